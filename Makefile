@@ -1,0 +1,36 @@
+# Lapse — the two commands: `make demo` (the main job on the bundled sample) and `make test`.
+# Both install the Debian packages they need first (a no-op when present).
+SHELL := /bin/bash
+SHARED_DATA ?= $(abspath ../shared/data)
+CONFIG ?= release
+# Build and runtime libraries, plus the reference tools the tests and benchmarks compare against.
+PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
+            libavfilter-dev libimagequant-dev libgif-dev libexif-dev ffmpeg gifsicle python3
+LAPSE = .build/$(CONFIG)/lapse
+
+.PHONY: deps build test demo bench clean
+
+deps:
+	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	swift build -c $(CONFIG)
+
+# Tests run in release mode (pixel loops are far too slow unoptimised) with testing enabled.
+test: deps
+	LAPSE_SHARED_DATA=$(SHARED_DATA) swift test -c release -Xswiftc -enable-testing
+
+demo: build
+	@mkdir -p demo
+	./scripts/demo.sh $(LAPSE) $(SHARED_DATA)
+
+bench: build
+	@for b in bench/*.sh; do echo "== $$b"; bash $$b $(LAPSE) $(SHARED_DATA); done
+
+clean:
+	rm -rf .build demo

@@ -1,0 +1,55 @@
+// swift-tools-version:6.0
+// Lapse — hyperlapses, slideshows, clips and GIFs from the command line.
+// SPDX-License-Identifier: GPL-3.0-or-later
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+let fast = swiftSettings  // no unsafeFlags: they would make the package unusable as a dependency
+
+let package = Package(
+    name: "Lapse",
+    products: [
+        .library(name: "LapseKit", targets: ["LapseKit"]),
+        .executable(name: "lapse", targets: ["lapse"]),
+    ],
+    targets: [
+        // C bridges: module maps and shim headers only.
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev",
+                              "libswresample-dev", "libavfilter-dev"])]),
+        .systemLibrary(name: "CImageQuant", pkgConfig: "imagequant", providers: [.apt(["libimagequant-dev"])]),
+        .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
+        .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+
+        // Swift modules, one concern each; data flows route → panoramas → frames → encoder → file.
+        .target(name: "LapseCore", swiftSettings: swiftSettings),
+        .target(name: "LapseMedia", dependencies: ["CFFmpeg", "LapseCore"], swiftSettings: fast),
+        .target(name: "LapseGIF", dependencies: ["CImageQuant", "CGIF", "LapseMedia", "LapseCore"], swiftSettings: fast),
+        .target(name: "LapseGeo", dependencies: ["LapseCore"], swiftSettings: swiftSettings),
+        .target(name: "LapseNet", dependencies: ["LapseCore"], swiftSettings: swiftSettings),
+        .target(name: "LapseRouting", dependencies: ["LapseGeo", "LapseNet", "LapseCore"], swiftSettings: swiftSettings),
+        .target(name: "LapseRender", dependencies: ["LapseMedia", "LapseGeo", "LapseCore"], swiftSettings: fast),
+        .target(name: "LapsePanorama",
+                dependencies: ["LapseGeo", "LapseNet", "LapseMedia", "LapseCore", "CExif"], swiftSettings: fast),
+        .target(name: "LapseKit",
+                dependencies: ["LapseCore", "LapseMedia", "LapseGIF", "LapseGeo", "LapseNet", "LapseRouting",
+                               "LapseRender", "LapsePanorama"],
+                swiftSettings: swiftSettings),
+        .executableTarget(name: "lapse", dependencies: ["LapseKit"], swiftSettings: swiftSettings),
+
+        .target(name: "TestSupport", dependencies: ["LapseMedia", "LapseCore"], path: "Tests/TestSupport",
+                swiftSettings: swiftSettings),
+        .testTarget(name: "LapseMediaTests", dependencies: ["LapseMedia", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LapseGIFTests", dependencies: ["LapseGIF", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LapseGeoTests", dependencies: ["LapseGeo", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LapseRoutingTests", dependencies: ["LapseRouting", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LapseRenderTests", dependencies: ["LapseRender", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LapsePanoramaTests", dependencies: ["LapsePanorama", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LapseKitTests", dependencies: ["LapseKit", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: swiftSettings),
+    ]
+)

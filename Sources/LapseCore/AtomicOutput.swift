@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// An output file written to a temporary path beside its target and renamed into place only on success,
+/// so a failure or an interruption never leaves a half-written file at the target path.
+///
+/// Usage: create it (this checks the directory and the overwrite rule), write to ``temporaryPath``,
+/// then call ``commit()``; if the work fails, call ``discard()`` (also done on deinit when not committed).
+public final class AtomicOutput: @unchecked Sendable {
+    // @unchecked: the two mutable fields are only touched by commit/discard, which callers use from one task.
+    /// Where the file ends up.
+    public let path: String
+    /// Where to write it meanwhile: a hidden file in the same directory (same file system, so rename is atomic).
+    public let temporaryPath: String
+    private var finished = false
+
+    /// Registry of live temporary files, removed by ``removeAllPending()`` when the process is interrupted.
+    private static let pending = PendingPaths()
+
+    /// - Parameters:
+    ///   - path: the target path.
+    ///   - overwrite: replace an existing file at `path`; otherwise an existing file is an error.
+    /// - Throws: ``LapseError`` with code `.output` when the directory does not exist or is not writable,
+    ///   or the file exists and `overwrite` is false.
+    public init(path: String, overwrite: Bool) throws {
+        self.path = path
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw LapseError(.output, path, "directory \(directory) does not exist")
+        }
+        if FileManager.default.fileExists(atPath: path), !overwrite {
+            throw LapseError(.output, path, "file exists (use --overwrite to replace it)")
+        }
+        guard access(directory, W_OK) == 0 else {
+            throw LapseError(.output, path, "directory \(directory) is not writable")
+        }
+        let name = url.lastPathComponent
+        let ext = url.pathExtension
+        let token = UInt32.random(in: 0...UInt32.max)
+        let tempName = ".\(name).\(getpid())-\(String(token, radix: 16)).partial" + (ext.isEmpty ? "" : ".\(ext)")
+        temporaryPath = url.deletingLastPathComponent().appendingPathComponent(tempName).path
+        Self.pending.insert(temporaryPath)
+    }
+
+    /// Renames the temporary file onto the target path.
+    /// - Throws: ``LapseError`` `.output` when the temporary file is missing or the rename fails.
+    public func commit() throws {
+        guard !finished else { return }
+        finished = true
+        Self.pending.remove(temporaryPath)
+        if rename(temporaryPath, path) != 0 {
+            let reason = String(cString: strerror(errno))
+            unlink(temporaryPath)
+            throw LapseError(.output, path, "cannot move the finished file into place: \(reason)")
+        }
+    }
+
+    /// Deletes the temporary file, leaving the target path as it was.
+    public func discard() {
+        guard !finished else { return }
+        finished = true
+        Self.pending.remove(temporaryPath)
+        unlink(temporaryPath)
+    }
+
+    deinit { discard() }
+
+    /// Deletes every temporary file not yet committed or discarded. Safe to call from a signal handler's
+    /// dispatch source (not from the raw handler).
+    public static func removeAllPending() {
+        for path in pending.all() { unlink(path) }
+    }
+}
+
+private final class PendingPaths: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    private let lock = NSLock()
+    private var paths = Set<String>()
+    func insert(_ p: String) { lock.lock(); paths.insert(p); lock.unlock() }
+    func remove(_ p: String) { lock.lock(); paths.remove(p); lock.unlock() }
+    func all() -> [String] { lock.lock(); defer { lock.unlock() }; return Array(paths) }
+}

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// Parsing of time values given by users.
+public enum TimeValue {
+    /// Parses seconds (`12.5`) or `[HH:]MM:SS[.mmm]` (`1:02:03.5`, `02:03`).
+    /// - Returns: seconds, ≥ 0, or `nil` when the text is not a time.
+    public static func parse(_ text: String) -> Double? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count) else { return nil }
+        if parts.count == 1 {
+            guard let s = Double(text), s.isFinite, s >= 0 else { return nil }
+            return s
+        }
+        var total = 0.0
+        for (index, part) in parts.enumerated() {
+            let isLast = index == parts.count - 1
+            if isLast {
+                guard let s = Double(part), s >= 0, s < 60, s.isFinite, part.first?.isNumber == true else { return nil }
+                total = total * 60 + s
+            } else {
+                guard let v = Int(part), v >= 0 else { return nil }
+                if index > 0 && v >= 60 { return nil }
+                total = total * 60 + Double(v)
+            }
+        }
+        return total
+    }
+
+    /// Formats seconds as `H:MM:SS.mmm` (or `M:SS.mmm` under an hour).
+    public static func format(_ seconds: Double) -> String {
+        let ms = Int((seconds * 1000).rounded())
+        let h = ms / 3_600_000, m = (ms / 60_000) % 60, s = (ms / 1000) % 60, f = ms % 1000
+        let tail = "\(s < 10 ? "0" : "")\(s).\(String(format3: f))"
+        return h > 0 ? "\(h):\(m < 10 ? "0" : "")\(m):\(tail)" : "\(m):\(tail)"
+    }
+}
+
+extension String {
+    fileprivate init(format3 value: Int) {
+        self = value < 10 ? "00\(value)" : value < 100 ? "0\(value)" : "\(value)"
+    }
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CFFmpeg
+import LapseCore
+
+/// FFmpeg's message for an error code, e.g. "Invalid data found when processing input".
+package func ffmpegMessage(_ code: Int32) -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    lapse_av_strerror(code, &buffer, buffer.count)
+    let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Throws a ``LapseError`` when an FFmpeg call returned a negative code; returns the code otherwise.
+/// - Parameters:
+///   - code: the call's return value.
+///   - errorCode: the error's kind (default `.codec`).
+///   - subject: what the call was about (a path, a redacted URL).
+///   - doing: what was being done, e.g. "cannot open the encoder".
+@discardableResult
+package func ffCheck(_ code: Int32, _ subject: String?, _ doing: String, as errorCode: LapseError.Code = .codec) throws -> Int32 {
+    if code < 0 {
+        if code == lapse_averror_exit() { throw LapseError(.cancelled, subject, "cancelled") }
+        throw LapseError(errorCode, subject, "\(doing): \(ffmpegMessage(code))")
+    }
+    return code
+}
+
+/// Silences FFmpeg's own logging below `level` (default: errors only), once per process.
+package enum FFmpegLog {
+    private static let once: Void = { av_log_set_level(AV_LOG_ERROR) }()
+    package static func quiet() { _ = once }
+    /// Sets FFmpeg's log level (`AV_LOG_QUIET`, `AV_LOG_ERROR`, `AV_LOG_WARNING`, …).
+    package static func setLevel(_ level: Int32) { av_log_set_level(level) }
+}
+
+/// Owns an `AVFrame`.
+package final class Frame: @unchecked Sendable {
+    // @unchecked: a frame is handed from one thread to the next, never used by two at once.
+    package let pointer: UnsafeMutablePointer<AVFrame>
+    package init() {
+        guard let f = av_frame_alloc() else { fatalError("av_frame_alloc: out of memory") }
+        pointer = f
+    }
+    deinit {
+        var p: UnsafeMutablePointer<AVFrame>? = pointer
+        av_frame_free(&p)
+    }
+    /// Allocates buffers for `width × height` in `format` (32-byte aligned).
+    package func allocate(width: Int, height: Int, format: AVPixelFormat) throws {
+        av_frame_unref(pointer)
+        pointer.pointee.width = Int32(width)
+        pointer.pointee.height = Int32(height)
+        pointer.pointee.format = format.rawValue
+        try ffCheck(av_frame_get_buffer(pointer, 0), nil, "cannot allocate a \(width)x\(height) frame")
+    }
+    package var width: Int { Int(pointer.pointee.width) }
+    package var height: Int { Int(pointer.pointee.height) }
+    package var format: AVPixelFormat { AVPixelFormat(rawValue: pointer.pointee.format) }
+
+    /// Plane pointers and line sizes as arrays (AVFrame keeps them in 8-element tuples).
+    package var planes: [UnsafeMutablePointer<UInt8>?] {
+        withUnsafeBytes(of: pointer.pointee.data) { Array($0.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)) }
+    }
+    package var lineSizes: [Int32] {
+        withUnsafeBytes(of: pointer.pointee.linesize) { Array($0.bindMemory(to: Int32.self)) }
+    }
+}
+
+/// Owns an `AVPacket`.
+package final class Packet: @unchecked Sendable {
+    // @unchecked: used by one thread at a time.
+    package let pointer: UnsafeMutablePointer<AVPacket>
+    package init() {
+        guard let p = av_packet_alloc() else { fatalError("av_packet_alloc: out of memory") }
+        pointer = p
+    }
+    deinit {
+        var p: UnsafeMutablePointer<AVPacket>? = pointer
+        av_packet_free(&p)
+    }
+}
+
+/// Owns an `SwsContext` (cached: reused while the conversion stays the same).
+package final class Scaler: @unchecked Sendable {
+    // @unchecked: used by one thread at a time.
+    private var context: OpaquePointer?
+    private var key: [Int32] = []
+    package init() {}
+    deinit { sws_freeContext(context) }
+
+    /// Scales and converts `src` (its own format and colour space) into `dst`.
+    /// - Parameters:
+    ///   - srcMatrix / srcFullRange: the source's YUV matrix (`SWS_CS_ITU709`, `SWS_CS_ITU601`…) and range;
+    ///     ignored for RGB sources.
+    ///   - dstMatrix / dstFullRange: the same for the destination.
+    ///   - flags: `SWS_BICUBIC` by default; `SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT` are added.
+    package func scale(
+        src: UnsafePointer<UnsafePointer<UInt8>?>, srcStrides: UnsafePointer<Int32>, srcWidth: Int, srcHeight: Int,
+        srcFormat: AVPixelFormat, srcMatrix: Int32 = SWS_CS_ITU709, srcFullRange: Bool = true,
+        dst: UnsafePointer<UnsafeMutablePointer<UInt8>?>, dstStrides: UnsafePointer<Int32>, dstWidth: Int, dstHeight: Int,
+        dstFormat: AVPixelFormat, dstMatrix: Int32 = SWS_CS_ITU709, dstFullRange: Bool = false,
+        flags: Int32 = SWS_BICUBIC
+    ) throws {
+        let k: [Int32] = [Int32(srcWidth), Int32(srcHeight), srcFormat.rawValue, srcMatrix, srcFullRange ? 1 : 0,
+                          Int32(dstWidth), Int32(dstHeight), dstFormat.rawValue, dstMatrix, dstFullRange ? 1 : 0, flags]
+        if k != key || context == nil {
+            sws_freeContext(context)
+            context = sws_getContext(Int32(srcWidth), Int32(srcHeight), srcFormat, Int32(dstWidth), Int32(dstHeight),
+                                     dstFormat, flags | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP,
+                                     nil, nil, nil)
+            guard let context else {
+                throw LapseError(.codec, nil, "cannot convert \(Self.name(srcFormat)) \(srcWidth)x\(srcHeight) to \(Self.name(dstFormat)) \(dstWidth)x\(dstHeight)")
+            }
+            // sws_setColorspaceDetails: table for the YUV side(s), range flags, brightness/contrast/saturation.
+            let srcTable = sws_getCoefficients(srcMatrix)
+            let dstTable = sws_getCoefficients(dstMatrix)
+            sws_setColorspaceDetails(context, srcTable, srcFullRange ? 1 : 0, dstTable, dstFullRange ? 1 : 0,
+                                     0, 1 << 16, 1 << 16)
+            key = k
+        }
+        let h = sws_scale(context, src, srcStrides, 0, Int32(srcHeight), dst, dstStrides)
+        if h < 0 { try ffCheck(h, nil, "cannot convert the picture") }
+    }
+
+    package static func name(_ format: AVPixelFormat) -> String {
+        av_get_pix_fmt_name(format).map { String(cString: $0) } ?? "format \(format.rawValue)"
+    }
+}

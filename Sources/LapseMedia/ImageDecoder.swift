@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CFFmpeg
+import Foundation
+import LapseCore
+
+/// A still image decoded by FFmpeg (JPEG incl. progressive and CMYK, PNG of every bit depth and colour type,
+/// WebP, BMP, TIFF…), kept in its decoded pixel format until it is converted to the size it is needed at.
+///
+/// EXIF orientation is read from the file (JPEG APP1, and what FFmpeg exports as frame metadata) and applied
+/// when pixels are produced, so ``displayWidth`` × ``displayHeight`` is the upright size.
+public final class DecodedImage: @unchecked Sendable {
+    // @unchecked: immutable after init; the frame is only read.
+    private let frame: Frame
+    /// The path it was read from.
+    public let path: String
+    /// The EXIF orientation found in the file (`.up` when there is none).
+    public let orientation: ImageOrientation
+    /// Size as stored in the file, in pixels.
+    public var storedWidth: Int { frame.width }
+    public var storedHeight: Int { frame.height }
+    /// Size when displayed upright (orientation applied), in pixels.
+    public var displayWidth: Int { orientation.swapsAxes ? frame.height : frame.width }
+    public var displayHeight: Int { orientation.swapsAxes ? frame.width : frame.height }
+    /// Whether the pixel format carries alpha (or palette transparency).
+    public let hasAlpha: Bool
+
+    /// Decodes the first picture in the file at `path`.
+    /// - Throws: ``LapseError`` `.invalidInput` naming the path: missing file, unreadable file, not an image,
+    ///   corrupt or truncated data.
+    public init(path: String) throws {
+        FFmpegLog.quiet()
+        self.path = path
+        try Self.checkReadable(path)
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        let openCode = avformat_open_input(&format, path, nil, nil)
+        guard openCode >= 0, let format else {
+            throw LapseError(.invalidInput, path, "not an image FFmpeg can read (\(ffmpegMessage(openCode)))")
+        }
+        defer { var f: UnsafeMutablePointer<AVFormatContext>? = format; avformat_close_input(&f) }
+        try ffCheck(avformat_find_stream_info(format, nil), path, "not a readable image", as: .invalidInput)
+        let streamIndex = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        guard streamIndex >= 0, let stream = format.pointee.streams[Int(streamIndex)] else {
+            throw LapseError(.invalidInput, path, "no picture in the file")
+        }
+        let parameters = stream.pointee.codecpar!
+        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            throw LapseError(.invalidInput, path, "no decoder for this image format")
+        }
+        var codecContext = avcodec_alloc_context3(codec)
+        defer { avcodec_free_context(&codecContext) }
+        guard let codecContext else { throw LapseError(.codec, path, "out of memory") }
+        avcodec_parameters_to_context(codecContext, parameters)
+        codecContext.pointee.err_recognition = AV_EF_EXPLODE | AV_EF_BITSTREAM | AV_EF_BUFFER
+        codecContext.pointee.flags2 |= AV_CODEC_FLAG2_SHOW_ALL
+        try ffCheck(avcodec_open2(codecContext, codec, nil), path, "cannot open the decoder", as: .invalidInput)
+
+        let frame = Frame()
+        let packet = Packet()
+        var got = false
+        var lastError: Int32 = 0
+        readLoop: while true {
+            let r = av_read_frame(format, packet.pointer)
+            if r < 0 {
+                if r != lapse_averror_eof() { lastError = r }
+                avcodec_send_packet(codecContext, nil)
+            } else if packet.pointer.pointee.stream_index != streamIndex {
+                av_packet_unref(packet.pointer)
+                continue
+            } else {
+                let s = avcodec_send_packet(codecContext, packet.pointer)
+                av_packet_unref(packet.pointer)
+                if s < 0 && s != lapse_averror_eagain() { lastError = s; break readLoop }
+            }
+            let rr = avcodec_receive_frame(codecContext, frame.pointer)
+            if rr >= 0 { got = true; break }
+            if rr != lapse_averror_eagain() {
+                if rr != lapse_averror_eof() { lastError = rr }
+                break
+            }
+            if r < 0 { break }
+        }
+        guard got, frame.width > 0, frame.height > 0 else {
+            let why = lastError < 0 ? ffmpegMessage(lastError) : "no picture could be decoded"
+            throw LapseError(.invalidInput, path, "corrupt or truncated image (\(why))")
+        }
+        if (frame.pointer.pointee.decode_error_flags != 0) || (frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT) != 0 {
+            throw LapseError(.invalidInput, path, "corrupt or truncated image")
+        }
+        self.frame = frame
+        let descriptor = av_pix_fmt_desc_get(frame.format)
+        let formatHasAlpha = descriptor.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA)) != 0 } ?? false
+        hasAlpha = formatHasAlpha || frame.format == AV_PIX_FMT_PAL8
+        orientation = Self.orientation(of: frame.pointer) ?? Self.jpegOrientation(path: path) ?? .up
+    }
+
+    /// The picture at `width × height` (display orientation), as RGBA.
+    /// Scaling is done before turning, so only the pixels needed are turned.
+    /// - Parameters:
+    ///   - width, height: display size wanted, ≥ 1 (default: ``displayWidth`` × ``displayHeight``).
+    public func pixels(width: Int? = nil, height: Int? = nil) throws -> PixelBuffer {
+        let dw = width ?? displayWidth, dh = height ?? displayHeight
+        let sw = orientation.swapsAxes ? dh : dw
+        let sh = orientation.swapsAxes ? dw : dh
+        var out = PixelBuffer(width: sw, height: sh, fill: RGBA(0, 0, 0, 0))
+        try convert(into: &out)
+        return out.applying(orientation)
+    }
+
+    private func convert(into out: inout PixelBuffer) throws {
+        let (matrix, full) = colourSpace()
+        let scaler = Scaler()
+        let planes = frame.planes.map { UnsafePointer($0) }
+        let strides = frame.lineSizes
+        var format = frame.format
+        // Deprecated full-range "J" formats: swscale wants the plain format with the range flag.
+        switch format {
+        case AV_PIX_FMT_YUVJ420P: format = AV_PIX_FMT_YUV420P
+        case AV_PIX_FMT_YUVJ422P: format = AV_PIX_FMT_YUV422P
+        case AV_PIX_FMT_YUVJ444P: format = AV_PIX_FMT_YUV444P
+        case AV_PIX_FMT_YUVJ440P: format = AV_PIX_FMT_YUV440P
+        default: break
+        }
+        let w = out.width, h = out.height
+        try out.bytes.withUnsafeMutableBytes { raw in
+            var dst: [UnsafeMutablePointer<UInt8>?] = [raw.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
+            var dstStrides: [Int32] = [Int32(w * 4), 0, 0, 0]
+            try scaler.scale(src: planes, srcStrides: strides, srcWidth: frame.width, srcHeight: frame.height,
+                             srcFormat: format, srcMatrix: matrix, srcFullRange: full,
+                             dst: &dst, dstStrides: &dstStrides, dstWidth: w, dstHeight: h,
+                             dstFormat: AV_PIX_FMT_RGBA, dstMatrix: matrix, dstFullRange: true,
+                             flags: (w < frame.width || h < frame.height) ? SWS_AREA : SWS_BICUBIC)
+        }
+        if !hasAlpha {
+            // swscale leaves alpha at 255 for formats without it, but be certain.
+            out.bytes.withUnsafeMutableBytes { raw in
+                var i = 3
+                while i < raw.count { raw[i] = 255; i += 4 }
+            }
+        }
+    }
+
+    /// The YUV matrix and range to decode with: the file's tags, else JPEG's BT.601 full range (JFIF),
+    /// else BT.601 limited (WebP/VP8 is BT.601).
+    private func colourSpace() -> (Int32, Bool) {
+        let f = frame.pointer.pointee
+        let full = f.color_range == AVCOL_RANGE_JPEG
+            || [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P].contains(frame.format)
+        let matrix: Int32
+        switch f.colorspace {
+        case AVCOL_SPC_BT709: matrix = SWS_CS_ITU709
+        case AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL: matrix = SWS_CS_BT2020
+        default: matrix = SWS_CS_ITU601
+        }
+        return (matrix, full)
+    }
+
+    private static func orientation(of frame: UnsafeMutablePointer<AVFrame>) -> ImageOrientation? {
+        guard let entry = av_dict_get(frame.pointee.metadata, "Orientation", nil, 0),
+              let value = entry.pointee.value else { return nil }
+        let text = String(cString: value).trimmingCharacters(in: .whitespaces)
+        guard let v = Int(text) else { return nil }
+        return ImageOrientation(rawValue: v)
+    }
+
+    /// Reads the orientation from a JPEG's APP1 Exif segment when FFmpeg did not export it.
+    private static func jpegOrientation(path: String) -> ImageOrientation? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 65536) else { return nil }
+        return ExifOrientationReader.orientation(inJPEG: [UInt8](head))
+    }
+
+    static func checkReadable(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw LapseError(.invalidInput, path, "no such file")
+        }
+        if isDirectory.boolValue { throw LapseError(.invalidInput, path, "is a directory") }
+        guard access(path, R_OK) == 0 else { throw LapseError(.invalidInput, path, "permission denied") }
+    }
+}
+
+/// A minimal reader of the Orientation tag in a JPEG's Exif APP1 segment (TIFF IFD0, tag 0x0112).
+enum ExifOrientationReader {
+    static func orientation(inJPEG b: [UInt8]) -> ImageOrientation? {
+        guard b.count > 4, b[0] == 0xFF, b[1] == 0xD8 else { return nil }
+        var i = 2
+        while i + 4 <= b.count, b[i] == 0xFF {
+            let marker = b[i + 1]
+            let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
+            if marker == 0xDA || length < 2 { return nil }
+            let start = i + 4
+            if marker == 0xE1, start + 6 <= b.count, Array(b[start..<start + 6]) == [0x45, 0x78, 0x69, 0x66, 0, 0] {
+                return tiffOrientation(b, start + 6, end: min(b.count, i + 2 + length))
+            }
+            i += 2 + length
+        }
+        return nil
+    }
+
+    private static func tiffOrientation(_ b: [UInt8], _ base: Int, end: Int) -> ImageOrientation? {
+        guard base + 8 <= end else { return nil }
+        let little = b[base] == 0x49
+        func u16(_ o: Int) -> Int? {
+            guard o + 2 <= end else { return nil }
+            return little ? Int(b[o]) | Int(b[o + 1]) << 8 : Int(b[o]) << 8 | Int(b[o + 1])
+        }
+        func u32(_ o: Int) -> Int? {
+            guard let hi = u16(little ? o + 2 : o), let lo = u16(little ? o : o + 2) else { return nil }
+            return hi << 16 | lo
+        }
+        guard let ifd = u32(base + 4), let count = u16(base + ifd) else { return nil }
+        for n in 0..<count {
+            let entry = base + ifd + 2 + n * 12
+            guard let tag = u16(entry) else { return nil }
+            if tag == 0x0112, let value = u16(entry + 8) { return ImageOrientation(rawValue: value) }
+        }
+        return nil
+    }
+}

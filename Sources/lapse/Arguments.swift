@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseKit
+
+/// A command line being taken apart: options are removed as a command asks for them, and whatever is left
+/// at the end is an unknown option (a usage error). Accepts `--name value`, `--name=value` and `-o value`.
+struct Arguments {
+    private var tokens: [String]
+
+    init(_ tokens: [String]) { self.tokens = tokens }
+
+    var isEmpty: Bool { tokens.isEmpty }
+
+    /// Removes a boolean flag; true when it was present (any number of times).
+    mutating func flag(_ names: String...) -> Bool {
+        var found = false
+        tokens.removeAll { t in
+            if names.contains(t) { found = true; return true }
+            return false
+        }
+        return found
+    }
+
+    /// Removes every occurrence of an option with a value and returns the values in order.
+    mutating func values(_ names: String...) throws -> [String] {
+        var result: [String] = []
+        var i = 0
+        while i < tokens.count {
+            let t = tokens[i]
+            if t == "--" { break }
+            if names.contains(t) {
+                guard i + 1 < tokens.count else { throw LapseError.usage("\(t) needs a value") }
+                result.append(tokens[i + 1])
+                tokens.removeSubrange(i...i + 1)
+                continue
+            }
+            if let eq = t.firstIndex(of: "="), names.contains(String(t[..<eq])) {
+                result.append(String(t[t.index(after: eq)...]))
+                tokens.remove(at: i)
+                continue
+            }
+            i += 1
+        }
+        return result
+    }
+
+    /// Removes an option that may be given once; the last one wins when repeated.
+    mutating func value(_ names: String...) throws -> String? {
+        var result: [String] = []
+        for n in names { result += try values(n) }
+        return result.last
+    }
+
+    /// An option parsed as a number within `range`.
+    mutating func double(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
+        guard let text = try value(name) else { return nil }
+        guard let v = Double(text), v.isFinite, range.contains(v) else {
+            throw LapseError.usage("\(name) takes a number from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound)), not '\(text)'")
+        }
+        return v
+    }
+
+    /// An option parsed as a whole number within `range`.
+    mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = try value(name) else { return nil }
+        guard let v = Int(text), range.contains(v) else {
+            throw LapseError.usage("\(name) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+        }
+        return v
+    }
+
+    /// An option whose value is one of `choices`.
+    mutating func choice(_ name: String, _ choices: [String]) throws -> String? {
+        guard let text = try value(name) else { return nil }
+        guard choices.contains(text) else {
+            throw LapseError.usage("\(name) takes one of \(choices.joined(separator: ", ")), not '\(text)'")
+        }
+        return text
+    }
+
+    /// An option holding a time: seconds (`12.5`) or `[HH:]MM:SS[.mmm]`.
+    mutating func time(_ name: String) throws -> Double? {
+        guard let text = try value(name) else { return nil }
+        guard let t = TimeValue.parse(text) else {
+            throw LapseError.usage("\(name) takes seconds (12.5) or [HH:]MM:SS[.mmm], not '\(text)'")
+        }
+        return t
+    }
+
+    /// An option holding `WxH` (each 1…16384).
+    mutating func size(_ name: String) throws -> (width: Int, height: Int)? {
+        guard let text = try value(name) else { return nil }
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (1...16384).contains(w), (1...16384).contains(h) else {
+            throw LapseError.usage("\(name) takes WIDTHxHEIGHT such as 1280x720, not '\(text)'")
+        }
+        return (w, h)
+    }
+
+    /// Everything left that is not an option; an unknown option left over is a usage error.
+    mutating func positionals() throws -> [String] {
+        var result: [String] = []
+        var afterDashes = false
+        for t in tokens {
+            if afterDashes { result.append(t); continue }
+            if t == "--" { afterDashes = true; continue }
+            if t.hasPrefix("-") && t.count > 1 && Double(t) == nil {
+                throw LapseError.usage("unknown option \(t)")
+            }
+            result.append(t)
+        }
+        tokens = []
+        return result
+    }
+
+    private static func format(_ v: Double) -> String {
+        v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(v)
+    }
+}

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseKit
+
+/// Where the CLI talks to the user: progress and warnings on stderr, results and `--json` on stdout.
+///
+/// On a terminal (stderr is a TTY and TERM is not `dumb`) progress redraws one line, at most 10 times a second;
+/// otherwise it prints a plain line at each 10% step; with `--quiet`, nothing but errors.
+final class Console: @unchecked Sendable {
+    // @unchecked: all mutable state is behind `lock`.
+    let quiet: Bool
+    let json: Bool
+    private let isTerminal: Bool
+    private let lock = NSLock()
+    private var lastDraw = Date.distantPast
+    private var lastStep: [String: Int] = [:]
+    private var lineOpen = false
+
+    init(quiet: Bool, json: Bool) {
+        self.quiet = quiet
+        self.json = json
+        let term = ProcessInfo.processInfo.environment["TERM"] ?? ""
+        isTerminal = isatty(2) == 1 && term != "dumb"
+    }
+
+    /// A progress handler to give to LapseKit jobs.
+    var progress: ProgressHandler {
+        { [self] event in self.show(event) }
+    }
+
+    /// A warning handler to give to LapseKit jobs.
+    var warning: WarningHandler {
+        { [self] message in self.warn(message) }
+    }
+
+    func show(_ event: ProgressEvent) {
+        guard !quiet else { return }
+        lock.lock(); defer { lock.unlock() }
+        let done = event.total.map { event.completed >= $0 } ?? false
+        if isTerminal {
+            let now = Date()
+            guard done || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
+            lastDraw = now
+            var line = "\(event.stage) "
+            if let fraction = event.fraction, let total = event.total {
+                let width = 24
+                let filled = Int(fraction * Double(width))
+                line += "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+                line += "\(event.completed)/\(total) \(event.unit) \(Int(fraction * 100))%"
+            } else {
+                line += "\(event.completed) \(event.unit)"
+            }
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + line + (done ? "\n" : "")).utf8))
+            lineOpen = !done
+        } else {
+            let step = event.fraction.map { Int($0 * 10) } ?? (event.completed / 100)
+            guard lastStep[event.stage] != step || done else { return }
+            if done && lastStep[event.stage] == 10 { return }
+            lastStep[event.stage] = done ? 10 : step
+            let total = event.total.map { "/\($0)" } ?? ""
+            let percent = event.fraction.map { " (\(Int($0 * 100))%)" } ?? ""
+            FileHandle.standardError.write(Data("\(event.stage): \(event.completed)\(total) \(event.unit)\(percent)\n".utf8))
+        }
+    }
+
+    /// A one-line warning on stderr (even with --quiet? no: quiet means quiet; warnings are shown unless quiet).
+    func warn(_ message: String) {
+        guard !quiet else { return }
+        lock.lock(); defer { lock.unlock() }
+        closeLine()
+        FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
+    }
+
+    /// An informational line on stderr (not shown with --quiet).
+    func info(_ message: String) {
+        guard !quiet else { return }
+        lock.lock(); defer { lock.unlock() }
+        closeLine()
+        FileHandle.standardError.write(Data("\(message)\n".utf8))
+    }
+
+    /// The one-line error on stderr (always shown).
+    func error(_ message: String) {
+        lock.lock(); defer { lock.unlock() }
+        closeLine()
+        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    }
+
+    /// The final summary: `lines` as text on stderr, or `object` as JSON on stdout with `--json`.
+    func summary(_ lines: [String], json object: [String: Any]) {
+        if json {
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
+                FileHandle.standardOutput.write(data + Data("\n".utf8))
+            }
+        }
+        guard !quiet else { return }
+        lock.lock(); defer { lock.unlock() }
+        closeLine()
+        // Without --json the summary is the command's result: stdout. With --json, stdout is for JSON only.
+        let text = lines.joined(separator: "\n") + "\n"
+        if json { FileHandle.standardError.write(Data(text.utf8)) } else { FileHandle.standardOutput.write(Data(text.utf8)) }
+    }
+
+    private func closeLine() {
+        if lineOpen { FileHandle.standardError.write(Data("\n".utf8)); lineOpen = false }
+    }
+}
+
+/// Human-readable byte counts ("1.4 MB").
+func formatBytes(_ n: Int64) -> String {
+    let units = ["B", "kB", "MB", "GB", "TB"]
+    var v = Double(n), i = 0
+    while v >= 1000 && i < units.count - 1 { v /= 1000; i += 1 }
+    return i == 0 ? "\(n) B" : String(format: "%.1f", v) + " " + units[i]
+}

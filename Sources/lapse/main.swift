@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseKit
+
+/// Exit codes, as swift-argument-parser and sysexits.h use them.
+enum ExitStatus {
+    static let success: Int32 = 0
+    static let failure: Int32 = 1
+    static let usage: Int32 = 64
+    static let interrupted: Int32 = 130
+}
+
+let topHelp = """
+    lapse \(lapseVersion) — hyperlapses from routes and street-level panoramas, videos from images, clips and GIFs.
+
+    Usage: lapse COMMAND [options]
+
+    Commands:
+    \(allCommands.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+
+    Options for every command:
+      --quiet        no progress, no summary (errors only)
+      --json         print a machine-readable summary on stdout
+      --help, -h     the command's help
+      --version      lapse's version
+
+    Run 'lapse COMMAND --help' for a command's options and examples.
+    """
+
+/// Removes the temporary files of unfinished outputs and exits on SIGINT/SIGTERM.
+func installSignalHandlers() -> [any DispatchSourceSignal] {
+    [SIGINT, SIGTERM].map { sig in
+        signal(sig, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+        source.setEventHandler {
+            AtomicOutput.removeAllPending()
+            FileHandle.standardError.write(Data("\ninterrupted\n".utf8))
+            exit(sig == SIGINT ? ExitStatus.interrupted : 128 + sig)
+        }
+        source.resume()
+        return source
+    }
+}
+
+func runMain() async -> Int32 {
+    var tokens = Array(CommandLine.arguments.dropFirst())
+    if tokens.isEmpty || tokens == ["--help"] || tokens == ["-h"] || tokens == ["help"] {
+        print(topHelp)
+        return tokens.isEmpty ? ExitStatus.usage : ExitStatus.success
+    }
+    if tokens.contains("--version") && tokens.count == 1 {
+        print("lapse \(lapseVersion)")
+        return ExitStatus.success
+    }
+    let name = tokens.removeFirst()
+    guard let command = allCommands.first(where: { $0.name == name }) else {
+        FileHandle.standardError.write(Data("error: unknown command '\(name)'\n\(topHelp)\n".utf8))
+        return ExitStatus.usage
+    }
+    if tokens.contains("--help") || tokens.contains("-h") {
+        print(command.help)
+        return ExitStatus.success
+    }
+    var arguments = Arguments(tokens)
+    let console = Console(quiet: arguments.flag("--quiet", "-q"), json: arguments.flag("--json"))
+    do {
+        try await command.run(&arguments, console: console)
+        return ExitStatus.success
+    } catch let error as LapseError {
+        console.error(error.description)
+        if error.code == .usage {
+            FileHandle.standardError.write(Data("usage: \(command.usageLine)\n".utf8))
+            return ExitStatus.usage
+        }
+        return error.code == .cancelled ? ExitStatus.interrupted : ExitStatus.failure
+    } catch {
+        console.error(String(describing: error))
+        return ExitStatus.failure
+    }
+}
+
+let signalSources = installSignalHandlers()
+let status = await runMain()
+withExtendedLifetime(signalSources) {}
+exit(status)
