@@ -97,4 +97,24 @@ enum RowBands {
             body((rows * b / bands)..<(rows * (b + 1) / bands))
         }
     }
+
+    /// Output tile size for the sampling loops: a tile's source footprint stays in the L1/L2 cache, where a
+    /// whole output row would sweep a curve across hundreds of source rows (measured: ~2× faster).
+    static let tileWidth = 64, tileHeight = 16
+
+    /// Visits `rows × 0..<width` tile by tile: calls `body(row, columns)` for each row segment of a tile.
+    @inline(__always)
+    static func tiles(rows: Range<Int>, width: Int, _ body: (Int, Range<Int>) -> Void) {
+        var top = rows.lowerBound
+        while top < rows.upperBound {
+            let bottom = min(top + tileHeight, rows.upperBound)
+            var left = 0
+            while left < width {
+                let right = min(left + tileWidth, width)
+                for j in top..<bottom { body(j, left..<right) }
+                left = right
+            }
+            top = bottom
+        }
+    }
 }

@@ -132,7 +132,7 @@ public final class Projector: @unchecked Sendable {
 
     // MARK: - Kernels
 
-    /// 2×2 taps with 8-bit weights; the four channels are blended at once as 16-bit lanes of a UInt64.
+    /// 2×2 taps with 8-bit weights (each pixel's four weights sum to 256, so opaque stays opaque).
     static func bilinear(src: UnsafePointer<UInt32>, sw: Int, dst: UnsafeMutablePointer<UInt32>, ow: Int, oh: Int,
                          tu: UnsafePointer<UInt32>, tv: UnsafePointer<Int32>, shift: UInt32) {
         // Safe to share across the bands: the source and tables are only read, and each band writes only
@@ -140,27 +140,66 @@ public final class Projector: @unchecked Sendable {
         nonisolated(unsafe) let src = src, dst = dst, tu = tu, tv = tv
         let wrap = UInt32(sw - 1) << ProjectionTable.fractionBits
         RowBands.run(rows: oh) { rows in
-            for j in rows {
-                let row = j * ow
-                for i in row..<(row + ow) {
-                    var u = tu[i] &+ shift
-                    if u >= wrap { u &-= wrap }
-                    let x0 = Int(truncatingIfNeeded: u >> 8)   // ≤ sw − 2, so x0 + 1 is inside
-                    let x1 = x0 &+ 1
-                    let fx = UInt64(u & 0xFF)
-                    let v = tv[i]
-                    let r0 = src + Int(truncatingIfNeeded: v >> 8) &* sw
-                    let r1 = r0 + sw
-                    let fy = UInt64(UInt32(bitPattern: v) & 0xFF)
-                    let w11 = (fx &* fy &+ 128) >> 8
-                    let w01 = fx &- w11
-                    let w10 = fy &- w11
-                    let w00 = 256 &- fx &- fy &+ w11
-                    let sum = spread(r0[x0]) &* w00 &+ spread(r0[x1]) &* w01
-                        &+ spread(r1[x0]) &* w10 &+ spread(r1[x1]) &* w11 &+ 0x0080_0080_0080_0080
-                    dst[i] = pack(sum >> 8)
-                }
+            RowBands.tiles(rows: rows, width: ow) { j, columns in
+                let first = j &* ow &+ columns.lowerBound
+                bilinearSpan(src: src, sw: sw, dst: dst + first, tu: tu + first, tv: tv + first,
+                             count: columns.count, shift: shift, wrap: wrap)
             }
+        }
+    }
+
+    /// `count` consecutive output pixels: eight at a time with SIMD (four channels as 16-bit lanes, two
+    /// channels a lane pair), the rest one at a time. Both paths give identical results.
+    @inline(__always)
+    static func bilinearSpan(src: UnsafePointer<UInt32>, sw: Int, dst: UnsafeMutablePointer<UInt32>,
+                             tu: UnsafePointer<UInt32>, tv: UnsafePointer<Int32>, count: Int,
+                             shift: UInt32, wrap: UInt32) {
+        typealias V8 = SIMD8<UInt32>
+        typealias L16 = SIMD16<UInt16>
+        let wrapV = V8(repeating: wrap), swV = V8(repeating: UInt32(sw)), mask = V8(repeating: 0x00FF_00FF)
+        let tuRaw = UnsafeRawPointer(tu), tvRaw = UnsafeRawPointer(tv), dstRaw = UnsafeMutableRawPointer(dst)
+        @inline(__always) func lanes(_ w: V8) -> L16 { unsafeBitCast(w | (w &<< 16), to: L16.self) }
+        @inline(__always) func rb(_ p: V8) -> L16 { unsafeBitCast(p & mask, to: L16.self) }
+        @inline(__always) func ga(_ p: V8) -> L16 { unsafeBitCast((p &>> 8) & mask, to: L16.self) }
+        var i = 0
+        while i &+ 8 <= count {
+            var u = tuRaw.loadUnaligned(fromByteOffset: i &* 4, as: V8.self) &+ shift
+            u = u.replacing(with: u &- wrapV, where: u .>= wrapV)
+            let v = tvRaw.loadUnaligned(fromByteOffset: i &* 4, as: V8.self)   // bilinear rows are ≥ 0
+            let fx = u & 255, fy = v & 255
+            let index = (v &>> 8) &* swV &+ (u &>> 8)
+            var p00 = V8(), p01 = V8(), p10 = V8(), p11 = V8()
+            for k in 0..<8 {
+                let b = src + Int(truncatingIfNeeded: index[k])
+                p00[k] = b[0]; p01[k] = b[1]; p10[k] = b[sw]; p11[k] = b[sw &+ 1]
+            }
+            let w11 = (fx &* fy &+ 128) &>> 8
+            let w00 = lanes(256 &- fx &- fy &+ w11), w01 = lanes(fx &- w11), w10 = lanes(fy &- w11)
+            let w11l = lanes(w11)
+            // Each 16-bit lane sums at most 255·256 + 128: no carry into the next lane.
+            let sRB = rb(p00) &* w00 &+ rb(p01) &* w01 &+ rb(p10) &* w10 &+ rb(p11) &* w11l &+ 128
+            let sGA = ga(p00) &* w00 &+ ga(p01) &* w01 &+ ga(p10) &* w10 &+ ga(p11) &* w11l &+ 128
+            let out = unsafeBitCast(sRB &>> 8, to: V8.self) | (unsafeBitCast(sGA, to: V8.self) & 0xFF00_FF00)
+            dstRaw.storeBytes(of: out, toByteOffset: i &* 4, as: V8.self)
+            i &+= 8
+        }
+        while i < count {
+            var u = tu[i] &+ shift
+            if u >= wrap { u &-= wrap }
+            let x0 = Int(truncatingIfNeeded: u >> 8)   // ≤ sw − 2, so x0 + 1 is inside
+            let fx = UInt64(u & 0xFF)
+            let v = tv[i]
+            let r0 = src + Int(truncatingIfNeeded: v >> 8) &* sw
+            let r1 = r0 + sw
+            let fy = UInt64(UInt32(bitPattern: v) & 0xFF)
+            let w11 = (fx &* fy &+ 128) >> 8
+            let w01 = fx &- w11
+            let w10 = fy &- w11
+            let w00 = 256 &- fx &- fy &+ w11
+            let sum = spread(r0[x0]) &* w00 &+ spread(r0[x0 &+ 1]) &* w01
+                &+ spread(r1[x0]) &* w10 &+ spread(r1[x0 &+ 1]) &* w11 &+ 0x0080_0080_0080_0080
+            dst[i] = pack(sum >> 8)
+            i &+= 1
         }
     }
 

@@ -19,7 +19,7 @@ public enum RenderBenchmark {
     }
 
     /// Reads `frames` RGBA frames of `sourceWidth × sourceHeight` one after another from the raw file at
-    /// `rawPath` (cycling from its start when it holds fewer), renders each with `projector`, turning the
+    /// `rawPath` (cycling from its start when it holds fewer; a file of one frame is read once), renders each with `projector`, turning the
     /// heading by `360 / frames` degrees every frame, and times it.
     /// - Throws: ``LapseError`` `.invalidInput` when the file cannot be read or holds no whole frame.
     public static func run(rawPath: String, sourceWidth: Int, sourceHeight: Int, frames: Int,
@@ -41,8 +41,9 @@ public enum RenderBenchmark {
         let start = Date()
         for k in 0..<frames {
             let t0 = Date()
-            let offset = off_t((k % available) * frameBytes)
-            let got = panorama.bytes.withUnsafeMutableBytes { raw -> Int in
+            let index = k % available
+            let offset = off_t(index * frameBytes)
+            let got = k > 0 && available == 1 ? frameBytes : panorama.bytes.withUnsafeMutableBytes { raw -> Int in
                 var done = 0
                 while done < frameBytes {
                     let n = pread(fd, raw.baseAddress! + done, frameBytes - done, offset + off_t(done))
