@@ -27,16 +27,40 @@ public final class DecodedImage: @unchecked Sendable {
     /// Decodes the first picture in the file at `path`.
     /// - Throws: ``LapseError`` `.invalidInput` naming the path: missing file, unreadable file, not an image,
     ///   corrupt or truncated data.
-    public init(path: String) throws {
+    public convenience init(path: String) throws {
+        try Self.checkReadable(path)
+        try Self.checkSignature(path)
+        try self.init(name: path, data: nil)
+    }
+
+    /// Decodes the first picture in `data` (an encoded JPEG, PNG, WebP… held in memory, e.g. a downloaded tile).
+    /// - Parameters:
+    ///   - data: the encoded image.
+    ///   - name: what to call it in error messages (a URL without its query, a tile name).
+    /// - Throws: ``LapseError`` `.invalidInput` naming `name` when the data is not a decodable image.
+    public convenience init(data: [UInt8], name: String) throws {
+        guard !data.isEmpty else { throw LapseError(.invalidInput, name, "empty image data") }
+        try self.init(name: name, data: data)
+    }
+
+    private init(name path: String, data: [UInt8]?) throws {
         FFmpegLog.quiet()
         self.path = path
-        try Self.checkReadable(path)
-        var format: UnsafeMutablePointer<AVFormatContext>?
-        let openCode = avformat_open_input(&format, path, nil, nil)
+        var format: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
+        let memory = data.map { MemoryReader($0) }
+        if let memory {
+            format?.pointee.pb = memory.context
+            format?.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        }
+        let openCode = avformat_open_input(&format, data == nil ? path : "", nil, nil)
         guard openCode >= 0, let format else {
             throw LapseError(.invalidInput, path, "not an image FFmpeg can read (\(ffmpegMessage(openCode)))")
         }
-        defer { var f: UnsafeMutablePointer<AVFormatContext>? = format; avformat_close_input(&f) }
+        defer {
+            var f: UnsafeMutablePointer<AVFormatContext>? = format
+            avformat_close_input(&f)
+            withExtendedLifetime(memory) {}
+        }
         try ffCheck(avformat_find_stream_info(format, nil), path, "not a readable image", as: .invalidInput)
         let streamIndex = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard streamIndex >= 0, let stream = format.pointee.streams[Int(streamIndex)] else {
@@ -90,7 +114,9 @@ public final class DecodedImage: @unchecked Sendable {
         let descriptor = av_pix_fmt_desc_get(frame.format)
         let formatHasAlpha = descriptor.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA)) != 0 } ?? false
         hasAlpha = formatHasAlpha || frame.format == AV_PIX_FMT_PAL8
-        orientation = Self.orientation(of: frame.pointer) ?? Self.jpegOrientation(path: path) ?? .up
+        orientation = Self.orientation(of: frame.pointer)
+            ?? (data.map { ExifOrientationReader.orientation(inJPEG: Array($0.prefix(65536))) } ?? Self.jpegOrientation(path: path))
+            ?? .up
     }
 
     /// The picture at `width × height` (display orientation), as RGBA.
@@ -170,6 +196,24 @@ public final class DecodedImage: @unchecked Sendable {
         return ExifOrientationReader.orientation(inJPEG: [UInt8](head))
     }
 
+    /// For the common image extensions, checks the file starts as such a file does, so a text file named
+    /// `.jpg` is reported as "not an image" rather than as a corrupt one.
+    static func checkSignature(_ path: String) throws {
+        let ext = (path as NSString).pathExtension.lowercased()
+        let signatures: [String: [[UInt8]]] = [
+            "jpg": [[0xFF, 0xD8]], "jpeg": [[0xFF, 0xD8]], "png": [[0x89, 0x50, 0x4E, 0x47]],
+            "webp": [[0x52, 0x49, 0x46, 0x46]], "gif": [[0x47, 0x49, 0x46, 0x38]], "bmp": [[0x42, 0x4D]],
+            "tif": [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A]], "tiff": [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A]],
+        ]
+        guard let expected = signatures[ext], let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        let head = [UInt8]((try? handle.read(upToCount: 4)) ?? Data())
+        if head.isEmpty { throw LapseError(.invalidInput, path, "not an image (the file is empty)") }
+        guard expected.contains(where: { head.starts(with: $0) }) else {
+            throw LapseError(.invalidInput, path, "not an image (the content is not \(ext.uppercased()) data)")
+        }
+    }
+
     static func checkReadable(_ path: String) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -216,5 +260,50 @@ enum ExifOrientationReader {
             if tag == 0x0112, let value = u16(entry + 8) { return ImageOrientation(rawValue: value) }
         }
         return nil
+    }
+}
+
+/// Feeds encoded bytes held in memory to libavformat through a custom AVIOContext.
+private final class MemoryReader {
+    let bytes: [UInt8]
+    var position = 0
+    private(set) var context: UnsafeMutablePointer<AVIOContext>?
+
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        let size: Int32 = 32768
+        let buffer = av_malloc(Int(size))!.assumingMemoryBound(to: UInt8.self)
+        let opaque = Unmanaged.passUnretained(self).toOpaque()
+        context = avio_alloc_context(buffer, size, 0, opaque, { opaque, buf, size in
+            let reader = Unmanaged<MemoryReader>.fromOpaque(opaque!).takeUnretainedValue()
+            let n = min(Int(size), reader.bytes.count - reader.position)
+            if n <= 0 { return lapse_averror_eof() }
+            reader.bytes.withUnsafeBufferPointer { src in
+                buf!.update(from: src.baseAddress! + reader.position, count: n)
+            }
+            reader.position += n
+            return Int32(n)
+        }, nil, { opaque, offset, whence in
+            let reader = Unmanaged<MemoryReader>.fromOpaque(opaque!).takeUnretainedValue()
+            if whence & AVSEEK_SIZE != 0 { return Int64(reader.bytes.count) }
+            let base: Int
+            switch whence & ~AVSEEK_FORCE {
+            case SEEK_SET: base = 0
+            case SEEK_CUR: base = reader.position
+            case SEEK_END: base = reader.bytes.count
+            default: return -1
+            }
+            let target = base + Int(offset)
+            guard target >= 0, target <= reader.bytes.count else { return -1 }
+            reader.position = target
+            return Int64(target)
+        })
+    }
+
+    deinit {
+        if context != nil {
+            av_freep(&context!.pointee.buffer)
+            avio_context_free(&context)
+        }
     }
 }

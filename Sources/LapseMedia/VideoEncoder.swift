@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CFFmpeg
+import Foundation
+import LapseCore
+
+/// Settings of a ``VideoEncoder``. The defaults give a file that plays everywhere: H.264 High profile,
+/// yuv420p, BT.709 limited range (converted and tagged), `moov` before `mdat` (faststart).
+public struct VideoEncoderSettings: Sendable {
+    /// The video codec: H.264 through libx264 or HEVC through libx265 (tagged `hvc1` for Apple players).
+    public enum Codec: String, Sendable, CaseIterable { case h264, hevc }
+
+    /// Output width and height in pixels; both must be even (yuv420p) and ≥ 2.
+    public var width: Int
+    public var height: Int
+    /// Frames per second as a fraction (`frameRate.num / frameRate.den`), e.g. (30, 1) or (30000, 1001).
+    public var frameRate: (num: Int, den: Int)
+    public var codec: Codec = .h264
+    /// Constant rate factor, 0–51 (lower is better quality; x264's scale). Default 20.
+    public var crf: Double = 20
+    /// x264/x265 preset: ultrafast … veryslow. Default `medium`.
+    public var preset: String = "medium"
+    /// Largest distance between keyframes in frames (the GOP length); `nil` for the encoder's default (250).
+    public var keyframeInterval: Int?
+    /// Container metadata (`title`, `comment`, `copyright`, `artist`…), written into the file.
+    public var metadata: [String: String] = [:]
+    /// The time base of the timestamps given to ``VideoEncoder/append(_:pts:)``; default `1/fps`.
+    public var timeBase: (num: Int, den: Int)?
+
+    public init(width: Int, height: Int, fps: Int) {
+        self.width = width
+        self.height = height
+        self.frameRate = (fps, 1)
+    }
+
+    /// The container muxer name for a file name's extension (`mp4`, `m4v` → mp4; `mov` → mov; `mkv` → matroska),
+    /// or `nil` for an extension this encoder does not write.
+    public static func container(forExtension ext: String) -> String? {
+        switch ext.lowercased() {
+        case "mp4", "m4v": return "mp4"
+        case "mov": return "mov"
+        case "mkv": return "matroska"
+        default: return nil
+        }
+    }
+}
+
+/// Encodes RGBA frames to an H.264/HEVC video file (MP4, MOV or Matroska), converting colours to BT.709
+/// limited-range yuv420p with swscale and tagging the stream accordingly.
+///
+/// Frames are given in presentation order. With the default time base (1/fps) a frame's pts is its index,
+/// and the last frame lasts one frame interval, so `n` frames give a video of exactly `n / fps` seconds.
+/// The file is written to `path` directly: wrap it in ``AtomicOutput`` to get the write-then-rename behaviour.
+///
+/// Not thread-safe: use from one thread at a time (the encoder itself runs x264's own threads).
+public final class VideoEncoder {
+    public let settings: VideoEncoderSettings
+    public let path: String
+    private var format: UnsafeMutablePointer<AVFormatContext>?
+    private var codecContext: UnsafeMutablePointer<AVCodecContext>?
+    private var stream: UnsafeMutablePointer<AVStream>
+    private let packet = Packet()
+    private let frame = Frame()
+    private let scaler = Scaler()
+    private var nextPts: Int64 = 0
+    private var lastPts: Int64 = -1
+    private var finished = false
+    private var extraStreams: [(stream: UnsafeMutablePointer<AVStream>, timeBase: AVRational)] = []
+    /// Number of frames given to the encoder so far.
+    public private(set) var framesWritten = 0
+
+    /// Opens the encoder and the output file.
+    /// - Parameters:
+    ///   - path: where to write (any name; the container comes from `container`).
+    ///   - container: muxer name (`mp4`, `mov`, `matroska`); see ``VideoEncoderSettings/container(forExtension:)``.
+    ///   - settings: size, frame rate, codec, quality.
+    /// - Throws: ``LapseError`` `.usage` for an odd or zero size, `.codec` when the encoder cannot be opened,
+    ///   `.output` when the file cannot be created.
+    public convenience init(path: String, container: String, settings: VideoEncoderSettings) throws {
+        try self.init(path: path, container: container, settings: settings, audio: [])
+    }
+
+    /// As the public initializer, with audio streams to mux beside the video.
+    package init(path: String, container: String, settings: VideoEncoderSettings,
+                 audio: [AudioStreamParameters]) throws {
+        FFmpegLog.quiet()
+        self.settings = settings
+        self.path = path
+        guard settings.width >= 2, settings.height >= 2, settings.width % 2 == 0, settings.height % 2 == 0 else {
+            throw LapseError.usage("video size \(settings.width)x\(settings.height) must be even and at least 2x2")
+        }
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        try ffCheck(avformat_alloc_output_context2(&format, nil, container, path), path, "cannot create a \(container) file", as: .output)
+        guard let format else { throw LapseError(.output, path, "cannot create the output") }
+        self.format = format
+
+        let encoderName = settings.codec == .h264 ? "libx264" : "libx265"
+        guard let codec = avcodec_find_encoder_by_name(encoderName) else {
+            throw LapseError(.codec, nil, "the \(encoderName) encoder is not available in this FFmpeg")
+        }
+        guard let stream = avformat_new_stream(format, nil), let context = avcodec_alloc_context3(codec) else {
+            throw LapseError(.codec, path, "out of memory")
+        }
+        self.stream = stream
+        codecContext = context
+        let frameRate = AVRational(num: Int32(settings.frameRate.num), den: Int32(settings.frameRate.den))
+        let timeBase = settings.timeBase.map { AVRational(num: Int32($0.num), den: Int32($0.den)) } ?? av_inv_q(frameRate)
+        context.pointee.width = Int32(settings.width)
+        context.pointee.height = Int32(settings.height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        context.pointee.time_base = timeBase
+        context.pointee.framerate = frameRate
+        context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        context.pointee.color_range = AVCOL_RANGE_MPEG
+        context.pointee.color_primaries = AVCOL_PRI_BT709
+        context.pointee.color_trc = AVCOL_TRC_BT709
+        context.pointee.colorspace = AVCOL_SPC_BT709
+        context.pointee.thread_count = 0
+        if let gop = settings.keyframeInterval { context.pointee.gop_size = Int32(gop) }
+        if format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
+            context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
+        }
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        av_dict_set(&options, "preset", settings.preset, 0)
+        av_dict_set(&options, "crf", String(settings.crf), 0)
+        if settings.codec == .h264 {
+            av_dict_set(&options, "profile", "high", 0)
+        } else {
+            av_dict_set(&options, "x265-params", "log-level=error", 0)
+        }
+        let openCode = avcodec_open2(context, codec, &options)
+        if openCode < 0 {
+            throw LapseError(.usage, nil, "cannot open \(encoderName) with preset '\(settings.preset)' and CRF \(settings.crf): \(ffmpegMessage(openCode))")
+        }
+        try ffCheck(avcodec_parameters_from_context(stream.pointee.codecpar, context), path, "cannot set up the video stream")
+        if settings.codec == .hevc {
+            stream.pointee.codecpar.pointee.codec_tag = Self.fourCC("hvc1")
+        }
+        stream.pointee.time_base = timeBase
+        stream.pointee.avg_frame_rate = frameRate
+
+        for a in audio {
+            guard let s = avformat_new_stream(format, nil) else { throw LapseError(.codec, path, "out of memory") }
+            try ffCheck(avcodec_parameters_copy(s.pointee.codecpar, a.parameters), path, "cannot set up the audio stream")
+            s.pointee.codecpar.pointee.codec_tag = 0
+            s.pointee.time_base = a.timeBase
+            extraStreams.append((s, a.timeBase))
+        }
+        for (key, value) in settings.metadata { av_dict_set(&format.pointee.metadata, key, value, 0) }
+
+        if format.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
+            try ffCheck(avio_open(&format.pointee.pb, path, AVIO_FLAG_WRITE), path, "cannot create the file", as: .output)
+        }
+        var muxOptions: OpaquePointer?
+        defer { av_dict_free(&muxOptions) }
+        if container == "mp4" || container == "mov" {
+            av_dict_set(&muxOptions, "movflags", "+faststart", 0)
+        }
+        try ffCheck(avformat_write_header(format, &muxOptions), path, "cannot write the file header", as: .output)
+        try frame.allocate(width: settings.width, height: settings.height, format: AV_PIX_FMT_YUV420P)
+        tagFrame(frame.pointer)
+    }
+
+    deinit {
+        if let codecContext {
+            var c: UnsafeMutablePointer<AVCodecContext>? = codecContext
+            avcodec_free_context(&c)
+        }
+        if let format {
+            if format.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 { avio_closep(&format.pointee.pb) }
+            avformat_free_context(format)
+        }
+    }
+
+    /// The encoder's time base (1/fps unless settings say otherwise).
+    public var timeBase: (num: Int, den: Int) {
+        let tb = codecContext!.pointee.time_base
+        return (Int(tb.num), Int(tb.den))
+    }
+
+    /// Converts `pixels` (must be the encoder's size) to BT.709 yuv420p and encodes it `count` times
+    /// (an image held on screen for several frames), at consecutive timestamps.
+    /// - Parameter pts: timestamp of the first copy in the encoder's time base; default: right after the last frame.
+    public func append(_ pixels: PixelBuffer, count: Int = 1, pts: Int64? = nil) throws {
+        precondition(pixels.width == settings.width && pixels.height == settings.height, "frame size differs from the encoder's")
+        try prepare(pixels)
+        var t = pts ?? nextPts
+        for _ in 0..<max(1, count) {
+            try send(pts: t)
+            t += 1
+        }
+    }
+
+    /// Encodes a frame that is already yuv420p at the encoder's size (e.g. decoded and scaled by the caller),
+    /// at `pts` in the encoder's time base (default: after the last frame).
+    package func append(yuvFrame: UnsafeMutablePointer<AVFrame>, pts: Int64? = nil) throws {
+        let t = pts ?? nextPts
+        yuvFrame.pointee.pts = t
+        tagFrame(yuvFrame)
+        try encode(yuvFrame)
+        lastPts = t
+        nextPts = t + 1
+        framesWritten += 1
+    }
+
+    /// Converts RGBA pixels into the reusable YUV frame (copying it first if the encoder still holds it).
+    private func prepare(_ pixels: PixelBuffer) throws {
+        try ffCheck(av_frame_make_writable(frame.pointer), path, "cannot get a frame buffer")
+        var dst = frame.planes
+        var dstStrides = frame.lineSizes
+        try pixels.bytes.withUnsafeBytes { raw in
+            var src: [UnsafePointer<UInt8>?] = [raw.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
+            var srcStrides: [Int32] = [Int32(pixels.stride), 0, 0, 0]
+            try scaler.scale(src: &src, srcStrides: &srcStrides, srcWidth: pixels.width, srcHeight: pixels.height,
+                             srcFormat: AV_PIX_FMT_RGBA, srcMatrix: SWS_CS_ITU709, srcFullRange: true,
+                             dst: &dst, dstStrides: &dstStrides, dstWidth: settings.width, dstHeight: settings.height,
+                             dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: SWS_CS_ITU709, dstFullRange: false,
+                             flags: SWS_POINT)
+        }
+    }
+
+    private func send(pts: Int64) throws {
+        frame.pointer.pointee.pts = pts
+        try encode(frame.pointer)
+        lastPts = pts
+        nextPts = pts + 1
+        framesWritten += 1
+    }
+
+    private func tagFrame(_ f: UnsafeMutablePointer<AVFrame>) {
+        f.pointee.color_range = AVCOL_RANGE_MPEG
+        f.pointee.color_primaries = AVCOL_PRI_BT709
+        f.pointee.color_trc = AVCOL_TRC_BT709
+        f.pointee.colorspace = AVCOL_SPC_BT709
+        f.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+    }
+
+    private func encode(_ f: UnsafeMutablePointer<AVFrame>?) throws {
+        guard let codecContext, let format else { return }
+        try ffCheck(avcodec_send_frame(codecContext, f), path, "the encoder refused a frame")
+        while true {
+            let r = avcodec_receive_packet(codecContext, packet.pointer)
+            if r == lapse_averror_eagain() || r == lapse_averror_eof() { break }
+            try ffCheck(r, path, "encoding failed")
+            // Every frame lasts one tick of the frame rate: this gives the last frame its full duration.
+            if packet.pointer.pointee.duration <= 0 {
+                packet.pointer.pointee.duration = av_rescale_q(1, av_inv_q(codecContext.pointee.framerate), codecContext.pointee.time_base)
+            }
+            av_packet_rescale_ts(packet.pointer, codecContext.pointee.time_base, stream.pointee.time_base)
+            packet.pointer.pointee.stream_index = stream.pointee.index
+            try ffCheck(av_interleaved_write_frame(format, packet.pointer), path, "cannot write to the file", as: .output)
+        }
+    }
+
+    /// Writes an already-encoded audio packet to audio stream `stream` (0-based among the audio streams given
+    /// at init). The packet's timestamps are in that stream's time base.
+    package func writeAudio(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int) throws {
+        guard let format else { return }
+        let s = extraStreams[index]
+        av_packet_rescale_ts(packet, s.timeBase, s.stream.pointee.time_base)
+        packet.pointee.stream_index = s.stream.pointee.index
+        try ffCheck(av_interleaved_write_frame(format, packet), path, "cannot write to the file", as: .output)
+    }
+
+    /// The presentation time (seconds) just after the last frame given so far.
+    public var duration: Double {
+        let tb = codecContext!.pointee.time_base
+        let frameTicks = av_rescale_q(1, av_inv_q(codecContext!.pointee.framerate), tb)
+        return Double(lastPts + frameTicks) * Double(tb.num) / Double(tb.den)
+    }
+
+    /// Flushes the encoder and finishes the file (writes the index; moves `moov` to the front for MP4/MOV).
+    public func finish() throws {
+        guard !finished else { return }
+        finished = true
+        try encode(nil)
+        guard let format else { return }
+        try ffCheck(av_write_trailer(format), path, "cannot finish the file", as: .output)
+        if format.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 { avio_closep(&format.pointee.pb) }
+    }
+
+    private static func fourCC(_ s: String) -> UInt32 {
+        let b = Array(s.utf8)
+        return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+    }
+}
+
+/// Codec parameters and time base of an audio stream to be muxed beside the video.
+package struct AudioStreamParameters {
+    package var parameters: UnsafePointer<AVCodecParameters>
+    package var timeBase: AVRational
+    package init(parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational) {
+        self.parameters = parameters
+        self.timeBase = timeBase
+    }
+}
