@@ -122,7 +122,7 @@ public struct GIFJob: Sendable {
 
         let encoder = try GIFEncoder(path: output, width: w, height: h, options: options, overwrite: overwrite)
         let interval = 1 / fps
-        let total = stop.isFinite ? max(1, Int(((stop - start) * fps - 1e-9).rounded(.up))) : nil
+        let total = stop.isFinite ? max(1, Int(((stop - start) * fps - 0.02 * fps).rounded(.up))) : nil
         var i = 0
         var lastTime = start
         while true {
@@ -131,11 +131,15 @@ public struct GIFJob: Sendable {
             if t >= stop - 1e-9 && i > 0 { break }
             if !stop.isFinite, i > 0, reader.isAtEnd(after: t) { break }
             let frame = try reader.frame(at: t)
-            let frameEnd = min(t + interval, stop.isFinite ? stop : t + interval)
+            var frameEnd = t + interval
+            // A last frame shorter than 2 cs is not shown: this frame lasts to the end instead.
+            let isLast = stop.isFinite && Self.cs(stop) - Self.cs(frameEnd) < 2
+            if isLast { frameEnd = stop }
             try await encoder.add(frame, duration: max(frameEnd - t, 0.01))
             lastTime = frameEnd
             i += 1
             progress?(ProgressEvent(stage: "gif", completed: i, total: total, unit: "frames"))
+            if isLast { break }
         }
         let gif = try await encoder.finish()
         return Summary(gif: gif, framesSampled: i, start: start, end: lastTime, decodeErrors: reader.decodeErrors)
@@ -168,6 +172,8 @@ public struct GIFJob: Sendable {
         let gif = try await encoder.finish()
         return Summary(gif: gif, framesSampled: i, start: 0, end: seconds, decodeErrors: 0)
     }
+
+    private static func cs(_ seconds: Double) -> Int { Int((seconds * 100).rounded()) }
 
     /// `image` centred on a transparent `width × height` canvas (the image is at most that size).
     static func centred(_ image: PixelBuffer, width: Int, height: Int) -> PixelBuffer {

@@ -70,7 +70,11 @@ public final class VideoFrameReader {
     private var inputEnded = false
     private var decoderDrained = false
     private var converter: VideoFrameConverter?
-    private var lastOutput: (frame: ObjectIdentifier, pixels: PixelBuffer)?
+    /// The last conversion, by decoded-frame serial number (repeated frames are converted once).
+    private var lastOutput: (serial: Int, pixels: PixelBuffer)?
+    private var currentSerial = 0
+    private var lookaheadSerial = 0
+    private var serials = 0
     private var lastPts: Int64?
 
     /// Opens a video through ``MediaInput`` (files, http(s) with reconnects and timeouts, HLS).
@@ -211,16 +215,19 @@ public final class VideoFrameReader {
             }
             current = f
             currentTime = t
+            currentSerial = nextSerial()
         }
         while true {
             if lookahead == nil {
                 guard let (f, t) = try decodeNext() else { break }
                 lookahead = f
                 lookaheadTime = t
+                lookaheadSerial = nextSerial()
             }
             guard lookaheadTime <= seconds + 1e-6 else { break }
             current = lookahead
             currentTime = lookaheadTime
+            currentSerial = lookaheadSerial
             lookahead = nil
         }
         return try pixels(of: current!)
@@ -232,10 +239,12 @@ public final class VideoFrameReader {
             lookahead = nil
             current = f
             currentTime = lookaheadTime
+            currentSerial = lookaheadSerial
         } else {
             guard let (f, t) = try decodeNext() else { return nil }
             current = f
             currentTime = t
+            currentSerial = nextSerial()
         }
         return (currentTime, try pixels(of: current!))
     }
@@ -250,9 +259,10 @@ public final class VideoFrameReader {
     /// Time (seconds) of the frame last returned.
     public var lastFrameTime: Double { currentTime }
 
+    /// `frame` is always `current`, whose serial number is `currentSerial`.
     private func pixels(of frame: Frame) throws -> PixelBuffer {
-        let id = ObjectIdentifier(frame)
-        if let last = lastOutput, last.frame == id { return last.pixels }
+        let id = currentSerial
+        if let last = lastOutput, last.serial == id { return last.pixels }
         if converter == nil {
             let swap = rotation == 90 || rotation == 270
             converter = VideoFrameConverter(width: outputSize.width, height: outputSize.height,
@@ -261,6 +271,11 @@ public final class VideoFrameReader {
         let p = try converter!.convert(frame)
         lastOutput = (id, p)
         return p
+    }
+
+    private func nextSerial() -> Int {
+        serials += 1
+        return serials
     }
 
     /// Decodes the next frame; undecodable packets are skipped with a warning.

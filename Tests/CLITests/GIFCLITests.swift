@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct GIFCLITests {
+    /// Bad inputs and outputs: a one-line error, exit 1, and no output file.
+    @Test(arguments: ["not-a-video", "truncated", "http-404", "unwritable", "missing"])
+    func badInputFailsCleanly(kind: String) throws {
+        let dir = TestData.scratchDirectory("gif-cli")
+        var output = dir.appendingPathComponent("out.gif").path
+        var input = ""
+        var server: LocalServer?
+        switch kind {
+        case "not-a-video":
+            input = dir.appendingPathComponent("notes.mp4").path
+            _ = FileManager.default.createFile(atPath: input, contents: Data("not a video\n".utf8))
+        case "truncated":
+            input = dir.appendingPathComponent("cut.mov").path
+            let data = FileManager.default.contents(atPath: TestData.path("video/regift-test-file.mov"))!
+            _ = FileManager.default.createFile(atPath: input, contents: data.prefix(300_000))
+        case "http-404":
+            server = try LocalServer(script: "http_file_server.py", arguments: ["--root", TestData.path("video")])
+            input = "\(server!.baseURL)/__status/404/regift-test-file.mov?key=hidden"
+        case "unwritable":
+            input = TestData.path("video/iphone_rotated.mov")
+            output = dir.appendingPathComponent("no/such/dir/out.gif").path
+        default:
+            input = dir.appendingPathComponent("missing.mov").path
+        }
+        let result = try Shell.lapse(["gif", input, "-o", output, "--quiet"])
+        server?.stop()
+        #expect(result.status == 1, "\(kind): \(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(kind): \(result.stderr)")
+        #expect(lines.first?.hasPrefix("error: ") == true)
+        #expect(!result.stderr.contains("hidden"))
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+        #expect(left.allSatisfy { !$0.hasSuffix(".gif") && !$0.contains("partial") })
+    }
+
+    @Test(arguments: [
+        ["--end", "2", "--duration", "1"], ["--fps", "0"], ["--quality", "101"], ["--width", "100", "--scale", "0.5"],
+        ["--loop", "2", "--no-loop"], ["--palette", "octree"], ["--bogus"],
+    ])
+    func usageErrorsExit64(extra: [String]) throws {
+        let out = TestData.scratchDirectory("gif-cli").appendingPathComponent("u.gif").path
+        let result = try Shell.lapse(["gif", TestData.path("video/iphone_rotated.mov"), "-o", out] + extra)
+        #expect(result.status == 64, "\(extra): \(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    @Test func writesAGIFAndAJSONSummary() throws {
+        let dir = TestData.scratchDirectory("gif-cli")
+        let out = dir.appendingPathComponent("r.gif").path
+        let result = try Shell.lapse(["gif", TestData.path("video/regift-test-file.mov"), "--fps", "5", "--duration", "3.2",
+                                      "--no-loop", "--width", "200", "-o", out, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any])
+        #expect(json["width"] as? Int == 200)
+        #expect(json["height"] as? Int == 106)
+        let delays = try #require(json["delays"] as? [Int])
+        #expect(delays.reduce(0, +) == 320)
+        // gifsicle as an independent reader: no loop extension, GIF89a header.
+        let info = try Shell.run("gifsicle", ["--info", out])
+        #expect(info.status == 0)
+        #expect(!info.stdout.contains("loop"))
+        #expect(FileManager.default.contents(atPath: out)?.prefix(6) == Data("GIF89a".utf8))
+        // Without --overwrite an existing file is kept.
+        let again = try Shell.lapse(["gif", TestData.path("video/regift-test-file.mov"), "-o", out, "--quiet"])
+        #expect(again.status == 1)
+    }
+
+    @Test func imagesWithDelay() throws {
+        let dir = TestData.scratchDirectory("gif-cli")
+        let out = dir.appendingPathComponent("seq.gif").path
+        let result = try Shell.lapse(["gif", TestData.path("video/synthetic/rgba_png_seq"), "--delay", "0.25",
+                                      "--scale", "1", "-o", out, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any])
+        // Frames 3 and 4, 8 and 9 of this sequence are identical: merged, their delays summed.
+        #expect(json["delays"] as? [Int] == [25, 25, 50, 25, 25, 25, 50, 25])
+        let info = try Shell.run("gifsicle", ["--info", out])
+        #expect(info.stdout.contains("loop forever"))
+        #expect(info.stdout.contains("8 images"))
+    }
+}
