@@ -14,10 +14,12 @@ mkdir -p "$out"
 measure() { "$here/measure.py" "$@"; }
 ratio() { python3 -c "print(f'{$1/$2:.2f}')"; }
 
-# SSIM (ffmpeg ssim filter, "All") of a GIF against the source sampled the same way, by frame index.
+# SSIM (ffmpeg ssim filter, "All", in yuv444p) of a GIF against the source sampled the same way (fps=10:round=up),
+# by frame index. The reference is scaled with a scaler neither tool uses (lanczos, full chroma, accurate rounding),
+# so neither GIF is favoured by having been scaled exactly like the reference.
 ssim_of() { # gif source width height
-  ffmpeg -v error -nostdin -i "$1" -i "$2" -lavfi \
-    "[0:v]fps=10,format=yuv444p,setpts=N/10/TB[a];[1:v]fps=10:round=up,scale=$3:$4,format=yuv444p,setpts=N/10/TB[b];[a][b]ssim=shortest=1" \
+  ffmpeg -hide_banner -nostdin -i "$1" -i "$2" -lavfi \
+    "[0:v]fps=10,format=yuv444p,setpts=N/10/TB[a];[1:v]fps=10:round=up,scale=$3:$4:flags=lanczos+accurate_rnd+full_chroma_int,format=yuv444p,setpts=N/10/TB[b];[a][b]ssim=shortest=1" \
     -f null - 2>&1 | sed -n 's/.*All:\([0-9.]*\).*/\1/p' | tail -1
 }
 

@@ -10,9 +10,10 @@ import LapseMedia
 ///    (pixels within ``GIFOptions/changeTolerance`` of it become transparent, the frame is cropped to the
 ///    changed rectangle), merged into the previous frame when nothing changed or when the previous frame
 ///    would last under 2 cs;
-/// 2. in parallel, a bounded number of frames at a time: quantized by libimagequant (per-frame palette),
+/// 2. in parallel, a bounded number of frames at a time: a palette chosen by libimagequant (per-frame palette),
 ///    or, with ``GIFPaletteMode/global``, added to a shared histogram and spilled to a temporary file;
-/// 3. in order: written by giflib.
+/// 3. in order: remapped with dithering over what is displayed (`liq_image_set_background`, so pixels the
+///    previous frames already show well stay transparent) and written by giflib.
 ///
 /// Memory is bounded by ``GIFOptions/framesInFlight`` frames, whatever the number of frames.
 ///
@@ -38,7 +39,7 @@ public final class GIFEncoder {
     private var elapsed = 0.0
     private var framesAdded = 0
     private var framesWritten = 0
-    private var inFlight: [Task<IndexedFrame, any Error>] = []
+    private var inFlight: [Task<QuantizedFrame, any Error>] = []
     private let window: Int
     private var finished = false
 
@@ -186,8 +187,10 @@ public final class GIFEncoder {
 
     private func writeOldest() async throws {
         let task = inFlight.removeFirst()
-        let frame = try await task.value
-        try writer?.write(frame)
+        let quantized = try await task.value
+        guard let writer else { return }
+        let first = framesWritten == 0
+        try writer.write(try quantized.remap(background: first ? nil : writer.displayed(in: quantized.frame.rect)))
         report()
     }
 

@@ -2,8 +2,8 @@
 
 /// How the colours of a GIF are chosen.
 public enum GIFPaletteMode: String, Sendable, CaseIterable {
-    /// One palette of up to 255 colours (plus a transparent index) for each frame, quantized in parallel
-    /// (the gifski approach; best quality).
+    /// One palette of up to 255 colours (one of them transparent) for each frame, chosen in parallel and
+    /// remapped in order over the displayed frame (the gifski approach; best quality).
     case perFrame = "per-frame"
     /// One palette shared by every frame, built from all frames with libimagequant's histogram API
     /// (`liq_histogram_*`); frames are spilled to a temporary file until the palette is known, so memory

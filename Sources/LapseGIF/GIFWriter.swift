@@ -76,6 +76,20 @@ final class GIFWriter {
         held = frame
     }
 
+    /// RGBA of what is displayed in `rect` now (alpha 0 where nothing is).
+    func displayed(in rect: GIFRect) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: rect.width * rect.height * 4)
+        out.withUnsafeMutableBytes { raw in
+            let dst = raw.bindMemory(to: UInt32.self)
+            canvas.withUnsafeBufferPointer { shown in
+                for y in 0..<rect.height {
+                    for x in 0..<rect.width { dst[y * rect.width + x] = shown[(rect.y + y) * width + rect.x + x] }
+                }
+            }
+        }
+        return out
+    }
+
     /// Writes the last frame and the trailer, and closes the file.
     func close() throws {
         if let h = held { try put(h); held = nil }

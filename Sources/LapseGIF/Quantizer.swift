@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CImageQuant
+import Foundation
 import LapseCore
 
 /// libimagequant behind two calls: a palette for one frame (``quantize(_:options:)``), or one palette for
@@ -20,34 +21,47 @@ enum Quantizer {
         return attr
     }
 
-    /// Quantizes one frame with its own palette and remaps it with dithering.
+    /// Chooses one frame's own palette (the slow part, run in parallel); remapping follows in display order
+    /// with ``QuantizedFrame/remap(background:)``.
     /// - Throws: ``LapseError`` `.codec` when libimagequant fails.
-    static func quantize(_ frame: PreparedFrame, options: GIFOptions) throws -> IndexedFrame {
+    static func quantize(_ frame: PreparedFrame, options: GIFOptions) throws -> QuantizedFrame {
         let attr = try makeAttributes(options)
-        defer { liq_attr_destroy(attr) }
         let w = frame.rect.width, h = frame.rect.height
-        return try frame.pixels.withUnsafeBytes { raw -> IndexedFrame in
-            guard let image = liq_image_create_rgba(attr, raw.baseAddress!, Int32(w), Int32(h), 0) else {
-                throw LapseError(.codec, nil, "libimagequant: cannot take a \(w)x\(h) image")
-            }
-            defer { liq_image_destroy(image) }
-            var result: OpaquePointer?
-            let status = liq_image_quantize(image, attr, &result)
-            guard status == LIQ_OK, let result else {
-                throw LapseError(.codec, nil, "libimagequant: quantization failed (error \(status.rawValue))")
-            }
-            defer { liq_result_destroy(result) }
-            _ = liq_set_dithering_level(result, Float(max(0, min(1, options.dithering))))
-            return try remap(frame, image: image, result: result, globalPalette: nil)
+        // libimagequant owns (and frees) the pixels: they must outlive the image.
+        let pixels = copyToMalloc(frame.pixels)
+        guard let image = liq_image_create_rgba(attr, pixels, Int32(w), Int32(h), 0) else {
+            free(pixels)
+            liq_attr_destroy(attr)
+            throw LapseError(.codec, nil, "libimagequant: cannot take a \(w)x\(h) image")
         }
+        _ = liq_image_set_memory_ownership(image, Int32(LIQ_OWN_PIXELS.rawValue))
+        // A transparent entry, so that remapping over the previous frame can leave pixels unchanged.
+        _ = liq_image_add_fixed_color(image, liq_color(r: 0, g: 0, b: 0, a: 0))
+        var result: OpaquePointer?
+        let status = liq_image_quantize(image, attr, &result)
+        guard status == LIQ_OK, let result else {
+            liq_image_destroy(image)
+            liq_attr_destroy(attr)
+            throw LapseError(.codec, nil, "libimagequant: quantization failed (error \(status.rawValue))")
+        }
+        _ = liq_set_dithering_level(result, Float(max(0, min(1, options.dithering))))
+        return QuantizedFrame(frame: frame, attr: attr, image: image, result: result)
+    }
+
+    static func copyToMalloc(_ bytes: [UInt8]) -> UnsafeMutableRawPointer {
+        let p = malloc(max(1, bytes.count))!
+        bytes.withUnsafeBytes { p.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        return p
     }
 
     /// Remaps `frame` (whose `liq_image` is `image`) with `result`, then makes sure every pixel that was
     /// transparent in the input uses one transparent index.
     /// - Parameter globalPalette: when given, the palette the frame should share; if remapping refined the
     ///   palette away from it, the frame keeps its own.
+    /// - Parameter overBackground: the image was given the displayed frame as background, so transparent
+    ///   pixels chosen by libimagequant are deliberate ("the background shows this pixel better").
     static func remap(_ frame: PreparedFrame, image: OpaquePointer, result: OpaquePointer,
-                      globalPalette: [RGBAColor]?) throws -> IndexedFrame {
+                      globalPalette: [RGBAColor]?, overBackground: Bool = false) throws -> IndexedFrame {
         let count = frame.rect.width * frame.rect.height
         var indices = [UInt8](repeating: 0, count: count)
         let status = indices.withUnsafeMutableBytes { liq_write_remapped_image(result, image, $0.baseAddress!, count) }
@@ -72,7 +86,9 @@ enum Quantizer {
                 indices.withUnsafeMutableBufferPointer { dst in
                     for i in 0..<count {
                         if src[i] >> 24 == 0 { dst[i] = tIndex }
-                        else if !opaqueOf[Int(dst[i])] { dst[i] = nearestOpaque(src[i], palette) }
+                        else if !opaqueOf[Int(dst[i])] {
+                            dst[i] = overBackground ? tIndex : nearestOpaque(src[i], palette)
+                        }
                     }
                 }
             }
@@ -172,5 +188,49 @@ final class GlobalPalette {
             defer { liq_image_destroy(image) }
             return try Quantizer.remap(frame, image: image, result: result, globalPalette: palette)
         }
+    }
+}
+
+/// A frame whose palette is chosen, waiting to be remapped in display order over what is displayed
+/// (`liq_image_set_background`, the technique gifski uses: pixels the displayed frame already shows better
+/// than the palette can become transparent).
+///
+/// `@unchecked Sendable`: created by one quantizing task and then used only by the writer, never by two
+/// threads at once; it owns its libimagequant handles and frees them in `deinit`.
+final class QuantizedFrame: @unchecked Sendable {
+    let frame: PreparedFrame
+    private let attr: OpaquePointer
+    private let image: OpaquePointer
+    private let result: OpaquePointer
+
+    init(frame: PreparedFrame, attr: OpaquePointer, image: OpaquePointer, result: OpaquePointer) {
+        self.frame = frame
+        self.attr = attr
+        self.image = image
+        self.result = result
+    }
+
+    deinit {
+        liq_result_destroy(result)
+        liq_image_destroy(image)
+        liq_attr_destroy(attr)
+    }
+
+    /// Remaps the frame.
+    /// - Parameter background: RGBA of what is displayed under the frame's rectangle (alpha 0 where nothing
+    ///   is), or `nil` to remap without one.
+    func remap(background: [UInt8]?) throws -> IndexedFrame {
+        var over = false
+        if let background {
+            let pixels = Quantizer.copyToMalloc(background)
+            if let bg = liq_image_create_rgba(attr, pixels, Int32(frame.rect.width), Int32(frame.rect.height), 0) {
+                _ = liq_image_set_memory_ownership(bg, Int32(LIQ_OWN_PIXELS.rawValue))
+                // liq_image_set_background takes ownership of `bg`.
+                over = liq_image_set_background(image, bg) == LIQ_OK
+            } else {
+                free(pixels)
+            }
+        }
+        return try Quantizer.remap(frame, image: image, result: result, globalPalette: nil, overBackground: over)
     }
 }
