@@ -195,3 +195,26 @@ extension String {
         return s
     }
 }
+
+extension GoogleDirections {
+    /// The environment variable holding the key: `GOOGLE_MAPS_API_KEY`.
+    public static let keyEnvironmentVariable = "GOOGLE_MAPS_API_KEY"
+
+    /// The API key from `keyFile` (its first line, trimmed) when given, else from `GOOGLE_MAPS_API_KEY`.
+    /// - Returns: `nil` when neither is set.
+    /// - Throws: ``LapseError`` `.invalidInput` (subject: the key file) when the file is missing, unreadable or empty.
+    public static func apiKey(keyFile: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
+        if let keyFile {
+            guard FileManager.default.fileExists(atPath: keyFile) else { throw LapseError(.invalidInput, keyFile, "no such key file") }
+            guard let data = FileManager.default.contents(atPath: keyFile) else {
+                throw LapseError(.invalidInput, keyFile, "the key file is not readable")
+            }
+            let key = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
+                .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            guard !key.isEmpty else { throw LapseError(.invalidInput, keyFile, "the key file is empty") }
+            return key
+        }
+        let key = environment[keyEnvironmentVariable]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        return key.isEmpty ? nil : key
+    }
+}
