@@ -54,6 +54,7 @@ let package = Package(
         .testTarget(name: "LapseMediaTests", dependencies: ["LapseMedia", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseGIFTests", dependencies: ["LapseGIF", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseGeoTests", dependencies: ["LapseGeo", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LapseNetTests", dependencies: ["LapseNet", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseRoutingTests", dependencies: ["LapseRouting", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseRenderTests", dependencies: ["LapseRender", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapsePanoramaTests", dependencies: ["LapsePanorama", "TestSupport"], swiftSettings: swiftSettings),
