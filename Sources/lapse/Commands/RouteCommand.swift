@@ -81,15 +81,14 @@ enum RouteCommand: Command {
             let directions: any DirectionsProvider
             if providerName == "osrm" {
                 directions = OSRMDirections(baseURL: try baseURL(osrmURL ?? environment["LAPSE_OSRM_URL"], option: "--osrm-url")
-                                                ?? OSRMDirections.defaultBaseURL, client: FoundationHTTPClient())
+                                                ?? OSRMDirections.defaultBaseURL)
             } else {
                 guard let key = try GoogleDirections.apiKey(keyFile: keyFile, environment: environment) else {
                     throw LapseError.usage("no Google Maps API key: set \(GoogleDirections.keyEnvironmentVariable), give --key-file FILE, or use --provider osrm")
                 }
                 directions = GoogleDirections(apiKey: key,
                                               baseURL: try baseURL(googleURL ?? environment["LAPSE_GOOGLE_DIRECTIONS_URL"], option: "--google-url")
-                                                  ?? GoogleDirections.defaultBaseURL,
-                                              client: FoundationHTTPClient())
+                                                  ?? GoogleDirections.defaultBaseURL)
             }
             let result = try await directions.route(request)
             for warning in result.warnings { console.warn(warning) }
