@@ -132,6 +132,10 @@ public final class MediaInput {
         if let temporaryFile { unlink(temporaryFile) }
     }
 
+    /// Turns FFmpeg's own log output off, so that errors reach users only as Lapse's one-line messages
+    /// (FFmpeg otherwise prints its own lines, e.g. "error reading header", on stderr). For command-line tools.
+    public static func silenceLibraryLog() { FFmpegLog.setLevel(AV_LOG_QUIET) }
+
     /// Asks every blocking call in progress or to come to stop: they throw `.cancelled`. Thread-safe.
     public func cancel() { interrupt.cancel() }
 
