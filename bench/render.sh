@@ -23,6 +23,12 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/lapse-bench-render.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 now() { date +%s.%N; }
+# CPU seconds (user + system) of a command, when GNU time is installed; the wall clock is noisy on a busy machine.
+cpu() {  # outfile command...
+    local out=$1; shift
+    if [ -x /usr/bin/time ]; then /usr/bin/time -f "%U %S" -o "$out" "$@"; else "$@"; echo "0 0" > "$out"; fi
+}
+cpusum() { python3 -c "import sys; u,s=open(sys.argv[1]).read().split()[-2:]; print('%.2f' % (float(u)+float(s)))" "$1"; }
 elapsed() { python3 -c "print('%.3f' % ($2 - $1))"; }
 
 echo "preparing $FRAMES panoramas of ${W}x${H} as raw RGBA ($((FRAMES * W * H * 4 / 1000000)) MB)..." >&2
@@ -37,12 +43,12 @@ run_ffmpeg() {  # pix_fmt file filter
     ffmpeg -v error -nostdin -f rawvideo -pix_fmt "$1" -s "${W}x${H}" -i "$2" ${3:+-vf "$3"} -f null -
 }
 
-t0=$(now); run_ffmpeg rgba "$TMP/panos.rgba" "$V360"; t1=$(now)
+t0=$(now); cpu "$TMP/ff.cpu" ffmpeg -v error -nostdin -f rawvideo -pix_fmt rgba -s "${W}x${H}" -i "$TMP/panos.rgba" -vf "$V360" -f null -; t1=$(now)
 FF=$(elapsed "$t0" "$t1")
 t0=$(now); run_ffmpeg rgba "$TMP/panos.rgba" ""; t1=$(now)
 FFREAD=$(elapsed "$t0" "$t1")
 t0=$(now)
-OUT=$("$LAPSE" view "$TMP/panos.rgba" --raw "${W}x${H}" --bench "$GOT" --size "${OW}x${OH}" --fov "$FOV" --json --quiet)
+OUT=$(cpu "$TMP/lapse.cpu" "$LAPSE" view "$TMP/panos.rgba" --raw "${W}x${H}" --bench "$GOT" --size "${OW}x${OH}" --fov "$FOV" --json --quiet)
 t1=$(now)
 LP=$(elapsed "$t0" "$t1")
 read -r LRENDER LREAD < <(python3 -c "import json,sys; j=json.loads(sys.argv[1]); print('%.3f %.3f' % (j['renderSeconds'], j['readSeconds']))" "$OUT")
@@ -51,6 +57,7 @@ echo "render: $GOT views ${OW}x${OH}, hfov $FOV°, from ${W}x${H} panoramas, bil
 printf "  lapse  (heading turning every frame): %7.3f s total, %.3f s rendering (%.2f ms a view), %.3f s reading\n" \
     "$LP" "$LRENDER" "$(python3 -c "print(1000*$LRENDER/$GOT)")" "$LREAD"
 printf "  ffmpeg v360 (fixed heading, rgba in): %7.3f s total; reading the same input alone: %.3f s\n" "$FF" "$FFREAD"
+echo "  CPU seconds (user+sys): lapse $(cpusum "$TMP/lapse.cpu"), ffmpeg $(cpusum "$TMP/ff.cpu")"
 python3 - "$FF" "$FFREAD" "$LP" "$LRENDER" <<'PY'
 import sys
 ff, ffread, lp, lrender = map(float, sys.argv[1:])
