@@ -64,6 +64,21 @@ public struct PanoramaExport: Sendable {
         guard coverage.withImagery > 0 else {
             throw LapseError(.notFound, "\(source.name)", "no coverage: no panorama within \(Self.format(radius)) m of any of the \(points.count) route points")
         }
+        return try await write(matches: matches, coverage: coverage)
+    }
+
+    /// Runs the job for a list of panoramas taken as they are (a video without a track: every N-th frame),
+    /// without a lookup: each is its own "route point".
+    public func run(panoramas: [PanoramaMetadata]) async throws -> Result {
+        guard !panoramas.isEmpty else { throw LapseError(.notFound, source.name, "no panoramas to write") }
+        let matches = panoramas.enumerated().map { i, p in
+            PanoramaMatch(index: i, coordinate: p.coordinate, distanceAlongRoute: 0, routeHeading: p.heading,
+                          panorama: p, distance: 0, repeatsPrevious: false)
+        }
+        return try await write(matches: matches, coverage: CoverageSummary(matches))
+    }
+
+    private func write(matches: [PanoramaMatch], coverage: CoverageSummary) async throws -> Result {
         do {
             try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
         } catch {
