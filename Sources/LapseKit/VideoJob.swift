@@ -114,8 +114,10 @@ public struct VideoJob: Sendable {
         settings.crf = crf
         settings.preset = preset
         settings.metadata = ["encoder": "lapse \(lapseVersion)"]
-        let encoder = try VideoEncoder(path: target.temporaryPath, container: container, settings: settings)
-        if audio != nil { throw LapseError(.other, nil, "--audio is not available yet") }
+        let videoLength = Double(totalFrames) / Double(fps)
+        let audioTrack = try audio.map { try AudioTrack(sources: [.init(location: $0)], duration: videoLength) }
+        let encoder = try VideoEncoder(path: target.temporaryPath, container: container, settings: settings,
+                                       audio: audioTrack.map { [$0.streamParameters] } ?? [])
 
         let skip = skipInvalid
         let firstImage = first
@@ -142,6 +144,7 @@ public struct VideoJob: Sendable {
             switch result {
             case .success(let frame):
                 try encoder.append(frame, count: count)
+                try audioTrack?.write(upTo: encoder.duration, into: encoder)
                 lastFrame = frame
                 pendingSkip = 0
                 images += 1
@@ -159,6 +162,7 @@ public struct VideoJob: Sendable {
                 }
             }
         }
+        try audioTrack?.write(upTo: .infinity, into: encoder)
         try encoder.finish()
         try target.commit()
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0

@@ -80,8 +80,11 @@ public final class VideoEncoder {
     }
 
     /// As the public initializer, with audio streams to mux beside the video.
+    /// - Parameter configure: called with the video stream and the audio streams before the header is written,
+    ///   to add stream metadata or side data (e.g. a clip's display matrix and languages).
     package init(path: String, container: String, settings: VideoEncoderSettings,
-                 audio: [AudioStreamParameters]) throws {
+                 audio: [AudioStreamParameters],
+                 configure: ((UnsafeMutablePointer<AVStream>, [UnsafeMutablePointer<AVStream>]) -> Void)? = nil) throws {
         FFmpegLog.quiet()
         self.settings = settings
         self.path = path
@@ -147,6 +150,7 @@ public final class VideoEncoder {
             extraStreams.append((s, a.timeBase))
         }
         for (key, value) in settings.metadata { av_dict_set(&format.pointee.metadata, key, value, 0) }
+        configure?(stream, extraStreams.map(\.stream))
 
         if format.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
             try ffCheck(avio_open(&format.pointee.pb, path, AVIO_FLAG_WRITE), path, "cannot create the file", as: .output)

@@ -5,7 +5,8 @@ import LapseCore
 
 /// Decodes a video and hands out upright RGBA frames chosen by presentation time.
 ///
-/// - Time: seconds from the video stream's first timestamp (its `start_time`), so 0 is the first frame.
+/// - Time: seconds from the input's start (``MediaInput/startTime``, the same origin `lapse clip` uses;
+///   the first frame's time for almost every file).
 /// - Selection: ``frame(at:)`` returns the source frame *shown* at that time — the last frame whose
 ///   presentation time is ≤ t — so variable-frame-rate video keeps its speed and a frame that could not be
 ///   decoded is covered by the previous one (with a warning).
@@ -48,16 +49,18 @@ public final class VideoFrameReader {
     public var outputSize: (width: Int, height: Int) {
         didSet { converter = nil; lastOutput = nil }
     }
-    /// Receives warnings (undecodable frames, a read error that ended the input early).
+    /// Receives warnings (undecodable frames).
     public var warning: WarningHandler?
     /// Number of packets the decoder rejected so far.
     public private(set) var decodeErrors = 0
 
-    private var format: UnsafeMutablePointer<AVFormatContext>?
+    private let input: MediaInput
     private var codec: UnsafeMutablePointer<AVCodecContext>?
     private let streamIndex: Int32
     private let timeBase: AVRational
     private let startTime: Int64
+    /// Time 0 in seconds on the stream's clock: the input's start (``MediaInput/startTime``), as `lapse clip` uses.
+    private let origin: Double
     private let rotationFilters: [String]
     private let packet = Packet()
     private var current: Frame?
@@ -70,29 +73,31 @@ public final class VideoFrameReader {
     private var lastOutput: (frame: ObjectIdentifier, pixels: PixelBuffer)?
     private var lastPts: Int64?
 
-    /// Opens a video.
-    /// - Parameter input: a file path or an http(s)/HLS URL.
-    /// - Throws: ``LapseError`` `.invalidInput` (not a video, no video stream, no decoder), `.network` for
-    ///   URLs that cannot be fetched.
-    public convenience init(_ input: String) throws {
-        FFmpegLog.quiet()
-        let opened = try VideoFrameReader.openInput(input)
-        try self.init(format: opened, name: Redaction.url(input))
+    /// Opens a video through ``MediaInput`` (files, http(s) with reconnects and timeouts, HLS).
+    /// - Parameters:
+    ///   - input: a file path or an http(s)/HLS URL.
+    ///   - options: network timeouts and deadline (see ``MediaInput/Options``).
+    /// - Throws: ``LapseError`` `.invalidInput` (missing file, not a video, no video stream, no decoder),
+    ///   `.network` (HTTP errors, timeouts), `.cancelled`.
+    public convenience init(_ input: String, options: MediaInput.Options = MediaInput.Options()) throws {
+        try self.init(input: MediaInput(location: input, options: options))
     }
 
-    /// Takes over an opened format context (freed by the reader).
-    init(format opened: UnsafeMutablePointer<AVFormatContext>, name: String) throws {
+    /// Reads the main video stream of an opened input (the reader keeps it).
+    /// - Throws: ``LapseError`` `.invalidInput` when it has no video stream or no decoder for it.
+    public init(input: MediaInput) throws {
+        self.input = input
+        let name = input.displayName
+        guard let opened = input.context else { throw LapseError(.invalidInput, name, "input is closed") }
         self.name = name
-        var f: UnsafeMutablePointer<AVFormatContext>? = opened
-        format = opened
         let index = av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard index >= 0, let stream = opened.pointee.streams[Int(index)], let par = stream.pointee.codecpar else {
-            avformat_close_input(&f)
             throw LapseError(.invalidInput, name, "no video stream")
         }
         streamIndex = index
         timeBase = stream.pointee.time_base
         startTime = stream.pointee.start_time == lapse_nopts_value ? 0 : stream.pointee.start_time
+        origin = input.startTime
         // Discard the other streams' packets early.
         for i in 0..<Int(opened.pointee.nb_streams) where i != Int(index) {
             opened.pointee.streams[i]!.pointee.discard = AVDISCARD_ALL
@@ -108,7 +113,6 @@ public final class VideoFrameReader {
         }
         if decoder == nil { decoder = avcodec_find_decoder(par.pointee.codec_id) }
         guard let decoder, let context = avcodec_alloc_context3(decoder) else {
-            avformat_close_input(&f)
             throw LapseError(.invalidInput, name, "no decoder for this video codec")
         }
         codec = context
@@ -118,7 +122,6 @@ public final class VideoFrameReader {
         let opened2 = avcodec_open2(context, decoder, nil)
         if opened2 < 0 {
             avcodec_free_context(&codec)
-            avformat_close_input(&f)
             throw LapseError(.invalidInput, name, "cannot open the video decoder: \(ffmpegMessage(opened2))")
         }
 
@@ -153,26 +156,10 @@ public final class VideoFrameReader {
         }
     }
 
-    deinit {
-        avcodec_free_context(&codec)
-        avformat_close_input(&format)
-    }
+    deinit { avcodec_free_context(&codec) }
 
-    /// Opens an input. Stopgap for local files until `MediaInput` (files, http(s), HLS) is available.
-    static func openInput(_ input: String) throws -> UnsafeMutablePointer<AVFormatContext> {
-        if !input.contains("://") { try DecodedImage.checkReadable(input) }
-        var f: UnsafeMutablePointer<AVFormatContext>?
-        let code = avformat_open_input(&f, input, nil, nil)
-        guard code >= 0, let opened = f else {
-            throw LapseError(.invalidInput, Redaction.url(input), "not a video FFmpeg can read (\(ffmpegMessage(code)))")
-        }
-        let info = avformat_find_stream_info(opened, nil)
-        if info < 0 {
-            avformat_close_input(&f)
-            throw LapseError(.invalidInput, Redaction.url(input), "not a readable video (\(ffmpegMessage(info)))")
-        }
-        return opened
-    }
+    /// Stops a blocking read in progress or to come (it throws `.cancelled`). Thread-safe.
+    public func cancel() { input.cancel() }
 
     /// The rotation as ffmpeg's autorotate reads it: θ = −round(av_display_rotation_get), wrapped to [0, 360);
     /// 90 → `transpose=clock` (`cclock_flip` when mirrored), 180 → `hflip,vflip`, 270 → `transpose=cclock`
@@ -203,9 +190,7 @@ public final class VideoFrameReader {
     /// Moves to `seconds` (from the start): the next ``frame(at:)`` decodes from the keyframe before it.
     /// - Throws: ``LapseError`` `.invalidInput` when the input cannot seek (a live stream).
     public func seek(to seconds: Double) throws {
-        let target = startTime + Int64((max(0, seconds) / av_q2d(timeBase)).rounded(.down))
-        try ffCheck(av_seek_frame(format, streamIndex, target, AVSEEK_FLAG_BACKWARD), name,
-                    "cannot seek to \(TimeValue.format(seconds))", as: .invalidInput)
+        try input.seek(to: max(0, seconds), stream: Int(streamIndex))
         avcodec_flush_buffers(codec)
         current = nil
         lookahead = nil
@@ -255,6 +240,13 @@ public final class VideoFrameReader {
         return (currentTime, try pixels(of: current!))
     }
 
+    /// True when the input has no frame after the one last returned and `seconds` is more than one frame
+    /// interval past it (for inputs whose duration is unknown).
+    public func isAtEnd(after seconds: Double) -> Bool {
+        guard decoderDrained, lookahead == nil, current != nil else { return false }
+        return seconds > currentTime + 1 / (frameRate ?? 25)
+    }
+
     /// Time (seconds) of the frame last returned.
     public var lastFrameTime: Double { currentTime }
 
@@ -273,7 +265,7 @@ public final class VideoFrameReader {
 
     /// Decodes the next frame; undecodable packets are skipped with a warning.
     private func decodeNext() throws -> (Frame, Double)? {
-        guard let codec, let format else { return nil }
+        guard let codec else { return nil }
         let frame = Frame()
         while true {
             if decoderDrained { return nil }
@@ -285,7 +277,7 @@ public final class VideoFrameReader {
                     pts = (lastPts ?? startTime - step) + step
                 }
                 lastPts = pts
-                return (frame, Double(pts - startTime) * av_q2d(timeBase))
+                return (frame, Double(pts) * av_q2d(timeBase) - origin)
             }
             if r == lapse_averror_eof() { decoderDrained = true; return nil }
             if r != lapse_averror_eagain() {
@@ -294,12 +286,7 @@ public final class VideoFrameReader {
                 continue
             }
             if inputEnded { decoderDrained = true; return nil }
-            let read = av_read_frame(format, packet.pointer)
-            if read < 0 {
-                if read != lapse_averror_eof() {
-                    if read == lapse_averror_exit() { throw LapseError(.cancelled, name, "cancelled") }
-                    warning?("\(name): input ended early (\(ffmpegMessage(read)))")
-                }
+            if try !input.read(into: packet) {
                 inputEnded = true
                 avcodec_send_packet(codec, nil)
                 continue
@@ -309,7 +296,7 @@ public final class VideoFrameReader {
             let s = avcodec_send_packet(codec, packet.pointer)
             if s < 0 && s != lapse_averror_eagain() {
                 decodeErrors += 1
-                let t = Double(packet.pointer.pointee.pts - startTime) * av_q2d(timeBase)
+                let t = Double(packet.pointer.pointee.pts) * av_q2d(timeBase) - origin
                 warning?("\(name): the frame at \(TimeValue.format(max(0, t))) could not be decoded "
                          + "(\(ffmpegMessage(s))); the previous frame is repeated")
             }

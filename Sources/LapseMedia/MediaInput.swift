@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CFFmpeg
+import Foundation
+import LapseCore
+import Synchronization
+
+/// A media input opened with libavformat: a local file, an `http(s)://` URL (progressive MP4/MOV with `moov`
+/// at the start or at the end, from a server with or without Range support) or an HLS playlist (`.m3u8`).
+/// This is the one way Lapse opens media; clip, GIF and frame readers build on it.
+///
+/// Network inputs are read through libavformat's own HTTP layer with reconnects (`reconnect`,
+/// `reconnect_streamed`, `reconnect_on_network_error`), a per-read timeout (`rw_timeout`) and an interrupt
+/// callback that enforces an optional overall deadline and ``cancel()``.
+/// Errors are ``LapseError``s whose subject is the path or the URL without its query string
+/// (``Redaction/url(_:)``): missing file, not a media file, no video stream, HTTP 404/403, connection refused,
+/// timeout, truncated file.
+///
+/// An MP4/MOV served without Range support whose `moov` is at the end cannot be read in place (the index comes
+/// after the samples); it is then downloaded once to a temporary file, which is removed on deinit.
+///
+/// Not thread-safe, except ``cancel()`` which may be called from any thread.
+public final class MediaInput {
+    /// How to open an input.
+    public struct Options: Sendable {
+        /// Network inputs: seconds without any data before a read fails (libavformat `rw_timeout`). Default 15.
+        public var readTimeout: Double = 15
+        /// Seconds from opening after which every blocking call fails with a timeout; `nil` for none (default).
+        public var deadline: Double?
+        /// Fail with `.invalidInput` ("no video stream") when the input holds no video. Default true.
+        public var requireVideo: Bool = true
+        /// The HTTP `User-Agent`.
+        public var userAgent: String = "lapse"
+        /// Where an input that must be downloaded first is kept (default: the system's temporary directory).
+        public var temporaryDirectory: String?
+        public init() {}
+    }
+
+    /// One stream of the input.
+    public struct Stream: Sendable {
+        public enum Kind: String, Sendable { case video, audio, subtitle, data, other }
+        /// Index in the container (the `stream_index` of its packets).
+        public var index: Int
+        public var kind: Kind
+        /// FFmpeg's codec name (`h264`, `aac`…).
+        public var codecName: String
+        /// The stream's time base: timestamps of its packets are in units of `num/den` seconds.
+        public var timeBase: (num: Int, den: Int)
+        /// Start time in seconds (the first pts), when known.
+        public var startTime: Double?
+        /// Duration in seconds, when known.
+        public var duration: Double?
+        /// Video: coded width and height in pixels (0 for other kinds).
+        public var width: Int
+        public var height: Int
+        /// Video: display rotation in degrees, counter-clockwise as `av_display_rotation_get` gives it
+        /// (ffprobe's `rotation`; −90 for a portrait iPhone clip); 0 when there is no display matrix.
+        public var rotation: Double
+        /// Video: average frame rate (frames per second), when known.
+        public var frameRate: Double?
+        /// Audio: sample rate (Hz) and channel count (0 for other kinds).
+        public var sampleRate: Int
+        public var channels: Int
+        /// The stream's `language` tag (ISO 639-2, e.g. `eng`), when present and not `und`.
+        public var language: String?
+        /// True for an attached picture (cover art), which is not a real video stream.
+        public var isAttachedPicture: Bool
+    }
+
+    /// The location as given (may hold a secret in its query string: print ``displayName`` instead).
+    public let location: String
+    /// The location as it may be printed: a path, or the URL without its query string.
+    public let displayName: String
+    /// True for `http://`, `https://` and other network inputs.
+    public let isNetwork: Bool
+    /// The streams, in container order.
+    public private(set) var streams: [Stream] = []
+    /// The index of the main video stream (FFmpeg's best pick), if any.
+    public private(set) var videoStreamIndex: Int?
+    /// The index of the main audio stream, if any.
+    public private(set) var audioStreamIndex: Int?
+    /// The container's name as FFmpeg knows it (`mov,mp4,m4a,3gp,3g2,mj2`, `hls`, `matroska,webm`…).
+    public private(set) var formatName: String = ""
+    /// True when the data came through a temporary download (see the type's comment).
+    public private(set) var downloadedFirst = false
+
+    package private(set) var context: UnsafeMutablePointer<AVFormatContext>?
+    private let options: Options
+    private let interrupt: InterruptState
+    private var temporaryFile: String?
+
+    /// Opens `location` and reads its stream information.
+    /// - Parameters:
+    ///   - location: a file path or an `http://`, `https://` URL (progressive file or HLS `.m3u8`).
+    ///   - options: timeouts and checks (see ``Options``).
+    /// - Throws: ``LapseError`` — `.invalidInput` (missing or unreadable file, not a media file, no video stream,
+    ///   truncated file), `.network` (HTTP status, refused connection, timeout), `.cancelled`.
+    public init(location: String, options: Options = Options()) throws {
+        FFmpegLog.quiet()
+        self.location = location
+        self.displayName = Redaction.url(location)
+        self.options = options
+        let scheme = location.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
+        isNetwork = location.contains("://") && scheme != "file"
+        interrupt = InterruptState()
+        if let deadline = options.deadline { interrupt.arm(seconds: deadline) }
+        if !isNetwork {
+            let path = location.hasPrefix("file:") ? String(location.dropFirst(5)) : location
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw LapseError(.invalidInput, displayName, "no such file")
+            }
+            if isDirectory.boolValue { throw LapseError(.invalidInput, displayName, "is a directory, not a media file") }
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw LapseError(.invalidInput, displayName, "permission denied")
+            }
+        }
+        var mustDownload = false
+        try open(location) { mustDownload = self.isNetwork && self.needsDownload() }
+        if mustDownload {
+            close()
+            let file = try download()
+            temporaryFile = file
+            downloadedFirst = true
+            try open(file) {}
+        }
+        try checkComplete()
+        try describe()
+    }
+
+    deinit {
+        close()
+        if let temporaryFile { unlink(temporaryFile) }
+    }
+
+    /// Turns FFmpeg's own log output off, so that errors reach users only as Lapse's one-line messages
+    /// (FFmpeg otherwise prints its own lines, e.g. "error reading header", on stderr). For command-line tools.
+    public static func silenceLibraryLog() { FFmpegLog.setLevel(AV_LOG_QUIET) }
+
+    /// Asks every blocking call in progress or to come to stop: they throw `.cancelled`. Thread-safe.
+    public func cancel() { interrupt.cancel() }
+
+    /// Duration of the input in seconds (container duration, else the longest stream), when known.
+    public var duration: Double? {
+        guard let context else { return nil }
+        if context.pointee.duration != lapse_nopts_value && context.pointee.duration > 0 {
+            return Double(context.pointee.duration) / Double(AV_TIME_BASE)
+        }
+        let d = streams.compactMap(\.duration).max()
+        return d
+    }
+
+    /// Start time of the input in seconds (the smallest stream start; 0 for most files, e.g. 1.4 for HLS
+    /// segments cut from a transport stream). Times given to users are relative to it.
+    public var startTime: Double {
+        guard let context, context.pointee.start_time != lapse_nopts_value else { return 0 }
+        return Double(context.pointee.start_time) / Double(AV_TIME_BASE)
+    }
+
+    /// The main video stream; `nil` when there is none.
+    public var videoStream: Stream? { videoStreamIndex.map { streams[$0] } }
+    /// The main audio stream; `nil` when there is none.
+    public var audioStream: Stream? { audioStreamIndex.map { streams[$0] } }
+
+    /// Bytes read from the input so far (top-level I/O only; for HLS the playlist, not the segments).
+    public var bytesRead: Int64 {
+        guard let pb = context?.pointee.pb else { return 0 }
+        return pb.pointee.bytes_read
+    }
+
+    /// The `AVStream` for `index` (package use: codec parameters, side data).
+    package func avStream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
+        context!.pointee.streams[index]!
+    }
+
+    /// Seeks so that the next packets read start at the keyframe at or before `seconds` (measured from
+    /// ``startTime``) in `stream` (default: the video stream, else any stream). Uses the container's index
+    /// (MP4/MOV, MKV cues) or the playlist; nothing is scanned.
+    /// - Throws: ``LapseError`` `.invalidInput` when the input cannot seek there, `.network`, `.cancelled`.
+    public func seek(to seconds: Double, stream: Int? = nil) throws {
+        guard let context else { return }
+        let index = stream ?? videoStreamIndex ?? -1
+        let target: Int64
+        let base = startTime + seconds
+        if index >= 0 {
+            let tb = avStream(index).pointee.time_base
+            target = Int64((base * Double(tb.den) / Double(tb.num)).rounded(.down))
+        } else {
+            target = Int64((base * Double(AV_TIME_BASE)).rounded(.down))
+        }
+        let started = Date()
+        let r = av_seek_frame(context, Int32(index), target, AVSEEK_FLAG_BACKWARD)
+        if r < 0 { throw error(r, doing: "cannot seek to \(TimeValue.format(seconds))", since: started) }
+    }
+
+    /// Reads the next packet (any stream) into `packet`.
+    /// - Returns: false at the end of the input.
+    /// - Throws: ``LapseError`` for read errors (`.network`, `.invalidInput` for a truncated file), `.cancelled`.
+    package func read(into packet: Packet) throws -> Bool {
+        guard let context else { return false }
+        av_packet_unref(packet.pointer)
+        let started = Date()
+        let r = av_read_frame(context, packet.pointer)
+        if r == lapse_averror_eof() {
+            // A network EOF after a long wait is a stalled server, not the end of the media.
+            if isNetwork, Date().timeIntervalSince(started) >= options.readTimeout * 0.9 {
+                throw LapseError(.network, displayName, "timed out: no data for \(Self.seconds(options.readTimeout))")
+            }
+            return false
+        }
+        if r < 0 { throw error(r, doing: "cannot read", since: started) }
+        return true
+    }
+
+    /// The presentation time of `packet` in seconds from ``startTime`` (its pts, else dts), or `nil`.
+    package func time(of packet: UnsafePointer<AVPacket>) -> Double? {
+        let t = packet.pointee.pts != lapse_nopts_value ? packet.pointee.pts : packet.pointee.dts
+        guard t != lapse_nopts_value else { return nil }
+        let tb = avStream(Int(packet.pointee.stream_index)).pointee.time_base
+        return Double(t) * Double(tb.num) / Double(tb.den) - startTime
+    }
+
+    // MARK: - Opening
+
+    /// Opens `url`; `afterHeader` runs between reading the header and probing the streams.
+    private func open(_ url: String, afterHeader: () -> Void) throws {
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
+        guard let allocated = ctx else { throw LapseError(.other, displayName, "out of memory") }
+        allocated.pointee.interrupt_callback.callback = { opaque in
+            guard let opaque else { return 0 }
+            return Unmanaged<InterruptState>.fromOpaque(opaque).takeUnretainedValue().shouldStop ? 1 : 0
+        }
+        allocated.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(interrupt).toOpaque()
+        var dict: OpaquePointer?
+        defer { av_dict_free(&dict) }
+        if url.contains("://") { setNetworkOptions(&dict) }
+        let started = Date()
+        let r = avformat_open_input(&ctx, url, nil, &dict)
+        if r < 0 { throw error(r, doing: "cannot open", since: started) }
+        context = ctx
+        formatName = String(cString: ctx!.pointee.iformat.pointee.name)
+        afterHeader()
+        if needsDownloadFlag { return }
+        let r2 = avformat_find_stream_info(ctx, nil)
+        if r2 < 0 { throw error(r2, doing: "cannot read the stream information", since: started) }
+    }
+
+    private func setNetworkOptions(_ dict: inout OpaquePointer?) {
+        av_dict_set(&dict, "reconnect", "1", 0)
+        av_dict_set(&dict, "reconnect_streamed", "1", 0)
+        av_dict_set(&dict, "reconnect_on_network_error", "1", 0)
+        av_dict_set(&dict, "reconnect_delay_max", String(Int(min(4, max(1, options.readTimeout)))), 0)
+        av_dict_set(&dict, "rw_timeout", String(Int64(options.readTimeout * 1_000_000)), 0)
+        av_dict_set(&dict, "user_agent", options.userAgent, 0)
+        // HLS: keep one connection for the segments.
+        av_dict_set(&dict, "http_persistent", "1", 0)
+    }
+
+    private func close() {
+        if context != nil { avformat_close_input(&context) }
+    }
+
+    /// Set by ``needsDownload()``: skip probing, the input is reopened from a download.
+    private var needsDownloadFlag = false
+
+    /// An MP4/MOV whose samples come before `moov`, read from a server that cannot seek back to them.
+    /// Call right after the header is read (the read position is then the end of `moov`).
+    private func needsDownload() -> Bool {
+        needsDownloadFlag = _needsDownload()
+        return needsDownloadFlag
+    }
+
+    private func _needsDownload() -> Bool {
+        guard let context, let pb = context.pointee.pb, pb.pointee.seekable & AVIO_SEEKABLE_NORMAL == 0,
+              formatName.hasPrefix("mov") else { return false }
+        let position = avio_tell(pb)
+        for i in 0..<Int(context.pointee.nb_streams) {
+            let s = avStream(i)
+            if avformat_index_get_entries_count(s) > 0, let entry = avformat_index_get_entry(s, 0),
+               entry.pointee.pos < position {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Throws when the container's index (MP4/MOV sample tables) refers to bytes beyond the end of the input.
+    private func checkComplete() throws {
+        guard let context, let pb = context.pointee.pb else { return }
+        let size = avio_size(pb)
+        guard size > 0 else { return }
+        var end: Int64 = 0
+        for i in 0..<Int(context.pointee.nb_streams) {
+            let s = avStream(i)
+            let n = avformat_index_get_entries_count(s)
+            // Sample data is laid out in time order: the last entries reach furthest.
+            for k in stride(from: n - 1, through: max(0, n - 64), by: -1) {
+                if let e = avformat_index_get_entry(s, k) { end = max(end, e.pointee.pos + Int64(e.pointee.size)) }
+            }
+        }
+        if end > size {
+            throw LapseError(.invalidInput, displayName,
+                             "the file is truncated (\(size) bytes; its index refers to data up to byte \(end))")
+        }
+    }
+
+    /// Copies the whole input to a temporary file through libavformat's I/O layer (same options).
+    private func download() throws -> String {
+        let dir = options.temporaryDirectory ?? NSTemporaryDirectory()
+        let path = URL(fileURLWithPath: dir)
+            .appendingPathComponent("lapse-input-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).mp4").path
+        var io: UnsafeMutablePointer<AVIOContext>?
+        var dict: OpaquePointer?
+        defer { av_dict_free(&dict) }
+        setNetworkOptions(&dict)
+        var callback = AVIOInterruptCB()
+        callback.callback = { opaque in
+            guard let opaque else { return 0 }
+            return Unmanaged<InterruptState>.fromOpaque(opaque).takeUnretainedValue().shouldStop ? 1 : 0
+        }
+        callback.opaque = Unmanaged.passUnretained(interrupt).toOpaque()
+        let started = Date()
+        let r = avio_open2(&io, location, AVIO_FLAG_READ, &callback, &dict)
+        if r < 0 { throw error(r, doing: "cannot open", since: started) }
+        defer { avio_closep(&io) }
+        guard let out = fopen(path, "wb") else {
+            throw LapseError(.output, path, "cannot create a temporary file: \(String(cString: strerror(errno)))")
+        }
+        var ok = false
+        defer {
+            fclose(out)
+            if !ok { unlink(path) }
+        }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let readStarted = Date()
+            let n = buffer.withUnsafeMutableBufferPointer { avio_read(io, $0.baseAddress, Int32($0.count)) }
+            if n == lapse_averror_eof() || n == 0 {
+                if Date().timeIntervalSince(readStarted) >= options.readTimeout * 0.9 {
+                    throw LapseError(.network, displayName, "timed out: no data for \(Self.seconds(options.readTimeout))")
+                }
+                break
+            }
+            if n < 0 { throw error(n, doing: "cannot download", since: readStarted) }
+            let written = buffer.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, Int(n), out) }
+            guard written == Int(n) else { throw LapseError(.output, path, "cannot write the temporary file") }
+        }
+        ok = true
+        return path
+    }
+
+    private func describe() throws {
+        guard let context else { return }
+        var list: [Stream] = []
+        for i in 0..<Int(context.pointee.nb_streams) {
+            let s = avStream(i)
+            let par = s.pointee.codecpar.pointee
+            let kind: Stream.Kind
+            switch par.codec_type {
+            case AVMEDIA_TYPE_VIDEO: kind = .video
+            case AVMEDIA_TYPE_AUDIO: kind = .audio
+            case AVMEDIA_TYPE_SUBTITLE: kind = .subtitle
+            case AVMEDIA_TYPE_DATA: kind = .data
+            default: kind = .other
+            }
+            let tb = s.pointee.time_base
+            let toSeconds = { (v: Int64) -> Double? in
+                v == lapse_nopts_value ? nil : Double(v) * Double(tb.num) / Double(tb.den)
+            }
+            var rotation = 0.0
+            var size: Int = 0
+            if let matrix = av_stream_get_side_data(s, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 {
+                let r = matrix.withMemoryRebound(to: Int32.self, capacity: 9) { av_display_rotation_get($0) }
+                if r.isFinite { rotation = r == 0 ? 0 : r }
+            }
+            let language = av_dict_get(s.pointee.metadata, "language", nil, 0).map { String(cString: $0.pointee.value) }
+            let fr = s.pointee.avg_frame_rate
+            list.append(Stream(
+                index: i, kind: kind,
+                codecName: avcodec_get_name(par.codec_id).map { String(cString: $0) } ?? "unknown",
+                timeBase: (Int(tb.num), Int(tb.den)),
+                startTime: toSeconds(s.pointee.start_time),
+                duration: s.pointee.duration > 0 ? toSeconds(s.pointee.duration) : nil,
+                width: kind == .video ? Int(par.width) : 0, height: kind == .video ? Int(par.height) : 0,
+                rotation: rotation,
+                frameRate: fr.num > 0 && fr.den > 0 ? Double(fr.num) / Double(fr.den) : nil,
+                sampleRate: kind == .audio ? Int(par.sample_rate) : 0,
+                channels: kind == .audio ? Int(par.ch_layout.nb_channels) : 0,
+                language: language.flatMap { $0.isEmpty || $0 == "und" ? nil : $0 },
+                isAttachedPicture: s.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0))
+        }
+        streams = list
+        let v = av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        if v >= 0, !list[Int(v)].isAttachedPicture { videoStreamIndex = Int(v) }
+        else { videoStreamIndex = list.first { $0.kind == .video && !$0.isAttachedPicture }?.index }
+        let a = av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
+        audioStreamIndex = a >= 0 ? Int(a) : nil
+        if options.requireVideo, videoStreamIndex == nil {
+            let kinds = Set(list.map(\.kind.rawValue)).sorted().joined(separator: ", ")
+            throw LapseError(.invalidInput, displayName, "no video stream" + (kinds.isEmpty ? "" : " (only \(kinds))"))
+        }
+    }
+
+    // MARK: - Errors
+
+    /// A one-line error for FFmpeg code `code`, with the subject redacted and HTTP and network codes named.
+    private func error(_ code: Int32, doing: String, since started: Date) -> LapseError {
+        if interrupt.isCancelled { return LapseError(.cancelled, displayName, "cancelled") }
+        if interrupt.deadlinePassed {
+            return LapseError(.network, displayName, "timed out after \(Self.seconds(options.deadline ?? 0))")
+        }
+        switch code {
+        case lapse_averror_http_not_found(): return LapseError(.network, displayName, "HTTP 404 not found")
+        case lapse_averror_http_forbidden(): return LapseError(.network, displayName, "HTTP 403 forbidden")
+        case lapse_averror_http_unauthorized(): return LapseError(.network, displayName, "HTTP 401 unauthorized")
+        case lapse_averror_http_other_4xx(): return LapseError(.network, displayName, "HTTP client error (4xx)")
+        case lapse_averror_http_server_error(): return LapseError(.network, displayName, "HTTP server error (5xx)")
+        case lapse_averror(ECONNREFUSED): return LapseError(.network, displayName, "connection refused")
+        case lapse_averror(ETIMEDOUT):
+            return LapseError(.network, displayName, "timed out: no data for \(Self.seconds(options.readTimeout))")
+        case lapse_averror(ENOENT) where !isNetwork: return LapseError(.invalidInput, displayName, "no such file")
+        case lapse_averror(EACCES) where !isNetwork: return LapseError(.invalidInput, displayName, "permission denied")
+        default: break
+        }
+        if isNetwork, Date().timeIntervalSince(started) >= options.readTimeout * 0.9 {
+            return LapseError(.network, displayName, "timed out: no data for \(Self.seconds(options.readTimeout))")
+        }
+        if code == lapse_averror_invaliddata() || code == lapse_averror_eof() {
+            if context == nil { return LapseError(.invalidInput, displayName, "not a media file (or a truncated one)") }
+            return LapseError(.invalidInput, displayName, "\(doing): the file is truncated or corrupt")
+        }
+        let message = Redaction.message(ffmpegMessage(code), hiding: [location])
+        return LapseError(isNetwork ? .network : .invalidInput, displayName, "\(doing): \(message.lowercased())")
+    }
+
+    private static func seconds(_ s: Double) -> String {
+        s == s.rounded() ? "\(Int(s)) s" : String(format: "%.1f s", s)
+    }
+}
+
+/// State read by libavformat's interrupt callback: a cancel flag and a deadline (monotonic nanoseconds).
+private final class InterruptState: Sendable {
+    private let cancelled = Atomic<Bool>(false)
+    private let deadline = Atomic<UInt64>(0)
+
+    func cancel() { cancelled.store(true, ordering: .relaxed) }
+    func arm(seconds: Double) {
+        deadline.store(DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9), ordering: .relaxed)
+    }
+    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+    var deadlinePassed: Bool {
+        let d = deadline.load(ordering: .relaxed)
+        return d != 0 && DispatchTime.now().uptimeNanoseconds >= d
+    }
+    var shouldStop: Bool { isCancelled || deadlinePassed }
+}
