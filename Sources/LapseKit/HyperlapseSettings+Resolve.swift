@@ -55,24 +55,63 @@ extension HyperlapseSettings {
         return job
     }
 
-    /// The panorama source these settings name.
-    /// - Throws: ``LapseError`` `.usage` for a missing or unknown source, or a source that needs a route
-    ///   without one; `.invalidInput` for an unreadable video.
-    public func makeFeed() throws -> any PanoramaFeed {
+    /// The panorama feed these settings name: the route (planned with a directions service or read from a file,
+    /// resampled every ``spacing`` metres) and the source to look its panoramas up in.
+    /// - Parameter progress: receives route and download progress.
+    /// - Throws: ``LapseError`` `.usage` for a missing or unknown source, a missing route, Google without a key;
+    ///   `.invalidInput` for unreadable route files or videos; the directions service's errors.
+    public func makeFeed(progress: ProgressHandler? = nil, warning: WarningHandler? = nil,
+                         environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> any PanoramaFeed {
         let s = HyperlapseSettings.defaults.overridden(by: self)
         guard let source = s.source else {
             throw LapseError.usage("no panorama source (--source google|panoramax|local:DIR|video:FILE)")
         }
-        if source.hasPrefix("video:") {
-            let path = String(source.dropFirst("video:".count))
-            guard s.track == nil else {
-                throw LapseError(.other, path, "a GPS track for a video source is not supported yet")
-            }
+        let hasDirections = s.from != nil || s.to != nil || !(s.via ?? []).isEmpty
+        if hasDirections && s.route != nil { throw LapseError.usage("give either --route or --from/--to, not both") }
+        if hasDirections && (s.from == nil || s.to == nil) { throw LapseError.usage("give both --from and --to") }
+        // A 360° video without a track is read front to back: the efficient path for its frames.
+        if source.hasPrefix("video:") && s.track == nil && s.route == nil && !hasDirections {
+            let path = PanoramaSourceOptions.expand(String(source.dropFirst("video:".count)))
             return try VideoPanoramaFeed(path: path, frameStep: s.frameStep ?? 1, panoHeading: s.panoHeading ?? 0)
         }
-        guard ["google", "panoramax"].contains(source) || source.hasPrefix("local:") else {
-            throw LapseError.usage("--source takes google, panoramax, local:DIR or video:FILE, not '\(source)'")
+        var options = PanoramaSourceOptions(source: source, environment: environment)
+        options.track = s.track
+        options.keyFile = s.keyFile
+        options.cacheDirectory = s.cacheDir
+        let client = try options.makeClient()
+        let made = try options.make(client: client, videoFrameStep: s.frameStep ?? 1, progress: progress)
+        for skipped in made.skipped { warning?("skipped \(skipped.file): \(skipped.reason)") }
+
+        var route: Route
+        if let file = s.route {
+            route = try await RouteSource.file(PanoramaSourceOptions.expand(file)).load().route
+        } else if let from = s.from, let to = s.to {
+            let request = DirectionsRequest(origin: try Coordinate.parse(from), destination: try Coordinate.parse(to),
+                                            waypoints: try (s.via ?? []).map { try Coordinate.parse($0) })
+            let configuration = DirectionsConfiguration(service: s.provider == "osrm" ? .osrm : .google, keyFile: s.keyFile,
+                                                        osrmBaseURL: s.osrmURL, environment: environment, client: client)
+            progress?(ProgressEvent(stage: "route", completed: 0, total: 1, unit: "routes"))
+            let loaded = try await RouteSource.directions(request).load(configuration)
+            for w in loaded.warnings { warning?(w) }
+            progress?(ProgressEvent(stage: "route", completed: 1, total: 1, unit: "routes"))
+            route = loaded.route
+        } else if let track = made.track {
+            route = track
+        } else if let sequence = made.sequence, source.hasPrefix("local:") {
+            // Own photos without a route: their positions in capture order are the route.
+            route = Route(coordinates: sequence.map(\.coordinate))
+        } else {
+            throw LapseError.usage("no route: give --route FILE or --from LAT,LNG --to LAT,LNG")
         }
-        throw LapseError(.other, source, "this panorama source is not wired into the hyperlapse yet")
+        let points = try route.resampled(every: s.spacing ?? 10)
+        let resolution: PanoramaResolution
+        if let zoom = s.zoom, zoom != "auto" {
+            guard let z = Int(zoom), (0...5).contains(z) else { throw LapseError.usage("zoom takes auto or 0 to 5, not '\(zoom)'") }
+            resolution = .zoom(z)
+        } else {
+            let width = (s.size ?? "1280x720").lowercased().split(separator: "x").first.flatMap { Int($0) } ?? 1280
+            resolution = SourcePanoramaFeed.autoResolution(frameWidth: width, fov: s.fov ?? 90)
+        }
+        return SourcePanoramaFeed(source: made.source, points: points, radius: s.radius ?? 50, resolution: resolution)
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 /// The job file is JSON with these keys (all optional; flags given on the command line override the file):
 /// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
-/// `panoHeading`, `frameStep`, `gifWidth`. After a run the effective settings are written next to the output as
+/// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`. After a run the effective settings are written next to the output as
 /// `OUT.job.json`, so the same hyperlapse can be rendered again with `--config OUT.job.json`.
 public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// Start and end of a planned route, `"lat,lng"`.
@@ -57,6 +57,10 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var panoHeading: Double?
     /// For `video:` without a track: use every N-th frame (default 1).
     public var frameStep: Int?
+    /// A file holding the Google Maps API key (else `GOOGLE_MAPS_API_KEY`).
+    public var keyFile: String?
+    /// An OSRM server for `provider: osrm` (else `LAPSE_OSRM_URL`, else the public demo server).
+    public var osrmURL: String?
 
     public init() {}
 
@@ -69,6 +73,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         take(\.spacing); take(\.size); take(\.fov); take(\.fps); take(\.lookAt); take(\.headingOffset)
         take(\.keyframes); take(\.zoom); take(\.crossfade); take(\.output); take(\.gif); take(\.gifWidth)
         take(\.cacheDir); take(\.radius); take(\.crf); take(\.preset); take(\.panoHeading); take(\.frameStep)
+        take(\.keyFile); take(\.osrmURL)
         return result
     }
 
@@ -103,6 +108,6 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case from, to, via, provider, route, source, track, spacing, size, fov, fps, lookAt, headingOffset, keyframes,
-             zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep
+             zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile, osrmURL
     }
 }

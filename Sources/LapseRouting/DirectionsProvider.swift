@@ -75,14 +75,13 @@ func joinPieces(_ pieces: [[Coordinate]]) -> [Coordinate] {
 }
 
 extension HTTPClient {
-    /// GET for a directions service: the response whatever its status (HTTPClient already retried 429/5xx),
-    /// with `secret` kept out of any error.
-    func directionsGet(_ url: URL, hiding secret: String?) async throws -> HTTPResponse {
+    /// GET for a directions service: the response whatever its status (HTTPClient already retried 429/5xx).
+    /// Errors name the service before the URL and never contain `secret`.
+    func directionsGet(_ url: URL, service: String, hiding secret: String?) async throws -> HTTPResponse {
         do { return try await get(url) } catch var error as LapseError {
-            if let secret {
-                error.reason = Redaction.message(error.reason, hiding: [secret])
-                error.subject = error.subject.map { Redaction.message($0, hiding: [secret]) }
-            }
+            let secrets = secret.map { [$0] } ?? []
+            error.reason = Redaction.message(error.reason, hiding: secrets)
+            error.subject = service + " " + Redaction.message(error.subject ?? Redaction.url(url.absoluteString), hiding: secrets)
             throw error
         }
     }

@@ -125,7 +125,7 @@ public struct GoogleDirections: DirectionsProvider {
     private func fetch(_ points: [Coordinate], mode: TravelMode) async throws -> Piece {
         let url = url(for: points, mode: mode)
         let subject = "Google Directions " + Redaction.url(url.absoluteString)
-        let response = try await client.directionsGet(url, hiding: apiKey)
+        let response = try await client.directionsGet(url, service: "Google Directions", hiding: apiKey)
         let data = response.body, status = response.status
         let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         guard let json = object else {

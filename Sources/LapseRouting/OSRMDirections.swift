@@ -40,7 +40,7 @@ public struct OSRMDirections: DirectionsProvider {
     public func route(_ request: DirectionsRequest) async throws -> DirectionsResult {
         let url = url(for: request)
         let subject = "OSRM " + Redaction.url(url.absoluteString)
-        let response = try await client.directionsGet(url, hiding: nil)
+        let response = try await client.directionsGet(url, service: "OSRM", hiding: nil)
         let data = response.body, status = response.status
         guard let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let code = json["code"] as? String else {
             switch status {

@@ -204,6 +204,10 @@ import Testing
     @Test func largeGPXWithBoundedMemory() throws {
         let big = path("big.gpx")
         try Self.writeLargeGPX(big, points: 150_000)
+        defer {  // 38 MB and its 150 000-point output
+            try? FileManager.default.removeItem(atPath: big)
+            try? FileManager.default.removeItem(atPath: path("big.geojson"))
+        }
         let fileSize = try #require(try FileManager.default.attributesOfItem(atPath: big)[.size] as? Int)
         #expect(fileSize > 35_000_000)
         /// Runs lapse under python3 and returns the child's peak RSS (kB), its exit status and its stdout.

@@ -18,7 +18,7 @@ import TestSupport
         settings.crf = 12
         settings.output = dir.appendingPathComponent("v.mp4").path
         let job = try settings.makeJob(overwrite: false)
-        let summary = try await job.run(feed: try settings.makeFeed())
+        let summary = try await job.run(feed: try await settings.makeFeed())
         #expect(summary.panoramas == 6)  // frames 0, 20, …, 100 of 120
         #expect(summary.frames == 6)
         let output = try FFmpegReference.frames(summary.output, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
@@ -51,10 +51,10 @@ import TestSupport
         settings.size = "256x144"
         settings.headingOffset = 30
         settings.output = dir.appendingPathComponent("a.mp4").path
-        _ = try await settings.makeJob(overwrite: false).run(feed: try settings.makeFeed())
+        _ = try await settings.makeJob(overwrite: false).run(feed: try await settings.makeFeed())
         var again = try HyperlapseSettings.read(path: dir.appendingPathComponent("a.job.json").path)
         again.output = dir.appendingPathComponent("b.mp4").path
-        _ = try await again.makeJob(overwrite: false).run(feed: try again.makeFeed())
+        _ = try await again.makeJob(overwrite: false).run(feed: try await again.makeFeed())
         let a = try Data(contentsOf: URL(fileURLWithPath: dir.appendingPathComponent("a.mp4").path))
         let b = try Data(contentsOf: URL(fileURLWithPath: dir.appendingPathComponent("b.mp4").path))
         #expect(a == b)
@@ -68,7 +68,7 @@ import TestSupport
         settings.crossfade = true
         settings.output = dir.appendingPathComponent("c.mp4").path
         settings.gif = dir.appendingPathComponent("c.gif").path
-        let summary = try await settings.makeJob(overwrite: false).run(feed: try settings.makeFeed())
+        let summary = try await settings.makeJob(overwrite: false).run(feed: try await settings.makeFeed())
         // 3 panoramas, 2 blended frames between them.
         #expect(summary.panoramas == 3)
         #expect(summary.frames == 5)
@@ -77,7 +77,7 @@ import TestSupport
         #expect(gif.images.count >= 2)
     }
 
-    @Test func settingsErrors() throws {
+    @Test func settingsErrors() async throws {
         var s = HyperlapseSettings()
         s.source = "video:x.mp4"
         #expect(throws: LapseError.self) { try s.makeJob(overwrite: false) }  // no output
@@ -87,7 +87,7 @@ import TestSupport
         #expect(throws: LapseError.self) { try s.makeJob(overwrite: false) }  // two camera modes
         s.headingOffset = nil
         s.source = "flickr"
-        #expect(throws: LapseError.self) { try s.makeFeed() }
+        await #expect(throws: LapseError.self) { try await s.makeFeed() }
         let bad = dir.appendingPathComponent("bad.json")
         try Data(#"{"sauce": "google"}"#.utf8).write(to: bad)
         #expect { try HyperlapseSettings.read(path: bad.path) } throws: { error in

@@ -186,6 +186,7 @@ import Testing
                 .route(DirectionsRequest(origin: toronto, destination: montreal))
         }
         #expect(refused?.code == .network)
+        #expect(refused?.description == "Google Directions http://127.0.0.1:\(port)/maps/api/directions/json?…: connection refused (after 2 attempts)")
         #expect(refused?.description.contains(Self.key) == false, "\(String(describing: refused))")
     }
 

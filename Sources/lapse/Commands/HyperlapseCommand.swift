@@ -15,6 +15,8 @@ enum HyperlapseCommand: Command {
           --from LAT,LNG --to LAT,LNG   plan a route with a directions service
           --via LAT,LNG                 a stop between (repeatable)
           --provider NAME               google (GOOGLE_MAPS_API_KEY) | osrm (default google)
+          --key-file FILE               file holding the Google API key instead of GOOGLE_MAPS_API_KEY
+          --osrm-url URL                your own OSRM server (default: $LAPSE_OSRM_URL or the public demo server)
           --route FILE                  GPX, GeoJSON, KML, 'lat,lng' lines or an encoded polyline instead
           --spacing M                   metres between route points (default 10)
         Panoramas:
@@ -75,6 +77,8 @@ enum HyperlapseCommand: Command {
         flags.preset = try arguments.value("--preset")
         flags.panoHeading = try arguments.double("--pano-heading", in: -360...360)
         flags.frameStep = try arguments.int("--frame-step", in: 1...10000)
+        flags.keyFile = try arguments.value("--key-file")
+        flags.osrmURL = try arguments.value("--osrm-url")
         let config = try arguments.value("--config")
         let overwrite = arguments.flag("--overwrite", "-y")
         let rest = try arguments.positionals()
@@ -82,7 +86,7 @@ enum HyperlapseCommand: Command {
 
         let settings = try config.map { try HyperlapseSettings.read(path: $0) }.map { $0.overridden(by: flags) } ?? flags
         let job = try settings.makeJob(overwrite: overwrite)
-        let feed = try settings.makeFeed()
+        let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning)
         let started = Date()
         let s = try await job.run(feed: feed, progress: console.progress, warning: console.warning)
         let seconds = Date().timeIntervalSince(started)

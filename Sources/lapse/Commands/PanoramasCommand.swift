@@ -92,63 +92,34 @@ enum PanoramasCommand: Command {
         if !via.isEmpty && from == nil { throw LapseError.usage("--via needs --from and --to") }
         if trackFile != nil && !sourceText.hasPrefix("video:") { throw LapseError.usage("--track is for --source video:FILE") }
 
-        // Network client and cache shared by the route and panorama requests.
-        var configuration = HTTPClient.Configuration()
-        configuration.maxConcurrentRequests = concurrency
-        let googleKey = try GoogleDirections.apiKey(keyFile: keyFile)
-        if let googleKey { configuration.secrets.append(googleKey) }
-        let client = HTTPClient(configuration: configuration)
-        let cache: DiskCache? = noCache ? nil : try DiskCache(directory: cacheDir.map { URL(fileURLWithPath: expand($0)) })
-
-        // The source.
-        let source: any PanoramaSource
-        var sequence: [PanoramaMetadata]?  // used when there is no route
-        if sourceText == "google" {
-            guard let googleKey else {
-                throw LapseError.usage("the Google source needs an API key: set GOOGLE_MAPS_API_KEY or give --key-file")
-            }
-            let base = try url(maptilesURL, "--maptiles-url") ?? GoogleStreetViewSource.defaultBaseURL
-            source = try GoogleStreetViewSource(apiKey: googleKey, baseURL: base, client: client, cache: cache,
-                                                progress: console.progress)
-        } else if sourceText == "panoramax" {
-            source = PanoramaxSource(baseURL: try url(panoramaxURL, "--panoramax-url") ?? PanoramaxSource.defaultBaseURL,
-                                     client: client, cache: cache)
-        } else if sourceText.hasPrefix("local:") {
-            let local = try LocalPhotoSource(directory: expand(String(sourceText.dropFirst("local:".count))))
-            for s in local.skipped { console.warn("skipped \(s.file): \(s.reason)") }
-            source = local
-            sequence = local.panoramas
-        } else if sourceText.hasPrefix("video:") {
-            let track = try trackFile.map { try RouteFile.read(path: expand($0)) }
-            let video = try VideoPanoramaSource(path: expand(String(sourceText.dropFirst("video:".count))), track: track)
-            source = video
-            if track == nil { sequence = video.frames(every: every) }
-        } else {
-            throw LapseError.usage("--source takes google, panoramax, local:DIR or video:FILE, not '\(sourceText)'")
-        }
+        // The source, and one network client and cache for the route and panorama requests.
+        var options = PanoramaSourceOptions(source: sourceText, environment: env)
+        options.track = trackFile
+        options.keyFile = keyFile
+        options.mapTilesBaseURL = maptilesURL
+        options.panoramaxBaseURL = panoramaxURL
+        options.cacheDirectory = cacheDir
+        options.useCache = !noCache
+        options.concurrency = concurrency
+        let client = try options.makeClient()
+        let made = try options.make(client: client, videoFrameStep: every, progress: console.progress)
+        for s in made.skipped { console.warn("skipped \(s.file): \(s.reason)") }
+        let source = made.source
 
         // The route.
         var route: Route?
         if let routeFile {
-            route = try RouteFile.read(path: expand(routeFile))
+            route = try RouteFile.read(path: (routeFile as NSString).expandingTildeInPath)
         } else if let from, let to {
-            let request = DirectionsRequest(origin: from, destination: to, waypoints: via)
-            let directions: any DirectionsProvider
-            if provider == "osrm" {
-                directions = OSRMDirections(baseURL: try url(osrmURL ?? env["LAPSE_OSRM_URL"], "--osrm-url") ?? OSRMDirections.defaultBaseURL,
-                                            client: client)
-            } else {
-                guard let googleKey else {
-                    throw LapseError.usage("Google Directions needs an API key: set GOOGLE_MAPS_API_KEY, give --key-file, or use --provider osrm")
-                }
-                directions = GoogleDirections(apiKey: googleKey, client: client)
-            }
-            let result = try await directions.route(request)
-            for w in result.warnings { console.warn(w) }
-            route = result.route
-        } else if let video = source as? VideoPanoramaSource, let track = video.track {
-            route = track
+            let configuration = DirectionsConfiguration(service: provider == "osrm" ? .osrm : .google, keyFile: keyFile,
+                                                        osrmBaseURL: osrmURL, environment: env, client: client)
+            let loaded = try await RouteSource.directions(DirectionsRequest(origin: from, destination: to, waypoints: via)).load(configuration)
+            for w in loaded.warnings { console.warn(w) }
+            route = loaded.route
+        } else {
+            route = made.track
         }
+        let sequence = made.sequence
 
         var export = PanoramaExport(source: source, outputDirectory: expand(out))
         export.radius = radius
@@ -190,14 +161,6 @@ enum PanoramasCommand: Command {
         do { return try Coordinate.parse(text) } catch let error as LapseError {
             throw LapseError.usage("\(option) \(error.reason)")
         }
-    }
-
-    private static func url(_ text: String?, _ option: String) throws -> URL? {
-        guard let text else { return nil }
-        guard let u = URL(string: text), u.scheme == "http" || u.scheme == "https" else {
-            throw LapseError.usage("\(option) takes an http(s) URL, not '\(text)'")
-        }
-        return u
     }
 
     private static func expand(_ path: String) -> String { (path as NSString).expandingTildeInPath }

@@ -44,7 +44,7 @@ enum RouteCommand: Command {
         let from = try arguments.value("--from").map { try coordinate($0, option: "--from") }
         let to = try arguments.value("--to").map { try coordinate($0, option: "--to") }
         let via = try arguments.values("--via").map { try coordinate($0, option: "--via") }
-        let providerName = try arguments.choice("--provider", ["google", "osrm"])
+        let providerName = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue))
         let mode = try arguments.choice("--mode", TravelMode.allCases.map(\.rawValue)).flatMap(TravelMode.init(rawValue:)) ?? .driving
         let keyFile = try arguments.value("--key-file")
         let googleURL = try arguments.value("--google-url")
@@ -61,41 +61,34 @@ enum RouteCommand: Command {
         }
         if smoothing != nil && spacing == nil { throw LapseError.usage("--smoothing needs --spacing") }
 
-        let environment = ProcessInfo.processInfo.environment
-        var route: Route
-        var provider = "file"
-        var summary: [String: Any] = [:]
+        let source: RouteSource
         if let input {
             guard from == nil, to == nil, via.isEmpty, providerName == nil else {
                 throw LapseError.usage("give either --input or --from/--to/--via, not both")
             }
-            route = try RouteFile.read(path: input, format: inputFormat)
-            summary["input"] = input
+            source = .file(input, format: inputFormat)
         } else {
             guard let from, let to else {
                 throw LapseError.usage(from == nil && to == nil ? "no route: give --from and --to, or --input FILE"
                                                                 : "give both --from and --to")
             }
             if inputFormat != nil { throw LapseError.usage("--input-format is for --input") }
-            let request = DirectionsRequest(origin: from, destination: to, waypoints: via, mode: mode)
-            let directions: any DirectionsProvider
-            if providerName == "osrm" {
-                directions = OSRMDirections(baseURL: try baseURL(osrmURL ?? environment["LAPSE_OSRM_URL"], option: "--osrm-url")
-                                                ?? OSRMDirections.defaultBaseURL)
-            } else {
-                guard let key = try GoogleDirections.apiKey(keyFile: keyFile, environment: environment) else {
-                    throw LapseError.usage("no Google Maps API key: set \(GoogleDirections.keyEnvironmentVariable), give --key-file FILE, or use --provider osrm")
-                }
-                directions = GoogleDirections(apiKey: key,
-                                              baseURL: try baseURL(googleURL ?? environment["LAPSE_GOOGLE_DIRECTIONS_URL"], option: "--google-url")
-                                                  ?? GoogleDirections.defaultBaseURL)
-            }
-            let result = try await directions.route(request)
-            for warning in result.warnings { console.warn(warning) }
-            route = result.route
-            provider = result.provider
-            summary["requests"] = result.requestCount
-            summary["reported_distance_m"] = result.reportedDistance
+            source = .directions(DirectionsRequest(origin: from, destination: to, waypoints: via, mode: mode))
+        }
+        let configuration = DirectionsConfiguration(service: providerName.flatMap(DirectionsService.init(rawValue:)) ?? .google,
+                                                    keyFile: keyFile, googleBaseURL: googleURL, osrmBaseURL: osrmURL)
+        if !overwrite && FileManager.default.fileExists(atPath: output) {  // before any network request
+            throw LapseError(.output, output, "file exists (use --overwrite to replace it)")
+        }
+        let loaded = try await source.load(configuration)
+        for warning in loaded.warnings { console.warn(warning) }
+        var route = loaded.route
+        let provider = loaded.provider
+        var summary: [String: Any] = [:]
+        if let input { summary["input"] = input }
+        if let reported = loaded.reportedDistance {
+            summary["requests"] = loaded.requestCount
+            summary["reported_distance_m"] = reported
         }
 
         let points: Int
@@ -128,15 +121,6 @@ enum RouteCommand: Command {
         do { return try Coordinate.parse(text) } catch let error as LapseError {
             throw LapseError.usage("\(option) \(error.reason)")
         }
-    }
-
-    private static func baseURL(_ text: String?, option: String) throws -> URL? {
-        guard let text else { return nil }
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              url.host != nil else {
-            throw LapseError.usage("\(option) takes an http(s) URL such as http://localhost:5000, not '\(Redaction.url(text))'")
-        }
-        return url
     }
 
     private static func format(_ v: Double) -> String {
