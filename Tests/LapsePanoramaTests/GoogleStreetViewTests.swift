@@ -173,6 +173,22 @@ import TestSupport
         #expect(ImageMetrics.psnr(rerun.pixels, reference) >= 40)
     }
 
+    @Test func anExpiredSessionIsRenewedOnce() async throws {
+        // Each session token works for 6 requests: the metadata and 5 of the 8 zoom-2 tiles.
+        let server = try MapTilesWorld.server(sessionRequests: 6)
+        let dir = TestData.scratchDirectory("pano-cache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let source = try MapTilesWorld.source(server, client: MapTilesWorld.client(limit: 1), cache: try DiskCache(directory: dir))
+        let m = try await source.metadata(id: MapTilesWorld.oldFamily)
+        let image = try await source.image(for: m, resolution: .zoom(2))
+        #expect(image.pixels.width == 1664)
+        let stats = try await MapTilesWorld.stats(server)
+        #expect(stats.by_kind["createSession"] == 2)
+        #expect(stats.tiles == 8)
+        let reference = try Self.reference(MapTilesWorld.oldSource, width: 1664, height: 832)
+        #expect(ImageMetrics.psnr(image.pixels, reference) >= 40)
+    }
+
     @Test func badKeyGivesRequestDeniedWithoutTheKey() async throws {
         let server = try MapTilesWorld.server()
         let badKey = "AIzaSyWRONG-key-9876543210"
