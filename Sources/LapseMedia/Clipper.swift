@@ -282,7 +282,8 @@ extension MediaInput {
                         if firstKeyframe == nil { firstKeyframe = t }
                         if t <= start + 1e-6 {
                             keyframe = t
-                            buffer.removeAll()
+                            // Video from an earlier keyframe is not needed; other streams are filtered by time later.
+                            buffer.removeAll { Int($0.pointer.pointee.stream_index) == video }
                         } else if keyframe == nil {
                             break  // the first keyframe found is already past the start: seek earlier
                         }
@@ -445,6 +446,8 @@ struct StreamCopyClip {
             let p = Packet()
             guard try input.read(into: p) else { break }
             let time = input.time(of: p.pointer)
+            // An audio stream that ends before the range does not make us read the rest of the file.
+            if videoDone, let time, time > options.end + 2 { break }
             try handle(p)
             if let track, let outTrack, let time {
                 try track.write(upTo: time - zero, into: muxer, stream: outTrack)
