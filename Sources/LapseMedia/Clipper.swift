@@ -278,7 +278,8 @@ extension MediaInput {
                     let dts = p.pointer.pointee.dts != lapse_nopts_value ? p.pointer.pointee.dts : pts
                     let isKey = p.pointer.pointee.flags & AV_PKT_FLAG_KEY != 0
                     if isKey, pts != lapse_nopts_value {
-                        let t = clock.seconds(pts)
+                        var t = clock.seconds(pts)
+                        if abs(t) < 1e-9 { t = 0 }  // rounding noise, printed as -0.000 otherwise
                         if firstKeyframe == nil { firstKeyframe = t }
                         if t <= start + 1e-6 {
                             keyframe = t
