@@ -25,9 +25,15 @@ package func ffCheck(_ code: Int32, _ subject: String?, _ doing: String, as erro
     return code
 }
 
-/// Silences FFmpeg's own logging below `level` (default: errors only), once per process.
+/// Silences FFmpeg's own logging, once per process: Lapse reports failures itself, as one line each.
+/// Set `LAPSE_FFMPEG_LOG` to a level (`error`, `warning`, `info`, `debug`) to see FFmpeg's messages when diagnosing.
 package enum FFmpegLog {
-    private static let once: Void = { av_log_set_level(AV_LOG_ERROR) }()
+    private static let once: Void = {
+        let levels = ["quiet": AV_LOG_QUIET, "error": AV_LOG_ERROR, "warning": AV_LOG_WARNING,
+                      "info": AV_LOG_INFO, "verbose": AV_LOG_VERBOSE, "debug": AV_LOG_DEBUG]
+        let wanted = getenv("LAPSE_FFMPEG_LOG").map { String(cString: $0) } ?? "quiet"
+        av_log_set_level(levels[wanted] ?? AV_LOG_QUIET)
+    }()
     package static func quiet() { _ = once }
     /// Sets FFmpeg's log level (`AV_LOG_QUIET`, `AV_LOG_ERROR`, `AV_LOG_WARNING`, …).
     package static func setLevel(_ level: Int32) { av_log_set_level(level) }

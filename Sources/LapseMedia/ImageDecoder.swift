@@ -29,6 +29,7 @@ public final class DecodedImage: @unchecked Sendable {
     ///   corrupt or truncated data.
     public convenience init(path: String) throws {
         try Self.checkReadable(path)
+        try Self.checkSignature(path)
         try self.init(name: path, data: nil)
     }
 
@@ -193,6 +194,24 @@ public final class DecodedImage: @unchecked Sendable {
         defer { try? handle.close() }
         guard let head = try? handle.read(upToCount: 65536) else { return nil }
         return ExifOrientationReader.orientation(inJPEG: [UInt8](head))
+    }
+
+    /// For the common image extensions, checks the file starts as such a file does, so a text file named
+    /// `.jpg` is reported as "not an image" rather than as a corrupt one.
+    static func checkSignature(_ path: String) throws {
+        let ext = (path as NSString).pathExtension.lowercased()
+        let signatures: [String: [[UInt8]]] = [
+            "jpg": [[0xFF, 0xD8]], "jpeg": [[0xFF, 0xD8]], "png": [[0x89, 0x50, 0x4E, 0x47]],
+            "webp": [[0x52, 0x49, 0x46, 0x46]], "gif": [[0x47, 0x49, 0x46, 0x38]], "bmp": [[0x42, 0x4D]],
+            "tif": [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A]], "tiff": [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A]],
+        ]
+        guard let expected = signatures[ext], let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        let head = [UInt8]((try? handle.read(upToCount: 4)) ?? Data())
+        if head.isEmpty { throw LapseError(.invalidInput, path, "not an image (the file is empty)") }
+        guard expected.contains(where: { head.starts(with: $0) }) else {
+            throw LapseError(.invalidInput, path, "not an image (the content is not \(ext.uppercased()) data)")
+        }
     }
 
     static func checkReadable(_ path: String) throws {

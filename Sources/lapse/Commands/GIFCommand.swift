@@ -1,15 +1,126 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import LapseKit
 
 enum GIFCommand: Command {
     static let name = "gif"
-    static let summary = "Make an animated GIF from a video or images (not yet built)"
+    static let summary = "Make a high-quality animated GIF from a video (local or online) or from images"
     static let help = """
-        lapse gif [options]
+        lapse gif INPUT... -o OUT.gif [--start T] [--end T | --duration T] [--fps N] [--width W | --height H | --scale auto|F] [--loop N | --no-loop] [--quality 1-100] [--dither 0-1] [--palette per-frame|global] [--fast] [--delay S] [--overwrite]
 
-        Make an animated GIF from a video or images (not yet built)
+        Makes an animated GIF (GIF89a) from one video — a file, an http(s) URL or an HLS playlist — or from
+        several still images. Frames are taken by presentation time (frame i shows the video at START + i/FPS,
+        so variable-frame-rate video keeps its speed); rotation from phone videos, non-square pixels, HDR (tone-
+        mapped to SDR) and transparency are handled. Colours come from libimagequant (a palette per frame by
+        default), with dithering; pixels that do not change are left transparent and frames are cropped, so
+        files stay small.
+
+        Inputs:
+          INPUT                  one video (path or URL), or images: files, directories (natural order:
+                                 img2 before img10) or @list.txt (one path a line, optionally 'path<TAB>seconds')
+        Options:
+          -o, --output FILE      the GIF to write
+          --start T              video: start at T (seconds, or [HH:]MM:SS[.mmm]); default 0
+          --end T                video: stop at T
+          --duration T           video: length from --start (instead of --end); default: to the end
+          --fps N                video: frames per second, up to 50 (default 10)
+          --delay S              images: seconds each image is shown (default 1/fps = 0.1)
+          --width W              width in pixels, height from the aspect ratio
+          --height H             height in pixels, width from the aspect ratio
+          --scale auto|F         auto (default): longer side ≥ 1200 → ×0.2, ≥ 800 → ×0.3, ≥ 400 → ×0.5,
+                                 else ×0.7; or a factor F such as 0.5
+          --loop N               play N more times after the first (0 = forever, the default)
+          --no-loop              play once (no loop extension)
+          --quality Q            palette quality 1–100 (default 90)
+          --dither D             dithering 0 (none) to 1 (full, the default)
+          --palette MODE         per-frame (default) or global (one palette for all frames)
+          --fast                 faster, slightly lower quality
+          --overwrite            replace OUT.gif if it exists
+          --quiet, --json        no progress / a JSON summary on stdout
+
+        Examples:
+          lapse gif clip.mov -o clip.gif
+          lapse gif https://example.com/video.mp4 --start 1:05 --duration 3 --width 480 -o moment.gif
+          lapse gif iphone.mov --fps 15 --scale 0.5 --no-loop -o once.gif
+          lapse gif frames/ --delay 0.05 -o animation.gif
         """
+
+    static let videoExtensions: Set<String> = ["mp4", "m4v", "mov", "mkv", "webm", "avi", "ts", "m2ts", "mts", "m3u8",
+                                               "flv", "wmv", "mpg", "mpeg", "3gp", "ogv", "gif"]
+
     static func run(_ arguments: inout Arguments, console: Console) async throws {
-        throw LapseError(.other, nil, "lapse gif is not built yet")
+        guard let output = try arguments.value("-o", "--output") else { throw LapseError.usage("no output file (-o FILE)") }
+        let start = try arguments.time("--start")
+        let end = try arguments.time("--end")
+        let duration = try arguments.time("--duration")
+        let fps = try arguments.double("--fps", in: 0.1...50)
+        let delay = try arguments.double("--delay", in: 0.01...655.35)
+        let width = try arguments.int("--width", in: 1...65535)
+        let height = try arguments.int("--height", in: 1...65535)
+        let scaleText = try arguments.value("--scale")
+        let loop = try arguments.int("--loop", in: 0...65535)
+        let noLoop = arguments.flag("--no-loop")
+        let quality = try arguments.int("--quality", in: 1...100)
+        let dither = try arguments.double("--dither", in: 0...1)
+        let palette = try arguments.choice("--palette", GIFPaletteMode.allCases.map(\.rawValue))
+        let fast = arguments.flag("--fast")
+        let overwrite = arguments.flag("--overwrite", "-y")
+        let inputs = try arguments.positionals()
+
+        guard !inputs.isEmpty else { throw LapseError.usage("no input (a video, or images)") }
+        if end != nil && duration != nil { throw LapseError.usage("give --end or --duration, not both") }
+        if [width != nil, height != nil, scaleText != nil].filter({ $0 }).count > 1 {
+            throw LapseError.usage("give one of --width, --height and --scale")
+        }
+        if loop != nil && noLoop { throw LapseError.usage("give --loop or --no-loop, not both") }
+        var size = GIFJob.Size.auto
+        if let width { size = .width(width) }
+        if let height { size = .height(height) }
+        if let scaleText, scaleText != "auto" {
+            guard let f = Double(scaleText), f > 0, f <= 10 else {
+                throw LapseError.usage("--scale takes auto or a factor such as 0.5, not '\(scaleText)'")
+            }
+            size = .scale(f)
+        }
+
+        let isVideo = inputs.count == 1 && !inputs[0].hasPrefix("@") && (inputs[0].contains("://")
+            || videoExtensions.contains((inputs[0] as NSString).pathExtension.lowercased()))
+        let source: GIFJob.Source
+        if isVideo {
+            if delay != nil { throw LapseError.usage("--delay is for images; a video's frames last 1/fps") }
+            source = .video(inputs[0])
+        } else {
+            if start != nil || end != nil || duration != nil {
+                throw LapseError.usage("--start, --end and --duration are for a video input")
+            }
+            source = .images(try ImageInputs.expand(inputs))
+        }
+        var job = GIFJob(source: source, output: output)
+        job.start = start ?? 0
+        job.end = end
+        job.duration = duration
+        if let fps { job.fps = fps }
+        job.imageDelay = delay
+        job.size = size
+        job.options = GIFOptions(quality: quality ?? 90, dithering: dither ?? 1,
+                                 palette: palette.flatMap(GIFPaletteMode.init(rawValue:)) ?? .perFrame,
+                                 loopCount: noLoop ? nil : (loop ?? 0), fast: fast)
+        job.overwrite = overwrite
+
+        let started = Date()
+        let summary = try await job.run(progress: console.progress, warning: console.warning)
+        let seconds = Date().timeIntervalSince(started)
+        let gif = summary.gif
+        let loopText = gif.loopCount.map { $0 == 0 ? "loops forever" : "loops \($0)×" } ?? "plays once"
+        console.summary([
+            "wrote \(gif.path): \(gif.width)x\(gif.height), \(gif.frameCount) frames, "
+                + String(format: "%.2f", gif.duration) + " s, \(loopText), \(formatBytes(gif.bytes))",
+            "\(summary.framesSampled) frames sampled in " + String(format: "%.1f", seconds) + " s"
+                + (summary.decodeErrors > 0 ? ", \(summary.decodeErrors) undecodable frames repeated" : ""),
+        ], json: [
+            "output": gif.path, "width": gif.width, "height": gif.height, "frames": gif.frameCount,
+            "delays": gif.delays, "duration": gif.duration, "loop": gif.loopCount as Any, "bytes": gif.bytes,
+            "framesSampled": summary.framesSampled, "seconds": seconds, "decodeErrors": summary.decodeErrors,
+        ])
     }
 }

@@ -1,15 +1,103 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import LapseKit
 
 enum ViewCommand: Command {
     static let name = "view"
-    static let summary = "Render one perspective view of an equirectangular panorama (not yet built)"
+    static let summary = "Render one perspective view of an equirectangular panorama"
     static let help = """
-        lapse view [options]
+        lapse view PANO -o VIEW.png|.jpg [--heading D] [--pitch D] [--roll D] [--fov D] [--size WxH] [options]
 
-        Render one perspective view of an equirectangular panorama (not yet built)
+        Render one perspective (rectilinear) view of an equirectangular 360° panorama — the frame a hyperlapse
+        would show — e.g. to check a panorama by eye. PANO is any image FFmpeg decodes (JPEG, PNG, WebP…).
+        The geometry matches ffmpeg's v360=input=e:output=flat filter.
+
+        Options:
+          -o, --output PATH      the view to write: .png (lossless) or .jpg/.jpeg (required)
+          --heading D            compass heading of the view's centre in degrees: 0 north, 90 east (default 0)
+          --pitch D              degrees up from the horizon, negative looks down, -90…90 (default 0)
+          --roll D               degrees of roll about the viewing axis, -180…180 (default 0)
+          --fov D                horizontal field of view in degrees, more than 0, less than 180 (default 90)
+          --size WxH             output size in pixels (default 1280x720)
+          --pano-heading D       compass heading the panorama's centre column faces (default 0)
+          --pano-tilt D          the panorama's own tilt, 0 = level (Google metadata tilt minus 90)
+          --pano-roll D          the panorama's own roll, 0 = level
+          --interp METHOD        bilinear (default), bicubic or lanczos
+          --quality Q            JPEG quality 1…100 (default 95)
+          --overwrite            replace an existing output file
+
+        Benchmarking (bench/render.sh): with --bench N and --raw WxH, PANO is a file of raw RGBA frames of
+        that size; N views are rendered (heading turning every frame, the file's frames in turn) and the
+        times printed; nothing is written.
+
+        Examples:
+          lapse view pano.jpg -o ahead.jpg
+          lapse view pano.jpg --heading 270 --pitch 10 --fov 75 --size 1920x1080 -o west.png
+          lapse view streetview.jpg --pano-heading 123.4 --heading 90 -o east.jpg --overwrite
         """
+
     static func run(_ arguments: inout Arguments, console: Console) async throws {
-        throw LapseError(.other, nil, "lapse view is not built yet")
+        let output = try arguments.value("-o", "--output")
+        let overwrite = arguments.flag("--overwrite")
+        let heading = try arguments.double("--heading", in: -1e6...1e6) ?? 0
+        let pitch = try arguments.double("--pitch", in: -90...90) ?? 0
+        let roll = try arguments.double("--roll", in: -180...180) ?? 0
+        let fov = try arguments.double("--fov", in: 0...180) ?? 90
+        let size = try arguments.size("--size") ?? (1280, 720)
+        let panoHeading = try arguments.double("--pano-heading", in: -1e6...1e6) ?? 0
+        let panoTilt = try arguments.double("--pano-tilt", in: -90...90) ?? 0
+        let panoRoll = try arguments.double("--pano-roll", in: -180...180) ?? 0
+        let interp = try arguments.choice("--interp", Interpolation.allCases.map(\.rawValue)).flatMap(Interpolation.init(rawValue:)) ?? .bilinear
+        let quality = try arguments.int("--quality", in: 1...100) ?? ImageFileFormat.defaultJPEGQuality
+        let bench = try arguments.int("--bench", in: 1...100_000)
+        let raw = try arguments.size("--raw")
+        let positionals = try arguments.positionals()
+        guard positionals.count == 1, let input = positionals.first else {
+            throw LapseError.usage(positionals.isEmpty ? "give the panorama to view" : "give exactly one panorama")
+        }
+        guard fov > 0, fov < 180 else {
+            throw LapseError.usage("--fov must be more than 0 and less than 180 degrees, not \(fov)")
+        }
+        let camera = CameraPose(heading: heading, pitch: pitch, roll: roll, fov: fov)
+        let pose = PanoramaPose(heading: panoHeading, tilt: panoTilt, roll: panoRoll)
+        let projector = try Projector(width: size.width, height: size.height, interpolation: interp)
+
+        if let bench {
+            guard let raw else { throw LapseError.usage("--bench needs --raw WxH (the size of the raw RGBA frames)") }
+            let r = try RenderBenchmark.run(rawPath: input, sourceWidth: raw.width, sourceHeight: raw.height,
+                                            frames: bench, projector: projector, camera: camera)
+            let fps = Double(r.frames) / r.renderSeconds
+            console.summary([
+                "rendered \(r.frames) views of \(size.width)x\(size.height) from \(raw.width)x\(raw.height) (\(interp.rawValue))",
+                String(format: "render %.3f s (%.2f ms a frame, %.0f fps), reading %.3f s, total %.3f s",
+                       r.renderSeconds, 1000 * r.renderSeconds / Double(r.frames), fps, r.readSeconds, r.totalSeconds),
+            ], json: ["frames": r.frames, "renderSeconds": r.renderSeconds, "readSeconds": r.readSeconds,
+                      "totalSeconds": r.totalSeconds])
+            return
+        }
+        if raw != nil { throw LapseError.usage("--raw is only for --bench") }
+
+        guard let output else { throw LapseError.usage("give the output file with -o VIEW.png or -o VIEW.jpg") }
+        guard let format = ImageFileFormat.forPath(output, jpegQuality: quality) else {
+            throw LapseError.usage("\(output): the output must end in .png, .jpg or .jpeg")
+        }
+        // Check the output before the (slow) decoding, so a refused overwrite fails fast.
+        if FileManager.default.fileExists(atPath: output), !overwrite {
+            throw LapseError(.output, output, "file exists (use --overwrite to replace it)")
+        }
+        let panorama = try DecodedImage(path: input).pixels()
+        if panorama.width != 2 * panorama.height {
+            console.warn("\(input) is \(panorama.width)x\(panorama.height), not 2:1; treating it as a full 360°×180° panorama")
+        }
+        let view = try projector.render(panorama, pose: pose, camera: camera)
+        try ImageWriter.write(view, to: output, format: format, overwrite: overwrite)
+        console.summary([
+            "wrote \(output) (\(size.width)x\(size.height), heading \(fmt(heading))°, pitch \(fmt(pitch))°, fov \(fmt(fov))°)",
+        ], json: ["output": output, "width": size.width, "height": size.height, "heading": heading, "pitch": pitch,
+                  "roll": roll, "fov": fov, "panoramaWidth": panorama.width, "panoramaHeight": panorama.height])
+    }
+
+    private static func fmt(_ v: Double) -> String {
+        v == v.rounded() ? String(Int(v)) : String(format: "%.2f", v)
     }
 }

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// Runs a blocking transform over a sequence of inputs on several threads, a bounded number ahead of the
+/// consumer, and hands the results back in input order. Memory stays bounded by `lookahead` results
+/// whatever the number of inputs.
+///
+/// Used for the pipelines' "decode/render in parallel, encode in order" stage. Errors are delivered in order
+/// too: ``next()`` throws the error of the first input whose transform failed, once all earlier results
+/// have been taken. Call ``cancel()`` when stopping before the end, so the threads exit.
+public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: @unchecked Sendable {
+    // @unchecked: all mutable state is guarded by `condition`.
+    private let condition = NSCondition()
+    private var iterator: any IteratorProtocol<Input>
+    private var exhausted = false
+    private var issued = 0
+    private var consumed = 0
+    private var results: [Int: Result<Output, any Error>] = [:]
+    private var cancelled = false
+    private var running = 0
+    private let lookahead: Int
+    private let transform: @Sendable (Int, Input) throws -> Output
+
+    /// Starts `workers` threads.
+    /// - Parameters:
+    ///   - inputs: consumed lazily, under a lock, one element per task.
+    ///   - workers: threads, ≥ 1 (default: the number of active processors).
+    ///   - lookahead: most results computed ahead of the consumer, ≥ `workers` (default `2 × workers`).
+    ///   - transform: called with each input's index and value, on a worker thread.
+    public init<S: Sequence>(_ inputs: S, workers: Int = ProcessInfo.processInfo.activeProcessorCount,
+                             lookahead: Int? = nil,
+                             transform: @escaping @Sendable (Int, Input) throws -> Output) where S.Element == Input {
+        iterator = inputs.makeIterator()
+        let workers = max(1, workers)
+        self.lookahead = max(workers, lookahead ?? 2 * workers)
+        self.transform = transform
+        running = workers
+        for _ in 0..<workers {
+            let thread = Thread { [self] in work() }
+            thread.stackSize = 4 << 20
+            thread.start()
+        }
+    }
+
+    deinit { cancel() }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while !cancelled && !exhausted && issued - consumed >= lookahead { condition.wait() }
+            if cancelled || exhausted {
+                running -= 1
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            guard let input = iterator.next() else {
+                exhausted = true
+                running -= 1
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let index = issued
+            issued += 1
+            condition.unlock()
+
+            let result = Result { try transform(index, input) }
+
+            condition.lock()
+            results[index] = result
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    /// The next result in input order, waiting for it; `nil` after the last one.
+    /// - Throws: the transform's error for that input, or `CancellationError` after ``cancel()``.
+    public func next() throws -> Output? {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if cancelled { throw CancellationError() }
+            if let result = results.removeValue(forKey: consumed) {
+                consumed += 1
+                condition.broadcast()
+                return try result.get()
+            }
+            if exhausted && consumed >= issued { return nil }
+            condition.wait()
+        }
+    }
+
+    /// Stops issuing work; threads finish their current item and exit.
+    public func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CImageQuant
+import LapseCore
+
+/// libimagequant behind two calls: a palette for one frame (``quantize(_:options:)``), or one palette for
+/// many frames (``GlobalPalette``).
+///
+/// Facts used (libimagequant 2.x/4.x docs): `liq_image_quantize` replaces the deprecated `liq_quantize_image`;
+/// the palette must be read after remapping (remapping refines it); the pixel buffer must outlive the
+/// `liq_image`; handles arrive in Swift as `OpaquePointer`.
+enum Quantizer {
+    /// Colours libimagequant may use: 255, leaving one GIF index for transparency.
+    static let maxColors: Int32 = 255
+
+    static func makeAttributes(_ options: GIFOptions) throws -> OpaquePointer {
+        guard let attr = liq_attr_create() else { throw LapseError(.codec, nil, "libimagequant: out of memory") }
+        _ = liq_set_max_colors(attr, maxColors)
+        _ = liq_set_quality(attr, 0, Int32(max(1, min(100, options.quality))))
+        _ = liq_set_speed(attr, options.fast ? 10 : 4)
+        return attr
+    }
+
+    /// Quantizes one frame with its own palette and remaps it with dithering.
+    /// - Throws: ``LapseError`` `.codec` when libimagequant fails.
+    static func quantize(_ frame: PreparedFrame, options: GIFOptions) throws -> IndexedFrame {
+        let attr = try makeAttributes(options)
+        defer { liq_attr_destroy(attr) }
+        let w = frame.rect.width, h = frame.rect.height
+        return try frame.pixels.withUnsafeBytes { raw -> IndexedFrame in
+            guard let image = liq_image_create_rgba(attr, raw.baseAddress!, Int32(w), Int32(h), 0) else {
+                throw LapseError(.codec, nil, "libimagequant: cannot take a \(w)x\(h) image")
+            }
+            defer { liq_image_destroy(image) }
+            var result: OpaquePointer?
+            let status = liq_image_quantize(image, attr, &result)
+            guard status == LIQ_OK, let result else {
+                throw LapseError(.codec, nil, "libimagequant: quantization failed (error \(status.rawValue))")
+            }
+            defer { liq_result_destroy(result) }
+            _ = liq_set_dithering_level(result, Float(max(0, min(1, options.dithering))))
+            return try remap(frame, image: image, result: result, globalPalette: nil)
+        }
+    }
+
+    /// Remaps `frame` (whose `liq_image` is `image`) with `result`, then makes sure every pixel that was
+    /// transparent in the input uses one transparent index.
+    /// - Parameter globalPalette: when given, the palette the frame should share; if remapping refined the
+    ///   palette away from it, the frame keeps its own.
+    static func remap(_ frame: PreparedFrame, image: OpaquePointer, result: OpaquePointer,
+                      globalPalette: [RGBAColor]?) throws -> IndexedFrame {
+        let count = frame.rect.width * frame.rect.height
+        var indices = [UInt8](repeating: 0, count: count)
+        let status = indices.withUnsafeMutableBytes { liq_write_remapped_image(result, image, $0.baseAddress!, count) }
+        guard status == LIQ_OK else {
+            throw LapseError(.codec, nil, "libimagequant: remapping failed (error \(status.rawValue))")
+        }
+        var palette = readPalette(result)
+        var transparent = palette.firstIndex { $0.a < 128 }
+        // Any input pixel with alpha 0 must show as transparent; add the entry if libimagequant made none.
+        let hasTransparentPixels = frame.pixels.withUnsafeBytes { raw in
+            raw.bindMemory(to: UInt32.self).contains { $0 >> 24 == 0 }
+        }
+        if transparent == nil, palette.count < 256 {
+            palette.append(RGBAColor(r: 0, g: 0, b: 0, a: 0))
+            transparent = palette.count - 1
+        }
+        if let t = transparent {
+            let tIndex = UInt8(t)
+            let opaqueOf = palette.map { $0.a >= 128 }
+            frame.pixels.withUnsafeBytes { raw in
+                let src = raw.bindMemory(to: UInt32.self)
+                indices.withUnsafeMutableBufferPointer { dst in
+                    for i in 0..<count {
+                        if src[i] >> 24 == 0 { dst[i] = tIndex }
+                        else if !opaqueOf[Int(dst[i])] { dst[i] = nearestOpaque(src[i], palette) }
+                    }
+                }
+            }
+        } else if hasTransparentPixels {
+            throw LapseError(.codec, nil, "libimagequant: no palette slot left for transparency")
+        }
+        let shared = globalPalette != nil && globalPalette! == palette
+        return IndexedFrame(rect: frame.rect, indices: indices, palette: shared ? globalPalette! : palette,
+                            transparentIndex: transparent, usesGlobalPalette: shared, delay: frame.delay,
+                            disposal: frame.disposal, fixedRect: frame.fixedRect)
+    }
+
+    /// The closest opaque palette entry (for the rare opaque pixel libimagequant mapped to a transparent one).
+    private static func nearestOpaque(_ v: UInt32, _ palette: [RGBAColor]) -> UInt8 {
+        var best = 0, bestD = Int.max
+        for (i, c) in palette.enumerated() where c.a >= 128 {
+            let dr = Int(v & 0xFF) - Int(c.r), dg = Int(v >> 8 & 0xFF) - Int(c.g), db = Int(v >> 16 & 0xFF) - Int(c.b)
+            let d = dr * dr + dg * dg + db * db
+            if d < bestD { bestD = d; best = i }
+        }
+        return UInt8(best)
+    }
+
+    static func readPalette(_ result: OpaquePointer) -> [RGBAColor] {
+        guard let p = liq_get_palette(result) else { return [] }
+        let n = Int(p.pointee.count)
+        return withUnsafeBytes(of: p.pointee.entries) { raw in
+            let colors = raw.bindMemory(to: liq_color.self)
+            return (0..<min(n, 256)).map { RGBAColor(r: colors[$0].r, g: colors[$0].g, b: colors[$0].b, a: colors[$0].a) }
+        }
+    }
+}
+
+/// One palette for many frames, built with libimagequant's histogram API: add every frame, then
+/// ``finish()`` quantizes the histogram; frames are then remapped one at a time (a `liq_result` is not
+/// safe to remap with from two threads).
+final class GlobalPalette {
+    private let options: GIFOptions
+    private let attr: OpaquePointer
+    private let histogram: OpaquePointer
+    private var result: OpaquePointer?
+    private(set) var palette: [RGBAColor] = []
+
+    init(options: GIFOptions) throws {
+        self.options = options
+        attr = try Quantizer.makeAttributes(options)
+        guard let h = liq_histogram_create(attr) else {
+            liq_attr_destroy(attr)
+            throw LapseError(.codec, nil, "libimagequant: out of memory")
+        }
+        histogram = h
+    }
+
+    deinit {
+        if let result { liq_result_destroy(result) }
+        liq_histogram_destroy(histogram)
+        liq_attr_destroy(attr)
+    }
+
+    /// Adds a frame's colours (transparent pixels included: they reserve the transparent entry).
+    func add(_ frame: PreparedFrame) throws {
+        try frame.pixels.withUnsafeBytes { raw in
+            guard let image = liq_image_create_rgba(attr, raw.baseAddress!, Int32(frame.rect.width),
+                                                    Int32(frame.rect.height), 0) else {
+                throw LapseError(.codec, nil, "libimagequant: cannot take a frame")
+            }
+            defer { liq_image_destroy(image) }
+            let status = liq_histogram_add_image(histogram, attr, image)
+            guard status == LIQ_OK else {
+                throw LapseError(.codec, nil, "libimagequant: histogram failed (error \(status.rawValue))")
+            }
+        }
+    }
+
+    /// Quantizes the histogram into the shared palette (≤ 255 colours plus a transparent entry).
+    func finish() throws {
+        var r: OpaquePointer?
+        let status = liq_histogram_quantize(histogram, attr, &r)
+        guard status == LIQ_OK, let r else {
+            throw LapseError(.codec, nil, "libimagequant: palette failed (error \(status.rawValue))")
+        }
+        _ = liq_set_dithering_level(r, Float(max(0, min(1, options.dithering))))
+        result = r
+        var p = Quantizer.readPalette(r)
+        if !p.contains(where: { $0.a < 128 }), p.count < 256 { p.append(RGBAColor(r: 0, g: 0, b: 0, a: 0)) }
+        palette = p
+    }
+
+    /// Remaps one frame to the shared palette.
+    func remap(_ frame: PreparedFrame) throws -> IndexedFrame {
+        guard let result else { throw LapseError(.codec, nil, "global palette used before it was built") }
+        return try frame.pixels.withUnsafeBytes { raw in
+            guard let image = liq_image_create_rgba(attr, raw.baseAddress!, Int32(frame.rect.width),
+                                                    Int32(frame.rect.height), 0) else {
+                throw LapseError(.codec, nil, "libimagequant: cannot take a frame")
+            }
+            defer { liq_image_destroy(image) }
+            return try Quantizer.remap(frame, image: image, result: result, globalPalette: palette)
+        }
+    }
+}

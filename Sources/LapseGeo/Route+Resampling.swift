@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+
+extension Route {
+    /// The most points ``resampled(every:smoothing:)`` returns (10 million, about 0.6 GB of ``RoutePoint``s).
+    public static let maximumResampledPoints = 10_000_000
+
+    /// Points every `spacing` metres along the path, each with the heading of the road ahead.
+    ///
+    /// - Distances are measured along the path (haversine segments), carried across the ends of segments: the
+    ///   k-th point lies `k · spacing` metres from the start. The start and the end are always included, so the
+    ///   last gap is between 0 (exclusive) and `spacing` metres. Repeated points (zero-length segments) are
+    ///   skipped; a route whose points all coincide gives one point with heading 0.
+    /// - Headings: the direction of the path (great-circle tangent) averaged as unit vectors — so 359° and 1°
+    ///   average to 0°, not 180° — over the path within `smoothing` metres before and after the point, each
+    ///   piece weighted by its length. A sharp corner thus turns the heading gradually over `2 · smoothing`
+    ///   metres, always the short way round. With `smoothing` 0 the heading is the exact tangent; where the
+    ///   average cancels out (a U-turn right at the point) the exact tangent is used too.
+    /// - Elevation and time are interpolated linearly between the source points around each sample when both
+    ///   have them.
+    ///
+    /// - Parameters:
+    ///   - spacing: metres between points, > 0.
+    ///   - smoothing: half-width of the heading window in metres, ≥ 0 (default 20).
+    /// - Returns: at least one point; `distanceAlongRoute` rises from 0 to ``length``.
+    /// - Throws: ``LapseError`` `.usage` when `spacing` is not positive and finite, `smoothing` is negative, or the
+    ///   spacing would give more than ``maximumResampledPoints`` points; `.invalidInput` when the route has no points.
+    public func resampled(every spacing: Double, smoothing: Double = 20) throws -> [RoutePoint] {
+        guard spacing.isFinite, spacing > 0 else { throw LapseError.usage("spacing must be a positive number of metres") }
+        guard smoothing.isFinite, smoothing >= 0 else { throw LapseError.usage("heading smoothing must be ≥ 0 metres") }
+        guard !points.isEmpty else { throw LapseError(.invalidInput, name, "the route has no points") }
+        let path = _PathGeometry(points)
+        let total = path.length
+        guard total > 0 else {
+            let p = points[0]
+            return [RoutePoint(coordinate: p.coordinate, distanceAlongRoute: 0, heading: 0,
+                               elevation: p.elevation, time: p.time)]
+        }
+        // Sample distances: 0, spacing, 2·spacing, … and the end (not duplicated when it falls on the grid).
+        guard total / spacing < Double(Self.maximumResampledPoints) else {
+            throw LapseError.usage("a point every \(spacing) m along \(Int(total / 1000)) km is more than \(Self.maximumResampledPoints) points; use a larger spacing")
+        }
+        let steps = Int((total / spacing).rounded(.down))
+        var distances = (0...steps).map { Double($0) * spacing }
+        if total - distances[distances.count - 1] > spacing * 1e-9 { distances.append(total) } else { distances[distances.count - 1] = total }
+
+        var result: [RoutePoint] = []
+        result.reserveCapacity(distances.count)
+        var segment = path.firstSegment
+        var windowStart = path.firstSegment
+        for s in distances {
+            // The segment holding s: cumulative[i] ≤ s < cumulative[i+1] (or the last one at the very end).
+            while let next = path.segment(after: segment), path.cumulative[next] <= s { segment = next }
+            let position = path.position(segment: segment, at: s)
+            let tangent = path.tangent(segment: segment, at: s, position: position)
+            let heading = smoothing == 0 ? tangent
+                : path.averageHeading(from: s - smoothing, to: s + smoothing, startSegment: &windowStart) ?? tangent
+            let a = points[segment], b = points[segment + 1]
+            let f = path.fraction(segment: segment, at: s)
+            var elevation: Double?
+            if let ea = a.elevation, let eb = b.elevation { elevation = ea + (eb - ea) * f }
+            var time: Date?
+            if let ta = a.time, let tb = b.time { time = ta.addingTimeInterval(tb.timeIntervalSince(ta) * f) }
+            result.append(RoutePoint(coordinate: position, distanceAlongRoute: s, heading: heading,
+                                     elevation: elevation, time: time))
+        }
+        return result
+    }
+}
+
+/// Cumulative distances and segment geometry of a path, for resampling.
+/// Segment i runs from point i to point i+1; only segments of positive length are visited.
+struct _PathGeometry {
+    let points: [TrackPoint]
+    /// Metres from the start to each point.
+    let cumulative: [Double]
+    /// Indices of the segments with positive length, in order.
+    private let segments: [Int]
+    /// For each segment index, its position in `segments` (or the next one with positive length).
+    private let order: [Int]
+
+    init(_ points: [TrackPoint]) {
+        self.points = points
+        var cumulative = [Double](repeating: 0, count: points.count)
+        var segments: [Int] = []
+        var order = [Int](repeating: 0, count: max(0, points.count - 1))
+        for i in 0..<max(0, points.count - 1) {
+            let d = points[i].coordinate.distance(to: points[i + 1].coordinate)
+            cumulative[i + 1] = cumulative[i] + d
+            order[i] = segments.count
+            if d > 0 { segments.append(i) }
+        }
+        self.cumulative = cumulative
+        self.segments = segments
+        self.order = order
+    }
+
+    var length: Double { cumulative.last ?? 0 }
+    var firstSegment: Int { segments.first ?? 0 }
+
+    func segment(after i: Int) -> Int? {
+        let k = order[i] + 1
+        return k < segments.count ? segments[k] : nil
+    }
+
+    func fraction(segment i: Int, at s: Double) -> Double {
+        let len = cumulative[i + 1] - cumulative[i]
+        return min(1, max(0, (s - cumulative[i]) / len))
+    }
+
+    func position(segment i: Int, at s: Double) -> Coordinate {
+        points[i].coordinate.interpolated(to: points[i + 1].coordinate, fraction: fraction(segment: i, at: s))
+    }
+
+    /// Direction of the great circle of segment i at `position` (which lies on it at distance s), degrees.
+    /// Measured toward the farther end of the segment so that it stays accurate right next to a vertex.
+    func tangent(segment i: Int, at s: Double, position: Coordinate) -> Double {
+        let a = points[i].coordinate, b = points[i + 1].coordinate
+        if fraction(segment: i, at: s) <= 0.5 { return position.initialBearing(to: b) }
+        return normalizeDegrees(position.initialBearing(to: a) + 180)
+    }
+
+    /// Length-weighted circular mean of the path's direction between distances `lo` and `hi` (clamped to the path);
+    /// `nil` when the directions cancel out. `startSegment` is advanced monotonically (callers ask in rising order).
+    func averageHeading(from lo: Double, to hi: Double, startSegment: inout Int) -> Double? {
+        let lo = max(0, lo), hi = min(length, hi)
+        while let next = segment(after: startSegment), cumulative[startSegment + 1] <= lo { startSegment = next }
+        var sx = 0.0, sy = 0.0
+        var j: Int? = startSegment
+        while let i = j, cumulative[i] < hi {
+            let a = max(lo, cumulative[i]), b = min(hi, cumulative[i + 1])
+            if b > a {
+                let mid = (a + b) / 2
+                let heading = tangent(segment: i, at: mid, position: position(segment: i, at: mid)) * .pi / 180
+                sx += (b - a) * sin(heading)
+                sy += (b - a) * cos(heading)
+            }
+            j = segment(after: i)
+        }
+        guard (sx * sx + sy * sy).squareRoot() > 1e-9 * max(1, hi - lo) else { return nil }
+        return normalizeDegrees(atan2(sx, sy) * 180 / .pi)
+    }
+}

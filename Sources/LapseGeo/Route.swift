@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// One recorded or planned point of a route: where, and optionally at what height and when.
+public struct TrackPoint: Hashable, Sendable, Codable {
+    /// Where the point is.
+    public var coordinate: Coordinate
+    /// Metres above mean sea level (GPX `ele`, GeoJSON/KML third value), when known.
+    public var elevation: Double?
+    /// When the point was recorded (GPX `time`), when known.
+    public var time: Date?
+
+    public init(_ coordinate: Coordinate, elevation: Double? = nil, time: Date? = nil) {
+        self.coordinate = coordinate
+        self.elevation = elevation
+        self.time = time
+    }
+}
+
+/// A route as a path of points in travel order, as read from a file or returned by a directions service.
+///
+/// Segments between consecutive points are great-circle arcs. Repeated points are allowed (they have zero
+/// length). Use ``resampled(every:smoothing:)`` to get evenly spaced ``RoutePoint``s with headings.
+public struct Route: Hashable, Sendable, Codable {
+    /// The path's points in travel order (possibly empty; readers never return an empty route).
+    public var points: [TrackPoint]
+    /// A name from the source (GPX `name`, GeoJSON `properties.name`, KML `Placemark/name`), if any.
+    public var name: String?
+
+    public init(points: [TrackPoint], name: String? = nil) {
+        self.points = points
+        self.name = name
+    }
+
+    public init(coordinates: [Coordinate], name: String? = nil) {
+        self.init(points: coordinates.map { TrackPoint($0) }, name: name)
+    }
+
+    /// The points' coordinates, in order.
+    public var coordinates: [Coordinate] { points.map(\.coordinate) }
+
+    /// True when the route has no points.
+    public var isEmpty: Bool { points.isEmpty }
+
+    /// Length of the path in metres: the sum of the haversine distances between consecutive points.
+    public var length: Double {
+        var total = 0.0
+        var previous: Coordinate?
+        for p in points {
+            if let previous { total += previous.distance(to: p.coordinate) }
+            previous = p.coordinate
+        }
+        return total
+    }
+
+    /// Appends `other`, leaving out its first point when it equals this route's last point (a shared seam).
+    public mutating func append(_ other: Route) {
+        var rest = other.points[...]
+        if let last = points.last, let first = rest.first, last.coordinate == first.coordinate { rest = rest.dropFirst() }
+        points += rest
+    }
+}

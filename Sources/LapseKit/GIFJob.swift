@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// A video (file, http(s) URL, HLS) or still images → an animated GIF (`lapse gif`).
+///
+/// Video: frame i is the source frame shown at `start + i / fps` (variable frame rates keep their speed), with
+/// rotation, sample aspect ratio, HDR tone mapping and alpha handled by ``VideoFrameReader``; each frame lasts
+/// `1 / fps` (the last one up to the end), so the delays add up to the range asked for.
+/// Images: each shown for its own duration (from a list file) or ``imageDelay``, fitted into the first image's
+/// size with transparent padding.
+/// Frames are encoded by ``GIFEncoder`` (libimagequant palettes, inter-frame transparency, giflib).
+/// Decoding and encoding stream: memory does not grow with the duration.
+public struct GIFJob: Sendable {
+    /// What the GIF is made from.
+    public enum Source: Sendable, Equatable {
+        /// A video: path or URL.
+        case video(String)
+        /// Still images in order (see ``ImageInputs/expand(_:)``).
+        case images([ImageInput])
+    }
+
+    /// Output size rule.
+    public enum Size: Sendable, Equatable {
+        /// By the longer displayed side L: L ≥ 1200 → ×0.2, ≥ 800 → ×0.3, ≥ 400 → ×0.5, else ×0.7.
+        case auto
+        /// Both sides times a factor (> 0).
+        case scale(Double)
+        /// This width in pixels, height from the aspect ratio.
+        case width(Int)
+        /// This height in pixels, width from the aspect ratio.
+        case height(Int)
+    }
+
+    public var source: Source
+    /// Output path (`.gif`).
+    public var output: String
+    /// Video: seconds from the start of the input to begin at. Default 0.
+    public var start: Double = 0
+    /// Video: seconds from the start of the input to end at; `nil` = ``duration`` after ``start``, or the end.
+    public var end: Double?
+    /// Video: length in seconds from ``start`` (used when ``end`` is nil); `nil` = to the end.
+    public var duration: Double?
+    /// Video: frames per second sampled from the source, 0.1…50. Default 10.
+    public var fps: Double = 10
+    public var size: Size = .auto
+    /// Images: seconds each is shown when its list line gives none; `nil` = `1 / fps`.
+    public var imageDelay: Double?
+    public var options = GIFOptions()
+    /// Replace an existing output file.
+    public var overwrite = false
+    /// Network timeouts for URL inputs.
+    public var inputOptions = MediaInput.Options()
+
+    public init(source: Source, output: String) {
+        self.source = source
+        self.output = output
+    }
+
+    /// What a finished job made.
+    public struct Summary: Sendable {
+        public var gif: GIFSummary
+        /// Frames sampled from the source (before merging identical ones).
+        public var framesSampled: Int
+        /// Video: seconds of the source covered.
+        public var start: Double
+        public var end: Double
+        /// Warnings seen (undecodable frames).
+        public var decodeErrors: Int
+    }
+
+    /// The output size for a displayed size under `rule` (each side ≥ 1).
+    public static func outputSize(displayWidth w: Int, displayHeight h: Int, rule: Size) -> (width: Int, height: Int) {
+        func scaled(_ f: Double) -> (Int, Int) {
+            (max(1, Int((Double(w) * f).rounded())), max(1, Int((Double(h) * f).rounded())))
+        }
+        switch rule {
+        case .auto:
+            let longer = max(w, h)
+            return scaled(longer >= 1200 ? 0.2 : longer >= 800 ? 0.3 : longer >= 400 ? 0.5 : 0.7)
+        case .scale(let f): return scaled(f)
+        case .width(let width): return (width, max(1, Int((Double(width) * Double(h) / Double(w)).rounded())))
+        case .height(let height): return (max(1, Int((Double(height) * Double(w) / Double(h)).rounded())), height)
+        }
+    }
+
+    /// Runs the job.
+    /// - Parameters:
+    ///   - progress: stage "gif", frames sampled of the total when known.
+    ///   - warning: undecodable frames (the previous frame is repeated).
+    /// - Throws: ``LapseError``: `.usage` (bad settings), `.output` (unwritable or existing output),
+    ///   `.invalidInput`/`.network` (input cannot be read; no decodable frame), `.notFound` (start beyond the end).
+    ///   On any error no file is left at ``output``.
+    public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Summary {
+        guard fps > 0, fps <= 50, fps.isFinite else { throw LapseError.usage("the frame rate must be more than 0 and at most 50 fps") }
+        guard (1...100).contains(options.quality) else { throw LapseError.usage("quality must be 1 to 100") }
+        guard (0...1).contains(options.dithering) else { throw LapseError.usage("dithering must be 0 to 1") }
+        if case .scale(let f) = size, !(f > 0 && f <= 10) { throw LapseError.usage("the scale must be more than 0 and at most 10") }
+        // Fail on an unwritable or existing output before any (network) reading.
+        try AtomicOutput(path: output, overwrite: overwrite).discard()
+        switch source {
+        case .video(let location): return try await runVideo(location, progress: progress, warning: warning)
+        case .images(let images): return try await runImages(images, progress: progress, warning: warning)
+        }
+    }
+
+    private func runVideo(_ location: String, progress: ProgressHandler?, warning: WarningHandler?) async throws -> Summary {
+        guard start >= 0 else { throw LapseError.usage("--start must be 0 or more") }
+        if let end, end <= start { throw LapseError.usage("--end must be after --start") }
+        if let duration, duration <= 0 { throw LapseError.usage("--duration must be more than 0") }
+        let reader = try VideoFrameReader(location, options: inputOptions)
+        reader.warning = warning
+        let (w, h) = Self.outputSize(displayWidth: reader.displayWidth, displayHeight: reader.displayHeight, rule: size)
+        guard w <= 65535, h <= 65535 else { throw LapseError.usage("the GIF would be \(w)x\(h), larger than GIF allows") }
+        reader.outputSize = (w, h)
+        let videoEnd = reader.duration
+        if let videoEnd, start >= videoEnd {
+            throw LapseError(.notFound, reader.name, "--start \(TimeValue.format(start)) is at or after the end of the video (\(TimeValue.format(videoEnd)))")
+        }
+        var stop = end ?? duration.map { start + $0 } ?? videoEnd ?? .infinity
+        if let videoEnd { stop = min(stop, videoEnd) }
+        if start > 0 { try reader.seek(to: start) }
+
+        let encoder = try GIFEncoder(path: output, width: w, height: h, options: options, overwrite: overwrite)
+        let interval = 1 / fps
+        let total = stop.isFinite ? max(1, Int(((stop - start) * fps - 1e-9).rounded(.up))) : nil
+        var i = 0
+        var lastTime = start
+        while true {
+            try Task.checkCancellation()
+            let t = start + Double(i) * interval
+            if t >= stop - 1e-9 && i > 0 { break }
+            if !stop.isFinite, i > 0, reader.isAtEnd(after: t) { break }
+            let frame = try reader.frame(at: t)
+            let frameEnd = min(t + interval, stop.isFinite ? stop : t + interval)
+            try await encoder.add(frame, duration: max(frameEnd - t, 0.01))
+            lastTime = frameEnd
+            i += 1
+            progress?(ProgressEvent(stage: "gif", completed: i, total: total, unit: "frames"))
+        }
+        let gif = try await encoder.finish()
+        return Summary(gif: gif, framesSampled: i, start: start, end: lastTime, decodeErrors: reader.decodeErrors)
+    }
+
+    private func runImages(_ images: [ImageInput], progress: ProgressHandler?, warning: WarningHandler?) async throws -> Summary {
+        guard !images.isEmpty else { throw LapseError.usage("no input images") }
+        let delay = imageDelay ?? 1 / fps
+        guard delay > 0, delay.isFinite else { throw LapseError.usage("--delay must be more than 0 seconds") }
+        let first = try DecodedImage(path: images[0].path)
+        let (w, h) = Self.outputSize(displayWidth: first.displayWidth, displayHeight: first.displayHeight, rule: size)
+        let fitter = FrameFitter(width: w, height: h, mode: .contain, background: RGBA(0, 0, 0, 0))
+        let encoder = try GIFEncoder(path: output, width: w, height: h, options: options, overwrite: overwrite)
+        let queue = OrderedWorkQueue(images) { i, input in
+            let image = i == 0 ? first : try DecodedImage(path: input.path)
+            let (sw, sh) = fitter.scaledSize(displayWidth: image.displayWidth, displayHeight: image.displayHeight)
+            return Self.centred(try image.pixels(width: sw, height: sh), width: w, height: h)
+        }
+        defer { queue.cancel() }
+        var i = 0
+        var seconds = 0.0
+        while let frame = try queue.next() {
+            try Task.checkCancellation()
+            let d = images[i].duration ?? delay
+            try await encoder.add(frame, duration: d)
+            seconds += d
+            i += 1
+            progress?(ProgressEvent(stage: "gif", completed: i, total: images.count, unit: "images"))
+        }
+        let gif = try await encoder.finish()
+        return Summary(gif: gif, framesSampled: i, start: 0, end: seconds, decodeErrors: 0)
+    }
+
+    /// `image` centred on a transparent `width × height` canvas (the image is at most that size).
+    static func centred(_ image: PixelBuffer, width: Int, height: Int) -> PixelBuffer {
+        if image.width == width && image.height == height { return image }
+        var out = PixelBuffer(width: width, height: height, fill: RGBA(0, 0, 0, 0))
+        let ox = (width - image.width) / 2, oy = (height - image.height) / 2
+        let row = min(image.width, width) * 4
+        for y in 0..<min(image.height, height) {
+            let d = ((oy + y) * width + ox) * 4
+            out.bytes.replaceSubrange(d..<d + row, with: image.bytes[y * image.width * 4..<y * image.width * 4 + row])
+        }
+        return out
+    }
+}

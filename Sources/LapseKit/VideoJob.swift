@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// Still images → a video file (`lapse video`): every image shown for its duration at a constant frame rate,
+/// EXIF orientation applied, fitted to one frame size, transparency composited over a background colour,
+/// encoded as BT.709 yuv420p H.264 (or HEVC) in MP4/MOV with `moov` first.
+///
+/// Images are decoded and fitted on all cores, a bounded number ahead of the encoder, so memory does not grow
+/// with the number of images.
+public struct VideoJob: Sendable {
+    /// The images in order (see ``ImageInputs/expand(_:)``); an entry's own duration overrides ``imageDuration``.
+    public var inputs: [ImageInput]
+    /// Output path; the container comes from its extension (`.mp4`, `.m4v`, `.mov`).
+    public var output: String
+    /// Seconds each image is shown, > 0. Default 1.
+    public var imageDuration: Double = 1
+    /// Output frames per second, 1–240. Default 30.
+    public var fps: Int = 30
+    /// Frame size; `nil` means the first image's displayed size (rounded down to even numbers).
+    public var size: (width: Int, height: Int)?
+    public var fit: FitMode = .contain
+    /// Padding and the colour behind transparent pixels. Default black.
+    public var background = RGBA(0, 0, 0)
+    public var codec: VideoEncoderSettings.Codec = .h264
+    /// 0–51, default 20.
+    public var crf: Double = 20
+    /// x264/x265 preset, default `medium`.
+    public var preset = "medium"
+    /// Skip images that cannot be decoded (with a warning) instead of failing.
+    public var skipInvalid = false
+    /// Replace an existing output file.
+    public var overwrite = false
+    /// A file whose first audio stream is added as AAC, cut to the video's length.
+    public var audio: String?
+
+    public init(inputs: [ImageInput], output: String) {
+        self.inputs = inputs
+        self.output = output
+    }
+
+    /// What a finished job made.
+    public struct Summary: Sendable {
+        public var output: String
+        public var images: Int
+        public var skipped: Int
+        public var frames: Int
+        public var width: Int
+        public var height: Int
+        public var fps: Int
+        /// Seconds.
+        public var duration: Double
+        public var bytes: Int64
+    }
+
+    /// The container for an output path's extension, or a usage error naming the extensions allowed.
+    public static func container(for output: String) throws -> String {
+        let ext = (output as NSString).pathExtension.lowercased()
+        guard ["mp4", "m4v", "mov"].contains(ext), let c = VideoEncoderSettings.container(forExtension: ext) else {
+            throw LapseError.usage("\(output): the output must end in .mp4, .m4v or .mov")
+        }
+        return c
+    }
+
+    /// Runs the job.
+    /// - Parameters:
+    ///   - progress: called with stage "encode", frames done of the total.
+    ///   - warning: called once per skipped image (with ``skipInvalid``).
+    /// - Returns: a summary of what was written.
+    /// - Throws: ``LapseError``: `.usage` for bad settings, `.invalidInput` naming the first image that cannot be
+    ///   decoded (unless skipped) or when no image is valid, `.output` when the output cannot be written,
+    ///   `.cancelled` when the task is cancelled. On any error no file is left at ``output``.
+    public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Summary {
+        let container = try Self.container(for: output)
+        guard imageDuration > 0, imageDuration.isFinite else { throw LapseError.usage("the image duration must be more than 0 seconds") }
+        guard (1...240).contains(fps) else { throw LapseError.usage("the frame rate must be 1 to 240 fps") }
+        guard (0...51).contains(crf) else { throw LapseError.usage("CRF must be 0 to 51") }
+        guard !inputs.isEmpty else { throw LapseError.usage("no input images") }
+        let target = try AtomicOutput(path: output, overwrite: overwrite)
+        defer { target.discard() }
+
+        // The first valid image decides the default size.
+        var skipped = 0
+        var firstIndex = 0
+        var first: DecodedImage?
+        while first == nil && firstIndex < inputs.count {
+            do {
+                first = try DecodedImage(path: inputs[firstIndex].path)
+            } catch let error as LapseError where skipInvalid {
+                warning?("skipped \(error.description)")
+                skipped += 1
+                firstIndex += 1
+            }
+        }
+        guard let first else { throw LapseError(.invalidInput, nil, "no valid image among the \(inputs.count) inputs") }
+        let (width, height) = size.map { ($0.width, $0.height) } ?? (first.displayWidth, first.displayHeight)
+        let evenWidth = max(2, width & ~1), evenHeight = max(2, height & ~1)
+        let fitter = FrameFitter(width: evenWidth, height: evenHeight, mode: fit, background: background)
+
+        // Frame counts: cumulative times rounded to frames, so the total is the sum of durations (±1 frame),
+        // and every image gets at least one frame.
+        let remaining = Array(inputs[firstIndex...])
+        var frameCounts: [Int] = []
+        var elapsed = 0.0, cursor = 0
+        for input in remaining {
+            elapsed += input.duration ?? imageDuration
+            let end = max(cursor + 1, Int((elapsed * Double(fps)).rounded()))
+            frameCounts.append(end - cursor)
+            cursor = end
+        }
+        let totalFrames = cursor
+
+        var settings = VideoEncoderSettings(width: evenWidth, height: evenHeight, fps: fps)
+        settings.codec = codec
+        settings.crf = crf
+        settings.preset = preset
+        settings.metadata = ["encoder": "lapse \(lapseVersion)"]
+        let videoLength = Double(totalFrames) / Double(fps)
+        let audioTrack = try audio.map { try AudioTrack(sources: [.init(location: $0)], duration: videoLength) }
+        let encoder = try VideoEncoder(path: target.temporaryPath, container: container, settings: settings,
+                                       audio: audioTrack.map { [$0.streamParameters] } ?? [])
+
+        let skip = skipInvalid
+        let firstImage = first
+        let queue = OrderedWorkQueue(remaining) { i, input in
+            do {
+                let image = i == 0 ? firstImage : try DecodedImage(path: input.path)
+                return Result<PixelBuffer, LapseError>.success(try fitter.frame(for: image))
+            } catch let error as LapseError {
+                if skip { return .failure(error) }
+                throw error
+            }
+        }
+        defer { queue.cancel() }
+
+        var done = 0
+        var images = 0
+        var index = 0
+        var pendingSkip = 0
+        var lastFrame: PixelBuffer?
+        while let result = try queue.next() {
+            try Task.checkCancellation()
+            let count = frameCounts[index] + pendingSkip
+            index += 1
+            switch result {
+            case .success(let frame):
+                try encoder.append(frame, count: count)
+                try audioTrack?.write(upTo: encoder.duration, into: encoder)
+                lastFrame = frame
+                pendingSkip = 0
+                images += 1
+                done += count
+                progress?(ProgressEvent(stage: "encode", completed: done, total: totalFrames, unit: "frames"))
+            case .failure(let error):
+                warning?("skipped \(error.description)")
+                skipped += 1
+                // The skipped image's time goes to the previous image, or to the next one when it is the first.
+                if lastFrame != nil {
+                    try encoder.append(lastFrame!, count: count)
+                    done += count
+                } else {
+                    pendingSkip = count
+                }
+            }
+        }
+        try audioTrack?.write(upTo: .infinity, into: encoder)
+        try encoder.finish()
+        try target.commit()
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
+        return Summary(output: output, images: images, skipped: skipped, frames: encoder.framesWritten,
+                       width: evenWidth, height: evenHeight, fps: fps,
+                       duration: Double(encoder.framesWritten) / Double(fps), bytes: bytes)
+    }
+}

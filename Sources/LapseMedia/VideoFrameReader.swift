@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CFFmpeg
+import Foundation
+import LapseCore
+
+/// Decodes a video and hands out upright RGBA frames chosen by presentation time.
+///
+/// - Time: seconds from the input's start (``MediaInput/startTime``, the same origin `lapse clip` uses;
+///   the first frame's time for almost every file).
+/// - Selection: ``frame(at:)`` returns the source frame *shown* at that time — the last frame whose
+///   presentation time is ≤ t — so variable-frame-rate video keeps its speed and a frame that could not be
+///   decoded is covered by the previous one (with a warning).
+/// - Pictures: the display matrix rotation (`AV_PKT_DATA_DISPLAYMATRIX`, as the ffmpeg CLI's autorotate
+///   applies it) and the sample aspect ratio are applied, so ``displayWidth`` × ``displayHeight`` is what a
+///   player shows; PQ (HDR10) and HLG are tone-mapped to BT.709 SDR; alpha is kept (VP9 alpha through the
+///   `libvpx-vp9` decoder, which FFmpeg's own VP9 decoder does not do).
+/// - Memory: two decoded frames and the filter graph, whatever the length.
+///
+/// Use from one task at a time. Typical use:
+/// ```swift
+/// let reader = try VideoFrameReader("clip.mov")
+/// reader.outputSize = (reader.displayWidth / 2, reader.displayHeight / 2)
+/// try reader.seek(to: 1.5)
+/// for i in 0..<20 { let picture = try reader.frame(at: 1.5 + Double(i) / 10) }
+/// ```
+public final class VideoFrameReader {
+    /// The input as it may be printed (URL query strings redacted).
+    public let name: String
+    /// Stored (coded) picture size in pixels.
+    public let codedWidth: Int
+    public let codedHeight: Int
+    /// Size as displayed: sample aspect ratio applied to the width, then rotated. Pixels.
+    public let displayWidth: Int
+    public let displayHeight: Int
+    /// Clockwise rotation applied to the stored picture: 0, 90, 180 or 270 degrees.
+    public let rotation: Int
+    /// Sample (pixel) aspect ratio, width / height of one stored pixel (1 for square pixels).
+    public let sampleAspectRatio: Double
+    /// Duration of the video in seconds, when the container tells it.
+    public let duration: Double?
+    /// Average frame rate in frames per second, when known.
+    public let frameRate: Double?
+    /// Whether the stream is PQ or HLG (tone-mapped to SDR on output).
+    public let isHDR: Bool
+    /// Whether frames carry alpha.
+    public let hasAlpha: Bool
+    /// Size of the frames handed out, upright; defaults to the displayed size. Set before reading frames
+    /// (changing it later rebuilds the conversion).
+    public var outputSize: (width: Int, height: Int) {
+        didSet { converter = nil; lastOutput = nil }
+    }
+    /// Receives warnings (undecodable frames).
+    public var warning: WarningHandler?
+    /// Number of packets the decoder rejected so far.
+    public private(set) var decodeErrors = 0
+
+    private let input: MediaInput
+    private var codec: UnsafeMutablePointer<AVCodecContext>?
+    private let streamIndex: Int32
+    private let timeBase: AVRational
+    private let startTime: Int64
+    /// Time 0 in seconds on the stream's clock: the input's start (``MediaInput/startTime``), as `lapse clip` uses.
+    private let origin: Double
+    private let rotationFilters: [String]
+    private let packet = Packet()
+    private var current: Frame?
+    private var currentTime = 0.0
+    private var lookahead: Frame?
+    private var lookaheadTime = 0.0
+    private var inputEnded = false
+    private var decoderDrained = false
+    private var converter: VideoFrameConverter?
+    private var lastOutput: (frame: ObjectIdentifier, pixels: PixelBuffer)?
+    private var lastPts: Int64?
+
+    /// Opens a video through ``MediaInput`` (files, http(s) with reconnects and timeouts, HLS).
+    /// - Parameters:
+    ///   - input: a file path or an http(s)/HLS URL.
+    ///   - options: network timeouts and deadline (see ``MediaInput/Options``).
+    /// - Throws: ``LapseError`` `.invalidInput` (missing file, not a video, no video stream, no decoder),
+    ///   `.network` (HTTP errors, timeouts), `.cancelled`.
+    public convenience init(_ input: String, options: MediaInput.Options = MediaInput.Options()) throws {
+        try self.init(input: MediaInput(location: input, options: options))
+    }
+
+    /// Reads the main video stream of an opened input (the reader keeps it).
+    /// - Throws: ``LapseError`` `.invalidInput` when it has no video stream or no decoder for it.
+    public init(input: MediaInput) throws {
+        self.input = input
+        let name = input.displayName
+        guard let opened = input.context else { throw LapseError(.invalidInput, name, "input is closed") }
+        self.name = name
+        let index = av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        guard index >= 0, let stream = opened.pointee.streams[Int(index)], let par = stream.pointee.codecpar else {
+            throw LapseError(.invalidInput, name, "no video stream")
+        }
+        streamIndex = index
+        timeBase = stream.pointee.time_base
+        startTime = stream.pointee.start_time == lapse_nopts_value ? 0 : stream.pointee.start_time
+        origin = input.startTime
+        // Discard the other streams' packets early.
+        for i in 0..<Int(opened.pointee.nb_streams) where i != Int(index) {
+            opened.pointee.streams[i]!.pointee.discard = AVDISCARD_ALL
+        }
+
+        // VP9 with alpha: only libvpx decodes the alpha plane (stored as BlockAdditional side data).
+        var decoder: UnsafePointer<AVCodec>?
+        let alphaMode = av_dict_get(stream.pointee.metadata, "alpha_mode", nil, 0).map { String(cString: $0.pointee.value) }
+        if par.pointee.codec_id == AV_CODEC_ID_VP9, alphaMode == "1" {
+            decoder = avcodec_find_decoder_by_name("libvpx-vp9")
+        } else if par.pointee.codec_id == AV_CODEC_ID_VP8, alphaMode == "1" {
+            decoder = avcodec_find_decoder_by_name("libvpx")
+        }
+        if decoder == nil { decoder = avcodec_find_decoder(par.pointee.codec_id) }
+        guard let decoder, let context = avcodec_alloc_context3(decoder) else {
+            throw LapseError(.invalidInput, name, "no decoder for this video codec")
+        }
+        codec = context
+        avcodec_parameters_to_context(context, par)
+        context.pointee.pkt_timebase = stream.pointee.time_base
+        context.pointee.thread_count = 0
+        let opened2 = avcodec_open2(context, decoder, nil)
+        if opened2 < 0 {
+            avcodec_free_context(&codec)
+            throw LapseError(.invalidInput, name, "cannot open the video decoder: \(ffmpegMessage(opened2))")
+        }
+
+        codedWidth = Int(par.pointee.width)
+        codedHeight = Int(par.pointee.height)
+        let sarRational = par.pointee.sample_aspect_ratio.num > 0 && par.pointee.sample_aspect_ratio.den > 0
+            ? par.pointee.sample_aspect_ratio : stream.pointee.sample_aspect_ratio
+        sampleAspectRatio = sarRational.num > 0 && sarRational.den > 0 ? av_q2d(sarRational) : 1
+        let (degrees, filters) = Self.rotation(of: stream)
+        rotation = degrees
+        rotationFilters = filters
+        let sarWidth = max(1, Int((Double(codedWidth) * sampleAspectRatio).rounded()))
+        let swap = degrees == 90 || degrees == 270
+        displayWidth = swap ? codedHeight : sarWidth
+        displayHeight = swap ? sarWidth : codedHeight
+        outputSize = (displayWidth, displayHeight)
+        if stream.pointee.duration > 0 {
+            duration = Double(stream.pointee.duration) * av_q2d(stream.pointee.time_base)
+        } else if opened.pointee.duration > 0 {
+            duration = Double(opened.pointee.duration) / Double(AV_TIME_BASE)
+        } else {
+            duration = nil
+        }
+        let rate = stream.pointee.avg_frame_rate
+        frameRate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : nil
+        isHDR = VideoFrameConverter.isHDR(par.pointee.color_trc)
+        let pixelFormat = AVPixelFormat(rawValue: par.pointee.format)
+        let descriptor = av_pix_fmt_desc_get(context.pointee.pix_fmt != AV_PIX_FMT_NONE ? context.pointee.pix_fmt : pixelFormat)
+        hasAlpha = alphaMode == "1" || (descriptor.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA)) != 0 } ?? false)
+        guard codedWidth > 0, codedHeight > 0 else {
+            throw LapseError(.invalidInput, name, "the video stream has no picture size")
+        }
+    }
+
+    deinit { avcodec_free_context(&codec) }
+
+    /// Stops a blocking read in progress or to come (it throws `.cancelled`). Thread-safe.
+    public func cancel() { input.cancel() }
+
+    /// The rotation as ffmpeg's autorotate reads it: θ = −round(av_display_rotation_get), wrapped to [0, 360);
+    /// 90 → `transpose=clock` (`cclock_flip` when mirrored), 180 → `hflip,vflip`, 270 → `transpose=cclock`
+    /// (`clock_flip` when mirrored); a vertical mirror alone → `vflip`.
+    static func rotation(of stream: UnsafeMutablePointer<AVStream>) -> (Int, [String]) {
+        var size: Int = 0
+        guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {
+            return (0, [])
+        }
+        return data.withMemoryRebound(to: Int32.self, capacity: 9) { m in
+            let raw = av_display_rotation_get(m)
+            guard raw.isFinite else { return (0, []) }
+            var theta = -raw.rounded()
+            theta -= 360 * (theta / 360 + 0.9 / 360).rounded(.down)
+            if abs(theta - 90) < 1 { return (90, [m[3] > 0 ? "transpose=cclock_flip" : "transpose=clock"]) }
+            if abs(theta - 180) < 1 {
+                var f: [String] = []
+                if m[0] < 0 { f.append("hflip") }
+                if m[4] < 0 { f.append("vflip") }
+                return (180, f)
+            }
+            if abs(theta - 270) < 1 { return (270, [m[3] < 0 ? "transpose=clock_flip" : "transpose=cclock"]) }
+            if abs(theta) < 1, m[4] < 0 { return (0, ["vflip"]) }
+            return (0, [])
+        }
+    }
+
+    /// Moves to `seconds` (from the start): the next ``frame(at:)`` decodes from the keyframe before it.
+    /// - Throws: ``LapseError`` `.invalidInput` when the input cannot seek (a live stream).
+    public func seek(to seconds: Double) throws {
+        try input.seek(to: max(0, seconds), stream: Int(streamIndex))
+        avcodec_flush_buffers(codec)
+        current = nil
+        lookahead = nil
+        inputEnded = false
+        decoderDrained = false
+        lastPts = nil
+    }
+
+    /// The source frame shown at `seconds` (the last frame whose time is ≤ it; the first frame for times
+    /// before it; the last frame for times after the end). Times should not decrease between calls
+    /// (call ``seek(to:)`` to go back).
+    /// - Returns: RGBA at ``outputSize``.
+    /// - Throws: ``LapseError`` `.invalidInput` when no frame at all can be decoded; `.codec` when converting fails.
+    public func frame(at seconds: Double) throws -> PixelBuffer {
+        if current == nil {
+            guard let (f, t) = try decodeNext() else {
+                throw LapseError(.invalidInput, name, "no video frame could be decoded")
+            }
+            current = f
+            currentTime = t
+        }
+        while true {
+            if lookahead == nil {
+                guard let (f, t) = try decodeNext() else { break }
+                lookahead = f
+                lookaheadTime = t
+            }
+            guard lookaheadTime <= seconds + 1e-6 else { break }
+            current = lookahead
+            currentTime = lookaheadTime
+            lookahead = nil
+        }
+        return try pixels(of: current!)
+    }
+
+    /// The next frame in decoding order with its time in seconds, or `nil` at the end.
+    public func nextFrame() throws -> (time: Double, pixels: PixelBuffer)? {
+        if let f = lookahead {
+            lookahead = nil
+            current = f
+            currentTime = lookaheadTime
+        } else {
+            guard let (f, t) = try decodeNext() else { return nil }
+            current = f
+            currentTime = t
+        }
+        return (currentTime, try pixels(of: current!))
+    }
+
+    /// True when the input has no frame after the one last returned and `seconds` is more than one frame
+    /// interval past it (for inputs whose duration is unknown).
+    public func isAtEnd(after seconds: Double) -> Bool {
+        guard decoderDrained, lookahead == nil, current != nil else { return false }
+        return seconds > currentTime + 1 / (frameRate ?? 25)
+    }
+
+    /// Time (seconds) of the frame last returned.
+    public var lastFrameTime: Double { currentTime }
+
+    private func pixels(of frame: Frame) throws -> PixelBuffer {
+        let id = ObjectIdentifier(frame)
+        if let last = lastOutput, last.frame == id { return last.pixels }
+        if converter == nil {
+            let swap = rotation == 90 || rotation == 270
+            converter = VideoFrameConverter(width: outputSize.width, height: outputSize.height,
+                                            rotationFilters: rotationFilters, swapsAxes: swap, toneMap: true)
+        }
+        let p = try converter!.convert(frame)
+        lastOutput = (id, p)
+        return p
+    }
+
+    /// Decodes the next frame; undecodable packets are skipped with a warning.
+    private func decodeNext() throws -> (Frame, Double)? {
+        guard let codec else { return nil }
+        let frame = Frame()
+        while true {
+            if decoderDrained { return nil }
+            let r = avcodec_receive_frame(codec, frame.pointer)
+            if r >= 0 {
+                var pts = frame.pointer.pointee.best_effort_timestamp
+                if pts == lapse_nopts_value {
+                    let step = frameRate.map { Int64((1 / $0 / av_q2d(timeBase)).rounded()) } ?? 1
+                    pts = (lastPts ?? startTime - step) + step
+                }
+                lastPts = pts
+                return (frame, Double(pts) * av_q2d(timeBase) - origin)
+            }
+            if r == lapse_averror_eof() { decoderDrained = true; return nil }
+            if r != lapse_averror_eagain() {
+                decodeErrors += 1
+                warning?("\(name): a frame could not be decoded (\(ffmpegMessage(r))); the previous frame is repeated")
+                continue
+            }
+            if inputEnded { decoderDrained = true; return nil }
+            if try !input.read(into: packet) {
+                inputEnded = true
+                avcodec_send_packet(codec, nil)
+                continue
+            }
+            defer { av_packet_unref(packet.pointer) }
+            guard packet.pointer.pointee.stream_index == streamIndex else { continue }
+            let s = avcodec_send_packet(codec, packet.pointer)
+            if s < 0 && s != lapse_averror_eagain() {
+                decodeErrors += 1
+                let t = Double(packet.pointer.pointee.pts) * av_q2d(timeBase) - origin
+                warning?("\(name): the frame at \(TimeValue.format(max(0, t))) could not be decoded "
+                         + "(\(ffmpegMessage(s))); the previous frame is repeated")
+            }
+        }
+    }
+}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+
+/// Where a cached item lives: a list of parts (source, pano id, zoom, tile…), each sanitised into one
+/// path component, so an id from a server can never climb out of the cache folder or name a secret.
+public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
+    /// The parts as given.
+    public let parts: [String]
+
+    public init(_ parts: String...) { self.parts = parts }
+    public init(parts: [String]) { self.parts = parts }
+
+    /// The relative path: each part sanitised by ``sanitise(_:)``, joined by `/`.
+    public var relativePath: String { parts.map(Self.sanitise).joined(separator: "/") }
+
+    public var description: String { relativePath }
+
+    /// One safe path component for `part`: letters, digits, `-` and `_` kept, every other byte written as
+    /// `%XX` (so distinct parts stay distinct), dots kept except at the start (so never `.` or `..`), never empty; parts longer than
+    /// 100 bytes are cut and end in a hash of the whole part.
+    public static func sanitise(_ part: String) -> String {
+        var out = ""
+        for byte in part.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                out.append(Character(Unicode.Scalar(byte)))
+            case UInt8(ascii: ".") where !out.isEmpty:
+                out.append(".")
+            default:
+                out += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        if out.isEmpty { out = "%00" }
+        if out.utf8.count > 100 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a 64
+            for b in part.utf8 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
+            out = String(out.prefix(80)) + "~" + String(hash, radix: 16)
+        }
+        return out
+    }
+}
+
+/// An on-disk cache of downloaded bytes (tiles, metadata), one file per ``CacheKey``.
+///
+/// Writes are atomic (a temporary file in the same folder, then `rename`), so an interrupted run leaves either
+/// a whole entry or none; entries are checked by the caller's `validate` before reuse and deleted when they fail
+/// (a truncated JPEG is fetched again). Safe to use from many tasks at once.
+public struct DiskCache: Sendable {
+    /// The cache's root folder.
+    public let directory: URL
+
+    /// `$XDG_CACHE_HOME/lapse`, or `~/.cache/lapse` when XDG_CACHE_HOME is unset or not absolute.
+    public static var defaultDirectory: URL {
+        let env = ProcessInfo.processInfo.environment
+        if let xdg = env["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg).appendingPathComponent("lapse", isDirectory: true)
+        }
+        let home = env["HOME"].map { URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
+        return home.appendingPathComponent(".cache/lapse", isDirectory: true)
+    }
+
+    /// Opens (and creates) a cache.
+    /// - Parameter directory: the root folder; ``defaultDirectory`` when `nil`.
+    /// - Throws: ``LapseError`` `.output` when the folder cannot be created.
+    public init(directory: URL? = nil) throws {
+        let dir = directory ?? Self.defaultDirectory
+        do {
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        } catch {
+            throw LapseError(.output, dir.path, "cannot create the cache folder")
+        }
+        self.directory = dir
+    }
+
+    /// The file that holds `key`.
+    public func fileURL(for key: CacheKey) -> URL {
+        directory.appendingPathComponent(key.relativePath)
+    }
+
+    /// The cached bytes of `key`, or `nil` when absent or invalid (an invalid entry is deleted).
+    /// - Parameter validate: returns false for bytes that must not be reused (e.g. ``CacheValidation/jpeg(_:)``).
+    public func data(for key: CacheKey, validate: ((Data) -> Bool)? = nil) -> Data? {
+        let url = fileURL(for: key)
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        if let validate, !validate(data) {
+            try? FileManager.default.removeItem(at: url)
+            return nil
+        }
+        return data
+    }
+
+    /// Whether an entry exists for `key` (without validating it).
+    public func contains(_ key: CacheKey) -> Bool {
+        FileManager.default.fileExists(atPath: fileURL(for: key).path)
+    }
+
+    /// Stores `data` under `key`, replacing any entry, atomically.
+    /// - Throws: ``LapseError`` `.output` when the file cannot be written.
+    public func store(_ data: Data, for key: CacheKey) throws {
+        let url = fileURL(for: key)
+        let folder = url.deletingLastPathComponent()
+        let temp = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial")
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try data.write(to: temp)
+        } catch {
+            try? FileManager.default.removeItem(at: temp)
+            throw LapseError(.output, url.path, "cannot write the cache entry")
+        }
+        if rename(temp.path, url.path) != 0 {
+            let reason = String(cString: strerror(errno))
+            unlink(temp.path)
+            throw LapseError(.output, url.path, "cannot write the cache entry: \(reason)")
+        }
+    }
+
+    /// Removes the entry of `key`, if any.
+    public func remove(_ key: CacheKey) {
+        try? FileManager.default.removeItem(at: fileURL(for: key))
+    }
+}
+
+/// Ready-made checks for ``DiskCache/data(for:validate:)`` and ``HTTPClient``'s `accept`.
+public enum CacheValidation {
+    /// A whole JPEG: starts with SOI (FF D8 FF) and ends with EOI (FF D9), allowing trailing zero padding.
+    public static func jpeg(_ data: Data) -> Bool {
+        guard data.count >= 4, data[data.startIndex] == 0xFF, data[data.startIndex + 1] == 0xD8,
+              data[data.startIndex + 2] == 0xFF else { return false }
+        var end = data.endIndex
+        while end > data.startIndex + 2, data[end - 1] == 0 { end -= 1 }
+        return data[end - 2] == 0xFF && data[end - 1] == 0xD9
+    }
+
+    /// Parses as JSON.
+    public static func json(_ data: Data) -> Bool {
+        (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil
+    }
+}

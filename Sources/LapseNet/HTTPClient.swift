@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LapseCore
+
+/// The shared HTTP client: a concurrency limit, retries with exponential backoff and jitter, `Retry-After`,
+/// a deadline per attempt, and secrets kept out of every message.
+///
+/// What is retried: HTTP 429 and 5xx, timeouts (our own deadline), dropped or refused connections and truncated
+/// bodies, plus any response the caller's `accept` check rejects (e.g. a cut-off JPEG). What is not: other 4xx
+/// statuses, which are returned to the caller as they are (see ``HTTPResponse/requireSuccess(_:hiding:)``).
+///
+/// Every client uses one `URLSession` for the whole process (creating and invalidating many sessions crashes
+/// Foundation on Linux). `timeoutIntervalForResource` is ignored on Linux, so the deadline is enforced here by
+/// cancelling the task. Requests wait for a free slot before each attempt and give it back while they back off,
+/// so a server never sees more than ``Configuration/maxConcurrentRequests`` requests of one client at once.
+public final class HTTPClient: Sendable {
+    /// How a client behaves; the defaults suit public web APIs.
+    public struct Configuration: Sendable {
+        /// Requests in flight at once, ≥ 1 (default 8).
+        public var maxConcurrentRequests: Int = 8
+        /// Attempts per request including the first, ≥ 1 (default 5).
+        public var maxAttempts: Int = 5
+        /// First backoff delay in seconds (default 0.5); doubles with every retry, with full jitter.
+        public var baseDelay: Double = 0.5
+        /// Longest backoff delay in seconds (default 20).
+        public var maxDelay: Double = 20
+        /// Longest `Retry-After` honoured, in seconds (default 120); a server asking for more fails the request.
+        public var maxRetryAfter: Double = 120
+        /// Deadline of one attempt in seconds, from sending to the last byte (default 30).
+        public var requestTimeout: Double = 30
+        /// Strings (API keys, tokens) to hide from every error message.
+        public var secrets: [String] = []
+        /// `User-Agent` header.
+        public var userAgent: String = "lapse (+https://github.com/lapse)"
+        /// How the client waits between attempts, in seconds. Tests replace it to record the delays.
+        public var sleep: @Sendable (Double) async throws -> Void = { seconds in
+            try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+        }
+
+        public init() {}
+    }
+
+    /// Counters of what a client did (for tests and summaries).
+    public struct Statistics: Sendable, Equatable {
+        /// Attempts sent to servers, retries included.
+        public var attempts = 0
+        /// Attempts that were retries.
+        public var retries = 0
+        /// Requests that finished with a response returned to the caller.
+        public var completed = 0
+    }
+
+    public let configuration: Configuration
+    private let slots: AsyncSemaphore
+    private let counters = Counters()
+
+    /// The process's one URLSession, shared by every client.
+    static let session: URLSession = {
+        let config = URLSessionConfiguration.ephemeral
+        config.httpMaximumConnectionsPerHost = 64
+        config.urlCache = nil
+        config.requestCachePolicy = .reloadIgnoringLocalCacheData
+        config.timeoutIntervalForRequest = 600  // our own deadline is shorter; see `perform`
+        return URLSession(configuration: config)
+    }()
+
+    /// A client shared by everything that does not need its own settings.
+    public static let shared = HTTPClient()
+
+    public init(configuration: Configuration = Configuration()) {
+        var c = configuration
+        c.maxConcurrentRequests = max(1, c.maxConcurrentRequests)
+        c.maxAttempts = max(1, c.maxAttempts)
+        self.configuration = c
+        slots = AsyncSemaphore(c.maxConcurrentRequests)
+    }
+
+    /// What the client has done so far.
+    public var statistics: Statistics { counters.value }
+
+    /// GET `url`.
+    /// - Parameters:
+    ///   - headers: extra request headers.
+    ///   - accept: checks a 2xx response; returning false makes it count as a failed attempt and be retried
+    ///     (e.g. a JPEG without its end marker). After the last attempt the request fails.
+    /// - Returns: the response: 2xx, or a non-retried status (4xx other than 429) for the caller to read.
+    /// - Throws: ``LapseError`` `.network` (timeouts, connection failures, 5xx after every attempt, rejected bodies),
+    ///   `.rateLimited` (429 after every attempt or a `Retry-After` beyond the limit), `.cancelled`.
+    ///   Messages name the URL without its query string and never contain a configured secret.
+    public func get(_ url: URL, headers: [String: String] = [:],
+                    accept: (@Sendable (HTTPResponse) -> Bool)? = nil) async throws -> HTTPResponse {
+        try await send(HTTPRequest(url: url, headers: headers), accept: accept)
+    }
+
+    /// POST a JSON body to `url` (sets `Content-Type: application/json`). Same retries and errors as ``get(_:headers:accept:)``.
+    public func post(_ url: URL, json: Data, headers: [String: String] = [:],
+                     accept: (@Sendable (HTTPResponse) -> Bool)? = nil) async throws -> HTTPResponse {
+        var h = headers
+        h["Content-Type"] = "application/json"
+        return try await send(HTTPRequest(method: "POST", url: url, headers: h, body: json), accept: accept)
+    }
+
+    /// POST a value encoded as JSON and decode the JSON answer (2xx required).
+    /// - Throws: as ``post(_:json:headers:accept:)``, plus ``HTTPResponse/requireSuccess(_:hiding:)``'s errors
+    ///   and `.invalidInput` when the answer is not the expected JSON.
+    public func postJSON<Body: Encodable, Answer: Decodable>(_ url: URL, _ body: Body, as: Answer.Type,
+                                                             headers: [String: String] = [:]) async throws -> Answer {
+        let data = try JSONEncoder().encode(body)
+        let response = try await post(url, json: data, headers: headers)
+        try response.requireSuccess(subject(url), hiding: configuration.secrets)
+        return try decode(Answer.self, from: response, url: url)
+    }
+
+    /// GET `url` and decode its JSON answer (2xx required). Errors as ``postJSON(_:_:as:headers:)``.
+    public func getJSON<Answer: Decodable>(_ url: URL, as: Answer.Type, headers: [String: String] = [:]) async throws -> Answer {
+        let response = try await get(url, headers: headers)
+        try response.requireSuccess(subject(url), hiding: configuration.secrets)
+        return try decode(Answer.self, from: response, url: url)
+    }
+
+    private func decode<Answer: Decodable>(_ type: Answer.Type, from response: HTTPResponse, url: URL) throws -> Answer {
+        do {
+            return try JSONDecoder().decode(Answer.self, from: response.body)
+        } catch {
+            throw LapseError(.invalidInput, subject(url), "unexpected JSON answer (\(Self.describe(decoding: error)))")
+        }
+    }
+
+    /// The URL as it may appear in a message: no query string, no secrets.
+    public func subject(_ url: URL) -> String {
+        Redaction.message(Redaction.url(url.absoluteString), hiding: configuration.secrets)
+    }
+
+    /// Sends `request` with retries. See ``get(_:headers:accept:)`` for what is returned and thrown.
+    public func send(_ request: HTTPRequest, accept: (@Sendable (HTTPResponse) -> Bool)? = nil) async throws -> HTTPResponse {
+        let c = configuration
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.httpBody = request.body
+        urlRequest.setValue(c.userAgent, forHTTPHeaderField: "User-Agent")
+        for (k, v) in request.headers { urlRequest.setValue(v, forHTTPHeaderField: k) }
+        urlRequest.timeoutInterval = c.requestTimeout
+        urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+
+        var lastProblem = ""
+        var lastCode = LapseError.Code.network
+        for attempt in 1...c.maxAttempts {
+            if Task.isCancelled { throw LapseError(.cancelled, subject(request.url), "cancelled") }
+            await slots.acquire()
+            counters.update { $0.attempts += 1; if attempt > 1 { $0.retries += 1 } }
+            let outcome: Outcome
+            do {
+                let response = try await perform(urlRequest, deadline: c.requestTimeout)
+                outcome = classify(response, accept: accept)
+            } catch let error as AttemptError {
+                outcome = .retry(error.reason, after: nil)
+            } catch is CancellationError {
+                await slots.release()
+                throw LapseError(.cancelled, subject(request.url), "cancelled")
+            } catch {
+                outcome = .retry(Self.describe(transport: error), after: nil)
+            }
+            await slots.release()
+            switch outcome {
+            case .done(let response):
+                counters.update { $0.completed += 1 }
+                return response
+            case .retry(let problem, let retryAfter):
+                lastProblem = problem
+                lastCode = problem.hasPrefix("HTTP 429") ? .rateLimited : .network
+                guard attempt < c.maxAttempts else { break }
+                var delay = Self.backoff(attempt: attempt, base: c.baseDelay, cap: c.maxDelay)
+                if let retryAfter {
+                    guard retryAfter <= c.maxRetryAfter else {
+                        throw LapseError(.rateLimited, subject(request.url),
+                                         "server asks to retry after \(Int(retryAfter)) s (\(problem))")
+                    }
+                    delay = max(retryAfter, delay * 0.25)
+                }
+                do { try await c.sleep(delay) } catch {
+                    throw LapseError(.cancelled, subject(request.url), "cancelled")
+                }
+            }
+        }
+        let reason = c.maxAttempts == 1 ? lastProblem : "\(lastProblem) (after \(c.maxAttempts) attempts)"
+        throw LapseError(lastCode, subject(request.url), Redaction.message(reason, hiding: c.secrets))
+    }
+
+    private enum Outcome {
+        case done(HTTPResponse)
+        case retry(String, after: Double?)
+    }
+
+    private func classify(_ response: HTTPResponse, accept: (@Sendable (HTTPResponse) -> Bool)?) -> Outcome {
+        let s = response.status
+        if s == 429 || (500...599).contains(s) {
+            return .retry("HTTP \(s)", after: response.header("Retry-After").flatMap(Self.parseRetryAfter))
+        }
+        if response.isSuccess, let accept, !accept(response) {
+            return .retry("incomplete or invalid body (\(response.body.count) bytes)", after: nil)
+        }
+        if response.isSuccess, let expected = response.header("Content-Length").flatMap(Int.init),
+           response.header("Content-Encoding") == nil, expected != response.body.count {
+            return .retry("truncated body (\(response.body.count) of \(expected) bytes)", after: nil)
+        }
+        return .done(response)
+    }
+
+    /// Exponential backoff with full jitter: a random delay in [0.5, 1] × min(cap, base × 2^(attempt−1)).
+    static func backoff(attempt: Int, base: Double, cap: Double) -> Double {
+        let ceiling = min(cap, base * pow(2, Double(attempt - 1)))
+        return ceiling * Double.random(in: 0.5...1)
+    }
+
+    /// `Retry-After` as seconds: either a number of seconds or an HTTP date (RFC 9110 §10.2.3).
+    static func parseRetryAfter(_ value: String) -> Double? {
+        let v = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Double(v), seconds.isFinite, seconds >= 0 { return seconds }
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "GMT")
+        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = f.date(from: v) else { return nil }
+        return max(0, date.timeIntervalSinceNow)
+    }
+
+    /// One attempt, bounded by `deadline` seconds whatever the server does.
+    private func perform(_ request: URLRequest, deadline: Double) async throws -> HTTPResponse {
+        let box = OneShot()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
+                box.set(continuation)
+                let task = Self.session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        box.finish(.failure(error))
+                    } else if let http = response as? HTTPURLResponse {
+                        var headers: [String: String] = [:]
+                        for (k, v) in http.allHeaderFields {
+                            if let k = k as? String { headers[k.lowercased()] = "\(v)" }
+                        }
+                        box.finish(.success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())))
+                    } else {
+                        box.finish(.failure(AttemptError(reason: "no HTTP response")))
+                    }
+                }
+                box.attach(task)
+                task.resume()
+                DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
+                    box.finish(.failure(AttemptError(reason: "timed out after \(Self.format(deadline)) s")), cancelTask: true)
+                }
+            }
+        } onCancel: {
+            box.finish(.failure(CancellationError()), cancelTask: true)
+        }
+    }
+
+    static func format(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
+    }
+
+    private static func describe(transport error: any Error) -> String {
+        if let u = error as? URLError {
+            switch u.code {
+            case .timedOut: return "timed out"
+            case .cannotConnectToHost: return "connection refused"
+            case .networkConnectionLost: return "connection lost"
+            case .cannotFindHost, .dnsLookupFailed: return "host not found"
+            case .notConnectedToInternet: return "not connected to the internet"
+            default: return "network error \(u.code.rawValue)"
+            }
+        }
+        return "network error (\((error as NSError).localizedDescription))"
+    }
+
+    private static func describe(decoding error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): return "missing \(key.stringValue)"
+        case DecodingError.typeMismatch(_, let ctx), DecodingError.valueNotFound(_, let ctx):
+            return "bad value at \(ctx.codingPath.map(\.stringValue).joined(separator: "."))"
+        case DecodingError.dataCorrupted: return "not JSON"
+        default: return "\(error)"
+        }
+    }
+}
+
+/// A failed attempt that may be retried.
+struct AttemptError: Error { var reason: String }
+
+/// Resumes a continuation exactly once, from the completion handler, the deadline or cancellation.
+private final class OneShot: @unchecked Sendable {
+    // @unchecked: every field is touched under `lock` only.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<HTTPResponse, any Error>?
+    private var task: URLSessionDataTask?
+    private var done = false
+    private var pendingCancel = false
+
+    func set(_ c: CheckedContinuation<HTTPResponse, any Error>) {
+        lock.lock()
+        if done {  // cancelled before the continuation existed
+            lock.unlock()
+            c.resume(throwing: CancellationError())
+            return
+        }
+        continuation = c
+        lock.unlock()
+    }
+
+    func attach(_ t: URLSessionDataTask) {
+        lock.lock()
+        task = t
+        let cancelNow = pendingCancel
+        lock.unlock()
+        if cancelNow { t.cancel() }
+    }
+
+    func finish(_ result: Result<HTTPResponse, any Error>, cancelTask: Bool = false) {
+        lock.lock()
+        guard !done else { lock.unlock(); return }
+        done = true
+        let c = continuation
+        continuation = nil
+        let t = task
+        if cancelTask && t == nil { pendingCancel = true }
+        lock.unlock()
+        if cancelTask { t?.cancel() }
+        c?.resume(with: result)
+    }
+}
+
+/// Lock-protected statistics.
+private final class Counters: @unchecked Sendable {
+    // @unchecked: `stats` is only touched under `lock`.
+    private let lock = NSLock()
+    private var stats = HTTPClient.Statistics()
+    var value: HTTPClient.Statistics { lock.lock(); defer { lock.unlock() }; return stats }
+    func update(_ f: (inout HTTPClient.Statistics) -> Void) { lock.lock(); f(&stats); lock.unlock() }
+}
+
+/// A counting semaphore for async code: at most `limit` holders at once, waiters served in order.
+actor AsyncSemaphore {
+    private var available: Int
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(_ limit: Int) { available = limit }
+
+    func acquire() async {
+        if available > 0 { available -= 1; return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func release() {
+        if waiters.isEmpty { available += 1 } else { waiters.removeFirst().resume() }
+    }
+}

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseMedia
+
+/// Renders perspective (rectilinear) views of equirectangular panoramas: the hot loop of a hyperlapse.
+///
+/// Table-based: for an output size, field of view, pitch and roll (and the panorama's tilt and roll), the
+/// source position of every output pixel is computed once and cached; a change of heading alone on a level
+/// panorama reuses the table as a horizontal shift of the source. Rows are rendered in bands across the
+/// cores. The geometry is that of ffmpeg's `v360=input=e:output=flat` (see ``CameraPose``), sampled with
+/// 8-bit fixed-point weights.
+///
+/// Seams and poles: source columns wrap around (the 0°/360° seam is seamless); the poles are the centres of the
+/// first and last rows and rows are clamped there, so every output pixel samples real pixels (no black, no NaN)
+/// at any pitch.
+///
+/// One projector may be used from several threads at once (the table cache is locked).
+public final class Projector: @unchecked Sendable {
+    // @unchecked: the only mutable state, `cache`, is guarded by `lock`; tables are immutable once built.
+    /// Output size in pixels.
+    public let width: Int
+    public let height: Int
+    /// How source pixels are blended.
+    public let interpolation: Interpolation
+
+    private let lock = NSLock()
+    private var cache: [ProjectionTable] = []
+    private let cacheLimit: Int
+
+    /// - Parameters:
+    ///   - width, height: output size in pixels, 1…16384 each.
+    ///   - interpolation: ``Interpolation/bilinear`` by default.
+    ///   - cachedTables: how many tables to keep (each holds 8 bytes an output pixel); default 4.
+    /// - Throws: ``LapseError`` `.usage` for a size out of range.
+    public init(width: Int, height: Int, interpolation: Interpolation = .bilinear, cachedTables: Int = 4) throws {
+        guard (1...16384).contains(width), (1...16384).contains(height) else {
+            throw LapseError.usage("view size must be 1…16384 pixels each way, not \(width)x\(height)")
+        }
+        self.width = width
+        self.height = height
+        self.interpolation = interpolation
+        self.cacheLimit = max(1, cachedTables)
+    }
+
+    /// Renders the view `camera` of `panorama` into a new buffer of ``width`` × ``height``.
+    /// - Parameters:
+    ///   - panorama: an equirectangular image (2×2 to 32768×32768 pixels; normally 2:1). Its alpha is interpolated too.
+    ///   - pose: how the panorama sits in the world (heading of its centre column, tilt, roll).
+    ///   - camera: where to look; `fov` must be in (0, 180).
+    /// - Throws: ``LapseError`` `.usage` for a field of view out of range, non-finite angles or a panorama
+    ///   outside 2×2…32768×32768 pixels.
+    public func render(_ panorama: PixelBuffer, pose: PanoramaPose = PanoramaPose(), camera: CameraPose) throws -> PixelBuffer {
+        var out = PixelBuffer(width: width, height: height, fill: RGBA(0, 0, 0, 0))
+        try render(panorama, pose: pose, camera: camera, into: &out)
+        return out
+    }
+
+    /// As ``render(_:pose:camera:)``, writing into `output` (which must be ``width`` × ``height``), so a
+    /// sequence of frames can reuse one buffer.
+    public func render(_ panorama: PixelBuffer, pose: PanoramaPose = PanoramaPose(), camera: CameraPose,
+                       into output: inout PixelBuffer) throws {
+        precondition(output.width == width && output.height == height, "output buffer size differs from the projector's")
+        let (table, shift) = try table(for: panorama, pose: pose, camera: camera)
+        panorama.bytes.withUnsafeBytes { src in
+            output.bytes.withUnsafeMutableBytes { dst in
+                table.u.withUnsafeBufferPointer { tu in
+                    table.v.withUnsafeBufferPointer { tv in
+                        let s = src.bindMemory(to: UInt32.self).baseAddress!
+                        let d = dst.bindMemory(to: UInt32.self).baseAddress!
+                        switch interpolation {
+                        case .bilinear:
+                            Self.bilinear(src: s, sw: panorama.width, dst: d, ow: width, oh: height,
+                                          tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift)
+                        case .bicubic:
+                            Self.fourTap(src: s, sw: panorama.width, sh: panorama.height, dst: d, ow: width, oh: height,
+                                         tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift, weights: KernelWeights.bicubic)
+                        case .lanczos:
+                            Self.fourTap(src: s, sw: panorama.width, sh: panorama.height, dst: d, ow: width, oh: height,
+                                         tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift, weights: KernelWeights.lanczos)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The cached (or new) table for this geometry and the source shift (fixed point) for the heading.
+    func table(for panorama: PixelBuffer, pose: PanoramaPose, camera: CameraPose) throws -> (ProjectionTable, UInt32) {
+        guard camera.fov > 0, camera.fov < 180 else {
+            throw LapseError.usage("field of view must be more than 0 and less than 180 degrees, not \(camera.fov)")
+        }
+        guard [camera.heading, camera.pitch, camera.roll, pose.heading, pose.tilt, pose.roll].allSatisfy(\.isFinite) else {
+            throw LapseError.usage("view angles must be finite numbers")
+        }
+        guard panorama.width >= 2, panorama.height >= 2 else {
+            throw LapseError(.invalidInput, nil, "panorama of \(panorama.width)x\(panorama.height) pixels is too small")
+        }
+        // Fixed-point source positions (1/256 px) must stay below 2²³ (see ProjectionTable).
+        guard panorama.width <= 32768, panorama.height <= 32768 else {
+            throw LapseError(.invalidInput, nil, "panorama of \(panorama.width)x\(panorama.height) pixels is too large (32768 at most)")
+        }
+        let yaw = Self.normalized(camera.heading - pose.heading)
+        let level = pose.isLevel
+        let key = ProjectionTableKey(
+            outputWidth: width, outputHeight: height, sourceWidth: panorama.width, sourceHeight: panorama.height,
+            fov: camera.fov, pitch: camera.pitch, roll: camera.roll, bakedYaw: level ? 0 : yaw,
+            panoramaTilt: pose.tilt, panoramaRoll: pose.roll)
+        var shift: UInt32 = 0
+        if level {
+            let wrap = Int64(panorama.width - 1) << ProjectionTable.fractionBits
+            var s = Int64((yaw / 360 * Double(panorama.width - 1) * Double(ProjectionTable.one)).rounded()) % wrap
+            if s < 0 { s += wrap }
+            shift = UInt32(s)
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        if let i = cache.firstIndex(where: { $0.key == key }) {
+            let t = cache.remove(at: i)
+            cache.append(t)
+            return (t, shift)
+        }
+        // Built under the lock: parallel frames that need the same new table wait for it instead of each
+        // building their own.
+        let t = ProjectionTable(key: key)
+        cache.append(t)
+        if cache.count > cacheLimit { cache.removeFirst() }
+        return (t, shift)
+    }
+
+    /// `degrees` in [0, 360).
+    static func normalized(_ degrees: Double) -> Double {
+        let r = degrees.truncatingRemainder(dividingBy: 360)
+        return r < 0 ? r + 360 : (r == 360 ? 0 : r)
+    }
+
+    // MARK: - Kernels
+
+    /// 2×2 taps with 8-bit weights (each pixel's four weights sum to 256, so opaque stays opaque).
+    static func bilinear(src: UnsafePointer<UInt32>, sw: Int, dst: UnsafeMutablePointer<UInt32>, ow: Int, oh: Int,
+                         tu: UnsafePointer<UInt32>, tv: UnsafePointer<Int32>, shift: UInt32) {
+        // Safe to share across the bands: the source and tables are only read, and each band writes only
+        // its own output rows.
+        nonisolated(unsafe) let src = src, dst = dst, tu = tu, tv = tv
+        let wrap = UInt32(sw - 1) << ProjectionTable.fractionBits
+        RowBands.run(rows: oh) { rows in
+            RowBands.tiles(rows: rows, width: ow) { j, columns in
+                let first = j &* ow &+ columns.lowerBound
+                bilinearSpan(src: src, sw: sw, dst: dst + first, tu: tu + first, tv: tv + first,
+                             count: columns.count, shift: shift, wrap: wrap)
+            }
+        }
+    }
+
+    /// `count` consecutive output pixels: eight at a time with SIMD (four channels as 16-bit lanes, two
+    /// channels a lane pair), the rest one at a time. Both paths give identical results.
+    @inline(__always)
+    static func bilinearSpan(src: UnsafePointer<UInt32>, sw: Int, dst: UnsafeMutablePointer<UInt32>,
+                             tu: UnsafePointer<UInt32>, tv: UnsafePointer<Int32>, count: Int,
+                             shift: UInt32, wrap: UInt32) {
+        typealias V8 = SIMD8<UInt32>
+        typealias L16 = SIMD16<UInt16>
+        let wrapV = V8(repeating: wrap), swV = V8(repeating: UInt32(sw)), mask = V8(repeating: 0x00FF_00FF)
+        let tuRaw = UnsafeRawPointer(tu), tvRaw = UnsafeRawPointer(tv), dstRaw = UnsafeMutableRawPointer(dst)
+        @inline(__always) func lanes(_ w: V8) -> L16 { unsafeBitCast(w | (w &<< 16), to: L16.self) }
+        @inline(__always) func rb(_ p: V8) -> L16 { unsafeBitCast(p & mask, to: L16.self) }
+        @inline(__always) func ga(_ p: V8) -> L16 { unsafeBitCast((p &>> 8) & mask, to: L16.self) }
+        var i = 0
+        while i &+ 8 <= count {
+            var u = tuRaw.loadUnaligned(fromByteOffset: i &* 4, as: V8.self) &+ shift
+            u = u.replacing(with: u &- wrapV, where: u .>= wrapV)
+            let v = tvRaw.loadUnaligned(fromByteOffset: i &* 4, as: V8.self)   // bilinear rows are ≥ 0
+            let fx = u & 255, fy = v & 255
+            let index = (v &>> 8) &* swV &+ (u &>> 8)
+            var p00 = V8(), p01 = V8(), p10 = V8(), p11 = V8()
+            for k in 0..<8 {
+                let b = src + Int(truncatingIfNeeded: index[k])
+                p00[k] = b[0]; p01[k] = b[1]; p10[k] = b[sw]; p11[k] = b[sw &+ 1]
+            }
+            let w11 = (fx &* fy &+ 128) &>> 8
+            let w00 = lanes(256 &- fx &- fy &+ w11), w01 = lanes(fx &- w11), w10 = lanes(fy &- w11)
+            let w11l = lanes(w11)
+            // Each 16-bit lane sums at most 255·256 + 128: no carry into the next lane.
+            let sRB = rb(p00) &* w00 &+ rb(p01) &* w01 &+ rb(p10) &* w10 &+ rb(p11) &* w11l &+ 128
+            let sGA = ga(p00) &* w00 &+ ga(p01) &* w01 &+ ga(p10) &* w10 &+ ga(p11) &* w11l &+ 128
+            let out = unsafeBitCast(sRB &>> 8, to: V8.self) | (unsafeBitCast(sGA, to: V8.self) & 0xFF00_FF00)
+            dstRaw.storeBytes(of: out, toByteOffset: i &* 4, as: V8.self)
+            i &+= 8
+        }
+        while i < count {
+            var u = tu[i] &+ shift
+            if u >= wrap { u &-= wrap }
+            let x0 = Int(truncatingIfNeeded: u >> 8)   // ≤ sw − 2, so x0 + 1 is inside
+            let fx = UInt64(u & 0xFF)
+            let v = tv[i]
+            let r0 = src + Int(truncatingIfNeeded: v >> 8) &* sw
+            let r1 = r0 + sw
+            let fy = UInt64(UInt32(bitPattern: v) & 0xFF)
+            let w11 = (fx &* fy &+ 128) >> 8
+            let w01 = fx &- w11
+            let w10 = fy &- w11
+            let w00 = 256 &- fx &- fy &+ w11
+            let sum = spread(r0[x0]) &* w00 &+ spread(r0[x0 &+ 1]) &* w01
+                &+ spread(r1[x0]) &* w10 &+ spread(r1[x0 &+ 1]) &* w11 &+ 0x0080_0080_0080_0080
+            dst[i] = pack(sum >> 8)
+            i &+= 1
+        }
+    }
+
+    /// R, G, B, A bytes of a pixel into four 16-bit lanes.
+    @inline(__always) static func spread(_ p: UInt32) -> UInt64 {
+        var v = UInt64(p)
+        v = (v | v << 16) & 0x0000_FFFF_0000_FFFF
+        return (v | v << 8) & 0x00FF_00FF_00FF_00FF
+    }
+
+    /// Four 16-bit lanes (each ≤ 255 after masking) back into a pixel.
+    @inline(__always) static func pack(_ lanes: UInt64) -> UInt32 {
+        var v = lanes & 0x00FF_00FF_00FF_00FF
+        v = (v | v >> 8) & 0x0000_FFFF_0000_FFFF
+        return UInt32(truncatingIfNeeded: v | v >> 16)
+    }
+
+    /// 4×4 taps with separable 1-D weights looked up by the 8-bit fraction (Q14, each row of four sums to 2^14).
+    static func fourTap(src: UnsafePointer<UInt32>, sw: Int, sh: Int, dst: UnsafeMutablePointer<UInt32>, ow: Int, oh: Int,
+                        tu: UnsafePointer<UInt32>, tv: UnsafePointer<Int32>, shift: UInt32, weights: [Int32]) {
+        weights.withUnsafeBufferPointer { wb in
+            // Safe to share across the bands: everything but `dst` is only read, and each band writes
+            // only its own output rows.
+            nonisolated(unsafe) let src = src, dst = dst, tu = tu, tv = tv, w = wb.baseAddress!
+            let period = sw - 1
+            let wrap = UInt32(period) << ProjectionTable.fractionBits
+            let lastRow = sh - 1
+            RowBands.run(rows: oh) { rows in
+                for j in rows {
+                    let row = j * ow
+                    for i in row..<(row + ow) {
+                        var u = tu[i] &+ shift
+                        if u >= wrap { u &-= wrap }
+                        let x0 = Int(truncatingIfNeeded: u >> 8)
+                        let wx = w + Int(u & 0xFF) &* 4
+                        // Columns repeat every sw − 1 (the last column is the first one again).
+                        let xm = x0 == 0 ? period &- 1 : x0 &- 1
+                        let xp = x0 &+ 1
+                        let xq = xp &+ 1 > period ? 1 : xp &+ 1
+                        let v = tv[i]
+                        let y0 = Int(truncatingIfNeeded: v >> 8)   // arithmetic shift: floor
+                        let wy = w + Int(v & 0xFF) &* 4
+                        var r: Int = 0, g: Int = 0, b: Int = 0, a: Int = 0
+                        for k in 0..<4 {
+                            let y = min(max(y0 &+ k &- 1, 0), lastRow)
+                            let line = src + y &* sw
+                            var hr = 0, hg = 0, hb = 0, ha = 0
+                            @inline(__always) func tap(_ p: UInt32, _ c: Int32) {
+                                let c = Int(c)
+                                hr &+= Int(p & 0xFF) &* c
+                                hg &+= Int(p >> 8 & 0xFF) &* c
+                                hb &+= Int(p >> 16 & 0xFF) &* c
+                                ha &+= Int(p >> 24) &* c
+                            }
+                            tap(line[xm], wx[0]); tap(line[x0], wx[1]); tap(line[xp], wx[2]); tap(line[xq], wx[3])
+                            let cy = Int(wy[k])
+                            r &+= hr &* cy; g &+= hg &* cy; b &+= hb &* cy; a &+= ha &* cy
+                        }
+                        @inline(__always) func byte(_ s: Int) -> UInt32 {
+                            UInt32(min(max((s &+ (1 << 27)) >> 28, 0), 255))
+                        }
+                        dst[i] = byte(r) | byte(g) << 8 | byte(b) << 16 | byte(a) << 24
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// 1-D weights of the 4-tap kernels for the 256 fractional positions t = k/256 between taps 1 and 2,
+/// for the taps at offsets −1, 0, +1, +2, in Q14 (each group of four sums to exactly 2^14).
+enum KernelWeights {
+    static let bicubic = table { t, x in
+        // Catmull-Rom / Keys cubic convolution with a = −0.5 (R. Keys, IEEE TASSP 29(6), 1981).
+        let a = -0.5, d = abs(x)
+        if d < 1 { return (a + 2) * d * d * d - (a + 3) * d * d + 1 }
+        if d < 2 { return a * d * d * d - 5 * a * d * d + 8 * a * d - 4 * a }
+        return 0
+    }
+    static let lanczos = table { t, x in
+        // Lanczos window with a = 2: sinc(x)·sinc(x/2).
+        if x == 0 { return 1 }
+        let px = Double.pi * x
+        return abs(x) < 2 ? 2 * sin(px) * sin(px / 2) / (px * px) : 0
+    }
+
+    private static func table(_ kernel: (Double, Double) -> Double) -> [Int32] {
+        var out = [Int32]()
+        out.reserveCapacity(256 * 4)
+        for k in 0..<256 {
+            let t = Double(k) / 256
+            let raw = (0..<4).map { kernel(t, t - Double($0 - 1)) }
+            let sum = raw.reduce(0, +)
+            var q = raw.map { Int32(($0 / sum * 16384).rounded()) }
+            q[1] += 16384 - q.reduce(0, +)   // exact unit sum
+            out += q
+        }
+        return out
+    }
+}

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseGeo
+import LapseNet
+
+/// How the route is travelled; each service maps it to its own name (Google `mode`, OSRM profile).
+public enum TravelMode: String, Sendable, CaseIterable {
+    case driving, walking, cycling
+}
+
+/// What to ask a directions service: from `origin` through each of `waypoints` (in the given order, as stops)
+/// to `destination`.
+public struct DirectionsRequest: Sendable, Equatable {
+    public var origin: Coordinate
+    public var destination: Coordinate
+    /// Intermediate stops, in travel order. Any number: services with a per-request limit split the request.
+    public var waypoints: [Coordinate]
+    public var mode: TravelMode
+
+    public init(origin: Coordinate, destination: Coordinate, waypoints: [Coordinate] = [], mode: TravelMode = .driving) {
+        self.origin = origin
+        self.destination = destination
+        self.waypoints = waypoints
+        self.mode = mode
+    }
+
+    /// Origin, waypoints and destination in order.
+    public var allPoints: [Coordinate] { [origin] + waypoints + [destination] }
+}
+
+/// A route found by a directions service.
+public struct DirectionsResult: Sendable, Equatable {
+    /// The road geometry, from origin to destination, without repeated points where requests or steps meet.
+    public var route: Route
+    /// The route's length in metres as the service reports it (sum of its legs), for comparison with
+    /// `route.length` (the geometry's own haversine length).
+    public var reportedDistance: Double
+    /// The service's name ("google", "osrm").
+    public var provider: String
+    /// How many HTTP requests were made (more than one when waypoints were split into chunks).
+    public var requestCount: Int
+    /// Things the user should know (e.g. the service's own warnings, or that a smoothed overview was used).
+    public var warnings: [String]
+
+    public init(route: Route, reportedDistance: Double, provider: String, requestCount: Int, warnings: [String] = []) {
+        self.route = route
+        self.reportedDistance = reportedDistance
+        self.provider = provider
+        self.requestCount = requestCount
+        self.warnings = warnings
+    }
+}
+
+/// A directions service that turns points into a road geometry.
+public protocol DirectionsProvider: Sendable {
+    /// Short lower-case name, as shown to users ("google", "osrm").
+    var name: String { get }
+    /// Asks the service for a route.
+    /// - Throws: ``LapseError``: `.notFound` when no route exists, `.rateLimited` for quota errors, `.denied` for
+    ///   refused credentials, `.invalidInput` for requests the service rejects, `.network` for transport failures.
+    ///   Messages never contain an API key.
+    func route(_ request: DirectionsRequest) async throws -> DirectionsResult
+}
+
+/// Joins route pieces, dropping a piece's first point when it repeats the previous piece's last point.
+func joinPieces(_ pieces: [[Coordinate]]) -> [Coordinate] {
+    var result: [Coordinate] = []
+    for piece in pieces {
+        var rest = piece[...]
+        if let last = result.last, let first = rest.first, last == first { rest = rest.dropFirst() }
+        result += rest
+    }
+    return result
+}
+
+extension HTTPClient {
+    /// GET for a directions service: the response whatever its status (HTTPClient already retried 429/5xx).
+    /// Errors name the service before the URL and never contain `secret`.
+    func directionsGet(_ url: URL, service: String, hiding secret: String?) async throws -> HTTPResponse {
+        do { return try await get(url) } catch var error as LapseError {
+            let secrets = secret.map { [$0] } ?? []
+            error.reason = Redaction.message(error.reason, hiding: secrets)
+            error.subject = service + " " + Redaction.message(error.subject ?? Redaction.url(url.absoluteString), hiding: secrets)
+            throw error
+        }
+    }
+}

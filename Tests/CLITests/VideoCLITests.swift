@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct VideoCLITests {
+    let dir = TestData.scratchDirectory("videocli")
+
+    func good(_ name: String) throws -> String {
+        try GeneratedMedia.image("color=c=orange:s=64x48", to: dir.appendingPathComponent(name).path)
+    }
+
+    func leftovers() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains(".partial") }
+    }
+
+    @Test func helpAndVersion() throws {
+        let help = try Shell.lapse(["--help"])
+        #expect(help.status == 0)
+        for command in ["hyperlapse", "route", "panoramas", "view", "video", "clip", "gif"] {
+            #expect(help.stdout.contains(command))
+        }
+        let version = try Shell.lapse(["--version"])
+        #expect(version.status == 0 && version.stdout.hasPrefix("lapse "))
+        let videoHelp = try Shell.lapse(["video", "--help"])
+        #expect(videoHelp.status == 0 && videoHelp.stdout.contains("--image-duration"))
+    }
+
+    @Test(arguments: [
+        (["video"], "no output file"),
+        (["video", "-o", "x.avi", "a.png"], "must end in .mp4"),
+        (["video", "--fps", "0", "-o", "x.mp4", "a.png"], "--fps takes"),
+        (["video", "--bogus", "-o", "x.mp4", "a.png"], "unknown option --bogus"),
+        (["video", "--size", "12", "-o", "x.mp4", "a.png"], "--size takes"),
+        (["nonsense"], "unknown command"),
+    ])
+    func usageErrorsExit64(arguments: [String], message: String) throws {
+        let r = try Shell.lapse(arguments)
+        #expect(r.status == 64)
+        #expect(r.stderr.contains(message), "\(r.stderr)")
+    }
+
+    @Test(arguments: ["missing.jpg", "text.jpg", "truncated.jpg"])
+    func badImageFailsWithOneLineAndNoOutput(bad: String) throws {
+        try Data("not an image".utf8).write(to: dir.appendingPathComponent("text.jpg"))
+        let jpeg = try Data(contentsOf: URL(fileURLWithPath: TestData.path("images/pillow/hopper.jpg")))
+        try jpeg.prefix(jpeg.count / 2).write(to: dir.appendingPathComponent("truncated.jpg"))
+        let out = dir.appendingPathComponent("out-\(bad).mp4").path
+        let badPath = dir.appendingPathComponent(bad).path
+        let r = try Shell.lapse(["video", "--quiet", try good("a.png"), badPath, try good("b.png"), "-o", out])
+        #expect(r.status == 1)
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix("error: \(badPath): ") == true, "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(try leftovers().isEmpty)
+
+        // --skip-invalid: a warning, and the video is made from the good images.
+        let skipped = try Shell.lapse(["video", "--skip-invalid", "--image-duration", "0.5", "--json",
+                                       try good("a.png"), badPath, try good("b.png"), "-o", out])
+        #expect(skipped.status == 0, "\(skipped.stderr)")
+        #expect(skipped.stderr.contains("warning: skipped \(badPath)"))
+        let summary = try #require(try JSONSerialization.jsonObject(with: skipped.stdoutData) as? [String: Any])
+        #expect(summary["images"] as? Int == 2)
+        #expect(summary["skipped"] as? Int == 1)
+        // The skipped image's time is kept (given to its neighbour): 3 × 0.5 s.
+        #expect(summary["frames"] as? Int == 45)
+    }
+
+    @Test func noValidImageIsAnError() throws {
+        try Data("x".utf8).write(to: dir.appendingPathComponent("t1.png"))
+        let out = dir.appendingPathComponent("none.mp4").path
+        let r = try Shell.lapse(["video", "--skip-invalid", "--quiet", dir.appendingPathComponent("t1.png").path, "-o", out])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("no valid image"))
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    @Test func existingOutputIsKeptWithoutOverwrite() throws {
+        let out = dir.appendingPathComponent("keep.mp4").path
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: out))
+        let r = try Shell.lapse(["video", "--quiet", try good("a.png"), "-o", out])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("exists"))
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "precious")
+        let o = try Shell.lapse(["video", "--quiet", "--overwrite", try good("a.png"), "-o", out])
+        #expect(o.status == 0)
+        #expect(try FFmpegReference.frameTimes(out).count == 30)
+    }
+
+    @Test func singleImageWithDurationAndDirectoryOrder() throws {
+        let out = dir.appendingPathComponent("single.mp4").path
+        let r = try Shell.lapse(["video", "--quiet", try good("one.png"), "--duration", "2.5", "--fps", "24", "-o", out])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try FFmpegReference.frameTimes(out).count == 60)
+
+        // A directory is read in natural order: img2 before img10.
+        let folder = dir.appendingPathComponent("seq")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try GeneratedMedia.image("color=c=red:s=32x32", to: folder.appendingPathComponent("img10.png").path)
+        try GeneratedMedia.image("color=c=blue:s=32x32", to: folder.appendingPathComponent("img2.png").path)
+        let seq = dir.appendingPathComponent("seq.mp4").path
+        #expect(try Shell.lapse(["video", "--quiet", folder.path, "--image-duration", "0.1", "--fps", "10", "-o", seq]).status == 0)
+        let frames = try FFmpegReference.frames(seq)
+        #expect(frames.count == 2)
+        #expect(frames[0][16, 16].b > 200 && frames[1][16, 16].r > 200)
+    }
+
+    @Test func progressLinesWhenNotATerminal() throws {
+        let out = dir.appendingPathComponent("prog.mp4").path
+        let r = try Shell.lapse(["video", try good("p.png"), "--duration", "1", "-o", out])
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("encode: 30/30 frames (100%)"))
+        #expect(r.stdout.contains("wrote \(out)"))
+        let quiet = try Shell.lapse(["video", "--quiet", "--overwrite", try good("p.png"), "-o", out])
+        #expect(quiet.stderr.isEmpty && quiet.stdout.isEmpty)
+    }
+}

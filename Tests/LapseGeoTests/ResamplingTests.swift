@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseGeo
+import Testing
+
+@Suite struct ResamplingTests {
+    /// An L-shaped route in Toronto: 237 m east, then 163 m north (a right-angle corner).
+    static func corner() throws -> Route {
+        let start = try Coordinate(latitude: 43.6532, longitude: -79.3832)
+        let turn = start.destination(bearing: 90, distance: 237)
+        let end = turn.destination(bearing: 0, distance: 163)
+        return Route(coordinates: [start, turn, end])
+    }
+
+    @Test func everyTenMetresAlongThePath() throws {
+        let route = try Self.corner()
+        let points = try route.resampled(every: 10)
+        let total = route.length
+        #expect(abs(total - 400) < 1e-6)
+        #expect(points.count == 41)  // 0, 10, …, 400
+        #expect(points.first!.coordinate == route.points.first!.coordinate)
+        #expect(points.last!.coordinate.distance(to: route.points.last!.coordinate) < 1e-6)
+        for (a, b) in zip(points, points.dropFirst()) {
+            #expect(abs(b.distanceAlongRoute - a.distanceAlongRoute - 10) < 0.5)
+        }
+        // Measured independently: the distance from the start along the real path (east leg, then north leg).
+        let start = route.points[0].coordinate, turn = route.points[1].coordinate
+        for p in points {
+            let alongPath = p.distanceAlongRoute <= 237
+                ? start.distance(to: p.coordinate)
+                : 237 + turn.distance(to: p.coordinate)
+            #expect(abs(alongPath - p.distanceAlongRoute) < 0.01)
+        }
+        // Straight stretches: consecutive points 10 m apart in a straight line too.
+        for (a, b) in zip(points, points.dropFirst()) where b.distanceAlongRoute <= 230 || a.distanceAlongRoute >= 240 {
+            #expect(abs(a.coordinate.distance(to: b.coordinate) - 10) < 0.5)
+        }
+    }
+
+    @Test func endKeptWhenNotOnTheGrid() throws {
+        let a = try Coordinate(latitude: 0, longitude: 0)
+        let route = Route(coordinates: [a, a.destination(bearing: 45, distance: 25)])
+        let points = try route.resampled(every: 10)
+        #expect(points.map { ($0.distanceAlongRoute * 1e6).rounded() / 1e6 } == [0, 10, 20, 25])
+    }
+
+    @Test func distanceCarriedAcrossSegmentEnds() throws {
+        // Segments of 7 m: samples at 10 m spacing must fall inside segments, not restart at each vertex.
+        var c = try Coordinate(latitude: 52.52, longitude: 13.405)
+        var coordinates = [c]
+        for _ in 0..<20 { c = c.destination(bearing: 60, distance: 7); coordinates.append(c) }
+        let points = try Route(coordinates: coordinates).resampled(every: 10)
+        #expect(points.count == 15)  // 0…130 and 140
+        for (a, b) in zip(points, points.dropFirst()) {
+            #expect(abs(a.coordinate.distance(to: b.coordinate) - (b.distanceAlongRoute - a.distanceAlongRoute)) < 1e-3)
+        }
+        for p in points { #expect(abs(angleDifference(from: 60, to: p.heading)) < 0.01) }
+    }
+
+    @Test func rightAngleCornerTurnsNinetyDegreesWithoutAJump() throws {
+        let points = try Self.corner().resampled(every: 10)
+        #expect(abs(points.first!.heading - 90) < 0.01)
+        #expect(abs(points.last!.heading - 0) < 0.01 || abs(points.last!.heading - 360) < 0.01)
+        var turned = 0.0
+        for (a, b) in zip(points, points.dropFirst()) {
+            let step = angleDifference(from: a.heading, to: b.heading)
+            // Only ever left (a great circle heading "east" at 43.65°N itself turns right by ~0.002° over 237 m).
+            #expect(step <= 0.01, "heading turned right by \(step)° at \(b.distanceAlongRoute) m")
+            #expect(step > -45, "jump of \(step)° at \(b.distanceAlongRoute) m")
+            turned += step
+        }
+        #expect(abs(turned + 90) < 0.01)
+        for p in points {  // all between north and east: never facing backwards
+            #expect(p.heading <= 90.01 || p.heading >= 359.99)
+        }
+        // Without smoothing the heading switches exactly at the corner.
+        let raw = try Self.corner().resampled(every: 10, smoothing: 0)
+        for p in raw {
+            let expected = p.distanceAlongRoute < 237 ? 90.0 : 0.0
+            #expect(abs(angleDifference(from: expected, to: p.heading)) < 0.01)
+        }
+    }
+
+    @Test func headingsNearNorthAverageToNorth() throws {
+        // A zig-zag around due north (bearings 355° and 5°) must average to ~0°, never ~180°.
+        var c = try Coordinate(latitude: 60, longitude: 10)
+        var coordinates = [c]
+        for i in 0..<40 { c = c.destination(bearing: i % 2 == 0 ? 355 : 5, distance: 5); coordinates.append(c) }
+        let points = try Route(coordinates: coordinates).resampled(every: 10, smoothing: 20)
+        for p in points.dropFirst(4).dropLast(4) {
+            #expect(abs(angleDifference(from: 0, to: p.heading)) < 1.5, "heading \(p.heading)")
+        }
+    }
+
+    @Test func repeatedAndZeroLengthPointsGiveNoNaN() throws {
+        let a = try Coordinate(latitude: 48.8566, longitude: 2.3522)
+        let b = a.destination(bearing: 180, distance: 30)
+        let route = Route(coordinates: [a, a, a, b, b, b.destination(bearing: 180, distance: 5), b.destination(bearing: 180, distance: 5)])
+        let points = try route.resampled(every: 10)
+        #expect(points.count == 5)
+        for p in points {
+            #expect(!p.heading.isNaN && !p.coordinate.latitude.isNaN && !p.coordinate.longitude.isNaN)
+            #expect(abs(p.heading - 180) < 0.01)
+        }
+        let single = try Route(coordinates: [a, a, a]).resampled(every: 10)
+        #expect(single.count == 1 && single[0].heading == 0 && single[0].coordinate == a)
+        #expect(throws: LapseError.self) { try Route(coordinates: []).resampled(every: 10) }
+        #expect(throws: LapseError.self) { try Route(coordinates: [a, b]).resampled(every: 0) }
+        #expect(throws: LapseError.self) { try Route(coordinates: [a, b]).resampled(every: .nan) }
+        let huge = #expect(throws: LapseError.self) {
+            try Route(coordinates: [a, a.destination(bearing: 0, distance: 200_000)]).resampled(every: 0.01)
+        }
+        #expect(huge?.code == .usage)
+    }
+
+    @Test func uTurnFallsBackToTheTangent() throws {
+        let a = try Coordinate(latitude: 10, longitude: 10)
+        let b = a.destination(bearing: 90, distance: 50)
+        let points = try Route(coordinates: [a, b, a]).resampled(every: 10)
+        for p in points { #expect(!p.heading.isNaN) }
+        #expect(abs(points[0].heading - 90) < 0.01)
+        #expect(abs(points.last!.heading - 270) < 0.01)
+    }
+
+    @Test func acrossTheAntimeridian() throws {
+        let a = try Coordinate(latitude: -16.8, longitude: 179.99)
+        let b = try Coordinate(latitude: -16.8, longitude: -179.99)
+        let route = Route(coordinates: [a, b])
+        // 0.02° of longitude at 16.8°S: 111 195.08 · cos 16.8° · 0.02 = 2 128.98 m, nearly due east.
+        #expect(abs(route.length - 2128.984) < 0.001)
+        let points = try route.resampled(every: 100)
+        #expect(points.count == 23)
+        for (p, q) in zip(points, points.dropFirst()) {
+            #expect(abs(p.coordinate.distance(to: q.coordinate) - (q.distanceAlongRoute - p.distanceAlongRoute)) < 1e-6)
+            #expect(abs(angleDifference(from: 90, to: p.heading)) < 0.01)
+            #expect(abs(p.coordinate.latitude + 16.8) < 0.001)
+        }
+    }
+
+    @Test func nearThePole() throws {
+        // A path over the north pole: straight (one great circle), so headings follow the circle: north, then south.
+        let a = try Coordinate(latitude: 89.99, longitude: 30)
+        let b = try Coordinate(latitude: 89.99, longitude: -150)
+        let route = Route(coordinates: [a, b])
+        #expect(abs(route.length - 0.02 * 111_195.0802) < 0.01)
+        let points = try route.resampled(every: 100, smoothing: 0)
+        #expect(points.count == 24)
+        #expect(abs(points[0].heading) < 1e-6)
+        #expect(abs(points.last!.heading - 180) < 1e-6)
+        for (p, q) in zip(points, points.dropFirst()) {
+            #expect(abs(p.coordinate.distance(to: q.coordinate) - (q.distanceAlongRoute - p.distanceAlongRoute)) < 1e-6)
+        }
+    }
+
+    @Test func elevationAndTimeInterpolated() throws {
+        let a = try Coordinate(latitude: 0, longitude: 0)
+        let b = a.destination(bearing: 0, distance: 20)
+        let t0 = Date(timeIntervalSince1970: 1_000_000)
+        let route = Route(points: [TrackPoint(a, elevation: 100, time: t0),
+                                   TrackPoint(b, elevation: 120, time: t0.addingTimeInterval(4))])
+        let points = try route.resampled(every: 5)
+        #expect(points.map { $0.elevation! } == [100, 105, 110, 115, 120])
+        #expect(points.map { $0.time!.timeIntervalSince(t0) } == [0, 1, 2, 3, 4])
+    }
+}
+
+@Suite struct RouteTests {
+    @Test func appendDropsTheSharedSeamPoint() throws {
+        let a = try Coordinate(latitude: 1, longitude: 1), b = try Coordinate(latitude: 1, longitude: 1.001)
+        let c = try Coordinate(latitude: 1.001, longitude: 1.001)
+        var route = Route(coordinates: [a, b])
+        route.append(Route(coordinates: [b, c]))
+        #expect(route.coordinates == [a, b, c])
+        route.append(Route(coordinates: [a]))
+        #expect(route.coordinates == [a, b, c, a])
+        #expect(abs(route.length - (a.distance(to: b) + b.distance(to: c) + c.distance(to: a))) < 1e-9)
+    }
+}

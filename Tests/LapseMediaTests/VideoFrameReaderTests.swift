@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseMedia
+import Testing
+import TestSupport
+
+/// Mean colour of a small square around (x, y).
+private func mean(_ p: PixelBuffer, _ x: Int, _ y: Int, radius: Int = 4) -> (r: Int, g: Int, b: Int) {
+    var r = 0, g = 0, b = 0, n = 0
+    for yy in max(0, y - radius)...min(p.height - 1, y + radius) {
+        for xx in max(0, x - radius)...min(p.width - 1, x + radius) {
+            let c = p[xx, yy]; r += Int(c.r); g += Int(c.g); b += Int(c.b); n += 1
+        }
+    }
+    return (r / n, g / n, b / n)
+}
+
+/// The last filter for ffmpeg CLI references: the RGBA conversion with the flags the reader uses (full chroma
+/// interpolation), so the two decodes agree.
+private let toRGBA = "scale=flags=bicubic+accurate_rnd+full_chroma_int,format=rgba"
+
+private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
+    switch (c.r > 128, c.g > 100, c.b > 128) {
+    case (true, false, false): return "red"
+    case (false, true, false): return "green"
+    case (false, false, true): return "blue"
+    case (true, true, false): return "yellow"
+    default: return "other \(c)"
+    }
+}
+
+@Suite struct VideoFrameReaderTests {
+    /// SOURCES.txt: +90 → 180x320, TL green TR yellow BL red BR blue; −90 → TL blue TR red BL yellow BR green;
+    /// 180 → TL yellow TR blue BL green BR red.
+    @Test(arguments: [
+        ("quadrants_320x180.mp4", 320, 180, ["red", "green", "blue", "yellow"]),
+        ("quadrants_dm_rot+90.mp4", 180, 320, ["green", "yellow", "red", "blue"]),
+        ("quadrants_dm_rot-90.mp4", 180, 320, ["blue", "red", "yellow", "green"]),
+        ("quadrants_dm_rot180.mp4", 320, 180, ["yellow", "blue", "green", "red"]),
+    ])
+    func displayMatrixRotation(file: String, width: Int, height: Int, corners: [String]) throws {
+        let reader = try VideoFrameReader(TestData.path("video/synthetic/\(file)"))
+        #expect(reader.displayWidth == width && reader.displayHeight == height)
+        let p = try reader.frame(at: 0.5)
+        #expect(p.width == width && p.height == height)
+        let got = [mean(p, 10, 10), mean(p, width - 11, 10), mean(p, 10, height - 11), mean(p, width - 11, height - 11)].map(named)
+        #expect(got == corners)
+    }
+
+    @Test func iPhoneVideoIsPortrait() throws {
+        let reader = try VideoFrameReader(TestData.path("video/iphone_rotated.mov"))
+        #expect(reader.codedWidth == 568 && reader.codedHeight == 320)
+        #expect(reader.displayWidth == 320 && reader.displayHeight == 568)
+        #expect(reader.rotation == 90)
+        reader.outputSize = (160, 284)
+        let p = try reader.frame(at: 1)
+        #expect(p.width == 160 && p.height == 284)
+        // Against the ffmpeg CLI's autorotated decode of the same frame.
+        let reference = try FFmpegReference.frames(TestData.path("video/iphone_rotated.mov"),
+                                                   filters: "scale=160:284,\(toRGBA)", size: (160, 284))
+        let times = try FFmpegReference.frameTimes(TestData.path("video/iphone_rotated.mov"))
+        let start = times.first ?? 0
+        let index = times.lastIndex { $0 - start <= 1 + 1e-6 } ?? 0
+        #expect(reference.count == times.count)
+        #expect(ImageMetrics.psnr(p, reference[index]) >= 35)
+    }
+
+    @Test func sampleAspectRatioIsApplied() throws {
+        let reader = try VideoFrameReader(TestData.path("video/synthetic/anamorphic_720x480_sar32-27.mp4"))
+        #expect(abs(reader.sampleAspectRatio - 32.0 / 27.0) < 1e-9)
+        #expect(reader.displayWidth == 853 && reader.displayHeight == 480)
+        #expect(try reader.frame(at: 0).width == 853)
+    }
+
+    /// Frame i is the source frame shown at i/fps: the last one whose presentation time is ≤ i/fps.
+    @Test func variableFrameRateKeepsItsTiming() throws {
+        let path = TestData.path("video/synthetic/vfr_60_30_gaps_320x180.mp4")
+        let reference = try FFmpegReference.frames(path, filters: toRGBA, size: (320, 180))
+        let times = try FFmpegReference.frameTimes(path)
+        #expect(reference.count == times.count)
+        let reader = try VideoFrameReader(path)
+        let fps = 10.0
+        var i = 0
+        while Double(i) / fps < 3 {
+            let t = Double(i) / fps
+            let p = try reader.frame(at: t)
+            let expected = times.lastIndex { $0 - times[0] <= t + 1e-6 } ?? 0
+            let psnr = ImageMetrics.psnr(p, reference[expected])
+            #expect(psnr >= 40, "frame \(i) at \(t) s: \(psnr) dB against source frame \(expected)")
+            // …and it is not one of its neighbours (they differ: testsrc2 moves every frame).
+            if expected + 1 < reference.count {
+                #expect(ImageMetrics.psnr(p, reference[expected + 1]) < psnr)
+            }
+            i += 1
+        }
+    }
+
+    @Test(arguments: ["single_frame_0.04s.mp4", "short_0.2s_5frames.mp4"])
+    func veryShortVideos(file: String) throws {
+        let reader = try VideoFrameReader(TestData.path("video/synthetic/\(file)"))
+        let reference = try FFmpegReference.frames(TestData.path("video/synthetic/\(file)"), filters: toRGBA,
+                                                   size: (320, 180))
+        for (i, t) in [0, 0.1, 0.19, 5].enumerated() {
+            let p = try reader.frame(at: t)
+            let expected = min(reference.count - 1, Int((t * 25 + 1e-6).rounded(.down)))
+            #expect(ImageMetrics.psnr(p, reference[expected]) >= 40, "time \(i)")
+        }
+    }
+
+    @Test(arguments: ["hdr10_pq_hevc10_320x180.mp4", "hlg_hevc10_320x180.mp4"])
+    func hdrIsToneMappedLikeFFmpeg(file: String) throws {
+        let path = TestData.path("video/synthetic/\(file)")
+        let reader = try VideoFrameReader(path)
+        #expect(reader.isHDR)
+        let chain = "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,"
+            + "zscale=t=bt709:m=bt709:r=pc,format=gbrp"
+        let reference = try FFmpegReference.frames(path, filters: chain + "," + toRGBA, size: (320, 180))
+        for n in [0, 25, 49] {
+            let p = try reader.frame(at: Double(n) / 25)
+            let psnr = ImageMetrics.psnr(p, reference[n])
+            #expect(psnr >= 30, "frame \(n): \(psnr) dB")
+        }
+        // Not washed out: the plain (untone-mapped) decode differs a lot from the reference.
+        let plain = try FFmpegReference.frames(path, size: (320, 180))
+        #expect(ImageMetrics.psnr(plain[0], reference[0]) < 28)
+    }
+
+    @Test func vp9AlphaIsKept() throws {
+        let path = TestData.path("video/synthetic/alpha_vp9_160x120.webm")
+        let reader = try VideoFrameReader(path)
+        #expect(reader.hasAlpha)
+        let reference = try FFmpegReference.frames(path, extraInput: ["-c:v", "libvpx-vp9"])
+        for n in 0..<10 {
+            let p = try reader.frame(at: Double(n) / 10)
+            var mismatches = 0, transparent = 0
+            for i in stride(from: 3, to: p.bytes.count, by: 4) {
+                if (p.bytes[i] < 128) != (reference[n].bytes[i] < 128) { mismatches += 1 }
+                if p.bytes[i] < 128 { transparent += 1 }
+            }
+            #expect(transparent > 160 * 120 / 2)
+            #expect(mismatches <= 160 * 120 / 100, "frame \(n): \(mismatches) alpha mismatches")
+        }
+    }
+
+    @Test func seekingStartsAtTheRequestedTime() throws {
+        let path = TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4")
+        let reader = try VideoFrameReader(path)
+        try reader.seek(to: 6.5)
+        let p = try reader.frame(at: 6.5)
+        let reference = try FFmpegReference.frames(path, filters: "select='eq(n\\,195)',\(toRGBA)",
+                                                   size: (320, 240))
+        #expect(ImageMetrics.psnr(p, reference[0]) >= 40)
+    }
+
+    @Test func notAVideoIsAnError() throws {
+        let dir = TestData.scratchDirectory("vfr")
+        let text = dir.appendingPathComponent("notes.mp4").path
+        _ = FileManager.default.createFile(atPath: text, contents: Data("hello, not a video\n".utf8))
+        #expect(throws: LapseError.self) { try VideoFrameReader(text) }
+        #expect(throws: LapseError.self) { try VideoFrameReader(dir.appendingPathComponent("missing.mp4").path) }
+    }
+}

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseNet
+import Testing
+import TestSupport
+
+@Suite struct DiskCacheTests {
+    @Test func storesAndReadsBack() throws {
+        let dir = TestData.scratchDirectory("cache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = try DiskCache(directory: dir)
+        let key = CacheKey("google", "pano_1", "z3", "2_1.jpg")
+        #expect(cache.data(for: key) == nil)
+        try cache.store(Data([1, 2, 3]), for: key)
+        #expect(cache.data(for: key) == Data([1, 2, 3]))
+        try cache.store(Data([4]), for: key)
+        #expect(cache.data(for: key) == Data([4]))
+        // No temporary files left behind.
+        let files = try FileManager.default.contentsOfDirectory(atPath: cache.fileURL(for: key).deletingLastPathComponent().path)
+        #expect(files == ["2_1.jpg"])
+    }
+
+    @Test(arguments: [
+        ("../../etc/passwd", "%2E.%2F..%2Fetc%2Fpasswd"),
+        ("abc-DEF_123", "abc-DEF_123"),
+        ("", "%00"),
+        (".hidden", "%2Ehidden"),
+        ("a b/c", "a%20b%2Fc"),
+        ("tile.jpg", "tile.jpg"),
+        ("ü", "%C3%BC"),
+    ])
+    func idsAreSanitised(id: String, expected: String) {
+        #expect(CacheKey.sanitise(id) == expected)
+    }
+
+    @Test func longIdsAreShortenedButDistinct() {
+        let a = CacheKey.sanitise(String(repeating: "x", count: 300) + "a")
+        let b = CacheKey.sanitise(String(repeating: "x", count: 300) + "b")
+        #expect(a.utf8.count <= 100 && b.utf8.count <= 100 && a != b)
+    }
+
+    @Test func keysStayInsideTheCache() throws {
+        let dir = TestData.scratchDirectory("cache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = try DiskCache(directory: dir)
+        let url = cache.fileURL(for: CacheKey("..", "../x", "/abs"))
+        #expect(url.standardizedFileURL.path.hasPrefix(dir.standardizedFileURL.path + "/"))
+        #expect(url.pathComponents.suffix(3) == ["%2E.", "%2E.%2Fx", "%2Fabs"])
+    }
+
+    @Test func invalidEntriesAreDropped() throws {
+        let dir = TestData.scratchDirectory("cache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = try DiskCache(directory: dir)
+        let key = CacheKey("t", "1.jpg")
+        let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3, 0xFF, 0xD9])
+        try cache.store(jpeg, for: key)
+        #expect(cache.data(for: key, validate: CacheValidation.jpeg) == jpeg)
+        try cache.store(jpeg.prefix(6), for: key)
+        #expect(cache.data(for: key, validate: CacheValidation.jpeg) == nil)
+        #expect(!cache.contains(key))
+    }
+
+    @Test func defaultDirectoryFollowsXDG() {
+        let d = DiskCache.defaultDirectory.path
+        if let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+            #expect(d == xdg + "/lapse")
+        } else {
+            #expect(d.hasSuffix("/.cache/lapse"))
+        }
+    }
+}

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+@testable import LapseNet
+import Testing
+import TestSupport
+
+/// Records the delays the client asks for, and waits only a millisecond.
+final class DelayRecorder: @unchecked Sendable {
+    // @unchecked: `values` only touched under `lock`.
+    private let lock = NSLock()
+    private var values: [Double] = []
+    var delays: [Double] { lock.lock(); defer { lock.unlock() }; return values }
+    var sleep: @Sendable (Double) async throws -> Void {
+        { [self] s in record(s); try await Task.sleep(nanoseconds: 1_000_000) }
+    }
+    private func record(_ s: Double) {
+        lock.lock(); values.append(s); lock.unlock()
+    }
+}
+
+struct ServerStats: Decodable { var total: Int; var max_in_flight: Int; var by_path: [String: Int] }
+
+func stats(_ server: LocalServer) async throws -> ServerStats {
+    try await HTTPClient.shared.getJSON(URL(string: server.baseURL + "/stats")!, as: ServerStats.self)
+}
+
+func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: DelayRecorder? = nil,
+            secrets: [String] = []) -> HTTPClient {
+    var c = HTTPClient.Configuration()
+    c.maxConcurrentRequests = limit
+    c.maxAttempts = attempts
+    c.requestTimeout = timeout
+    c.secrets = secrets
+    if let recorder { c.sleep = recorder.sleep }
+    return HTTPClient(configuration: c)
+}
+
+@Suite struct HTTPClientTests {
+    @Test func getReturnsStatusHeadersAndBody() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let r = try await client().get(URL(string: server.baseURL + "/bytes/70000")!)
+        #expect(r.status == 200)
+        #expect(r.body.count == 70000)
+        #expect(r.body[250] == 250 && r.body[251] == 0)
+        #expect(r.header("content-length") == "70000")
+        #expect(r.header("Content-Type") == "application/octet-stream")
+    }
+
+    @Test func postJSONRoundTrips() async throws {
+        struct Body: Codable, Equatable { var mapType: String; var locations: [Double] }
+        let server = try LocalServer(script: "net_standin.py")
+        let sent = Body(mapType: "streetview", locations: [55.7, 13.19])
+        let back = try await client().postJSON(URL(string: server.baseURL + "/echo")!, sent, as: Body.self)
+        #expect(back == sent)
+    }
+
+    @Test(arguments: [500, 502, 503, 429])
+    func retriesServerErrorsAndRateLimits(code: Int) async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let recorder = DelayRecorder()
+        let r = try await client(recorder: recorder).get(URL(string: server.baseURL + "/flaky/a?fail=3&code=\(code)")!)
+        #expect(r.status == 200 && r.body.count == 1000)
+        #expect(recorder.delays.count == 3)
+        let s = try await stats(server)
+        #expect(s.by_path["/flaky/a"] == 4)
+    }
+
+    @Test func backoffGrowsExponentiallyWithJitter() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let recorder = DelayRecorder()
+        var c = HTTPClient.Configuration()
+        c.baseDelay = 1
+        c.maxDelay = 6
+        c.sleep = recorder.sleep
+        c.maxAttempts = 5
+        _ = try await HTTPClient(configuration: c).get(URL(string: server.baseURL + "/flaky/b?fail=4")!)
+        let d = recorder.delays
+        try #require(d.count == 4)
+        // Ceilings 1, 2, 4, 6 (capped); jitter keeps each in [0.5, 1] × ceiling.
+        for (delay, ceiling) in zip(d, [1.0, 2, 4, 6]) {
+            #expect(delay >= ceiling * 0.5 && delay <= ceiling)
+        }
+    }
+
+    @Test func honoursRetryAfter() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let recorder = DelayRecorder()
+        let r = try await client(recorder: recorder).get(URL(string: server.baseURL + "/flaky/c?fail=2&code=429&retry_after=7")!)
+        #expect(r.status == 200)
+        #expect(recorder.delays == [7, 7])
+    }
+
+    @Test func retryAfterBeyondTheLimitFails() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let recorder = DelayRecorder()
+        await #expect {
+            _ = try await client(recorder: recorder).get(URL(string: server.baseURL + "/status/429?retry_after=3600")!)
+        } throws: { error in
+            (error as? LapseError)?.code == .rateLimited && "\(error)".contains("3600")
+        }
+        #expect(recorder.delays.isEmpty)
+    }
+
+    @Test func retryAfterAsHTTPDate() {
+        let date = Date().addingTimeInterval(30)
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "GMT")
+        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let seconds = HTTPClient.parseRetryAfter(f.string(from: date))
+        #expect(seconds != nil && seconds! > 25 && seconds! <= 30)
+        #expect(HTTPClient.parseRetryAfter("12") == 12)
+        #expect(HTTPClient.parseRetryAfter("soon") == nil)
+    }
+
+    @Test(arguments: [400, 401, 403, 404])
+    func otherClientErrorsAreNotRetried(code: Int) async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let recorder = DelayRecorder()
+        let r = try await client(recorder: recorder).get(URL(string: server.baseURL + "/status/\(code)")!)
+        #expect(r.status == code)
+        #expect(recorder.delays.isEmpty)
+        #expect(try await stats(server).total == 1)
+        #expect(throws: LapseError.self) { try r.requireSuccess("svc") }
+    }
+
+    @Test func exhaustedRetriesThrowWithoutTheKey() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let key = "AIzaSECRETKEY123"
+        let recorder = DelayRecorder()
+        let c = client(attempts: 3, recorder: recorder, secrets: [key])
+        await #expect {
+            _ = try await c.get(URL(string: server.baseURL + "/status/503?key=\(key)")!, headers: ["X-Goog-Api-Key": key])
+        } throws: { error in
+            let text = "\(error)"
+            return (error as? LapseError)?.code == .network && !text.contains(key) && text.contains("HTTP 503")
+                && text.contains("/status/503") && text.contains("3 attempts")
+        }
+        #expect(try await stats(server).total == 3)
+    }
+
+    @Test func deadlineCutsStalledResponses() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let recorder = DelayRecorder()
+        await #expect {
+            _ = try await client(attempts: 2, timeout: 0.4, recorder: recorder).get(URL(string: server.baseURL + "/stall?seconds=30")!)
+        } throws: { error in
+            (error as? LapseError)?.code == .network && "\(error)".contains("timed out")
+        }
+        #expect(recorder.delays.count == 1)
+    }
+
+    @Test func stalledAttemptIsRetried() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let r = try await client(timeout: 0.4, recorder: DelayRecorder())
+            .get(URL(string: server.baseURL + "/flaky/d?fail=1&mode=stall&stall=5")!)
+        #expect(r.status == 200 && r.body.count == 1000)
+    }
+
+    @Test func truncatedBodyIsRetried() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let r = try await client(recorder: DelayRecorder()).get(URL(string: server.baseURL + "/flaky/e?fail=2&mode=truncate")!)
+        #expect(r.status == 200 && r.body.count == 1000)
+        #expect(try await stats(server).by_path["/flaky/e"] == 3)
+    }
+
+    @Test func rejectedBodyIsRetried() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let c = client(attempts: 3, recorder: DelayRecorder())
+        await #expect(throws: LapseError.self) {
+            _ = try await c.get(URL(string: server.baseURL + "/bytes/10")!, accept: { $0.body.count > 10 })
+        }
+        #expect(try await stats(server).total == 3)
+    }
+
+    @Test func neverMoreThanTheLimitInFlight() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let c = client(limit: 3)
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<24 {
+                group.addTask { try await c.get(URL(string: server.baseURL + "/slow?ms=40")!).status }
+            }
+            for try await status in group { #expect(status == 200) }
+        }
+        let s = try await stats(server)
+        #expect(s.total == 24)
+        #expect(s.max_in_flight <= 3)
+        #expect(s.max_in_flight >= 2)  // requests did run in parallel
+    }
+
+    @Test func refusedConnectionFailsClearly() async throws {
+        let c = client(attempts: 2, recorder: DelayRecorder())
+        await #expect {
+            _ = try await c.get(URL(string: "http://127.0.0.1:9/nothing?key=abcdef")!)
+        } throws: { error in
+            let text = "\(error)"
+            return (error as? LapseError)?.code == .network && !text.contains("abcdef") && text.contains("127.0.0.1:9/nothing")
+        }
+    }
+
+    @Test func cancellationStopsARequest() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let c = client(timeout: 60)
+        let task = Task { try await c.get(URL(string: server.baseURL + "/stall?seconds=30")!) }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        task.cancel()
+        await #expect(throws: LapseError.self) { _ = try await task.value }
+    }
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# lapse video vs the ffmpeg command line on the same 300 JPEGs (1920x1080 → H.264 CRF 23, preset medium, 30 fps),
+# plus peak memory for 100 vs 1000 images. Usage: bench/video.sh LAPSE_BIN SHARED_DATA
+set -euo pipefail
+lapse=${1:-.build/release/lapse}
+here=$(cd "$(dirname "$0")" && pwd)
+out=$here/out/video
+mkdir -p "$out/jpg"
+if [ ! -f "$out/jpg/0300.jpg" ]; then
+  echo "making 300 test JPEGs (1920x1080) once…"
+  ffmpeg -v error -y -f lavfi -i "testsrc2=s=1920x1080:r=30,noise=alls=8:allf=t" -frames:v 300 -q:v 3 "$out/jpg/%04d.jpg"
+fi
+measure() { "$here/measure.py" "$@"; }
+read -r _ t_ffmpeg _ m_ffmpeg < <(measure ffmpeg -v error -y -framerate 30 -i "$out/jpg/%04d.jpg" -c:v libx264 -preset medium -crf 23 \
+  -pix_fmt yuv420p -movflags +faststart "$out/ffmpeg.mp4")
+read -r _ t_lapse _ m_lapse < <(measure "$lapse" video --quiet --overwrite --fps 30 --image-duration 0.0333333333 \
+  --crf 23 --preset medium "$out/jpg" -o "$out/lapse.mp4")
+frames_ffmpeg=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$out/ffmpeg.mp4")
+frames_lapse=$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$out/lapse.mp4")
+echo "300 JPEGs 1920x1080 -> H.264 CRF 23 medium: ffmpeg ${t_ffmpeg}s (${frames_ffmpeg} frames), lapse ${t_lapse}s (${frames_lapse} frames)"
+echo "wall-time ratio lapse/ffmpeg: $(python3 -c "print(f'{$t_lapse/$t_ffmpeg:.2f}')") (target <= 1.00)"
+
+# Memory: 100 vs 1000 images (a list file repeating the 300 JPEGs), small frames so the run is short.
+for n in 100 1000; do
+  python3 -c "
+import sys
+for i in range($n): print('$out/jpg/%04d.jpg\t0.0333' % (i % 300 + 1))" > "$out/list$n.txt"
+done
+read -r _ _ _ m100 < <(measure "$lapse" video --quiet --overwrite --preset ultrafast @"$out/list100.txt" -o "$out/m100.mp4")
+read -r _ _ _ m1000 < <(measure "$lapse" video --quiet --overwrite --preset ultrafast @"$out/list1000.txt" -o "$out/m1000.mp4")
+echo "peak memory: 100 images ${m100} MB, 1000 images ${m1000} MB, ratio $(python3 -c "print(f'{$m1000/$m100:.2f}')") (target <= 1.20)"
