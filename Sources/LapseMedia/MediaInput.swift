@@ -132,12 +132,9 @@ public final class MediaInput {
         if let temporaryFile { unlink(temporaryFile) }
     }
 
-    /// Turns FFmpeg's own log output off, so that errors reach users only as Lapse's one-line messages
-    /// (FFmpeg otherwise prints its own lines, e.g. "error reading header", on stderr). For command-line tools.
-    public static func silenceLibraryLog() {
-        FFmpegLog.quiet()  // first, so its one-time default does not override the level set here
-        FFmpegLog.setLevel(AV_LOG_QUIET)
-    }
+    /// Turns FFmpeg's own log output off (unless `LAPSE_FFMPEG_LOG` asks for it), so that errors reach users
+    /// only as Lapse's one-line messages (FFmpeg otherwise prints lines such as "error reading header").
+    public static func silenceLibraryLog() { FFmpegLog.quiet() }
 
     /// Asks every blocking call in progress or to come to stop: they throw `.cancelled`. Thread-safe.
     public func cancel() { interrupt.cancel() }
