@@ -278,11 +278,13 @@ extension MediaInput {
                     let dts = p.pointer.pointee.dts != lapse_nopts_value ? p.pointer.pointee.dts : pts
                     let isKey = p.pointer.pointee.flags & AV_PKT_FLAG_KEY != 0
                     if isKey, pts != lapse_nopts_value {
-                        let t = clock.seconds(pts)
+                        var t = clock.seconds(pts)
+                        if abs(t) < 1e-9 { t = 0 }  // rounding noise, printed as -0.000 otherwise
                         if firstKeyframe == nil { firstKeyframe = t }
                         if t <= start + 1e-6 {
                             keyframe = t
-                            buffer.removeAll()
+                            // Video from an earlier keyframe is not needed; other streams are filtered by time later.
+                            buffer.removeAll { Int($0.pointer.pointee.stream_index) == video }
                         } else if keyframe == nil {
                             break  // the first keyframe found is already past the start: seek earlier
                         }
@@ -445,6 +447,8 @@ struct StreamCopyClip {
             let p = Packet()
             guard try input.read(into: p) else { break }
             let time = input.time(of: p.pointer)
+            // An audio stream that ends before the range does not make us read the rest of the file.
+            if videoDone, let time, time > options.end + 2 { break }
             try handle(p)
             if let track, let outTrack, let time {
                 try track.write(upTo: time - zero, into: muxer, stream: outTrack)
