@@ -104,7 +104,12 @@ public enum Clipper {
             throw LapseError.usage("the end (\(TimeValue.format(options.end))) must come after the start (\(TimeValue.format(options.start)))")
         }
         let container = try container(for: output)
-        let target = try AtomicOutput(path: output, overwrite: overwrite)
+        var inputs = [location]
+        switch options.audio {
+        case .replace(let path), .mix(let path): inputs.append(path)
+        default: break
+        }
+        let target = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs)
         var audioOptions = options.input
         audioOptions.requireVideo = false
         if case .replace(let path) = options.audio { try AudioTrack.checkReadable(path, options: audioOptions) }
