@@ -63,6 +63,8 @@ public struct ClipResult: Sendable {
     public var bytesRead: Int64
     /// The output container (`mp4`, `mov`, `matroska`).
     public var container: String
+    /// Things the user should know (e.g. a rotation Matroska cannot carry), one line each.
+    public var warnings: [String] = []
 }
 
 /// Cuts a time range out of a video (file, HTTP(S) URL or HLS playlist) into an MP4, MOV, M4V or MKV file.
@@ -133,6 +135,10 @@ public enum Clipper {
                                             path: target.temporaryPath, progress: progress).run()
             }
             result.mediaDuration = duration
+            if container == "matroska", let rotation = input.videoStream?.rotation, rotation != 0 {
+                // FFmpeg 5.1's Matroska muxer writes no display matrix.
+                result.warnings.append("the input is rotated \(Int(rotation))° but Matroska cannot store that: players will show it sideways (use .mp4 or .mov to keep it)")
+            }
             try target.commit()
             return result
         } catch {
