@@ -97,8 +97,8 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
                 }
                 return
             }
-            guard let lat = Double(latText.trimmingCharacters(in: .whitespaces)),
-                  let lon = Double(lonText.trimmingCharacters(in: .whitespaces)) else {
+            guard let lat = Double(latText.trimmedASCII),
+                  let lon = Double(lonText.trimmedASCII) else {
                 return fail(parser, "<\(name)> has lat=\"\(latText)\" lon=\"\(lonText)\", not numbers, at line \(parser.lineNumber)")
             }
             do { current = (try Coordinate(latitude: lat, longitude: lon), isTrack) } catch let e as LapseError {
@@ -156,7 +156,7 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
     private func startText() { collectingText = true; text = "" }
     private func endText() -> String {
         collectingText = false
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(text.trimmedASCII)
     }
 
     private func fail(_ parser: XMLParser, _ reason: String) {

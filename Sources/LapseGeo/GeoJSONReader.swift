@@ -119,9 +119,9 @@ enum LinesReader {
         var lineNumber = 0
         for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
             lineNumber += 1
-            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            let line = raw.trimmedASCII
             if line.isEmpty || line.hasPrefix("#") { continue }
-            let parts = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            let parts = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmedASCII }
             guard parts.count == 2 || parts.count == 3, let lat = Double(parts[0]), let lng = Double(parts[1]) else {
                 throw LapseError(.invalidInput, nil, "line \(lineNumber) is '\(line.prefix(60))', not latitude,longitude")
             }

@@ -73,7 +73,7 @@ final class _KMLDelegate: NSObject, XMLParserDelegate {
         if stack.isEmpty { closedRoot = true }
         guard let what = collecting, what == elementName else { return }
         collecting = nil
-        if what == "name" { name = text.trimmingCharacters(in: .whitespacesAndNewlines); return }
+        if what == "name" { name = String(text.trimmedASCII); return }
         do { points += try KMLReader.parseTuples(text, line: parser.lineNumber) } catch let e as LapseError {
             error = e
             parser.abortParsing()

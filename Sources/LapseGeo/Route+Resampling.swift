@@ -3,6 +3,9 @@ import Foundation
 import LapseCore
 
 extension Route {
+    /// The most points ``resampled(every:smoothing:)`` returns (10 million, about 0.6 GB of ``RoutePoint``s).
+    public static let maximumResampledPoints = 10_000_000
+
     /// Points every `spacing` metres along the path, each with the heading of the road ahead.
     ///
     /// - Distances are measured along the path (haversine segments), carried across the ends of segments: the
@@ -21,8 +24,8 @@ extension Route {
     ///   - spacing: metres between points, > 0.
     ///   - smoothing: half-width of the heading window in metres, ≥ 0 (default 20).
     /// - Returns: at least one point; `distanceAlongRoute` rises from 0 to ``length``.
-    /// - Throws: ``LapseError`` `.usage` when `spacing` is not positive and finite or `smoothing` is negative;
-    ///   `.invalidInput` when the route has no points.
+    /// - Throws: ``LapseError`` `.usage` when `spacing` is not positive and finite, `smoothing` is negative, or the
+    ///   spacing would give more than ``maximumResampledPoints`` points; `.invalidInput` when the route has no points.
     public func resampled(every spacing: Double, smoothing: Double = 20) throws -> [RoutePoint] {
         guard spacing.isFinite, spacing > 0 else { throw LapseError.usage("spacing must be a positive number of metres") }
         guard smoothing.isFinite, smoothing >= 0 else { throw LapseError.usage("heading smoothing must be ≥ 0 metres") }
@@ -35,6 +38,9 @@ extension Route {
                                elevation: p.elevation, time: p.time)]
         }
         // Sample distances: 0, spacing, 2·spacing, … and the end (not duplicated when it falls on the grid).
+        guard total / spacing < Double(Self.maximumResampledPoints) else {
+            throw LapseError.usage("a point every \(spacing) m along \(Int(total / 1000)) km is more than \(Self.maximumResampledPoints) points; use a larger spacing")
+        }
         let steps = Int((total / spacing).rounded(.down))
         var distances = (0...steps).map { Double($0) * spacing }
         if total - distances[distances.count - 1] > spacing * 1e-9 { distances.append(total) } else { distances[distances.count - 1] = total }

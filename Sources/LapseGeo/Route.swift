@@ -3,6 +3,7 @@ import Foundation
 
 /// One recorded or planned point of a route: where, and optionally at what height and when.
 public struct TrackPoint: Hashable, Sendable, Codable {
+    /// Where the point is.
     public var coordinate: Coordinate
     /// Metres above mean sea level (GPX `ele`, GeoJSON/KML third value), when known.
     public var elevation: Double?
@@ -21,6 +22,7 @@ public struct TrackPoint: Hashable, Sendable, Codable {
 /// Segments between consecutive points are great-circle arcs. Repeated points are allowed (they have zero
 /// length). Use ``resampled(every:smoothing:)`` to get evenly spaced ``RoutePoint``s with headings.
 public struct Route: Hashable, Sendable, Codable {
+    /// The path's points in travel order (possibly empty; readers never return an empty route).
     public var points: [TrackPoint]
     /// A name from the source (GPX `name`, GeoJSON `properties.name`, KML `Placemark/name`), if any.
     public var name: String?
@@ -34,8 +36,10 @@ public struct Route: Hashable, Sendable, Codable {
         self.init(points: coordinates.map { TrackPoint($0) }, name: name)
     }
 
+    /// The points' coordinates, in order.
     public var coordinates: [Coordinate] { points.map(\.coordinate) }
 
+    /// True when the route has no points.
     public var isEmpty: Bool { points.isEmpty }
 
     /// Length of the path in metres: the sum of the haversine distances between consecutive points.

@@ -23,6 +23,10 @@ public struct VideoEncoderSettings: Sendable {
     public var keyframeInterval: Int?
     /// Container metadata (`title`, `comment`, `copyright`, `artist`…), written into the file.
     public var metadata: [String: String] = [:]
+    /// Colour description written into the stream: primaries, transfer and matrix. `nil` (the default) is BT.709,
+    /// which the RGBA path converts to. Frames given as YUV (`append(yuvFrame:)`) pass through unconverted, so
+    /// their caller sets the source's description here.
+    package var colour: (primaries: AVColorPrimaries, transfer: AVColorTransferCharacteristic, matrix: AVColorSpace)?
     /// The time base of the timestamps given to ``VideoEncoder/append(_:pts:)``; default `1/fps`.
     public var timeBase: (num: Int, den: Int)?
 
@@ -80,8 +84,11 @@ public final class VideoEncoder {
     }
 
     /// As the public initializer, with audio streams to mux beside the video.
+    /// - Parameter configure: called with the video stream and the audio streams before the header is written,
+    ///   to add stream metadata or side data (e.g. a clip's display matrix and languages).
     package init(path: String, container: String, settings: VideoEncoderSettings,
-                 audio: [AudioStreamParameters]) throws {
+                 audio: [AudioStreamParameters],
+                 configure: ((UnsafeMutablePointer<AVStream>, [UnsafeMutablePointer<AVStream>]) -> Void)? = nil) throws {
         FFmpegLog.quiet()
         self.settings = settings
         self.path = path
@@ -111,9 +118,9 @@ public final class VideoEncoder {
         context.pointee.framerate = frameRate
         context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
         context.pointee.color_range = AVCOL_RANGE_MPEG
-        context.pointee.color_primaries = AVCOL_PRI_BT709
-        context.pointee.color_trc = AVCOL_TRC_BT709
-        context.pointee.colorspace = AVCOL_SPC_BT709
+        context.pointee.color_primaries = colour.primaries
+        context.pointee.color_trc = colour.transfer
+        context.pointee.colorspace = colour.matrix
         context.pointee.thread_count = 0
         if let gop = settings.keyframeInterval { context.pointee.gop_size = Int32(gop) }
         if format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
@@ -147,6 +154,7 @@ public final class VideoEncoder {
             extraStreams.append((s, a.timeBase))
         }
         for (key, value) in settings.metadata { av_dict_set(&format.pointee.metadata, key, value, 0) }
+        configure?(stream, extraStreams.map(\.stream))
 
         if format.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
             try ffCheck(avio_open(&format.pointee.pb, path, AVIO_FLAG_WRITE), path, "cannot create the file", as: .output)
@@ -227,11 +235,15 @@ public final class VideoEncoder {
         framesWritten += 1
     }
 
+    private var colour: (primaries: AVColorPrimaries, transfer: AVColorTransferCharacteristic, matrix: AVColorSpace) {
+        settings.colour ?? (AVCOL_PRI_BT709, AVCOL_TRC_BT709, AVCOL_SPC_BT709)
+    }
+
     private func tagFrame(_ f: UnsafeMutablePointer<AVFrame>) {
         f.pointee.color_range = AVCOL_RANGE_MPEG
-        f.pointee.color_primaries = AVCOL_PRI_BT709
-        f.pointee.color_trc = AVCOL_TRC_BT709
-        f.pointee.colorspace = AVCOL_SPC_BT709
+        f.pointee.color_primaries = colour.primaries
+        f.pointee.color_trc = colour.transfer
+        f.pointee.colorspace = colour.matrix
         f.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
     }
 

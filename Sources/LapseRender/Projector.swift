@@ -45,11 +45,11 @@ public final class Projector: @unchecked Sendable {
 
     /// Renders the view `camera` of `panorama` into a new buffer of ``width`` × ``height``.
     /// - Parameters:
-    ///   - panorama: an equirectangular image (any size ≥ 2×2; normally 2:1). Its alpha is interpolated too.
+    ///   - panorama: an equirectangular image (2×2 to 32768×32768 pixels; normally 2:1). Its alpha is interpolated too.
     ///   - pose: how the panorama sits in the world (heading of its centre column, tilt, roll).
     ///   - camera: where to look; `fov` must be in (0, 180).
     /// - Throws: ``LapseError`` `.usage` for a field of view out of range, non-finite angles or a panorama
-    ///   smaller than 2×2.
+    ///   outside 2×2…32768×32768 pixels.
     public func render(_ panorama: PixelBuffer, pose: PanoramaPose = PanoramaPose(), camera: CameraPose) throws -> PixelBuffer {
         var out = PixelBuffer(width: width, height: height, fill: RGBA(0, 0, 0, 0))
         try render(panorama, pose: pose, camera: camera, into: &out)
@@ -95,6 +95,10 @@ public final class Projector: @unchecked Sendable {
         }
         guard panorama.width >= 2, panorama.height >= 2 else {
             throw LapseError(.invalidInput, nil, "panorama of \(panorama.width)x\(panorama.height) pixels is too small")
+        }
+        // Fixed-point source positions (1/256 px) must stay below 2²³ (see ProjectionTable).
+        guard panorama.width <= 32768, panorama.height <= 32768 else {
+            throw LapseError(.invalidInput, nil, "panorama of \(panorama.width)x\(panorama.height) pixels is too large (32768 at most)")
         }
         let yaw = Self.normalized(camera.heading - pose.heading)
         let level = pose.isLevel
@@ -247,14 +251,14 @@ public final class Projector: @unchecked Sendable {
                             let y = min(max(y0 &+ k &- 1, 0), lastRow)
                             let line = src + y &* sw
                             var hr = 0, hg = 0, hb = 0, ha = 0
-                            for (n, x) in [xm, x0, xp, xq].enumerated() {
-                                let p = line[x]
-                                let c = Int(wx[n])
+                            @inline(__always) func tap(_ p: UInt32, _ c: Int32) {
+                                let c = Int(c)
                                 hr &+= Int(p & 0xFF) &* c
                                 hg &+= Int(p >> 8 & 0xFF) &* c
                                 hb &+= Int(p >> 16 & 0xFF) &* c
                                 ha &+= Int(p >> 24) &* c
                             }
+                            tap(line[xm], wx[0]); tap(line[x0], wx[1]); tap(line[xp], wx[2]); tap(line[xq], wx[3])
                             let cy = Int(wy[k])
                             r &+= hr &* cy; g &+= hg &* cy; b &+= hb &* cy; a &+= ha &* cy
                         }

@@ -2,6 +2,7 @@
 import Foundation
 import LapseCore
 import LapseGeo
+import LapseNet
 
 /// How the route is travelled; each service maps it to its own name (Google `mode`, OSRM profile).
 public enum TravelMode: String, Sendable, CaseIterable {
@@ -62,13 +63,6 @@ public protocol DirectionsProvider: Sendable {
     func route(_ request: DirectionsRequest) async throws -> DirectionsResult
 }
 
-/// The one thing routing needs from HTTP: a GET returning the body and the status code
-/// (any status; only transport failures throw).
-public protocol HTTPGetting: Sendable {
-    /// - Throws: ``LapseError`` `.network` (subject: the URL with its query redacted) when no response arrives.
-    func get(_ url: URL) async throws -> (data: Data, status: Int)
-}
-
 /// Joins route pieces, dropping a piece's first point when it repeats the previous piece's last point.
 func joinPieces(_ pieces: [[Coordinate]]) -> [Coordinate] {
     var result: [Coordinate] = []
@@ -78,4 +72,17 @@ func joinPieces(_ pieces: [[Coordinate]]) -> [Coordinate] {
         result += rest
     }
     return result
+}
+
+extension HTTPClient {
+    /// GET for a directions service: the response whatever its status (HTTPClient already retried 429/5xx).
+    /// Errors name the service before the URL and never contain `secret`.
+    func directionsGet(_ url: URL, service: String, hiding secret: String?) async throws -> HTTPResponse {
+        do { return try await get(url) } catch var error as LapseError {
+            let secrets = secret.map { [$0] } ?? []
+            error.reason = Redaction.message(error.reason, hiding: secrets)
+            error.subject = service + " " + Redaction.message(error.subject ?? Redaction.url(url.absoluteString), hiding: secrets)
+            throw error
+        }
+    }
 }

@@ -2,6 +2,7 @@
 import Foundation
 import LapseCore
 import LapseGeo
+import LapseNet
 
 /// The `status` values of the Google Directions API (Directions API documentation, "DirectionsStatus").
 public enum GoogleDirectionsStatus: String, Sendable, CaseIterable {
@@ -55,13 +56,13 @@ public struct GoogleDirections: DirectionsProvider {
     public let name = "google"
     private let apiKey: String
     private let baseURL: URL
-    private let client: any HTTPGetting
+    private let client: HTTPClient
 
     /// - Parameters:
     ///   - apiKey: a Google Maps Platform key with the Directions API enabled.
     ///   - baseURL: scheme, host and optional path prefix, for a stand-in server (default ``defaultBaseURL``).
-    ///   - client: the HTTP client.
-    public init(apiKey: String, baseURL: URL = defaultBaseURL, client: any HTTPGetting) {
+    ///   - client: the HTTP client (default: the process's shared one, which retries 429 and 5xx with backoff).
+    public init(apiKey: String, baseURL: URL = defaultBaseURL, client: HTTPClient = .shared) {
         self.apiKey = apiKey
         self.baseURL = baseURL
         self.client = client
@@ -124,7 +125,8 @@ public struct GoogleDirections: DirectionsProvider {
     private func fetch(_ points: [Coordinate], mode: TravelMode) async throws -> Piece {
         let url = url(for: points, mode: mode)
         let subject = "Google Directions " + Redaction.url(url.absoluteString)
-        let (data, status) = try await client.get(url)
+        let response = try await client.directionsGet(url, service: "Google Directions", hiding: apiKey)
+        let data = response.body, status = response.status
         let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         guard let json = object else {
             if status != 200 { throw httpError(status, subject) }
@@ -193,5 +195,28 @@ extension String {
         var s = self
         while s.hasSuffix(suffix) { s.removeLast(suffix.count) }
         return s
+    }
+}
+
+extension GoogleDirections {
+    /// The environment variable holding the key: `GOOGLE_MAPS_API_KEY`.
+    public static let keyEnvironmentVariable = "GOOGLE_MAPS_API_KEY"
+
+    /// The API key from `keyFile` (its first line, trimmed) when given, else from `GOOGLE_MAPS_API_KEY`.
+    /// - Returns: `nil` when neither is set.
+    /// - Throws: ``LapseError`` `.invalidInput` (subject: the key file) when the file is missing, unreadable or empty.
+    public static func apiKey(keyFile: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String? {
+        if let keyFile {
+            guard FileManager.default.fileExists(atPath: keyFile) else { throw LapseError(.invalidInput, keyFile, "no such key file") }
+            guard let data = FileManager.default.contents(atPath: keyFile) else {
+                throw LapseError(.invalidInput, keyFile, "the key file is not readable")
+            }
+            let key = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
+                .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            guard !key.isEmpty else { throw LapseError(.invalidInput, keyFile, "the key file is empty") }
+            return key
+        }
+        let key = environment[keyEnvironmentVariable]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        return key.isEmpty ? nil : key
     }
 }

@@ -2,6 +2,7 @@
 import Foundation
 import LapseCore
 import LapseGeo
+import LapseNet
 
 /// An OSRM server's route service (OSRM HTTP API v5:
 /// `GET {base}/route/v1/{profile}/{lon},{lat};{lon},{lat}…?overview=full&geometries=polyline6`).
@@ -15,13 +16,13 @@ public struct OSRMDirections: DirectionsProvider {
     public let name = "osrm"
     private let baseURL: URL
     private let profile: String?
-    private let client: any HTTPGetting
+    private let client: HTTPClient
 
     /// - Parameters:
     ///   - baseURL: the server (default ``defaultBaseURL``).
     ///   - profile: the profile path component; `nil` uses the request's mode (`driving`, `walking`, `cycling`).
-    ///   - client: the HTTP client.
-    public init(baseURL: URL = defaultBaseURL, profile: String? = nil, client: any HTTPGetting) {
+    ///   - client: the HTTP client (default: the process's shared one, which retries 429 and 5xx with backoff).
+    public init(baseURL: URL = defaultBaseURL, profile: String? = nil, client: HTTPClient = .shared) {
         self.baseURL = baseURL
         self.profile = profile
         self.client = client
@@ -39,7 +40,8 @@ public struct OSRMDirections: DirectionsProvider {
     public func route(_ request: DirectionsRequest) async throws -> DirectionsResult {
         let url = url(for: request)
         let subject = "OSRM " + Redaction.url(url.absoluteString)
-        let (data, status) = try await client.get(url)
+        let response = try await client.directionsGet(url, service: "OSRM", hiding: nil)
+        let data = response.body, status = response.status
         guard let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let code = json["code"] as? String else {
             switch status {
             case 200: throw LapseError(.network, subject, "the response is not OSRM JSON")

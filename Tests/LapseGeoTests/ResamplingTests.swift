@@ -108,6 +108,10 @@ import Testing
         #expect(throws: LapseError.self) { try Route(coordinates: []).resampled(every: 10) }
         #expect(throws: LapseError.self) { try Route(coordinates: [a, b]).resampled(every: 0) }
         #expect(throws: LapseError.self) { try Route(coordinates: [a, b]).resampled(every: .nan) }
+        let huge = #expect(throws: LapseError.self) {
+            try Route(coordinates: [a, a.destination(bearing: 0, distance: 200_000)]).resampled(every: 0.01)
+        }
+        #expect(huge?.code == .usage)
     }
 
     @Test func uTurnFallsBackToTheTangent() throws {
@@ -158,5 +162,18 @@ import Testing
         let points = try route.resampled(every: 5)
         #expect(points.map { $0.elevation! } == [100, 105, 110, 115, 120])
         #expect(points.map { $0.time!.timeIntervalSince(t0) } == [0, 1, 2, 3, 4])
+    }
+}
+
+@Suite struct RouteTests {
+    @Test func appendDropsTheSharedSeamPoint() throws {
+        let a = try Coordinate(latitude: 1, longitude: 1), b = try Coordinate(latitude: 1, longitude: 1.001)
+        let c = try Coordinate(latitude: 1.001, longitude: 1.001)
+        var route = Route(coordinates: [a, b])
+        route.append(Route(coordinates: [b, c]))
+        #expect(route.coordinates == [a, b, c])
+        route.append(Route(coordinates: [a]))
+        #expect(route.coordinates == [a, b, c, a])
+        #expect(abs(route.length - (a.distance(to: b) + b.distance(to: c) + c.distance(to: a))) < 1e-9)
     }
 }

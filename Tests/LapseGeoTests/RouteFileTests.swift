@@ -153,6 +153,7 @@ import Testing
     @Test func largeGPXReadsEveryPoint() throws {
         let path = dir.appendingPathComponent("big.gpx").path
         try LargeGPX.write(path: path, points: 150_000)
+        defer { try? FileManager.default.removeItem(atPath: path) }  // 38 MB
         let route = try RouteFile.read(path: path)
         #expect(route.points.count == 150_000)
         #expect(route.points[0] == LargeGPX.point(0))

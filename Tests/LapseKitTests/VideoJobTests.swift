@@ -174,4 +174,23 @@ import TestSupport
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("partial") }
         #expect(leftovers.isEmpty)
     }
+
+    @Test func audioIsAddedAsAACCutToTheVideo() async throws {
+        let out = dir.appendingPathComponent("au.mp4").path
+        var job = VideoJob(inputs: [ImageInput(path: try colour("au.png", "navy"))], output: out)
+        job.imageDuration = 3
+        job.audio = TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4")  // 10 s of beeps
+        _ = try await job.run()
+        let streams = try #require(try FFmpegReference.probeJSON(out)["streams"] as? [[String: Any]])
+        let audio = try #require(streams.first { $0["codec_type"] as? String == "audio" })
+        #expect(audio["codec_name"] as? String == "aac")
+        let audioDuration = try #require(Double(audio["duration"] as? String ?? ""))
+        #expect(abs(audioDuration - 3) <= 1.0 / 30 + 0.025)  // one video frame plus one AAC frame
+
+        // A file without audio is a clear error, and no output is left.
+        var silent = VideoJob(inputs: [ImageInput(path: try colour("s.png", "navy"))], output: dir.appendingPathComponent("s.mp4").path)
+        silent.audio = TestData.path("images/pillow/hopper.png")
+        await #expect(throws: LapseError.self) { try await silent.run() }
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("s.mp4").path))
+    }
 }

@@ -2,6 +2,7 @@
 import Foundation
 import LapseCore
 import LapseGeo
+import LapseNet
 import LapseRouting
 import TestSupport
 import Testing
@@ -13,13 +14,21 @@ import Testing
     let toronto = try! Coordinate(latitude: 43.6533961, longitude: -79.3827986)
     let montreal = try! Coordinate(latitude: 45.5017123, longitude: -73.5672184)
 
+    /// A client that gives up quickly, for the failure cases (the shared one backs off for seconds).
+    static let impatient: HTTPClient = {
+        var c = HTTPClient.Configuration()
+        c.maxAttempts = 2
+        c.baseDelay = 0.01
+        c.requestTimeout = 10
+        return HTTPClient(configuration: c)
+    }()
+
     func google(_ server: LocalServer, _ scenario: String, key: String = key) -> GoogleDirections {
-        GoogleDirections(apiKey: key, baseURL: URL(string: server.baseURL + "/" + scenario)!, client: FoundationHTTPClient())
+        GoogleDirections(apiKey: key, baseURL: URL(string: server.baseURL + "/" + scenario)!)
     }
 
     func requestLog(_ server: LocalServer) async throws -> [String] {
-        let (data, _) = try await FoundationHTTPClient().get(URL(string: server.baseURL + "/_requests")!)
-        return try JSONDecoder().decode([String].self, from: data)
+        try await HTTPClient.shared.getJSON(URL(string: server.baseURL + "/_requests")!, as: [String].self)
     }
 
     @Test func torontoMontrealIsTheConcatenationOfItsStepPolylines() async throws {
@@ -164,24 +173,27 @@ import Testing
     @Test func httpFailuresAndRefusedConnections() async throws {
         let server = try LocalServer(script: "directions_standin.py")
         let error = await #expect(throws: LapseError.self) {
-            try await google(server, "http_500").route(DirectionsRequest(origin: toronto, destination: montreal))
+            try await GoogleDirections(apiKey: Self.key, baseURL: URL(string: server.baseURL + "/http_500")!, client: Self.impatient)
+                .route(DirectionsRequest(origin: toronto, destination: montreal))
         }
-        #expect(error?.code == .network && error?.reason == "HTTP 500")
+        #expect(error?.code == .network && error?.reason == "HTTP 500 (after 2 attempts)", "\(String(describing: error))")
+        #expect(try await requestLog(server).count == 2)  // retried once
         // A port nobody listens on.
         let port = server.port
         server.stop()
         let refused = await #expect(throws: LapseError.self) {
-            try await GoogleDirections(apiKey: Self.key, baseURL: URL(string: "http://127.0.0.1:\(port)")!, client: FoundationHTTPClient())
+            try await GoogleDirections(apiKey: Self.key, baseURL: URL(string: "http://127.0.0.1:\(port)")!, client: Self.impatient)
                 .route(DirectionsRequest(origin: toronto, destination: montreal))
         }
         #expect(refused?.code == .network)
+        #expect(refused?.description == "Google Directions http://127.0.0.1:\(port)/maps/api/directions/json?…: connection refused (after 2 attempts)")
         #expect(refused?.description.contains(Self.key) == false, "\(String(describing: refused))")
     }
 
     @Test func osrmUsesLonLatOrderAndPolyline6() async throws {
         let server = try LocalServer(script: "directions_standin.py")
         let via = try Coordinate(latitude: 44.2311717, longitude: -76.4859544)  // Kingston
-        let osrm = OSRMDirections(baseURL: URL(string: server.baseURL + "/osrm/")!, client: FoundationHTTPClient())
+        let osrm = OSRMDirections(baseURL: URL(string: server.baseURL + "/osrm/")!)
         let result = try await osrm.route(DirectionsRequest(origin: toronto, destination: montreal, waypoints: [via]))
         let log = try await requestLog(server)
         #expect(log == ["/osrm/route/v1/driving/-79.3827986,43.6533961;-76.4859544,44.2311717;-73.5672184,45.5017123?overview=full&geometries=polyline6&steps=false"])
@@ -192,7 +204,7 @@ import Testing
         }
         #expect(abs(result.reportedDistance - result.route.length) < 1)
         #expect(result.provider == "osrm")
-        let walking = try await OSRMDirections(baseURL: URL(string: server.baseURL + "/osrm")!, client: FoundationHTTPClient())
+        let walking = try await OSRMDirections(baseURL: URL(string: server.baseURL + "/osrm")!)
             .route(DirectionsRequest(origin: toronto, destination: montreal, mode: .walking))
         #expect(walking.route.points.count == 2)
         #expect(try await requestLog(server).last!.hasPrefix("/osrm/route/v1/walking/"))
@@ -201,7 +213,7 @@ import Testing
     @Test func osrmErrors() async throws {
         let server = try LocalServer(script: "directions_standin.py")
         let error = await #expect(throws: LapseError.self) {
-            try await OSRMDirections(baseURL: URL(string: server.baseURL + "/osrm_noroute")!, client: FoundationHTTPClient())
+            try await OSRMDirections(baseURL: URL(string: server.baseURL + "/osrm_noroute")!)
                 .route(DirectionsRequest(origin: toronto, destination: montreal))
         }
         #expect(error?.code == .notFound)

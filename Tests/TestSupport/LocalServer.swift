@@ -39,11 +39,15 @@ public final class LocalServer: @unchecked Sendable {
     /// `http://127.0.0.1:<port>`.
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
+    /// Stops the server: SIGTERM, then SIGKILL if it is still running after 2 s (Foundation's `Process` starts
+    /// children with SIGTERM blocked, so a script that does not unblock it would never exit on SIGTERM alone).
     public func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(2)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 
     deinit { stop() }

@@ -3,13 +3,100 @@ import LapseKit
 
 enum ClipCommand: Command {
     static let name = "clip"
-    static let summary = "Cut a time range out of a local or online video without re-encoding (not yet built)"
+    static let summary = "Cut a time range out of a local or online video without re-encoding"
     static let help = """
-        lapse clip [options]
+        lapse clip INPUT -o OUTPUT --start T (--end T | --duration T) [--accurate] [--no-audio] [--audio FILE [--audio-mode replace|mix]] [--overwrite]
 
-        Cut a time range out of a local or online video without re-encoding (not yet built)
+        Cut a time range out of a video file, an http(s):// URL (MP4/MOV, with or without Range support)
+        or an HLS playlist (.m3u8). Only the part of the input that is needed is read.
+
+        By default the video and audio are copied without re-encoding, starting at the keyframe at or before
+        --start (the time used is printed). In MP4/MOV/M4V an edit list makes playback begin at --start exactly;
+        in MKV playback begins at that keyframe. Rotation metadata and stream languages are kept, MP4/MOV get
+        +faststart, and timestamps begin at 0. The container follows OUTPUT's extension: .mp4 .mov .m4v .mkv.
+
+        Times (T) are seconds (12.5) or [HH:]MM:SS[.mmm] (1:02:03.5), from the start of the media.
+
+        Options:
+          -o, --output FILE        the clip to write (required)
+          --start T                start of the range (required)
+          --end T                  end of the range (after --start; clamped to the media's end)
+          --duration T             length of the range (instead of --end)
+          --accurate               frame-exact start and end: re-encode the video (same size, libx264, CRF 18),
+                                   audio cut to match
+          --no-audio               leave the sound out
+          --audio FILE             a soundtrack from FILE's audio, cut to the clip's length (re-encoded to AAC)
+          --audio-mode MODE        replace (default): FILE's audio only; mix: mixed with the clip's own sound
+          --timeout SECONDS        network inputs: give up after this long without data (default 15)
+          --overwrite              replace OUTPUT if it exists
+          --quiet, --json          no progress / a JSON summary on stdout
+
+        Examples:
+          lapse clip holiday.mov -o beach.mp4 --start 1:05 --duration 10
+          lapse clip https://example.com/talk.mp4 -o intro.mp4 --start 0 --end 30
+          lapse clip https://example.com/live/index.m3u8 -o goal.mkv --start 12:30 --end 12:45
+          lapse clip match.mp4 -o goal.mp4 --start 754.2 --end 761 --accurate
+          lapse clip ride.mp4 -o ride-music.mp4 --start 0 --duration 20 --audio song.m4a --audio-mode mix
         """
+
     static func run(_ arguments: inout Arguments, console: Console) async throws {
-        throw LapseError(.other, nil, "lapse clip is not built yet")
+        let output = try arguments.value("-o", "--output")
+        let start = try arguments.time("--start")
+        let end = try arguments.time("--end")
+        let duration = try arguments.time("--duration")
+        let accurate = arguments.flag("--accurate")
+        let noAudio = arguments.flag("--no-audio")
+        let audioFile = try arguments.value("--audio")
+        let mode = try arguments.choice("--audio-mode", ["replace", "mix"])
+        let timeout = try arguments.double("--timeout", in: 0.1...3600)
+        let overwrite = arguments.flag("--overwrite")
+        let positionals = try arguments.positionals()
+
+        guard positionals.count == 1, let input = positionals.first else {
+            throw LapseError.usage(positionals.isEmpty ? "give one INPUT (a file or an http(s) URL)"
+                                                       : "give one INPUT, not \(positionals.count)")
+        }
+        guard let output else { throw LapseError.usage("give the output file with -o FILE") }
+        guard let start else { throw LapseError.usage("give the start of the range with --start T") }
+        if end != nil && duration != nil { throw LapseError.usage("give --end or --duration, not both") }
+        guard let stop = end ?? duration.map({ start + $0 }) else {
+            throw LapseError.usage("give the end of the range with --end T or --duration T")
+        }
+        if let duration, duration <= 0 { throw LapseError.usage("--duration must be more than 0") }
+        if stop <= start {
+            throw LapseError.usage("--end (\(TimeValue.format(stop))) must come after --start (\(TimeValue.format(start)))")
+        }
+        if noAudio && audioFile != nil { throw LapseError.usage("give --no-audio or --audio FILE, not both") }
+        if mode != nil && audioFile == nil { throw LapseError.usage("--audio-mode needs --audio FILE") }
+        _ = try Clipper.container(for: output)
+
+        var options = ClipOptions(start: start, end: stop)
+        options.accurate = accurate
+        if let timeout { options.input.readTimeout = timeout }
+        if noAudio { options.audio = .none }
+        if let audioFile { options.audio = mode == "mix" ? .mix(path: audioFile) : .replace(path: audioFile) }
+        MediaInput.silenceLibraryLog()
+
+        let result = try Clipper.clip(input, to: output, options: options, overwrite: overwrite, progress: console.progress)
+        for warning in result.warnings { console.warn(warning) }
+
+        var lines: [String] = []
+        if accurate {
+            lines.append("cut \(TimeValue.format(result.start))–\(TimeValue.format(result.end)) frame-exact (re-encoded video)")
+        } else {
+            let note = result.usesEditList
+                ? "playback starts at \(TimeValue.format(result.start)) (edit list)"
+                : "playback starts at the keyframe"
+            lines.append("keyframe used: \(TimeValue.format(result.keyframeTime)) (\(String(format: "%.3f", result.keyframeTime)) s); \(note)")
+        }
+        lines.append("wrote \(output): \(String(format: "%.3f", result.duration)) s, \(result.videoFrames) video frames"
+                     + (result.hasAudio ? ", audio" : ", no audio"))
+        var json: [String: Any] = [
+            "output": output, "start": result.start, "end": result.end, "keyframe_time": result.keyframeTime,
+            "edit_list": result.usesEditList, "duration": result.duration, "video_frames": result.videoFrames,
+            "audio": result.hasAudio, "accurate": accurate, "container": result.container,
+        ]
+        if let d = result.mediaDuration { json["media_duration"] = d }
+        console.summary(lines, json: json)
     }
 }

@@ -1,15 +1,108 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import LapseKit
 
 enum HyperlapseCommand: Command {
     static let name = "hyperlapse"
-    static let summary = "Make a hyperlapse video from a route and street-level panoramas (not yet built)"
+    static let summary = "Make a hyperlapse video from a route and street-level 360° panoramas"
     static let help = """
-        lapse hyperlapse [options]
+        lapse hyperlapse (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE) --source SOURCE -o OUT.mp4 [options]
 
-        Make a hyperlapse video from a route and street-level panoramas (not yet built)
+        Plans a route (or reads one), finds the 360° panorama nearest to every point, renders a perspective frame
+        from each with a camera that follows the road or looks at a target, and encodes an H.264 MP4 (and a GIF).
+
+        Route:
+          --from LAT,LNG --to LAT,LNG   plan a route with a directions service
+          --via LAT,LNG                 a stop between (repeatable)
+          --provider NAME               google (GOOGLE_MAPS_API_KEY) | osrm (default google)
+          --key-file FILE               file holding the Google API key instead of GOOGLE_MAPS_API_KEY
+          --osrm-url URL                your own OSRM server (default: $LAPSE_OSRM_URL or the public demo server)
+          --route FILE                  GPX, GeoJSON, KML, 'lat,lng' lines or an encoded polyline instead
+          --spacing M                   metres between route points (default 10)
+        Panoramas:
+          --source SOURCE               google | panoramax | local:DIR (360° photos with GPS) | video:FILE (a 360° video)
+          --track GPX                   positions of a video source by time
+          --radius M                    search radius for the nearest panorama (default 50)
+          --zoom auto|0-5               Street View zoom (default auto: from --size and --fov)
+          --pano-heading D              compass heading of the source's centre column when it has none (video)
+          --frame-step N                video without a track: every N-th frame (default 1)
+          --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse)
+        Camera (one of; default: along the road):
+          --look-at LAT,LNG             always aim at this point
+          --heading-offset D            look D degrees right of the road (negative: left, 180: back)
+          --keyframes FILE              a camera file: shots and heading/pitch/fov keyframes (JSON)
+          --fov D                       horizontal field of view (default 90)
+        Output:
+          -o, --output OUT.mp4          the video (.mp4, .m4v, .mov); OUT.credits.txt and OUT.job.json are written beside it
+          --gif OUT.gif                 a GIF as well (--gif-width W, default a third of the video's width)
+          --size WxH                    frame size (default 1280x720)
+          --fps N                       frames per second (default 12)
+          --crossfade                   blend consecutive panoramas
+          --crf N, --preset NAME        H.264 quality (default 20, medium)
+          --config JOB.json             settings from a job file (flags override it)
+          --overwrite                   replace existing outputs
+
+        Examples:
+          lapse hyperlapse --source video:overpass.mp4 --keyframes camera.json -o demo.mp4 --gif demo.gif
+          lapse hyperlapse --from 48.8584,2.2945 --to 48.8738,2.2950 --source google -o champs.mp4
+          lapse hyperlapse --route walk.gpx --source panoramax --look-at 48.8606,2.3376 -o louvre.mp4
+          lapse hyperlapse --config demo/hyperlapse.job.json --overwrite
         """
+
     static func run(_ arguments: inout Arguments, console: Console) async throws {
-        throw LapseError(.other, nil, "lapse hyperlapse is not built yet")
+        var flags = HyperlapseSettings()
+        flags.from = try arguments.value("--from")
+        flags.to = try arguments.value("--to")
+        let via = try arguments.values("--via")
+        flags.via = via.isEmpty ? nil : via
+        flags.provider = try arguments.choice("--provider", ["google", "osrm"])
+        flags.route = try arguments.value("--route")
+        flags.source = try arguments.value("--source")
+        flags.track = try arguments.value("--track")
+        flags.spacing = try arguments.double("--spacing", in: 0.5...10000)
+        flags.size = try arguments.size("--size").map { "\($0.width)x\($0.height)" }
+        flags.fov = try arguments.double("--fov", in: 1...179)
+        flags.fps = try arguments.int("--fps", in: 1...120)
+        flags.lookAt = try arguments.value("--look-at")
+        flags.headingOffset = try arguments.double("--heading-offset", in: -360...360)
+        flags.keyframes = try arguments.value("--keyframes")
+        flags.zoom = try arguments.choice("--zoom", ["auto", "0", "1", "2", "3", "4", "5"])
+        flags.crossfade = arguments.flag("--crossfade") ? true : nil
+        flags.output = try arguments.value("-o", "--output")
+        flags.gif = try arguments.value("--gif")
+        flags.gifWidth = try arguments.int("--gif-width", in: 16...4096)
+        flags.cacheDir = try arguments.value("--cache-dir")
+        flags.radius = try arguments.double("--radius", in: 1...1000)
+        flags.crf = try arguments.double("--crf", in: 0...51)
+        flags.preset = try arguments.value("--preset")
+        flags.panoHeading = try arguments.double("--pano-heading", in: -360...360)
+        flags.frameStep = try arguments.int("--frame-step", in: 1...10000)
+        flags.keyFile = try arguments.value("--key-file")
+        flags.osrmURL = try arguments.value("--osrm-url")
+        let config = try arguments.value("--config")
+        let overwrite = arguments.flag("--overwrite", "-y")
+        let rest = try arguments.positionals()
+        guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
+
+        let settings = try config.map { try HyperlapseSettings.read(path: $0) }.map { $0.overridden(by: flags) } ?? flags
+        let job = try settings.makeJob(overwrite: overwrite)
+        let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning)
+        let started = Date()
+        let s = try await job.run(feed: feed, progress: console.progress, warning: console.warning)
+        let seconds = Date().timeIntervalSince(started)
+        var lines = [
+            "wrote \(s.output): \(job.width)x\(job.height), \(s.frames) frames at \(job.fps) fps, "
+                + String(format: "%.1f", s.duration) + " s, \(formatBytes(s.bytes))",
+        ]
+        if let gif = s.gif, let bytes = s.gifBytes { lines.append("wrote \(gif): \(formatBytes(bytes))") }
+        lines.append("source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
+                     + "\(s.routePoints) route points, \(s.panoramas) panoramas used, \(s.duplicatesDropped) duplicates dropped, \(s.gaps) gaps")
+        lines.append("credits in \(s.credits); done in " + String(format: "%.1f", seconds) + " s")
+        console.summary(lines, json: [
+            "output": s.output, "bytes": s.bytes, "gif": s.gif.map { $0 as Any } ?? NSNull(), "gifBytes": s.gifBytes.map { $0 as Any } ?? NSNull(),
+            "distance": s.distance, "routePoints": s.routePoints, "panoramas": s.panoramas,
+            "duplicatesDropped": s.duplicatesDropped, "gaps": s.gaps, "frames": s.frames, "duration": s.duration,
+            "credits": s.credits, "seconds": seconds, "source": s.feed,
+        ])
     }
 }

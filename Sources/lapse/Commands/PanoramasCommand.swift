@@ -1,15 +1,167 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import LapseKit
 
 enum PanoramasCommand: Command {
     static let name = "panoramas"
-    static let summary = "Find and download the panoramas along a route (not yet built)"
+    static let summary = "Find and download the 360° panoramas along a route (Street View, Panoramax, own photos/video)"
     static let help = """
-        lapse panoramas [options]
+        lapse panoramas (--route FILE | --from LAT,LNG --to LAT,LNG [--via LAT,LNG]...) --source SOURCE --out DIR [options]
 
-        Find and download the panoramas along a route (not yet built)
+        Finds the 360° panorama nearest to every point of a route, downloads each distinct one (tiles run
+        concurrently and are cached), and writes them as equirectangular JPEGs plus manifest.json (each route
+        point with the pano id chosen, its distance, heading and date). Prints a coverage summary: points with
+        and without imagery, unique panoramas, consecutive duplicates dropped.
+
+        Route:
+          --route FILE            GPX, GeoJSON, KML, 'lat,lng' lines or an encoded polyline
+          --from LAT,LNG --to LAT,LNG [--via LAT,LNG]...
+                                  plan the route with a directions service instead
+          --provider NAME         google | osrm (default google; the key is GOOGLE_MAPS_API_KEY)
+          --spacing M             metres between route points (default 10)
+        Panoramas:
+          --source SOURCE         google       Google Street View (Map Tiles API; key in GOOGLE_MAPS_API_KEY)
+                                  panoramax    Panoramax, open imagery, no key
+                                  local:DIR    your own equirectangular JPEGs with GPS in EXIF
+                                  video:FILE   an equirectangular 360° video (with --track for positions)
+          --track GPX             for video: a GPS track with times (video time 0 = the track's first time);
+                                  without --route the track itself is the route
+          --every N               for video without a track: take every N-th frame (default 30)
+          --radius M              search radius in metres (default 50)
+          --zoom auto|0-5         Google zoom level; auto picks the lowest at least --width wide (default auto)
+          --width W               the width the panoramas are needed at, for --zoom auto and to scale down
+                                  Panoramax/local/video images (default 4096)
+        Network and cache:
+          --cache-dir DIR         tile and metadata cache (default $XDG_CACHE_HOME/lapse or ~/.cache/lapse)
+          --no-cache              neither read nor write the cache
+          --concurrency N         HTTP requests at once (default 8)
+          --key-file FILE         file holding the Google API key instead of GOOGLE_MAPS_API_KEY
+          --maptiles-url URL      Map Tiles API base (default https://tile.googleapis.com, or $LAPSE_MAPTILES_URL)
+          --panoramax-url URL     Panoramax API (default https://api.panoramax.xyz/api, or $LAPSE_PANORAMAX_URL)
+        Output:
+          -o, --out DIR           folder for the images and manifest.json (created when missing)
+          --overwrite             replace files from an earlier run
+          --quiet, --json         no summary / a JSON summary on stdout
+
+        Without a route, local:DIR writes every usable photo and video:FILE every N-th frame.
+        A rerun after an interruption fetches only the tiles missing from the cache.
+
+        Examples:
+          GOOGLE_MAPS_API_KEY=… lapse panoramas --route ride.gpx --source google --zoom 3 --out panos/
+          lapse panoramas --from 48.8584,2.2945 --to 48.8606,2.3376 --provider osrm --source panoramax --out paris/
+          lapse panoramas --route walk.gpx --source local:~/Pictures/theta --radius 20 --out walk/
+          lapse panoramas --source video:drive.mp4 --track drive.gpx --spacing 20 --out frames/
         """
+
     static func run(_ arguments: inout Arguments, console: Console) async throws {
-        throw LapseError(.other, nil, "lapse panoramas is not built yet")
+        let env = ProcessInfo.processInfo.environment
+        guard let out = try arguments.value("-o", "--out", "--output") else { throw LapseError.usage("no output folder (--out DIR)") }
+        guard let sourceText = try arguments.value("--source") else {
+            throw LapseError.usage("no panorama source (--source google|panoramax|local:DIR|video:FILE)")
+        }
+        let routeFile = try arguments.value("--route")
+        let from = try arguments.value("--from").map { try coordinate($0, "--from") }
+        let to = try arguments.value("--to").map { try coordinate($0, "--to") }
+        let via = try arguments.values("--via").map { try coordinate($0, "--via") }
+        let provider = try arguments.choice("--provider", ["google", "osrm"]) ?? "google"
+        let osrmURL = try arguments.value("--osrm-url")
+        let spacing = try arguments.double("--spacing", in: 0.1...100_000) ?? 10
+        let trackFile = try arguments.value("--track")
+        let every = try arguments.int("--every", in: 1...100_000) ?? 30
+        let radius = try arguments.double("--radius", in: 1...10_000) ?? 50
+        let zoomText = try arguments.value("--zoom") ?? "auto"
+        let width = try arguments.int("--width", in: 64...32768) ?? 4096
+        let cacheDir = try arguments.value("--cache-dir")
+        let noCache = arguments.flag("--no-cache")
+        let concurrency = try arguments.int("--concurrency", in: 1...64) ?? 8
+        let keyFile = try arguments.value("--key-file")
+        let maptilesURL = try arguments.value("--maptiles-url") ?? env["LAPSE_MAPTILES_URL"]
+        let panoramaxURL = try arguments.value("--panoramax-url") ?? env["LAPSE_PANORAMAX_URL"]
+        let overwrite = arguments.flag("--overwrite", "-y")
+        let extra = try arguments.positionals()
+        guard extra.isEmpty else { throw LapseError.usage("unexpected argument '\(extra[0])'") }
+
+        let resolution: PanoramaResolution
+        if zoomText == "auto" { resolution = .atLeast(width: width) }
+        else if let z = Int(zoomText), (0...5).contains(z) { resolution = .zoom(z) }
+        else { throw LapseError.usage("--zoom takes auto or 0 to 5, not '\(zoomText)'") }
+        if routeFile != nil && (from != nil || to != nil || !via.isEmpty) {
+            throw LapseError.usage("give either --route or --from/--to, not both")
+        }
+        if (from == nil) != (to == nil) { throw LapseError.usage("give both --from and --to") }
+        if !via.isEmpty && from == nil { throw LapseError.usage("--via needs --from and --to") }
+        if trackFile != nil && !sourceText.hasPrefix("video:") { throw LapseError.usage("--track is for --source video:FILE") }
+
+        // The source, and one network client and cache for the route and panorama requests.
+        var options = PanoramaSourceOptions(source: sourceText, environment: env)
+        options.track = trackFile
+        options.keyFile = keyFile
+        options.mapTilesBaseURL = maptilesURL
+        options.panoramaxBaseURL = panoramaxURL
+        options.cacheDirectory = cacheDir
+        options.useCache = !noCache
+        options.concurrency = concurrency
+        let client = try options.makeClient()
+        let made = try options.make(client: client, videoFrameStep: every, progress: console.progress)
+        for s in made.skipped { console.warn("skipped \(s.file): \(s.reason)") }
+        let source = made.source
+
+        // The route.
+        var route: Route?
+        if let routeFile {
+            route = try RouteFile.read(path: (routeFile as NSString).expandingTildeInPath)
+        } else if let from, let to {
+            let configuration = DirectionsConfiguration(service: provider == "osrm" ? .osrm : .google, keyFile: keyFile,
+                                                        osrmBaseURL: osrmURL, environment: env, client: client)
+            let loaded = try await RouteSource.directions(DirectionsRequest(origin: from, destination: to, waypoints: via)).load(configuration)
+            for w in loaded.warnings { console.warn(w) }
+            route = loaded.route
+        } else {
+            route = made.track
+        }
+        let sequence = made.sequence
+
+        var export = PanoramaExport(source: source, outputDirectory: expand(out))
+        export.radius = radius
+        export.resolution = resolution
+        export.overwrite = overwrite
+        export.progress = console.progress
+        export.warning = console.warning
+        let result: PanoramaExport.Result
+        if let route {
+            result = try await export.run(points: try route.resampled(every: spacing))
+        } else if let sequence {
+            result = try await export.run(panoramas: sequence)
+        } else {
+            throw LapseError.usage("no route: give --route FILE or --from/--to")
+        }
+
+        let c = result.coverage
+        var lines = [
+            "\(c.points) route points: \(c.withImagery) with imagery, \(c.withoutImagery) without",
+            "\(c.uniquePanoramas) unique panoramas, \(c.consecutiveDuplicates) consecutive duplicates dropped",
+            "wrote \(result.written.count) panoramas and manifest.json to \(out)",
+        ]
+        if result.tilesDownloaded + result.tilesFromCache > 0 {
+            lines.append("downloads: \(result.tilesDownloaded) fetched, \(result.tilesFromCache) from the cache")
+        }
+        if !result.failed.isEmpty { lines.append("\(result.failed.count) panoramas could not be fetched (see warnings)") }
+        let placeholders = result.written.reduce(0) { $0 + $1.placeholderTiles.count }
+        if placeholders > 0 { lines.append("\(placeholders) all-black placeholder tiles detected and not used") }
+        console.summary(lines, json: [
+            "source": source.name, "output": out, "manifest": result.manifestPath,
+            "points": c.points, "withImagery": c.withImagery, "withoutImagery": c.withoutImagery,
+            "uniquePanoramas": c.uniquePanoramas, "consecutiveDuplicates": c.consecutiveDuplicates,
+            "written": result.written.map(\.file), "failed": result.failed.map { ["id": $0.id, "reason": $0.reason] },
+            "downloaded": result.tilesDownloaded, "fromCache": result.tilesFromCache, "placeholderTiles": placeholders,
+        ])
     }
+
+    private static func coordinate(_ text: String, _ option: String) throws -> Coordinate {
+        do { return try Coordinate.parse(text) } catch let error as LapseError {
+            throw LapseError.usage("\(option) \(error.reason)")
+        }
+    }
+
+    private static func expand(_ path: String) -> String { (path as NSString).expandingTildeInPath }
 }

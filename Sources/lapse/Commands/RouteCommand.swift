@@ -1,15 +1,130 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import LapseKit
 
 enum RouteCommand: Command {
     static let name = "route"
-    static let summary = "Plan a route or read a route file, resampled every N metres (not yet built)"
+    static let summary = "Plan a route (Google Directions, OSRM) or read a route file, optionally every N metres"
     static let help = """
-        lapse route [options]
+        lapse route (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... [--provider google|osrm] | --input FILE) [--spacing M] -o FILE
 
-        Plan a route or read a route file, resampled every N metres (not yet built)
+        Plans a route with a directions service, or reads one from a file, and writes it as GPX or GeoJSON,
+        optionally resampled to a point every M metres. Prints the distance, the number of points and the provider.
+
+        Route from a directions service:
+          --from LAT,LNG          start, in decimal degrees (e.g. 43.6532,-79.3832)
+          --to LAT,LNG            end
+          --via LAT,LNG           a stop on the way; repeat in travel order (Google: any number, sent 25 a request)
+          --provider NAME         google | osrm (default google)
+          --mode MODE             driving | walking | cycling (default driving)
+          --key-file FILE         file holding the Google Maps API key (default: $GOOGLE_MAPS_API_KEY)
+          --google-url URL        Google Directions base URL (default https://maps.googleapis.com,
+                                  or $LAPSE_GOOGLE_DIRECTIONS_URL)
+          --osrm-url URL          OSRM server (default https://router.project-osrm.org, or $LAPSE_OSRM_URL);
+                                  your own server works, e.g. http://localhost:5000
+        Route from a file:
+          --input FILE            .gpx (tracks or routes), .geojson/.json, .kml, .txt/.csv (lat,lng lines),
+                                  .polyline / .polyline6 (encoded polyline); other names: detected from the content
+          --input-format FMT      gpx | geojson | kml | lines | polyline | polyline6 (overrides the detection)
+        Output:
+          -o, --output FILE       .gpx or .geojson
+          --spacing M             resample to a point every M metres along the path (start and end kept)
+          --smoothing M           with --spacing: heading window, metres before and after each point (default 20)
+          --overwrite             replace FILE if it exists
+          --quiet, --json         no summary / a JSON summary on stdout
+
+        Examples:
+          GOOGLE_MAPS_API_KEY=… lapse route --from 43.6532,-79.3832 --to 45.5017,-73.5673 -o toronto-montreal.geojson
+          lapse route --from 52.5163,13.3777 --to 52.5079,13.3376 --provider osrm --spacing 10 -o tiergarten.gpx
+          lapse route --input ride.gpx --spacing 10 -o ride-10m.geojson
         """
+
     static func run(_ arguments: inout Arguments, console: Console) async throws {
-        throw LapseError(.other, nil, "lapse route is not built yet")
+        guard let output = try arguments.value("-o", "--output") else { throw LapseError.usage("no output file (-o FILE.gpx or FILE.geojson)") }
+        let from = try arguments.value("--from").map { try coordinate($0, option: "--from") }
+        let to = try arguments.value("--to").map { try coordinate($0, option: "--to") }
+        let via = try arguments.values("--via").map { try coordinate($0, option: "--via") }
+        let providerName = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue))
+        let mode = try arguments.choice("--mode", TravelMode.allCases.map(\.rawValue)).flatMap(TravelMode.init(rawValue:)) ?? .driving
+        let keyFile = try arguments.value("--key-file")
+        let googleURL = try arguments.value("--google-url")
+        let osrmURL = try arguments.value("--osrm-url")
+        let input = try arguments.value("--input", "-i")
+        let inputFormat = try arguments.choice("--input-format", RouteFileFormat.allCases.map(\.rawValue)).flatMap(RouteFileFormat.init(rawValue:))
+        let spacing = try arguments.double("--spacing", in: 0.01...1_000_000)
+        let smoothing = try arguments.double("--smoothing", in: 0...100_000)
+        let overwrite = arguments.flag("--overwrite", "-y")
+        let extra = try arguments.positionals()
+        guard extra.isEmpty else { throw LapseError.usage("unexpected argument '\(extra[0])'") }
+        guard let outputFormat = RouteFileFormat(pathExtension: output), outputFormat.isWritable else {
+            throw LapseError.usage("the output must end in .gpx or .geojson, not '\(output)'")
+        }
+        if smoothing != nil && spacing == nil { throw LapseError.usage("--smoothing needs --spacing") }
+
+        let source: RouteSource
+        if let input {
+            guard from == nil, to == nil, via.isEmpty, providerName == nil else {
+                throw LapseError.usage("give either --input or --from/--to/--via, not both")
+            }
+            source = .file(input, format: inputFormat)
+        } else {
+            guard let from, let to else {
+                throw LapseError.usage(from == nil && to == nil ? "no route: give --from and --to, or --input FILE"
+                                                                : "give both --from and --to")
+            }
+            if inputFormat != nil { throw LapseError.usage("--input-format is for --input") }
+            source = .directions(DirectionsRequest(origin: from, destination: to, waypoints: via, mode: mode))
+        }
+        let configuration = DirectionsConfiguration(service: providerName.flatMap(DirectionsService.init(rawValue:)) ?? .google,
+                                                    keyFile: keyFile, googleBaseURL: googleURL, osrmBaseURL: osrmURL)
+        if !overwrite && FileManager.default.fileExists(atPath: output) {  // before any network request
+            throw LapseError(.output, output, "file exists (use --overwrite to replace it)")
+        }
+        let loaded = try await source.load(configuration)
+        for warning in loaded.warnings { console.warn(warning) }
+        var route = loaded.route
+        let provider = loaded.provider
+        var summary: [String: Any] = [:]
+        if let input { summary["input"] = input }
+        if let reported = loaded.reportedDistance {
+            summary["requests"] = loaded.requestCount
+            summary["reported_distance_m"] = reported
+        }
+
+        let points: Int
+        let length: Double
+        if let spacing {
+            let resampled = try route.resampled(every: spacing, smoothing: smoothing ?? 20)
+            route = Route(resampled, name: route.name)
+            points = resampled.count
+            length = resampled.last?.distanceAlongRoute ?? 0
+            summary["spacing_m"] = spacing
+        } else {
+            points = route.points.count
+            length = route.length
+        }
+        try AtomicOutput.checkDistinct(output: output, from: [input].compactMap { $0 })
+        try RouteFile.write(route, to: output, format: outputFormat, overwrite: overwrite)
+
+        summary["output"] = output
+        summary["format"] = outputFormat.rawValue
+        summary["provider"] = provider
+        summary["points"] = points
+        summary["distance_m"] = (length * 1000).rounded() / 1000
+        summary["distance_km"] = (length / 10).rounded() / 100
+        var lines = ["\(output): \(String(format: "%.2f", length / 1000)) km, \(points) points" +
+                     (spacing.map { " (every \(format($0)) m)" } ?? "") + ", provider \(provider)"]
+        if let requests = summary["requests"] as? Int, requests > 1 { lines[0] += " (\(requests) requests)" }
+        console.summary(lines, json: summary)
+    }
+
+    private static func coordinate(_ text: String, option: String) throws -> Coordinate {
+        do { return try Coordinate.parse(text) } catch let error as LapseError {
+            throw LapseError.usage("\(option) \(error.reason)")
+        }
+    }
+
+    private static func format(_ v: Double) -> String {
+        v == v.rounded() ? String(Int(v)) : String(v)
     }
 }

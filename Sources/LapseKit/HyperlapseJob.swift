@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// The main job (`lapse hyperlapse`): route → panoramas → perspective frames → MP4 (and GIF).
+///
+/// Stages: the feed plans the frames (route, lookup, consecutive duplicates dropped, gaps counted); the camera
+/// path gives each frame's heading/pitch/fov; panoramas are fetched and rendered on all cores a bounded number
+/// ahead of the encoder, which receives the frames in order. Memory does not grow with route length.
+/// Outputs (MP4, GIF, `OUT.credits.txt`, `OUT.job.json`) are written to temporary files and renamed into place
+/// only when everything succeeded.
+public struct HyperlapseJob: Sendable {
+    /// Frame size in pixels (even).
+    public var width = 1280
+    public var height = 720
+    /// Output frame rate.
+    public var fps = 12
+    /// How the camera moves; default: along the road, 90° fov.
+    public var camera = CameraScript(mode: .route(offset: 0), fov: 90, pitch: 0)
+    /// Blend consecutive panoramas: one extra frame, half of each, between every two.
+    public var crossfade = false
+    public var output: String
+    public var gif: String?
+    /// GIF width in pixels (height keeps the aspect ratio); default a third of ``width``.
+    public var gifWidth: Int?
+    public var crf: Double = 20
+    public var preset = "medium"
+    public var overwrite = false
+    /// Written as `OUT.job.json` so the hyperlapse can be rendered again; `nil` writes none.
+    public var settings: HyperlapseSettings?
+
+    public init(output: String) { self.output = output }
+
+    /// What a finished hyperlapse made.
+    public struct Summary: Sendable {
+        public var feed: String
+        public var distance: Double
+        public var routePoints: Int
+        public var panoramas: Int
+        public var duplicatesDropped: Int
+        public var gaps: Int
+        public var frames: Int
+        public var duration: Double
+        public var output: String
+        public var bytes: Int64
+        public var gif: String?
+        public var gifBytes: Int64?
+        public var credits: String
+        public var attributions: [Attribution]
+    }
+
+    /// Runs the job on `feed`.
+    /// - Throws: ``LapseError``: `.notFound` when the route has no coverage, `.usage` for bad settings, `.output`
+    ///   for outputs that cannot be written, the feed's errors (network, invalid input), `.cancelled`.
+    public func run(feed: any PanoramaFeed, progress: ProgressHandler? = nil,
+                    warning: WarningHandler? = nil) async throws -> Summary {
+        guard width >= 16, height >= 16, width % 2 == 0, height % 2 == 0 else {
+            throw LapseError.usage("the frame size must be even and at least 16x16, not \(width)x\(height)")
+        }
+        guard (1...120).contains(fps) else { throw LapseError.usage("the frame rate must be 1 to 120 fps") }
+        let container = try VideoJob.container(for: output)
+        if let gif, (gif as NSString).pathExtension.lowercased() != "gif" {
+            throw LapseError.usage("\(gif): the GIF output must end in .gif")
+        }
+        try camera.validate()
+        // Check every output up front, before any download.
+        let video = try AtomicOutput(path: output, overwrite: overwrite)
+        defer { video.discard() }
+        let base = (output as NSString).deletingPathExtension
+        let creditsPath = base + ".credits.txt", jobPath = base + ".job.json"
+        let credits = try AtomicOutput(path: creditsPath, overwrite: true)
+        defer { credits.discard() }
+        let jobFile = try settings.map { _ in try AtomicOutput(path: jobPath, overwrite: true) }
+        defer { jobFile?.discard() }
+
+        let plan = try await feed.plan(progress: progress)
+        guard !plan.stops.isEmpty else {
+            throw LapseError(.notFound, feed.name, "no panoramas along the route (\(plan.routePoints) points looked up, none covered)")
+        }
+        let poses = try CameraPath(camera).poses(for: plan.stops.map(\.routePoint))
+        let attributions = Self.unique(plan.stops.compactMap(\.attribution))
+        let creditText = Self.creditsText(attributions, feed: feed.name)
+
+        var settings = VideoEncoderSettings(width: width, height: height, fps: fps)
+        settings.crf = crf
+        settings.preset = preset
+        settings.metadata = [
+            "copyright": attributions.map(\.line).joined(separator: "; "),
+            "comment": "Hyperlapse made with lapse \(lapseVersion). Imagery: " + attributions.map(\.line).joined(separator: "; "),
+            "encoder": "lapse \(lapseVersion)",
+        ]
+        let encoder = try VideoEncoder(path: video.temporaryPath, container: container, settings: settings)
+        let gifSize: (Int, Int)? = gif.map { _ in
+            let gw = max(2, min(width, gifWidth ?? width / 3))
+            return (gw, max(2, Int((Double(gw) * Double(height) / Double(width)).rounded())))
+        }
+        let gifEncoder = try gif.map { path in
+            try GIFEncoder(path: path, width: gifSize!.0, height: gifSize!.1, options: GIFOptions(), overwrite: overwrite)
+        }
+        defer { gifEncoder?.cancel() }
+
+        let projector = try Projector(width: width, height: height)
+        let stops = plan.stops
+        let total = stops.count
+        let frameDuration = 1 / Double(fps)
+        var previous: PixelBuffer?
+        var rendered = 0
+        try await forEachOrdered(count: total, concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1)) { index in
+            let stop = stops[index]
+            let panorama = try await feed.image(for: stop, index: index)
+            try Task.checkCancellation()
+            return try projector.render(panorama, pose: stop.pose, camera: poses[index])
+        } consume: { _, frame in
+            var frames = [frame]
+            if crossfade, let previous { frames.insert(previous.blended(with: frame, amount: 0.5), at: 0) }
+            for f in frames {
+                try encoder.append(f)
+                if let gifEncoder, let gifSize { try await gifEncoder.add(try f.resized(width: gifSize.0, height: gifSize.1), duration: frameDuration) }
+            }
+            previous = frame
+            rendered += 1
+            progress?(ProgressEvent(stage: "render", completed: rendered, total: total, unit: "frames"))
+        }
+        try encoder.finish()
+        try Data(creditText.utf8).write(to: URL(fileURLWithPath: credits.temporaryPath))
+        if let jobFile, let settings = self.settings {
+            try settings.jsonData().write(to: URL(fileURLWithPath: jobFile.temporaryPath))
+        }
+        let gifSummary = try await gifEncoder?.finish()
+        try video.commit()
+        try credits.commit()
+        try jobFile?.commit()
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
+        return Summary(feed: feed.name, distance: plan.distance, routePoints: plan.routePoints, panoramas: total,
+                       duplicatesDropped: plan.duplicatesDropped, gaps: plan.gaps, frames: encoder.framesWritten,
+                       duration: Double(encoder.framesWritten) / Double(fps), output: output, bytes: bytes,
+                       gif: gif, gifBytes: gifSummary?.bytes, credits: creditsPath, attributions: attributions)
+    }
+
+    static func unique(_ items: [Attribution]) -> [Attribution] {
+        var seen = Set<Attribution>()
+        return items.filter { seen.insert($0).inserted }
+    }
+
+    /// The credits sidecar: one line per distinct attribution.
+    static func creditsText(_ attributions: [Attribution], feed: String) -> String {
+        var lines = ["Imagery credits (\(feed)):"]
+        lines += attributions.isEmpty ? ["(the source gave no attribution)"] : attributions.map { "- " + $0.line }
+        lines.append("Made with lapse \(lapseVersion).")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

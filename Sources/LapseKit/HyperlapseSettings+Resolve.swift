@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+extension HyperlapseSettings {
+    /// Defaults that make a good first video: 10 m spacing, 1280×720, 90° fov, 12 fps, H.264 CRF 20, medium.
+    public static let defaults: HyperlapseSettings = {
+        var s = HyperlapseSettings()
+        s.spacing = 10
+        s.size = "1280x720"
+        s.fov = 90
+        s.fps = 12
+        s.zoom = "auto"
+        s.crossfade = false
+        s.radius = 50
+        s.crf = 20
+        s.preset = "medium"
+        s.provider = "google"
+        s.frameStep = 1
+        return s
+    }()
+
+    /// The job these settings describe (camera, size, outputs), checked.
+    /// - Throws: ``LapseError`` `.usage` for missing or contradictory settings, `.invalidInput` for an
+    ///   unreadable camera file.
+    public func makeJob(overwrite: Bool) throws -> HyperlapseJob {
+        let s = HyperlapseSettings.defaults.overridden(by: self)
+        guard let output = s.output else { throw LapseError.usage("no output file (-o OUT.mp4)") }
+        var job = HyperlapseJob(output: output)
+        let parts = (s.size ?? "1280x720").lowercased().split(separator: "x").compactMap { Int($0) }
+        guard parts.count == 2, (16...8192).contains(parts[0]), (16...8192).contains(parts[1]) else {
+            throw LapseError.usage("size takes WIDTHxHEIGHT such as 1280x720, not '\(s.size ?? "")'")
+        }
+        job.width = parts[0] & ~1
+        job.height = parts[1] & ~1
+        job.fps = s.fps ?? 12
+        job.crossfade = s.crossfade ?? false
+        job.gif = s.gif
+        job.gifWidth = s.gifWidth
+        job.crf = s.crf ?? 20
+        job.preset = s.preset ?? "medium"
+        job.overwrite = overwrite
+        let camerasGiven = [s.lookAt != nil, s.headingOffset != nil, s.keyframes != nil].filter { $0 }.count
+        guard camerasGiven <= 1 else { throw LapseError.usage("give only one of --look-at, --heading-offset and --keyframes") }
+        guard let fov = s.fov, fov > 0, fov < 180 else { throw LapseError.usage("the fov must be more than 0 and less than 180 degrees") }
+        if let keyframes = s.keyframes {
+            job.camera = try CameraScript.read(path: keyframes)
+            if self.fov != nil { job.camera.fov = fov }
+        } else if let lookAt = s.lookAt {
+            job.camera = CameraScript(mode: .lookAt(target: try Coordinate.parse(lookAt), elevation: nil), fov: fov)
+        } else {
+            job.camera = CameraScript(mode: .route(offset: s.headingOffset ?? 0), fov: fov)
+        }
+        try job.camera.validate()
+        job.settings = s
+        return job
+    }
+
+    /// The panorama feed these settings name: the route (planned with a directions service or read from a file,
+    /// resampled every ``spacing`` metres) and the source to look its panoramas up in.
+    /// - Parameter progress: receives route and download progress.
+    /// - Throws: ``LapseError`` `.usage` for a missing or unknown source, a missing route, Google without a key;
+    ///   `.invalidInput` for unreadable route files or videos; the directions service's errors.
+    public func makeFeed(progress: ProgressHandler? = nil, warning: WarningHandler? = nil,
+                         environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> any PanoramaFeed {
+        let s = HyperlapseSettings.defaults.overridden(by: self)
+        guard let source = s.source else {
+            throw LapseError.usage("no panorama source (--source google|panoramax|local:DIR|video:FILE)")
+        }
+        let hasDirections = s.from != nil || s.to != nil || !(s.via ?? []).isEmpty
+        if hasDirections && s.route != nil { throw LapseError.usage("give either --route or --from/--to, not both") }
+        if hasDirections && (s.from == nil || s.to == nil) { throw LapseError.usage("give both --from and --to") }
+        // A 360° video without a track is read front to back: the efficient path for its frames.
+        if source.hasPrefix("video:") && s.track == nil && s.route == nil && !hasDirections {
+            let path = PanoramaSourceOptions.expand(String(source.dropFirst("video:".count)))
+            return try VideoPanoramaFeed(path: path, frameStep: s.frameStep ?? 1, panoHeading: s.panoHeading ?? 0)
+        }
+        var options = PanoramaSourceOptions(source: source, environment: environment)
+        options.track = s.track
+        options.keyFile = s.keyFile
+        options.cacheDirectory = s.cacheDir
+        let client = try options.makeClient()
+        let made = try options.make(client: client, videoFrameStep: s.frameStep ?? 1, progress: progress)
+        for skipped in made.skipped { warning?("skipped \(skipped.file): \(skipped.reason)") }
+
+        var route: Route
+        if let file = s.route {
+            route = try await RouteSource.file(PanoramaSourceOptions.expand(file)).load().route
+        } else if let from = s.from, let to = s.to {
+            let request = DirectionsRequest(origin: try Coordinate.parse(from), destination: try Coordinate.parse(to),
+                                            waypoints: try (s.via ?? []).map { try Coordinate.parse($0) })
+            let configuration = DirectionsConfiguration(service: s.provider == "osrm" ? .osrm : .google, keyFile: s.keyFile,
+                                                        osrmBaseURL: s.osrmURL, environment: environment, client: client)
+            progress?(ProgressEvent(stage: "route", completed: 0, total: 1, unit: "routes"))
+            let loaded = try await RouteSource.directions(request).load(configuration)
+            for w in loaded.warnings { warning?(w) }
+            progress?(ProgressEvent(stage: "route", completed: 1, total: 1, unit: "routes"))
+            route = loaded.route
+        } else if let track = made.track {
+            route = track
+        } else if let sequence = made.sequence, source.hasPrefix("local:") {
+            // Own photos without a route: their positions in capture order are the route.
+            route = Route(coordinates: sequence.map(\.coordinate))
+        } else {
+            throw LapseError.usage("no route: give --route FILE or --from LAT,LNG --to LAT,LNG")
+        }
+        let points = try route.resampled(every: s.spacing ?? 10)
+        let resolution: PanoramaResolution
+        if let zoom = s.zoom, zoom != "auto" {
+            guard let z = Int(zoom), (0...5).contains(z) else { throw LapseError.usage("zoom takes auto or 0 to 5, not '\(zoom)'") }
+            resolution = .zoom(z)
+        } else {
+            let width = (s.size ?? "1280x720").lowercased().split(separator: "x").first.flatMap { Int($0) } ?? 1280
+            resolution = SourcePanoramaFeed.autoResolution(frameWidth: width, fov: s.fov ?? 90)
+        }
+        return SourcePanoramaFeed(source: made.source, points: points, radius: s.radius ?? 50, resolution: resolution)
+    }
+}

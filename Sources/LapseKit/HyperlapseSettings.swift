@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// Every setting of a hyperlapse, as flags of `lapse hyperlapse` and as keys of a job file (`--config JOB.json`).
+///
+/// The job file is JSON with these keys (all optional; flags given on the command line override the file):
+/// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
+/// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
+/// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`. After a run the effective settings are written next to the output as
+/// `OUT.job.json`, so the same hyperlapse can be rendered again with `--config OUT.job.json`.
+public struct HyperlapseSettings: Codable, Sendable, Equatable {
+    /// Start and end of a planned route, `"lat,lng"`.
+    public var from: String?
+    public var to: String?
+    /// Stops between, in order.
+    public var via: [String]?
+    /// Directions service for `from`/`to`: `google` (default) or `osrm`.
+    public var provider: String?
+    /// A route file instead of `from`/`to`: GPX, GeoJSON, KML, `lat,lng` lines or an encoded polyline.
+    public var route: String?
+    /// `google`, `panoramax`, `local:DIR` (360° photos with GPS) or `video:FILE` (a 360° video).
+    public var source: String?
+    /// GPX track giving the positions of a `video:` source by time.
+    public var track: String?
+    /// Metres between route points (default 10).
+    public var spacing: Double?
+    /// Frame size `WxH` (default 1280x720).
+    public var size: String?
+    /// Horizontal field of view in degrees (default 90).
+    public var fov: Double?
+    /// Frames per second of the output (default 12).
+    public var fps: Int?
+    /// Aim the camera at this `"lat,lng"` in every frame.
+    public var lookAt: String?
+    /// Degrees added to the road's heading (90 looks right, 180 back).
+    public var headingOffset: Double?
+    /// A camera file (JSON, see ``CameraScript``) with keyframes and shots.
+    public var keyframes: String?
+    /// Street View zoom: `auto` (default, from the frame size and fov) or 0–5.
+    public var zoom: String?
+    /// Blend consecutive panoramas.
+    public var crossfade: Bool?
+    /// The MP4 to write.
+    public var output: String?
+    /// A GIF to write as well.
+    public var gif: String?
+    /// Width of the GIF in pixels (default: a third of the video's width).
+    public var gifWidth: Int?
+    /// Cache folder (default `$XDG_CACHE_HOME/lapse`).
+    public var cacheDir: String?
+    /// Search radius for the nearest panorama, metres (default 50).
+    public var radius: Double?
+    /// H.264 CRF (default 20) and preset (default medium).
+    public var crf: Double?
+    public var preset: String?
+    /// For `video:` and panoramas without a known heading: the compass heading the centre column faces.
+    public var panoHeading: Double?
+    /// For `video:` without a track: use every N-th frame (default 1).
+    public var frameStep: Int?
+    /// A file holding the Google Maps API key (else `GOOGLE_MAPS_API_KEY`).
+    public var keyFile: String?
+    /// An OSRM server for `provider: osrm` (else `LAPSE_OSRM_URL`, else the public demo server).
+    public var osrmURL: String?
+
+    public init() {}
+
+    /// `self` with every value set in `other` replacing this one (command-line flags over a job file).
+    public func overridden(by other: HyperlapseSettings) -> HyperlapseSettings {
+        var result = self
+        // Every key, listed explicitly (keep in step with CodingKeys).
+        func take<T>(_ kp: WritableKeyPath<HyperlapseSettings, T?>) { if let v = other[keyPath: kp] { result[keyPath: kp] = v } }
+        take(\.from); take(\.to); take(\.via); take(\.provider); take(\.route); take(\.source); take(\.track)
+        take(\.spacing); take(\.size); take(\.fov); take(\.fps); take(\.lookAt); take(\.headingOffset)
+        take(\.keyframes); take(\.zoom); take(\.crossfade); take(\.output); take(\.gif); take(\.gifWidth)
+        take(\.cacheDir); take(\.radius); take(\.crf); take(\.preset); take(\.panoHeading); take(\.frameStep)
+        take(\.keyFile); take(\.osrmURL)
+        return result
+    }
+
+    /// Reads a job file.
+    /// - Throws: ``LapseError`` `.invalidInput` naming the file: missing, not JSON, unknown key or wrong type.
+    public static func read(path: String) throws -> HyperlapseSettings {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LapseError(.invalidInput, path, FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file")
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw LapseError(.invalidInput, path, "not a JSON object")
+        }
+        let known = Set(CodingKeys.allCases.map(\.stringValue))
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw LapseError(.invalidInput, path, "unknown key '\(unknown)'")
+        }
+        do {
+            return try JSONDecoder().decode(HyperlapseSettings.self, from: data)
+        } catch let DecodingError.typeMismatch(_, context) {
+            throw LapseError(.invalidInput, path, "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type")
+        } catch {
+            throw LapseError(.invalidInput, path, "cannot read the job: \(error)")
+        }
+    }
+
+    /// The settings as pretty, sorted JSON.
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case from, to, via, provider, route, source, track, spacing, size, fov, fps, lookAt, headingOffset, keyframes,
+             zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile, osrmURL
+    }
+}

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// How to reach a panorama source, as `lapse panoramas` and `lapse hyperlapse` name it: `google`, `panoramax`,
+/// `local:DIR` or `video:FILE`, with its key, base URLs and cache.
+///
+/// Environment variables fill in what is not given: `GOOGLE_MAPS_API_KEY`, `LAPSE_MAPTILES_URL`,
+/// `LAPSE_PANORAMAX_URL` (the base URLs let tests and private mirrors stand in for the public services).
+public struct PanoramaSourceOptions: Sendable {
+    /// `google`, `panoramax`, `local:DIR` or `video:FILE`.
+    public var source: String
+    /// A GPX track giving a `video:` source's positions by time.
+    public var track: String?
+    /// A file whose first line is the Google Maps API key (else `GOOGLE_MAPS_API_KEY`).
+    public var keyFile: String?
+    public var mapTilesBaseURL: String?
+    public var panoramaxBaseURL: String?
+    /// Cache folder; `nil` means the default (`$XDG_CACHE_HOME/lapse`).
+    public var cacheDirectory: String?
+    /// Neither read nor write the cache.
+    public var useCache = true
+    /// HTTP requests at once.
+    public var concurrency = 8
+    public var environment: [String: String]
+
+    public init(source: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.source = source
+        self.environment = environment
+    }
+
+    /// The Google key from ``keyFile`` or the environment, when there is one.
+    public func googleKey() throws -> String? {
+        try GoogleDirections.apiKey(keyFile: keyFile.map(Self.expand), environment: environment)
+    }
+
+    /// One HTTP client for every request of a job (routes and panoramas), with the key redacted from messages.
+    public func makeClient() throws -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.maxConcurrentRequests = concurrency
+        if let key = try googleKey() { configuration.secrets.append(key) }
+        return HTTPClient(configuration: configuration)
+    }
+
+    /// A made source, with what a route-less job can use.
+    public struct Made: Sendable {
+        public var source: any PanoramaSource
+        /// For `local:` the usable photos in capture order, for `video:` without a track every N-th frame
+        /// (`videoFrameStep`): what to show when there is no route.
+        public var sequence: [PanoramaMetadata]?
+        /// For `local:` the files that were skipped (not 2:1, no GPS) and why.
+        public var skipped: [(file: String, reason: String)]
+        /// For `video:` the track, when one was given (it is then the route unless another is given).
+        public var track: Route?
+    }
+
+    /// Makes the source.
+    /// - Parameters:
+    ///   - client: the job's HTTP client (``makeClient()``).
+    ///   - videoFrameStep: for `video:` without a track, the step of ``Made/sequence``.
+    ///   - progress: download progress of tiles.
+    /// - Throws: ``LapseError`` `.usage` for an unknown source, Google without a key, `--track` with another source
+    ///   or a bad base URL; `.invalidInput` for an unreadable folder, video or track.
+    public func make(client: HTTPClient, videoFrameStep: Int = 30, progress: ProgressHandler? = nil) throws -> Made {
+        if track != nil && !source.hasPrefix("video:") { throw LapseError.usage("--track is for --source video:FILE") }
+        let cache: DiskCache? = useCache ? try DiskCache(directory: cacheDirectory.map { URL(fileURLWithPath: Self.expand($0)) }) : nil
+        if source == "google" {
+            guard let key = try googleKey() else {
+                throw LapseError.usage("the Google source needs an API key: set GOOGLE_MAPS_API_KEY or give --key-file")
+            }
+            let base = try Self.url(mapTilesBaseURL ?? environment["LAPSE_MAPTILES_URL"], "--maptiles-url") ?? GoogleStreetViewSource.defaultBaseURL
+            return Made(source: try GoogleStreetViewSource(apiKey: key, baseURL: base, client: client, cache: cache, progress: progress),
+                        sequence: nil, skipped: [], track: nil)
+        }
+        if source == "panoramax" {
+            let base = try Self.url(panoramaxBaseURL ?? environment["LAPSE_PANORAMAX_URL"], "--panoramax-url") ?? PanoramaxSource.defaultBaseURL
+            return Made(source: PanoramaxSource(baseURL: base, client: client, cache: cache), sequence: nil, skipped: [], track: nil)
+        }
+        if source.hasPrefix("local:") {
+            let local = try LocalPhotoSource(directory: Self.expand(String(source.dropFirst("local:".count))))
+            return Made(source: local, sequence: local.panoramas, skipped: local.skipped.map { ($0.file, $0.reason) }, track: nil)
+        }
+        if source.hasPrefix("video:") {
+            let track = try track.map { try RouteFile.read(path: Self.expand($0)) }
+            let video = try VideoPanoramaSource(path: Self.expand(String(source.dropFirst("video:".count))), track: track)
+            return Made(source: video, sequence: track == nil ? video.frames(every: videoFrameStep) : nil, skipped: [], track: track)
+        }
+        throw LapseError.usage("--source takes google, panoramax, local:DIR or video:FILE, not '\(source)'")
+    }
+
+    static func url(_ text: String?, _ option: String) throws -> URL? {
+        guard let text, !text.isEmpty else { return nil }
+        guard let u = URL(string: text), u.scheme == "http" || u.scheme == "https", u.host != nil else {
+            throw LapseError.usage("\(option) takes an http(s) URL, not '\(Redaction.url(text))'")
+        }
+        return u
+    }
+
+    static func expand(_ path: String) -> String { (path as NSString).expandingTildeInPath }
+}

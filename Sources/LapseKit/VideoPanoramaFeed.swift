@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// Frames of an equirectangular 360° video as a hyperlapse's panoramas.
+///
+/// Without a track the video has no positions: every `frameStep`-th frame becomes a stop, the road is taken to
+/// run the way the video's centre column faces (`panoHeading`, compass degrees), and "distance along the route"
+/// counts frames — so keyframes by frame number work as expected.
+public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
+    // @unchecked: the reader is only used inside `decoder`'s lock.
+    public let path: String
+    public let frameStep: Int
+    public let panoHeading: Double
+    public var name: String { "video \((path as NSString).lastPathComponent)" }
+    private let decoder: SequentialDecoder
+
+    /// - Parameters:
+    ///   - path: the video file (or URL).
+    ///   - frameStep: use every N-th frame, ≥ 1.
+    ///   - panoHeading: compass heading of the video's centre column, degrees.
+    /// - Throws: ``LapseError`` `.invalidInput` when the video cannot be opened or is not 2:1.
+    public init(path: String, frameStep: Int = 1, panoHeading: Double = 0) throws {
+        self.path = path
+        self.frameStep = max(1, frameStep)
+        self.panoHeading = panoHeading
+        let reader = try VideoFrameReader(path)
+        guard reader.displayWidth == 2 * reader.displayHeight else {
+            throw LapseError(.invalidInput, path, "not an equirectangular 360° video (\(reader.displayWidth)x\(reader.displayHeight) is not 2:1)")
+        }
+        decoder = SequentialDecoder(reader, wanted: { [step = self.frameStep] in $0 % step == 0 })
+    }
+
+    public func plan(progress: ProgressHandler?) async throws -> HyperlapsePlan {
+        let times = try decoder.frameTimes()
+        let origin = Coordinate(uncheckedLatitude: 0, longitude: 0)
+        var stops: [HyperlapseStop] = []
+        for (n, index) in stride(from: 0, to: times.count, by: frameStep).enumerated() {
+            let point = RoutePoint(coordinate: origin, distanceAlongRoute: Double(n), heading: normalizeDegrees(panoHeading))
+            stops.append(HyperlapseStop(panoramaID: String(format: "t=%.3f", times[index]), routePoint: point,
+                                        pose: PanoramaPose(heading: panoHeading),
+                                        attribution: Attribution(source: (path as NSString).lastPathComponent)))
+        }
+        progress?(ProgressEvent(stage: "lookup", completed: stops.count, total: stops.count, unit: "frames"))
+        return HyperlapsePlan(stops: stops, routePoints: stops.count, distance: 0, gaps: 0, duplicatesDropped: 0)
+    }
+
+    public func image(for stop: HyperlapseStop, index: Int) async throws -> PixelBuffer {
+        try decoder.frame(number: index * frameStep)
+    }
+}
+
+/// Decodes a video front to back once, handing out frames by number; frames asked for out of order are kept
+/// until taken (at most the pipeline's concurrency of them).
+final class SequentialDecoder: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    private let lock = NSLock()
+    private let reader: VideoFrameReader
+    private var decoded = 0
+    private var times: [Double]?
+    private var waiting: [Int: PixelBuffer] = [:]
+    private let wanted: @Sendable (Int) -> Bool
+
+    /// - Parameter wanted: which frame numbers will be asked for (the others are decoded and dropped).
+    init(_ reader: VideoFrameReader, wanted: @escaping @Sendable (Int) -> Bool) {
+        self.reader = reader
+        self.wanted = wanted
+    }
+
+    /// Presentation times of every frame (decodes the packets' timestamps only once, by a separate pass).
+    func frameTimes() throws -> [Double] {
+        lock.lock(); defer { lock.unlock() }
+        if let times { return times }
+        let probe = try VideoFrameReader(readerName)
+        var result: [Double] = []
+        probe.outputSize = (2, 1)
+        while let (t, _) = try probe.nextFrame() { result.append(t) }
+        guard !result.isEmpty else { throw LapseError(.invalidInput, readerName, "no decodable frame") }
+        times = result
+        return result
+    }
+
+    private var readerName: String { reader.name }
+
+    func frame(number: Int) throws -> PixelBuffer {
+        lock.lock(); defer { lock.unlock() }
+        if let p = waiting.removeValue(forKey: number) { return p }
+        while decoded <= number {
+            guard let (_, pixels) = try reader.nextFrame() else {
+                throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
+            }
+            if decoded == number {
+                decoded += 1
+                return pixels
+            }
+            if wanted(decoded) { waiting[decoded] = pixels }  // asked for by a task that is running behind
+            decoded += 1
+        }
+        throw LapseError(.other, reader.name, "frame \(number) was asked for twice")
+    }
+}

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseGeo
+import LapseMedia
+import LapseNet
+
+/// Google Street View through the official Map Tiles API.
+///
+/// Protocol (Map Tiles API, "Street View tiles"): `POST /v1/createSession` with `mapType: streetview` gives a
+/// session token (reused until it expires); `POST /v1/streetview/panoIds` finds the nearest pano id of up to 100
+/// locations a request; `GET /v1/streetview/metadata?panoId=` gives image and tile sizes, heading, tilt, roll,
+/// date and copyright; `GET /v1/streetview/tiles/{z}/{x}/{y}?panoId=` gives 512 × 512 JPEG tiles. Every request
+/// carries `key` and `session` as query parameters. The key never appears in messages or cache paths.
+public struct GoogleStreetViewSource: PanoramaSource {
+    public let name = "google"
+    /// Map Tiles API base URL (default `https://tile.googleapis.com`); tests point it at a stand-in.
+    public let baseURL: URL
+    private let apiKey: String
+    private let client: HTTPClient
+    private let cache: DiskCache?
+    private let session: SessionStore
+    private let progress: ProgressHandler?
+
+    /// The default base URL.
+    public static let defaultBaseURL = URL(string: "https://tile.googleapis.com")!
+
+    /// - Parameters:
+    ///   - apiKey: a Google Maps Platform key with the Map Tiles API enabled (the CLI reads `GOOGLE_MAPS_API_KEY`).
+    ///   - baseURL: where the API lives.
+    ///   - client: the HTTP client; the key is added to its secrets so no message shows it.
+    ///   - cache: where tiles and metadata are kept between runs (`nil`: no cache).
+    ///   - progress: tile progress (`stage` "tiles").
+    /// - Throws: ``LapseError`` `.usage` when the key is empty.
+    public init(apiKey: String, baseURL: URL = defaultBaseURL, client: HTTPClient? = nil, cache: DiskCache? = nil,
+                progress: ProgressHandler? = nil) throws {
+        let key = apiKey.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !key.isEmpty else { throw LapseError.usage("the Google source needs an API key in GOOGLE_MAPS_API_KEY") }
+        self.apiKey = key
+        self.baseURL = baseURL
+        var configuration = client?.configuration ?? HTTPClient.Configuration()
+        if !configuration.secrets.contains(key) { configuration.secrets.append(key) }
+        // A client of our own only when the given one does not already hide the key.
+        if let client, client.configuration.secrets.contains(key) { self.client = client }
+        else { self.client = HTTPClient(configuration: configuration) }
+        self.cache = cache
+        self.progress = progress
+        session = SessionStore()
+    }
+
+    // MARK: - Lookup
+
+    public func nearest(to coordinates: [Coordinate], radius: Double) async throws -> [PanoramaMetadata?] {
+        var ids: [String?] = []
+        for start in stride(from: 0, to: coordinates.count, by: 100) {
+            let chunk = Array(coordinates[start..<min(start + 100, coordinates.count)])
+            ids += try await panoIds(chunk, radius: radius)
+        }
+        // Metadata once per unique id, concurrently.
+        let unique = Array(Set(ids.compactMap { $0 }))
+        var metadata: [String: PanoramaMetadata] = [:]
+        try await withThrowingTaskGroup(of: PanoramaMetadata.self) { group in
+            for id in unique { group.addTask { try await self.metadata(id: id) } }
+            for try await m in group { metadata[m.id] = m }
+        }
+        return ids.map { $0.flatMap { metadata[$0] } }
+    }
+
+    private struct PanoIdsRequest: Encodable {
+        struct Location: Encodable { var lat: Double; var lng: Double }
+        var locations: [Location]
+        var radius: Int
+    }
+    private struct PanoIdsAnswer: Decodable { var panoIds: [String]? }
+
+    private func panoIds(_ coordinates: [Coordinate], radius: Double) async throws -> [String?] {
+        let body = PanoIdsRequest(locations: coordinates.map { .init(lat: $0.latitude, lng: $0.longitude) },
+                                  radius: max(1, Int(radius.rounded())))
+        let url = try await endpoint("v1/streetview/panoIds")
+        let response = try await client.post(url, json: try JSONEncoder().encode(body))
+        try check(response, url)
+        guard let answer = try? JSONDecoder().decode(PanoIdsAnswer.self, from: response.body),
+              let ids = answer.panoIds, ids.count == coordinates.count else {
+            throw LapseError(.invalidInput, client.subject(url), "unexpected answer (expected \(coordinates.count) pano ids)")
+        }
+        return ids.map { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Map Tiles API metadata of one panorama (field names as the API gives them).
+    struct MetadataAnswer: Codable {
+        var panoId: String
+        var lat: Double
+        var lng: Double
+        var imageWidth: Int
+        var imageHeight: Int
+        var tileWidth: Int?
+        var tileHeight: Int?
+        var heading: Double?
+        var tilt: Double?
+        var roll: Double?
+        var date: String?
+        var copyright: String?
+    }
+
+    /// The metadata of pano `id` (from the cache when present).
+    /// - Throws: ``LapseError`` `.notFound` for an unknown id, `.denied` for a bad key, network errors.
+    public func metadata(id: String) async throws -> PanoramaMetadata {
+        let key = CacheKey("google", id, "metadata.json")
+        var data = cache?.data(for: key, validate: { (try? JSONDecoder().decode(MetadataAnswer.self, from: $0)) != nil })
+        if data == nil {
+            var url = try await endpoint("v1/streetview/metadata")
+            url = url.appending(queryItems: [URLQueryItem(name: "panoId", value: id)])
+            let response = try await client.get(url)
+            try check(response, url)
+            data = response.body
+        }
+        guard let data, let m = try? JSONDecoder().decode(MetadataAnswer.self, from: data) else {
+            throw LapseError(.invalidInput, "Google Street View metadata of \(id)", "unexpected answer")
+        }
+        guard m.imageWidth > 0, m.imageHeight > 0 else {
+            throw LapseError(.invalidInput, "Google Street View metadata of \(id)", "no image size")
+        }
+        try? cache?.store(data, for: key)
+        return PanoramaMetadata(
+            source: name, id: m.panoId, coordinate: Coordinate(uncheckedLatitude: m.lat, longitude: m.lng),
+            date: m.date, heading: normalizeDegrees(m.heading ?? 0), tilt: (m.tilt ?? 90) - 90, roll: m.roll ?? 0,
+            width: m.imageWidth, height: m.imageHeight, tileWidth: m.tileWidth ?? 512, tileHeight: m.tileHeight ?? 512,
+            copyright: m.copyright)
+    }
+
+    // MARK: - Images
+
+    /// The zoom level `resolution` asks for, for this panorama (0 … its highest zoom).
+    public static func zoom(for resolution: PanoramaResolution, metadata m: PanoramaMetadata) -> Int {
+        let tw = m.tileWidth ?? 512
+        let maxZ = TileGrid.maxZoom(fullWidth: m.width, tileWidth: tw)
+        switch resolution {
+        case .full: return maxZ
+        case .zoom(let z): return min(max(0, z), maxZ)
+        case .atLeast(let w): return TileGrid.zoom(forWidth: w, fullWidth: m.width, fullHeight: m.height, tileWidth: tw)
+        }
+    }
+
+    /// Stitches the panorama at the zoom `resolution` asks for. With `.full` or `.atLeast`, a zoom level that turns
+    /// out to hold all-black placeholder tiles is reported in ``PanoramaImage/placeholderTiles`` and the next lower
+    /// level is used; with `.zoom(z)` placeholders are an error.
+    /// - Throws: ``LapseError`` `.notFound` when only placeholders are found, network and decoding errors.
+    public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage {
+        var zoom = Self.zoom(for: resolution, metadata: panorama)
+        var placeholders: [TileIndex] = []
+        var downloaded = 0, fromCache = 0
+        var renewedSession = false
+        while true {
+            let grid = TileGrid(zoom: zoom, fullWidth: panorama.width, fullHeight: panorama.height,
+                                tileWidth: panorama.tileWidth ?? 512, tileHeight: panorama.tileHeight ?? 512)
+            let sessionToken = try await session.token { try await createSession() }
+            let base = baseURL, key = apiKey, id = panorama.id
+            let fetcher = TileFetcher(client: client, cache: cache, cachePrefix: ["google", id], url: { tile in
+                base.appendingPathComponent("v1/streetview/tiles/\(tile.zoom)/\(tile.x)/\(tile.y)")
+                    .appending(queryItems: [URLQueryItem(name: "session", value: sessionToken),
+                                            URLQueryItem(name: "key", value: key),
+                                            URLQueryItem(name: "panoId", value: id)])
+            }, progress: progress)
+            let result: TileFetcher.Result
+            do {
+                result = try await fetcher.fetch(grid)
+            } catch let error as LapseError where !renewedSession && Self.isSessionProblem(error) {
+                // The session token expired or was revoked mid-run: make a new one once and go on
+                // (tiles already fetched come from the cache).
+                renewedSession = true
+                await session.invalidate(sessionToken)
+                continue
+            }
+            downloaded += result.downloaded
+            fromCache += result.fromCache
+            if result.placeholders.isEmpty {
+                return PanoramaImage(metadata: panorama, pixels: result.image, zoom: zoom, placeholderTiles: placeholders,
+                                     tilesDownloaded: downloaded, tilesFromCache: fromCache)
+            }
+            placeholders += result.placeholders
+            let list = result.placeholders.prefix(6).map(\.description).joined(separator: ", ")
+                + (result.placeholders.count > 6 ? ", …" : "")
+            if case .zoom = resolution {
+                throw LapseError(.notFound, "Google Street View pano \(id)",
+                                 "\(result.placeholders.count) of \(grid.tileCount) tiles at zoom \(zoom) are all-black placeholders (\(list))")
+            }
+            guard zoom > 0 else {
+                throw LapseError(.notFound, "Google Street View pano \(id)",
+                                 "no imagery: all-black placeholder tiles at every zoom level")
+            }
+            zoom -= 1
+        }
+    }
+
+    // MARK: - Session and errors
+
+    /// Whether `error` is the API refusing the session token (not the key).
+    static func isSessionProblem(_ error: LapseError) -> Bool {
+        let text = error.reason.lowercased()
+        return text.contains("session") && (text.contains("http 400") || text.contains("http 401") || text.contains("http 403"))
+    }
+
+    private struct CreateSession: Encodable { var mapType = "streetview"; var language = "en-US"; var region = "US" }
+    private struct SessionAnswer: Decodable { var session: String; var expiry: String? }
+
+    private func createSession() async throws -> (String, Date) {
+        let url = baseURL.appendingPathComponent("v1/createSession").appending(queryItems: [URLQueryItem(name: "key", value: apiKey)])
+        let response = try await client.post(url, json: try JSONEncoder().encode(CreateSession()))
+        try check(response, url)
+        guard let answer = try? JSONDecoder().decode(SessionAnswer.self, from: response.body) else {
+            throw LapseError(.invalidInput, client.subject(url), "unexpected answer to createSession")
+        }
+        // `expiry` is seconds since 1970 as a string; without it assume the documented two weeks.
+        let expiry = answer.expiry.flatMap(Double.init).map { Date(timeIntervalSince1970: $0) }
+            ?? Date().addingTimeInterval(13 * 24 * 3600)
+        return (answer.session, expiry)
+    }
+
+    private func endpoint(_ path: String) async throws -> URL {
+        let token = try await session.token { try await createSession() }
+        return baseURL.appendingPathComponent(path).appending(queryItems: [
+            URLQueryItem(name: "session", value: token), URLQueryItem(name: "key", value: apiKey)])
+    }
+
+    private struct ErrorAnswer: Decodable {
+        struct Body: Decodable { var code: Int?; var message: String?; var status: String? }
+        var error: Body
+    }
+
+    /// Turns a non-2xx answer into a clear error: a refused key reads `REQUEST_DENIED: <Google's message>`.
+    private func check(_ response: HTTPResponse, _ url: URL) throws {
+        guard !response.isSuccess else { return }
+        let detail = try? JSONDecoder().decode(ErrorAnswer.self, from: response.body).error
+        let message = Redaction.message(detail?.message ?? "HTTP \(response.status)", hiding: [apiKey])
+        let status = detail?.status ?? ""
+        let subject = "Google Map Tiles API (\(client.subject(url)))"
+        let keyProblem = response.status == 401 || response.status == 403
+            || status == "PERMISSION_DENIED" || status == "UNAUTHENTICATED"
+            || (response.status == 400 && message.lowercased().contains("key"))
+        if keyProblem {
+            throw LapseError(.denied, subject, "REQUEST_DENIED: \(message) (HTTP \(response.status)\(status.isEmpty ? "" : " \(status)")); check GOOGLE_MAPS_API_KEY and that the Map Tiles API is enabled")
+        }
+        if response.status == 404 {
+            throw LapseError(.notFound, subject, "NOT_FOUND: \(message)")
+        }
+        throw LapseError(response.status == 429 ? .rateLimited : .network, subject,
+                         "HTTP \(response.status)\(status.isEmpty ? "" : " \(status)"): \(message)")
+    }
+}
+
+/// The Map Tiles API session token, created once and reused until shortly before it expires.
+actor SessionStore {
+    private var current: (token: String, expiry: Date)?
+    private var pending: Task<(String, Date), any Error>?
+
+    /// Forgets `token` (when it is still the current one) so the next call makes a new session.
+    func invalidate(_ token: String) {
+        if current?.token == token { current = nil }
+    }
+
+    func token(create: @escaping @Sendable () async throws -> (String, Date)) async throws -> String {
+        if let current, current.expiry.timeIntervalSinceNow > 60 { return current.token }
+        if let pending { return try await pending.value.0 }
+        let task = Task { try await create() }
+        pending = task
+        defer { pending = nil }
+        let made = try await task.value
+        current = (made.0, made.1)
+        return made.0
+    }
+}

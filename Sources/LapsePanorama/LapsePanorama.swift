@@ -1,2 +1,0 @@
-// SPDX-License-Identifier: GPL-3.0-or-later
-// LapsePanorama: see docs/ARCHITECTURE.md for what this module owns.

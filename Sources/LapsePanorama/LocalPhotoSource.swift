@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseGeo
+import LapseMedia
+
+/// A folder of the user's own equirectangular 360° JPEGs with GPS in their EXIF.
+///
+/// Every `.jpg`/`.jpeg` in the folder (not its subfolders) is read; photos that are not 2:1 or have no GPS
+/// position are listed in ``skipped`` with the reason and not used. The heading of each photo's centre column
+/// comes from EXIF `GPSImgDirection`, else XMP `GPano:PoseHeadingDegrees` (a value of exactly 0 is treated as
+/// missing: cameras such as the GoPro MAX write 0 as a placeholder), else the bearing to the next photo in
+/// capture order (the last photo takes the bearing from the one before it).
+public struct LocalPhotoSource: PanoramaSource {
+    public let name = "local"
+    /// The folder.
+    public let directory: String
+    /// Usable photos in capture order (EXIF DateTimeOriginal, then file name).
+    public let panoramas: [PanoramaMetadata]
+    /// Photos not used, with the reason (file name → reason).
+    public let skipped: [(file: String, reason: String)]
+    /// Where each photo's heading came from, by pano id: `GPSImgDirection`, `PoseHeadingDegrees`,
+    /// `next photo`, `previous photo` or `none`.
+    public let headingSources: [String: String]
+
+    /// Reads the folder's photos' headers (the images are decoded only when asked for).
+    /// - Throws: ``LapseError`` `.invalidInput` when the folder cannot be read or holds no usable photo.
+    public init(directory: String) throws {
+        self.directory = directory
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw LapseError(.invalidInput, directory, FileManager.default.fileExists(atPath: directory) ? "cannot read the folder" : "no such folder")
+        }
+        let jpegs = names.filter { ["jpg", "jpeg"].contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }.sorted()
+        var usable: [(PhotoMetadata, String)] = []
+        var skipped: [(String, String)] = []
+        for file in jpegs {
+            let path = URL(fileURLWithPath: directory).appendingPathComponent(file).path
+            guard let m = try? PhotoMetadata(path: path) else { skipped.append((file, "cannot read the file")); continue }
+            guard let w = m.width, let h = m.height else { skipped.append((file, "not a readable JPEG")); continue }
+            guard w == 2 * h else { skipped.append((file, "not equirectangular: \(w)×\(h) is not 2:1")); continue }
+            guard m.coordinate != nil else { skipped.append((file, "no GPS position in EXIF")); continue }
+            usable.append((m, file))
+        }
+        guard !usable.isEmpty else {
+            let why = skipped.isEmpty ? "no JPEG files" : "no usable 360° photo (\(skipped.count) skipped: \(skipped.first!.1)…)"
+            throw LapseError(.invalidInput, directory, why)
+        }
+        usable.sort { ($0.0.dateTime ?? "", $0.1) < ($1.0.dateTime ?? "", $1.1) }
+        var panoramas: [PanoramaMetadata] = []
+        var sources: [String: String] = [:]
+        for (i, (m, file)) in usable.enumerated() {
+            let here = m.coordinate!
+            var heading = 0.0, from = "none"
+            if let d = m.gpsImageDirection { heading = d; from = "GPSImgDirection" }
+            else if let p = m.poseHeading, p != 0 { heading = normalizeDegrees(p); from = "PoseHeadingDegrees" }
+            else if let next = usable[(i + 1)...].first(where: { $0.0.coordinate!.distance(to: here) > 0.5 }) {
+                heading = here.initialBearing(to: next.0.coordinate!); from = "next photo"
+            } else if let previous = usable[..<i].last(where: { $0.0.coordinate!.distance(to: here) > 0.5 }) {
+                heading = previous.0.coordinate!.initialBearing(to: here); from = "previous photo"
+            }
+            sources[file] = from
+            panoramas.append(PanoramaMetadata(source: "local", id: file, coordinate: here, date: m.dateTime, heading: heading,
+                                              width: m.width!, height: m.height!, file: m.path))
+        }
+        self.panoramas = panoramas
+        self.skipped = skipped
+        headingSources = sources
+    }
+
+    public func nearest(to coordinates: [Coordinate], radius: Double) async throws -> [PanoramaMetadata?] {
+        coordinates.map { c in
+            var best: (Double, PanoramaMetadata)?
+            for p in panoramas {
+                let d = c.distance(to: p.coordinate)
+                if d <= radius, best == nil || d < best!.0 { best = (d, p) }
+            }
+            return best?.1
+        }
+    }
+
+    public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage {
+        guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
+        let decoded = try DecodedImage(path: file)
+        let (w, h) = Self.size(for: resolution, width: decoded.displayWidth, height: decoded.displayHeight)
+        return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(width: w, height: h))
+    }
+
+    /// The size a local image is delivered at: its own, or smaller when `resolution` asks for less.
+    static func size(for resolution: PanoramaResolution, width: Int, height: Int) -> (Int, Int) {
+        let wanted: Int
+        switch resolution {
+        case .full: return (width, height)
+        case .atLeast(let w): wanted = w
+        case .zoom(let z): wanted = 512 << max(0, min(z, 6))
+        }
+        guard wanted < width else { return (width, height) }
+        let w = max(2, wanted & ~1)
+        return (w, max(1, Int((Double(height) * Double(w) / Double(width)).rounded())))
+    }
+}

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseGeo
+import LapseMedia
+import LapseNet
+
+/// The `lapse panoramas` job: look up the panorama of each route point, download and stitch each distinct one,
+/// write them as equirectangular JPEGs and a `manifest.json` into a folder.
+public struct PanoramaExport: Sendable {
+    /// One written panorama.
+    public struct Written: Sendable, Codable, Equatable {
+        public var panorama: PanoramaMetadata
+        /// File name inside the output folder.
+        public var file: String
+        public var width: Int
+        public var height: Int
+        /// Google zoom level used, for tiled sources.
+        public var zoom: Int?
+        /// All-black placeholder tiles met (and not used).
+        public var placeholderTiles: [TileIndex]
+    }
+
+    /// What the job did.
+    public struct Result: Sendable {
+        public var matches: [PanoramaMatch]
+        public var coverage: CoverageSummary
+        public var written: [Written]
+        /// Panoramas that could not be fetched, with the reason (one line each).
+        public var failed: [(id: String, reason: String)]
+        public var tilesDownloaded: Int
+        public var tilesFromCache: Int
+        /// The manifest's path.
+        public var manifestPath: String
+    }
+
+    public var source: any PanoramaSource
+    /// Search radius, metres.
+    public var radius: Double = 50
+    public var resolution: PanoramaResolution = .full
+    /// Output folder (created when missing).
+    public var outputDirectory: String
+    public var overwrite = false
+    /// Panoramas fetched at once (their tiles share the HTTP client's limit).
+    public var concurrentPanoramas = 2
+    public var jpegQuality = 92
+    public var progress: ProgressHandler?
+    public var warning: WarningHandler?
+
+    public init(source: any PanoramaSource, outputDirectory: String) {
+        self.source = source
+        self.outputDirectory = outputDirectory
+    }
+
+    /// Runs the job for `points`.
+    /// - Throws: ``LapseError`` `.notFound` when no point has imagery within the radius ("no coverage"),
+    ///   `.output` for an unwritable folder or existing files without `overwrite`, the source's errors.
+    ///   A single panorama that fails to download is reported in ``Result/failed`` and warned about; when all
+    ///   fail, the first failure is thrown.
+    public func run(points: [RoutePoint]) async throws -> Result {
+        guard !points.isEmpty else { throw LapseError(.invalidInput, nil, "the route has no points") }
+        let matches = try await PanoramaLookup.matches(for: points, in: source, radius: radius)
+        let coverage = CoverageSummary(matches)
+        guard coverage.withImagery > 0 else {
+            throw LapseError(.notFound, "\(source.name)", "no coverage: no panorama within \(Self.format(radius)) m of any of the \(points.count) route points")
+        }
+        return try await write(matches: matches, coverage: coverage)
+    }
+
+    /// Runs the job for a list of panoramas taken as they are (a video without a track: every N-th frame),
+    /// without a lookup: each is its own "route point".
+    public func run(panoramas: [PanoramaMetadata]) async throws -> Result {
+        guard !panoramas.isEmpty else { throw LapseError(.notFound, source.name, "no panoramas to write") }
+        let matches = panoramas.enumerated().map { i, p in
+            PanoramaMatch(index: i, coordinate: p.coordinate, distanceAlongRoute: 0, routeHeading: p.heading,
+                          panorama: p, distance: 0, repeatsPrevious: false)
+        }
+        return try await write(matches: matches, coverage: CoverageSummary(matches))
+    }
+
+    private func write(matches: [PanoramaMatch], coverage: CoverageSummary) async throws -> Result {
+        do {
+            try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw LapseError(.output, outputDirectory, "cannot create the folder")
+        }
+        let manifestPath = URL(fileURLWithPath: outputDirectory).appendingPathComponent("manifest.json").path
+        if FileManager.default.fileExists(atPath: manifestPath), !overwrite {
+            throw LapseError(.output, manifestPath, "file exists (use --overwrite to replace it)")
+        }
+        // Distinct panoramas in route order.
+        var seen = Set<String>()
+        var unique: [PanoramaMetadata] = []
+        for m in matches { if let p = m.panorama, seen.insert("\(p.source)/\(p.id)").inserted { unique.append(p) } }
+
+        var written: [Int: Written] = [:]
+        var failed: [(Int, String, String)] = []
+        var downloaded = 0, cached = 0, done = 0
+        let progress = self.progress
+        progress?(ProgressEvent(stage: "panoramas", completed: 0, total: unique.count, unit: "panoramas"))
+        try await withThrowingTaskGroup(of: (Int, Swift.Result<(Written, Int, Int), LapseError>).self) { group in
+            var next = 0
+            func addNext() {
+                guard next < unique.count else { return }
+                let i = next, pano = unique[i]
+                next += 1
+                group.addTask { (i, await self.fetchAndWrite(pano, number: i)) }
+            }
+            for _ in 0..<max(1, concurrentPanoramas) { addNext() }
+            for try await (i, outcome) in group {
+                switch outcome {
+                case .success(let (w, d, c)):
+                    written[i] = w
+                    downloaded += d
+                    cached += c
+                case .failure(let error):
+                    if error.code == .cancelled || error.code == .denied || error.code == .output { throw error }
+                    failed.append((i, unique[i].id, error.description))
+                    warning?(error.description)
+                }
+                done += 1
+                progress?(ProgressEvent(stage: "panoramas", completed: done, total: unique.count, unit: "panoramas"))
+                addNext()
+            }
+        }
+        if written.isEmpty, let first = failed.min(by: { $0.0 < $1.0 }) {
+            throw LapseError(.network, nil, "no panorama could be fetched; first failure: \(first.2)")
+        }
+        let writtenList = written.keys.sorted().compactMap { written[$0] }
+        try writeManifest(matches: matches, coverage: coverage, written: writtenList, path: manifestPath)
+        return Result(matches: matches, coverage: coverage, written: writtenList,
+                      failed: failed.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) },
+                      tilesDownloaded: downloaded, tilesFromCache: cached, manifestPath: manifestPath)
+    }
+
+    /// The file name of the `number`-th distinct panorama: `0001_<id>.jpg` with the id made safe.
+    public static func fileName(number: Int, id: String) -> String {
+        let n = String(number + 1)
+        return String(repeating: "0", count: max(0, 4 - n.count)) + n + "_" + CacheKey.sanitise(id) + ".jpg"
+    }
+
+    private func fetchAndWrite(_ pano: PanoramaMetadata, number: Int) async -> Swift.Result<(Written, Int, Int), LapseError> {
+        do {
+            let image = try await source.image(for: pano, resolution: resolution)
+            if !image.placeholderTiles.isEmpty {
+                warning?("\(pano.source) pano \(pano.id): \(image.placeholderTiles.count) all-black placeholder tiles above zoom \(image.zoom ?? 0) (\(image.placeholderTiles.prefix(4).map(\.description).joined(separator: ", "))\(image.placeholderTiles.count > 4 ? ", …" : "")); used zoom \(image.zoom ?? 0)")
+            }
+            let name = Self.fileName(number: number, id: pano.id)
+            let path = URL(fileURLWithPath: outputDirectory).appendingPathComponent(name).path
+            try ImageWriter.write(image.pixels, to: path, format: .jpeg(quality: jpegQuality), overwrite: overwrite)
+            let w = Written(panorama: image.metadata, file: name, width: image.pixels.width, height: image.pixels.height,
+                            zoom: image.zoom, placeholderTiles: image.placeholderTiles)
+            return .success((w, image.tilesDownloaded, image.tilesFromCache))
+        } catch let error as LapseError {
+            return .failure(error)
+        } catch {
+            return .failure(LapseError(.other, pano.id, "\(error)"))
+        }
+    }
+
+    /// The manifest: each route point with the pano id chosen, its distance, heading and date; the written files;
+    /// the coverage summary.
+    private func writeManifest(matches: [PanoramaMatch], coverage: CoverageSummary, written: [Written], path: String) throws {
+        struct Point: Encodable {
+            var index: Int, lat: Double, lng: Double, distanceAlongRoute: Double, routeHeading: Double
+            var panoId: String?, distance: Double?, panoHeading: Double?, date: String?, file: String?, repeatsPrevious: Bool
+        }
+        struct Manifest: Encodable {
+            var source: String, radius: Double, coverage: CoverageSummary, points: [Point], panoramas: [Written]
+        }
+        let fileOf = Dictionary(written.map { ("\($0.panorama.source)/\($0.panorama.id)", $0.file) }, uniquingKeysWith: { a, _ in a })
+        let points = matches.map { m in
+            Point(index: m.index, lat: m.coordinate.latitude, lng: m.coordinate.longitude,
+                  distanceAlongRoute: (m.distanceAlongRoute * 100).rounded() / 100, routeHeading: (m.routeHeading * 100).rounded() / 100,
+                  panoId: m.panorama?.id, distance: m.distance.map { ($0 * 100).rounded() / 100 },
+                  panoHeading: m.panorama?.heading, date: m.panorama?.date,
+                  file: m.panorama.flatMap { fileOf["\($0.source)/\($0.id)"] }, repeatsPrevious: m.repeatsPrevious)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = try encoder.encode(Manifest(source: source.name, radius: radius, coverage: coverage, points: points, panoramas: written))
+        let output = try AtomicOutput(path: path, overwrite: overwrite)
+        guard FileManager.default.createFile(atPath: output.temporaryPath, contents: data) else {
+            output.discard()
+            throw LapseError(.output, path, "cannot write the manifest")
+        }
+        try output.commit()
+    }
+
+    static func format(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(v) }
+}

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseGeo
+import LapseMedia
+
+/// What is known about one panorama, whatever its source.
+public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
+    /// The source's name: `google`, `panoramax`, `local` or `video`.
+    public var source: String
+    /// The pano id: Google's panoId, Panoramax's picture id, a file name, or `video@<seconds>`.
+    public var id: String
+    /// Where it was taken.
+    public var coordinate: Coordinate
+    /// Capture date as the source gives it (`2023-05`, an ISO 8601 timestamp…), or `nil`.
+    public var date: String?
+    /// Compass heading, in degrees clockwise from north (0 ..< 360), that the image's centre column faces.
+    /// Column x of a W-wide image faces `heading + (x / W − 0.5) · 360°`.
+    public var heading: Double
+    /// Camera tilt in degrees, 0 = level (Google's metadata reports level as 90; it is converted).
+    public var tilt: Double
+    /// Camera roll in degrees, 0 = level.
+    public var roll: Double
+    /// Full-resolution equirectangular size, in pixels (width = 2 × height for a whole sphere).
+    public var width: Int
+    public var height: Int
+    /// Tile size in pixels for tiled sources (Google: 512 × 512), else `nil`.
+    public var tileWidth: Int?
+    public var tileHeight: Int?
+    /// Copyright line (Google), for attribution.
+    public var copyright: String?
+    /// Licence (Panoramax: e.g. `CC-BY-SA-4.0`), for attribution.
+    public var licence: String?
+    /// Author or owner, for attribution.
+    public var author: String?
+    /// Where the pixels come from for local sources (file path), else `nil`.
+    public var file: String?
+    /// Time in seconds in a video, for video sources.
+    public var time: Double?
+    /// Where the full-resolution image is downloaded from (Panoramax), else `nil`.
+    public var imageURL: String?
+
+    public init(source: String, id: String, coordinate: Coordinate, date: String? = nil, heading: Double,
+                tilt: Double = 0, roll: Double = 0, width: Int, height: Int, tileWidth: Int? = nil,
+                tileHeight: Int? = nil, copyright: String? = nil, licence: String? = nil, author: String? = nil,
+                file: String? = nil, time: Double? = nil, imageURL: String? = nil) {
+        self.source = source
+        self.id = id
+        self.coordinate = coordinate
+        self.date = date
+        self.heading = heading
+        self.tilt = tilt
+        self.roll = roll
+        self.width = width
+        self.height = height
+        self.tileWidth = tileWidth
+        self.tileHeight = tileHeight
+        self.copyright = copyright
+        self.licence = licence
+        self.author = author
+        self.file = file
+        self.time = time
+        self.imageURL = imageURL
+    }
+}
+
+/// The resolution wanted of a panorama image.
+public enum PanoramaResolution: Sendable, Equatable {
+    /// The largest the source has.
+    case full
+    /// The smallest size at least this wide (pixels) that the source offers; the largest it has when it has none.
+    /// Google picks the zoom level from it; local sources scale down to it.
+    case atLeast(width: Int)
+    /// A given Google zoom level (0…5); other sources treat it as `atLeast(width: 512 · 2^zoom)`.
+    case zoom(Int)
+}
+
+/// A tile of a tiled panorama: column `x`, row `y` at zoom `zoom`.
+public struct TileIndex: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var zoom: Int
+    public var x: Int
+    public var y: Int
+    public init(zoom: Int, x: Int, y: Int) { self.zoom = zoom; self.x = x; self.y = y }
+    public var description: String { "\(zoom)/\(x)/\(y)" }
+}
+
+/// An equirectangular panorama image and how it was made.
+public struct PanoramaImage: Sendable {
+    public var metadata: PanoramaMetadata
+    /// The pixels: width = 2 × height for a whole sphere; RGBA, opaque.
+    public var pixels: PixelBuffer
+    /// The Google zoom level used, for tiled sources.
+    public var zoom: Int?
+    /// All-black placeholder tiles met at higher zoom levels before falling back to ``zoom`` (reported, not used).
+    public var placeholderTiles: [TileIndex]
+    /// Tiles downloaded for this image (0 when all came from the cache).
+    public var tilesDownloaded: Int
+    /// Tiles read from the cache.
+    public var tilesFromCache: Int
+
+    public init(metadata: PanoramaMetadata, pixels: PixelBuffer, zoom: Int? = nil, placeholderTiles: [TileIndex] = [],
+                tilesDownloaded: Int = 0, tilesFromCache: Int = 0) {
+        self.metadata = metadata
+        self.pixels = pixels
+        self.zoom = zoom
+        self.placeholderTiles = placeholderTiles
+        self.tilesDownloaded = tilesDownloaded
+        self.tilesFromCache = tilesFromCache
+    }
+}

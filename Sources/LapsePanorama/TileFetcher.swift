@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseMedia
+import LapseNet
+
+/// Downloads (or reads from the cache) every tile of a grid concurrently and stitches them.
+struct TileFetcher: Sendable {
+    let client: HTTPClient
+    let cache: DiskCache?
+    /// Cache folder parts before the zoom and tile, e.g. `["google", panoId]`.
+    let cachePrefix: [String]
+    /// Builds a tile's URL.
+    let url: @Sendable (TileIndex) -> URL
+    let progress: ProgressHandler?
+
+    struct Result: Sendable {
+        var image: PixelBuffer
+        var placeholders: [TileIndex]
+        var downloaded: Int
+        var fromCache: Int
+    }
+
+    func fetch(_ grid: TileGrid) async throws -> Result {
+        var stitcher = TileStitcher(grid: grid)
+        var downloaded = 0, fromCache = 0, done = 0
+        let total = grid.tileCount
+        try await withThrowingTaskGroup(of: (TileIndex, PixelBuffer, Bool).self) { group in
+            for tile in grid.tiles {
+                group.addTask {
+                    let (data, cached) = try await self.tileData(tile)
+                    let name = "\(self.cachePrefix.joined(separator: "/"))/\(tile)"
+                    let pixels: PixelBuffer
+                    do {
+                        pixels = try DecodedImage(data: [UInt8](data), name: name).pixels()
+                    } catch {
+                        if let cache { cache.remove(self.key(tile)) }
+                        throw error
+                    }
+                    return (tile, pixels, cached)
+                }
+            }
+            for try await (tile, pixels, cached) in group {
+                stitcher.place(pixels, at: tile)
+                if cached { fromCache += 1 } else { downloaded += 1 }
+                done += 1
+                progress?(ProgressEvent(stage: "tiles", completed: done, total: total, unit: "tiles"))
+            }
+        }
+        return Result(image: stitcher.image, placeholders: stitcher.placeholders.sorted { ($0.y, $0.x) < ($1.y, $1.x) },
+                      downloaded: downloaded, fromCache: fromCache)
+    }
+
+    func key(_ tile: TileIndex) -> CacheKey {
+        CacheKey(parts: cachePrefix + ["z\(tile.zoom)", "\(tile.x)_\(tile.y).jpg"])
+    }
+
+    private func tileData(_ tile: TileIndex) async throws -> (Data, Bool) {
+        let key = key(tile)
+        if let cache, let data = cache.data(for: key, validate: CacheValidation.jpeg) { return (data, true) }
+        let target = url(tile)
+        let response = try await client.get(target, accept: { r in CacheValidation.jpeg(r.body) })
+        try response.requireSuccess(client.subject(target), hiding: client.configuration.secrets)
+        if let cache { try cache.store(response.body, for: key) }
+        return (response.body, false)
+    }
+}

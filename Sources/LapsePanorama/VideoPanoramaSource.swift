@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseGeo
+import LapseMedia
+
+/// An equirectangular 360° video (e.g. from a camera on a car), optionally with a GPS track giving its
+/// positions over time.
+///
+/// With a track (timed points, e.g. GPX): video time 0 is the track's first time plus ``trackOffset``; a route
+/// point's panorama is the frame taken where the track passes nearest to it (within the radius), and the heading
+/// of that frame is the track's direction of travel there (the camera is assumed to face forward at the image
+/// centre). Without a track there are no positions: ``frames(every:)`` lists every N-th frame instead.
+/// Frames are decoded with ``LapseMedia/VideoFrameReader`` (rotation applied).
+public struct VideoPanoramaSource: PanoramaSource {
+    public let name = "video"
+    public let path: String
+    /// Display size of the frames, pixels.
+    public let width: Int
+    public let height: Int
+    /// Duration in seconds.
+    public let duration: Double
+    /// Frames per second.
+    public let frameRate: Double
+    /// The track with times, or `nil`.
+    public let track: Route?
+    /// Seconds added to video time to get track time (default 0).
+    public let trackOffset: Double
+    private let trackStart: Date?
+
+    /// Opens the video (and checks it is 2:1) and the track.
+    /// - Throws: ``LapseError`` `.invalidInput` for an unreadable or non-2:1 video, or a track without times.
+    public init(path: String, track: Route? = nil, trackOffset: Double = 0) throws {
+        let reader = try VideoFrameReader(path)
+        guard reader.displayWidth == 2 * reader.displayHeight else {
+            throw LapseError(.invalidInput, path, "not an equirectangular video: \(reader.displayWidth)×\(reader.displayHeight) is not 2:1")
+        }
+        self.path = path
+        width = reader.displayWidth
+        height = reader.displayHeight
+        frameRate = reader.frameRate ?? 30
+        duration = reader.duration ?? 0
+        if let track {
+            guard let start = track.points.first?.time, track.points.allSatisfy({ $0.time != nil }) else {
+                throw LapseError(.invalidInput, track.name ?? "track", "the track needs a time on every point to place the video's frames")
+            }
+            trackStart = start
+        } else {
+            trackStart = nil
+        }
+        self.track = track
+        self.trackOffset = trackOffset
+    }
+
+    /// The panorama of the frame shown at `time` seconds.
+    public func panorama(at time: Double, coordinate: Coordinate? = nil, heading: Double = 0) -> PanoramaMetadata {
+        let t = (time * 1000).rounded() / 1000
+        return PanoramaMetadata(source: name, id: "video@\(String(format: "%.3f", t))",
+                                coordinate: coordinate ?? Coordinate(uncheckedLatitude: 0, longitude: 0),
+                                heading: heading, width: width, height: height, file: path, time: t)
+    }
+
+    /// Every `n`-th frame (0, n, 2n, …), for videos without a track.
+    public func frames(every n: Int) -> [PanoramaMetadata] {
+        let frameCount = max(1, Int((duration * frameRate).rounded()))
+        return stride(from: 0, to: frameCount, by: max(1, n)).map { panorama(at: Double($0) / frameRate) }
+    }
+
+    public func nearest(to coordinates: [Coordinate], radius: Double) async throws -> [PanoramaMetadata?] {
+        guard let track, let trackStart else {
+            throw LapseError.usage("a video without a track has no positions: give --track GPX, or no route to take every N frames")
+        }
+        let points = track.points
+        return coordinates.map { c in
+            // Closest point on each segment (flat approximation, fine over metres), then time by interpolation.
+            var best: (distance: Double, time: Double, heading: Double, at: Coordinate)?
+            for i in 0..<max(1, points.count - 1) {
+                let a = points[i], b = points[min(i + 1, points.count - 1)]
+                let length = a.coordinate.distance(to: b.coordinate)
+                var f = 0.0
+                if length > 0 {
+                    let along = a.coordinate.distance(to: c) * cos((a.coordinate.initialBearing(to: c) - a.coordinate.initialBearing(to: b.coordinate)) * .pi / 180)
+                    f = min(1, max(0, along / length))
+                }
+                let p = a.coordinate.interpolated(to: b.coordinate, fraction: f)
+                let d = p.distance(to: c)
+                let ta = a.time!.timeIntervalSince(trackStart), tb = b.time!.timeIntervalSince(trackStart)
+                let heading = length > 0 ? a.coordinate.initialBearing(to: b.coordinate) : (best?.heading ?? 0)
+                if best == nil || d < best!.distance { best = (d, ta + (tb - ta) * f, heading, p) }
+            }
+            guard let best, best.distance <= radius else { return nil }
+            let videoTime = best.time - trackOffset
+            guard videoTime >= 0, videoTime <= duration + 0.5 / frameRate else { return nil }
+            return panorama(at: min(videoTime, max(0, duration - 0.5 / frameRate)), coordinate: best.at, heading: best.heading)
+        }
+    }
+
+    public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage {
+        let reader = try VideoFrameReader(path)
+        let (w, h) = LocalPhotoSource.size(for: resolution, width: width, height: height)
+        reader.outputSize = (w, h)
+        let t = panorama.time ?? 0
+        if t > 1 { try reader.seek(to: t) }
+        return PanoramaImage(metadata: panorama, pixels: try reader.frame(at: t))
+    }
+}

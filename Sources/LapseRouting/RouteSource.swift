@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseGeo
+import LapseNet
+
+/// The directions services Lapse can ask.
+public enum DirectionsService: String, Sendable, CaseIterable {
+    case google, osrm
+}
+
+/// How to reach the directions services: which one, its key and base URLs.
+///
+/// Environment variables fill in what is not given: `GOOGLE_MAPS_API_KEY`, `LAPSE_GOOGLE_DIRECTIONS_URL`,
+/// `LAPSE_OSRM_URL`.
+public struct DirectionsConfiguration: Sendable {
+    public var service: DirectionsService
+    /// A file whose first line is the Google Maps API key (else `GOOGLE_MAPS_API_KEY`).
+    public var keyFile: String?
+    /// Google Directions base URL (else `LAPSE_GOOGLE_DIRECTIONS_URL`, else ``GoogleDirections/defaultBaseURL``).
+    public var googleBaseURL: String?
+    /// OSRM server (else `LAPSE_OSRM_URL`, else ``OSRMDirections/defaultBaseURL``).
+    public var osrmBaseURL: String?
+    public var environment: [String: String]
+    public var client: HTTPClient
+
+    public init(service: DirectionsService = .google, keyFile: String? = nil, googleBaseURL: String? = nil,
+                osrmBaseURL: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+                client: HTTPClient = .shared) {
+        self.service = service
+        self.keyFile = keyFile
+        self.googleBaseURL = googleBaseURL
+        self.osrmBaseURL = osrmBaseURL
+        self.environment = environment
+        self.client = client
+    }
+
+    /// The configured provider.
+    /// - Throws: ``LapseError`` `.usage` when a base URL is not an http(s) URL or Google has no key;
+    ///   `.invalidInput` when the key file cannot be read.
+    public func provider() throws -> any DirectionsProvider {
+        switch service {
+        case .osrm:
+            let url = try Self.serviceURL(osrmBaseURL ?? environment["LAPSE_OSRM_URL"], option: "--osrm-url")
+            return OSRMDirections(baseURL: url ?? OSRMDirections.defaultBaseURL, client: client)
+        case .google:
+            let url = try Self.serviceURL(googleBaseURL ?? environment["LAPSE_GOOGLE_DIRECTIONS_URL"], option: "--google-url")
+            guard let key = try GoogleDirections.apiKey(keyFile: keyFile, environment: environment) else {
+                throw LapseError.usage("no Google Maps API key: set \(GoogleDirections.keyEnvironmentVariable), give --key-file FILE, or use --provider osrm")
+            }
+            return GoogleDirections(apiKey: key, baseURL: url ?? GoogleDirections.defaultBaseURL, client: client)
+        }
+    }
+
+    /// `text` as a base URL: http or https with a host.
+    /// - Throws: ``LapseError`` `.usage` naming `option` otherwise.
+    public static func serviceURL(_ text: String?, option: String) throws -> URL? {
+        guard let text, !text.isEmpty else { return nil }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host, !host.isEmpty else {
+            throw LapseError.usage("\(option) takes an http(s) URL such as http://localhost:5000, not '\(Redaction.url(text))'")
+        }
+        return url
+    }
+}
+
+/// Where a route comes from: a file, or a directions service asked for a request.
+public enum RouteSource: Sendable {
+    /// A route file; `format` `nil` means detect it (see ``RouteFile/read(path:format:)``).
+    case file(String, format: RouteFileFormat? = nil)
+    /// A directions request.
+    case directions(DirectionsRequest)
+
+    /// A route with where it came from.
+    public struct Loaded: Sendable {
+        public var route: Route
+        /// `"file"` or the service's name.
+        public var provider: String
+        /// HTTP requests made (0 for files).
+        public var requestCount: Int
+        /// The route's length as the service reported it, in metres (`nil` for files).
+        public var reportedDistance: Double?
+        /// Things to tell the user.
+        public var warnings: [String]
+    }
+
+    /// Reads the file or asks the service.
+    /// - Throws: ``LapseError`` from ``RouteFile/read(path:format:)``, ``DirectionsConfiguration/provider()`` or the
+    ///   provider's ``DirectionsProvider/route(_:)``.
+    public func load(_ configuration: DirectionsConfiguration = DirectionsConfiguration()) async throws -> Loaded {
+        switch self {
+        case .file(let path, let format):
+            return Loaded(route: try RouteFile.read(path: path, format: format), provider: "file", requestCount: 0,
+                          reportedDistance: nil, warnings: [])
+        case .directions(let request):
+            let result = try await configuration.provider().route(request)
+            return Loaded(route: result.route, provider: result.provider, requestCount: result.requestCount,
+                          reportedDistance: result.reportedDistance, warnings: result.warnings)
+        }
+    }
+}

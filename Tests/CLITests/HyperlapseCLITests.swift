@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct HyperlapseCLITests {
+    let dir = TestData.scratchDirectory("hyperlapsecli")
+    let source = "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
+
+    func files() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() }
+
+    /// Ctrl-C halfway leaves nothing at the output path (no partial file either); the rerun gives the same bytes
+    /// as an uninterrupted run.
+    @Test func interruptedRunLeavesNothingAndTheRerunIsIdentical() throws {
+        let common = ["hyperlapse", "--source", source, "--size", "640x320", "--frame-step", "2"]
+        let reference = dir.appendingPathComponent("ref.mp4").path
+        let first = try Shell.lapse(common + ["-o", reference, "--quiet"])
+        #expect(first.status == 0, "\(first.stderr)")
+
+        let out = dir.appendingPathComponent("run.mp4").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Shell.lapseBinary)
+        process.arguments = common + ["-o", out]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Wait for rendering to be under way, then interrupt.
+        var seen = ""
+        while !seen.contains("render: 2") {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(seen.contains("render:"), "\(seen)")
+        process.interrupt()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130)
+        #expect(!FileManager.default.fileExists(atPath: out))
+        let left = try files()
+        #expect(left.filter { $0.contains("partial") }.isEmpty, "\(left)")
+
+        let again = try Shell.lapse(common + ["-o", out, "--quiet"])
+        #expect(again.status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data(contentsOf: URL(fileURLWithPath: reference)))
+    }
+
+    @Test func summaryAndJSON() throws {
+        let out = dir.appendingPathComponent("s.mp4").path
+        let r = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "30", "--size", "320x160", "--json",
+                                 "-o", out, "--gif", dir.appendingPathComponent("s.gif").path])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any])
+        #expect(json["frames"] as? Int == 4)
+        #expect(json["panoramas"] as? Int == 4)
+        #expect((json["bytes"] as? Int ?? 0) > 0)
+        #expect((json["gifBytes"] as? Int ?? 0) > 0)
+        #expect(r.stderr.contains("lookup:") && r.stderr.contains("render: 4/4 frames (100%)"))
+        #expect(Set(try files()) == ["s.credits.txt", "s.gif", "s.job.json", "s.mp4"])
+    }
+
+    @Test(arguments: [
+        (["--source", "video:/nonexistent/clip.mp4"], 1, "/nonexistent/clip.mp4: "),
+        (["--source", "video:" + TestData.path("images/pillow/hopper.png")], 1, "hopper.png: "),
+        (["--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"), "-o", "/nonexistent/dir/x.mp4"], 1, "does not exist"),
+        (["--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"), "--keyframes", "/nonexistent/cam.json"], 1, "/nonexistent/cam.json"),
+        (["--source", "nowhere"], 64, "--source takes"),
+        (["--source", "google", "--look-at", "1,2", "--heading-offset", "5"], 64, "only one of"),
+        (["--source", "google", "--fov", "200"], 64, "--fov"),
+    ])
+    func errorsAreOneLine(arguments: [String], status: Int32, message: String) throws {
+        var args = ["hyperlapse"] + arguments
+        if !arguments.contains("-o") { args += ["-o", dir.appendingPathComponent("e.mp4").path] }
+        let r = try Shell.lapse(args)
+        #expect(r.status == status, "\(r.stderr)")
+        let errorLines = r.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }
+        #expect(errorLines.count == 1)
+        #expect(r.stderr.contains(message), "\(r.stderr)")
+        #expect(try files().isEmpty)
+    }
+}

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct PanoramasCLITests {
+    let dir = TestData.scratchDirectory("panocli")
+    static let key = "cli-test-key-AIzaSy0042"
+
+    func mapTiles() throws -> LocalServer {
+        try LocalServer(script: "maptiles_standin.py", arguments: [
+            "--key", Self.key, "--data", TestData.path("pano360"),
+            "--workdir", FileManager.default.temporaryDirectory.appendingPathComponent("lapse-maptiles-standin-v1").path])
+    }
+
+    /// A route file: 'lat,lng' lines.
+    func route(_ points: [(Double, Double)]) throws -> String {
+        let path = dir.appendingPathComponent("route-\(points.count).txt").path
+        try points.map { "\($0.0),\($0.1)" }.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func stats(_ server: LocalServer) throws -> [String: Any] {
+        let r = try Shell.run("curl", ["-s", server.baseURL + "/_stats"])
+        return try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] ?? [:]
+    }
+
+    @Test func googleWritesImagesManifestAndSummaryThenRerunsFromTheCache() throws {
+        let server = try mapTiles()
+        let route = try route([(55.70000, 13.19000), (55.70150, 13.19000)])
+        let out = dir.appendingPathComponent("out").path
+        let cache = dir.appendingPathComponent("cache").path
+        let args = ["panoramas", "--route", route, "--source", "google", "--zoom", "1", "--radius", "20",
+                    "--maptiles-url", server.baseURL, "--cache-dir", cache, "--out", out]
+        let env = ["GOOGLE_MAPS_API_KEY": Self.key]
+        let r = try Shell.lapse(args, environment: env)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("18 route points: 11 with imagery, 7 without"))
+        #expect(r.stdout.contains("3 unique panoramas, 8 consecutive duplicates dropped"))
+        let files = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+        #expect(files == ["0001_CAoSNewFamily_pano-1.jpg", "0002_CAoSOldFamily_pano-2.jpg", "0003_CAoSDark_pano-3.jpg", "manifest.json"])
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))) as? [String: Any]
+        let points = try #require(manifest?["points"] as? [[String: Any]])
+        #expect(points.count == 18 && points[0]["panoId"] as? String == "CAoSNewFamily_pano-1")
+        #expect(points[0]["distance"] as? Double == 0 && points[0]["date"] as? String == "2020-05")
+        #expect(points[17]["panoId"] == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache).allSatisfy { !$0.contains(Self.key) })
+        let tilesAfterFirst = (try stats(server)["by_kind"] as? [String: Int])?["tiles"]
+        #expect(tilesAfterFirst == 6)
+
+        // Same files again without --overwrite: refused. With it: every tile from the cache.
+        let refused = try Shell.lapse(args, environment: env)
+        #expect(refused.status == 1 && refused.stderr.contains("--overwrite"))
+        let again = try Shell.lapse(args + ["--overwrite", "--json"], environment: env)
+        #expect(again.status == 0, "\(again.stderr)")
+        let summary = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
+        #expect(summary?["fromCache"] as? Int == 6 && summary?["downloaded"] as? Int == 0)
+        #expect((try stats(server)["by_kind"] as? [String: Int])?["tiles"] == 6)
+    }
+
+    @Test func badKeyIsDeniedWithoutShowingIt() throws {
+        let server = try mapTiles()
+        let bad = "AIzaSyBAD-key-never-printed"
+        let r = try Shell.lapse(["panoramas", "--route", try route([(55.7, 13.19)]), "--source", "google",
+                                 "--maptiles-url", server.baseURL, "--no-cache", "--out", dir.appendingPathComponent("o").path],
+                                environment: ["GOOGLE_MAPS_API_KEY": bad])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("REQUEST_DENIED") && !r.stderr.contains(bad) && !r.stdout.contains(bad))
+        #expect(r.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func routeWithoutCoverageSaysSo() throws {
+        let server = try mapTiles()
+        let r = try Shell.lapse(["panoramas", "--route", try route([(48.1, 11.5), (48.1005, 11.5)]), "--source", "google",
+                                 "--maptiles-url", server.baseURL, "--no-cache", "--out", dir.appendingPathComponent("o").path],
+                                environment: ["GOOGLE_MAPS_API_KEY": Self.key])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("no coverage: no panorama within 50 m of any of the 7 route points"), "\(r.stderr)")
+    }
+
+    @Test func localFolderWithoutARouteWritesEveryPhoto() throws {
+        let out = dir.appendingPathComponent("local").path
+        let r = try Shell.lapse(["panoramas", "--source", "local:" + TestData.path("pano360/trekview_360"),
+                                 "--width", "1024", "--out", out])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+                == ["0001_GSAG2002.JPG.jpg", "0002_R0014760.JPG.jpg", "manifest.json"])
+        let flat = try Shell.lapse(["panoramas", "--source", "local:" + TestData.path("images/opensfm_lund/images"),
+                                    "--out", dir.appendingPathComponent("lund").path])
+        #expect(flat.status == 1 && flat.stderr.contains("no usable 360° photo (29 skipped"))
+    }
+
+    @Test func videoWithoutATrackTakesEveryNthFrame() throws {
+        let out = dir.appendingPathComponent("video").path
+        let r = try Shell.lapse(["panoramas", "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
+                                 "--every", "60", "--width", "512", "--out", out, "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        #expect(summary?["written"] as? [String] == ["0001_video%400.000.jpg", "0002_video%402.002.jpg"])
+    }
+
+    @Test(arguments: [
+        (["panoramas", "--source", "google"], "no output folder"),
+        (["panoramas", "--out", "x"], "no panorama source"),
+        (["panoramas", "--source", "google", "--zoom", "7", "--out", "x", "--route", "r.gpx"], "--zoom takes auto or 0 to 5"),
+        (["panoramas", "--source", "flickr", "--out", "x", "--route", "r.gpx"], "--source takes"),
+        (["panoramas", "--source", "panoramax", "--out", "x", "--route", "r.gpx", "--from", "1,2", "--to", "3,4"], "either --route or --from/--to"),
+        (["panoramas", "--source", "panoramax", "--out", "x", "--track", "t.gpx"], "--track is for --source video"),
+        (["panoramas", "--source", "panoramax", "--out", "x"], "no route"),
+    ])
+    func usageErrorsExit64(arguments: [String], message: String) throws {
+        let r = try Shell.lapse(arguments, environment: ["GOOGLE_MAPS_API_KEY": ""])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr.contains(message), "\(r.stderr)")
+    }
+
+    @Test func help() throws {
+        let r = try Shell.lapse(["panoramas", "--help"])
+        #expect(r.status == 0 && r.stdout.contains("--zoom auto|0-5") && r.stdout.contains("Examples:"))
+    }
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Stand-in for Google's Map Tiles API (Street View) on 127.0.0.1, for Lapse's tests. Prints `PORT <n>` first.
+
+A small world of panoramas cut from the real 360 photos in <data>/pano360 (tiles are made with the ffmpeg CLI on
+first request, into --workdir): both size families (512*2^z and 416*2^z wide, the latter with black-padded edge
+tiles), a panorama whose high zoom levels are all-black placeholders, and black 200 answers for out-of-range tiles.
+
+  POST /v1/createSession?key=K              {"mapType": "streetview"} -> {"session", "expiry", ...}
+  POST /v1/streetview/panoIds?session&key   {"locations": [{"lat","lng"}], "radius"} -> {"panoIds": [...]}
+  GET  /v1/streetview/metadata?session&key&panoId
+  GET  /v1/streetview/tiles/Z/X/Y?session&key&panoId
+  GET  /_stats, /_reset                      counters (total, max_in_flight, by_kind, faults)
+
+Options: --key K (default test-key), --faults RATE (0..1), --retry-after S, --stall S, --data DIR, --workdir DIR,
+--session-requests N (a session token stops working after N requests).
+"""
+import argparse, json, os, sys, tempfile, threading, time, uuid
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from standin_common import Handler, FaultPlan, distance_m, make_tiles, make_black, serve, unblock_signals
+
+WORLD = [
+    # Newer family: 16384 x 8192 at zoom 5.
+    dict(id="CAoSNewFamily_pano-1", src="trekview_360/GSAG2002.JPG", lat=55.70000, lng=13.19000, width=16384,
+         height=8192, heading=30.5, tilt=90.0, roll=0.0, date="2020-05", copyright="© Stand-in Imagery"),
+    # Older family: 13312 x 6656 at zoom 5 (padded edge tiles from zoom 3 up).
+    dict(id="CAoSOldFamily_pano-2", src="trekview_360/R0014760.JPG", lat=55.70050, lng=13.19000, width=13312,
+         height=6656, heading=200.0, tilt=91.5, roll=-0.5, date="2019-08", copyright="© Stand-in Imagery"),
+    # Imagery only up to zoom 1; zoom 2 and up answer with all-black placeholder tiles.
+    dict(id="CAoSDark_pano-3", src="trekview_360/R0014760.JPG", lat=55.70100, lng=13.19000, width=13312,
+         height=6656, heading=90.0, tilt=90.0, roll=0.0, date="2018-01", copyright="© Stand-in Imagery",
+         imagery_max_zoom=1),
+]
+BY_ID = {p["id"]: p for p in WORLD}
+TILE = 512
+
+
+def max_zoom(width):
+    z = 0
+    while (TILE << z) < width:
+        z += 1
+    return z
+
+
+class MapTiles(Handler):
+    def route(self, method, path, q):
+        s = self.server
+        ident = method + " " + path + " " + q.get("panoId", "")
+        if method == "POST" and path == "/v1/createSession":
+            self.count("createSession")
+            body = self.body_json()
+            if q.get("key") != s.key:
+                return self.send(400, {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
+                                                 "status": "INVALID_ARGUMENT"}})
+            if not body or body.get("mapType") != "streetview":
+                return self.send(400, {"error": {"code": 400, "message": "mapType must be streetview", "status": "INVALID_ARGUMENT"}})
+            token = "session-" + uuid.uuid4().hex
+            s.sessions.add(token)
+            return self.send(200, {"session": token, "expiry": str(int(time.time()) + 3600), "tileWidth": TILE,
+                                   "tileHeight": TILE, "imageFormat": "jpeg"})
+        if q.get("key") != s.key:
+            return self.send(400, {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
+                                             "status": "INVALID_ARGUMENT"}})
+        if q.get("session") in s.sessions and s.session_requests > 0:
+            with s.stats.lock:
+                s.session_use[q["session"]] = s.session_use.get(q["session"], 0) + 1
+                if s.session_use[q["session"]] > s.session_requests:
+                    s.sessions.discard(q["session"])
+        if q.get("session") not in s.sessions:
+            return self.send(400, {"error": {"code": 400, "message": "Invalid session token.", "status": "INVALID_ARGUMENT"}})
+        fault = s.plan.fault_for(s.stats, ident)
+        if fault:
+            return self.apply_fault(fault, s.plan, s.black)
+        if method == "POST" and path == "/v1/streetview/panoIds":
+            self.count("panoIds")
+            body = self.body_json() or {}
+            locations = body.get("locations", [])
+            if not locations or len(locations) > 100:
+                return self.send(400, {"error": {"code": 400, "message": "between 1 and 100 locations", "status": "INVALID_ARGUMENT"}})
+            radius = float(body.get("radius", 50))
+            ids = []
+            for loc in locations:
+                best = min(((distance_m(loc["lat"], loc["lng"], p["lat"], p["lng"]), p["id"]) for p in WORLD))
+                ids.append(best[1] if best[0] <= radius else "")
+            return self.send(200, {"panoIds": ids})
+        if method == "GET" and path == "/v1/streetview/metadata":
+            self.count("metadata")
+            p = BY_ID.get(q.get("panoId", ""))
+            if not p:
+                return self.send(404, {"error": {"code": 404, "message": "Panorama not found.", "status": "NOT_FOUND"}})
+            return self.send(200, {"panoId": p["id"], "lat": p["lat"], "lng": p["lng"], "imageHeight": p["height"],
+                                   "imageWidth": p["width"], "tileHeight": TILE, "tileWidth": TILE,
+                                   "heading": p["heading"], "tilt": p["tilt"], "roll": p["roll"],
+                                   "imageryType": "outdoor", "date": p["date"], "copyright": p["copyright"]})
+        if method == "GET" and path.startswith("/v1/streetview/tiles/"):
+            self.count("tiles")
+            try:
+                z, x, y = (int(v) for v in path.split("/")[-3:])
+            except ValueError:
+                return self.send(400, {"error": {"code": 400, "message": "bad tile", "status": "INVALID_ARGUMENT"}})
+            p = BY_ID.get(q.get("panoId", ""))
+            if not p:
+                return self.send(404, {"error": {"code": 404, "message": "Panorama not found.", "status": "NOT_FOUND"}})
+            return self.send(200, self.server.tile(p, z, x, y), "image/jpeg")
+        return self.send(404, {"error": {"code": 404, "message": "no such endpoint", "status": "NOT_FOUND"}})
+
+
+def main():
+    unblock_signals()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--key", default="test-key")
+    ap.add_argument("--faults", type=float, default=0.0)
+    ap.add_argument("--retry-after", type=float, default=1)
+    ap.add_argument("--stall", type=float, default=30)
+    ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "../../../shared/data/pano360"))
+    ap.add_argument("--workdir", default=None)
+    ap.add_argument("--session-requests", type=int, default=0, help="a session token expires after N requests (0: never)")
+    a = ap.parse_args()
+    workdir = a.workdir or tempfile.mkdtemp(prefix="maptiles-standin-")
+    os.makedirs(workdir, exist_ok=True)
+    black_path = os.path.join(workdir, "black.jpg")
+    make_black(black_path, TILE)
+    black = open(black_path, "rb").read()
+    locks, lock = {}, threading.Lock()
+
+    def tile(p, z, x, y):
+        mz = max_zoom(p["width"])
+        if z < 0 or z > mz or z > p.get("imagery_max_zoom", 99):
+            return black
+        shift = mz - z
+        w, h = p["width"] >> shift, p["height"] >> shift
+        cols, rows = -(-w // TILE), -(-h // TILE)
+        if not (0 <= x < cols and 0 <= y < rows):
+            return black
+        folder = os.path.join(workdir, p["id"], str(z))
+        with lock:
+            l = locks.setdefault((p["id"], z), threading.Lock())
+        with l:
+            make_tiles(os.path.join(a.data, p["src"]), w, h, TILE, folder)
+        with open(os.path.join(folder, f"{y * cols + x}.jpg"), "rb") as f:
+            return f.read()
+
+    def setup(server):
+        server.key = a.key
+        server.sessions = set()
+        server.session_requests = a.session_requests
+        server.session_use = {}
+        server.plan = FaultPlan(a.faults, a.retry_after, a.stall)
+        server.black = black
+        server.tile = tile
+
+    serve(MapTiles, a.port, setup)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseGeo
+import LapseMedia
+import LapseNet
+@testable import LapsePanorama
+import Testing
+import TestSupport
+
+@Suite struct GoogleStreetViewTests {
+    /// The source image scaled as the stand-in scales it before cutting tiles: the stitched result must match it.
+    static func reference(_ source: String, width: Int, height: Int) throws -> PixelBuffer {
+        try ffmpegRaw(source, filters: "scale=\(width):\(height):flags=bicubic,format=yuv444p", width: width, height: height)
+    }
+
+    /// Both size families at every zoom that stays fast, plus one larger (zoom 4 of the older family, 13×7 tiles
+    /// with padded edges).
+    @Test(arguments: [
+        (MapTilesWorld.newFamily, 0, 512, 256), (MapTilesWorld.newFamily, 1, 1024, 512),
+        (MapTilesWorld.newFamily, 2, 2048, 1024), (MapTilesWorld.newFamily, 3, 4096, 2048),
+        (MapTilesWorld.oldFamily, 0, 416, 208), (MapTilesWorld.oldFamily, 1, 832, 416),
+        (MapTilesWorld.oldFamily, 2, 1664, 832), (MapTilesWorld.oldFamily, 3, 3328, 1664),
+        (MapTilesWorld.oldFamily, 4, 6656, 3328),
+    ])
+    func stitchedPanoramaEqualsItsSource(id: String, zoom: Int, width: Int, height: Int) async throws {
+        let server = try MapTilesWorld.server()
+        let source = try MapTilesWorld.source(server)
+        let metadata = try await source.metadata(id: id)
+        let image = try await source.image(for: metadata, resolution: .zoom(zoom))
+        #expect(image.zoom == zoom)
+        #expect(image.pixels.width == width && image.pixels.height == height)
+        #expect(image.placeholderTiles.isEmpty)
+        let file = id == MapTilesWorld.newFamily ? MapTilesWorld.newSource : MapTilesWorld.oldSource
+        let psnr = ImageMetrics.psnr(image.pixels, try Self.reference(file, width: width, height: height))
+        #expect(psnr >= 40, "PSNR \(psnr) dB")
+    }
+
+    @Test func metadataCarriesPoseSizesAndAttribution() async throws {
+        let server = try MapTilesWorld.server()
+        let m = try await MapTilesWorld.source(server).metadata(id: MapTilesWorld.oldFamily)
+        #expect(m.source == "google" && m.id == MapTilesWorld.oldFamily)
+        #expect(m.width == 13312 && m.height == 6656 && m.tileWidth == 512 && m.tileHeight == 512)
+        #expect(m.heading == 200 && abs(m.tilt - 1.5) < 1e-9 && m.roll == -0.5)  // tilt 91.5 in the API = 1.5 up
+        #expect(m.date == "2019-08" && m.copyright == "© Stand-in Imagery")
+        #expect(m.coordinate.distance(to: MapTilesWorld.oldPosition) < 0.01)
+    }
+
+    @Test func autoZoomFollowsTheResolutionNeeded() async throws {
+        let server = try MapTilesWorld.server()
+        let source = try MapTilesWorld.source(server)
+        let m = try await source.metadata(id: MapTilesWorld.oldFamily)
+        #expect(GoogleStreetViewSource.zoom(for: .atLeast(width: 800), metadata: m) == 1)
+        #expect(GoogleStreetViewSource.zoom(for: .atLeast(width: 1664), metadata: m) == 2)
+        #expect(GoogleStreetViewSource.zoom(for: .full, metadata: m) == 5)
+        let image = try await source.image(for: m, resolution: .atLeast(width: 800))
+        #expect(image.zoom == 1 && image.pixels.width == 832 && image.pixels.height == 416)
+    }
+
+    @Test func nearestBatchesAHundredLocationsARequest() async throws {
+        let server = try MapTilesWorld.server()
+        let source = try MapTilesWorld.source(server)
+        // 250 points: the first three sit on the three panoramas, the rest far away.
+        var points = [MapTilesWorld.newPosition, MapTilesWorld.oldPosition.destination(bearing: 90, distance: 10),
+                      MapTilesWorld.darkPosition]
+        points += (0..<247).map { _ in Coordinate(uncheckedLatitude: 48.1, longitude: 11.5) }
+        let found = try await source.nearest(to: points, radius: 30)
+        #expect(found.count == 250)
+        #expect(found[0]?.id == MapTilesWorld.newFamily)
+        #expect(found[1]?.id == MapTilesWorld.oldFamily)
+        #expect(found[2]?.id == MapTilesWorld.dark)
+        #expect(found[3...].allSatisfy { $0 == nil })
+        let stats = try await MapTilesWorld.stats(server)
+        #expect(stats.by_kind["panoIds"] == 3)
+        #expect(stats.by_kind["createSession"] == 1)  // one session token, reused
+        #expect(stats.by_kind["metadata"] == 3)       // once per distinct pano
+    }
+
+    @Test func blackPlaceholderTilesAreReportedNotUsed() async throws {
+        let server = try MapTilesWorld.server()
+        let source = try MapTilesWorld.source(server)
+        let m = try await source.metadata(id: MapTilesWorld.dark)
+        // Auto: zoom 2 turns out to be placeholders only; falls back to zoom 1 and reports them.
+        let image = try await source.image(for: m, resolution: .atLeast(width: 1600))
+        #expect(image.zoom == 1 && image.pixels.width == 832)
+        #expect(image.placeholderTiles.count == 8)
+        #expect(image.placeholderTiles.allSatisfy { $0.zoom == 2 })
+        let psnr = ImageMetrics.psnr(image.pixels, try Self.reference(MapTilesWorld.oldSource, width: 832, height: 416))
+        #expect(psnr >= 40)
+        // A zoom given explicitly: placeholders are an error, never passed off as imagery.
+        await #expect {
+            _ = try await source.image(for: m, resolution: .zoom(3))
+        } throws: { error in
+            let e = error as? LapseError
+            return e?.code == .notFound && e!.reason.contains("28 of 28 tiles at zoom 3 are all-black placeholders")
+        }
+    }
+
+    @Test func faultsDoNotChangeTheOutputAndTheLimitHolds() async throws {
+        let clean = try MapTilesWorld.server()
+        let faulty = try MapTilesWorld.server(faults: 0.2)
+        let limit = 4
+        let points = [MapTilesWorld.newPosition, MapTilesWorld.oldPosition]
+        var images: [[PixelBuffer]] = []
+        for server in [clean, faulty] {
+            let source = try MapTilesWorld.source(server, client: MapTilesWorld.client(limit: limit, timeout: 2))
+            let found = try await source.nearest(to: points, radius: 20)
+            var row: [PixelBuffer] = []
+            for m in found { row.append(try await source.image(for: try #require(m), resolution: .zoom(3)).pixels) }
+            images.append(row)
+        }
+        #expect(images[0] == images[1])
+        let stats = try await MapTilesWorld.stats(faulty)
+        #expect(stats.faults >= 8)  // ≈ 20% of 64 requests, each failing once or twice
+        #expect(stats.max_in_flight <= limit)
+        #expect(stats.tiles == 60)  // 28 + 32 tiles answered once each; faulted attempts come on top
+        #expect(stats.total >= 60 + stats.faults)
+    }
+
+    @Test func secondRunComesFromTheCacheAndACorruptEntryIsRefetched() async throws {
+        let server = try MapTilesWorld.server()
+        let dir = TestData.scratchDirectory("pano-cache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = try DiskCache(directory: dir)
+        let first = try MapTilesWorld.source(server, cache: cache)
+        let m = try await first.metadata(id: MapTilesWorld.oldFamily)
+        let a = try await first.image(for: m, resolution: .zoom(2))
+        #expect(a.tilesDownloaded == 8 && a.tilesFromCache == 0)
+        let afterFirst = try await MapTilesWorld.stats(server)
+        #expect(afterFirst.tiles == 8)
+
+        let second = try MapTilesWorld.source(server, cache: cache)
+        let m2 = try await second.metadata(id: MapTilesWorld.oldFamily)
+        let b = try await second.image(for: m2, resolution: .zoom(2))
+        #expect(b.tilesDownloaded == 0 && b.tilesFromCache == 8)
+        #expect(b.pixels == a.pixels)
+        let afterSecond = try await MapTilesWorld.stats(server)
+        #expect(afterSecond.tiles == 8)                     // no tile requests
+        #expect(afterSecond.by_kind["metadata"] == 1)       // metadata cached too
+
+        // Cut one cached tile short (as an interrupted write by another tool would): it is fetched again.
+        let tileFile = cache.fileURL(for: CacheKey("google", MapTilesWorld.oldFamily, "z2", "3_1.jpg"))
+        let bytes = try Data(contentsOf: tileFile)
+        try bytes.prefix(bytes.count / 2).write(to: tileFile)
+        let c = try await second.image(for: m2, resolution: .zoom(2))
+        #expect(c.tilesDownloaded == 1 && c.tilesFromCache == 7)
+        #expect(c.pixels == a.pixels)
+        #expect(try await MapTilesWorld.stats(server).tiles == 9)
+        // Cache paths never contain the key.
+        let paths = FileManager.default.subpaths(atPath: dir.path) ?? []
+        #expect(!paths.isEmpty && !paths.contains { $0.contains(MapTilesWorld.key) })
+    }
+
+    @Test func rerunAfterAFailedRunFetchesOnlyWhatIsMissing() async throws {
+        let faulty = try MapTilesWorld.server(faults: 0.3)
+        let dir = TestData.scratchDirectory("pano-cache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = try DiskCache(directory: dir)
+        // One attempt only, so the first fault ends the run (as an interruption would) with part of the tiles cached.
+        var once = HTTPClient.Configuration()
+        once.maxAttempts = 1
+        once.requestTimeout = 2
+        let broken = try MapTilesWorld.source(faulty, client: HTTPClient(configuration: once), cache: cache)
+        let m = try await MapTilesWorld.source(faulty, cache: cache).metadata(id: MapTilesWorld.newFamily)
+        await #expect(throws: LapseError.self) { _ = try await broken.image(for: m, resolution: .zoom(3)) }
+        let cachedTiles = (FileManager.default.subpaths(atPath: dir.path) ?? []).filter { $0.hasSuffix(".jpg") }.count
+        #expect(cachedTiles > 0 && cachedTiles < 32)
+        let clean = try MapTilesWorld.server()
+        let rerun = try await MapTilesWorld.source(clean, cache: cache).image(for: m, resolution: .zoom(3))
+        #expect(rerun.tilesFromCache == cachedTiles && rerun.tilesDownloaded == 32 - cachedTiles)
+        #expect(try await MapTilesWorld.stats(clean).tiles == 32 - cachedTiles)
+        let reference = try Self.reference(MapTilesWorld.newSource, width: 4096, height: 2048)
+        #expect(ImageMetrics.psnr(rerun.pixels, reference) >= 40)
+    }
+
+    @Test func anExpiredSessionIsRenewedOnce() async throws {
+        // Each session token works for 6 requests: the metadata and 5 of the 8 zoom-2 tiles.
+        let server = try MapTilesWorld.server(sessionRequests: 6)
+        let dir = TestData.scratchDirectory("pano-cache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let source = try MapTilesWorld.source(server, client: MapTilesWorld.client(limit: 1), cache: try DiskCache(directory: dir))
+        let m = try await source.metadata(id: MapTilesWorld.oldFamily)
+        let image = try await source.image(for: m, resolution: .zoom(2))
+        #expect(image.pixels.width == 1664)
+        let stats = try await MapTilesWorld.stats(server)
+        #expect(stats.by_kind["createSession"] == 2)
+        #expect(stats.tiles == 8)
+        let reference = try Self.reference(MapTilesWorld.oldSource, width: 1664, height: 832)
+        #expect(ImageMetrics.psnr(image.pixels, reference) >= 40)
+    }
+
+    @Test func badKeyGivesRequestDeniedWithoutTheKey() async throws {
+        let server = try MapTilesWorld.server()
+        let badKey = "AIzaSyWRONG-key-9876543210"
+        let source = try MapTilesWorld.source(server, key: badKey)
+        await #expect {
+            _ = try await source.nearest(to: [MapTilesWorld.newPosition], radius: 50)
+        } throws: { error in
+            let e = error as? LapseError
+            let text = "\(error)"
+            return e?.code == .denied && text.contains("REQUEST_DENIED") && text.contains("API key not valid")
+                && !text.contains(badKey)
+        }
+    }
+
+    @Test func emptyKeyIsAUsageError() {
+        #expect(throws: LapseError.usage("the Google source needs an API key in GOOGLE_MAPS_API_KEY")) {
+            _ = try GoogleStreetViewSource(apiKey: "  ", baseURL: URL(string: "http://127.0.0.1:1")!)
+        }
+    }
+
+    @Test func routeWithoutCoverageSaysSo() async throws {
+        let server = try MapTilesWorld.server()
+        let export = PanoramaExport(source: try MapTilesWorld.source(server),
+                                    outputDirectory: TestData.scratchDirectory("pano-out").path)
+        let far = routePoints(from: Coordinate(uncheckedLatitude: 48.1, longitude: 11.5), count: 5, spacing: 20)
+        await #expect {
+            _ = try await export.run(points: far)
+        } throws: { error in
+            let e = error as? LapseError
+            return e?.code == .notFound && e!.reason.contains("no coverage") && e!.reason.contains("5 route points")
+        }
+    }
+
+    @Test func exportWritesImagesManifestAndCoverage() async throws {
+        let server = try MapTilesWorld.server()
+        let out = TestData.scratchDirectory("pano-out")
+        defer { try? FileManager.default.removeItem(at: out) }
+        var export = PanoramaExport(source: try MapTilesWorld.source(server), outputDirectory: out.path)
+        export.resolution = .zoom(1)
+        export.radius = 20
+        // 10 m apart north from the first pano: 0, 10 → new; 40, 50, 60 → old; 90 … 110 → dark; 140, 150 → none.
+        let points = routePoints(from: MapTilesWorld.newPosition, count: 16, spacing: 10)
+        let result = try await export.run(points: points)
+        let ids = result.matches.map { $0.panorama?.id }
+        #expect(ids[0] == MapTilesWorld.newFamily && ids[1] == MapTilesWorld.newFamily)
+        #expect(ids[5] == MapTilesWorld.oldFamily && ids[11] == MapTilesWorld.dark && ids[15] == nil)
+        let c = result.coverage
+        #expect(c.points == 16 && c.uniquePanoramas == 3)
+        #expect(c.withImagery + c.withoutImagery == 16 && c.withoutImagery > 0)
+        #expect(c.consecutiveDuplicates == c.withImagery - 3)
+        #expect(result.written.map(\.file) == ["0001_CAoSNewFamily_pano-1.jpg", "0002_CAoSOldFamily_pano-2.jpg",
+                                              "0003_CAoSDark_pano-3.jpg"])
+        #expect(result.written.allSatisfy { $0.width == ($0.panorama.width == 16384 ? 1024 : 832) })
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: result.manifestPath))) as? [String: Any]
+        let mpoints = try #require(manifest?["points"] as? [[String: Any]])
+        #expect(mpoints.count == 16)
+        #expect(mpoints[5]["panoId"] as? String == MapTilesWorld.oldFamily)
+        #expect((mpoints[5]["distance"] as? Double).map { abs($0 - 5.6) < 1 } == true)
+        #expect(mpoints[5]["panoHeading"] as? Double == 200)
+        #expect(mpoints[5]["date"] as? String == "2019-08")
+        let decoded = try DecodedImage(path: out.appendingPathComponent("0002_CAoSOldFamily_pano-2.jpg").path)
+        #expect(decoded.displayWidth == 832 && decoded.displayHeight == 416)
+        // Without --overwrite a second run refuses to replace the manifest.
+        await #expect(throws: LapseError.self) { _ = try await export.run(points: points) }
+    }
+}

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseGeo
+import LapseMedia
+import LapseNet
+@testable import LapsePanorama
+import Testing
+import TestSupport
+
+@Suite struct LocalPhotoSourceTests {
+    static let trekview = TestData.path("pano360/trekview_360")
+    static let gsag = Coordinate(uncheckedLatitude: 52.443412, longitude: 6.889934)
+    static let ricoh = Coordinate(uncheckedLatitude: 53.182050, longitude: -2.861264)
+
+    @Test func readsGPSSizeAndDateFromRealPhotos() throws {
+        let m = try PhotoMetadata(path: Self.trekview + "/GSAG2002.JPG")
+        #expect(m.width == 5760 && m.height == 2880)
+        #expect(try #require(m.coordinate).distance(to: Self.gsag) < 1)
+        #expect(m.dateTime?.hasPrefix("2020:05:09") == true)
+        #expect(m.gpsImageDirection == nil)
+        #expect(m.poseHeading == 0)  // GoPro's placeholder
+        let r = try PhotoMetadata(path: Self.trekview + "/R0014760.JPG")
+        #expect(r.width == 5376 && r.height == 2688)
+        #expect(try #require(r.coordinate).distance(to: Self.ricoh) < 1)  // west longitude is negative
+    }
+
+    @Test func folderOfRealPanoramas() async throws {
+        let source = try LocalPhotoSource(directory: Self.trekview)
+        #expect(source.panoramas.map(\.id) == ["GSAG2002.JPG", "R0014760.JPG"])  // capture order
+        #expect(source.skipped.isEmpty)
+        // No compass heading in either: from the next photo, and for the last from the one before.
+        let bearing = Self.gsag.initialBearing(to: Self.ricoh)
+        #expect(abs(source.panoramas[0].heading - bearing) < 1e-3)
+        #expect(source.headingSources["GSAG2002.JPG"] == "next photo")
+        #expect(source.headingSources["R0014760.JPG"] == "previous photo")
+        let found = try await source.nearest(to: [Self.gsag.destination(bearing: 90, distance: 20),
+                                                  Coordinate(uncheckedLatitude: 50, longitude: 0)], radius: 50)
+        #expect(found[0]?.id == "GSAG2002.JPG" && found[1] == nil)
+        let image = try await source.image(for: source.panoramas[1], resolution: .atLeast(width: 1024))
+        #expect(image.pixels.width == 1024 && image.pixels.height == 512)
+        let reference = try ffmpegRaw(Self.trekview + "/R0014760.JPG", filters: "scale=1024:512:flags=bicubic",
+                                      width: 1024, height: 512)
+        #expect(ImageMetrics.psnr(image.pixels, reference) > 30)
+    }
+
+    @Test func flatPhotosWithGPSAreSkippedNotUsed() throws {
+        // OpenSfM's Lund photos: real GPS, but perspective 1024×768 pictures.
+        #expect {
+            _ = try LocalPhotoSource(directory: TestData.path("images/opensfm_lund/images"))
+        } throws: { error in
+            let e = error as? LapseError
+            return e?.code == .invalidInput && e!.reason.contains("29 skipped") && e!.reason.contains("1024×768 is not 2:1")
+        }
+    }
+
+    @Test func mixedFolderListsWhatItSkipsAndWhy() throws {
+        let dir = TestData.scratchDirectory("local-panos")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fm = FileManager.default
+        try fm.createSymbolicLink(atPath: dir.appendingPathComponent("a.jpg").path, withDestinationPath: Self.trekview + "/GSAG2002.JPG")
+        try fm.createSymbolicLink(atPath: dir.appendingPathComponent("flat.jpg").path,
+                                  withDestinationPath: TestData.path("images/opensfm_lund/images/01.jpg"))
+        // A 2:1 picture without EXIF (ffmpeg writes none).
+        let r = try Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=s=512x256",
+                                         "-frames:v", "1", dir.appendingPathComponent("nogps.jpg").path])
+        #expect(r.status == 0)
+        // GSAG2002 with an XMP GPano heading spliced in right after SOI.
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.trekview + "/R0014760.JPG")))
+        let xmp = Array("http://ns.adobe.com/xap/1.0/\0<x:xmpmeta><rdf:Description GPano:PoseHeadingDegrees=\"77.5\"/></x:xmpmeta>".utf8)
+        let length = xmp.count + 2
+        bytes.insert(contentsOf: [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + xmp, at: 2)
+        try Data(bytes).write(to: dir.appendingPathComponent("posed.jpg"))
+        try Data("not a jpeg".utf8).write(to: dir.appendingPathComponent("broken.jpg"))
+
+        let source = try LocalPhotoSource(directory: dir.path)
+        #expect(Set(source.panoramas.map(\.id)) == ["a.jpg", "posed.jpg"])
+        let skipped = Dictionary(uniqueKeysWithValues: source.skipped.map { ($0.file, $0.reason) })
+        #expect(skipped["flat.jpg"] == "not equirectangular: 1024×768 is not 2:1")
+        #expect(skipped["nogps.jpg"] == "no GPS position in EXIF")
+        #expect(skipped["broken.jpg"] == "not a readable JPEG")
+        let posed = try #require(source.panoramas.first { $0.id == "posed.jpg" })
+        #expect(posed.heading == 77.5 && source.headingSources["posed.jpg"] == "PoseHeadingDegrees")
+    }
+}
+
+@Suite struct PanoramaxSourceTests {
+    static let first = Coordinate(uncheckedLatitude: 45.76000, longitude: 4.83000)
+
+    static func server(faults: Double = 0) throws -> LocalServer {
+        try LocalServer(script: "panoramax_standin.py", arguments: [
+            "--faults", String(faults), "--retry-after", "1", "--data", TestData.root.path,
+            "--workdir", FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v1").path])
+    }
+
+    @Test func findsNearest360PicturesOnlyWithAttribution() async throws {
+        let server = try Self.server()
+        let source = PanoramaxSource(baseURL: URL(string: server.baseURL + "/api")!, client: MapTilesWorld.client())
+        let points = [Self.first, Self.first.destination(bearing: 0, distance: 40), Self.first.destination(bearing: 180, distance: 500)]
+        let found = try await source.nearest(to: points, radius: 15)
+        // The flat picture 1 m away is ignored for the 360° one on the spot.
+        #expect(found[0]?.id == "6b1c7e52-0f1a-4c55-9a59-1a2b3c4d5e01")
+        #expect(found[1]?.id == "6b1c7e52-0f1a-4c55-9a59-1a2b3c4d5e02")
+        #expect(found[2] == nil)
+        let m = try #require(found[0])
+        #expect(m.heading == 123.5 && m.licence == "CC-BY-SA-4.0" && m.author == "Alice Example")
+        #expect(m.date == "2020-05-09T10:11:12+00:00" && m.width == 2048 && m.height == 1024)
+        let image = try await source.image(for: m, resolution: .full)
+        #expect(image.pixels.width == 2048 && image.pixels.height == 1024)
+        let reference = try ffmpegRaw(TestData.path("pano360/trekview_360/GSAG2002.JPG"),
+                                      filters: "scale=2048:1024:flags=bicubic,format=yuv444p", width: 2048, height: 1024)
+        #expect(ImageMetrics.psnr(image.pixels, reference) >= 40)
+    }
+
+    @Test func faultsAreRetriedAndTheImageIsCached() async throws {
+        let server = try Self.server(faults: 0.5)
+        let dir = TestData.scratchDirectory("pmx-cache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = try DiskCache(directory: dir)
+        let source = PanoramaxSource(baseURL: URL(string: server.baseURL + "/api")!,
+                                     client: MapTilesWorld.client(timeout: 2), cache: cache)
+        let points = (0..<12).map { Self.first.destination(bearing: 0, distance: Double($0) * 4) }
+        let found = try await source.nearest(to: points, radius: 25)
+        #expect(found.compactMap { $0?.id }.count == 12)
+        let a = try await source.image(for: try #require(found[0]), resolution: .atLeast(width: 1024))
+        let b = try await source.image(for: try #require(found[0]), resolution: .atLeast(width: 1024))
+        #expect(a.pixels == b.pixels && a.pixels.width == 1024)
+        #expect(a.tilesDownloaded == 1 && b.tilesFromCache == 1)
+        let stats = try await MapTilesWorld.stats(server)
+        #expect(stats.by_kind["images"] == 1 && stats.faults > 0)
+    }
+}
+
+@Suite struct VideoPanoramaSourceTests {
+    static let clip = TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
+
+    /// A 4-second drive north at 25 m/s, one point a second.
+    static func track() -> Route {
+        let start = Coordinate(uncheckedLatitude: 37.7749, longitude: -122.4194)
+        let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+        return Route(points: (0...4).map { TrackPoint(start.destination(bearing: 0, distance: Double($0) * 25),
+                                                       time: t0.addingTimeInterval(Double($0))) })
+    }
+
+    @Test func everyNthFrameWithoutATrack() async throws {
+        let source = try VideoPanoramaSource(path: Self.clip)
+        #expect(source.width == 2048 && source.height == 1024)
+        let frames = source.frames(every: 30)
+        #expect(frames.map(\.time!) == [0, 1.001, 2.002, 3.003])
+        await #expect(throws: LapseError.self) { _ = try await source.nearest(to: [Self.track().points[0].coordinate], radius: 10) }
+    }
+
+    @Test func trackPlacesFramesAtRoutePoints() async throws {
+        let source = try VideoPanoramaSource(path: Self.clip, track: Self.track())
+        let points = try Self.track().resampled(every: 20)
+        let found = try await source.nearest(to: points.map(\.coordinate), radius: 10)
+        // 20 m apart at 25 m/s: 0.8 s apart.
+        let times = found.map { $0?.time }
+        #expect(times.count == 6)
+        for (i, t) in times.dropLast().enumerated() { #expect(abs((t ?? -1) - Double(i) * 0.8) < 0.01) }
+        #expect(found.allSatisfy { $0.map { abs($0.heading) < 1e-6 || abs($0.heading - 360) < 1e-6 } == true })
+        // The frame equals ffmpeg's frame at that time (frame 24 at 0.8008 s ≤ 0.8 < frame 25: frame 23).
+        let image = try await source.image(for: try #require(found[1]), resolution: .atLeast(width: 1024))
+        #expect(image.pixels.width == 1024 && image.pixels.height == 512)
+        let reference = try ffmpegRaw(Self.clip, filters: "select=eq(n\\,23),scale=1024:512:flags=bicubic", width: 1024, height: 512)
+        #expect(ImageMetrics.psnr(image.pixels, reference) > 30)
+        // Far from the track: no frame.
+        #expect(try await source.nearest(to: [Coordinate(uncheckedLatitude: 37.7, longitude: -122.4)], radius: 10) == [nil])
+    }
+}
