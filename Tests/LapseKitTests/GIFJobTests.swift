@@ -71,7 +71,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         #expect(gif.delays.reduce(0, +) == 220)
         #expect(summary.gif.frameCount == gif.images.count)
         let frames = gif.compositedFrames()
-        let reference = try FFmpegReference.framesViaFile(path, filters: "scale=160:284,\(toRGBA)", size: (160, 284))
+        let reference = try FFmpegReference.frames(path, filters: "scale=160:284,\(toRGBA)", size: (160, 284))
         let times = try FFmpegReference.frameTimes(path)
         for i in 0..<22 {
             let psnr = ImageMetrics.psnr(shown(gif, frames, at: i * 10), reference[sourceIndex(times, Double(i) / 10)])
@@ -105,7 +105,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         #expect(gif.loopCount == 0)
         #expect(gif.width == 245 && gif.height == 130)
         let frames = gif.compositedFrames()
-        let reference = try FFmpegReference.framesViaFile(path, filters: "scale=245:130,\(toRGBA)", size: (245, 130))
+        let reference = try FFmpegReference.frames(path, filters: "scale=245:130,\(toRGBA)", size: (245, 130))
         let times = try FFmpegReference.frameTimes(path)
         for i in 0..<16 {
             let psnr = ImageMetrics.psnr(shown(gif, frames, at: i * 20), reference[sourceIndex(times, Double(i) / 5)])
@@ -119,7 +119,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         let (_, gif, _) = try await makeGIF(.video(path)) { $0.size = .scale(1) }
         #expect(gif.delays.reduce(0, +) == 300)
         let frames = gif.compositedFrames()
-        let reference = try FFmpegReference.framesViaFile(path, filters: toRGBA, size: (320, 180))
+        let reference = try FFmpegReference.frames(path, filters: toRGBA, size: (320, 180))
         let times = try FFmpegReference.frameTimes(path)
         for i in 0..<30 {
             let expected = sourceIndex(times, Double(i) / 10)
@@ -142,7 +142,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         let (_, gif, _) = try await makeGIF(.video(path)) { $0.size = .scale(1) }
         let chain = "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,"
             + "zscale=t=bt709:m=bt709:r=pc,format=gbrp,\(toRGBA)"
-        let reference = try FFmpegReference.framesViaFile(path, filters: chain, size: (320, 180))
+        let reference = try FFmpegReference.frames(path, filters: chain, size: (320, 180))
         let frames = gif.compositedFrames()
         for i in stride(from: 0, to: 20, by: 4) {
             let psnr = ImageMetrics.psnr(shown(gif, frames, at: i * 10), reference[i * 25 / 10])
@@ -153,7 +153,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     @Test func vp9AlphaBecomesTransparent() async throws {
         let path = TestData.path("video/synthetic/alpha_vp9_160x120.webm")
         let (_, gif, _) = try await makeGIF(.video(path)) { $0.size = .scale(1) }
-        let reference = try FFmpegReference.framesViaFile(path, extraInput: ["-c:v", "libvpx-vp9"])
+        let reference = try FFmpegReference.frames(path, extraInput: ["-c:v", "libvpx-vp9"])
         let frames = gif.compositedFrames()
         #expect(gif.delays.reduce(0, +) == 100)
         for i in 0..<10 {

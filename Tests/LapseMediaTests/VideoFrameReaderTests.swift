@@ -57,7 +57,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         let p = try reader.frame(at: 1)
         #expect(p.width == 160 && p.height == 284)
         // Against the ffmpeg CLI's autorotated decode of the same frame.
-        let reference = try FFmpegReference.framesViaFile(TestData.path("video/iphone_rotated.mov"),
+        let reference = try FFmpegReference.frames(TestData.path("video/iphone_rotated.mov"),
                                                    filters: "scale=160:284,\(toRGBA)", size: (160, 284))
         let times = try FFmpegReference.frameTimes(TestData.path("video/iphone_rotated.mov"))
         let start = times.first ?? 0
@@ -76,7 +76,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
     /// Frame i is the source frame shown at i/fps: the last one whose presentation time is ≤ i/fps.
     @Test func variableFrameRateKeepsItsTiming() throws {
         let path = TestData.path("video/synthetic/vfr_60_30_gaps_320x180.mp4")
-        let reference = try FFmpegReference.framesViaFile(path, filters: toRGBA, size: (320, 180))
+        let reference = try FFmpegReference.frames(path, filters: toRGBA, size: (320, 180))
         let times = try FFmpegReference.frameTimes(path)
         #expect(reference.count == times.count)
         let reader = try VideoFrameReader(path)
@@ -99,7 +99,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
     @Test(arguments: ["single_frame_0.04s.mp4", "short_0.2s_5frames.mp4"])
     func veryShortVideos(file: String) throws {
         let reader = try VideoFrameReader(TestData.path("video/synthetic/\(file)"))
-        let reference = try FFmpegReference.framesViaFile(TestData.path("video/synthetic/\(file)"), filters: toRGBA,
+        let reference = try FFmpegReference.frames(TestData.path("video/synthetic/\(file)"), filters: toRGBA,
                                                    size: (320, 180))
         for (i, t) in [0, 0.1, 0.19, 5].enumerated() {
             let p = try reader.frame(at: t)
@@ -115,14 +115,14 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         #expect(reader.isHDR)
         let chain = "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,"
             + "zscale=t=bt709:m=bt709:r=pc,format=gbrp"
-        let reference = try FFmpegReference.framesViaFile(path, filters: chain + "," + toRGBA, size: (320, 180))
+        let reference = try FFmpegReference.frames(path, filters: chain + "," + toRGBA, size: (320, 180))
         for n in [0, 25, 49] {
             let p = try reader.frame(at: Double(n) / 25)
             let psnr = ImageMetrics.psnr(p, reference[n])
             #expect(psnr >= 30, "frame \(n): \(psnr) dB")
         }
         // Not washed out: the plain (untone-mapped) decode differs a lot from the reference.
-        let plain = try FFmpegReference.framesViaFile(path, size: (320, 180))
+        let plain = try FFmpegReference.frames(path, size: (320, 180))
         #expect(ImageMetrics.psnr(plain[0], reference[0]) < 28)
     }
 
@@ -130,7 +130,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         let path = TestData.path("video/synthetic/alpha_vp9_160x120.webm")
         let reader = try VideoFrameReader(path)
         #expect(reader.hasAlpha)
-        let reference = try FFmpegReference.framesViaFile(path, extraInput: ["-c:v", "libvpx-vp9"])
+        let reference = try FFmpegReference.frames(path, extraInput: ["-c:v", "libvpx-vp9"])
         for n in 0..<10 {
             let p = try reader.frame(at: Double(n) / 10)
             var mismatches = 0, transparent = 0
@@ -148,7 +148,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         let reader = try VideoFrameReader(path)
         try reader.seek(to: 6.5)
         let p = try reader.frame(at: 6.5)
-        let reference = try FFmpegReference.framesViaFile(path, filters: "select='eq(n\\,195)',\(toRGBA)",
+        let reference = try FFmpegReference.frames(path, filters: "select='eq(n\\,195)',\(toRGBA)",
                                                    size: (320, 240))
         #expect(ImageMetrics.psnr(p, reference[0]) >= 40)
     }
