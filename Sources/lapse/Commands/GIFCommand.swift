@@ -68,6 +68,15 @@ enum GIFCommand: Command {
         let inputs = try arguments.positionals()
 
         guard !inputs.isEmpty else { throw LapseError.usage("no input (a video, or images)") }
+        guard (output as NSString).pathExtension.lowercased() == "gif" else {
+            throw LapseError.usage("\(output): the output must end in .gif")
+        }
+        let looksLikeVideo: (String) -> Bool = {
+            $0.contains("://") || videoExtensions.contains(($0 as NSString).pathExtension.lowercased())
+        }
+        if inputs.count > 1, let video = inputs.first(where: looksLikeVideo) {
+            throw LapseError.usage("\(video) is a video: give one video, or only images")
+        }
         if end != nil && duration != nil { throw LapseError.usage("give --end or --duration, not both") }
         if [width != nil, height != nil, scaleText != nil].filter({ $0 }).count > 1 {
             throw LapseError.usage("give one of --width, --height and --scale")
@@ -83,8 +92,7 @@ enum GIFCommand: Command {
             size = .scale(f)
         }
 
-        let isVideo = inputs.count == 1 && !inputs[0].hasPrefix("@") && (inputs[0].contains("://")
-            || videoExtensions.contains((inputs[0] as NSString).pathExtension.lowercased()))
+        let isVideo = inputs.count == 1 && !inputs[0].hasPrefix("@") && looksLikeVideo(inputs[0])
         let source: GIFJob.Source
         if isVideo {
             if delay != nil { throw LapseError.usage("--delay is for images; a video's frames last 1/fps") }
