@@ -76,6 +76,8 @@ public final class VideoFrameReader {
     private var lookaheadSerial = 0
     private var serials = 0
     private var lastPts: Int64?
+    /// A packet the decoder refused with EAGAIN, to be sent again after a frame is received.
+    private var packetPending = false
 
     /// Opens a video through ``MediaInput`` (files, http(s) with reconnects and timeouts, HLS).
     /// - Parameters:
@@ -201,6 +203,7 @@ public final class VideoFrameReader {
         inputEnded = false
         decoderDrained = false
         lastPts = nil
+        if packetPending { av_packet_unref(packet.pointer); packetPending = false }
     }
 
     /// The source frame shown at `seconds` (the last frame whose time is ≤ it; the first frame for times
@@ -301,15 +304,24 @@ public final class VideoFrameReader {
                 continue
             }
             if inputEnded { decoderDrained = true; return nil }
-            if try !input.read(into: packet) {
-                inputEnded = true
-                avcodec_send_packet(codec, nil)
-                continue
+            if !packetPending {
+                if try !input.read(into: packet) {
+                    inputEnded = true
+                    avcodec_send_packet(codec, nil)
+                    continue
+                }
+                guard packet.pointer.pointee.stream_index == streamIndex else {
+                    av_packet_unref(packet.pointer)
+                    continue
+                }
             }
-            defer { av_packet_unref(packet.pointer) }
-            guard packet.pointer.pointee.stream_index == streamIndex else { continue }
             let s = avcodec_send_packet(codec, packet.pointer)
-            if s < 0 && s != lapse_averror_eagain() {
+            // EAGAIN: the decoder's output is full (with frame threads this depends on timing): take a frame out
+            // first and send this same packet again — dropping it would lose a frame.
+            packetPending = s == lapse_averror_eagain()
+            if packetPending { continue }
+            defer { av_packet_unref(packet.pointer) }
+            if s < 0 {
                 decodeErrors += 1
                 let t = Double(packet.pointer.pointee.pts) * av_q2d(timeBase) - origin
                 warning?("\(name): the frame at \(TimeValue.format(max(0, t))) could not be decoded "
