@@ -8,8 +8,8 @@ import TestSupport
     @Test(arguments: ["clip", "gif", "view", "video"])
     func outputOverTheInputIsRefused(command: String) throws {
         let dir = TestData.scratchDirectory("samefile")
-        let isVideo = command != "view"  // lapse video: the protected input is the --audio file
-        let name = isVideo ? "in.mp4" : "in.png"
+        let isVideo = command == "clip" || command == "video"  // lapse video: the protected input is the --audio file
+        let name = command == "gif" ? "in.gif" : isVideo ? "in.mp4" : "in.png"  // gif: an image input named .gif
         let source = isVideo ? TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4") : TestData.path("images/pillow/hopper.png")
         let input = dir.appendingPathComponent(name).path
         try FileManager.default.copyItem(atPath: source, toPath: input)
