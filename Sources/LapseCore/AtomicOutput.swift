@@ -14,16 +14,39 @@ public final class AtomicOutput: @unchecked Sendable {
     public let temporaryPath: String
     private var finished = false
 
+    /// The process's umask, read once (reading it means setting it, so only at start-up).
+    private static let umaskValue: mode_t = {
+        let mask = umask(0o022)
+        umask(mask)
+        return mask
+    }()
+
+    /// Throws when `path` names the same file as one of `inputs` (same device and inode), so that writing the
+    /// output can never destroy an input, even with `overwrite`.
+    /// - Throws: ``LapseError`` `.usage` naming the output.
+    public static func checkDistinct(output path: String, from inputs: [String]) throws {
+        var target = stat()
+        guard stat(path, &target) == 0 else { return }  // a new file cannot be an input
+        for input in inputs where !input.contains("://") {
+            var source = stat()
+            if stat(input, &source) == 0 && source.st_dev == target.st_dev && source.st_ino == target.st_ino {
+                throw LapseError(.usage, path, "the output is the same file as the input \(input)")
+            }
+        }
+    }
+
     /// Registry of live temporary files, removed by ``removeAllPending()`` when the process is interrupted.
     private static let pending = PendingPaths()
 
     /// - Parameters:
     ///   - path: the target path.
     ///   - overwrite: replace an existing file at `path`; otherwise an existing file is an error.
+    ///   - inputs: files the job reads; the output may not be one of them (see ``checkDistinct(output:from:)``).
     /// - Throws: ``LapseError`` with code `.output` when the directory does not exist or is not writable,
     ///   or the file exists and `overwrite` is false.
-    public init(path: String, overwrite: Bool) throws {
+    public init(path: String, overwrite: Bool, inputs: [String] = []) throws {
         self.path = path
+        try Self.checkDistinct(output: path, from: inputs)
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
@@ -50,6 +73,8 @@ public final class AtomicOutput: @unchecked Sendable {
         guard !finished else { return }
         finished = true
         Self.pending.remove(temporaryPath)
+        // Ordinary file permissions (0666 less the umask), whatever the writer created it with (giflib uses 0600).
+        chmod(temporaryPath, 0o666 & ~Self.umaskValue)
         if rename(temporaryPath, path) != 0 {
             let reason = String(cString: strerror(errno))
             unlink(temporaryPath)

@@ -96,7 +96,12 @@ public struct GIFJob: Sendable {
         guard (0...1).contains(options.dithering) else { throw LapseError.usage("dithering must be 0 to 1") }
         if case .scale(let f) = size, !(f > 0 && f <= 10) { throw LapseError.usage("the scale must be more than 0 and at most 10") }
         // Fail on an unwritable or existing output before any (network) reading.
-        try AtomicOutput(path: output, overwrite: overwrite).discard()
+        let inputs: [String]
+        switch source {
+        case .video(let location): inputs = [location]
+        case .images(let images): inputs = images.map(\.path)
+        }
+        try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs).discard()
         switch source {
         case .video(let location): return try await runVideo(location, progress: progress, warning: warning)
         case .images(let images): return try await runImages(images, progress: progress, warning: warning)

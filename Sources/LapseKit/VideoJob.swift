@@ -26,7 +26,7 @@ public struct VideoJob: Sendable {
     public var crf: Double = 20
     /// x264/x265 preset, default `medium`.
     public var preset = "medium"
-    /// Skip images that cannot be decoded (with a warning) instead of failing.
+    /// Skip images that cannot be decoded (with a warning) instead of failing; a skipped image takes no time.
     public var skipInvalid = false
     /// Replace an existing output file.
     public var overwrite = false
@@ -75,7 +75,7 @@ public struct VideoJob: Sendable {
         guard (1...240).contains(fps) else { throw LapseError.usage("the frame rate must be 1 to 240 fps") }
         guard (0...51).contains(crf) else { throw LapseError.usage("CRF must be 0 to 51") }
         guard !inputs.isEmpty else { throw LapseError.usage("no input images") }
-        let target = try AtomicOutput(path: output, overwrite: overwrite)
+        let target = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs.map(\.path) + [audio].compactMap { $0 })
         defer { target.discard() }
 
         // The first valid image decides the default size.
@@ -135,34 +135,25 @@ public struct VideoJob: Sendable {
         var done = 0
         var images = 0
         var index = 0
-        var pendingSkip = 0
-        var lastFrame: PixelBuffer?
         while let result = try queue.next() {
             try Task.checkCancellation()
-            let count = frameCounts[index] + pendingSkip
+            let count = frameCounts[index]
             index += 1
             switch result {
             case .success(let frame):
                 try encoder.append(frame, count: count)
                 try audioTrack?.write(upTo: encoder.duration, into: encoder)
-                lastFrame = frame
-                pendingSkip = 0
                 images += 1
                 done += count
                 progress?(ProgressEvent(stage: "encode", completed: done, total: totalFrames, unit: "frames"))
             case .failure(let error):
+                // A skipped image takes no time: the video is the valid images' durations.
                 warning?("skipped \(error.description)")
                 skipped += 1
-                // The skipped image's time goes to the previous image, or to the next one when it is the first.
-                if lastFrame != nil {
-                    try encoder.append(lastFrame!, count: count)
-                    done += count
-                } else {
-                    pendingSkip = count
-                }
+                done += count
             }
         }
-        try audioTrack?.write(upTo: .infinity, into: encoder)
+        try audioTrack?.write(upTo: encoder.duration, into: encoder)  // the video may be shorter than planned (skipped images)
         try encoder.finish()
         try target.commit()
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0

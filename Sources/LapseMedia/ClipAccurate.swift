@@ -59,6 +59,12 @@ struct AccurateClip {
             track = try AudioTrack(sources: sources, duration: length, options: options.input)
         }
         let audioStream = input.audioStreamIndex.map { input.avStream($0) }
+        // Pixels pass through in the source's matrix (only the range may change): describe them as the source does,
+        // with BT.601 for untagged standard-definition-style sources as FFmpeg's decoders assume.
+        let sourceColour = stream.pointee.codecpar.pointee
+        settings.colour = (sourceColour.color_primaries == AVCOL_PRI_UNSPECIFIED ? (sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_PRI_BT709 : AVCOL_PRI_SMPTE170M) : sourceColour.color_primaries,
+                           sourceColour.color_trc == AVCOL_TRC_UNSPECIFIED ? (sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_TRC_BT709 : AVCOL_TRC_SMPTE170M) : sourceColour.color_trc,
+                           sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M)
         let encoder = try VideoEncoder(path: path, container: container, settings: settings,
                                        audio: track.map { [$0.streamParameters] } ?? []) { v, audio in
             ClipMuxer.copySideData(from: stream, to: v)

@@ -63,6 +63,8 @@ public struct ClipResult: Sendable {
     public var bytesRead: Int64
     /// The output container (`mp4`, `mov`, `matroska`).
     public var container: String
+    /// Things the user should know (e.g. a rotation Matroska cannot carry), one line each.
+    public var warnings: [String] = []
 }
 
 /// Cuts a time range out of a video (file, HTTP(S) URL or HLS playlist) into an MP4, MOV, M4V or MKV file.
@@ -104,7 +106,12 @@ public enum Clipper {
             throw LapseError.usage("the end (\(TimeValue.format(options.end))) must come after the start (\(TimeValue.format(options.start)))")
         }
         let container = try container(for: output)
-        let target = try AtomicOutput(path: output, overwrite: overwrite)
+        var inputs = [location]
+        switch options.audio {
+        case .replace(let path), .mix(let path): inputs.append(path)
+        default: break
+        }
+        let target = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs)
         var audioOptions = options.input
         audioOptions.requireVideo = false
         if case .replace(let path) = options.audio { try AudioTrack.checkReadable(path, options: audioOptions) }
@@ -128,6 +135,10 @@ public enum Clipper {
                                             path: target.temporaryPath, progress: progress).run()
             }
             result.mediaDuration = duration
+            if container == "matroska", let rotation = input.videoStream?.rotation, rotation != 0 {
+                // FFmpeg 5.1's Matroska muxer writes no display matrix.
+                result.warnings.append("the input is rotated \(Int(rotation))° but Matroska cannot store that: players will show it sideways (use .mp4 or .mov to keep it)")
+            }
             try target.commit()
             return result
         } catch {
@@ -278,11 +289,13 @@ extension MediaInput {
                     let dts = p.pointer.pointee.dts != lapse_nopts_value ? p.pointer.pointee.dts : pts
                     let isKey = p.pointer.pointee.flags & AV_PKT_FLAG_KEY != 0
                     if isKey, pts != lapse_nopts_value {
-                        let t = clock.seconds(pts)
+                        var t = clock.seconds(pts)
+                        if abs(t) < 1e-9 { t = 0 }  // rounding noise, printed as -0.000 otherwise
                         if firstKeyframe == nil { firstKeyframe = t }
                         if t <= start + 1e-6 {
                             keyframe = t
-                            buffer.removeAll()
+                            // Video from an earlier keyframe is not needed; other streams are filtered by time later.
+                            buffer.removeAll { Int($0.pointer.pointee.stream_index) == video }
                         } else if keyframe == nil {
                             break  // the first keyframe found is already past the start: seek earlier
                         }
@@ -445,6 +458,8 @@ struct StreamCopyClip {
             let p = Packet()
             guard try input.read(into: p) else { break }
             let time = input.time(of: p.pointer)
+            // An audio stream that ends before the range does not make us read the rest of the file.
+            if videoDone, let time, time > options.end + 2 { break }
             try handle(p)
             if let track, let outTrack, let time {
                 try track.write(upTo: time - zero, into: muxer, stream: outTrack)

@@ -61,7 +61,13 @@ public final class DecodedImage: @unchecked Sendable {
             avformat_close_input(&f)
             withExtendedLifetime(memory) {}
         }
-        try ffCheck(avformat_find_stream_info(format, nil), path, "not a readable image", as: .invalidInput)
+        // Image demuxers (image2, *_pipe) know the codec from the header: skip the probing decode that
+        // avformat_find_stream_info would do (it decodes the picture once more just to learn its pixel format).
+        let known = format.pointee.nb_streams == 1
+            && format.pointee.streams[0]!.pointee.codecpar.pointee.codec_id != AV_CODEC_ID_NONE
+        if !known {
+            try ffCheck(avformat_find_stream_info(format, nil), path, "not a readable image", as: .invalidInput)
+        }
         let streamIndex = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard streamIndex >= 0, let stream = format.pointee.streams[Int(streamIndex)] else {
             throw LapseError(.invalidInput, path, "no picture in the file")

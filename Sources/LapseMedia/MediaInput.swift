@@ -132,9 +132,9 @@ public final class MediaInput {
         if let temporaryFile { unlink(temporaryFile) }
     }
 
-    /// Turns FFmpeg's own log output off, so that errors reach users only as Lapse's one-line messages
-    /// (FFmpeg otherwise prints its own lines, e.g. "error reading header", on stderr). For command-line tools.
-    public static func silenceLibraryLog() { FFmpegLog.setLevel(AV_LOG_QUIET) }
+    /// Turns FFmpeg's own log output off (unless `LAPSE_FFMPEG_LOG` asks for it), so that errors reach users
+    /// only as Lapse's one-line messages (FFmpeg otherwise prints lines such as "error reading header").
+    public static func silenceLibraryLog() { FFmpegLog.quiet() }
 
     /// Asks every blocking call in progress or to come to stop: they throw `.cancelled`. Thread-safe.
     public func cancel() { interrupt.cancel() }
@@ -149,10 +149,19 @@ public final class MediaInput {
         return d
     }
 
-    /// Start time of the input in seconds (the smallest stream start; 0 for most files, e.g. 1.4 for HLS
-    /// segments cut from a transport stream). Times given to users are relative to it.
+    /// Start time of the input in seconds: the main video stream's first timestamp when there is a video
+    /// stream, else the container's start (0 for most files; e.g. 1.467 for HLS cut from a transport stream,
+    /// whose audio begins 1024 samples of AAC priming earlier). Times given to users are relative to it, so a
+    /// time means the same frame in an MP4 and in its HLS copy.
     public var startTime: Double {
-        guard let context, context.pointee.start_time != lapse_nopts_value else { return 0 }
+        guard let context else { return 0 }
+        if let v = videoStreamIndex {
+            let s = avStream(v)
+            if s.pointee.start_time != lapse_nopts_value {
+                return Double(s.pointee.start_time) * av_q2d(s.pointee.time_base)
+            }
+        }
+        guard context.pointee.start_time != lapse_nopts_value else { return 0 }
         return Double(context.pointee.start_time) / Double(AV_TIME_BASE)
     }
 

@@ -23,6 +23,10 @@ public struct VideoEncoderSettings: Sendable {
     public var keyframeInterval: Int?
     /// Container metadata (`title`, `comment`, `copyright`, `artist`…), written into the file.
     public var metadata: [String: String] = [:]
+    /// Colour description written into the stream: primaries, transfer and matrix. `nil` (the default) is BT.709,
+    /// which the RGBA path converts to. Frames given as YUV (`append(yuvFrame:)`) pass through unconverted, so
+    /// their caller sets the source's description here.
+    package var colour: (primaries: AVColorPrimaries, transfer: AVColorTransferCharacteristic, matrix: AVColorSpace)?
     /// The time base of the timestamps given to ``VideoEncoder/append(_:pts:)``; default `1/fps`.
     public var timeBase: (num: Int, den: Int)?
 
@@ -114,9 +118,9 @@ public final class VideoEncoder {
         context.pointee.framerate = frameRate
         context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
         context.pointee.color_range = AVCOL_RANGE_MPEG
-        context.pointee.color_primaries = AVCOL_PRI_BT709
-        context.pointee.color_trc = AVCOL_TRC_BT709
-        context.pointee.colorspace = AVCOL_SPC_BT709
+        context.pointee.color_primaries = colour.primaries
+        context.pointee.color_trc = colour.transfer
+        context.pointee.colorspace = colour.matrix
         context.pointee.thread_count = 0
         if let gop = settings.keyframeInterval { context.pointee.gop_size = Int32(gop) }
         if format.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
@@ -231,11 +235,15 @@ public final class VideoEncoder {
         framesWritten += 1
     }
 
+    private var colour: (primaries: AVColorPrimaries, transfer: AVColorTransferCharacteristic, matrix: AVColorSpace) {
+        settings.colour ?? (AVCOL_PRI_BT709, AVCOL_TRC_BT709, AVCOL_SPC_BT709)
+    }
+
     private func tagFrame(_ f: UnsafeMutablePointer<AVFrame>) {
         f.pointee.color_range = AVCOL_RANGE_MPEG
-        f.pointee.color_primaries = AVCOL_PRI_BT709
-        f.pointee.color_trc = AVCOL_TRC_BT709
-        f.pointee.colorspace = AVCOL_SPC_BT709
+        f.pointee.color_primaries = colour.primaries
+        f.pointee.color_trc = colour.transfer
+        f.pointee.colorspace = colour.matrix
         f.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
     }
 

@@ -232,7 +232,7 @@ public final class HTTPClient: Sendable {
         let box = OneShot()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                box.set(continuation)
+                guard box.set(continuation) else { return }  // already cancelled: send nothing
                 let task = Self.session.dataTask(with: request) { data, response, error in
                     if let error {
                         box.finish(.failure(error))
@@ -298,15 +298,17 @@ private final class OneShot: @unchecked Sendable {
     private var done = false
     private var pendingCancel = false
 
-    func set(_ c: CheckedContinuation<HTTPResponse, any Error>) {
+    /// Stores the continuation; false (and the continuation resumed with a cancellation) when already cancelled.
+    func set(_ c: CheckedContinuation<HTTPResponse, any Error>) -> Bool {
         lock.lock()
         if done {  // cancelled before the continuation existed
             lock.unlock()
             c.resume(throwing: CancellationError())
-            return
+            return false
         }
         continuation = c
         lock.unlock()
+        return true
     }
 
     func attach(_ t: URLSessionDataTask) {

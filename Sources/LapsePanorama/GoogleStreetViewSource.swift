@@ -149,6 +149,7 @@ public struct GoogleStreetViewSource: PanoramaSource {
         var zoom = Self.zoom(for: resolution, metadata: panorama)
         var placeholders: [TileIndex] = []
         var downloaded = 0, fromCache = 0
+        var renewedSession = false
         while true {
             let grid = TileGrid(zoom: zoom, fullWidth: panorama.width, fullHeight: panorama.height,
                                 tileWidth: panorama.tileWidth ?? 512, tileHeight: panorama.tileHeight ?? 512)
@@ -160,7 +161,16 @@ public struct GoogleStreetViewSource: PanoramaSource {
                                             URLQueryItem(name: "key", value: key),
                                             URLQueryItem(name: "panoId", value: id)])
             }, progress: progress)
-            let result = try await fetcher.fetch(grid)
+            let result: TileFetcher.Result
+            do {
+                result = try await fetcher.fetch(grid)
+            } catch let error as LapseError where !renewedSession && Self.isSessionProblem(error) {
+                // The session token expired or was revoked mid-run: make a new one once and go on
+                // (tiles already fetched come from the cache).
+                renewedSession = true
+                await session.invalidate(sessionToken)
+                continue
+            }
             downloaded += result.downloaded
             fromCache += result.fromCache
             if result.placeholders.isEmpty {
@@ -183,6 +193,12 @@ public struct GoogleStreetViewSource: PanoramaSource {
     }
 
     // MARK: - Session and errors
+
+    /// Whether `error` is the API refusing the session token (not the key).
+    static func isSessionProblem(_ error: LapseError) -> Bool {
+        let text = error.reason.lowercased()
+        return text.contains("session") && (text.contains("http 400") || text.contains("http 401") || text.contains("http 403"))
+    }
 
     private struct CreateSession: Encodable { var mapType = "streetview"; var language = "en-US"; var region = "US" }
     private struct SessionAnswer: Decodable { var session: String; var expiry: String? }
@@ -236,6 +252,11 @@ public struct GoogleStreetViewSource: PanoramaSource {
 actor SessionStore {
     private var current: (token: String, expiry: Date)?
     private var pending: Task<(String, Date), any Error>?
+
+    /// Forgets `token` (when it is still the current one) so the next call makes a new session.
+    func invalidate(_ token: String) {
+        if current?.token == token { current = nil }
+    }
 
     func token(create: @escaping @Sendable () async throws -> (String, Date)) async throws -> String {
         if let current, current.expiry.timeIntervalSinceNow > 60 { return current.token }

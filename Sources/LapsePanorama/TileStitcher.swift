@@ -25,22 +25,30 @@ public struct TileStitcher: Sendable {
         let x0 = index.x * grid.tileWidth, y0 = index.y * grid.tileHeight
         let w = min(tile.width, grid.width - x0), h = min(tile.height, grid.height - y0)
         guard w > 0, h > 0 else { return false }
-        var maxValue: UInt8 = 0
         let cw = canvas.width
+        let tw = tile.width
+        var black = true
         tile.bytes.withUnsafeBufferPointer { src in
             canvas.bytes.withUnsafeMutableBufferPointer { dst in
                 for row in 0..<h {
-                    let s = row * tile.width * 4
+                    let s = row * tw * 4
                     let d = ((y0 + row) * cw + x0) * 4
-                    for i in 0..<(w * 4) {
-                        let v = src[s + i]
-                        dst[d + i] = v
-                        if i & 3 != 3 && v > maxValue { maxValue = v }
+                    (dst.baseAddress! + d).update(from: src.baseAddress! + s, count: w * 4)
+                    // Placeholder check: stops at the first pixel brighter than the threshold (at once for imagery).
+                    if black {
+                        var i = s
+                        let end = s + w * 4
+                        while i < end {
+                            if src[i] > Self.blackThreshold || src[i + 1] > Self.blackThreshold || src[i + 2] > Self.blackThreshold {
+                                black = false
+                                break
+                            }
+                            i += 4
+                        }
                     }
                 }
             }
         }
-        let black = maxValue <= Self.blackThreshold
         if black { placeholders.append(index) }
         return black
     }

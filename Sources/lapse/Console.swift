@@ -89,7 +89,7 @@ final class Console: @unchecked Sendable {
     /// The final summary: `lines` as text on stderr, or `object` as JSON on stdout with `--json`.
     func summary(_ lines: [String], json object: [String: Any]) {
         if json {
-            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
+            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
                 FileHandle.standardOutput.write(data + Data("\n".utf8))
             }
         }

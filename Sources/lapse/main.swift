@@ -27,9 +27,9 @@ let topHelp = """
     Run 'lapse COMMAND --help' for a command's options and examples.
     """
 
-/// Removes the temporary files of unfinished outputs and exits on SIGINT/SIGTERM.
+/// Removes the temporary files of unfinished outputs and exits on SIGINT, SIGTERM and SIGHUP.
 func installSignalHandlers() -> [any DispatchSourceSignal] {
-    [SIGINT, SIGTERM].map { sig in
+    [SIGINT, SIGTERM, SIGHUP].map { sig in
         signal(sig, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
         source.setEventHandler {

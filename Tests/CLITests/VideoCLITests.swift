@@ -63,8 +63,8 @@ import TestSupport
         let summary = try #require(try JSONSerialization.jsonObject(with: skipped.stdoutData) as? [String: Any])
         #expect(summary["images"] as? Int == 2)
         #expect(summary["skipped"] as? Int == 1)
-        // The skipped image's time is kept (given to its neighbour): 3 × 0.5 s.
-        #expect(summary["frames"] as? Int == 45)
+        // A skipped image takes no time: 2 × 0.5 s.
+        #expect(summary["frames"] as? Int == 30)
     }
 
     @Test func noValidImageIsAnError() throws {

@@ -138,6 +138,16 @@ class Handler(BaseHTTPRequestHandler):
                 pass
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # Clients (ffmpeg) close connections mid-response when they seek: not worth a traceback.
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--port", type=int, default=0)
@@ -151,8 +161,7 @@ def main():
     # LocalServer.stop() (SIGTERM, then wait) would wait forever.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    server = ThreadingHTTPServer(("127.0.0.1", opts.port), Handler)
-    server.daemon_threads = True
+    server = Server(("127.0.0.1", opts.port), Handler)
     server.options = opts
     print("PORT %d" % server.server_address[1], flush=True)
     try:

@@ -12,7 +12,8 @@ tiles), a panorama whose high zoom levels are all-black placeholders, and black 
   GET  /v1/streetview/tiles/Z/X/Y?session&key&panoId
   GET  /_stats, /_reset                      counters (total, max_in_flight, by_kind, faults)
 
-Options: --key K (default test-key), --faults RATE (0..1), --retry-after S, --stall S, --data DIR, --workdir DIR.
+Options: --key K (default test-key), --faults RATE (0..1), --retry-after S, --stall S, --data DIR, --workdir DIR,
+--session-requests N (a session token stops working after N requests).
 """
 import argparse, json, os, sys, tempfile, threading, time, uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -60,6 +61,11 @@ class MapTiles(Handler):
         if q.get("key") != s.key:
             return self.send(400, {"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.",
                                              "status": "INVALID_ARGUMENT"}})
+        if q.get("session") in s.sessions and s.session_requests > 0:
+            with s.stats.lock:
+                s.session_use[q["session"]] = s.session_use.get(q["session"], 0) + 1
+                if s.session_use[q["session"]] > s.session_requests:
+                    s.sessions.discard(q["session"])
         if q.get("session") not in s.sessions:
             return self.send(400, {"error": {"code": 400, "message": "Invalid session token.", "status": "INVALID_ARGUMENT"}})
         fault = s.plan.fault_for(s.stats, ident)
@@ -109,6 +115,7 @@ def main():
     ap.add_argument("--stall", type=float, default=30)
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "../../../shared/data/pano360"))
     ap.add_argument("--workdir", default=None)
+    ap.add_argument("--session-requests", type=int, default=0, help="a session token expires after N requests (0: never)")
     a = ap.parse_args()
     workdir = a.workdir or tempfile.mkdtemp(prefix="maptiles-standin-")
     os.makedirs(workdir, exist_ok=True)
@@ -137,6 +144,8 @@ def main():
     def setup(server):
         server.key = a.key
         server.sessions = set()
+        server.session_requests = a.session_requests
+        server.session_use = {}
         server.plan = FaultPlan(a.faults, a.retry_after, a.stall)
         server.black = black
         server.tile = tile

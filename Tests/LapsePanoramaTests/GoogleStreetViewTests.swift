@@ -151,6 +151,44 @@ import TestSupport
         #expect(!paths.isEmpty && !paths.contains { $0.contains(MapTilesWorld.key) })
     }
 
+    @Test func rerunAfterAFailedRunFetchesOnlyWhatIsMissing() async throws {
+        let faulty = try MapTilesWorld.server(faults: 0.3)
+        let dir = TestData.scratchDirectory("pano-cache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = try DiskCache(directory: dir)
+        // One attempt only, so the first fault ends the run (as an interruption would) with part of the tiles cached.
+        var once = HTTPClient.Configuration()
+        once.maxAttempts = 1
+        once.requestTimeout = 2
+        let broken = try MapTilesWorld.source(faulty, client: HTTPClient(configuration: once), cache: cache)
+        let m = try await MapTilesWorld.source(faulty, cache: cache).metadata(id: MapTilesWorld.newFamily)
+        await #expect(throws: LapseError.self) { _ = try await broken.image(for: m, resolution: .zoom(3)) }
+        let cachedTiles = (FileManager.default.subpaths(atPath: dir.path) ?? []).filter { $0.hasSuffix(".jpg") }.count
+        #expect(cachedTiles > 0 && cachedTiles < 32)
+        let clean = try MapTilesWorld.server()
+        let rerun = try await MapTilesWorld.source(clean, cache: cache).image(for: m, resolution: .zoom(3))
+        #expect(rerun.tilesFromCache == cachedTiles && rerun.tilesDownloaded == 32 - cachedTiles)
+        #expect(try await MapTilesWorld.stats(clean).tiles == 32 - cachedTiles)
+        let reference = try Self.reference(MapTilesWorld.newSource, width: 4096, height: 2048)
+        #expect(ImageMetrics.psnr(rerun.pixels, reference) >= 40)
+    }
+
+    @Test func anExpiredSessionIsRenewedOnce() async throws {
+        // Each session token works for 6 requests: the metadata and 5 of the 8 zoom-2 tiles.
+        let server = try MapTilesWorld.server(sessionRequests: 6)
+        let dir = TestData.scratchDirectory("pano-cache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let source = try MapTilesWorld.source(server, client: MapTilesWorld.client(limit: 1), cache: try DiskCache(directory: dir))
+        let m = try await source.metadata(id: MapTilesWorld.oldFamily)
+        let image = try await source.image(for: m, resolution: .zoom(2))
+        #expect(image.pixels.width == 1664)
+        let stats = try await MapTilesWorld.stats(server)
+        #expect(stats.by_kind["createSession"] == 2)
+        #expect(stats.tiles == 8)
+        let reference = try Self.reference(MapTilesWorld.oldSource, width: 1664, height: 832)
+        #expect(ImageMetrics.psnr(image.pixels, reference) >= 40)
+    }
+
     @Test func badKeyGivesRequestDeniedWithoutTheKey() async throws {
         let server = try MapTilesWorld.server()
         let badKey = "AIzaSyWRONG-key-9876543210"

@@ -22,10 +22,10 @@ enum MapTilesWorld {
     /// Tiles are cut once per machine into this folder and shared by every stand-in (made atomically).
     static let workdir = FileManager.default.temporaryDirectory.appendingPathComponent("lapse-maptiles-standin-v1").path
 
-    static func server(faults: Double = 0, key: String = key) throws -> LocalServer {
+    static func server(faults: Double = 0, key: String = key, sessionRequests: Int = 0) throws -> LocalServer {
         try LocalServer(script: "maptiles_standin.py", arguments: [
             "--key", key, "--faults", String(faults), "--retry-after", "1", "--stall", "30",
-            "--data", TestData.path("pano360"), "--workdir", workdir])
+            "--data", TestData.path("pano360"), "--workdir", workdir, "--session-requests", String(sessionRequests)])
     }
 
     static func client(limit: Int = 8, timeout: Double = 20) -> HTTPClient {

@@ -13,11 +13,14 @@ public enum FFmpegReference {
         var chain = filters.map { [$0] } ?? []
         if let size { chain.append("scale=\(size.0):\(size.1)") }
         if !chain.isEmpty { args += ["-vf", chain.joined(separator: ",")] }
-        args += ["-vsync", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgba", "-"]
+        // Through a temporary file: reading tens of MB from a pipe is very slow in corelibs Foundation.
+        let raw = FileManager.default.temporaryDirectory.appendingPathComponent("lapse-ref-\(UUID().uuidString).rgba")
+        defer { try? FileManager.default.removeItem(at: raw) }
+        args += ["-vsync", "passthrough", "-f", "rawvideo", "-pix_fmt", "rgba", "-y", raw.path]
         let result = try Shell.run("ffmpeg", args)
         guard result.status == 0 else { throw ReferenceError(message: "ffmpeg failed: \(result.stderr)") }
         let frameBytes = w * h * 4
-        let data = [UInt8](result.stdoutData)
+        let data = try [UInt8](Data(contentsOf: raw))
         guard frameBytes > 0, data.count % frameBytes == 0 else {
             throw ReferenceError(message: "ffmpeg gave \(data.count) bytes, not a multiple of \(w)x\(h)x4")
         }

@@ -78,6 +78,7 @@ enum ClipCommand: Command {
         MediaInput.silenceLibraryLog()
 
         let result = try Clipper.clip(input, to: output, options: options, overwrite: overwrite, progress: console.progress)
+        for warning in result.warnings { console.warn(warning) }
 
         var lines: [String] = []
         if accurate {

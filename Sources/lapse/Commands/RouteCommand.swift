@@ -103,6 +103,7 @@ enum RouteCommand: Command {
             points = route.points.count
             length = route.length
         }
+        try AtomicOutput.checkDistinct(output: output, from: [input].compactMap { $0 })
         try RouteFile.write(route, to: output, format: outputFormat, overwrite: overwrite)
 
         summary["output"] = output

@@ -85,6 +85,7 @@ enum ViewCommand: Command {
         if FileManager.default.fileExists(atPath: output), !overwrite {
             throw LapseError(.output, output, "file exists (use --overwrite to replace it)")
         }
+        try AtomicOutput.checkDistinct(output: output, from: [input])
         let panorama = try DecodedImage(path: input).pixels()
         if panorama.width != 2 * panorama.height {
             console.warn("\(input) is \(panorama.width)x\(panorama.height), not 2:1; treating it as a full 360°×180° panorama")

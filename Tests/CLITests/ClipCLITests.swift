@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TestSupport
+
+/// `lapse clip` end to end: the printed keyframe, exit codes, one-line errors, no output left on failure,
+/// URLs printed without their query string.
+@Suite(.serialized)
+struct ClipCLITests {
+    static let synthetic = TestData.path("video/synthetic")
+    static let gop = TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4")
+
+    @Test func cutPrintsTheKeyframe() throws {
+        let dir = TestData.scratchDirectory()
+        let out = dir.appendingPathComponent("cut.mp4").path
+        let r = try Shell.lapse(["clip", Self.gop, "-o", out, "--start", "0:05", "--duration", "2"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("keyframe used: 0:04.000"))
+        #expect(try FFmpegReference.frameTimes(out).count == 60)
+        // Exists now: a second run without --overwrite fails, with it succeeds.
+        let again = try Shell.lapse(["clip", Self.gop, "-o", out, "--start", "5", "--end", "7"])
+        #expect(again.status == 1)
+        #expect(again.stderr.contains("--overwrite"))
+        let over = try Shell.lapse(["clip", Self.gop, "-o", out, "--start", "5", "--end", "7", "--overwrite", "--json"])
+        #expect(over.status == 0)
+        let json = try JSONSerialization.jsonObject(with: over.stdoutData) as? [String: Any]
+        #expect(json?["keyframe_time"] as? Double == 4)
+        #expect(json?["video_frames"] as? Int == 90)
+    }
+
+    @Test func accurateCut() throws {
+        let dir = TestData.scratchDirectory()
+        let out = dir.appendingPathComponent("exact.mkv").path
+        let r = try Shell.lapse(["clip", Self.gop, "-o", out, "--start", "5", "--end", "7", "--accurate", "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.isEmpty)
+        let n = try FFmpegReference.frameTimes(out).count
+        #expect(abs(n - 60) <= 1)
+    }
+
+    /// Runs a failing clip and checks: exit code, one line on stderr, no file at the output and no leftovers.
+    static func expectFailure(_ args: [String], status: Int32, contains text: String,
+                              sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let dir = TestData.scratchDirectory()
+        let out = dir.appendingPathComponent("out.mp4").path
+        let r = try Shell.lapse(["clip"] + args + ["-o", out, "--timeout", "1"])
+        #expect(r.status == status, "\(r.stderr)", sourceLocation: sourceLocation)
+        let errorLines = r.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
+        #expect(errorLines.count == 1, "\(r.stderr)", sourceLocation: sourceLocation)
+        if status != 64 {
+            #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)", sourceLocation: sourceLocation)
+        }
+        #expect(r.stderr.contains(text), "\(r.stderr)", sourceLocation: sourceLocation)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir.path))?.isEmpty == true,
+                sourceLocation: sourceLocation)
+        return r.stderr
+    }
+
+    @Test func startBeyondTheEndGivesTheDuration() throws {
+        _ = try Self.expectFailure([Self.gop, "--start", "12", "--end", "14"], status: 1,
+                                   contains: "its duration is 0:10.000")
+    }
+
+    @Test func endBeforeStartIsAUsageError() throws {
+        _ = try Self.expectFailure([Self.gop, "--start", "7", "--end", "5"], status: 64, contains: "must come after")
+        _ = try Self.expectFailure([Self.gop, "--start", "xx", "--end", "5"], status: 64, contains: "--start takes")
+        _ = try Self.expectFailure([Self.gop, "--start", "1", "--end", "5", "--duration", "2"], status: 64, contains: "not both")
+    }
+
+    @Test func noVideoStream() throws {
+        let dir = TestData.scratchDirectory()
+        let audio = dir.appendingPathComponent("tone.m4a").path
+        let r = try Shell.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=f=440:d=2", "-c:a", "aac", audio])
+        try #require(r.status == 0)
+        _ = try Self.expectFailure([audio, "--start", "0", "--end", "1"], status: 1, contains: "no video stream")
+    }
+
+    @Test func notAMediaFile() throws {
+        let dir = TestData.scratchDirectory()
+        let text = dir.appendingPathComponent("readme.mp4").path
+        try Data(String(repeating: "just text\n", count: 100).utf8).write(to: URL(fileURLWithPath: text))
+        _ = try Self.expectFailure([text, "--start", "0", "--end", "1"], status: 1, contains: "not a media file")
+        _ = try Self.expectFailure([dir.appendingPathComponent("missing.mp4").path, "--start", "0", "--end", "1"],
+                                   status: 1, contains: "no such file")
+    }
+
+    @Test func truncatedFile() throws {
+        let dir = TestData.scratchDirectory()
+        let cut = dir.appendingPathComponent("cut.mp4").path
+        let data = try Data(contentsOf: URL(fileURLWithPath: TestData.path("video/synthetic/gop4s_bframes_av_10s_faststart.mp4")))
+        try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: cut))
+        _ = try Self.expectFailure([cut, "--start", "1", "--end", "2"], status: 1, contains: "truncated")
+    }
+
+    @Test(arguments: [("__status/404/", "HTTP 404"), ("__status/403/", "HTTP 403"), ("nothere/", "HTTP 404"),
+                      ("__stall/", "timed out")])
+    func httpErrors(_ prefix: String, _ message: String) throws {
+        let server = try LocalServer(script: "http_file_server.py", arguments: ["--root", Self.synthetic])
+        let url = "\(server.baseURL)/\(prefix)gop4s_bframes_av_10s_faststart.mp4?api_key=TOPSECRET&x=1"
+        let err = try Self.expectFailure([url, "--start", "1", "--end", "2"], status: 1, contains: message)
+        #expect(!err.contains("TOPSECRET"))
+        #expect(err.contains("\(server.baseURL)/\(prefix)gop4s_bframes_av_10s_faststart.mp4?…"))
+    }
+
+    @Test func connectionRefused() throws {
+        let server = try LocalServer(script: "http_file_server.py", arguments: ["--root", Self.synthetic])
+        let url = "\(server.baseURL)/gop4s_bframes_av_10s.mp4?key=TOPSECRET"
+        server.stop()
+        let err = try Self.expectFailure([url, "--start", "1", "--end", "2"], status: 1, contains: "connection refused")
+        #expect(!err.contains("TOPSECRET"))
+    }
+
+    @Test func overHTTPPrintsTheKeyframe() throws {
+        let server = try LocalServer(script: "http_file_server.py", arguments: ["--root", Self.synthetic])
+        let dir = TestData.scratchDirectory()
+        let out = dir.appendingPathComponent("net.mov").path
+        let r = try Shell.lapse(["clip", "\(server.baseURL)/hls/index.m3u8?sig=TOPSECRET", "-o", out,
+                                 "--start", "5", "--end", "7"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("keyframe used: 0:04.000"))
+        #expect(!(r.stdout + r.stderr).contains("TOPSECRET"))
+        #expect(try FFmpegReference.frameTimes(out).count == 60)
+    }
+}
