@@ -27,6 +27,12 @@ cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -r
 trap cleanup EXIT
 
 now() { date +%s.%N; }
+# CPU seconds (user + system) of a command, when GNU time is installed (the wall clock is noisy on a shared machine).
+cpu() {  # outfile command...
+    local out=$1; shift
+    if [ -x /usr/bin/time ]; then /usr/bin/time -f "%U %S" -o "$out" "$@"; else "$@"; echo "0 0" > "$out"; fi
+}
+cpusum() { python3 -c "import sys; print('%.2f' % sum(float(v) for f in sys.argv[1:] for v in open(f).read().split()[-2:]))" "$@"; }
 elapsed() { python3 -c "print('%.3f' % ($2 - $1))"; }
 
 # start_world COUNT NAME: a stand-in with COUNT panoramas 10 m apart; sets PORT_<NAME> and writes $TMP/NAME.txt.
@@ -42,9 +48,9 @@ start_world() {
     eval "PORT_$name=$port"
 }
 
-run_lapse() {  # name port cache output -> prints "TIME s RSS MB"
+run_lapse() {  # name port cache output -> prints "TIME s RSS MB"; CPU seconds in $TMP/name.cpu
     GOOGLE_MAPS_API_KEY=$KEY LAPSE_MAPTILES_URL="http://127.0.0.1:$2" python3 "$HERE/measure.py" \
-        "$LAPSE" hyperlapse --route "$TMP/$1.txt" --source google --spacing 10 --radius 20 --zoom 3 \
+        /usr/bin/time -f "%U %S" -o "$TMP/$(basename "$4" .mp4).cpu" "$LAPSE" hyperlapse --route "$TMP/$1.txt" --source google --spacing 10 --radius 20 --zoom 3 \
         --size 1280x720 --fov 90 --crf 20 --preset medium --cache-dir "$3" -o "$4" --overwrite --quiet
 }
 
@@ -64,9 +70,9 @@ TILES=$(find "$TMP/cache/google" -name '*.jpg' -path '*/z3/*' | wc -l)
 
 # Peer 1: decode the same tiles (two ffmpeg processes, ids ending in an even / odd digit).
 t0=$(now)
-ffmpeg -v error -nostdin -pattern_type glob -i "$TMP/cache/google/*[02468]/z3/*.jpg" -f null - &
+cpu "$TMP/dec1.cpu" ffmpeg -v error -nostdin -pattern_type glob -i "$TMP/cache/google/*[02468]/z3/*.jpg" -f null - &
 P1=$!
-ffmpeg -v error -nostdin -pattern_type glob -i "$TMP/cache/google/*[13579]/z3/*.jpg" -f null -
+cpu "$TMP/dec2.cpu" ffmpeg -v error -nostdin -pattern_type glob -i "$TMP/cache/google/*[13579]/z3/*.jpg" -f null -
 wait $P1
 t1=$(now)
 DEC=$(elapsed "$t0" "$t1")
@@ -74,7 +80,7 @@ DEC=$(elapsed "$t0" "$t1")
 ffmpeg -v error -nostdin -i "$TMP/warm.mp4" -f rawvideo -pix_fmt rgba "$TMP/frames.rgba"
 cat "$TMP/frames.rgba" > /dev/null
 t0=$(now)
-ffmpeg -v error -nostdin -y -f rawvideo -pix_fmt rgba -s 1280x720 -r 12 -i "$TMP/frames.rgba" \
+cpu "$TMP/enc.cpu" ffmpeg -v error -nostdin -y -f rawvideo -pix_fmt rgba -s 1280x720 -r 12 -i "$TMP/frames.rgba" \
     -vf "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p" -c:v libx264 -crf 20 -preset medium "$TMP/peer.mp4"
 t1=$(now)
 ENC=$(elapsed "$t0" "$t1")
@@ -85,17 +91,19 @@ printf "  lapse, tile cache cold (downloads from the loopback stand-in): %7.2f s
 printf "  lapse, tile cache warm (tiles read from disk):                  %7.2f s, peak RSS %6.1f MB\n" "$WARM_T" "$WARM_M"
 printf "  ffmpeg decoding the %d tiles: %.2f s; ffmpeg encoding %d frames: %.2f s; sum %.2f s\n" "$TILES" "$DEC" "$FRAMES" "$ENC" \
     "$(python3 -c "print($DEC + $ENC)")"
-python3 - "$WARM_T" "$COLD_T" "$DEC" "$ENC" <<'PY'
+python3 - "$WARM_T" "$COLD_T" "$DEC" "$ENC" "$(cpusum "$TMP/warm.cpu")" "$(cpusum "$TMP/cold.cpu")" \
+    "$(cpusum "$TMP/dec1.cpu" "$TMP/dec2.cpu" "$TMP/enc.cpu")" <<'PY'
 import sys
-warm, cold, dec, enc = map(float, sys.argv[1:])
+warm, cold, dec, enc, cwarm, ccold, cpeer = map(float, sys.argv[1:])
 print("  ratio lapse warm / (decode + encode): %.2f (target <= 1.3)" % (warm / (dec + enc)))
 print("  ratio lapse cold / (decode + encode): %.2f" % (cold / (dec + enc)))
+if cpeer > 0:
+    print("  CPU seconds (user+sys): lapse warm %.1f, cold %.1f; ffmpeg decode + encode %.1f -> ratio warm %.2f" % (cwarm, ccold, cpeer, cwarm / cpeer))
 PY
 
 if [ "$BIG" -gt 0 ]; then
     start_world "$BIG" big
     read -r _ BIG_T _ BIG_M < <(run_lapse big "$PORT_big" "$TMP/cache-big" "$TMP/big.mp4")
-    rm -rf "$TMP/cache-big"
     printf "  lapse, %d panoramas, cache cold: %.2f s, peak RSS %.1f MB\n" "$BIG" "$BIG_T" "$BIG_M"
     python3 - "$COLD_M" "$BIG_M" "$N" "$BIG" <<'PY'
 import sys
