@@ -48,11 +48,19 @@ public struct HyperlapseJob: Sendable {
         public var attributions: [Attribution]
     }
 
-    /// Runs the job on `feed`.
-    /// - Throws: ``LapseError``: `.notFound` when the route has no coverage, `.usage` for bad settings, `.output`
-    ///   for outputs that cannot be written, the feed's errors (network, invalid input), `.cancelled`.
-    public func run(feed: any PanoramaFeed, progress: ProgressHandler? = nil,
-                    warning: WarningHandler? = nil) async throws -> Summary {
+    /// Checks the settings and that every output can be written (the folder exists, nothing is in the way
+    /// without ``overwrite``), without writing anything. Call it before making the feed, so a bad output path
+    /// fails before any route or panorama request; ``run(feed:progress:warning:)`` checks again.
+    /// - Throws: ``LapseError`` `.usage` for bad settings, `.output` for outputs that cannot be written.
+    public func checkOutputs() throws {
+        _ = try validated()
+        let outputs = try openOutputs()
+        outputs.video.discard()
+        outputs.credits.discard()
+        outputs.job?.discard()
+    }
+
+    private func validated() throws -> String {
         guard width >= 16, height >= 16, width % 2 == 0, height % 2 == 0 else {
             throw LapseError.usage("the frame size must be even and at least 16x16, not \(width)x\(height)")
         }
@@ -61,22 +69,50 @@ public struct HyperlapseJob: Sendable {
         if let gif, (gif as NSString).pathExtension.lowercased() != "gif" {
             throw LapseError.usage("\(gif): the GIF output must end in .gif")
         }
+        if let gif {
+            // The GIF encoder opens its file only later: check its folder and the overwrite rule now.
+            try AtomicOutput(path: gif, overwrite: overwrite).discard()
+        }
         try camera.validate()
-        // Check every output up front, before any download.
+        return container
+    }
+
+    /// `OUT.credits.txt` and `OUT.job.json` beside the output.
+    var sidecarBase: String { (output as NSString).deletingPathExtension }
+
+    private func openOutputs() throws -> (video: AtomicOutput, credits: AtomicOutput, job: AtomicOutput?) {
+        // A run killed outright (SIGKILL) could not delete its temporary files: remove them before starting again.
+        for path in [output, sidecarBase + ".credits.txt", sidecarBase + ".job.json"] + (gif.map { [$0] } ?? []) {
+            AtomicOutput.removeStale(for: path)
+        }
         let video = try AtomicOutput(path: output, overwrite: overwrite)
-        defer { video.discard() }
-        let base = (output as NSString).deletingPathExtension
-        let creditsPath = base + ".credits.txt", jobPath = base + ".job.json"
-        let credits = try AtomicOutput(path: creditsPath, overwrite: true)
-        defer { credits.discard() }
-        let jobFile = try settings.map { _ in try AtomicOutput(path: jobPath, overwrite: true) }
-        defer { jobFile?.discard() }
+        let credits = try AtomicOutput(path: sidecarBase + ".credits.txt", overwrite: true)
+        let jobFile = try settings.map { _ in try AtomicOutput(path: sidecarBase + ".job.json", overwrite: true) }
+        return (video, credits, jobFile)
+    }
+
+    /// Runs the job on `feed`.
+    /// - Throws: ``LapseError``: `.notFound` when the route has no coverage, `.usage` for bad settings, `.output`
+    ///   for outputs that cannot be written, the feed's errors (network, invalid input), `.cancelled`.
+    public func run(feed: any PanoramaFeed, progress: ProgressHandler? = nil,
+                    warning: WarningHandler? = nil) async throws -> Summary {
+        let container = try validated()
+        // Check every output up front, before any download.
+        let (video, credits, jobFile) = try openOutputs()
+        defer { video.discard(); credits.discard(); jobFile?.discard() }
+        let creditsPath = sidecarBase + ".credits.txt"
 
         let plan = try await feed.plan(progress: progress)
         guard !plan.stops.isEmpty else {
             throw LapseError(.notFound, feed.name, "no panoramas along the route (\(plan.routePoints) points looked up, none covered)")
         }
-        let poses = try CameraPath(camera).poses(for: plan.stops.map(\.routePoint))
+        // The camera stands where each panorama was taken (for look-at), moving along the route (its distance
+        // and heading are the route point's).
+        let poses = try CameraPath(camera).poses(for: plan.stops.map { stop in
+            var point = stop.routePoint
+            point.coordinate = stop.position
+            return point
+        })
         let attributions = Self.unique(plan.stops.compactMap(\.attribution))
         let creditText = Self.creditsText(attributions, feed: feed.name)
 

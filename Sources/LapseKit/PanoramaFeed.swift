@@ -31,13 +31,19 @@ public struct HyperlapseStop: Sendable {
     public var panoramaID: String
     /// The route point this frame stands for; its heading is the smoothed bearing of the road ahead.
     public var routePoint: RoutePoint
+    /// Where the panorama was taken (the camera's position for look-at), which may lie a few metres off the
+    /// route point (anywhere within the search radius).
+    public var position: Coordinate
     /// The panorama's own heading (compass degrees of its centre column), tilt and roll.
     public var pose: PanoramaPose
     public var attribution: Attribution?
 
-    public init(panoramaID: String, routePoint: RoutePoint, pose: PanoramaPose, attribution: Attribution? = nil) {
+    /// - Parameter position: where the panorama was taken; default the route point's coordinate.
+    public init(panoramaID: String, routePoint: RoutePoint, position: Coordinate? = nil, pose: PanoramaPose,
+                attribution: Attribution? = nil) {
         self.panoramaID = panoramaID
         self.routePoint = routePoint
+        self.position = position ?? routePoint.coordinate
         self.pose = pose
         self.attribution = attribution
     }

@@ -58,14 +58,14 @@ public struct PanoramaSourceOptions: Sendable {
     ///   - client: the job's HTTP client (``makeClient()``).
     ///   - videoFrameStep: for `video:` without a track, the step of ``Made/sequence``.
     ///   - progress: download progress of tiles.
-    /// - Throws: ``LapseError`` `.usage` for an unknown source, Google without a key, `--track` with another source
-    ///   or a bad base URL; `.invalidInput` for an unreadable folder, video or track.
+    /// - Throws: ``LapseError`` `.usage` for an unknown source, `--track` with another source or a bad base URL;
+    ///   `.denied` for Google without a key; `.invalidInput` for an unreadable folder, video or track.
     public func make(client: HTTPClient, videoFrameStep: Int = 30, progress: ProgressHandler? = nil) throws -> Made {
         if track != nil && !source.hasPrefix("video:") { throw LapseError.usage("--track is for --source video:FILE") }
         let cache: DiskCache? = useCache ? try DiskCache(directory: cacheDirectory.map { URL(fileURLWithPath: Self.expand($0)) }) : nil
         if source == "google" {
             guard let key = try googleKey() else {
-                throw LapseError.usage("the Google source needs an API key: set GOOGLE_MAPS_API_KEY or give --key-file")
+                throw LapseError(.denied, "Google Street View", "no API key: set GOOGLE_MAPS_API_KEY or give --key-file")
             }
             let base = try Self.url(mapTilesBaseURL ?? environment["LAPSE_MAPTILES_URL"], "--maptiles-url") ?? GoogleStreetViewSource.defaultBaseURL
             return Made(source: try GoogleStreetViewSource(apiKey: key, baseURL: base, client: client, cache: cache, progress: progress),

@@ -42,7 +42,7 @@ public final class SourcePanoramaFeed: PanoramaFeed, @unchecked Sendable {
             guard let pano = match.panorama, !match.repeatsPrevious else { continue }
             let point = points[match.index]
             stops.append(HyperlapseStop(
-                panoramaID: pano.id, routePoint: point,
+                panoramaID: pano.id, routePoint: point, position: pano.coordinate,
                 pose: PanoramaPose(heading: pano.heading, tilt: pano.tilt, roll: pano.roll),
                 attribution: Attribution(source: Self.displayName(pano.source), copyright: pano.copyright,
                                          author: pano.author, licence: pano.licence)))

@@ -86,6 +86,7 @@ enum HyperlapseCommand: Command {
 
         let settings = try config.map { try HyperlapseSettings.read(path: $0) }.map { $0.overridden(by: flags) } ?? flags
         let job = try settings.makeJob(overwrite: overwrite)
+        try job.checkOutputs()   // before any route or panorama request
         let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning)
         let started = Date()
         let s = try await job.run(feed: feed, progress: console.progress, warning: console.warning)

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TestSupport
+
+/// `lapse hyperlapse --source google` against the Map Tiles stand-in along the real Toronto–Montreal route:
+/// interruption and resumption, and the errors of a networked source.
+@Suite struct HyperlapseRouteCLITests {
+    let dir = TestData.scratchDirectory("hyperroutecli")
+
+    func arguments(_ world: RouteWorld, cache: String, output: String) -> [String] {
+        ["hyperlapse", "--route", world.routeFile, "--source", "google", "--spacing", "10", "--radius", "20",
+         "--size", "640x360", "--zoom", "2", "--cache-dir", cache, "-o", output]
+    }
+
+    /// Paths of the tiles in a lapse cache folder, as the stand-in names them (`panoId/z/x/y`).
+    func cachedTiles(_ cache: String) -> Set<String> {
+        var found = Set<String>()
+        let root = URL(fileURLWithPath: cache).appendingPathComponent("google")
+        guard let e = FileManager.default.enumerator(atPath: root.path) else { return found }
+        for case let path as String in e where path.hasSuffix(".jpg") && !path.contains("/.") {
+            let parts = path.split(separator: "/")   // <id>/z<zoom>/<x>_<y>.jpg
+            guard parts.count == 3 else { continue }
+            let xy = parts[2].dropLast(4).split(separator: "_")
+            found.insert("\(parts[0])/\(parts[1].dropFirst())/\(xy[0])/\(xy[1])")
+        }
+        return found
+    }
+
+    /// Killed (SIGKILL, then SIGINT) once rendering is under way, then run again with the same cache: the output
+    /// is byte-identical to an uninterrupted run, the rerun downloads exactly the tiles that were not yet in
+    /// the cache (none twice), and nothing is ever left at the output path.
+    @Test func interruptedAndRunAgainGivesTheSameVideoWithoutDownloadingTwice() throws {
+        let world = try RouteWorld(in: dir)
+        let reference = dir.appendingPathComponent("reference.mp4").path
+        let full = try Shell.lapse(arguments(world, cache: dir.appendingPathComponent("cache-ref").path, output: reference) + ["--quiet"],
+                                   environment: world.environment)
+        #expect(full.status == 0, "\(full.stderr)")
+        let allTiles = Set(try world.tilesServed(reset: true).keys)
+        #expect(allTiles.count == world.panoramas.count * 8)   // zoom 2: 4 x 2 tiles each
+
+        for (signal, name) in [(SIGKILL, "kill"), (SIGINT, "int")] {
+            let cache = dir.appendingPathComponent("cache-\(name)").path
+            let out = dir.appendingPathComponent("\(name).mp4").path
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Shell.lapseBinary)
+            process.arguments = arguments(world, cache: cache, output: out)
+            process.environment = ProcessInfo.processInfo.environment.merging(world.environment) { $1 }
+            let err = Pipe()
+            process.standardError = err
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            // Wait until about 40% of the frames are rendered, then stop it.
+            var seen = ""
+            var rendered = 0
+            while rendered < world.panoramas.count * 2 / 5 {
+                let chunk = err.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                seen += String(decoding: chunk, as: UTF8.self)
+                if let m = seen.matches(of: /render: (\d+)\//).last { rendered = Int(m.output.1) ?? 0 }
+            }
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            #expect(process.terminationReason == (signal == SIGKILL ? .uncaughtSignal : .exit), "\(name)")
+            if signal == SIGINT { #expect(process.terminationStatus == 130) }
+            #expect(rendered >= 10 && rendered < world.panoramas.count, "\(name): \(seen)")
+            #expect(!FileManager.default.fileExists(atPath: out), "\(name): something at the output path")
+            func partials() throws -> [String] {
+                try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("partial") }
+            }
+            // SIGINT cleans up; SIGKILL cannot (the rerun removes what it left).
+            let left = try partials()
+            #expect(left.isEmpty == (signal == SIGINT), "\(name): \(left)")
+            let firstRun = Set(try world.tilesServed(reset: true).keys)
+            let cachedAfterStop = cachedTiles(cache)
+            #expect(!cachedAfterStop.isEmpty && cachedAfterStop.isSubset(of: firstRun))
+
+            let again = try Shell.lapse(arguments(world, cache: cache, output: out) + ["--quiet"], environment: world.environment)
+            #expect(again.status == 0, "\(name): \(again.stderr)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data(contentsOf: URL(fileURLWithPath: reference)), "\(name)")
+            let leftAfterRerun = try partials()
+            #expect(leftAfterRerun.isEmpty, "\(name): \(leftAfterRerun)")
+            let rerun = try world.tilesServed(reset: true)
+            #expect(rerun.values.allSatisfy { $0 == 1 }, "\(name)")
+            #expect(Set(rerun.keys).isDisjoint(with: cachedAfterStop), "\(name): a cached tile was downloaded again")
+            #expect(Set(rerun.keys).union(cachedAfterStop) == allTiles, "\(name)")
+        }
+    }
+
+    @Test func errorsAreOneLineAndWriteNothing() throws {
+        let world = try RouteWorld(in: dir)
+        let routes = TestData.scratchDirectory("hyperroutecli-routes")
+        let munich = routes.appendingPathComponent("munich.txt").path
+        try "48.1000,11.5000\n48.1030,11.5000\n".write(toFile: munich, atomically: true, encoding: .utf8)
+        let garbage = routes.appendingPathComponent("garbage.gpx").path
+        try "<gpx><trk><trkseg><trkpt lat=\"x\"".write(toFile: garbage, atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("e.mp4").path
+        let cases: [(args: [String], env: [String: String], message: String)] = [
+            (["--route", munich, "-o", out], world.environment, "Google Street View: no panoramas along the route (35 points looked up, none covered)"),
+            (["--route", world.routeFile, "-o", out], ["GOOGLE_MAPS_API_KEY": "", "LAPSE_MAPTILES_URL": world.baseURL], "no API key"),
+            (["--route", "/nonexistent/route.gpx", "-o", out], world.environment, "/nonexistent/route.gpx: "),
+            (["--route", garbage, "-o", out], world.environment, "garbage.gpx: "),
+            (["--route", world.routeFile, "-o", "/nonexistent/dir/x.mp4"], world.environment, "directory /nonexistent/dir does not exist"),
+        ]
+        for c in cases {
+            let before = try world.stats()["total"] as? Int ?? -1
+            let r = try Shell.lapse(["hyperlapse", "--source", "google"] + c.args
+                                    + ["--cache-dir", dir.appendingPathComponent("cache").path], environment: c.env)
+            #expect(r.status == 1, "\(c.args): \(r.stderr)")
+            let errors = r.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }
+            #expect(errors.count == 1 && r.stderr.contains(c.message), "\(c.args): \(r.stderr)")
+            #expect(!r.stderr.contains(RouteWorld.key))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { !$0.hasPrefix("cache") && $0 != "toronto-start.txt" }.isEmpty,
+                    "\(c.args)")
+            if c.message.contains("does not exist") || c.message.contains("no API key") {
+                #expect(try world.stats()["total"] as? Int == before, "no request before the output and key are checked")
+            }
+        }
+    }
+
+    /// An output folder that does not exist fails before the directions request, not after it.
+    @Test func missingOutputFolderFailsBeforeTheRouteIsPlanned() throws {
+        let directions = try LocalServer(script: "directions_standin.py")
+        let r = try Shell.lapse(["hyperlapse", "--from", "43.6534,-79.3839", "--to", "45.5019,-73.5674", "--source", "google",
+                                 "-o", "/nonexistent/dir/x.mp4"],
+                                environment: ["GOOGLE_MAPS_API_KEY": RouteWorld.key,
+                                              "LAPSE_GOOGLE_DIRECTIONS_URL": directions.baseURL + "/toronto_montreal"])
+        #expect(r.status == 1 && r.stderr.contains("does not exist"), "\(r.stderr)")
+        let requests = try Shell.run("curl", ["-s", directions.baseURL + "/_requests"])
+        #expect(requests.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(requests.stdout)")
+    }
+}
