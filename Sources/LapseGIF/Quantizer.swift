@@ -33,7 +33,7 @@ enum Quantizer {
         guard let attr = liq_attr_create() else { throw LapseError(.codec, nil, "libimagequant: out of memory") }
         _ = liq_set_max_colors(attr, maxColors)
         _ = liq_set_quality(attr, 0, Int32(max(1, min(100, options.quality))))
-        _ = liq_set_speed(attr, options.fast ? 10 : 4)
+        _ = liq_set_speed(attr, options.fast ? 10 : 5)
         return attr
     }
 
