@@ -22,7 +22,7 @@ public struct GIFOptions: Sendable, Equatable {
     /// Loop count written in the NETSCAPE2.0 application extension: 0 = forever (default), N = N extra
     /// plays as browsers read it; `nil` writes no extension, so the GIF plays once.
     public var loopCount: Int?
-    /// Trades quality for speed: libimagequant speed 10 instead of 4.
+    /// Trades quality for speed: libimagequant speed 10 instead of 5.
     public var fast: Bool
     /// Largest per-channel difference (0…255) between a pixel and what is already displayed there for the
     /// pixel to count as unchanged and become transparent. `nil` derives it from ``quality``:

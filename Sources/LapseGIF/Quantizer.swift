@@ -13,11 +13,27 @@ enum Quantizer {
     /// Colours libimagequant may use: 255, leaving one GIF index for transparency.
     static let maxColors: Int32 = 255
 
+    /// `omp_set_num_threads` of the OpenMP runtime libimagequant is built with (Debian builds it with libgomp),
+    /// looked up at run time so that a build without OpenMP works too.
+    private static let ompSetNumThreads: (@convention(c) (Int32) -> Void)? = {
+        guard let sym = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "omp_set_num_threads") else { return nil }
+        return unsafeBitCast(sym, to: (@convention(c) (Int32) -> Void).self)
+    }()
+
+    /// Makes libimagequant's OpenMP loops run on the calling thread only. Frames are already quantized in
+    /// parallel, one per task; letting each call also start an OpenMP team oversubscribes the cores and
+    /// spends the time in libgomp's spin-waits. The setting is per thread (OpenMP's nthreads-var of the
+    /// calling thread), so it is applied before each per-frame quantization and remapping (the global
+    /// palette, built on one thread, keeps OpenMP).
+    static func runOnCallingThread() {
+        ompSetNumThreads?(1)
+    }
+
     static func makeAttributes(_ options: GIFOptions) throws -> OpaquePointer {
         guard let attr = liq_attr_create() else { throw LapseError(.codec, nil, "libimagequant: out of memory") }
         _ = liq_set_max_colors(attr, maxColors)
         _ = liq_set_quality(attr, 0, Int32(max(1, min(100, options.quality))))
-        _ = liq_set_speed(attr, options.fast ? 10 : 4)
+        _ = liq_set_speed(attr, options.fast ? 10 : 5)
         return attr
     }
 
@@ -25,6 +41,7 @@ enum Quantizer {
     /// with ``QuantizedFrame/remap(background:)``.
     /// - Throws: ``LapseError`` `.codec` when libimagequant fails.
     static func quantize(_ frame: PreparedFrame, options: GIFOptions) throws -> QuantizedFrame {
+        runOnCallingThread()
         let attr = try makeAttributes(options)
         let w = frame.rect.width, h = frame.rect.height
         // libimagequant owns (and frees) the pixels: they must outlive the image.
@@ -220,6 +237,7 @@ final class QuantizedFrame: @unchecked Sendable {
     /// - Parameter background: RGBA of what is displayed under the frame's rectangle (alpha 0 where nothing
     ///   is), or `nil` to remap without one.
     func remap(background: [UInt8]?) throws -> IndexedFrame {
+        Quantizer.runOnCallingThread()
         var over = false
         if let background {
             let pixels = Quantizer.copyToMalloc(background)
