@@ -99,20 +99,24 @@ package final class Scaler: @unchecked Sendable {
     ///   - srcMatrix / srcFullRange: the source's YUV matrix (`SWS_CS_ITU709`, `SWS_CS_ITU601`…) and range;
     ///     ignored for RGB sources.
     ///   - dstMatrix / dstFullRange: the same for the destination.
-    ///   - flags: `SWS_BICUBIC` by default; `SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT` are added.
+    ///   - flags: `SWS_BICUBIC` by default.
+    ///   - accurate: add `SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP` (exact rounding, chroma
+    ///     interpolated at full resolution). Off, swscale may use its fast special-case converters (several times
+    ///     faster for YUV → RGBA at the same size, chroma slightly softer).
     package func scale(
         src: UnsafePointer<UnsafePointer<UInt8>?>, srcStrides: UnsafePointer<Int32>, srcWidth: Int, srcHeight: Int,
         srcFormat: AVPixelFormat, srcMatrix: Int32 = SWS_CS_ITU709, srcFullRange: Bool = true,
         dst: UnsafePointer<UnsafeMutablePointer<UInt8>?>, dstStrides: UnsafePointer<Int32>, dstWidth: Int, dstHeight: Int,
         dstFormat: AVPixelFormat, dstMatrix: Int32 = SWS_CS_ITU709, dstFullRange: Bool = false,
-        flags: Int32 = SWS_BICUBIC
+        flags: Int32 = SWS_BICUBIC, accurate: Bool = true
     ) throws {
         let k: [Int32] = [Int32(srcWidth), Int32(srcHeight), srcFormat.rawValue, srcMatrix, srcFullRange ? 1 : 0,
-                          Int32(dstWidth), Int32(dstHeight), dstFormat.rawValue, dstMatrix, dstFullRange ? 1 : 0, flags]
+                          Int32(dstWidth), Int32(dstHeight), dstFormat.rawValue, dstMatrix, dstFullRange ? 1 : 0, flags,
+                          accurate ? 1 : 0]
         if k != key || context == nil {
             sws_freeContext(context)
             context = sws_getContext(Int32(srcWidth), Int32(srcHeight), srcFormat, Int32(dstWidth), Int32(dstHeight),
-                                     dstFormat, flags | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP,
+                                     dstFormat, accurate ? flags | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP : flags,
                                      nil, nil, nil)
             guard let context else {
                 throw LapseError(.codec, nil, "cannot convert \(Self.name(srcFormat)) \(srcWidth)x\(srcHeight) to \(Self.name(dstFormat)) \(dstWidth)x\(dstHeight)")

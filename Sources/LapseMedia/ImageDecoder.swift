@@ -136,16 +136,19 @@ public final class DecodedImage: @unchecked Sendable {
     /// Scaling is done before turning, so only the pixels needed are turned.
     /// - Parameters:
     ///   - width, height: display size wanted, ≥ 1 (default: ``displayWidth`` × ``displayHeight``).
-    public func pixels(width: Int? = nil, height: Int? = nil) throws -> PixelBuffer {
+    ///   - accurate: exact rounding and full-resolution chroma interpolation (default); `false` lets swscale use
+    ///     its fast converters — for bulk work such as panorama tiles, where speed matters more than the last
+    ///     level of chroma detail.
+    public func pixels(width: Int? = nil, height: Int? = nil, accurate: Bool = true) throws -> PixelBuffer {
         let dw = width ?? displayWidth, dh = height ?? displayHeight
         let sw = orientation.swapsAxes ? dh : dw
         let sh = orientation.swapsAxes ? dw : dh
         var out = PixelBuffer(width: sw, height: sh, fill: RGBA(0, 0, 0, 0))
-        try convert(into: &out)
+        try convert(into: &out, accurate: accurate)
         return out.applying(orientation)
     }
 
-    private func convert(into out: inout PixelBuffer) throws {
+    private func convert(into out: inout PixelBuffer, accurate: Bool) throws {
         let (matrix, full) = colourSpace()
         let scaler = Scaler()
         let planes = frame.planes.map { UnsafePointer($0) }
@@ -167,7 +170,8 @@ public final class DecodedImage: @unchecked Sendable {
                              srcFormat: format, srcMatrix: matrix, srcFullRange: full,
                              dst: &dst, dstStrides: &dstStrides, dstWidth: w, dstHeight: h,
                              dstFormat: AV_PIX_FMT_RGBA, dstMatrix: matrix, dstFullRange: true,
-                             flags: (w < frame.width || h < frame.height) ? SWS_AREA : SWS_BICUBIC)
+                             flags: (w < frame.width || h < frame.height) ? SWS_AREA : (accurate ? SWS_BICUBIC : SWS_BILINEAR),
+                             accurate: accurate)
         }
         if !hasAlpha {
             // swscale leaves alpha at 255 for formats without it, but be certain.

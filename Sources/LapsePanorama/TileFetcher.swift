@@ -32,7 +32,7 @@ struct TileFetcher: Sendable {
                     let name = "\(self.cachePrefix.joined(separator: "/"))/\(tile)"
                     let pixels: PixelBuffer
                     do {
-                        pixels = try DecodedImage(data: [UInt8](data), name: name).pixels()
+                        pixels = try DecodedImage(data: [UInt8](data), name: name).pixels(accurate: false)
                     } catch {
                         if let cache { cache.remove(self.key(tile)) }
                         throw error
