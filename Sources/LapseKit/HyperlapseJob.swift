@@ -85,9 +85,12 @@ public struct HyperlapseJob: Sendable {
         for path in [output, sidecarBase + ".credits.txt", sidecarBase + ".job.json"] + (gif.map { [$0] } ?? []) {
             AtomicOutput.removeStale(for: path)
         }
-        let video = try AtomicOutput(path: output, overwrite: overwrite)
-        let credits = try AtomicOutput(path: sidecarBase + ".credits.txt", overwrite: true)
-        let jobFile = try settings.map { _ in try AtomicOutput(path: sidecarBase + ".job.json", overwrite: true) }
+        // Files the job reads may not be written over (the video source, route, track and camera files).
+        let source = settings?.source.flatMap { $0.hasPrefix("video:") ? String($0.dropFirst(6)) : nil }
+        let inputs = [source, settings?.route, settings?.track, settings?.keyframes].compactMap { $0 }
+        let video = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs)
+        let credits = try AtomicOutput(path: sidecarBase + ".credits.txt", overwrite: overwrite, inputs: inputs)
+        let jobFile = try settings.map { _ in try AtomicOutput(path: sidecarBase + ".job.json", overwrite: overwrite, inputs: inputs) }
         return (video, credits, jobFile)
     }
 
@@ -159,7 +162,7 @@ public struct HyperlapseJob: Sendable {
         try encoder.finish()
         try Data(creditText.utf8).write(to: URL(fileURLWithPath: credits.temporaryPath))
         if let jobFile, let settings = self.settings {
-            try settings.jsonData().write(to: URL(fileURLWithPath: jobFile.temporaryPath))
+            try settings.withAbsolutePaths().jsonData().write(to: URL(fileURLWithPath: jobFile.temporaryPath))
         }
         let gifSummary = try await gifEncoder?.finish()
         try video.commit()

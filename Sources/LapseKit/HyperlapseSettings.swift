@@ -7,7 +7,8 @@ import Foundation
 /// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
 /// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`. After a run the effective settings are written next to the output as
-/// `OUT.job.json`, so the same hyperlapse can be rendered again with `--config OUT.job.json`.
+/// `OUT.job.json` (paths made absolute), so the same hyperlapse can be rendered again with `--config OUT.job.json`
+/// from any folder.
 public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// Start and end of a planned route, `"lat,lng"`.
     public var from: String?
@@ -97,6 +98,25 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         } catch {
             throw LapseError(.invalidInput, path, "cannot read the job: \(error)")
         }
+    }
+
+    /// The settings with every file path made absolute (against `directory`, default the current one), so a job
+    /// file works from any folder: `route`, `track`, `keyframes`, `keyFile`, `cacheDir`, `output`, `gif` and the
+    /// path of `local:` and `video:` sources. URLs and absolute paths are kept.
+    public func withAbsolutePaths(relativeTo directory: String = FileManager.default.currentDirectoryPath) -> HyperlapseSettings {
+        func absolute(_ path: String?) -> String? {
+            guard let path, !path.hasPrefix("/"), !path.contains("://") else { return path }
+            let expanded = (path as NSString).expandingTildeInPath
+            if expanded.hasPrefix("/") { return expanded }
+            return URL(fileURLWithPath: directory).appendingPathComponent(expanded).standardizedFileURL.path
+        }
+        var s = self
+        s.route = absolute(route); s.track = absolute(track); s.keyframes = absolute(keyframes)
+        s.keyFile = absolute(keyFile); s.cacheDir = absolute(cacheDir); s.output = absolute(output); s.gif = absolute(gif)
+        for prefix in ["video:", "local:"] where source?.hasPrefix(prefix) == true {
+            s.source = prefix + (absolute(String(source!.dropFirst(prefix.count))) ?? "")
+        }
+        return s
     }
 
     /// The settings as pretty, sorted JSON.

@@ -94,4 +94,24 @@ import TestSupport
             (error as? LapseError)?.description == "\(bad.path): unknown key 'sauce'"
         }
     }
+
+    @Test func jobFilePathsAreMadeAbsolute() {
+        var s = HyperlapseSettings()
+        s.source = "video:clips/a.mp4"
+        s.route = "/abs/route.gpx"
+        s.keyframes = "cam/../cam.json"
+        s.output = "out.mp4"
+        s.gif = "https://example.com/not-a-path.gif"
+        let a = s.withAbsolutePaths(relativeTo: "/work/jobs")
+        #expect(a.source == "video:/work/jobs/clips/a.mp4")
+        #expect(a.route == "/abs/route.gpx")
+        #expect(a.keyframes == "/work/jobs/cam.json")
+        #expect(a.output == "/work/jobs/out.mp4")
+        #expect(a.gif == "https://example.com/not-a-path.gif")
+        var local = HyperlapseSettings()
+        local.source = "local:pics"
+        #expect(local.withAbsolutePaths(relativeTo: "/w").source == "local:/w/pics")
+        local.source = "google"
+        #expect(local.withAbsolutePaths(relativeTo: "/w").source == "google")
+    }
 }
