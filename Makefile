@@ -21,9 +21,10 @@ deps:
 build: deps
 	swift build -c $(CONFIG)
 
-# Tests run in release mode (pixel loops are far too slow unoptimised) with testing enabled.
+# Tests run in release mode (pixel loops are far too slow unoptimised) with testing enabled, one at a time: several
+# tests give servers sub-second deadlines, which parallel CPU-heavy tests on 2 cores could starve.
 test: deps
-	LAPSE_SHARED_DATA=$(SHARED_DATA) swift test -c release -Xswiftc -enable-testing
+	LAPSE_SHARED_DATA=$(SHARED_DATA) swift test -c release -Xswiftc -enable-testing --no-parallel
 
 demo: build
 	@mkdir -p demo

@@ -153,8 +153,8 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
 
     @Test func stalledAttemptIsRetried() async throws {
         let server = try LocalServer(script: "net_standin.py")
-        let r = try await client(timeout: 0.4, recorder: DelayRecorder())
-            .get(URL(string: server.baseURL + "/flaky/d?fail=1&mode=stall&stall=5")!)
+        let r = try await client(timeout: 2, recorder: DelayRecorder())
+            .get(URL(string: server.baseURL + "/flaky/d?fail=1&mode=stall&stall=8")!)
         #expect(r.status == 200 && r.body.count == 1000)
     }
 
