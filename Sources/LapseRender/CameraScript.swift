@@ -57,6 +57,9 @@ public struct CameraScript: Sendable, Equatable, Codable {
     /// Decodes a camera file's JSON. `source` names it in errors.
     public static func decode(_ data: Data, source: String = "camera file") throws -> CameraScript {
         let script: CameraScript
+        if let unknown = unknownKey(in: data) {
+            throw LapseError(.invalidInput, source, "unknown key '\(unknown)'")
+        }
         do {
             script = try JSONDecoder().decode(CameraScript.self, from: data)
         } catch let error as DecodingError {
@@ -66,6 +69,25 @@ public struct CameraScript: Sendable, Equatable, Codable {
         }
         try script.validate(source: source)
         return script
+    }
+
+    /// The first key the camera file format does not have (a misspelling such as `fovv` would otherwise be
+    /// ignored silently), as `key`, `shots[i].key` or `keyframes[i].key`; `nil` when all are known or the data is
+    /// not a JSON object (the decoder reports that).
+    static func unknownKey(in data: Data) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+        let top: Set = ["fov", "pitch", "lookAhead", "transitionFrames", "cameraHeight", "shots", "keyframes"]
+        let shot: Set = ["frame", "distance", "mode", "offset", "target", "elevation", "heading"]
+        let keyframe: Set = ["frame", "distance", "heading", "pitch", "fov", "easing"]
+        if let k = object.keys.sorted().first(where: { !top.contains($0) }) { return k }
+        for (list, known) in [("shots", shot), ("keyframes", keyframe)] {
+            for (i, item) in ((object[list] as? [Any]) ?? []).enumerated() {
+                if let d = item as? [String: Any], let k = d.keys.sorted().first(where: { !known.contains($0) }) {
+                    return "\(list)[\(i)].\(k)"
+                }
+            }
+        }
+        return nil
     }
 
     /// Checks ranges: fov in (0, 180), pitch in −90…90, non-negative look-ahead, transition and height, at

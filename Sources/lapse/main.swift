@@ -48,7 +48,7 @@ func runMain() async -> Int32 {
         print(topHelp)
         return tokens.isEmpty ? ExitStatus.usage : ExitStatus.success
     }
-    if tokens.contains("--version") && tokens.count == 1 {
+    if tokens.contains("--version") && !tokens.contains("--help") && !tokens.contains("-h") {
         print("lapse \(lapseVersion)")
         return ExitStatus.success
     }

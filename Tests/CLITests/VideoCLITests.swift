@@ -116,3 +116,12 @@ import TestSupport
         #expect(quiet.stderr.isEmpty && quiet.stdout.isEmpty)
     }
 }
+
+@Suite struct VersionCLITests {
+    @Test(arguments: [["--version"], ["clip", "--version"], ["gif", "--version"]])
+    func versionAnywhere(arguments: [String]) throws {
+        let r = try Shell.lapse(arguments)
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("lapse "))
+    }
+}

@@ -188,6 +188,8 @@ struct CameraPathTests {
             (#"{"shots": [{"mode": "lookAt", "target": "91,0"}]}"#, "latitude"),
             (#"{"shots": []}"#, "at least one shot"),
             ("not json", "not valid JSON"),
+            (#"{"fovv": 80}"#, "unknown key 'fovv'"),
+            (#"{"keyframes": [{"frame": 1, "headng": 3}]}"#, "unknown key 'keyframes[0].headng'"),
         ]
         for (text, words) in bad {
             #expect {
