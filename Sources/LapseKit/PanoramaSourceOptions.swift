@@ -67,12 +67,12 @@ public struct PanoramaSourceOptions: Sendable {
             guard let key = try googleKey() else {
                 throw LapseError(.denied, "Google Street View", "no API key: set GOOGLE_MAPS_API_KEY or give --key-file")
             }
-            let base = try Self.url(mapTilesBaseURL ?? environment["LAPSE_MAPTILES_URL"], "--maptiles-url") ?? GoogleStreetViewSource.defaultBaseURL
+            let base = try DirectionsConfiguration.serviceURL(mapTilesBaseURL ?? environment["LAPSE_MAPTILES_URL"], option: "--maptiles-url") ?? GoogleStreetViewSource.defaultBaseURL
             return Made(source: try GoogleStreetViewSource(apiKey: key, baseURL: base, client: client, cache: cache, progress: progress),
                         sequence: nil, skipped: [], track: nil)
         }
         if source == "panoramax" {
-            let base = try Self.url(panoramaxBaseURL ?? environment["LAPSE_PANORAMAX_URL"], "--panoramax-url") ?? PanoramaxSource.defaultBaseURL
+            let base = try DirectionsConfiguration.serviceURL(panoramaxBaseURL ?? environment["LAPSE_PANORAMAX_URL"], option: "--panoramax-url") ?? PanoramaxSource.defaultBaseURL
             return Made(source: PanoramaxSource(baseURL: base, client: client, cache: cache), sequence: nil, skipped: [], track: nil)
         }
         if source.hasPrefix("local:") {
@@ -87,13 +87,6 @@ public struct PanoramaSourceOptions: Sendable {
         throw LapseError.usage("--source takes google, panoramax, local:DIR or video:FILE, not '\(source)'")
     }
 
-    static func url(_ text: String?, _ option: String) throws -> URL? {
-        guard let text, !text.isEmpty else { return nil }
-        guard let u = URL(string: text), u.scheme == "http" || u.scheme == "https", u.host != nil else {
-            throw LapseError.usage("\(option) takes an http(s) URL, not '\(Redaction.url(text))'")
-        }
-        return u
-    }
-
-    static func expand(_ path: String) -> String { (path as NSString).expandingTildeInPath }
+    /// `path` with a leading `~` expanded to the home folder.
+    public static func expand(_ path: String) -> String { (path as NSString).expandingTildeInPath }
 }

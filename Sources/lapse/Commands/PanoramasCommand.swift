@@ -109,7 +109,7 @@ enum PanoramasCommand: Command {
         // The route.
         var route: Route?
         if let routeFile {
-            route = try RouteFile.read(path: (routeFile as NSString).expandingTildeInPath)
+            route = try RouteFile.read(path: PanoramaSourceOptions.expand(routeFile))
         } else if let from, let to {
             let configuration = DirectionsConfiguration(service: provider == "osrm" ? .osrm : .google, keyFile: keyFile,
                                                         osrmBaseURL: osrmURL, environment: env, client: client)
@@ -121,7 +121,7 @@ enum PanoramasCommand: Command {
         }
         let sequence = made.sequence
 
-        var export = PanoramaExport(source: source, outputDirectory: expand(out))
+        var export = PanoramaExport(source: source, outputDirectory: PanoramaSourceOptions.expand(out))
         export.radius = radius
         export.resolution = resolution
         export.overwrite = overwrite
@@ -163,5 +163,4 @@ enum PanoramasCommand: Command {
         }
     }
 
-    private static func expand(_ path: String) -> String { (path as NSString).expandingTildeInPath }
 }
