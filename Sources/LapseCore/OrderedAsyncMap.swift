@@ -16,28 +16,49 @@ public func forEachOrdered<T: Sendable>(
     produce: @escaping @Sendable (Int) async throws -> T,
     consume: (Int, T) async throws -> Void
 ) async throws {
+    var issued = 0
+    try await forEachOrdered(pulling: {
+        guard issued < count else { return nil }
+        defer { issued += 1 }
+        return issued
+    }, concurrency: concurrency, produce: produce, consume: consume)
+}
+
+/// As ``forEachOrdered(count:concurrency:produce:consume:)`` for a sequence whose length is not known in advance:
+/// `next` is asked for the next input whenever fewer than `concurrency` items are in flight, and returns `nil`
+/// at the end. Inputs are numbered in the order `next` returns them; `consume` receives the outputs in that order.
+///
+/// `next` runs in the calling task, between consumptions (never at the same time as `consume`), so it may keep
+/// state of its own; while it suspends (e.g. waiting for a lookup), the items in flight go on being produced.
+public func forEachOrdered<Input: Sendable, T: Sendable>(
+    pulling next: () async throws -> Input?, concurrency: Int,
+    produce: @escaping @Sendable (Input) async throws -> T,
+    consume: (Int, T) async throws -> Void
+) async throws {
     let limit = max(1, concurrency)
     try await withThrowingTaskGroup(of: (Int, T).self) { group in
         var started = 0
-        var next = 0
+        var consumed = 0
+        var exhausted = false
         var ready: [Int: T] = [:]
-        func fill() {
-            while started < count && (started - next) < limit {
+        func fill() async throws {
+            while !exhausted && started - consumed < limit {
+                guard let input = try await next() else { exhausted = true; break }
                 let index = started
-                group.addTask { (index, try await produce(index)) }
+                group.addTask { (index, try await produce(input)) }
                 started += 1
             }
         }
-        fill()
-        while next < count {
+        try await fill()
+        while consumed < started {
             guard let (index, value) = try await group.next() else { break }
             ready[index] = value
-            while let item = ready.removeValue(forKey: next) {
+            while let item = ready.removeValue(forKey: consumed) {
                 try Task.checkCancellation()
-                try await consume(next, item)
-                next += 1
+                try await consume(consumed, item)
+                consumed += 1
             }
-            fill()
+            try await fill()
         }
     }
 }

@@ -105,28 +105,13 @@ public struct HyperlapseJob: Sendable {
         defer { video.discard(); credits.discard(); jobFile?.discard() }
         let creditsPath = sidecarBase + ".credits.txt"
 
-        let plan = try await feed.plan(progress: progress)
-        guard !plan.stops.isEmpty else {
-            throw LapseError(.notFound, feed.name, "no panoramas along the route (\(plan.routePoints) points looked up, none covered)")
-        }
-        // The camera stands where each panorama was taken (for look-at), moving along the route (its distance
-        // and heading are the route point's).
-        let poses = try CameraPath(camera).poses(for: plan.stops.map { stop in
-            var point = stop.routePoint
-            point.coordinate = stop.position
-            return point
-        })
-        let attributions = Self.unique(plan.stops.compactMap(\.attribution))
-        let creditText = Self.creditsText(attributions, feed: feed.name)
+        var planner = StopPlanner(feed: feed, path: try CameraPath(camera), progress: progress)
+        defer { planner.cancel() }
 
         var settings = VideoEncoderSettings(width: width, height: height, fps: fps)
         settings.crf = crf
         settings.preset = preset
-        settings.metadata = [
-            "copyright": attributions.map(\.line).joined(separator: "; "),
-            "comment": "Hyperlapse made with lapse \(lapseVersion). Imagery: " + attributions.map(\.line).joined(separator: "; "),
-            "encoder": "lapse \(lapseVersion)",
-        ]
+        settings.metadata = ["encoder": "lapse \(lapseVersion)"]
         let encoder = try VideoEncoder(path: video.temporaryPath, container: container, settings: settings)
         let gifSize: (Int, Int)? = gif.map { _ in
             let gw = max(2, min(width, gifWidth ?? width / 3))
@@ -138,17 +123,22 @@ public struct HyperlapseJob: Sendable {
         defer { gifEncoder?.cancel() }
 
         let projector = try Projector(width: width, height: height)
-        let stops = plan.stops
-        let total = stops.count
         let frameDuration = 1 / Double(fps)
         var previous: PixelBuffer?
-        var rendered = 0
-        try await forEachOrdered(count: total, concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1)) { index in
-            let stop = stops[index]
-            let panorama = try await feed.image(for: stop, index: index)
+        var rendered = 0, lastPoint = -1
+        // Lookups run a window ahead (StopPlanner); panoramas are fetched and rendered a few frames ahead of the
+        // encoder, fetching only the tiles each frame's view reads.
+        try await forEachOrdered(pulling: { try await planner.next() },
+                                 concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1)) { frame in
+            let region = PanoramaRegion { w, h, cw, ch in
+                try projector.footprint(sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera,
+                                        cellWidth: cw, cellHeight: ch)
+            }
+            let panorama = try await feed.image(for: frame.stop, region: region)
             try Task.checkCancellation()
-            return try projector.render(panorama, pose: stop.pose, camera: poses[index])
-        } consume: { _, frame in
+            return (try projector.render(panorama, pose: frame.stop.pose, camera: frame.camera), frame.point)
+        } consume: { _, rendering in
+            let (frame, point) = rendering
             var frames = [frame]
             if crossfade, let previous { frames.insert(previous.blended(with: frame, amount: 0.5), at: 0) }
             for f in frames {
@@ -157,10 +147,23 @@ public struct HyperlapseJob: Sendable {
             }
             previous = frame
             rendered += 1
-            progress?(ProgressEvent(stage: "render", completed: rendered, total: total, unit: "frames"))
+            lastPoint = point
+            // Progress along the route: the number of frames is known only once the lookup has reached the end.
+            progress?(ProgressEvent(stage: "render", completed: point + 1, total: feed.pointCount, unit: "route points"))
         }
-        try encoder.finish()
-        try Data(creditText.utf8).write(to: URL(fileURLWithPath: credits.temporaryPath))
+        guard rendered > 0 else {
+            throw LapseError(.notFound, feed.name, "no panoramas along the route (\(planner.pointsLookedUp) points looked up, none covered)")
+        }
+        if lastPoint + 1 < feed.pointCount {   // points without imagery at the end of the route
+            progress?(ProgressEvent(stage: "render", completed: feed.pointCount, total: feed.pointCount, unit: "route points"))
+        }
+        let attributions = planner.attributions
+        // The MP4 index (and its metadata) is written last: the credits of every panorama used go in.
+        try encoder.finish(metadata: [
+            "copyright": attributions.map(\.line).joined(separator: "; "),
+            "comment": "Hyperlapse made with lapse \(lapseVersion). Imagery: " + attributions.map(\.line).joined(separator: "; "),
+        ])
+        try Data(Self.creditsText(attributions, feed: feed.name).utf8).write(to: URL(fileURLWithPath: credits.temporaryPath))
         if let jobFile, let settings = self.settings {
             try settings.withAbsolutePaths().jsonData().write(to: URL(fileURLWithPath: jobFile.temporaryPath))
         }
@@ -169,8 +172,8 @@ public struct HyperlapseJob: Sendable {
         try credits.commit()
         try jobFile?.commit()
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
-        return Summary(feed: feed.name, distance: plan.distance, routePoints: plan.routePoints, panoramas: total,
-                       duplicatesDropped: plan.duplicatesDropped, gaps: plan.gaps, frames: encoder.framesWritten,
+        return Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, panoramas: rendered,
+                       duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps, frames: encoder.framesWritten,
                        duration: Double(encoder.framesWritten) / Double(fps), output: output, bytes: bytes,
                        gif: gif, gifBytes: gifSummary?.bytes, credits: creditsPath, attributions: attributions)
     }

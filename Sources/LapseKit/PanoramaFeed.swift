@@ -37,10 +37,13 @@ public struct HyperlapseStop: Sendable {
     /// The panorama's own heading (compass degrees of its centre column), tilt and roll.
     public var pose: PanoramaPose
     public var attribution: Attribution?
+    /// The source's metadata of the panorama (nil for video frames).
+    public var panorama: PanoramaMetadata?
 
     /// - Parameter position: where the panorama was taken; default the route point's coordinate.
     public init(panoramaID: String, routePoint: RoutePoint, position: Coordinate? = nil, pose: PanoramaPose,
-                attribution: Attribution? = nil) {
+                attribution: Attribution? = nil, panorama: PanoramaMetadata? = nil) {
+        self.panorama = panorama
         self.panoramaID = panoramaID
         self.routePoint = routePoint
         self.position = position ?? routePoint.coordinate
@@ -49,35 +52,27 @@ public struct HyperlapseStop: Sendable {
     }
 }
 
-/// What the lookup stage found along a route.
-public struct HyperlapsePlan: Sendable {
-    /// The frames' panoramas, in route order, consecutive duplicates dropped.
-    public var stops: [HyperlapseStop]
-    /// Route points looked up.
-    public var routePoints: Int
-    /// Route length in metres (0 when there is no route, e.g. a video without a track).
-    public var distance: Double
-    /// Route points with no panorama within the search radius (skipped).
-    public var gaps: Int
-    /// Route points whose nearest panorama was the same as the previous point's (dropped).
-    public var duplicatesDropped: Int
-
-    public init(stops: [HyperlapseStop], routePoints: Int, distance: Double, gaps: Int, duplicatesDropped: Int) {
-        self.stops = stops
-        self.routePoints = routePoints
-        self.distance = distance
-        self.gaps = gaps
-        self.duplicatesDropped = duplicatesDropped
-    }
-}
-
-/// Where a hyperlapse's panoramas come from: plans the frames, then delivers each frame's equirectangular image.
+/// Where a hyperlapse's panoramas come from: the points to look up (route points, video frames), the panorama of
+/// each point, and each frame's equirectangular image.
+///
+/// The job looks points up a window at a time, a bounded distance ahead of rendering, so memory and the time to
+/// the first frame do not grow with the route's length.
 public protocol PanoramaFeed: Sendable {
     /// A short name for summaries ("Google Street View", "video overpass.mp4").
     var name: String { get }
-    /// Looks up the panoramas along the route.
-    func plan(progress: ProgressHandler?) async throws -> HyperlapsePlan
-    /// The equirectangular image of stop `index` of the plan (2:1, RGBA). Called for increasing indices, a few
-    /// at a time concurrently.
-    func image(for stop: HyperlapseStop, index: Int) async throws -> PixelBuffer
+    /// Points to look up (route points or video frames), ≥ 0.
+    var pointCount: Int { get }
+    /// Route length in metres (0 when there is no route, e.g. a video without a track).
+    var distance: Double { get }
+    /// How many points a lookup should cover at once (e.g. 100: one Google `panoIds` request).
+    var lookupWindow: Int { get }
+    /// The panorama of each point of `range` (a sub-range of `0..<pointCount`), in order; `nil` where a point has
+    /// no coverage. Consecutive duplicates are left in (the job drops them). Called for consecutive ranges from 0,
+    /// the next one possibly while frames of the previous one are being rendered.
+    func lookup(_ range: Range<Int>) async throws -> [HyperlapseStop?]
+    /// The equirectangular image (2:1, RGBA) of a stop found by ``lookup(_:)``. Called a few at a time
+    /// concurrently, in increasing order of stops.
+    /// - Parameter region: the part of the image the frame reads; a tiled source fetches only those tiles and
+    ///   leaves the other pixels unset.
+    func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer
 }

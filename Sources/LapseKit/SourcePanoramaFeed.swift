@@ -3,15 +3,16 @@ import Foundation
 
 /// A route's panoramas from a ``PanoramaSource`` (Google Street View, Panoramax, local 360° photos): the nearest
 /// panorama of every route point, consecutive duplicates dropped, points without coverage skipped.
-public final class SourcePanoramaFeed: PanoramaFeed, @unchecked Sendable {
-    // @unchecked: `planned` is written once by plan(), under `lock`, before any image() call.
+public struct SourcePanoramaFeed: PanoramaFeed {
     public let source: any PanoramaSource
     public let points: [RoutePoint]
     public let radius: Double
     public let resolution: PanoramaResolution
-    private let lock = NSLock()
-    private var planned: [PanoramaMetadata] = []
     public var name: String { Self.displayName(source.name) }
+    public var pointCount: Int { points.count }
+    public var distance: Double { points.last?.distanceAlongRoute ?? 0 }
+    /// 100 points: one Google `panoIds` request.
+    public var lookupWindow: Int { 100 }
 
     /// - Parameters:
     ///   - source: where to look.
@@ -32,31 +33,28 @@ public final class SourcePanoramaFeed: PanoramaFeed, @unchecked Sendable {
         .atLeast(width: Int((0.75 * Double(frameWidth) * 360 / fov).rounded()))
     }
 
-    public func plan(progress: ProgressHandler?) async throws -> HyperlapsePlan {
-        progress?(ProgressEvent(stage: "lookup", completed: 0, total: points.count, unit: "points"))
-        let matches = try await PanoramaLookup.matches(for: points, in: source, radius: radius)
-        progress?(ProgressEvent(stage: "lookup", completed: points.count, total: points.count, unit: "points"))
-        var stops: [HyperlapseStop] = []
-        var metadata: [PanoramaMetadata] = []
-        for match in matches {
-            guard let pano = match.panorama, !match.repeatsPrevious else { continue }
-            let point = points[match.index]
-            stops.append(HyperlapseStop(
-                panoramaID: pano.id, routePoint: point, position: pano.coordinate,
-                pose: PanoramaPose(heading: pano.heading, tilt: pano.tilt, roll: pano.roll),
-                attribution: Attribution(source: Self.displayName(pano.source), copyright: pano.copyright,
-                                         author: pano.author, licence: pano.licence)))
-            metadata.append(pano)
+    /// The nearest panorama of each point of `range` within ``radius``.
+    /// - Throws: ``LapseError`` `.usage` for a bad radius; the source's errors (no coverage is not an error).
+    public func lookup(_ range: Range<Int>) async throws -> [HyperlapseStop?] {
+        let window = Array(points[range])
+        let matches = try await PanoramaLookup.matches(for: window, in: source, radius: radius)
+        return matches.map { match in
+            match.panorama.map { pano in
+                HyperlapseStop(
+                    panoramaID: pano.id, routePoint: window[match.index], position: pano.coordinate,
+                    pose: PanoramaPose(heading: pano.heading, tilt: pano.tilt, roll: pano.roll),
+                    attribution: Attribution(source: Self.displayName(pano.source), copyright: pano.copyright,
+                                             author: pano.author, licence: pano.licence),
+                    panorama: pano)
+            }
         }
-        lock.withLock { planned = metadata }
-        let coverage = CoverageSummary(matches)
-        return HyperlapsePlan(stops: stops, routePoints: points.count, distance: points.last?.distanceAlongRoute ?? 0,
-                              gaps: coverage.withoutImagery, duplicatesDropped: coverage.consecutiveDuplicates)
     }
 
-    public func image(for stop: HyperlapseStop, index: Int) async throws -> PixelBuffer {
-        let pano = lock.withLock { planned[index] }
-        return try await source.image(for: pano, resolution: resolution).pixels
+    public func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer {
+        guard let pano = stop.panorama else {
+            throw LapseError(.invalidInput, name, "stop \(stop.panoramaID) has no panorama metadata")
+        }
+        return try await source.image(for: pano, resolution: resolution, region: region).pixels
     }
 
     static func displayName(_ source: String) -> String {

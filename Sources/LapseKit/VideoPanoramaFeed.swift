@@ -13,6 +13,11 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     public let panoHeading: Double
     public var name: String { "video \((path as NSString).lastPathComponent)" }
     private let decoder: SequentialDecoder
+    /// Presentation times of the video's frames, seconds.
+    private let times: [Double]
+    public var pointCount: Int { (times.count + frameStep - 1) / frameStep }
+    public var distance: Double { 0 }
+    public var lookupWindow: Int { 100 }
 
     /// - Parameters:
     ///   - path: the video file (or URL).
@@ -28,24 +33,24 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
             throw LapseError(.invalidInput, path, "not an equirectangular 360° video (\(reader.displayWidth)x\(reader.displayHeight) is not 2:1)")
         }
         decoder = SequentialDecoder(reader, wanted: { [step = self.frameStep] in $0 % step == 0 })
+        times = try decoder.frameTimes()
     }
 
-    public func plan(progress: ProgressHandler?) async throws -> HyperlapsePlan {
-        let times = try decoder.frameTimes()
+    /// Stop `n` is frame `n · frameStep`, at "distance" n along a road that runs the way the video's centre faces.
+    public func lookup(_ range: Range<Int>) async throws -> [HyperlapseStop?] {
         let origin = Coordinate(uncheckedLatitude: 0, longitude: 0)
-        var stops: [HyperlapseStop] = []
-        for (n, index) in stride(from: 0, to: times.count, by: frameStep).enumerated() {
+        let attribution = Attribution(source: (path as NSString).lastPathComponent)
+        return range.map { n in
             let point = RoutePoint(coordinate: origin, distanceAlongRoute: Double(n), heading: normalizeDegrees(panoHeading))
-            stops.append(HyperlapseStop(panoramaID: String(format: "t=%.3f", times[index]), routePoint: point,
-                                        pose: PanoramaPose(heading: panoHeading),
-                                        attribution: Attribution(source: (path as NSString).lastPathComponent)))
+            return HyperlapseStop(panoramaID: String(format: "t=%.3f", times[n * frameStep]), routePoint: point,
+                                  pose: PanoramaPose(heading: panoHeading), attribution: attribution)
         }
-        progress?(ProgressEvent(stage: "lookup", completed: stops.count, total: stops.count, unit: "frames"))
-        return HyperlapsePlan(stops: stops, routePoints: stops.count, distance: 0, gaps: 0, duplicatesDropped: 0)
     }
 
-    public func image(for stop: HyperlapseStop, index: Int) async throws -> PixelBuffer {
-        try decoder.frame(number: index * frameStep)
+    /// The frame of the stop (stops must be asked for in increasing order, a few at a time: the video is
+    /// decoded front to back once). `region` is ignored: frames come whole.
+    public func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer {
+        try decoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep)
     }
 }
 

@@ -15,7 +15,8 @@ public struct VideoEncoderSettings: Sendable {
     /// Frames per second as a fraction (`frameRate.num / frameRate.den`), e.g. (30, 1) or (30000, 1001).
     public var frameRate: (num: Int, den: Int)
     public var codec: Codec = .h264
-    /// Constant rate factor, 0–51 (lower is better quality; x264's scale). Default 20.
+    /// Constant rate factor, 0–51 (lower is better quality; x264's scale). Default 20. CRF 0 is lossless and,
+    /// for H.264, uses the High 4:4:4 Predictive profile, which some hardware players cannot decode.
     public var crf: Double = 20
     /// x264/x265 preset: ultrafast … veryslow. Default `medium`.
     public var preset: String = "medium"
@@ -130,7 +131,8 @@ public final class VideoEncoder {
         defer { av_dict_free(&options) }
         av_dict_set(&options, "preset", settings.preset, 0)
         av_dict_set(&options, "crf", String(settings.crf), 0)
-        if settings.codec == .h264 {
+        if settings.codec == .h264 && settings.crf > 0 {
+            // High plays everywhere; CRF 0 (lossless) needs High 4:4:4 Predictive, which x264 picks itself.
             av_dict_set(&options, "profile", "high", 0)
         } else {
             av_dict_set(&options, "x265-params", "log-level=error", 0)
@@ -282,11 +284,15 @@ public final class VideoEncoder {
     }
 
     /// Flushes the encoder and finishes the file (writes the index; moves `moov` to the front for MP4/MOV).
-    public func finish() throws {
+    /// - Parameter metadata: container metadata known only at the end (e.g. the credits of every panorama used),
+    ///   added to ``VideoEncoderSettings/metadata``. MP4 and MOV write their metadata with the index, at the end;
+    ///   containers that write it in the header (Matroska) keep only what was set at the start.
+    public func finish(metadata: [String: String] = [:]) throws {
         guard !finished else { return }
         finished = true
         try encode(nil)
         guard let format else { return }
+        for (key, value) in metadata { av_dict_set(&format.pointee.metadata, key, value, 0) }
         try ffCheck(av_write_trailer(format), path, "cannot finish the file", as: .output)
         if format.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 { avio_closep(&format.pointee.pb) }
     }

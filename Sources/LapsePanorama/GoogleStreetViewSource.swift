@@ -146,6 +146,13 @@ public struct GoogleStreetViewSource: PanoramaSource {
     /// level is used; with `.zoom(z)` placeholders are an error.
     /// - Throws: ``LapseError`` `.notFound` when only placeholders are found, network and decoding errors.
     public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage {
+        try await image(for: panorama, resolution: resolution, region: nil)
+    }
+
+    /// As ``image(for:resolution:)``, fetching only the tiles `region` touches (all when `nil`); the pixels of the
+    /// other tiles are unset. Placeholders are looked for among the fetched tiles.
+    public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution,
+                      region: PanoramaRegion?) async throws -> PanoramaImage {
         var zoom = Self.zoom(for: resolution, metadata: panorama)
         var placeholders: [TileIndex] = []
         var downloaded = 0, fromCache = 0
@@ -161,9 +168,14 @@ public struct GoogleStreetViewSource: PanoramaSource {
                                             URLQueryItem(name: "key", value: key),
                                             URLQueryItem(name: "panoId", value: id)])
             }, progress: progress)
+            var tiles = grid.tiles
+            if let region {
+                let cells = try region.cells(grid.width, grid.height, grid.tileWidth, grid.tileHeight)
+                tiles = tiles.filter { cells[$0.y * grid.columns + $0.x] }
+            }
             let result: TileFetcher.Result
             do {
-                result = try await fetcher.fetch(grid)
+                result = try await fetcher.fetch(grid, tiles: tiles)
             } catch let error as LapseError where !renewedSession && Self.isSessionProblem(error) {
                 // The session token expired or was revoked mid-run: make a new one once and go on
                 // (tiles already fetched come from the cache).
@@ -174,15 +186,17 @@ public struct GoogleStreetViewSource: PanoramaSource {
             downloaded += result.downloaded
             fromCache += result.fromCache
             if result.placeholders.isEmpty {
-                return PanoramaImage(metadata: panorama, pixels: result.image, zoom: zoom, placeholderTiles: placeholders,
-                                     tilesDownloaded: downloaded, tilesFromCache: fromCache)
+                var image = PanoramaImage(metadata: panorama, pixels: result.image, zoom: zoom, placeholderTiles: placeholders,
+                                          tilesDownloaded: downloaded, tilesFromCache: fromCache)
+                image.tilesSkipped = grid.tileCount - tiles.count
+                return image
             }
             placeholders += result.placeholders
             let list = result.placeholders.prefix(6).map(\.description).joined(separator: ", ")
                 + (result.placeholders.count > 6 ? ", …" : "")
             if case .zoom = resolution {
                 throw LapseError(.notFound, "Google Street View pano \(id)",
-                                 "\(result.placeholders.count) of \(grid.tileCount) tiles at zoom \(zoom) are all-black placeholders (\(list))")
+                                 "\(result.placeholders.count) of \(tiles.count) tiles at zoom \(zoom) are all-black placeholders (\(list))")
             }
             guard zoom > 0 else {
                 throw LapseError(.notFound, "Google Street View pano \(id)",

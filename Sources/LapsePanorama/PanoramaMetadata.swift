@@ -96,6 +96,9 @@ public struct PanoramaImage: Sendable {
     public var tilesDownloaded: Int
     /// Tiles read from the cache.
     public var tilesFromCache: Int
+    /// Tiles not fetched because the caller's ``PanoramaRegion`` does not touch them: their pixels are unset
+    /// (whatever the memory held). 0 for a whole image.
+    public var tilesSkipped: Int = 0
 
     public init(metadata: PanoramaMetadata, pixels: PixelBuffer, zoom: Int? = nil, placeholderTiles: [TileIndex] = [],
                 tilesDownloaded: Int = 0, tilesFromCache: Int = 0) {

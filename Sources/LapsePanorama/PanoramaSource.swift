@@ -24,4 +24,34 @@ public protocol PanoramaSource: Sendable {
     /// - Throws: ``LapseCore/LapseError`` `.notFound` when the source has no imagery for it (e.g. only black
     ///   placeholder tiles), `.network`…, `.invalidInput` when the image cannot be decoded.
     func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage
+
+    /// As ``image(for:resolution:)``, for a caller that reads only `region` of the image: a tiled source
+    /// (Google Street View) fetches only the tiles the region touches and leaves the other pixels unset
+    /// (``PanoramaImage/tilesSkipped`` counts them). Sources that deliver whole images ignore `region`.
+    func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?) async throws -> PanoramaImage
+}
+
+extension PanoramaSource {
+    public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution,
+                      region: PanoramaRegion?) async throws -> PanoramaImage {
+        try await image(for: panorama, resolution: resolution)
+    }
+}
+
+/// The part of an equirectangular panorama a caller will read (the view of one frame), asked for once the
+/// image size is known, on a grid of cells such as a source's tiles.
+public struct PanoramaRegion: Sendable {
+    /// `cells(width, height, cellWidth, cellHeight)`: one flag per cell of `cellWidth × cellHeight` pixels laid over
+    /// a `width × height` image from its top-left corner, row by row (`ceil(width / cellWidth)` cells a row);
+    /// true where some pixel of the cell will be read.
+    public let cells: @Sendable (_ width: Int, _ height: Int, _ cellWidth: Int, _ cellHeight: Int) throws -> [Bool]
+
+    public init(cells: @escaping @Sendable (_ width: Int, _ height: Int, _ cellWidth: Int, _ cellHeight: Int) throws -> [Bool]) {
+        self.cells = cells
+    }
+
+    /// The whole image.
+    public static let all = PanoramaRegion { w, h, cw, ch in
+        [Bool](repeating: true, count: ((w + cw - 1) / cw) * ((h + ch - 1) / ch))
+    }
 }

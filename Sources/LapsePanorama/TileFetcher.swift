@@ -21,12 +21,14 @@ struct TileFetcher: Sendable {
         var fromCache: Int
     }
 
-    func fetch(_ grid: TileGrid) async throws -> Result {
+    /// Fetches `tiles` of `grid` (default all) and stitches them; pixels of the other tiles are unset.
+    func fetch(_ grid: TileGrid, tiles: [TileIndex]? = nil) async throws -> Result {
         var stitcher = TileStitcher(grid: grid)
         var downloaded = 0, fromCache = 0, done = 0
-        let total = grid.tileCount
+        let wanted = tiles ?? grid.tiles
+        let total = wanted.count
         try await withThrowingTaskGroup(of: (TileIndex, PixelBuffer, Bool).self) { group in
-            for tile in grid.tiles {
+            for tile in wanted {
                 group.addTask {
                     let (data, cached) = try await self.tileData(tile)
                     let name = "\(self.cachePrefix.joined(separator: "/"))/\(tile)"

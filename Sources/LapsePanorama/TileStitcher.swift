@@ -13,9 +13,10 @@ public struct TileStitcher: Sendable {
     /// The largest channel value a pixel of a placeholder tile may have (JPEG noise on pure black stays ≤ 3).
     public static let blackThreshold: UInt8 = 6
 
+    /// A canvas whose pixels are unset until tiles are placed (placing every tile of the grid sets them all).
     public init(grid: TileGrid) {
         self.grid = grid
-        canvas = PixelBuffer(width: grid.width, height: grid.height)
+        canvas = PixelBuffer(uninitializedWidth: grid.width, height: grid.height)
     }
 
     /// Copies `tile` (RGBA, normally tileWidth × tileHeight) into place; the part beyond the true size is dropped.
@@ -23,7 +24,10 @@ public struct TileStitcher: Sendable {
     @discardableResult
     public mutating func place(_ tile: PixelBuffer, at index: TileIndex) -> Bool {
         let x0 = index.x * grid.tileWidth, y0 = index.y * grid.tileHeight
-        let w = min(tile.width, grid.width - x0), h = min(tile.height, grid.height - y0)
+        let cellWidth = min(grid.tileWidth, grid.width - x0), cellHeight = min(grid.tileHeight, grid.height - y0)
+        guard cellWidth > 0, cellHeight > 0 else { return false }
+        let w = min(tile.width, cellWidth), h = min(tile.height, cellHeight)
+        if w < cellWidth || h < cellHeight { clear(x: x0, y: y0, width: cellWidth, height: cellHeight) }   // a short tile: black around it
         guard w > 0, h > 0 else { return false }
         let cw = canvas.width
         let tw = tile.width
@@ -51,6 +55,17 @@ public struct TileStitcher: Sendable {
         }
         if black { placeholders.append(index) }
         return black
+    }
+
+    /// Sets a rectangle of the canvas to opaque black.
+    private mutating func clear(x: Int, y: Int, width: Int, height: Int) {
+        let cw = canvas.width
+        canvas.bytes.withUnsafeMutableBytes { raw in
+            let p = raw.bindMemory(to: UInt32.self)
+            for row in y..<(y + height) {
+                for i in (row * cw + x)..<(row * cw + x + width) { p[i] = RGBA(0, 0, 0, 255).packed }
+            }
+        }
     }
 
     /// The stitched image, `grid.width × grid.height`.

@@ -30,10 +30,12 @@ public struct CameraPath: Sendable {
 
     /// One pose per frame; `frames[i]` is where frame `i` is taken (distances along the route must not decrease).
     /// Roll is 0. Headings are in [0, 360).
-    public func poses(for frames: [RoutePoint]) -> [CameraPose] {
-        guard !frames.isEmpty else { return [] }
+    /// - Parameter range: only the poses of these frames (default all); the result has `range.count` poses.
+    public func poses(for frames: [RoutePoint], in range: Range<Int>? = nil) -> [CameraPose] {
+        let range = range ?? frames.indices
+        guard !frames.isEmpty, !range.isEmpty else { return [] }
         let resolver = PositionResolver(frames: frames)
-        let ahead = Self.headingsAhead(frames, lookAhead: script.lookAhead)
+        let ahead = Self.headingsAhead(frames, lookAhead: script.lookAhead, from: range.lowerBound, to: range.upperBound)
         let headingTrack = Track(script.keyframes.compactMap { k in k.heading.map { (resolver.index(k.position), $0, k.easing) } }, circular: true)
         let pitchTrack = Track(script.keyframes.compactMap { k in k.pitch.map { (resolver.index(k.position), $0, k.easing) } }, circular: false)
         let fovTrack = Track(script.keyframes.compactMap { k in k.fov.map { (resolver.index(k.position), $0, k.easing) } }, circular: false)
@@ -42,17 +44,17 @@ public struct CameraPath: Sendable {
         shots[0].start = 0
         let transition = Double(script.transitionFrames)
 
-        return frames.indices.map { i in
+        return range.map { i in
             let x = Double(i)
             let basePitch = pitchTrack.value(at: x) ?? script.pitch
             func modePose(_ mode: CameraMode) -> (heading: Double, pitch: Double) {
                 switch mode {
                 case .route(let offset):
-                    return (ahead[i] + offset, basePitch)
+                    return (ahead[i - range.lowerBound] + offset, basePitch)
                 case .lookAt(let target, let elevation):
                     let here = frames[i]
                     let distance = here.coordinate.distance(to: target)
-                    guard distance > 0.01 else { return (ahead[i], basePitch) }
+                    guard distance > 0.01 else { return (ahead[i - range.lowerBound], basePitch) }
                     var pitch = basePitch
                     if let elevation, let ground = here.elevation {
                         pitch = atan2(elevation - (ground + script.cameraHeight), distance) * 180 / .pi
@@ -61,7 +63,7 @@ public struct CameraPath: Sendable {
                 case .fixed(let heading):
                     return (heading, basePitch)
                 case .keyframes:
-                    return (headingTrack.value(at: x) ?? ahead[i], basePitch)
+                    return (headingTrack.value(at: x) ?? ahead[i - range.lowerBound], basePitch)
                 }
             }
             func shotPose(_ k: Int) -> (heading: Double, pitch: Double) {
@@ -79,13 +81,47 @@ public struct CameraPath: Sendable {
         }
     }
 
-    /// For each frame, the mean heading of the frames from it to `lookAhead` metres ahead, kept within 90° of
-    /// the frame's own heading.
-    static func headingsAhead(_ frames: [RoutePoint], lookAhead: Double) -> [Double] {
-        var result = [Double](repeating: 0, count: frames.count)
+    /// How many of `frames` have their final pose when more frames may follow (a route being looked up piece by
+    /// piece): ``poses(for:)`` of `frames` gives those first poses exactly as it would for the whole path.
+    ///
+    /// Frame `i` is settled when the frames known reach past `lookAhead` metres beyond it (its heading ahead cannot
+    /// change) and, when some keyframe lies beyond the known frames (a later frame number or distance), a keyframe
+    /// already passed lies after frame `i` (interpolation towards a keyframe needs to know at which frame it is).
+    /// So poses wait for the route to be known as far as the next keyframe, never further.
+    /// - Parameter complete: no frame follows: every frame is settled.
+    public func settledCount(of frames: [RoutePoint], complete: Bool) -> Int {
+        guard !complete else { return frames.count }
+        guard let last = frames.last else { return 0 }
+        let lastIndex = frames.count - 1
+        // The look-ahead window: frames yet to come lie at or beyond the last known distance.
+        var settled = frames.firstIndex { $0.distanceAlongRoute + script.lookAhead >= last.distanceAlongRoute } ?? frames.count
+        let resolver = PositionResolver(frames: frames)
+        let positions = script.keyframes.map(\.position)
+        var passed: [Double] = []
+        var pending = false
+        for position in positions {
+            switch position {
+            case .frame(let f) where f <= lastIndex: passed.append(Double(f))
+            case .distance(let d) where d <= last.distanceAlongRoute: passed.append(resolver.index(position))
+            default: pending = true
+            }
+        }
+        if pending {
+            // Frames before the furthest keyframe passed interpolate between keyframes already placed.
+            let furthest = passed.max() ?? 0
+            settled = min(settled, passed.isEmpty ? 0 : Int(furthest.rounded(.up)))
+        }
+        return max(0, settled)
+    }
+
+    /// For each frame of `start..<stop` (default all), the mean heading of the frames from it to `lookAhead`
+    /// metres ahead, kept within 90° of the frame's own heading.
+    static func headingsAhead(_ frames: [RoutePoint], lookAhead: Double, from start: Int = 0, to stop: Int? = nil) -> [Double] {
+        let stop = stop ?? frames.count
+        var result = [Double](repeating: 0, count: stop - start)
         var s = 0.0, c = 0.0   // running sums of unit vectors over the window [i, end)
-        var end = 0
-        for i in frames.indices {
+        var end = start
+        for i in start..<stop {
             if end < i { end = i; s = 0; c = 0 }
             while end < frames.count, frames[end].distanceAlongRoute <= frames[i].distanceAlongRoute + lookAhead {
                 let a = frames[end].heading * .pi / 180
@@ -98,7 +134,7 @@ public struct CameraPath: Sendable {
                 let m = normalizeDegrees(atan2(s, c) * 180 / .pi)
                 if abs(angleDifference(from: own, to: m)) <= 90 { mean = m }
             }
-            result[i] = mean
+            result[i - start] = mean
             let a = own * .pi / 180   // frame i leaves the window
             s -= sin(a); c -= cos(a)
         }

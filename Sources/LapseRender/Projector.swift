@@ -61,7 +61,7 @@ public final class Projector: @unchecked Sendable {
     public func render(_ panorama: PixelBuffer, pose: PanoramaPose = PanoramaPose(), camera: CameraPose,
                        into output: inout PixelBuffer) throws {
         precondition(output.width == width && output.height == height, "output buffer size differs from the projector's")
-        let (table, shift) = try table(for: panorama, pose: pose, camera: camera)
+        let (table, shift) = try table(sourceWidth: panorama.width, sourceHeight: panorama.height, pose: pose, camera: camera)
         panorama.bytes.withUnsafeBytes { src in
             output.bytes.withUnsafeMutableBytes { dst in
                 table.u.withUnsafeBufferPointer { tu in
@@ -85,31 +85,77 @@ public final class Projector: @unchecked Sendable {
         }
     }
 
+    /// Which parts of a `sourceWidth × sourceHeight` panorama the view `camera` reads: one flag per cell of a
+    /// grid of `cellWidth × cellHeight` pixels laid over the image from its top-left corner, row by row
+    /// (`ceil(sourceWidth / cellWidth)` cells a row). A cell is flagged when ``render(_:pose:camera:)`` reads at
+    /// least one of its pixels: the same table and the same taps (2×2 for bilinear, 4×4 for the four-tap kernels),
+    /// so a tiled source may fetch only the flagged tiles and leave the rest of the image unset.
+    /// - Throws: as ``render(_:pose:camera:)``; `.usage` for a cell size under 1 pixel.
+    public func footprint(sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose = PanoramaPose(), camera: CameraPose,
+                          cellWidth: Int, cellHeight: Int) throws -> [Bool] {
+        guard cellWidth >= 1, cellHeight >= 1 else { throw LapseError.usage("cells must be at least 1×1 pixel") }
+        let (table, shift) = try table(sourceWidth: sourceWidth, sourceHeight: sourceHeight, pose: pose, camera: camera)
+        let columns = (sourceWidth + cellWidth - 1) / cellWidth, rows = (sourceHeight + cellHeight - 1) / cellHeight
+        let period = sourceWidth - 1
+        let wrap = UInt32(period) << ProjectionTable.fractionBits
+        // The taps around the sample's top-left neighbour (x0, y0), as render() reads them.
+        let (before, after) = interpolation == .bilinear ? (0, 1) : (1, 2)
+        // First the source columns read within each band of cellHeight rows, then the cells: marking cells per
+        // table entry directly would cost a division per tap.
+        var read = [Bool](repeating: false, count: rows * sourceWidth)
+        read.withUnsafeMutableBufferPointer { read in
+            table.u.withUnsafeBufferPointer { tu in
+                table.v.withUnsafeBufferPointer { tv in
+                    for i in 0..<tu.count {
+                        var u = tu[i] &+ shift
+                        if u >= wrap { u &-= wrap }
+                        let x0 = Int(u >> 8), y0 = Int(tv[i] >> 8)
+                        for dy in -before...after {
+                            let band = min(max(y0 + dy, 0), sourceHeight - 1) / cellHeight * sourceWidth
+                            for dx in -before...after {
+                                var x = x0 + dx
+                                if x < 0 { x = period - 1 } else if x > period { x = 1 }   // four-tap wrap, as render()
+                                read[band + x] = true
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        var cells = [Bool](repeating: false, count: columns * rows)
+        for row in 0..<rows {
+            for x in 0..<sourceWidth where read[row * sourceWidth + x] {
+                cells[row * columns + x / cellWidth] = true
+            }
+        }
+        return cells
+    }
+
     /// The cached (or new) table for this geometry and the source shift (fixed point) for the heading.
-    func table(for panorama: PixelBuffer, pose: PanoramaPose, camera: CameraPose) throws -> (ProjectionTable, UInt32) {
+    func table(sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose, camera: CameraPose) throws -> (ProjectionTable, UInt32) {
         guard camera.fov > 0, camera.fov < 180 else {
             throw LapseError.usage("field of view must be more than 0 and less than 180 degrees, not \(camera.fov)")
         }
         guard [camera.heading, camera.pitch, camera.roll, pose.heading, pose.tilt, pose.roll].allSatisfy(\.isFinite) else {
             throw LapseError.usage("view angles must be finite numbers")
         }
-        guard panorama.width >= 2, panorama.height >= 2 else {
-            throw LapseError(.invalidInput, nil, "panorama of \(panorama.width)x\(panorama.height) pixels is too small")
+        guard sourceWidth >= 2, sourceHeight >= 2 else {
+            throw LapseError(.invalidInput, nil, "panorama of \(sourceWidth)x\(sourceHeight) pixels is too small")
         }
         // Fixed-point source positions (1/256 px) must stay below 2²³ (see ProjectionTable).
-        guard panorama.width <= 32768, panorama.height <= 32768 else {
-            throw LapseError(.invalidInput, nil, "panorama of \(panorama.width)x\(panorama.height) pixels is too large (32768 at most)")
+        guard sourceWidth <= 32768, sourceHeight <= 32768 else {
+            throw LapseError(.invalidInput, nil, "panorama of \(sourceWidth)x\(sourceHeight) pixels is too large (32768 at most)")
         }
         let yaw = Self.normalized(camera.heading - pose.heading)
         let level = pose.isLevel
         let key = ProjectionTableKey(
-            outputWidth: width, outputHeight: height, sourceWidth: panorama.width, sourceHeight: panorama.height,
+            outputWidth: width, outputHeight: height, sourceWidth: sourceWidth, sourceHeight: sourceHeight,
             fov: camera.fov, pitch: camera.pitch, roll: camera.roll, bakedYaw: level ? 0 : yaw,
             panoramaTilt: pose.tilt, panoramaRoll: pose.roll)
         var shift: UInt32 = 0
         if level {
-            let wrap = Int64(panorama.width - 1) << ProjectionTable.fractionBits
-            var s = Int64((yaw / 360 * Double(panorama.width - 1) * Double(ProjectionTable.one)).rounded()) % wrap
+            let wrap = Int64(sourceWidth - 1) << ProjectionTable.fractionBits
+            var s = Int64((yaw / 360 * Double(sourceWidth - 1) * Double(ProjectionTable.one)).rounded()) % wrap
             if s < 0 { s += wrap }
             shift = UInt32(s)
         }

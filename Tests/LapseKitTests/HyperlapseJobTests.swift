@@ -114,4 +114,74 @@ import TestSupport
         local.source = "google"
         #expect(local.withAbsolutePaths(relativeTo: "/w").source == "google")
     }
+
+    /// A feed of 1000 points that records what the job asks for, and when.
+    final class RecordingFeed: PanoramaFeed, @unchecked Sendable {
+        // @unchecked: the logs are guarded by `lock`.
+        let lock = NSLock()
+        var lookupsStarted: [Int] = []
+        /// For each image asked for: (point index, lookups started by then, tiles of a 2048 x 1024 panorama in its region).
+        var images: [(point: Int, lookups: Int, tiles: Int)] = []
+        var name: String { "recording" }
+        var pointCount: Int { 1000 }
+        var distance: Double { 9990 }
+        var lookupWindow: Int { 100 }
+
+        /// Point i: no coverage when i % 10 == 9; panorama "p<i/2>" otherwise (so pairs are duplicates).
+        static func panoramaID(_ i: Int) -> String? { i % 10 == 9 ? nil : "p\(i / 2)" }
+
+        func lookup(_ range: Range<Int>) async throws -> [HyperlapseStop?] {
+            lock.withLock { lookupsStarted.append(range.lowerBound) }
+            return range.map { i in
+                Self.panoramaID(i).map { id in
+                    let point = RoutePoint(coordinate: Coordinate(uncheckedLatitude: 45, longitude: Double(i) * 1e-4),
+                                           distanceAlongRoute: Double(i) * 10, heading: 90)
+                    return HyperlapseStop(panoramaID: id, routePoint: point, pose: PanoramaPose(heading: 0),
+                                          attribution: Attribution(source: "test", author: i >= 950 ? "late" : "early"))
+                }
+            }
+        }
+
+        func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer {
+            let tiles = try region.map { try $0.cells(2048, 1024, 512, 512).filter { $0 }.count } ?? 32
+            lock.withLock {
+                images.append((Int(stop.routePoint.distanceAlongRoute / 10), lookupsStarted.count, tiles))
+            }
+            return PixelBuffer(width: 64, height: 32, fill: RGBA(UInt8(stop.routePoint.distanceAlongRoute.truncatingRemainder(dividingBy: 256)), 90, 160))
+        }
+    }
+
+    /// Lookups run at most a window or two ahead of the frames being rendered (not the whole route first); each
+    /// frame's panorama is asked for with the region its view reads; duplicates and gaps are counted across
+    /// windows; credits of the last panoramas reach the MP4 metadata written at the end.
+    @Test func lookupsStreamAheadOfRendering() async throws {
+        let feed = RecordingFeed()
+        var job = HyperlapseJob(output: dir.appendingPathComponent("stream.mp4").path)
+        job.width = 32
+        job.height = 18
+        job.overwrite = true
+        let summary = try await job.run(feed: feed)
+
+        var expectedFrames = 0, gaps = 0, duplicates = 0
+        var previous: String?
+        for i in 0..<1000 {
+            guard let id = RecordingFeed.panoramaID(i) else { gaps += 1; continue }
+            if id == previous { duplicates += 1 } else { expectedFrames += 1 }
+            previous = id
+        }
+        #expect(summary.frames == expectedFrames && summary.panoramas == expectedFrames)
+        #expect(summary.gaps == gaps && summary.duplicatesDropped == duplicates)
+        #expect(summary.routePoints == 1000)
+        #expect(feed.lookupsStarted == Array(stride(from: 0, to: 1000, by: 100)))
+        #expect(feed.images.count == expectedFrames)
+        #expect(feed.images.first.map { $0.lookups <= 2 } == true, "the first frame waits for one window, not the route")
+        for image in feed.images {
+            // The window holding the point, plus the one being looked up meanwhile (and one more at a window's edge).
+            #expect(image.lookups <= image.point / 100 + 3, "point \(image.point): \(image.lookups) lookups started")
+            #expect(image.tiles > 0 && image.tiles < 32, "a 90° view reads some of the 32 tiles, not all")
+        }
+        let tags = try FFmpegReference.probeJSON(summary.output)["format"] as? [String: Any]
+        let copyright = (tags?["tags"] as? [String: String])?["copyright"] ?? ""
+        #expect(copyright.contains("by early") && copyright.contains("by late"), "\(copyright)")
+    }
 }

@@ -52,7 +52,8 @@ import TestSupport
         #expect(try FFmpegReference.frameTimes(output).count == world.panoramas.count)
         let served = try world.tilesServed()
         #expect(Set(served.keys.map { String($0.split(separator: "/")[0]) }) == Set(world.panoramas.map(\.id)))
-        #expect(served.count == world.panoramas.count * 2, "zoom 1: 2 x 1 tiles each")
+        // Zoom 1 has 2 x 1 tiles; a 90° view may need only one of them (only the tiles a frame reads are fetched).
+        #expect(served.count >= world.panoramas.count && served.count <= world.panoramas.count * 2, "\(served.count) tiles")
         #expect(served.values.allSatisfy { $0 == 1 })
 
         // Attribution: sidecar and MP4 metadata.
@@ -64,9 +65,12 @@ import TestSupport
 
         // Frame 0's heading: the camera path's, which must be the road's bearing ahead (the first 50 m of the
         // route run straight, so the bearing from its start to 50 m along it, computed here independently).
-        let plan = try await feed.plan(progress: nil)
-        #expect(plan.stops.first?.panoramaID == world.panoramas[0].id)
-        let heading = try #require(CameraPath(job.camera).poses(for: plan.stops.map(\.routePoint)).first).heading
+        var stops: [HyperlapseStop] = []
+        for case let stop? in try await feed.lookup(0..<feed.pointCount) where stop.panoramaID != stops.last?.panoramaID {
+            stops.append(stop)
+        }
+        #expect(stops.first?.panoramaID == world.panoramas[0].id)
+        let heading = try #require(CameraPath(job.camera).poses(for: stops.map(\.routePoint)).first).heading
         let route = try RouteFile.read(path: world.routeFile).coordinates
         var along = 0.0, ahead = route[0]
         for (a, b) in zip(route, route.dropFirst()) where along < 50 { along += a.distance(to: b); ahead = b }

@@ -119,6 +119,43 @@ struct CameraPathTests {
         }
     }
 
+    /// A route looked up piece by piece: the poses settled after each new piece are the poses of the whole path,
+    /// they reach no further than the look-ahead (and the next keyframe) allows, and every frame is settled at the end.
+    @Test("poses settle as the route is looked up piece by piece", arguments: [false, true])
+    func settledPrefixes(withKeyframes: Bool) throws {
+        let frames = try Self.frames([(90, 300), (0, 300), (300, 200)])   // a frame every 5 m, two corners
+        var script = CameraScript(lookAhead: 40)
+        if withKeyframes {
+            script.keyframes = [Keyframe(.distance(120), pitch: -10), Keyframe(.frame(90), pitch: 10, fov: 70),
+                                Keyframe(.distance(700), pitch: 0, fov: 90)]
+        }
+        let path = try CameraPath(script)
+        let whole = path.poses(for: frames)
+        var previous = 0
+        for known in stride(from: 7, through: frames.count, by: 13) {
+            let prefix = Array(frames[..<known])
+            let settled = path.settledCount(of: prefix, complete: false)
+            #expect(settled >= previous, "settled frames never go back")
+            previous = settled
+            let lastKnown = prefix.last!.distanceAlongRoute
+            if settled > 0 {
+                // Never beyond the look-ahead…
+                #expect(prefix[settled - 1].distanceAlongRoute + script.lookAhead < lastKnown)
+                // …and exactly what the whole path gives.
+                #expect(path.poses(for: prefix, in: 0..<settled) == Array(whole[..<settled]), "\(known) frames known")
+            }
+            if withKeyframes && lastKnown < 700 {
+                // The pitch of frames past the furthest keyframe placed depends on where the next one falls.
+                let furthestPlaced = max(lastKnown >= 120 ? 24.0 : 0, known > 90 ? 90 : 0)
+                #expect(Double(settled) <= furthestPlaced + 1)
+            } else if !withKeyframes {
+                // Without keyframes only the look-ahead holds frames back: 40 m = 8 frames at 5 m.
+                #expect(settled >= known - 9)
+            }
+        }
+        #expect(path.settledCount(of: frames, complete: true) == frames.count)
+    }
+
     @Test("keyframes by distance, pitch and fov tracks with easing")
     func keyframesByDistance() throws {
         let frames = try Self.frames([(90, 200)])   // a frame every 5 m

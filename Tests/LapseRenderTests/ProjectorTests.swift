@@ -200,15 +200,46 @@ struct ProjectorTextureTests {
         }
     }
 
+    /// The footprint names every cell the render reads: with every other cell filled with garbage the view is
+    /// identical; and it leaves cells out (a 90° view reads about a quarter of the sphere).
+    @Test("footprint: cells outside it are never read", arguments: Interpolation.allCases)
+    func footprint(interpolation: Interpolation) throws {
+        let projector = try Projector(width: 160, height: 90, interpolation: interpolation)
+        let panorama = Self.level
+        let cell = 64   // 16 x 8 cells of 64 px on the 1024 x 512 panorama
+        let cameras = [CameraPose(heading: 0, pitch: 0, fov: 90), CameraPose(heading: 181, pitch: -20, fov: 100),
+                       CameraPose(heading: 359.9, pitch: 5, fov: 60), CameraPose(heading: 10, pitch: 88, fov: 90)]
+        for (k, camera) in cameras.enumerated() {
+            let pose = PanoramaPose(heading: k == 1 ? 30 : 0, tilt: k == 2 ? 3 : 0)
+            let cells = try projector.footprint(sourceWidth: panorama.width, sourceHeight: panorama.height, pose: pose,
+                                                camera: camera, cellWidth: cell, cellHeight: cell)
+            #expect(cells.count == 16 * 8)
+            var scrambled = panorama
+            for y in 0..<panorama.height {
+                for x in 0..<panorama.width where !cells[(y / cell) * 16 + x / cell] {
+                    scrambled[x, y] = RGBA(UInt8(x * 7 & 255), UInt8(y * 13 & 255), 255, 255)
+                }
+            }
+            let expected = try projector.render(panorama, pose: pose, camera: camera)
+            #expect(try projector.render(scrambled, pose: pose, camera: camera) == expected, "camera \(k)")
+            let used = cells.filter { $0 }.count
+            if k == 3 {
+                #expect(cells[0..<16].allSatisfy { $0 }, "looking at the zenith reads the whole top row")
+            } else {
+                #expect(used < cells.count / 2, "camera \(k): \(used) of \(cells.count) cells")
+            }
+        }
+    }
+
     @Test("a heading change alone reuses the table; other changes build a new one")
     func tableReuse() throws {
         let projector = try Projector(width: 64, height: 48)
-        let (t1, s1) = try projector.table(for: Self.level, pose: PanoramaPose(heading: 3), camera: CameraPose(heading: 10))
-        let (t2, s2) = try projector.table(for: Self.level, pose: PanoramaPose(heading: 50), camera: CameraPose(heading: 300))
+        let (t1, s1) = try projector.table(sourceWidth: 1024, sourceHeight: 512, pose: PanoramaPose(heading: 3), camera: CameraPose(heading: 10))
+        let (t2, s2) = try projector.table(sourceWidth: 1024, sourceHeight: 512, pose: PanoramaPose(heading: 50), camera: CameraPose(heading: 300))
         #expect(t1 === t2 && s1 != s2)
-        let (t3, _) = try projector.table(for: Self.level, pose: PanoramaPose(), camera: CameraPose(heading: 0, pitch: 1))
+        let (t3, _) = try projector.table(sourceWidth: 1024, sourceHeight: 512, pose: PanoramaPose(), camera: CameraPose(heading: 0, pitch: 1))
         #expect(t3 !== t1)
-        let (t4, s4) = try projector.table(for: Self.level, pose: PanoramaPose(tilt: 2), camera: CameraPose(heading: 0))
+        let (t4, s4) = try projector.table(sourceWidth: 1024, sourceHeight: 512, pose: PanoramaPose(tilt: 2), camera: CameraPose(heading: 0))
         #expect(t4 !== t1 && s4 == 0)
     }
 
