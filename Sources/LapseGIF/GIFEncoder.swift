@@ -94,7 +94,16 @@ public final class GIFEncoder {
             return
         }
         let pixels = FrameDiffer.binarized(frame)
-        var comparison = differ.compare(pixels)
+        // Smooth frames (walls, sky: banding and specks show) are redrawn exactly; elsewhere the tolerance
+        // only applies where the neighbourhood is textured enough to hide it.
+        let adaptive = options.adaptive && options.palette == .perFrame
+        let smooth = adaptive
+            && FrameAnalysis.smoothShare(pixels, width: width, height: height) >= FrameAnalysis.smoothFrameShare
+        let tolerances = adaptive && !smooth
+            ? FrameAnalysis.toleranceMap(pixels, width: width, height: height, tolerance: options.effectiveTolerance)
+            : nil
+        if smooth { differ.tolerance = 0 } else { differ.tolerance = options.effectiveTolerance }
+        var comparison = differ.compare(pixels, tolerances: tolerances)
         if pending != nil, comparison.changed == nil, !comparison.needsClear {
             pendingEnd = elapsed  // identical: merged
             return
@@ -107,7 +116,7 @@ public final class GIFEncoder {
             p.fixedRect = true
             pending = p
             differ.clear()
-            comparison = differ.compare(pixels)
+            comparison = differ.compare(pixels, tolerances: tolerances)
         }
         let first = pending == nil
         if var p = pending {
@@ -117,8 +126,8 @@ public final class GIFEncoder {
         }
         let full = GIFRect(x: 0, y: 0, width: width, height: height)
         let rect = first ? full : (comparison.changed ?? GIFRect(x: 0, y: 0, width: 1, height: 1))
-        pending = PreparedFrame(rect: rect, pixels: differ.draw(pixels, in: rect), delay: 0, disposal: .keep,
-                                fixedRect: first)
+        pending = PreparedFrame(rect: rect, pixels: differ.draw(pixels, in: rect, tolerances: tolerances), delay: 0,
+                                disposal: .keep, fixedRect: first, smooth: smooth)
         pendingEnd = elapsed
     }
 

@@ -30,6 +30,13 @@ public struct GIFOptions: Sendable, Equatable {
     public var changeTolerance: Int?
     /// Frames quantized at the same time; `nil` = 2 × the number of active processors.
     public var framesInFlight: Int?
+    /// Content-adaptive encoding (per-frame palettes only): palettes chosen in a luma/chroma space, smooth
+    /// frames with more colours and no change tolerance, the change tolerance lowered in flat neighbourhoods.
+    /// Off: palettes in RGB at ``quality`` and one tolerance everywhere (the behaviour before; for tests).
+    var adaptive = true
+    /// Repeat the previous pixel's palette index where it shows the same colour (smaller LZW output, same
+    /// picture). For tests.
+    var repeatIndices = true
 
     public init(quality: Int = 90, dithering: Double = 1, palette: GIFPaletteMode = .perFrame, loopCount: Int? = 0,
                 fast: Bool = false, changeTolerance: Int? = nil, framesInFlight: Int? = nil) {
@@ -91,6 +98,8 @@ struct PreparedFrame: Sendable {
     var disposal: GIFDisposal
     /// Keep the rectangle as it is (first frame; frames cleared after display).
     var fixedRect: Bool
+    /// Mostly smooth content (``FrameAnalysis/smoothShare(_:width:height:)``): quantized with more colours.
+    var smooth = false
 }
 
 /// A quantized frame: palette indices of its rectangle.
@@ -106,6 +115,8 @@ struct IndexedFrame: Sendable {
     var delay: Int
     var disposal: GIFDisposal
     var fixedRect: Bool
+    /// Let the writer repeat the previous pixel's index where it shows the same colour.
+    var repeatIndices = false
 }
 
 /// A palette entry (straight alpha; GIF keeps only r, g, b and one transparent index).
