@@ -33,7 +33,7 @@ enum Quantizer {
     enum Space: Sendable {
         /// The pixels as they are, sRGB (libimagequant's default gamma).
         case rgb
-        /// Full-range BT.601 Y, Cb, Cr (chroma scaled by ``chromaGain`` around 128) in the R, G, B slots,
+        /// Full-range BT.601 Y, Cb, Cr (chroma companded by ``compand(_:)``) in the R, G, B slots,
         /// marked linear (gamma 1) so that libimagequant's error is the plain squared difference of Y, Cb, Cr —
         /// the planes SSIM is taken on, each as much as the others. Text edges and noise keep their luma and
         /// the colours that matter in flat areas keep their chroma; palettes come out smaller for the same
@@ -41,9 +41,28 @@ enum Quantizer {
         case ycc
     }
 
-    /// Chroma weight of ``Space/ycc``: chroma errors count this many times more than in plain YCbCr (SSIM
-    /// punishes them hard: the chroma planes are mostly flat).
+    /// Chroma weight of ``Space/ycc`` near grey: chroma errors count twice as much as in plain YCbCr (SSIM
+    /// punishes them hard: the chroma planes are mostly flat). Beyond ±``chromaKnee`` the slope drops so that
+    /// the most saturated colours (|Cb|, |Cr| up to 127.5) still fit in 0…255 (a piecewise-linear, invertible
+    /// companding; saturated colours are then located to about ±1.3 levels).
     static let chromaGain = 2.0
+    static let chromaKnee = 48.0
+    private static let kneeOut = chromaGain * chromaKnee
+    private static let outerSlope = (127.5 - kneeOut) / (127.5 - chromaKnee)
+
+    /// Chroma (−127.5…127.5) → companded chroma (−127.5…127.5).
+    static func compand(_ c: Double) -> Double {
+        let a = abs(c)
+        let out = a <= chromaKnee ? a * chromaGain : kneeOut + (a - chromaKnee) * outerSlope
+        return c < 0 ? -out : out
+    }
+
+    /// Inverse of ``compand(_:)``.
+    static func expand(_ c: Double) -> Double {
+        let a = abs(c)
+        let out = a <= kneeOut ? a / chromaGain : chromaKnee + (a - kneeOut) / outerSlope
+        return c < 0 ? -out : out
+    }
 
     /// How one frame is quantized.
     struct Profile: Sendable {
@@ -51,31 +70,39 @@ enum Quantizer {
         /// libimagequant target quality (1…100).
         var quality: Int
         var maxColors: Int32
+        /// Pixels handed to libimagequant as linear (gamma 1): its error is then the plain squared difference
+        /// of the stored values, as SSIM and PSNR take it; otherwise its default sRGB gamma.
+        var linear = false
+        /// Factor on ``GIFOptions/dithering``.
+        var ditheringScale = 1.0
 
-        /// The profile for a frame under `options`.
-        /// - Plain (``GIFOptions/adaptive`` off, or a global palette): RGB at `quality`, up to 255 colours.
-        /// - Adaptive: ``Space/ycc`` at `q + 0.3 (100 − q)` (90 → 93; libimagequant's quality is an MSE target,
-        ///   which means something else in that space).
-        /// - Adaptive, smooth frame: RGB at quality 100 (as many colours as help), at most
-        ///   `255 × (q / 100)⁸` colours (90 → 109, 100 → 255): smooth gradients band with the few colours an
-        ///   MSE target allows, and libimagequant's target stops adding colours long before SSIM stops
-        ///   improving. RGB here: its palette entries hit the source colours exactly, where chroma rounding
-        ///   through ``Space/ycc`` adds noise to flat chroma.
+        /// The profile for a frame under `options` (q = ``GIFOptions/quality``).
+        /// - Plain (``GIFOptions/adaptive`` off, or a global palette): RGB at q, up to 255 colours.
+        /// - Adaptive: ``Space/ycc`` (linear) at `q + 0.3 (100 − q)` (90 → 93; libimagequant's quality is an
+        ///   MSE target, which means something else in that space).
+        /// - Adaptive, smooth frame: linear RGB at quality 100, at most `255 × (q / 100)¹⁰` colours
+        ///   (90 → 89, 95 → 153, 100 → 255), half the dithering: libimagequant's MSE target stops adding colours
+        ///   to a smooth gradient with faint noise long before it stops banding (and SSIM stops improving);
+        ///   with colours about a level apart, full Floyd–Steinberg adds more noise than it removes banding.
+        ///   RGB here: palette entries hit the source colours exactly, where chroma rounding through
+        ///   ``Space/ycc`` adds noise to flat chroma.
+        /// Tuned on bench/gif.sh's clips (a screen recording, a 360° street video, a phone video of a wall).
         static func of(_ options: GIFOptions, smooth: Bool) -> Profile {
             let q = max(1, min(100, options.quality))
             guard options.adaptive, options.palette == .perFrame else {
                 return Profile(space: .rgb, quality: q, maxColors: Quantizer.maxColors)
             }
             if smooth {
-                let colors = Int((255 * pow(Double(q) / 100, 8)).rounded())
-                return Profile(space: .rgb, quality: 100, maxColors: Int32(max(16, min(Int(Quantizer.maxColors), colors))))
+                let colors = Int((255 * pow(Double(q) / 100, 10)).rounded())
+                return Profile(space: .rgb, quality: 100, maxColors: Int32(max(16, min(Int(Quantizer.maxColors), colors))),
+                               linear: true, ditheringScale: 0.5)
             }
             return Profile(space: .ycc, quality: Int((Double(q) + 0.3 * Double(100 - q)).rounded()),
-                           maxColors: Quantizer.maxColors)
+                           maxColors: Quantizer.maxColors, linear: true)
         }
 
-        /// libimagequant's gamma argument for images in this space (0 = its default, sRGB).
-        var gamma: Double { space == .ycc ? 1 : 0 }
+        /// libimagequant's gamma argument (0 = its default, sRGB).
+        var gamma: Double { linear ? 1 : 0 }
     }
 
     static func makeAttributes(_ options: GIFOptions, profile: Profile? = nil) throws -> OpaquePointer {
@@ -91,21 +118,20 @@ enum Quantizer {
     static func convert(_ p: UnsafeMutableRawPointer, count: Int, to space: Space) {
         guard space == .ycc else { return }
         let px = p.bindMemory(to: UInt8.self, capacity: count * 4)
-        let k = chromaGain
         func clamp(_ x: Double) -> UInt8 { UInt8(max(0, min(255, x.rounded()))) }
         for i in 0..<count {
             let r = Double(px[i * 4]), g = Double(px[i * 4 + 1]), b = Double(px[i * 4 + 2])
             let y = 0.299 * r + 0.587 * g + 0.114 * b
             px[i * 4] = clamp(y)
-            px[i * 4 + 1] = clamp(128 + k * 0.564 * (b - y))
-            px[i * 4 + 2] = clamp(128 + k * 0.713 * (r - y))
+            px[i * 4 + 1] = clamp(127.5 + compand(0.564 * (b - y)))
+            px[i * 4 + 2] = clamp(127.5 + compand(0.713 * (r - y)))
         }
     }
 
     /// A palette entry in `space` back to RGB (clamped to 0…255).
     static func rgb(_ c: RGBAColor, from space: Space) -> RGBAColor {
         guard space == .ycc, c.a >= 128 else { return c }
-        let y = Double(c.r), cb = (Double(c.g) - 128) / chromaGain, cr = (Double(c.b) - 128) / chromaGain
+        let y = Double(c.r), cb = expand(Double(c.g) - 127.5), cr = expand(Double(c.b) - 127.5)
         func clamp(_ x: Double) -> UInt8 { UInt8(max(0, min(255, x.rounded()))) }
         return RGBAColor(r: clamp(y + 1.402 * cr), g: clamp(y - 0.344136 * cb - 0.714136 * cr),
                          b: clamp(y + 1.772 * cb), a: c.a)
@@ -137,7 +163,7 @@ enum Quantizer {
             liq_attr_destroy(attr)
             throw LapseError(.codec, nil, "libimagequant: quantization failed (error \(status.rawValue))")
         }
-        _ = liq_set_dithering_level(result, Float(max(0, min(1, options.dithering))))
+        _ = liq_set_dithering_level(result, Float(max(0, min(1, options.dithering * profile.ditheringScale))))
         return QuantizedFrame(frame: frame, attr: attr, image: image, result: result, profile: profile,
                               repeatIndices: options.repeatIndices)
     }
