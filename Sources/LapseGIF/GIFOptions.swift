@@ -13,7 +13,10 @@ public enum GIFPaletteMode: String, Sendable, CaseIterable {
 
 /// Settings of a ``GIFEncoder``.
 public struct GIFOptions: Sendable, Equatable {
-    /// libimagequant's target quality, 1…100 (`liq_set_quality(attr, 0, quality)`). Default 90.
+    /// Quality, 1…100. Default 90. With a global palette, libimagequant's target quality
+    /// (`liq_set_quality(attr, 0, quality)`); with per-frame palettes it sets the target in a luma/chroma
+    /// space (`quality + 0.3 × (100 − quality)`, 93 at 90) and the colours of smooth frames
+    /// (`255 × (quality / 100)¹⁰`, 89 at 90).
     public var quality: Int
     /// Floyd–Steinberg dithering level, 0 (none) … 1 (full) (`liq_set_dithering_level`). Default 1.
     public var dithering: Double
@@ -26,7 +29,9 @@ public struct GIFOptions: Sendable, Equatable {
     public var fast: Bool
     /// Largest per-channel difference (0…255) between a pixel and what is already displayed there for the
     /// pixel to count as unchanged and become transparent. `nil` derives it from ``quality``:
-    /// `max(0, (100 − quality) / 4)`, i.e. 2 at quality 90, 0 at 100.
+    /// `max(0, (100 − quality) / 4)`, i.e. 2 at quality 90, 0 at 100. With per-frame palettes it applies
+    /// where the 3×3 neighbourhood is textured (`min(tolerance, largest channel range / 4)`), not in flat
+    /// areas nor in smooth frames, where a stale pixel shows.
     public var changeTolerance: Int?
     /// Frames quantized at the same time; `nil` = 2 × the number of active processors.
     public var framesInFlight: Int?
