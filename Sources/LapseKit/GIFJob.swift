@@ -115,10 +115,6 @@ public struct GIFJob: Sendable {
         let reader = try VideoFrameReader(location, options: inputOptions)
         reader.warning = warning
         let (w, h) = Self.outputSize(displayWidth: reader.displayWidth, displayHeight: reader.displayHeight, rule: size)
-        // At half the size or less, 4:2:0 chroma is already at the output resolution: full-chroma interpolation
-        // in the YUV → RGB conversion then only adds ±1-level rounding noise, which the quantizer spends
-        // colours on in flat areas. Larger outputs keep it (sharp colour edges).
-        if 2 * w <= reader.displayWidth && 2 * h <= reader.displayHeight { reader.scaleFlags = "bicubic+accurate_rnd" }
         guard w <= 65535, h <= 65535 else { throw LapseError.usage("the GIF would be \(w)x\(h), larger than GIF allows") }
         reader.outputSize = (w, h)
         let videoEnd = reader.duration

@@ -18,10 +18,6 @@ final class VideoFrameConverter {
     /// Whether the width and height swap with the rotation.
     let swapsAxes: Bool
     let toneMap: Bool
-    /// swscale flags of the `scale` filter.
-    let scaleFlags: String
-    /// The flags used unless told otherwise.
-    static let defaultScaleFlags = "bicubic+accurate_rnd+full_chroma_int"
 
     private var graph: UnsafeMutablePointer<AVFilterGraph>?
     private var source: UnsafeMutablePointer<AVFilterContext>?
@@ -29,9 +25,7 @@ final class VideoFrameConverter {
     private var key: [Int32] = []
     private let output = Frame()
 
-    init(width: Int, height: Int, rotationFilters: [String], swapsAxes: Bool, toneMap: Bool,
-         scaleFlags: String = VideoFrameConverter.defaultScaleFlags) {
-        self.scaleFlags = scaleFlags
+    init(width: Int, height: Int, rotationFilters: [String], swapsAxes: Bool, toneMap: Bool) {
         self.width = width
         self.height = height
         self.rotationFilters = rotationFilters
@@ -49,7 +43,7 @@ final class VideoFrameConverter {
     /// The filter chain for a frame of the given properties (also used by tests as documentation).
     func chain(hdr: Bool) -> String {
         let sw = swapsAxes ? height : width, sh = swapsAxes ? width : height
-        var filters = ["scale=\(sw):\(sh):flags=\(scaleFlags)", "setsar=1"]
+        var filters = ["scale=\(sw):\(sh):flags=bicubic+accurate_rnd+full_chroma_int", "setsar=1"]
         if hdr && toneMap {
             filters += ["zscale=t=linear:npl=100", "format=gbrpf32le", "zscale=p=bt709",
                         "tonemap=tonemap=hable:desat=0", "zscale=t=bt709:m=bt709:r=pc", "format=gbrp"]

@@ -49,14 +49,6 @@ public final class VideoFrameReader {
     public var outputSize: (width: Int, height: Int) {
         didSet { converter = nil; lastOutput = nil }
     }
-    /// swscale flags of the resize and YUV → RGB conversion (the `scale` filter's `flags`). The default,
-    /// `bicubic+accurate_rnd+full_chroma_int`, interpolates chroma at full resolution; `bicubic+accurate_rnd`
-    /// converts with less rounding noise in flat areas (measured: luma error std 0.33 vs 0.49 levels against
-    /// an exact Lanczos reference on a flat wall), which matters when the pixels are quantized next (GIF).
-    /// Set before reading frames (changing it later rebuilds the conversion).
-    public var scaleFlags = VideoFrameConverter.defaultScaleFlags {
-        didSet { converter = nil; lastOutput = nil }
-    }
     /// Receives warnings (undecodable frames).
     public var warning: WarningHandler?
     /// Number of packets the decoder rejected so far.
@@ -277,8 +269,7 @@ public final class VideoFrameReader {
         if converter == nil {
             let swap = rotation == 90 || rotation == 270
             converter = VideoFrameConverter(width: outputSize.width, height: outputSize.height,
-                                            rotationFilters: rotationFilters, swapsAxes: swap, toneMap: true,
-                                            scaleFlags: scaleFlags)
+                                            rotationFilters: rotationFilters, swapsAxes: swap, toneMap: true)
         }
         let p = try converter!.convert(frame)
         lastOutput = (id, p)
