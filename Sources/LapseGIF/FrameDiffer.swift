@@ -6,11 +6,13 @@ import LapseMedia
 /// changed, with unchanged pixels made transparent.
 ///
 /// Comparing against the colour last *drawn* (not the previous source frame) keeps slow drifts from adding up:
-/// a pixel is redrawn as soon as it moved more than `tolerance` away from what is shown.
+/// a pixel is redrawn as soon as it moved more than its tolerance away from what is shown (`tolerance`, or a
+/// per-pixel map from ``FrameAnalysis/toleranceMap(_:width:height:tolerance:)``).
 struct FrameDiffer {
     let width: Int
     let height: Int
-    let tolerance: Int
+    /// Largest per-channel difference for a pixel to count as unchanged (when no per-pixel map is given).
+    var tolerance: Int
     /// Packed RGBA (R lowest) of what is displayed; 0 = transparent.
     private var reference: [UInt32]
 
@@ -55,7 +57,8 @@ struct FrameDiffer {
     }
 
     /// Compares `frame` (from ``binarized(_:)``) with what is displayed.
-    func compare(_ frame: [UInt32]) -> Comparison {
+    /// - Parameter tolerances: per pixel of the screen, replacing `tolerance` when given.
+    func compare(_ frame: [UInt32], tolerances: [UInt8]? = nil) -> Comparison {
         var minX = width, minY = height, maxX = -1, maxY = -1
         var needsClear = false
         let tol = Int32(tolerance)
@@ -67,7 +70,7 @@ struct FrameDiffer {
                     var rowMin = -1, rowMax = -1
                     for x in 0..<w {
                         let n = cur[row + x], o = ref[row + x]
-                        if Self.same(n, o, tol) { continue }
+                        if Self.same(n, o, tolerances.map { Int32($0[row + x]) } ?? tol) { continue }
                         if n == 0 { needsClear = true; continue }
                         if rowMin < 0 { rowMin = x }
                         rowMax = x
@@ -90,7 +93,7 @@ struct FrameDiffer {
 
     /// The RGBA pixels of `rect` to draw for `frame`: changed pixels opaque, unchanged ones alpha 0.
     /// Records the changed pixels as displayed.
-    mutating func draw(_ frame: [UInt32], in rect: GIFRect) -> [UInt8] {
+    mutating func draw(_ frame: [UInt32], in rect: GIFRect, tolerances: [UInt8]? = nil) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: rect.width * rect.height * 4)
         let tol = Int32(tolerance)
         let w = width
@@ -103,7 +106,9 @@ struct FrameDiffer {
                         let dstRow = y * rect.width
                         for x in 0..<rect.width {
                             let n = cur[srcRow + x]
-                            if n == 0 || Self.same(n, ref[srcRow + x], tol) { continue }
+                            if n == 0 || Self.same(n, ref[srcRow + x], tolerances.map { Int32($0[srcRow + x]) } ?? tol) {
+                                continue
+                            }
                             dst[dstRow + x] = n
                             ref[srcRow + x] = n
                         }

@@ -6,14 +6,18 @@ import LapseMedia
 /// Streams RGBA frames into an animated GIF (GIF89a).
 ///
 /// Each frame added goes through three stages:
-/// 1. in order, on the caller's task: alpha made binary (< 128 transparent), compared with what is displayed
-///    (pixels within ``GIFOptions/changeTolerance`` of it become transparent, the frame is cropped to the
-///    changed rectangle), merged into the previous frame when nothing changed or when the previous frame
-///    would last under 2 cs;
-/// 2. in parallel, a bounded number of frames at a time: a palette chosen by libimagequant (per-frame palette),
+/// 1. in order, on the caller's task: alpha made binary (< 128 transparent), its content measured
+///    (``FrameAnalysis``: is it mostly smooth, like a wall or sky?), compared with what is displayed (pixels
+///    within ``GIFOptions/changeTolerance`` of it become transparent — with per-frame palettes only where
+///    the neighbourhood is textured, and nowhere in a smooth frame —, the frame is cropped to the changed
+///    rectangle), merged into the previous frame when nothing changed or when the previous frame would last
+///    under 2 cs;
+/// 2. in parallel, a bounded number of frames at a time: a palette chosen by libimagequant (per-frame palette:
+///    in a luma/chroma space, or for a smooth frame in RGB with more colours; see `Quantizer.Profile`),
 ///    or, with ``GIFPaletteMode/global``, added to a shared histogram and spilled to a temporary file;
 /// 3. in order: remapped with dithering over what is displayed (`liq_image_set_background`, so pixels the
-///    previous frames already show well stay transparent) and written by giflib.
+///    previous frames already show well stay transparent), each pixel given the previous pixel's index where
+///    that shows the same colour (longer LZW strings), and written by giflib.
 ///
 /// Memory is bounded by ``GIFOptions/framesInFlight`` frames, whatever the number of frames.
 ///
@@ -94,7 +98,16 @@ public final class GIFEncoder {
             return
         }
         let pixels = FrameDiffer.binarized(frame)
-        var comparison = differ.compare(pixels)
+        // Smooth frames (walls, sky: banding and specks show) are redrawn exactly; elsewhere the tolerance
+        // only applies where the neighbourhood is textured enough to hide it.
+        let adaptive = options.adaptive && options.palette == .perFrame
+        let smooth = adaptive
+            && FrameAnalysis.smoothShare(pixels, width: width, height: height) >= FrameAnalysis.smoothFrameShare
+        let tolerances = adaptive && !smooth
+            ? FrameAnalysis.toleranceMap(pixels, width: width, height: height, tolerance: options.effectiveTolerance)
+            : nil
+        if smooth { differ.tolerance = 0 } else { differ.tolerance = options.effectiveTolerance }
+        var comparison = differ.compare(pixels, tolerances: tolerances)
         if pending != nil, comparison.changed == nil, !comparison.needsClear {
             pendingEnd = elapsed  // identical: merged
             return
@@ -107,7 +120,7 @@ public final class GIFEncoder {
             p.fixedRect = true
             pending = p
             differ.clear()
-            comparison = differ.compare(pixels)
+            comparison = differ.compare(pixels, tolerances: tolerances)
         }
         let first = pending == nil
         if var p = pending {
@@ -117,8 +130,8 @@ public final class GIFEncoder {
         }
         let full = GIFRect(x: 0, y: 0, width: width, height: height)
         let rect = first ? full : (comparison.changed ?? GIFRect(x: 0, y: 0, width: 1, height: 1))
-        pending = PreparedFrame(rect: rect, pixels: differ.draw(pixels, in: rect), delay: 0, disposal: .keep,
-                                fixedRect: first)
+        pending = PreparedFrame(rect: rect, pixels: differ.draw(pixels, in: rect, tolerances: tolerances), delay: 0,
+                                disposal: .keep, fixedRect: first, smooth: smooth)
         pendingEnd = elapsed
     }
 

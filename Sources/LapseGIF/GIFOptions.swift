@@ -13,7 +13,10 @@ public enum GIFPaletteMode: String, Sendable, CaseIterable {
 
 /// Settings of a ``GIFEncoder``.
 public struct GIFOptions: Sendable, Equatable {
-    /// libimagequant's target quality, 1…100 (`liq_set_quality(attr, 0, quality)`). Default 90.
+    /// Quality, 1…100. Default 90. With a global palette, libimagequant's target quality
+    /// (`liq_set_quality(attr, 0, quality)`); with per-frame palettes it sets the target in a luma/chroma
+    /// space (`quality + 0.3 × (100 − quality)`, 93 at 90) and the colours of smooth frames
+    /// (`255 × (quality / 100)¹⁰`, 89 at 90).
     public var quality: Int
     /// Floyd–Steinberg dithering level, 0 (none) … 1 (full) (`liq_set_dithering_level`). Default 1.
     public var dithering: Double
@@ -26,10 +29,19 @@ public struct GIFOptions: Sendable, Equatable {
     public var fast: Bool
     /// Largest per-channel difference (0…255) between a pixel and what is already displayed there for the
     /// pixel to count as unchanged and become transparent. `nil` derives it from ``quality``:
-    /// `max(0, (100 − quality) / 4)`, i.e. 2 at quality 90, 0 at 100.
+    /// `max(0, (100 − quality) / 4)`, i.e. 2 at quality 90, 0 at 100. With per-frame palettes it applies
+    /// where the 3×3 neighbourhood is textured (`min(tolerance, largest channel range / 4)`), not in flat
+    /// areas nor in smooth frames, where a stale pixel shows.
     public var changeTolerance: Int?
     /// Frames quantized at the same time; `nil` = 2 × the number of active processors.
     public var framesInFlight: Int?
+    /// Content-adaptive encoding (per-frame palettes only): palettes chosen in a luma/chroma space, smooth
+    /// frames with more colours and no change tolerance, the change tolerance lowered in flat neighbourhoods.
+    /// Off: palettes in RGB at ``quality`` and one tolerance everywhere (the behaviour before; for tests).
+    var adaptive = true
+    /// Repeat the previous pixel's palette index where it shows the same colour (smaller LZW output, same
+    /// picture). For tests.
+    var repeatIndices = true
 
     public init(quality: Int = 90, dithering: Double = 1, palette: GIFPaletteMode = .perFrame, loopCount: Int? = 0,
                 fast: Bool = false, changeTolerance: Int? = nil, framesInFlight: Int? = nil) {
@@ -91,6 +103,8 @@ struct PreparedFrame: Sendable {
     var disposal: GIFDisposal
     /// Keep the rectangle as it is (first frame; frames cleared after display).
     var fixedRect: Bool
+    /// Mostly smooth content (``FrameAnalysis/smoothShare(_:width:height:)``): quantized with more colours.
+    var smooth = false
 }
 
 /// A quantized frame: palette indices of its rectangle.
@@ -106,6 +120,8 @@ struct IndexedFrame: Sendable {
     var delay: Int
     var disposal: GIFDisposal
     var fixedRect: Bool
+    /// Let the writer repeat the previous pixel's index where it shows the same colour.
+    var repeatIndices = false
 }
 
 /// A palette entry (straight alpha; GIF keeps only r, g, b and one transparent index).

@@ -64,6 +64,22 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     }
 
     /// A rotated phone video gives a portrait GIF whose every frame matches the autorotated source.
+    /// A phone video of a grey wall (smooth, faint sensor noise), halved: the GIF keeps the texture, as smooth
+    /// frames get more colours (measured: mean luma SSIM 0.996; 0.95 before, with the 11 or so colours an MSE
+    /// target gave). Against ffmpeg's Lanczos downscale of each source frame.
+    @Test func phoneVideoOfAWallKeepsItsTexture() async throws {
+        let path = TestData.path("video/iphone_rotated.mov")
+        let (_, gif, _) = try await makeGIF(.video(path))
+        let frames = gif.compositedFrames()
+        let reference = try FFmpegReference.frames(
+            path, filters: "scale=160:284:flags=lanczos+accurate_rnd+full_chroma_int,format=rgba", size: (160, 284))
+        let times = try FFmpegReference.frameTimes(path)
+        let ssim = (0..<22).map {
+            ImageMetrics.ssim(shown(gif, frames, at: $0 * 10), reference[sourceIndex(times, Double($0) / 10)])
+        }
+        #expect(ssim.reduce(0, +) / 22 >= 0.99)
+    }
+
     @Test func iPhoneVideoGivesAPortraitGIF() async throws {
         let path = TestData.path("video/iphone_rotated.mov")
         let (summary, gif, _) = try await makeGIF(.video(path))
