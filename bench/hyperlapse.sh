@@ -8,8 +8,8 @@
 # real 360 photos), into a 1280x720 H.264 MP4 (CRF 20, preset medium, 90° fov).
 #   lapse cold: empty tile cache, every tile downloaded from the stand-in (which serves pre-made tile files).
 #   lapse warm: the same run again with the cache filled by the cold run (tiles read from disk): the main figure.
-#   peer:       ffmpeg decoding the same N*32 JPEG tiles (from lapse's cache, two processes, one per half, as lapse
-#               uses both cores) + ffmpeg encoding N frames of 1280x720 (lapse's own frames, as raw RGBA) with
+#   peer:       ffmpeg decoding the same JPEG tiles (those in lapse's cache: lapse fetches only the tiles each frame's
+#               view reads, about 6 of the 32 of a panorama at 90°; two processes, one per half, as lapse uses both cores) + ffmpeg encoding N frames of 1280x720 (lapse's own frames, as raw RGBA) with
 #               libx264 at the same settings. Target: lapse warm <= 1.3 x peer.
 # Memory: peak RSS of the cold runs with N and with BIG (default 1000) panoramas; target <= 600 MB and equal
 # within 20%. BIG=0 skips the second run.
@@ -86,7 +86,7 @@ t1=$(now)
 ENC=$(elapsed "$t0" "$t1")
 rm -f "$TMP/frames.rgba"
 
-echo "hyperlapse: $N panoramas at zoom 3 (4096x2048, $TILES tiles) -> $FRAMES frames of 1280x720 H.264 CRF 20 medium, $(nproc) cores"
+echo "hyperlapse: $N panoramas at zoom 3 (4096x2048; $TILES of their $((N * 32)) tiles read by the views) -> $FRAMES frames of 1280x720 H.264 CRF 20 medium, $(nproc) cores"
 printf "  lapse, tile cache cold (downloads from the loopback stand-in): %7.2f s, peak RSS %6.1f MB\n" "$COLD_T" "$COLD_M"
 printf "  lapse, tile cache warm (tiles read from disk):                  %7.2f s, peak RSS %6.1f MB\n" "$WARM_T" "$WARM_M"
 printf "  ffmpeg decoding the %d tiles: %.2f s; ffmpeg encoding %d frames: %.2f s; sum %.2f s\n" "$TILES" "$DEC" "$FRAMES" "$ENC" \
