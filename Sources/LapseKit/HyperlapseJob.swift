@@ -3,9 +3,12 @@ import Foundation
 
 /// The main job (`lapse hyperlapse`): route → panoramas → perspective frames → MP4 (and GIF).
 ///
-/// Stages: the feed plans the frames (route, lookup, consecutive duplicates dropped, gaps counted); the camera
-/// path gives each frame's heading/pitch/fov; panoramas are fetched and rendered on all cores a bounded number
-/// ahead of the encoder, which receives the frames in order. Memory does not grow with route length.
+/// Stages, as a stream: the feed's points are looked up a window ahead of rendering (consecutive duplicates
+/// dropped, gaps counted); the camera path gives each frame's heading/pitch/fov as soon as it is settled (see
+/// ``CameraPath/settledCount(of:complete:)``); panoramas (only the tiles each view reads) are fetched and
+/// rendered on all cores a bounded number ahead of the encoder, which receives the frames in order. Memory does
+/// not grow with the route's length, except a few dozen bytes a frame for the camera path — and the frames held
+/// back by a keyframe far ahead (one beyond the route's end holds frames until the whole route is looked up).
 /// Outputs (MP4, GIF, `OUT.credits.txt`, `OUT.job.json`) are written to temporary files and renamed into place
 /// only when everything succeeded.
 public struct HyperlapseJob: Sendable {
@@ -111,7 +114,6 @@ public struct HyperlapseJob: Sendable {
         var settings = VideoEncoderSettings(width: width, height: height, fps: fps)
         settings.crf = crf
         settings.preset = preset
-        settings.metadata = ["encoder": "lapse \(lapseVersion)"]
         let encoder = try VideoEncoder(path: video.temporaryPath, container: container, settings: settings)
         let gifSize: (Int, Int)? = gif.map { _ in
             let gw = max(2, min(width, gifWidth ?? width / 3))
@@ -130,13 +132,22 @@ public struct HyperlapseJob: Sendable {
         // encoder, fetching only the tiles each frame's view reads.
         try await forEachOrdered(pulling: { try await planner.next() },
                                  concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1)) { frame in
+            // The view is prepared once for the panorama's size (chosen by the source) and shared by the tile
+            // selection and the render.
+            let prepared = PreparedViewSlot()
             let region = PanoramaRegion { w, h, cw, ch in
-                try projector.footprint(sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera,
-                                        cellWidth: cw, cellHeight: ch)
+                let view = try projector.prepare(sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera)
+                prepared.view = view
+                return try projector.footprint(view, cellWidth: cw, cellHeight: ch)
             }
             let panorama = try await feed.image(for: frame.stop, region: region)
             try Task.checkCancellation()
-            return (try projector.render(panorama, pose: frame.stop.pose, camera: frame.camera), frame.point)
+            var view = prepared.view
+            if view?.sourceWidth != panorama.width || view?.sourceHeight != panorama.height {
+                view = try projector.prepare(sourceWidth: panorama.width, sourceHeight: panorama.height,
+                                             pose: frame.stop.pose, camera: frame.camera)
+            }
+            return (try projector.render(panorama, view: view!), frame.point)
         } consume: { _, rendering in
             let (frame, point) = rendering
             var frames = [frame]
@@ -178,16 +189,22 @@ public struct HyperlapseJob: Sendable {
                        gif: gif, gifBytes: gifSummary?.bytes, credits: creditsPath, attributions: attributions)
     }
 
-    static func unique(_ items: [Attribution]) -> [Attribution] {
-        var seen = Set<Attribution>()
-        return items.filter { seen.insert($0).inserted }
-    }
-
     /// The credits sidecar: one line per distinct attribution.
     static func creditsText(_ attributions: [Attribution], feed: String) -> String {
         var lines = ["Imagery credits (\(feed)):"]
         lines += attributions.isEmpty ? ["(the source gave no attribution)"] : attributions.map { "- " + $0.line }
         lines.append("Made with lapse \(lapseVersion).")
         return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// The view a frame's tile selection prepared, for its render (set from the source's task, read after it).
+private final class PreparedViewSlot: @unchecked Sendable {
+    // @unchecked: `stored` is only touched under `lock`.
+    private let lock = NSLock()
+    private var stored: Projector.PreparedView?
+    var view: Projector.PreparedView? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
     }
 }

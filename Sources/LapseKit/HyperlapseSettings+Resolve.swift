@@ -79,7 +79,9 @@ extension HyperlapseSettings {
         options.keyFile = s.keyFile
         options.cacheDirectory = s.cacheDir
         let client = try options.makeClient()
-        let made = try options.make(client: client, videoFrameStep: s.frameStep ?? 1, progress: progress)
+        // Tiles come a panorama at a time, several at once: report them as one running count.
+        let made = try options.make(client: client, videoFrameStep: s.frameStep ?? 1,
+                                    progress: progress.map { DownloadTally(forwardingTo: $0).handler })
         for skipped in made.skipped { warning?("skipped \(skipped.file): \(skipped.reason)") }
 
         var route: Route
@@ -113,5 +115,25 @@ extension HyperlapseSettings {
             resolution = SourcePanoramaFeed.autoResolution(frameWidth: width, fov: s.fov ?? 90)
         }
         return SourcePanoramaFeed(source: made.source, points: points, radius: s.radius ?? 50, resolution: resolution)
+    }
+}
+
+/// Turns the per-panorama tile events of a source ("tiles: 3/6") into one running count for the whole job
+/// ("download: 1234 tiles"); other events pass through.
+final class DownloadTally: @unchecked Sendable {
+    // @unchecked: `tiles` is only touched under `lock`.
+    private let lock = NSLock()
+    private var tiles = 0
+    private let forward: ProgressHandler
+
+    init(forwardingTo forward: @escaping ProgressHandler) { self.forward = forward }
+
+    var handler: ProgressHandler {
+        { [self] event in
+            guard event.stage == "tiles" else { return forward(event) }
+            guard event.completed > 0 else { return }
+            let count = lock.withLock { tiles += 1; return tiles }
+            forward(ProgressEvent(stage: "download", completed: count, total: nil, unit: "tiles"))
+        }
     }
 }

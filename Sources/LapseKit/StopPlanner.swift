@@ -5,8 +5,10 @@ import Foundation
 /// while the frames of the current one render), drops consecutive duplicates, counts gaps, and hands out frames
 /// (stop + camera pose) as soon as their pose is settled (see ``CameraPath/settledCount(of:complete:)``).
 ///
-/// What it holds: the stops found but not yet handed out (about one window and the camera's look-ahead) and
-/// the positions of the frames so far (a few dozen bytes a frame, for the camera path).
+/// What it holds: the stops found but not yet handed out (about one window and the camera's look-ahead, more when
+/// a keyframe lies far ahead) and the positions of the frames so far (a few dozen bytes a frame, for the camera
+/// path). Consecutive duplicates are counted as ``PanoramaLookup`` counts them: a point without coverage between
+/// two points of the same panorama makes the second a new frame.
 struct StopPlanner {
     struct Frame: Sendable {
         var stop: HyperlapseStop
@@ -27,9 +29,11 @@ struct StopPlanner {
 
     /// Positions of every frame so far (the camera stands where its panorama was taken).
     private var positions: [RoutePoint] = []
-    /// Stops not yet handed out with their point indices; `pending[0]` is frame `handedOut`.
+    /// Stops not yet handed out with their point indices, from `pending[head]` (frame `handedOut`) on.
     private var pending: [(stop: HyperlapseStop, point: Int)] = []
+    /// Poses of the settled frames not yet handed out, from `settledPoses[head]` on.
     private var settledPoses: [CameraPose] = []
+    private var head = 0
     private var handedOut = 0
     private var previousID: String?
     private var nextPoint = 0
@@ -47,12 +51,17 @@ struct StopPlanner {
     /// The next frame in route order, or nil when the route is done.
     mutating func next() async throws -> Frame? {
         while true {
-            if !settledPoses.isEmpty {
-                let (stop, point) = pending.removeFirst()
-                let frame = Frame(stop: stop, camera: settledPoses.removeFirst(), point: point)
+            if head < settledPoses.count {
+                let (stop, point) = pending[head]
+                let frame = Frame(stop: stop, camera: settledPoses[head], point: point)
+                head += 1
                 handedOut += 1
                 return frame
             }
+            // Everything up to `head` is handed out: drop it (amortised O(1) a frame).
+            pending.removeFirst(head)
+            settledPoses.removeFirst(head)
+            head = 0
             let complete = nextPoint >= feed.pointCount && inFlight == nil
             if complete && pending.isEmpty { return nil }
             if !complete { try await takeWindow() }
@@ -74,7 +83,7 @@ struct StopPlanner {
         pointsLookedUp += found.count
         progress?(ProgressEvent(stage: "lookup", completed: pointsLookedUp, total: feed.pointCount, unit: "points"))
         for (offset, stop) in found.enumerated() {
-            guard let stop else { gaps += 1; continue }
+            guard let stop else { gaps += 1; previousID = nil; continue }
             if stop.panoramaID == previousID { duplicatesDropped += 1; continue }
             previousID = stop.panoramaID
             var point = stop.routePoint
@@ -96,7 +105,7 @@ struct StopPlanner {
     /// Poses of the frames whose pose can no longer change.
     private mutating func settle(complete: Bool) {
         let settled = path.settledCount(of: positions, complete: complete)
-        let have = handedOut + settledPoses.count
+        let have = handedOut + settledPoses.count - head
         guard settled > have else { return }
         settledPoses += path.poses(for: positions, in: have..<settled)
     }

@@ -42,7 +42,8 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
         let attribution = Attribution(source: (path as NSString).lastPathComponent)
         return range.map { n in
             let point = RoutePoint(coordinate: origin, distanceAlongRoute: Double(n), heading: normalizeDegrees(panoHeading))
-            return HyperlapseStop(panoramaID: String(format: "t=%.3f", times[n * frameStep]), routePoint: point,
+            // The frame number makes the id unique (two frames may share a timestamp; stops with equal ids are dropped).
+            return HyperlapseStop(panoramaID: String(format: "frame %d (t=%.3f)", n * frameStep, times[n * frameStep]), routePoint: point,
                                   pose: PanoramaPose(heading: panoHeading), attribution: attribution)
         }
     }

@@ -15,8 +15,9 @@ public struct VideoEncoderSettings: Sendable {
     /// Frames per second as a fraction (`frameRate.num / frameRate.den`), e.g. (30, 1) or (30000, 1001).
     public var frameRate: (num: Int, den: Int)
     public var codec: Codec = .h264
-    /// Constant rate factor, 0–51 (lower is better quality; x264's scale). Default 20. CRF 0 is lossless and,
-    /// for H.264, uses the High 4:4:4 Predictive profile, which some hardware players cannot decode.
+    /// Constant rate factor, 0–51 (lower is better quality; x264's scale). Default 20. For H.264, CRF 0 is lossless
+    /// and uses the High 4:4:4 Predictive profile, which some hardware players cannot decode (x265 at CRF 0 is
+    /// near-lossless, not lossless).
     public var crf: Double = 20
     /// x264/x265 preset: ultrafast … veryslow. Default `medium`.
     public var preset: String = "medium"
@@ -131,9 +132,9 @@ public final class VideoEncoder {
         defer { av_dict_free(&options) }
         av_dict_set(&options, "preset", settings.preset, 0)
         av_dict_set(&options, "crf", String(settings.crf), 0)
-        if settings.codec == .h264 && settings.crf > 0 {
+        if settings.codec == .h264 {
             // High plays everywhere; CRF 0 (lossless) needs High 4:4:4 Predictive, which x264 picks itself.
-            av_dict_set(&options, "profile", "high", 0)
+            if settings.crf > 0 { av_dict_set(&options, "profile", "high", 0) }
         } else {
             av_dict_set(&options, "x265-params", "log-level=error", 0)
         }

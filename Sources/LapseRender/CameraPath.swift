@@ -82,12 +82,15 @@ public struct CameraPath: Sendable {
     }
 
     /// How many of `frames` have their final pose when more frames may follow (a route being looked up piece by
-    /// piece): ``poses(for:)`` of `frames` gives those first poses exactly as it would for the whole path.
+    /// piece): ``poses(for:in:)`` of `frames` gives those first poses as it would for the whole path (to within
+    /// rounding, ~1e-12°).
     ///
     /// Frame `i` is settled when the frames known reach past `lookAhead` metres beyond it (its heading ahead cannot
-    /// change) and, when some keyframe lies beyond the known frames (a later frame number or distance), a keyframe
-    /// already passed lies after frame `i` (interpolation towards a keyframe needs to know at which frame it is).
-    /// So poses wait for the route to be known as far as the next keyframe, never further.
+    /// change) and, for each keyframed property (heading, pitch, fov) with a keyframe beyond the known frames (a
+    /// later frame number or distance), a keyframe of that property already placed lies after frame `i`:
+    /// interpolation towards a keyframe needs to know at which frame it falls. So poses wait for the route to be
+    /// known as far as the next keyframe of each property, never further; a keyframe beyond the end of the route
+    /// holds every frame after the last placed one until the route is complete.
     /// - Parameter complete: no frame follows: every frame is settled.
     public func settledCount(of frames: [RoutePoint], complete: Bool) -> Int {
         guard !complete else { return frames.count }
@@ -96,20 +99,26 @@ public struct CameraPath: Sendable {
         // The look-ahead window: frames yet to come lie at or beyond the last known distance.
         var settled = frames.firstIndex { $0.distanceAlongRoute + script.lookAhead >= last.distanceAlongRoute } ?? frames.count
         let resolver = PositionResolver(frames: frames)
-        let positions = script.keyframes.map(\.position)
-        var passed: [Double] = []
-        var pending = false
-        for position in positions {
-            switch position {
-            case .frame(let f) where f <= lastIndex: passed.append(Double(f))
-            case .distance(let d) where d <= last.distanceAlongRoute: passed.append(resolver.index(position))
-            default: pending = true
+        let tracks: [[PathPosition]] = [
+            script.keyframes.filter { $0.heading != nil }.map(\.position),
+            script.keyframes.filter { $0.pitch != nil }.map(\.position),
+            script.keyframes.filter { $0.fov != nil }.map(\.position),
+        ]
+        for positions in tracks where positions.count > 1 {   // one key: a constant
+            var placed: [Double] = []
+            var pending = false
+            for position in positions {
+                switch position {
+                // A key at the last known frame is left pending: a pending key is clamped there too, and
+                // which of the two brackets a frame would then depend on the script's order.
+                case .frame(let f) where f < lastIndex: placed.append(Double(f))
+                case .distance(let d) where d <= last.distanceAlongRoute && resolver.index(position) < Double(lastIndex):
+                    placed.append(resolver.index(position))
+                default: pending = true
+                }
             }
-        }
-        if pending {
-            // Frames before the furthest keyframe passed interpolate between keyframes already placed.
-            let furthest = passed.max() ?? 0
-            settled = min(settled, passed.isEmpty ? 0 : Int(furthest.rounded(.up)))
+            // Frames before the furthest key placed interpolate between keys already placed.
+            if pending { settled = min(settled, Int((placed.max() ?? 0).rounded(.up))) }
         }
         return max(0, settled)
     }

@@ -60,8 +60,44 @@ public final class Projector: @unchecked Sendable {
     /// sequence of frames can reuse one buffer.
     public func render(_ panorama: PixelBuffer, pose: PanoramaPose = PanoramaPose(), camera: CameraPose,
                        into output: inout PixelBuffer) throws {
+        let view = try prepare(sourceWidth: panorama.width, sourceHeight: panorama.height, pose: pose, camera: camera)
+        try render(panorama, view: view, into: &output)
+    }
+
+    /// A view of a panorama of a given size, prepared once (its projection table and heading shift) so that
+    /// ``footprint(_:cellWidth:cellHeight:)`` and ``render(_:view:)`` of one frame share it (however many other
+    /// views are prepared in between).
+    public struct PreparedView: Sendable {
+        let table: ProjectionTable
+        let shift: UInt32
+        /// The panorama size the view is for, in pixels.
+        public var sourceWidth: Int { table.key.sourceWidth }
+        public var sourceHeight: Int { table.key.sourceHeight }
+    }
+
+    /// Prepares the view `camera` of panoramas of `sourceWidth × sourceHeight` pixels posed `pose`.
+    /// - Throws: as ``render(_:pose:camera:)``.
+    public func prepare(sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose = PanoramaPose(),
+                        camera: CameraPose) throws -> PreparedView {
+        let (table, shift) = try table(sourceWidth: sourceWidth, sourceHeight: sourceHeight, pose: pose, camera: camera)
+        return PreparedView(table: table, shift: shift)
+    }
+
+    /// Renders a prepared view of `panorama` (which must have the view's source size) into a new buffer.
+    /// - Throws: ``LapseError`` `.invalidInput` when the panorama's size is not the view's.
+    public func render(_ panorama: PixelBuffer, view: PreparedView) throws -> PixelBuffer {
+        var out = PixelBuffer(width: width, height: height, fill: RGBA(0, 0, 0, 0))
+        try render(panorama, view: view, into: &out)
+        return out
+    }
+
+    /// As ``render(_:view:)``, writing into `output` (``width`` × ``height``).
+    public func render(_ panorama: PixelBuffer, view: PreparedView, into output: inout PixelBuffer) throws {
         precondition(output.width == width && output.height == height, "output buffer size differs from the projector's")
-        let (table, shift) = try table(sourceWidth: panorama.width, sourceHeight: panorama.height, pose: pose, camera: camera)
+        guard panorama.width == view.sourceWidth, panorama.height == view.sourceHeight else {
+            throw LapseError(.invalidInput, nil, "panorama of \(panorama.width)x\(panorama.height) pixels for a view prepared for \(view.sourceWidth)x\(view.sourceHeight)")
+        }
+        let table = view.table, shift = view.shift
         panorama.bytes.withUnsafeBytes { src in
             output.bytes.withUnsafeMutableBytes { dst in
                 table.u.withUnsafeBufferPointer { tu in
@@ -93,8 +129,15 @@ public final class Projector: @unchecked Sendable {
     /// - Throws: as ``render(_:pose:camera:)``; `.usage` for a cell size under 1 pixel.
     public func footprint(sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose = PanoramaPose(), camera: CameraPose,
                           cellWidth: Int, cellHeight: Int) throws -> [Bool] {
+        try footprint(prepare(sourceWidth: sourceWidth, sourceHeight: sourceHeight, pose: pose, camera: camera),
+                      cellWidth: cellWidth, cellHeight: cellHeight)
+    }
+
+    /// ``footprint(sourceWidth:sourceHeight:pose:camera:cellWidth:cellHeight:)`` of a prepared view.
+    public func footprint(_ view: PreparedView, cellWidth: Int, cellHeight: Int) throws -> [Bool] {
         guard cellWidth >= 1, cellHeight >= 1 else { throw LapseError.usage("cells must be at least 1×1 pixel") }
-        let (table, shift) = try table(sourceWidth: sourceWidth, sourceHeight: sourceHeight, pose: pose, camera: camera)
+        let table = view.table, shift = view.shift
+        let sourceWidth = view.sourceWidth, sourceHeight = view.sourceHeight
         let columns = (sourceWidth + cellWidth - 1) / cellWidth, rows = (sourceHeight + cellHeight - 1) / cellHeight
         let period = sourceWidth - 1
         let wrap = UInt32(period) << ProjectionTable.fractionBits

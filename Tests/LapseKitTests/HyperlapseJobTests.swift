@@ -115,6 +115,35 @@ import TestSupport
         #expect(local.withAbsolutePaths(relativeTo: "/w").source == "google")
     }
 
+    /// A camera whose heading keys lie in the second lookup window while a pitch key lies in the first: the
+    /// streamed poses must wait for the heading key, giving the same video as when every pose waits for the whole
+    /// route (a look-ahead longer than the route; the video's frames all face one way, so it changes nothing else).
+    @Test func streamedPosesEqualWholeRoutePoses() async throws {
+        var outputs: [[PixelBuffer]] = []
+        for (name, lookAhead) in [("streamed", 50.0), ("whole", 1e9)] {
+            let camera = dir.appendingPathComponent("\(name).json").path
+            try Data("""
+                {"lookAhead": \(lookAhead), "shots": [{"frame": 0, "mode": "keyframes"}],
+                 "keyframes": [{"frame": 0, "heading": 0, "easing": "linear"}, {"frame": 50, "pitch": 0},
+                               {"frame": 115, "heading": 90}]}
+                """.utf8).write(to: URL(fileURLWithPath: camera))
+            var settings = HyperlapseSettings()
+            settings.source = "video:" + overpass
+            settings.size = "96x48"
+            settings.crf = 0   // lossless: the frames as rendered
+            settings.keyframes = camera
+            settings.output = dir.appendingPathComponent("\(name).mp4").path
+            let job = try settings.makeJob(overwrite: true)
+            let summary = try await job.run(feed: try await settings.makeFeed())
+            #expect(summary.frames == 120)
+            outputs.append(try FFmpegReference.frames(summary.output, filters: "format=rgba", size: (96, 48)))
+        }
+        #expect(outputs[0].count == 120)
+        for (i, (a, b)) in zip(outputs[0], outputs[1]).enumerated() { #expect(a == b, "frame \(i)") }
+        // The heading does turn (the comparison can fail): frame 0 looks north, frame 119 east.
+        #expect(ImageMetrics.psnr(outputs[0][0], outputs[0][119]) < 20)
+    }
+
     /// A feed of 1000 points that records what the job asks for, and when.
     final class RecordingFeed: PanoramaFeed, @unchecked Sendable {
         // @unchecked: the logs are guarded by `lock`.

@@ -119,41 +119,63 @@ struct CameraPathTests {
         }
     }
 
-    /// A route looked up piece by piece: the poses settled after each new piece are the poses of the whole path,
-    /// they reach no further than the look-ahead (and the next keyframe) allows, and every frame is settled at the end.
-    @Test("poses settle as the route is looked up piece by piece", arguments: [false, true])
-    func settledPrefixes(withKeyframes: Bool) throws {
+    /// Scripts whose poses depend on frames far ahead: keyframes of different properties, unsorted, at frame
+    /// numbers and distances, beyond the end of the route, shots with transitions.
+    static let settlingScripts: [CameraScript] = {
+        var mixed = CameraScript(lookAhead: 40, shots: [Shot(start: .frame(0), mode: .keyframes)], keyframes: [
+            Keyframe(.frame(0), heading: 0, easing: .linear), Keyframe(.frame(50), pitch: 0), Keyframe(.frame(115), heading: 90)])
+        mixed.transitionFrames = 0
+        var unsorted = CameraScript(shots: [Shot(start: .frame(0), mode: .keyframes)], keyframes: [
+            Keyframe(.frame(115), heading: 90), Keyframe(.frame(99), heading: 45), Keyframe(.frame(0), heading: 0)])
+        unsorted.lookAhead = 0
+        let beyond = CameraScript(keyframes: [Keyframe(.distance(120), pitch: -10), Keyframe(.frame(90), pitch: 10, fov: 70),
+                                              Keyframe(.distance(5000), pitch: 0, fov: 90), Keyframe(.frame(30), fov: 100)])
+        let shots = CameraScript(lookAhead: 30, transitionFrames: 12, shots: [
+            Shot(start: .frame(0), mode: .route(offset: 0)), Shot(start: .distance(200), mode: .fixed(heading: 45)),
+            Shot(start: .frame(100), mode: .route(offset: 30))])
+        return [CameraScript(lookAhead: 40), mixed, unsorted, beyond, shots]
+    }()
+
+    /// A route looked up piece by piece, as the hyperlapse does it: after each piece the newly settled poses are
+    /// computed from the frames known so far (`poses(for:in:)` of just those frames); all of them together equal
+    /// the poses of the whole path, and no pose is settled beyond the look-ahead.
+    @Test("poses settle as the route is looked up piece by piece", arguments: 0..<5)
+    func settledPrefixes(script index: Int) throws {
+        let script = Self.settlingScripts[index]
         let frames = try Self.frames([(90, 300), (0, 300), (300, 200)])   // a frame every 5 m, two corners
-        var script = CameraScript(lookAhead: 40)
-        if withKeyframes {
-            script.keyframes = [Keyframe(.distance(120), pitch: -10), Keyframe(.frame(90), pitch: 10, fov: 70),
-                                Keyframe(.distance(700), pitch: 0, fov: 90)]
-        }
         let path = try CameraPath(script)
         let whole = path.poses(for: frames)
-        var previous = 0
-        for known in stride(from: 7, through: frames.count, by: 13) {
+        var streamed: [CameraPose] = []
+        var known = 0
+        var generator = SystemRandomNumberGenerator()
+        while streamed.count < frames.count {
+            known = min(frames.count, known + Int.random(in: 1...23, using: &generator))
             let prefix = Array(frames[..<known])
-            let settled = path.settledCount(of: prefix, complete: false)
-            #expect(settled >= previous, "settled frames never go back")
-            previous = settled
-            let lastKnown = prefix.last!.distanceAlongRoute
-            if settled > 0 {
-                // Never beyond the look-ahead…
-                #expect(prefix[settled - 1].distanceAlongRoute + script.lookAhead < lastKnown)
-                // …and exactly what the whole path gives.
-                #expect(path.poses(for: prefix, in: 0..<settled) == Array(whole[..<settled]), "\(known) frames known")
+            let complete = known == frames.count
+            let settled = path.settledCount(of: prefix, complete: complete)
+            #expect(settled >= streamed.count, "settled frames never go back")
+            if !complete && settled > 0 {
+                #expect(prefix[settled - 1].distanceAlongRoute + script.lookAhead < prefix[known - 1].distanceAlongRoute)
             }
-            if withKeyframes && lastKnown < 700 {
-                // The pitch of frames past the furthest keyframe placed depends on where the next one falls.
-                let furthestPlaced = max(lastKnown >= 120 ? 24.0 : 0, known > 90 ? 90 : 0)
-                #expect(Double(settled) <= furthestPlaced + 1)
-            } else if !withKeyframes {
-                // Without keyframes only the look-ahead holds frames back: 40 m = 8 frames at 5 m.
-                #expect(settled >= known - 9)
-            }
+            streamed += path.poses(for: prefix, in: streamed.count..<settled)
         }
-        #expect(path.settledCount(of: frames, complete: true) == frames.count)
+        #expect(streamed.count == whole.count)
+        for (i, (a, b)) in zip(streamed, whole).enumerated() {
+            #expect(abs(angleDifference(from: a.heading, to: b.heading)) < 1e-9 && abs(a.pitch - b.pitch) < 1e-9
+                    && abs(a.fov - b.fov) < 1e-9, "script \(index), frame \(i): \(a) vs \(b)")
+        }
+    }
+
+    /// Keyframes beyond the end of the route hold every pose after the last key placed until the route is complete;
+    /// without keyframes only the look-ahead (40 m = 8 frames at 5 m) holds frames back.
+    @Test func settlingWaitsForTheNextKeyframeOnly() throws {
+        let frames = try Self.frames([(90, 600)])
+        let plain = try CameraPath(CameraScript(lookAhead: 40))
+        #expect(plain.settledCount(of: Array(frames[..<60]), complete: false) == 60 - 9)
+        let keyed = try CameraPath(CameraScript(lookAhead: 40, keyframes: [Keyframe(.frame(10), pitch: 0),
+                                                                          Keyframe(.distance(5000), pitch: 20)]))
+        #expect(keyed.settledCount(of: Array(frames[..<60]), complete: false) == 10)
+        #expect(keyed.settledCount(of: Array(frames[..<60]), complete: true) == 60)
     }
 
     @Test("keyframes by distance, pitch and fov tracks with easing")
