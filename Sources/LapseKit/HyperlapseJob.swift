@@ -38,6 +38,8 @@ public struct HyperlapseJob: Sendable {
         public var feed: String
         public var distance: Double
         public var routePoints: Int
+        /// What ``routePoints`` counts: "route points", or "video frames" for a video without a track.
+        public var pointUnit: String
         public var panoramas: Int
         public var duplicatesDropped: Int
         public var gaps: Int
@@ -160,13 +162,13 @@ public struct HyperlapseJob: Sendable {
             rendered += 1
             lastPoint = point
             // Progress along the route: the number of frames is known only once the lookup has reached the end.
-            progress?(ProgressEvent(stage: "render", completed: point + 1, total: feed.pointCount, unit: "route points"))
+            progress?(ProgressEvent(stage: "render", completed: point + 1, total: feed.pointCount, unit: feed.pointUnit))
         }
         guard rendered > 0 else {
             throw LapseError(.notFound, feed.name, "no panoramas along the route (\(planner.pointsLookedUp) points looked up, none covered)")
         }
         if lastPoint + 1 < feed.pointCount {   // points without imagery at the end of the route
-            progress?(ProgressEvent(stage: "render", completed: feed.pointCount, total: feed.pointCount, unit: "route points"))
+            progress?(ProgressEvent(stage: "render", completed: feed.pointCount, total: feed.pointCount, unit: feed.pointUnit))
         }
         let attributions = planner.attributions
         // The MP4 index (and its metadata) is written last: the credits of every panorama used go in.
@@ -183,7 +185,7 @@ public struct HyperlapseJob: Sendable {
         try credits.commit()
         try jobFile?.commit()
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
-        return Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, panoramas: rendered,
+        return Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit, panoramas: rendered,
                        duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps, frames: encoder.framesWritten,
                        duration: Double(encoder.framesWritten) / Double(fps), output: output, bytes: bytes,
                        gif: gif, gifBytes: gifSummary?.bytes, credits: creditsPath, attributions: attributions)

@@ -62,6 +62,8 @@ public protocol PanoramaFeed: Sendable {
     var name: String { get }
     /// Points to look up (route points or video frames), ≥ 0.
     var pointCount: Int { get }
+    /// What a point is, plural, for progress and summaries: "route points" (the default), "video frames".
+    var pointUnit: String { get }
     /// Route length in metres (0 when there is no route, e.g. a video without a track).
     var distance: Double { get }
     /// How many points a lookup should cover at once (e.g. 100: one Google `panoIds` request).
@@ -75,4 +77,8 @@ public protocol PanoramaFeed: Sendable {
     /// - Parameter region: the part of the image the frame reads; a tiled source fetches only those tiles and
     ///   leaves the other pixels unset.
     func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer
+}
+
+extension PanoramaFeed {
+    public var pointUnit: String { "route points" }
 }

@@ -17,6 +17,7 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     private let times: [Double]
     public var pointCount: Int { (times.count + frameStep - 1) / frameStep }
     public var distance: Double { 0 }
+    public var pointUnit: String { "video frames" }
     public var lookupWindow: Int { 100 }
 
     /// - Parameters:

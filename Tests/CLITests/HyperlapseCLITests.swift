@@ -55,7 +55,7 @@ import TestSupport
         #expect(json["panoramas"] as? Int == 4)
         #expect((json["bytes"] as? Int ?? 0) > 0)
         #expect((json["gifBytes"] as? Int ?? 0) > 0)
-        #expect(r.stderr.contains("lookup:") && r.stderr.contains("render: 4/4 route points (100%)"))
+        #expect(r.stderr.contains("lookup:") && r.stderr.contains("render: 4/4 video frames (100%)"))
         #expect(Set(try files()) == ["s.credits.txt", "s.gif", "s.job.json", "s.mp4"])
     }
 

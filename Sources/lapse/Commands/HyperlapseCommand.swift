@@ -97,7 +97,7 @@ enum HyperlapseCommand: Command {
         ]
         if let gif = s.gif, let bytes = s.gifBytes { lines.append("wrote \(gif): \(formatBytes(bytes))") }
         lines.append("source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
-                     + "\(s.routePoints) route points, \(s.panoramas) panoramas used, \(s.duplicatesDropped) duplicates dropped, \(s.gaps) gaps")
+                     + "\(s.routePoints) \(s.pointUnit), \(s.panoramas) panoramas used, \(s.duplicatesDropped) duplicates dropped, \(s.gaps) gaps")
         lines.append("credits in \(s.credits); done in " + String(format: "%.1f", seconds) + " s")
         console.summary(lines, json: [
             "output": s.output, "bytes": s.bytes, "gif": s.gif.map { $0 as Any } ?? NSNull(), "gifBytes": s.gifBytes.map { $0 as Any } ?? NSNull(),
