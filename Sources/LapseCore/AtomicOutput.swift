@@ -92,6 +92,18 @@ public final class AtomicOutput: @unchecked Sendable {
 
     deinit { discard() }
 
+    /// The target path of a temporary path made by ``init(path:overwrite:inputs:)`` (`DIR/.NAME.PID-TOKEN.partial[.EXT]`
+    /// → `DIR/NAME`), or nil for any other path: errors met while writing name the file the user asked for.
+    public static func targetPath(ofTemporary temporary: String) -> String? {
+        let url = URL(fileURLWithPath: temporary)
+        let name = url.lastPathComponent
+        guard name.hasPrefix("."), let range = name.range(of: #"\.[0-9]+-[0-9a-f]+\.partial(\.[^.]*)?$"#, options: .regularExpression),
+              range.lowerBound > name.index(after: name.startIndex) else { return nil }
+        let target = String(name[name.index(after: name.startIndex)..<range.lowerBound])
+        let folder = url.deletingLastPathComponent().path
+        return temporary.contains("/") ? (folder as NSString).appendingPathComponent(target) : target
+    }
+
     /// Deletes every temporary file not yet committed or discarded. Safe to call from a signal handler's
     /// dispatch source (not from the raw handler).
     public static func removeAllPending() {

@@ -71,6 +71,9 @@ extension HyperlapseSettings {
         if hasDirections && (s.from == nil || s.to == nil) { throw LapseError.usage("give both --from and --to") }
         // A 360° video without a track is read front to back: the efficient path for its frames.
         if source.hasPrefix("video:") && s.track == nil && s.route == nil && !hasDirections {
+            if s.lookAt != nil {
+                throw LapseError.usage("--look-at needs positions, and a video without --track has none: give --track GPX, or use --heading-offset or --keyframes")
+            }
             let path = PanoramaSourceOptions.expand(String(source.dropFirst("video:".count)))
             return try VideoPanoramaFeed(path: path, frameStep: s.frameStep ?? 1, panoHeading: s.panoHeading ?? 0)
         }

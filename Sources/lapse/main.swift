@@ -66,7 +66,9 @@ func runMain() async -> Int32 {
     do {
         try await command.run(&arguments, console: console)
         return ExitStatus.success
-    } catch let error as LapseError {
+    } catch var error as LapseError {
+        // Name the file the user asked for, not the temporary file it was being written as.
+        if let subject = error.subject, let target = AtomicOutput.targetPath(ofTemporary: subject) { error.subject = target }
         console.error(error.description)
         if error.code == .usage {
             FileHandle.standardError.write(Data("usage: \(command.usageLine)\n".utf8))
