@@ -127,7 +127,7 @@ public struct GIFJob: Sendable {
 
         let encoder = try GIFEncoder(path: output, width: w, height: h, options: options, overwrite: overwrite)
         let interval = 1 / fps
-        let total = stop.isFinite ? max(1, Int(((stop - start) * fps - 0.02 * fps).rounded(.up))) : nil
+        let total = stop.isFinite ? Self.frameCount(start: start, stop: stop, interval: interval) : nil
         var i = 0
         var lastTime = start
         while true {
@@ -148,6 +148,14 @@ public struct GIFJob: Sendable {
         }
         let gif = try await encoder.finish()
         return Summary(gif: gif, framesSampled: i, start: start, end: lastTime, decodeErrors: reader.decodeErrors)
+    }
+
+    /// Frames the loop below samples from `start` to a finite `stop`: frame i (at start + i·interval) is shown when at
+    /// least 2 cs remain before `stop`, else the frame before it lasts to the end.
+    static func frameCount(start: Double, stop: Double, interval: Double) -> Int {
+        var n = 1
+        while cs(stop) - cs(start + Double(n) * interval) >= 2 { n += 1 }
+        return n
     }
 
     private func runImages(_ images: [ImageInput], progress: ProgressHandler?, warning: WarningHandler?) async throws -> Summary {

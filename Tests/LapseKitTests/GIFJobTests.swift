@@ -129,6 +129,26 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         }
     }
 
+    /// Progress counts up to exactly its total (the frames sampled), for whole videos and ranges alike.
+    @Test(arguments: [(10.0, nil as Double?), (3, nil), (10, 1.234), (7, 2.0)])
+    func progressReachesItsTotal(fps: Double, duration: Double?) async throws {
+        let events = Events()
+        var job = GIFJob(source: .video(TestData.path("video/regift-test-file.mov")),
+                         output: TestData.scratchDirectory("gifprogress").appendingPathComponent("p.gif").path)
+        job.fps = fps
+        job.duration = duration
+        let summary = try await job.run(progress: { events.append($0) })
+        let last = try #require(events.all.last)
+        #expect(last.total == summary.framesSampled && last.completed == summary.framesSampled, "\(last)")
+    }
+
+    final class Events: @unchecked Sendable {
+        private let lock = NSLock()
+        private var events: [ProgressEvent] = []
+        func append(_ e: ProgressEvent) { lock.withLock { events.append(e) } }
+        var all: [ProgressEvent] { lock.withLock { events } }
+    }
+
     /// Variable frame rate: GIF frame i shows the source frame on screen at i/fps.
     @Test func variableFrameRate() async throws {
         let path = TestData.path("video/synthetic/vfr_60_30_gaps_320x180.mp4")
