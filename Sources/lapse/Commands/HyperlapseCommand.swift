@@ -21,14 +21,15 @@ enum HyperlapseCommand: Command {
           --spacing M                   metres between route points (default 10)
         Panoramas:
           --source SOURCE               google | panoramax | local:DIR (360° photos with GPS) | video:FILE (a 360° video)
-          --track GPX                   positions of a video source by time
+          --track GPX                   positions of a video source by time (video time 0 = the track's first time)
           --radius M                    search radius for the nearest panorama (default 50)
           --zoom auto|0-5               Street View zoom (default auto: from --size and --fov)
           --pano-heading D              compass heading of the source's centre column when it has none (video)
-          --frame-step N                video without a track: every N-th frame (default 1)
+          --frame-step N                video without a track: every N-th frame (default 1; the video plays
+                                N × fps / its frame rate times as fast)
           --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse)
         Camera (one of; default: along the road):
-          --look-at LAT,LNG             always aim at this point
+          --look-at LAT,LNG             always aim at this point (needs positions: not for a video without --track)
           --heading-offset D            look D degrees right of the road (negative: left, 180: back)
           --keyframes FILE              a camera file: shots and heading/pitch/fov keyframes (JSON)
           --fov D                       horizontal field of view (default 90)
@@ -37,7 +38,7 @@ enum HyperlapseCommand: Command {
           --gif OUT.gif                 a GIF as well (--gif-width W, default a third of the video's width)
           --size WxH                    frame size (default 1280x720)
           --fps N                       frames per second (default 12)
-          --crossfade                   blend consecutive panoramas
+          --crossfade                   blend consecutive panoramas (a blended frame between each two: twice the frames)
           --crf N, --preset NAME        H.264 quality (default 20, medium)
           --config JOB.json             settings from a job file (flags override it)
           --overwrite                   replace existing outputs
