@@ -43,6 +43,9 @@ public struct HyperlapseJob: Sendable {
         public var panoramas: Int
         public var duplicatesDropped: Int
         public var gaps: Int
+        /// Tiles downloaded and read from the cache (tiled sources only).
+        public var tilesDownloaded: Int?
+        public var tilesFromCache: Int?
         public var frames: Int
         public var duration: Double
         public var output: String
@@ -186,7 +189,8 @@ public struct HyperlapseJob: Sendable {
         try jobFile?.commit()
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
         return Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit, panoramas: rendered,
-                       duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps, frames: encoder.framesWritten,
+                       duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
+                       tilesDownloaded: feed.tiles?.downloaded, tilesFromCache: feed.tiles?.fromCache, frames: encoder.framesWritten,
                        duration: Double(encoder.framesWritten) / Double(fps), output: output, bytes: bytes,
                        gif: gif, gifBytes: gifSummary?.bytes, credits: creditsPath, attributions: attributions)
     }

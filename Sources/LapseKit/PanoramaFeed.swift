@@ -77,8 +77,11 @@ public protocol PanoramaFeed: Sendable {
     /// - Parameter region: the part of the image the frame reads; a tiled source fetches only those tiles and
     ///   leaves the other pixels unset.
     func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer
+    /// Tiles fetched so far for tiled sources: (downloaded, read from the cache); nil for other sources.
+    var tiles: (downloaded: Int, fromCache: Int)? { get }
 }
 
 extension PanoramaFeed {
     public var pointUnit: String { "route points" }
+    public var tiles: (downloaded: Int, fromCache: Int)? { nil }
 }

@@ -13,6 +13,8 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     public var distance: Double { points.last?.distanceAlongRoute ?? 0 }
     /// 100 points: one Google `panoIds` request.
     public var lookupWindow: Int { 100 }
+    private let tally = TileTally()
+    public var tiles: (downloaded: Int, fromCache: Int)? { tally.counts }
 
     /// - Parameters:
     ///   - source: where to look.
@@ -54,7 +56,9 @@ public struct SourcePanoramaFeed: PanoramaFeed {
         guard let pano = stop.panorama else {
             throw LapseError(.invalidInput, name, "stop \(stop.panoramaID) has no panorama metadata")
         }
-        return try await source.image(for: pano, resolution: resolution, region: region).pixels
+        let image = try await source.image(for: pano, resolution: resolution, region: region)
+        tally.add(downloaded: image.tilesDownloaded, fromCache: image.tilesFromCache)
+        return image.pixels
     }
 
     static func displayName(_ source: String) -> String {
@@ -65,4 +69,17 @@ public struct SourcePanoramaFeed: PanoramaFeed {
         default: return source
         }
     }
+}
+
+/// Tiles downloaded and read from the cache, summed over the panoramas (nil until a tiled panorama came).
+private final class TileTally: @unchecked Sendable {
+    // @unchecked: the counts are only touched under `lock`.
+    private let lock = NSLock()
+    private var downloaded = 0, fromCache = 0, any = false
+
+    func add(downloaded d: Int, fromCache c: Int) {
+        lock.withLock { downloaded += d; fromCache += c; any = any || d + c > 0 }
+    }
+
+    var counts: (downloaded: Int, fromCache: Int)? { lock.withLock { any ? (downloaded, fromCache) : nil } }
 }

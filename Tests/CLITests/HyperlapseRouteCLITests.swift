@@ -81,8 +81,9 @@ import TestSupport
             let cachedAfterStop = cachedTiles(cache)
             #expect(!cachedAfterStop.isEmpty && cachedAfterStop.isSubset(of: firstRun))
 
-            let again = try Shell.lapse(arguments(world, cache: cache, output: out) + ["--quiet"], environment: world.environment)
+            let again = try Shell.lapse(arguments(world, cache: cache, output: out) + ["--quiet", "--json"], environment: world.environment)
             #expect(again.status == 0, "\(name): \(again.stderr)")
+            let summary = try JSONSerialization.jsonObject(with: again.stdoutData) as? [String: Any] ?? [:]
             #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data(contentsOf: URL(fileURLWithPath: reference)), "\(name)")
             let leftAfterRerun = try partials()
             #expect(leftAfterRerun.isEmpty, "\(name): \(leftAfterRerun)")
@@ -90,6 +91,9 @@ import TestSupport
             #expect(rerun.values.allSatisfy { $0 == 1 }, "\(name)")
             #expect(Set(rerun.keys).isDisjoint(with: cachedAfterStop), "\(name): a cached tile was downloaded again")
             #expect(Set(rerun.keys).union(cachedAfterStop) == allTiles, "\(name)")
+            // The summary tells the cache's part.
+            #expect(summary["tilesDownloaded"] as? Int == rerun.count && summary["tilesFromCache"] as? Int == cachedAfterStop.count,
+                    "\(name): \(summary)")
         }
     }
 

@@ -99,10 +99,16 @@ enum HyperlapseCommand: Command {
         if let gif = s.gif, let bytes = s.gifBytes { lines.append("wrote \(gif): \(formatBytes(bytes))") }
         lines.append("source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
                      + "\(s.routePoints) \(s.pointUnit), \(s.panoramas) panoramas used, \(s.duplicatesDropped) duplicates dropped, \(s.gaps) gaps")
+        if let downloaded = s.tilesDownloaded, let cached = s.tilesFromCache {
+            lines.append("tiles: \(downloaded) downloaded, \(cached) from the cache")
+        }
         lines.append("credits in \(s.credits); done in " + String(format: "%.1f", seconds) + " s")
         console.summary(lines, json: [
             "output": s.output, "bytes": s.bytes, "gif": s.gif.map { $0 as Any } ?? NSNull(), "gifBytes": s.gifBytes.map { $0 as Any } ?? NSNull(),
             "distance": s.distance, "routePoints": s.routePoints, "panoramas": s.panoramas,
+            "tilesDownloaded": s.tilesDownloaded.map { $0 as Any } ?? NSNull(),
+            "tilesFromCache": s.tilesFromCache.map { $0 as Any } ?? NSNull(),
+            "width": job.width, "height": job.height, "fps": job.fps,
             "duplicatesDropped": s.duplicatesDropped, "gaps": s.gaps, "frames": s.frames, "duration": s.duration,
             "credits": s.credits, "seconds": seconds, "source": s.feed,
         ])
