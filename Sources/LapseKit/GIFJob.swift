@@ -117,6 +117,9 @@ public struct GIFJob: Sendable {
         let (w, h) = Self.outputSize(displayWidth: reader.displayWidth, displayHeight: reader.displayHeight, rule: size)
         guard w <= 65535, h <= 65535 else { throw LapseError.usage("the GIF would be \(w)x\(h), larger than GIF allows") }
         reader.outputSize = (w, h)
+        if w > reader.displayWidth || h > reader.displayHeight {
+            warning?("\(reader.name): the GIF (\(w)x\(h)) is larger than the video (\(reader.displayWidth)x\(reader.displayHeight)): its frames are upscaled")
+        }
         let videoEnd = reader.duration
         if let videoEnd, start >= videoEnd {
             throw LapseError(.notFound, reader.name, "--start \(TimeValue.format(start)) is at or after the end of the video (\(TimeValue.format(videoEnd)))")

@@ -43,6 +43,19 @@ public final class DecodedImage: @unchecked Sendable {
         try self.init(name: name, data: data)
     }
 
+    /// A WebP file with the animation flag of its VP8X header set (WebP container spec: "RIFF", size, "WEBP",
+    /// "VP8X", size, then a flags byte whose bit 1 is animation).
+    package static func isAnimatedWebP(path: String, data: [UInt8]?) -> Bool {
+        var head = data.map { Array($0.prefix(21)) } ?? []
+        if data == nil, let handle = FileHandle(forReadingAtPath: path) {
+            head = [UInt8]((try? handle.read(upToCount: 21)) ?? Data())
+            try? handle.close()
+        }
+        guard head.count == 21 else { return false }
+        return head[0..<4] == [0x52, 0x49, 0x46, 0x46] && head[8..<12] == [0x57, 0x45, 0x42, 0x50]
+            && head[12..<16] == [0x56, 0x50, 0x38, 0x58] && head[20] & 0x02 != 0
+    }
+
     private init(name path: String, data: [UInt8]?) throws {
         FFmpegLog.quiet()
         self.path = path
@@ -117,6 +130,9 @@ public final class DecodedImage: @unchecked Sendable {
             if r < 0 { break }
         }
         guard got, frame.width > 0, frame.height > 0 else {
+            if Self.isAnimatedWebP(path: path, data: data) {
+                throw LapseError(.invalidInput, path, "animated WebP, which FFmpeg 5.1 cannot decode (convert it to a video or to PNGs first)")
+            }
             let why = lastError < 0 ? ffmpegMessage(lastError) : "no picture could be decoded"
             throw LapseError(.invalidInput, path, "corrupt or truncated image (\(why))")
         }

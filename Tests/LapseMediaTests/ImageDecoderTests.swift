@@ -58,6 +58,16 @@ import TestSupport
         }
     }
 
+    /// Animated WebP (FFmpeg 5.1 has no decoder for it) is named as such, not as a damaged file.
+    @Test func animatedWebPIsNamed() throws {
+        let path = TestData.path("images/pillow/iss634.webp")
+        #expect(DecodedImage.isAnimatedWebP(path: path, data: nil))
+        #expect(!DecodedImage.isAnimatedWebP(path: TestData.path("images/pillow/hopper.png"), data: nil))
+        #expect { _ = try DecodedImage(path: path) } throws: { error in
+            (error as? LapseError)?.reason.contains("animated WebP") == true
+        }
+    }
+
     @Test func cmykJPEGMatchesItsRGBTwin() throws {
         let cmyk = try DecodedImage(path: TestData.path("images/pillow/pil_sample_cmyk.jpg")).pixels()
         let rgb = try DecodedImage(path: TestData.path("images/pillow/pil_sample_rgb.jpg")).pixels()

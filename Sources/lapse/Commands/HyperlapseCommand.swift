@@ -103,6 +103,10 @@ enum HyperlapseCommand: Command {
             lines.append("tiles: \(downloaded) downloaded, \(cached) from the cache")
         }
         lines.append("credits in \(s.credits); done in " + String(format: "%.1f", seconds) + " s")
+        if s.gaps * 2 > s.routePoints {
+            console.warn("\(s.gaps) of \(s.routePoints) \(s.pointUnit) had no panorama within the search radius (--radius)"
+                         + (settings.track != nil ? "; does the track cover the video's time?" : ""))
+        }
         console.summary(lines, json: [
             "output": s.output, "bytes": s.bytes, "gif": s.gif.map { $0 as Any } ?? NSNull(), "gifBytes": s.gifBytes.map { $0 as Any } ?? NSNull(),
             "distance": s.distance, "routePoints": s.routePoints, "panoramas": s.panoramas,
