@@ -113,3 +113,8 @@ func formatBytes(_ n: Int64) -> String {
     while v >= 1000 && i < units.count - 1 { v /= 1000; i += 1 }
     return i == 0 ? "\(n) B" : String(format: "%.1f", v) + " " + units[i]
 }
+
+/// "1 frame", "2 frames": a count and its noun (`plural` when the noun is irregular).
+func counted(_ n: Int, _ noun: String, _ plural: String? = nil) -> String {
+    "\(n) " + (n == 1 ? noun : plural ?? noun + "s")
+}

@@ -121,9 +121,9 @@ enum GIFCommand: Command {
         let gif = summary.gif
         let loopText = gif.loopCount.map { $0 == 0 ? "loops forever" : "loops \($0)×" } ?? "plays once"
         console.summary([
-            "wrote \(gif.path): \(gif.width)x\(gif.height), \(gif.frameCount) frames, "
+            "wrote \(gif.path): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), "
                 + String(format: "%.2f", gif.duration) + " s, \(loopText), \(formatBytes(gif.bytes))",
-            "\(summary.framesSampled) frames sampled in " + String(format: "%.1f", seconds) + " s"
+            "\(counted(summary.framesSampled, "frame")) sampled in " + String(format: "%.1f", seconds) + " s"
                 + (summary.decodeErrors > 0 ? ", \(summary.decodeErrors) undecodable frames repeated" : ""),
         ], json: [
             "output": gif.path, "width": gif.width, "height": gif.height, "frames": gif.frameCount,

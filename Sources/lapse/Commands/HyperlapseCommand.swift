@@ -93,12 +93,12 @@ enum HyperlapseCommand: Command {
         let s = try await job.run(feed: feed, progress: console.progress, warning: console.warning)
         let seconds = Date().timeIntervalSince(started)
         var lines = [
-            "wrote \(s.output): \(job.width)x\(job.height), \(s.frames) frames at \(job.fps) fps, "
+            "wrote \(s.output): \(job.width)x\(job.height), \(counted(s.frames, "frame")) at \(job.fps) fps, "
                 + String(format: "%.1f", s.duration) + " s, \(formatBytes(s.bytes))",
         ]
         if let gif = s.gif, let bytes = s.gifBytes { lines.append("wrote \(gif): \(formatBytes(bytes))") }
         lines.append("source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
-                     + "\(s.routePoints) \(s.pointUnit), \(s.panoramas) panoramas used, \(s.duplicatesDropped) duplicates dropped, \(s.gaps) gaps")
+                     + "\(s.routePoints) \(s.pointUnit), \(counted(s.panoramas, "panorama")) used, \(counted(s.duplicatesDropped, "duplicate")) dropped, \(counted(s.gaps, "gap"))")
         if let downloaded = s.tilesDownloaded, let cached = s.tilesFromCache {
             lines.append("tiles: \(downloaded) downloaded, \(cached) from the cache")
         }

@@ -139,7 +139,7 @@ enum PanoramasCommand: Command {
         let c = result.coverage
         var lines = [
             "\(c.points) route points: \(c.withImagery) with imagery, \(c.withoutImagery) without",
-            "\(c.uniquePanoramas) unique panoramas, \(c.consecutiveDuplicates) consecutive duplicates dropped",
+            "\(counted(c.uniquePanoramas, "unique panorama")), \(counted(c.consecutiveDuplicates, "consecutive duplicate")) dropped",
             "wrote \(result.written.count) panoramas and manifest.json to \(out)",
         ]
         if result.tilesDownloaded + result.tilesFromCache > 0 {

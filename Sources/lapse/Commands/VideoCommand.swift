@@ -83,7 +83,7 @@ enum VideoCommand: Command {
         let summary = try await job.run(progress: console.progress, warning: console.warning)
         let seconds = Date().timeIntervalSince(started)
         console.summary([
-            "wrote \(summary.output): \(summary.width)x\(summary.height), \(summary.frames) frames at \(summary.fps) fps, "
+            "wrote \(summary.output): \(summary.width)x\(summary.height), \(counted(summary.frames, "frame")) at \(summary.fps) fps, "
                 + String(format: "%.2f", summary.duration) + " s, \(formatBytes(summary.bytes))",
             "\(summary.images) images" + (summary.skipped > 0 ? ", \(summary.skipped) skipped" : "")
                 + " in " + String(format: "%.1f", seconds) + " s",
