@@ -52,6 +52,8 @@ public struct HyperlapseJob: Sendable {
         public var bytes: Int64
         public var gif: String?
         public var gifBytes: Int64?
+        /// The GIF as written (size, delays, loop count), when one was asked for.
+        public var gifSummary: GIFSummary?
         public var credits: String
         public var attributions: [Attribution]
     }
@@ -192,7 +194,7 @@ public struct HyperlapseJob: Sendable {
                        duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
                        tilesDownloaded: feed.tiles?.downloaded, tilesFromCache: feed.tiles?.fromCache, frames: encoder.framesWritten,
                        duration: Double(encoder.framesWritten) / Double(fps), output: output, bytes: bytes,
-                       gif: gif, gifBytes: gifSummary?.bytes, credits: creditsPath, attributions: attributions)
+                       gif: gif, gifBytes: gifSummary?.bytes, gifSummary: gifSummary, credits: creditsPath, attributions: attributions)
     }
 
     /// The credits sidecar: one line per distinct attribution.

@@ -96,7 +96,9 @@ enum HyperlapseCommand: Command {
             "wrote \(s.output): \(job.width)x\(job.height), \(counted(s.frames, "frame")) at \(job.fps) fps, "
                 + String(format: "%.1f", s.duration) + " s, \(formatBytes(s.bytes))",
         ]
-        if let gif = s.gif, let bytes = s.gifBytes { lines.append("wrote \(gif): \(formatBytes(bytes))") }
+        if let gif = s.gifSummary {
+            lines.append("wrote \(gif.path): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), \(formatBytes(gif.bytes))")
+        }
         lines.append("source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
                      + "\(s.routePoints) \(s.pointUnit), \(counted(s.panoramas, "panorama")) used, \(counted(s.duplicatesDropped, "duplicate")) dropped, \(counted(s.gaps, "gap"))")
         if let downloaded = s.tilesDownloaded, let cached = s.tilesFromCache {
