@@ -53,6 +53,9 @@ public struct ClipResult: Sendable {
     public var duration: Double
     /// Video packets (frames) written, including hidden pre-roll frames in copy mode.
     public var videoFrames: Int
+    /// Of ``videoFrames``, those before `start` that the edit list hides (copy mode into MP4/MOV: the frames
+    /// from the keyframe to the start, which the decoder needs); 0 otherwise.
+    public var hiddenFrames: Int = 0
     /// Audio packets written (0 without audio).
     public var audioPackets: Int
     /// Whether the output has an audio stream.
@@ -402,13 +405,14 @@ struct StreamCopyClip {
         var videoDone = false
         var audioDone = copyAudio == nil
         var trailing: [Packet] = []  // video packets past the end, kept until we know whether a frame needs them
-        var videoFrames = 0, audioPackets = 0
+        var videoFrames = 0, audioPackets = 0, hiddenFrames = 0
         let expected = max(1, Int(((options.end - keyframeTime) * (input.videoStream?.frameRate ?? 30)).rounded()))
 
         func writeVideo(_ p: Packet) throws {
             let pk = p.pointer
             if pk.pointee.pts != lapse_nopts_value { pk.pointee.pts -= vShift }
             if pk.pointee.dts != lapse_nopts_value { pk.pointee.dts -= vShift }
+            if editList && pk.pointee.pts != lapse_nopts_value && pk.pointee.pts < 0 { hiddenFrames += 1 }
             av_packet_rescale_ts(pk, vInTB, vOutTB)
             pk.pointee.stream_index = Int32(outVideo)
             pk.pointee.pos = -1
@@ -470,10 +474,12 @@ struct StreamCopyClip {
         guard videoFrames > 0 else {
             throw LapseError(.invalidInput, input.displayName, "no video frames in \(TimeValue.format(options.start))–\(TimeValue.format(options.end))")
         }
-        return ClipResult(start: options.start, end: options.end, keyframeTime: keyframeTime, usesEditList: editList,
-                          duration: options.end - zero, videoFrames: videoFrames,
-                          audioPackets: track?.packetsWritten ?? audioPackets,
-                          hasAudio: outAudio != nil || outTrack != nil, mediaDuration: nil,
-                          bytesRead: input.bytesRead, container: container)
+        var result = ClipResult(start: options.start, end: options.end, keyframeTime: keyframeTime, usesEditList: editList,
+                                duration: options.end - zero, videoFrames: videoFrames,
+                                audioPackets: track?.packetsWritten ?? audioPackets,
+                                hasAudio: outAudio != nil || outTrack != nil, mediaDuration: nil,
+                                bytesRead: input.bytesRead, container: container)
+        result.hiddenFrames = hiddenFrames
+        return result
     }
 }

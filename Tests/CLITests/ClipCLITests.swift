@@ -16,6 +16,7 @@ struct ClipCLITests {
         let r = try Shell.lapse(["clip", Self.gop, "-o", out, "--start", "0:05", "--duration", "2"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("keyframe used: 0:04.000"))
+        #expect(r.stdout.contains("60 video frames (+30 before the start, hidden by the edit list)"), "\(r.stdout)")
         #expect(try FFmpegReference.frameTimes(out).count == 60)
         // Exists now: a second run without --overwrite fails, with it succeeds.
         let again = try Shell.lapse(["clip", Self.gop, "-o", out, "--start", "5", "--end", "7"])
@@ -25,7 +26,8 @@ struct ClipCLITests {
         #expect(over.status == 0)
         let json = try JSONSerialization.jsonObject(with: over.stdoutData) as? [String: Any]
         #expect(json?["keyframe_time"] as? Double == 4)
-        #expect(json?["video_frames"] as? Int == 90)
+        #expect(json?["video_frames"] as? Int == 90)   // written, including the run-in from the keyframe at 4 s
+        #expect(json?["hidden_frames"] as? Int == 30)
     }
 
     @Test func accurateCut() throws {
@@ -118,6 +120,7 @@ struct ClipCLITests {
                                  "--start", "5", "--end", "7"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("keyframe used: 0:04.000"))
+        #expect(r.stdout.contains("60 video frames (+30 before the start, hidden by the edit list)"), "\(r.stdout)")
         #expect(!(r.stdout + r.stderr).contains("TOPSECRET"))
         #expect(try FFmpegReference.frameTimes(out).count == 60)
     }

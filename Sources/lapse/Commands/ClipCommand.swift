@@ -89,10 +89,12 @@ enum ClipCommand: Command {
                 : "playback starts at the keyframe"
             lines.append("keyframe used: \(TimeValue.format(result.keyframeTime)) (\(String(format: "%.3f", result.keyframeTime)) s); \(note)")
         }
-        lines.append("wrote \(output): \(String(format: "%.3f", result.duration)) s, \(result.videoFrames) video frames"
+        let hidden = result.hiddenFrames > 0 ? " (+\(result.hiddenFrames) before the start, hidden by the edit list)" : ""
+        lines.append("wrote \(output): \(String(format: "%.3f", result.duration)) s, \(counted(result.videoFrames - result.hiddenFrames, "video frame"))\(hidden)"
                      + (result.hasAudio ? ", audio" : ", no audio"))
         var json: [String: Any] = [
             "output": output, "start": result.start, "end": result.end, "keyframe_time": result.keyframeTime,
+            "hidden_frames": result.hiddenFrames,
             "edit_list": result.usesEditList, "duration": result.duration, "video_frames": result.videoFrames,
             "audio": result.hasAudio, "accurate": accurate, "container": result.container,
         ]
