@@ -66,8 +66,14 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public init() {}
 
     /// `self` with every value set in `other` replacing this one (command-line flags over a job file).
+    /// A GIF named after the output (`OUT.gif` beside `OUT.mp4`) follows a new output given in `other`
+    /// (`NEW.gif`), unless `other` names a GIF itself.
     public func overridden(by other: HyperlapseSettings) -> HyperlapseSettings {
         var result = self
+        if let output, let gif, let newOutput = other.output, other.gif == nil,
+           gif == (output as NSString).deletingPathExtension + ".gif" {
+            result.gif = (newOutput as NSString).deletingPathExtension + ".gif"
+        }
         // Every key, listed explicitly (keep in step with CodingKeys).
         func take<T>(_ kp: WritableKeyPath<HyperlapseSettings, T?>) { if let v = other[keyPath: kp] { result[keyPath: kp] = v } }
         take(\.from); take(\.to); take(\.via); take(\.provider); take(\.route); take(\.source); take(\.track)

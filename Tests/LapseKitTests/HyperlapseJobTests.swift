@@ -95,6 +95,23 @@ import TestSupport
         }
     }
 
+    /// `--config old.job.json -o new.mp4`: a GIF named after the old output follows the new one; a GIF named
+    /// otherwise, or given with the new output, stays as given.
+    @Test func gifFollowsANewOutput() {
+        var file = HyperlapseSettings()
+        file.output = "/w/old.mp4"
+        file.gif = "/w/old.gif"
+        var flags = HyperlapseSettings()
+        flags.output = "/w/new.mp4"
+        #expect(file.overridden(by: flags).gif == "/w/new.gif")
+        flags.gif = "/w/mine.gif"
+        #expect(file.overridden(by: flags).gif == "/w/mine.gif")
+        flags.gif = nil
+        file.gif = "/w/anim/other.gif"
+        #expect(file.overridden(by: flags).gif == "/w/anim/other.gif")
+        #expect(file.overridden(by: HyperlapseSettings()).gif == "/w/anim/other.gif")
+    }
+
     @Test func jobFilePathsAreMadeAbsolute() {
         var s = HyperlapseSettings()
         s.source = "video:clips/a.mp4"
