@@ -27,9 +27,21 @@ private func shown(_ gif: GIFFile, _ frames: [PixelBuffer], at centiseconds: Int
     return frames[frames.count - 1]
 }
 
-/// Index of the source frame shown at `t` seconds (the last one whose time is ≤ t).
-private func sourceIndex(_ times: [Double], _ t: Double) -> Int {
-    times.lastIndex { $0 - times[0] <= t + 1e-6 } ?? 0
+/// A source video's frames as the ffmpeg CLI decodes them (through `filters`, ending in RGBA), by time.
+private struct SourceFrames {
+    let frames: [PixelBuffer]
+    let times: [Double]
+
+    init(_ path: String, filters: String, size: (Int, Int)) throws {
+        frames = try FFmpegReference.frames(path, filters: filters, size: size)
+        times = try FFmpegReference.frameTimes(path)
+    }
+
+    /// Index of the frame on screen `t` seconds after the first (the last one whose time is ≤ t).
+    func index(at t: Double) -> Int { times.lastIndex { $0 - times[0] <= t + 1e-6 } ?? 0 }
+
+    /// The frame on screen `t` seconds after the first.
+    func frame(at t: Double) -> PixelBuffer { frames[index(at: t)] }
 }
 
 private func mean(_ p: PixelBuffer, _ x: Int, _ y: Int) -> (Int, Int, Int) {
@@ -71,12 +83,9 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         let path = TestData.path("video/iphone_rotated.mov")
         let (_, gif, _) = try await makeGIF(.video(path))
         let frames = gif.compositedFrames()
-        let reference = try FFmpegReference.frames(
-            path, filters: "scale=160:284:flags=lanczos+accurate_rnd+full_chroma_int,format=rgba", size: (160, 284))
-        let times = try FFmpegReference.frameTimes(path)
-        let ssim = (0..<22).map {
-            ImageMetrics.ssim(shown(gif, frames, at: $0 * 10), reference[sourceIndex(times, Double($0) / 10)])
-        }
+        let source = try SourceFrames(path, filters: "scale=160:284:flags=lanczos+accurate_rnd+full_chroma_int,format=rgba",
+                                      size: (160, 284))
+        let ssim = (0..<22).map { ImageMetrics.ssim(shown(gif, frames, at: $0 * 10), source.frame(at: Double($0) / 10)) }
         #expect(ssim.reduce(0, +) / 22 >= 0.99)
     }
 
@@ -87,10 +96,9 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         #expect(gif.delays.reduce(0, +) == 220)
         #expect(summary.gif.frameCount == gif.images.count)
         let frames = gif.compositedFrames()
-        let reference = try FFmpegReference.frames(path, filters: "scale=160:284,\(toRGBA)", size: (160, 284))
-        let times = try FFmpegReference.frameTimes(path)
+        let source = try SourceFrames(path, filters: "scale=160:284,\(toRGBA)", size: (160, 284))
         for i in 0..<22 {
-            let psnr = ImageMetrics.psnr(shown(gif, frames, at: i * 10), reference[sourceIndex(times, Double(i) / 10)])
+            let psnr = ImageMetrics.psnr(shown(gif, frames, at: i * 10), source.frame(at: Double(i) / 10))
             #expect(psnr >= 30, "frame \(i): \(psnr) dB")
         }
     }
@@ -121,10 +129,9 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         #expect(gif.loopCount == 0)
         #expect(gif.width == 245 && gif.height == 130)
         let frames = gif.compositedFrames()
-        let reference = try FFmpegReference.frames(path, filters: "scale=245:130,\(toRGBA)", size: (245, 130))
-        let times = try FFmpegReference.frameTimes(path)
+        let source = try SourceFrames(path, filters: "scale=245:130,\(toRGBA)", size: (245, 130))
         for i in 0..<16 {
-            let psnr = ImageMetrics.psnr(shown(gif, frames, at: i * 20), reference[sourceIndex(times, Double(i) / 5)])
+            let psnr = ImageMetrics.psnr(shown(gif, frames, at: i * 20), source.frame(at: Double(i) / 5))
             #expect(psnr >= 30, "frame \(i): \(psnr) dB")
         }
     }
@@ -155,14 +162,13 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         let (_, gif, _) = try await makeGIF(.video(path)) { $0.size = .scale(1) }
         #expect(gif.delays.reduce(0, +) == 300)
         let frames = gif.compositedFrames()
-        let reference = try FFmpegReference.frames(path, filters: toRGBA, size: (320, 180))
-        let times = try FFmpegReference.frameTimes(path)
+        let source = try SourceFrames(path, filters: toRGBA, size: (320, 180))
         for i in 0..<30 {
-            let expected = sourceIndex(times, Double(i) / 10)
+            let expected = source.index(at: Double(i) / 10)
             let f = shown(gif, frames, at: i * 10)
-            let psnr = ImageMetrics.psnr(f, reference[expected])
+            let psnr = ImageMetrics.psnr(f, source.frames[expected])
             #expect(psnr >= 30, "frame \(i): \(psnr) dB against source frame \(expected)")
-            if expected + 1 < reference.count { #expect(ImageMetrics.psnr(f, reference[expected + 1]) < psnr) }
+            if expected + 1 < source.frames.count { #expect(ImageMetrics.psnr(f, source.frames[expected + 1]) < psnr) }
         }
     }
 
