@@ -30,7 +30,7 @@ SIZE=$(stat -c %s "$HOUR")
 DUR=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$HOUR")
 echo "input: $HOUR, $SIZE bytes, ${DUR} s; cut ${START} s + ${LEN} s"
 
-now() { date +%s.%N; }
+. "$HERE/lib.sh"
 # Best (smallest) wall time of $RUNS runs of "$@", alternating runs is done by the caller.
 time_once() { local t0 t1; t0=$(now); "$@" >/dev/null 2>&1; t1=$(now); echo "$t1 - $t0" | bc -l; }
 

@@ -26,14 +26,7 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$TMP"; }
 trap cleanup EXIT
 
-now() { date +%s.%N; }
-# CPU seconds (user + system) of a command, when GNU time is installed (the wall clock is noisy on a shared machine).
-cpu() {  # outfile command...
-    local out=$1; shift
-    if [ -x /usr/bin/time ]; then /usr/bin/time -f "%U %S" -o "$out" "$@"; else "$@"; echo "0 0" > "$out"; fi
-}
-cpusum() { python3 -c "import sys; print('%.2f' % sum(float(v) for f in sys.argv[1:] for v in open(f).read().split()[-2:]))" "$@"; }
-elapsed() { python3 -c "print('%.3f' % ($2 - $1))"; }
+. "$HERE/lib.sh"
 
 # start_world COUNT NAME: a stand-in with COUNT panoramas 10 m apart; sets PORT_<NAME> and writes $TMP/NAME.txt.
 start_world() {

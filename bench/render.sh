@@ -22,14 +22,7 @@ VFOV=$(python3 -c "import math; print(2*math.degrees(math.atan(math.tan(math.rad
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/lapse-bench-render.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
-now() { date +%s.%N; }
-# CPU seconds (user + system) of a command, when GNU time is installed; the wall clock is noisy on a busy machine.
-cpu() {  # outfile command...
-    local out=$1; shift
-    if [ -x /usr/bin/time ]; then /usr/bin/time -f "%U %S" -o "$out" "$@"; else "$@"; echo "0 0" > "$out"; fi
-}
-cpusum() { python3 -c "import sys; u,s=open(sys.argv[1]).read().split()[-2:]; print('%.2f' % (float(u)+float(s)))" "$1"; }
-elapsed() { python3 -c "print('%.3f' % ($2 - $1))"; }
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 echo "preparing $FRAMES panoramas of ${W}x${H} as raw RGBA ($((FRAMES * W * H * 4 / 1000000)) MB)..." >&2
 ffmpeg -v error -nostdin -y -i "$CLIP" -frames:v "$FRAMES" -vf "scale=$W:$H:flags=bicubic" \
