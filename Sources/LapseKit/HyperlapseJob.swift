@@ -190,9 +190,10 @@ public struct HyperlapseJob: Sendable {
         try credits.commit()
         try jobFile?.commit()
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
+        let tiles = feed.tiles
         return Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit, panoramas: rendered,
                        duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
-                       tilesDownloaded: feed.tiles?.downloaded, tilesFromCache: feed.tiles?.fromCache, frames: encoder.framesWritten,
+                       tilesDownloaded: tiles?.downloaded, tilesFromCache: tiles?.fromCache, frames: encoder.framesWritten,
                        duration: Double(encoder.framesWritten) / Double(fps), output: output, bytes: bytes,
                        gif: gif, gifBytes: gifSummary?.bytes, gifSummary: gifSummary, credits: creditsPath, attributions: attributions)
     }

@@ -45,9 +45,6 @@ struct StopPlanner {
         self.progress = progress
     }
 
-    /// Frames handed out so far.
-    var frames: Int { handedOut }
-
     /// The next frame in route order, or nil when the route is done.
     mutating func next() async throws -> Frame? {
         while true {

@@ -50,8 +50,4 @@ public struct PanoramaRegion: Sendable {
         self.cells = cells
     }
 
-    /// The whole image.
-    public static let all = PanoramaRegion { w, h, cw, ch in
-        [Bool](repeating: true, count: ((w + cw - 1) / cw) * ((h + ch - 1) / ch))
-    }
 }

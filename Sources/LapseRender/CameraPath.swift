@@ -108,14 +108,13 @@ public struct CameraPath: Sendable {
             var placed: [Double] = []
             var pending = false
             for position in positions {
-                switch position {
                 // A key at the last known frame is left pending: a pending key is clamped there too, and
                 // which of the two brackets a frame would then depend on the script's order.
-                case .frame(let f) where f < lastIndex: placed.append(Double(f))
-                case .distance(let d) where d <= last.distanceAlongRoute && resolver.index(position) < Double(lastIndex):
-                    placed.append(resolver.index(position))
-                default: pending = true
+                let index: Double? = switch position {
+                case .frame(let f): f < lastIndex ? Double(f) : nil
+                case .distance(let d): d <= last.distanceAlongRoute ? resolver.index(position) : nil
                 }
+                if let index, index < Double(lastIndex) { placed.append(index) } else { pending = true }
             }
             // Frames before the furthest key placed interpolate between keys already placed.
             if pending { settled = min(settled, Int((placed.max() ?? 0).rounded(.up))) }
