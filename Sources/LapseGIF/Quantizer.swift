@@ -117,11 +117,13 @@ enum Quantizer {
         return attr
     }
 
+    /// `x` rounded and clamped to a byte.
+    private static func clamp(_ x: Double) -> UInt8 { UInt8(max(0, min(255, x.rounded()))) }
+
     /// Converts RGBA pixels in place into `space` (alpha kept).
     static func convert(_ p: UnsafeMutableRawPointer, count: Int, to space: Space) {
         guard space == .ycc else { return }
         let px = p.bindMemory(to: UInt8.self, capacity: count * 4)
-        func clamp(_ x: Double) -> UInt8 { UInt8(max(0, min(255, x.rounded()))) }
         for i in 0..<count {
             let r = Double(px[i * 4]), g = Double(px[i * 4 + 1]), b = Double(px[i * 4 + 2])
             let y = 0.299 * r + 0.587 * g + 0.114 * b
@@ -135,7 +137,6 @@ enum Quantizer {
     static func rgb(_ c: RGBAColor, from space: Space) -> RGBAColor {
         guard space == .ycc, c.a >= 128 else { return c }
         let y = Double(c.r), cb = expand(Double(c.g) - 127.5), cr = expand(Double(c.b) - 127.5)
-        func clamp(_ x: Double) -> UInt8 { UInt8(max(0, min(255, x.rounded()))) }
         return RGBAColor(r: clamp(y + 1.402 * cr), g: clamp(y - 0.344136 * cb - 0.714136 * cr),
                          b: clamp(y + 1.772 * cb), a: c.a)
     }
