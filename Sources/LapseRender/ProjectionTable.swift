@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import LapseCore
 
 /// What a projection table depends on. A change of camera heading on a level panorama is not part of it:
 /// it is applied as a horizontal shift of the source coordinate when rendering.

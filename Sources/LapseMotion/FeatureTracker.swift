@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// Corners and their pyramidal Lucas–Kanade tracks between two ``SphereImage``s, in the pixel coordinates of
+/// the finest level (J.-Y. Bouguet, "Pyramidal implementation of the Lucas Kanade feature tracker", Intel, 2000;
+/// corners by the smaller eigenvalue of the structure tensor: J. Shi and C. Tomasi, "Good features to track",
+/// CVPR 1994). Equirectangular pixels are nearly square within 65° of the horizon, where the corners are taken;
+/// columns wrap around.
+enum FeatureTracker {
+    /// Half the side of the tracking window (11 × 11 pixels).
+    static let radius = 5
+
+    /// The strongest corner of each `cell × cell` block of the finest level within `maxLatitude` degrees of the
+    /// horizon, where the smaller eigenvalue of the 7 × 7 structure tensor exceeds `threshold` (luma units
+    /// squared) and `excluded(x, y)` is false.
+    static func corners(in image: SphereImage, cell: Int = 10, maxLatitude: Double = 70, threshold: Float = 20,
+                        excluded: (Int, Int) -> Bool) -> [SIMD2<Double>] {
+        let level = image.levels[0]
+        let w = level.width, h = level.height
+        let margin = Int((Double(h) * (90 - maxLatitude) / 180).rounded(.up))
+        var result: [SIMD2<Double>] = []
+        var y0 = margin
+        while y0 + cell <= h - margin {
+            for x0 in stride(from: 0, to: w, by: cell) {
+                var best: (Float, Int, Int)?
+                for y in stride(from: y0, to: y0 + cell, by: 2) {
+                    for x in stride(from: x0, to: x0 + cell, by: 2) where !excluded(x, y) {
+                        let score = minEigenvalue(level, x, y)
+                        if score > threshold, best == nil || score > best!.0 { best = (score, x, y) }
+                    }
+                }
+                if let best { result.append(SIMD2(Double(best.1), Double(best.2))) }
+            }
+            y0 += cell
+        }
+        return result
+    }
+
+    /// The smaller eigenvalue of the structure tensor over the 7 × 7 window at (x, y), per pixel.
+    static func minEigenvalue(_ level: SphereImage.Level, _ x: Int, _ y: Int) -> Float {
+        var xx: Float = 0, xy: Float = 0, yy: Float = 0
+        let w = level.width
+        for dy in -3...3 {
+            let yy0 = min(max(y + dy, 1), level.height - 2)
+            for dx in -3...3 {
+                var xc = x + dx
+                if xc < 0 { xc += w } else if xc >= w { xc -= w }
+                let gx = (level.at(xc + 1 == w ? 0 : xc + 1, yy0) - level.at(xc == 0 ? w - 1 : xc - 1, yy0)) * 0.5
+                let gy = (level.at(xc, yy0 + 1) - level.at(xc, yy0 - 1)) * 0.5
+                xx += gx * gx; xy += gx * gy; yy += gy * gy
+            }
+        }
+        let n: Float = 49
+        xx /= n; xy /= n; yy /= n
+        let half = (xx + yy) / 2
+        return half - ((xx - yy) * (xx - yy) / 4 + xy * xy).squareRoot()
+    }
+
+    /// Where `point` of `a` lies in `b`, starting the search at `guess` (both in finest-level pixels): coarse
+    /// to fine over the pyramid, at most 12 Gauss–Newton steps a level, the window's means subtracted (so a
+    /// residual difference of brightness does not move the track). `nil` when the window has no texture or the
+    /// track does not converge to a close match.
+    static func track(_ point: SIMD2<Double>, from a: SphereImage, to b: SphereImage, guess: SIMD2<Double>) -> SIMD2<Double>? {
+        let r = radius, side = 2 * r + 1, count = side * side
+        var template = [Float](repeating: 0, count: count)
+        var gradX = [Float](repeating: 0, count: count), gradY = [Float](repeating: 0, count: count)
+        let top = a.levels.count - 1
+        // Level-L coordinates of a level-0 position: (x0 − (2^L − 1)/2) / 2^L.
+        func down(_ p: SIMD2<Double>, _ l: Int) -> SIMD2<Double> {
+            let s = Double(1 << l)
+            return (p - SIMD2(repeating: (s - 1) / 2)) / s
+        }
+        var g = down(guess, top)
+        var residual: Float = 0
+        for l in stride(from: top, through: 0, by: -1) {
+            let la = a.levels[l], lb = b.levels[l]
+            let p = down(point, l)
+            let px = Float(p.x), py = Float(p.y)
+            var mean: Float = 0
+            var k = 0
+            for dy in -r...r {
+                for dx in -r...r {
+                    let x = px + Float(dx), y = py + Float(dy)
+                    template[k] = la.sample(x, y)
+                    gradX[k] = (la.sample(x + 1, y) - la.sample(x - 1, y)) * 0.5
+                    gradY[k] = (la.sample(x, y + 1) - la.sample(x, y - 1)) * 0.5
+                    mean += template[k]
+                    k += 1
+                }
+            }
+            mean /= Float(count)
+            var gxx: Float = 0, gxy: Float = 0, gyy: Float = 0
+            for i in 0..<count { gxx += gradX[i] * gradX[i]; gxy += gradX[i] * gradY[i]; gyy += gradY[i] * gradY[i] }
+            let det = gxx * gyy - gxy * gxy
+            let half = (gxx + gyy) / 2
+            let minEigen = half - ((gxx - gyy) * (gxx - gyy) / 4 + gxy * gxy).squareRoot()
+            guard det > 1e-6, minEigen / Float(count) > 1 else { return nil }
+            var gx = Float(g.x), gy = Float(g.y)
+            for _ in 0..<12 {
+                var bMean: Float = 0
+                var samples = [Float](repeating: 0, count: count)
+                k = 0
+                for dy in -r...r {
+                    for dx in -r...r {
+                        samples[k] = lb.sample(gx + Float(dx), gy + Float(dy))
+                        bMean += samples[k]
+                        k += 1
+                    }
+                }
+                bMean /= Float(count)
+                var bx: Float = 0, by: Float = 0
+                residual = 0
+                for i in 0..<count {
+                    let e = (template[i] - mean) - (samples[i] - bMean)
+                    bx += e * gradX[i]; by += e * gradY[i]
+                    residual += abs(e)
+                }
+                let ux = (gyy * bx - gxy * by) / det
+                let uy = (gxx * by - gxy * bx) / det
+                gx += ux; gy += uy
+                if ux * ux + uy * uy < 0.0004 { break }
+            }
+            residual /= Float(count)
+            g = SIMD2(Double(gx), Double(gy))
+            if l > 0 { g = g * 2 + SIMD2(repeating: 0.5) }   // level-(L−1) coordinates
+        }
+        guard residual < 12, g.y > 0, g.y < Double(b.height - 1) else { return nil }
+        return g
+    }
+}

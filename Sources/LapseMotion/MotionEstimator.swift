@@ -1,0 +1,422 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+
+/// Measures ``PairMotion`` between two consecutive panoramas from their pixels.
+///
+/// 1. **What moves with the camera is left out**: pixels of A with texture that stay the same in B at the same
+///    place (a car's dashboard and interior, the mount, a blurred nadir) are masked, unless nearly everything
+///    stays (the camera stood still: the rotation is then the identity).
+/// 2. **Yaw, coarsely**: the circular cross-correlation of the two pictures' gradient magnitudes over the
+///    columns, on the quarter and half levels, within 60° of the horizon.
+/// 3. **Correspondences**: corners of A (``FeatureTracker``) predicted into B by the rotation so far and tracked
+///    by pyramidal Lucas–Kanade, kept when tracking back lands within a pixel of the start; done twice, the
+///    second time from the rotation the first fit gave.
+/// 4. **Rotation**: RANSAC over pairs of correspondences (Horn's closed form, B. K. P. Horn, "Closed-form
+///    solution of absolute orientation using unit quaternions", JOSA A 4(4), 1987), then the rotation and the
+///    direction of travel t together by iteratively reweighted Gauss–Newton on the epipolar constraint
+///    `b · (t × R a) = 0` (Cauchy weights), so that near objects, which move with the camera's travel, do not pull
+///    the rotation: the spherical form of the essential-matrix model that J. Kopf, "360° Video Stabilization",
+///    ACM TOG 35(6), 2016, estimates between keyframes. t's sign makes the scene stream out of it.
+public struct MotionEstimator: Sendable {
+    /// Pixels a pair needs to agree on (after the fit) for a measurement.
+    public var minimumInliers = 12
+
+    public init() {}
+
+    /// The motion from `a` to `b`, or `nil` when too few correspondences agree (featureless or unrelated
+    /// pictures).
+    public func motion(from a: SphereImage, to b: SphereImage) -> PairMotion? {
+        let mask = Self.staticMask(a, b)
+        if mask.fraction > 0.85 {
+            return PairMotion(rotation: .identity, uncertainty: 0.05, tracked: 0, inliers: 0, travel: nil, parallax: 0,
+                              staticFraction: mask.fraction)
+        }
+        // Corners whose tracking window reaches static pixels are left out too (the window's static part
+        // would hold the track still).
+        let near = mask.dilated(radius: 3)
+        let corners = FeatureTracker.corners(in: a) { x, y in near.isStatic(x / 2, y / 2) }
+        // The best of the yaw candidates: the one whose predictions track the most corners.
+        var rotation = Rotation.identity
+        var pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)] = []
+        for yaw in Self.coarseYaws(a, b, mask: mask) {
+            let candidate = Rotation.yaw(-yaw)
+            let tracked = Self.correspondences(corners, from: a, to: b, predicted: candidate)
+            if tracked.count > pairs.count { pairs = tracked; rotation = candidate }
+            if 2 * tracked.count >= corners.count { break }
+        }
+        var fit: Fit?
+        for round in 0..<2 {
+            if round > 0 { pairs = Self.correspondences(corners, from: a, to: b, predicted: rotation) }
+            guard pairs.count >= minimumInliers,
+                  let initial = Self.ransac(pairs, threshold: round == 0 ? 0.6 : 0.3) else { return nil }
+            guard let refined = Self.refine(pairs, rotation: initial) else { return nil }
+            fit = refined
+            rotation = refined.rotation
+        }
+        guard let fit, fit.inliers >= minimumInliers else { return nil }
+        return PairMotion(rotation: fit.rotation, uncertainty: fit.uncertainty, tracked: fit.count, inliers: fit.inliers,
+                          travel: fit.travel.map { fit.rotation.transposed * $0 }, parallax: fit.parallax,
+                          staticFraction: mask.fraction)
+    }
+
+    // MARK: Static pixels
+
+    struct StaticMask {
+        /// One flag per pixel of the half level.
+        let flags: [Bool]
+        let width: Int
+        /// Share of the textured pixels that are static.
+        let fraction: Double
+        func isStatic(_ x: Int, _ y: Int) -> Bool { flags[y * width + min(max(x, 0), width - 1)] }
+
+        /// The mask grown by `radius` pixels (a square), columns wrapping.
+        func dilated(radius r: Int) -> StaticMask {
+            let h = flags.count / width
+            let values = flags.map { $0 ? Float(1) : 0 }
+            let grown = MotionEstimator.boxMean(values, width, h, radius: r).map { $0 > 0.001 }
+            return StaticMask(flags: grown, width: width, fraction: fraction)
+        }
+    }
+
+    /// Pixels of the half level whose 5 × 5 neighbourhood has texture (mean gradient over 2 luma units a pixel)
+    /// and differs between the two pictures by less than 2 luma units on average.
+    static func staticMask(_ a: SphereImage, _ b: SphereImage) -> StaticMask {
+        let la = a.levels[1], lb = b.levels[1]
+        let w = la.width, h = la.height
+        var difference = [Float](repeating: 0, count: w * h), texture = [Float](repeating: 0, count: w * h)
+        for y in 1..<(h - 1) {
+            for x in 0..<w {
+                let i = y * w + x
+                difference[i] = abs(la.pixels[i] - lb.pixels[i])
+                let right = x + 1 == w ? i + 1 - w : i + 1, left = x == 0 ? i - 1 + w : i - 1
+                texture[i] = abs(la.pixels[right] - la.pixels[left]) * 0.5 + abs(la.pixels[i + w] - la.pixels[i - w]) * 0.5
+            }
+        }
+        let d = boxMean(difference, w, h, radius: 2), t = boxMean(texture, w, h, radius: 2)
+        var flags = [Bool](repeating: false, count: w * h)
+        var textured = 0, still = 0
+        for i in 0..<(w * h) where t[i] > 2 {
+            textured += 1
+            if d[i] < 2 { flags[i] = true; still += 1 }
+        }
+        return StaticMask(flags: flags, width: w, fraction: textured == 0 ? 1 : Double(still) / Double(textured))
+    }
+
+    /// The mean over a (2r+1)² box, columns wrapping, rows clamped.
+    static func boxMean(_ values: [Float], _ w: Int, _ h: Int, radius r: Int) -> [Float] {
+        var horizontal = [Float](repeating: 0, count: w * h)
+        for y in 0..<h {
+            var s: Float = 0
+            for dx in -r...r { s += values[y * w + (dx + w) % w] }
+            for x in 0..<w {
+                horizontal[y * w + x] = s
+                s += values[y * w + (x + r + 1) % w] - values[y * w + (x - r + w) % w]
+            }
+        }
+        var out = [Float](repeating: 0, count: w * h)
+        let n = Float((2 * r + 1) * (2 * r + 1))
+        for y in 0..<h {
+            for x in 0..<w {
+                var s: Float = 0
+                for dy in -r...r { s += horizontal[min(max(y + dy, 0), h - 1) * w + x] }
+                out[y * w + x] = s / n
+            }
+        }
+        return out
+    }
+
+    // MARK: Coarse yaw
+
+    /// How far B may be turned right of A about the vertical, degrees in [0, 360), best first: the column
+    /// shifts at the three highest peaks of the correlation of the pictures' gradient magnitudes (static pixels
+    /// of A left out), each refined on the half level.
+    static func coarseYaws(_ a: SphereImage, _ b: SphereImage, mask: StaticMask) -> [Double] {
+        func gradients(_ level: SphereImage.Level, masked: Bool, scale: Int) -> [Float] {
+            let w = level.width, h = level.height
+            var g = [Float](repeating: 0, count: w * h)
+            let margin = h / 6   // 60° of latitude either side of the horizon
+            for y in max(1, margin)..<min(h - 1, h - margin) {
+                for x in 0..<w {
+                    let i = y * w + x
+                    let right = x + 1 == w ? i + 1 - w : i + 1, left = x == 0 ? i - 1 + w : i - 1
+                    let gx = level.pixels[right] - level.pixels[left], gy = level.pixels[i + w] - level.pixels[i - w]
+                    g[i] = (gx * gx + gy * gy).squareRoot()
+                    if masked, mask.isStatic(x * scale, y * scale) { g[i] = 0 }
+                }
+            }
+            var smooth = boxMean(g, w, h, radius: 1)
+            let mean = smooth.reduce(0, +) / Float(smooth.count)
+            for i in smooth.indices { smooth[i] -= mean }
+            return smooth
+        }
+        func score(_ ga: [Float], _ gb: [Float], _ w: Int, _ shift: Int) -> Float {
+            let h = ga.count / w
+            var s: Float = 0
+            for y in 0..<h {
+                let row = y * w
+                for x in 0..<w {
+                    var xb = x - shift
+                    if xb < 0 { xb += w } else if xb >= w { xb -= w }
+                    s += ga[row + x] * gb[row + xb]
+                }
+            }
+            return s
+        }
+        let coarseA = gradients(a.levels[2], masked: true, scale: 2), coarseB = gradients(b.levels[2], masked: false, scale: 2)
+        let wc = a.levels[2].width
+        let coarse = (0..<wc).map { score(coarseA, coarseB, wc, $0) }
+        let peaks = (0..<wc).filter { s in
+            coarse[s] >= coarse[(s + 1) % wc] && coarse[s] > coarse[(s + wc - 1) % wc]
+        }.sorted { coarse[$0] > coarse[$1] }.prefix(3)
+        let fineA = gradients(a.levels[1], masked: true, scale: 1), fineB = gradients(b.levels[1], masked: false, scale: 1)
+        let wf = a.levels[1].width
+        return peaks.map { best in
+            var scores: [Int: Float] = [:]
+            for s in (2 * best - 3)...(2 * best + 3) { scores[s] = score(fineA, fineB, wf, (s % wf + wf) % wf) }
+            let top = scores.max { $0.value < $1.value }!.key
+            var shift = Double(top)
+            if let l = scores[top - 1], let r = scores[top + 1] {
+                let c = scores[top]!, denominator = l - 2 * c + r
+                if denominator < 0 { shift += Double(max(-0.5, min(0.5, 0.5 * (l - r) / denominator))) }
+            }
+            let yaw = (shift / Double(wf) * 360).truncatingRemainder(dividingBy: 360)
+            return yaw < 0 ? yaw + 360 : yaw
+        }
+    }
+
+    // MARK: Correspondences
+
+    /// Unit vectors (in A, in B) of the corners tracked from A into B, the search started where `predicted`
+    /// puts them, kept when the track back lands within a pixel of the corner.
+    static func correspondences(_ corners: [SIMD2<Double>], from a: SphereImage, to b: SphereImage,
+                                predicted: Rotation) -> [(a: SIMD3<Double>, b: SIMD3<Double>)] {
+        let w = a.width
+        var result: [(SIMD3<Double>, SIMD3<Double>)] = []
+        for p in corners {
+            let da = SphereImage.direction(x: p.x, y: p.y, width: w)
+            let guess = SphereImage.pixel(of: predicted * da, width: w)
+            guard let q = FeatureTracker.track(p, from: a, to: b, guess: SIMD2(guess.x, guess.y)),
+                  let back = FeatureTracker.track(q, from: b, to: a, guess: p) else { continue }
+            var dx = abs(back.x - p.x)
+            if dx > Double(w) / 2 { dx = Double(w) - dx }
+            guard dx * dx + (back.y - p.y) * (back.y - p.y) < 1 else { continue }
+            result.append((da, SphereImage.direction(x: q.x, y: q.y, width: w)))
+        }
+        return result
+    }
+
+    // MARK: Fits
+
+    /// The rotation `R` maximising `Σ w · b·(R a)` (Horn's unit-quaternion solution).
+    static func horn(_ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], weights: [Double]? = nil) -> Rotation {
+        var s = [[Double]](repeating: [0, 0, 0], count: 3)
+        for (k, p) in pairs.enumerated() {
+            let w = weights?[k] ?? 1
+            let a = [p.a.x, p.a.y, p.a.z], b = [p.b.x, p.b.y, p.b.z]
+            for i in 0..<3 { for j in 0..<3 { s[i][j] += w * a[i] * b[j] } }
+        }
+        let (xx, xy, xz) = (s[0][0], s[0][1], s[0][2])
+        let (yx, yy, yz) = (s[1][0], s[1][1], s[1][2])
+        let (zx, zy, zz) = (s[2][0], s[2][1], s[2][2])
+        let n: [[Double]] = [
+            [xx + yy + zz, yz - zy, zx - xz, xy - yx],
+            [yz - zy, xx - yy - zz, xy + yx, zx + xz],
+            [zx - xz, xy + yx, -xx + yy - zz, yz + zy],
+            [xy - yx, zx + xz, yz + zy, -xx - yy + zz],
+        ]
+        let q = SymmetricEigen(n).vectors[0]
+        let (q0, qx, qy, qz) = (q[0], q[1], q[2], q[3])
+        return Rotation(
+            r0: [q0 * q0 + qx * qx - qy * qy - qz * qz, 2 * (qx * qy - q0 * qz), 2 * (qx * qz + q0 * qy)],
+            r1: [2 * (qy * qx + q0 * qz), q0 * q0 - qx * qx + qy * qy - qz * qz, 2 * (qy * qz - q0 * qx)],
+            r2: [2 * (qz * qx - q0 * qy), 2 * (qz * qy + q0 * qx), q0 * q0 - qx * qx - qy * qy + qz * qz])
+    }
+
+    /// The rotation that most pairs agree with to within `threshold` degrees of the epipolar model: 300
+    /// rotations from samples of two pairs (a fixed sequence, so results repeat), each scored with the direction
+    /// of travel that fits it best; refitted (Horn) on the largest agreeing set.
+    static func ransac(_ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], threshold: Double) -> Rotation? {
+        guard pairs.count >= 2 else { return nil }
+        let limit = sin(threshold * .pi / 180)
+        var generator = SplitMix64(seed: 0x5EED)
+        var best: [Int] = []
+        for _ in 0..<300 {
+            let i = Int(generator.next() % UInt64(pairs.count))
+            var j = Int(generator.next() % UInt64(pairs.count - 1))
+            if j >= i { j += 1 }
+            // Two pairs far apart on the sphere determine a rotation well.
+            guard (pairs[i].a * pairs[j].a).sum() < 0.98 else { continue }
+            let r = horn([pairs[i], pairs[j]])
+            let agreeing = epipolarInliers(pairs, rotation: r, limit: limit)
+            if agreeing.count > best.count { best = agreeing }
+        }
+        guard best.count >= 3 else { return nil }
+        return horn(best.map { pairs[$0] })
+    }
+
+    /// The pairs within `limit` (sine of the angle) of the epipolar planes of `rotation` and the direction of
+    /// travel most nearly perpendicular to every `R a × b` (or, with no parallax, of `R a`).
+    static func epipolarInliers(_ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], rotation: Rotation, limit: Double) -> [Int] {
+        let m = pairs.map { rotation * $0.a }
+        var scatter = [[Double]](repeating: [0, 0, 0], count: 3)
+        var moved = 0.0
+        for k in pairs.indices {
+            let n = cross(m[k], pairs[k].b), v = [n.x, n.y, n.z]
+            moved += length(n)
+            for i in 0..<3 { for j in i..<3 { scatter[i][j] += v[i] * v[j] } }
+        }
+        guard moved / Double(pairs.count) > limit else {
+            return pairs.indices.filter { length(cross(m[$0], pairs[$0].b)) < limit }
+        }
+        let e = SymmetricEigen(scatter).vectors[2]
+        let t = SIMD3(e[0], e[1], e[2])
+        return pairs.indices.filter { k in
+            let c = cross(t, m[k]), cl = length(c)
+            guard cl > 0.05 else { return length(cross(m[k], pairs[k].b)) < 3 * limit }
+            return abs((pairs[k].b * c).sum()) / cl < limit
+        }
+    }
+
+    struct Fit {
+        var rotation: Rotation
+        /// Direction of travel in B's frame.
+        var travel: SIMD3<Double>?
+        var uncertainty: Double
+        var count: Int
+        var inliers: Int
+        var parallax: Double
+    }
+
+    /// Rotation and direction of travel from all pairs, starting from `rotation`: alternately t as the
+    /// direction most nearly perpendicular to every `R a × b` (their weighted scatter's smallest eigenvector),
+    /// then Gauss–Newton steps on the distances of each `b` from the plane through t and `R a`; Cauchy weights
+    /// with a scale from the residuals' median. With too little parallax for t, the rotation alone is fitted
+    /// (reweighted Horn).
+    static func refine(_ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], rotation start: Rotation) -> Fit? {
+        var rotation = start
+        var weights = [Double](repeating: 1, count: pairs.count)
+        var travel: SIMD3<Double>?
+        var scale = 0.0
+        var parallax = 0.0
+        var information = [[Double]](repeating: [0, 0, 0], count: 3)
+        for _ in 0..<8 {
+            let m = pairs.map { rotation * $0.a }
+            let n = pairs.indices.map { cross(m[$0], pairs[$0].b) }
+            parallax = median(n.map { asin(min(1, length($0))) * 180 / .pi })
+            if parallax > 0.1 {
+                // t ⟂ every n (large parallax weighs most).
+                var scatter = [[Double]](repeating: [0, 0, 0], count: 3)
+                for k in pairs.indices where weights[k] > 0 {
+                    let v = [n[k].x, n[k].y, n[k].z]
+                    for i in 0..<3 { for j in 0..<3 { scatter[i][j] += weights[k] * v[i] * v[j] } }
+                }
+                let e = SymmetricEigen(scatter).vectors[2]
+                var t = SIMD3(e[0], e[1], e[2])
+                var flow = 0.0
+                for k in pairs.indices { flow += weights[k] * ((pairs[k].b - m[k]) * t).sum() }
+                if flow > 0 { t = -t }   // the scene streams out of t
+                travel = t
+                // Gauss–Newton on the epipolar distances.
+                var residuals = [Double](repeating: 0, count: pairs.count)
+                var jacobians = [SIMD3<Double>](repeating: .zero, count: pairs.count)
+                var usable = [Bool](repeating: false, count: pairs.count)
+                for k in pairs.indices {
+                    let c = cross(t, m[k])
+                    let cl = length(c)
+                    guard cl > 0.05 else { continue }   // too near the focus of expansion to say anything
+                    residuals[k] = (pairs[k].b * c).sum() / cl
+                    jacobians[k] = cross(m[k], cross(pairs[k].b, t)) / cl
+                    usable[k] = true
+                }
+                scale = max(0.0003, 1.4826 * median(pairs.indices.filter { usable[$0] }.map { abs(residuals[$0]) }))
+                var h = [[Double]](repeating: [0, 0, 0], count: 3)
+                var g = SIMD3<Double>.zero
+                for k in pairs.indices {
+                    guard usable[k] else { weights[k] = 0; continue }
+                    let u = residuals[k] / (2.385 * scale)
+                    weights[k] = 1 / (1 + u * u)
+                    let j = jacobians[k], jv = [j.x, j.y, j.z]
+                    for r in 0..<3 { for c in 0..<3 { h[r][c] += weights[k] * jv[r] * jv[c] } }
+                    g += weights[k] * residuals[k] * j
+                }
+                information = h
+                guard let step = solve3(h, -g) else { return nil }
+                rotation = (Rotation.exp(step) * rotation).orthonormalized
+                if length(step) < 1e-7 { break }
+            } else {
+                travel = nil
+                let residuals = pairs.indices.map { length(pairs[$0].b - m[$0]) }
+                scale = max(0.0003, 1.4826 * median(residuals))
+                for k in pairs.indices {
+                    let u = residuals[k] / (2.385 * scale)
+                    weights[k] = 1 / (1 + u * u)
+                }
+                let next = horn(pairs, weights: weights)
+                let change = (next * rotation.transposed).angle
+                rotation = next
+                // Information of a rotation fit: each pair constrains the two directions perpendicular to it.
+                var h = [[Double]](repeating: [0, 0, 0], count: 3)
+                for k in pairs.indices {
+                    let v = [m[k].x, m[k].y, m[k].z]
+                    for r in 0..<3 { for c in 0..<3 { h[r][c] += weights[k] * ((r == c ? 1 : 0) - v[r] * v[c]) } }
+                }
+                information = h
+                if change < 1e-5 { break }
+            }
+        }
+        let inliers = weights.filter { $0 > 0.5 }.count
+        let smallest = SymmetricEigen(information).values[2]
+        let sigma = smallest > 0 ? scale / smallest.squareRoot() * 180 / .pi : 180
+        return Fit(rotation: rotation, travel: travel, uncertainty: max(0.05, sigma), count: pairs.count,
+                   inliers: inliers, parallax: parallax)
+    }
+}
+
+// MARK: - Small helpers
+
+@inline(__always) func cross(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> SIMD3<Double> {
+    SIMD3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x)
+}
+
+@inline(__always) func length(_ v: SIMD3<Double>) -> Double { (v * v).sum().squareRoot() }
+
+func median(_ values: [Double]) -> Double {
+    guard !values.isEmpty else { return 0 }
+    let sorted = values.sorted()
+    let mid = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+/// x with h·x = g for a symmetric positive definite 3 × 3 h; nil when singular.
+func solve3(_ h: [[Double]], _ g: SIMD3<Double>) -> SIMD3<Double>? {
+    let a = h
+    let det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+        + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+    guard abs(det) > 1e-18 else { return nil }
+    func column(_ c: Int) -> [[Double]] {
+        var m = a
+        for r in 0..<3 { m[r][c] = g[r] }
+        return m
+    }
+    func d(_ m: [[Double]]) -> Double {
+        m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+            + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+    }
+    return SIMD3(d(column(0)) / det, d(column(1)) / det, d(column(2)) / det)
+}
+
+/// A small deterministic random number generator (Steele, Lea & Flood, "Fast splittable pseudorandom number
+/// generators", OOPSLA 2014), so that sampled fits give the same answer every run.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+

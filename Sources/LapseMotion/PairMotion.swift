@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+
+/// How the camera moved between two consecutive panoramas A and B, measured from their pixels by
+/// ``MotionEstimator``.
+public struct PairMotion: Sendable, Equatable {
+    /// Directions of distant points in A's frame to B's frame: `d_B = rotation · d_A`. If the panoramas are
+    /// posed `R_A`, `R_B` (world from panorama), `rotation = R_Bᵀ · R_A`.
+    package var rotation: Rotation
+    /// One standard deviation of the rotation's error, degrees (from the fit's residuals and inlier count).
+    public var uncertainty: Double
+    /// Correspondences used and those that agreed with the fit.
+    public var tracked: Int
+    public var inliers: Int
+    /// Direction of travel from A to B as a unit vector in A's frame (x right, y down, z along A's centre
+    /// column): the focus of expansion, where the scene streams out from. `nil` when the parallax is too small
+    /// to tell (a stop, or a distant scene).
+    public var travel: SIMD3<Double>?
+    /// Median angle (degrees) by which the correspondences move once the rotation is removed: how far the
+    /// camera travelled, relative to the scene's depth.
+    public var parallax: Double
+    /// Share of A's textured pixels that stay put in B (a car's interior, the mount): left out of the fit.
+    public var staticFraction: Double
+
+    /// B's camera relative to A's, as yaw (right positive), pitch (up positive) and roll, degrees: the rotation
+    /// `R_Aᵀ · R_B = rotationᵀ` in yaw–pitch–roll order.
+    public var yawPitchRoll: (yaw: Double, pitch: Double, roll: Double) { rotation.transposed.yawPitchRoll }
+
+    /// The direction of travel in A's frame as (degrees right of the centre column, degrees above the horizon).
+    public var travelDirection: (longitude: Double, latitude: Double)? {
+        travel.map { (atan2($0.x, $0.z) * 180 / .pi, asin(min(1, max(-1, -$0.y))) * 180 / .pi) }
+    }
+
+    /// The angle (degrees) between this rotation and another one (e.g. a known one).
+    package func error(against truth: Rotation) -> Double { (rotation * truth.transposed).angle }
+}

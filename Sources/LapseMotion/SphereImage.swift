@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseMedia
+
+/// A small equirectangular picture of a panorama for motion analysis: BT.709 luma at a fixed size, normalised
+/// to mean 128 and standard deviation 48 over the rows within 60° of the horizon (so an exposure step between two
+/// panoramas does not look like motion), with a pyramid of half sizes, and the picture's per-channel statistics
+/// for tone matching.
+///
+/// Geometry: pixel (x, y) of a `width × height` level (width = 2 · height) looks along longitude
+/// `λ = ((x + 0.5)/width − 0.5)·360°` (right of the centre column positive) and latitude
+/// `φ = (0.5 − (y + 0.5)/height)·180°` (up positive); as a unit vector in the projection's frame
+/// (x right, y down, z forward): `(cos φ sin λ, −sin φ, cos φ cos λ)`. Columns wrap around.
+public struct SphereImage: Sendable {
+    /// Width of the finest level in pixels (its height is half).
+    public static let standardWidth = 512
+    /// The levels, finest first: `standardWidth` wide, then half, then a quarter.
+    let levels: [Level]
+    /// Mean and standard deviation of R, G and B (0…255) over the rows within 60° of the horizon, each row
+    /// weighted by the cosine of its latitude (its share of the sphere).
+    public let channelMean: SIMD3<Double>
+    public let channelDeviation: SIMD3<Double>
+
+    var width: Int { levels[0].width }
+    var height: Int { levels[0].height }
+
+    /// One level of the pyramid.
+    struct Level: Sendable {
+        let width: Int, height: Int
+        /// Luma, row by row.
+        let pixels: [Float]
+
+        @inline(__always) func at(_ x: Int, _ y: Int) -> Float { pixels[y * width + x] }
+
+        /// Bilinear sample at pixel coordinates (pixel centres at whole numbers), wrapping columns and clamping rows.
+        @inline(__always) func sample(_ x: Float, _ y: Float) -> Float {
+            let yc = min(max(y, 0), Float(height - 1))
+            let fx = x.rounded(.down), fy = min(yc.rounded(.down), Float(height - 2))
+            let ax = x - fx, ay = yc - fy
+            var x0 = Int(fx) % width
+            if x0 < 0 { x0 += width }
+            let x1 = x0 + 1 == width ? 0 : x0 + 1
+            let y0 = Int(fy)
+            let r0 = y0 * width, r1 = r0 + width
+            let top = pixels[r0 + x0] + (pixels[r0 + x1] - pixels[r0 + x0]) * ax
+            let bottom = pixels[r1 + x0] + (pixels[r1 + x1] - pixels[r1 + x0]) * ax
+            return top + (bottom - top) * ay
+        }
+
+        /// Half the size, each pixel the mean of a 2×2 block.
+        func halved() -> Level {
+            let w = width / 2, h = height / 2
+            var out = [Float](repeating: 0, count: w * h)
+            for y in 0..<h {
+                for x in 0..<w {
+                    let a = (2 * y) * width + 2 * x
+                    out[y * w + x] = (pixels[a] + pixels[a + 1] + pixels[a + width] + pixels[a + width + 1]) * 0.25
+                }
+            }
+            return Level(width: w, height: h, pixels: out)
+        }
+    }
+
+    /// Makes the analysis picture of an equirectangular panorama (any size of at least 16 × 8; normally 2:1).
+    /// - Parameter pixels: the panorama; scaled (area averaging) to ``standardWidth`` × half.
+    /// - Throws: ``LapseError`` `.codec` when the scaling cannot be set up.
+    public init(_ pixels: PixelBuffer) throws {
+        let w = Self.standardWidth, h = w / 2
+        let small = pixels.width == w && pixels.height == h ? pixels : try pixels.resized(width: w, height: h)
+        var luma = [Float](repeating: 0, count: w * h)
+        var sum = SIMD3<Double>(repeating: 0), squares = SIMD3<Double>(repeating: 0), weight = 0.0
+        small.bytes.withUnsafeBufferPointer { b in
+            for y in 0..<h {
+                let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
+                let inBand = abs(latitude) <= .pi / 3
+                let rowWeight = cos(latitude)
+                var rowSum = SIMD3<Double>(repeating: 0), rowSquares = SIMD3<Double>(repeating: 0)
+                for x in 0..<w {
+                    let i = (y * w + x) * 4
+                    let r = Float(b[i]), g = Float(b[i + 1]), bl = Float(b[i + 2])
+                    luma[y * w + x] = 0.2126 * r + 0.7152 * g + 0.0722 * bl
+                    if inBand {
+                        let c = SIMD3<Double>(Double(r), Double(g), Double(bl))
+                        rowSum += c
+                        rowSquares += c * c
+                    }
+                }
+                if inBand {
+                    sum += rowSum * rowWeight
+                    squares += rowSquares * rowWeight
+                    weight += rowWeight * Double(w)
+                }
+            }
+        }
+        let mean = sum / weight
+        // Normalise the luma by the band's mean and deviation (cos-weighted, as the channel statistics).
+        var lumaSum = 0.0, lumaSquares = 0.0, lumaWeight = 0.0
+        for y in 0..<h {
+            let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
+            guard abs(latitude) <= .pi / 3 else { continue }
+            var s = 0.0, q = 0.0
+            for x in 0..<w { let v = Double(luma[y * w + x]); s += v; q += v * v }
+            lumaSum += s * cos(latitude); lumaSquares += q * cos(latitude); lumaWeight += Double(w) * cos(latitude)
+        }
+        let lumaMean = lumaSum / lumaWeight
+        let lumaDeviation = max(1, (lumaSquares / lumaWeight - lumaMean * lumaMean).squareRoot())
+        let gain = Float(48 / lumaDeviation), offset = Float(128 - lumaMean * 48 / lumaDeviation)
+        for i in luma.indices { luma[i] = luma[i] * gain + offset }
+        channelMean = mean
+        channelDeviation = (squares / weight - mean * mean).replacing(with: 0, where: squares / weight - mean * mean .< 0).squareRoot()
+        var levels = [Level(width: w, height: h, pixels: luma)]
+        while levels.count < 3 { levels.append(levels.last!.halved()) }
+        self.levels = levels
+    }
+
+    // MARK: Geometry
+
+    /// The unit vector of pixel coordinates (x, y) on a level `width` wide.
+    @inline(__always)
+    static func direction(x: Double, y: Double, width: Int) -> SIMD3<Double> {
+        let height = Double(width / 2)
+        let longitude = ((x + 0.5) / Double(width) - 0.5) * 2 * .pi
+        let latitude = (0.5 - (y + 0.5) / height) * .pi
+        return SIMD3(cos(latitude) * sin(longitude), -sin(latitude), cos(latitude) * cos(longitude))
+    }
+
+    /// Pixel coordinates on a level `width` wide of the unit vector `d` (x in [−0.5, width − 0.5)).
+    @inline(__always)
+    static func pixel(of d: SIMD3<Double>, width: Int) -> (x: Double, y: Double) {
+        let height = Double(width / 2)
+        let longitude = atan2(d.x, d.z)
+        let latitude = asin(min(1, max(-1, -d.y)))
+        return ((longitude / (2 * .pi) + 0.5) * Double(width) - 0.5, (0.5 - latitude / .pi) * height - 0.5)
+    }
+}
