@@ -13,7 +13,7 @@ enum FeatureTracker {
     /// The strongest corner of each `cell × cell` block of the finest level within `maxLatitude` degrees of the
     /// horizon, where the smaller eigenvalue of the 7 × 7 structure tensor exceeds `threshold` (luma units
     /// squared) and `excluded(x, y)` is false.
-    static func corners(in image: SphereImage, cell: Int = 10, maxLatitude: Double = 70, threshold: Float = 20,
+    static func corners(in image: SphereImage, cell: Int = 8, maxLatitude: Double = 70, threshold: Float = 10,
                         excluded: (Int, Int) -> Bool) -> [SIMD2<Double>] {
         let level = image.levels[0]
         let w = level.width, h = level.height

@@ -79,26 +79,23 @@ public struct MotionEstimator: Sendable {
         }
     }
 
-    /// Pixels of the half level whose 5 × 5 neighbourhood has texture (mean gradient over 2 luma units a pixel)
-    /// and differs between the two pictures by less than 2 luma units on average.
+    /// Pixels of the half level whose 5 × 5 neighbourhood has texture (a standard deviation over 3 luma units)
+    /// and correlates with the same neighbourhood of B by more than 0.95 (normalised cross-correlation, so an
+    /// exposure change between the two does not hide what stayed put).
     static func staticMask(_ a: SphereImage, _ b: SphereImage) -> StaticMask {
-        let la = a.levels[1], lb = b.levels[1]
-        let w = la.width, h = la.height
-        var difference = [Float](repeating: 0, count: w * h), texture = [Float](repeating: 0, count: w * h)
-        for y in 1..<(h - 1) {
-            for x in 0..<w {
-                let i = y * w + x
-                difference[i] = abs(la.pixels[i] - lb.pixels[i])
-                let right = x + 1 == w ? i + 1 - w : i + 1, left = x == 0 ? i - 1 + w : i - 1
-                texture[i] = abs(la.pixels[right] - la.pixels[left]) * 0.5 + abs(la.pixels[i + w] - la.pixels[i - w]) * 0.5
-            }
-        }
-        let d = boxMean(difference, w, h, radius: 2), t = boxMean(texture, w, h, radius: 2)
+        let la = a.levels[1].pixels, lb = b.levels[1].pixels
+        let w = a.levels[1].width, h = a.levels[1].height
+        let ma = boxMean(la, w, h, radius: 2), mb = boxMean(lb, w, h, radius: 2)
+        let aa = boxMean(la.map { $0 * $0 }, w, h, radius: 2), bb = boxMean(lb.map { $0 * $0 }, w, h, radius: 2)
+        let ab = boxMean(zip(la, lb).map { $0 * $1 }, w, h, radius: 2)
         var flags = [Bool](repeating: false, count: w * h)
         var textured = 0, still = 0
-        for i in 0..<(w * h) where t[i] > 2 {
+        for i in 0..<(w * h) {
+            let va = aa[i] - ma[i] * ma[i], vb = bb[i] - mb[i] * mb[i]
+            guard va > 9 else { continue }
             textured += 1
-            if d[i] < 2 { flags[i] = true; still += 1 }
+            let correlation = (ab[i] - ma[i] * mb[i]) / max(1e-6, (va * max(vb, 0)).squareRoot())
+            if correlation > 0.95 { flags[i] = true; still += 1 }
         }
         return StaticMask(flags: flags, width: w, fraction: textured == 0 ? 1 : Double(still) / Double(textured))
     }
@@ -270,12 +267,25 @@ public struct MotionEstimator: Sendable {
             return pairs.indices.filter { length(cross(m[$0], pairs[$0].b)) < limit }
         }
         let e = SymmetricEigen(scatter).vectors[2]
-        let t = SIMD3(e[0], e[1], e[2])
+        var t = SIMD3(e[0], e[1], e[2])
+        if pairs.indices.reduce(0.0, { $0 + ((pairs[$1].b - m[$1]) * t).sum() }) > 0 { t = -t }
         return pairs.indices.filter { k in
             let c = cross(t, m[k]), cl = length(c)
             guard cl > 0.05 else { return length(cross(m[k], pairs[k].b)) < 3 * limit }
-            return abs((pairs[k].b * c).sum()) / cl < limit
+            // On the plane through t and R a, and streaming away from t (or hardly moving): a point before the
+            // camera cannot move towards the focus of expansion.
+            return abs((pairs[k].b * c).sum()) / cl < limit && towards(t, m[k], pairs[k].b) < limit
         }
+    }
+
+    /// How far (sine of the angle) `b` lies from `m` towards the focus of expansion `t`, along the great
+    /// circle through them; negative when it moved away from t, as the scene does.
+    static func towards(_ t: SIMD3<Double>, _ m: SIMD3<Double>, _ b: SIMD3<Double>) -> Double {
+        var away = m * (m * t).sum() - t
+        let l = length(away)
+        guard l > 1e-9 else { return 0 }
+        away /= l
+        return -((b - m) * away).sum()
     }
 
     struct Fit {
@@ -324,7 +334,8 @@ public struct MotionEstimator: Sendable {
                 for k in pairs.indices {
                     let c = cross(t, m[k])
                     let cl = length(c)
-                    guard cl > 0.05 else { continue }   // too near the focus of expansion to say anything
+                    // Too near the focus of expansion to say anything, or moving towards it (not the scene).
+                    guard cl > 0.05, towards(t, m[k], pairs[k].b) < 3 * scaleOrDefault(scale) else { continue }
                     residuals[k] = (pairs[k].b * c).sum() / cl
                     jacobians[k] = cross(m[k], cross(pairs[k].b, t)) / cl
                     usable[k] = true
@@ -374,6 +385,9 @@ public struct MotionEstimator: Sendable {
 }
 
 // MARK: - Small helpers
+
+/// The residual scale of the previous iteration, or 0.3° before there is one (radians).
+@inline(__always) func scaleOrDefault(_ scale: Double) -> Double { scale > 0 ? scale : 0.3 * .pi / 180 }
 
 @inline(__always) func cross(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> SIMD3<Double> {
     SIMD3(a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x)
