@@ -64,6 +64,7 @@ enum FeatureTracker {
         let r = radius, side = 2 * r + 1, count = side * side
         var template = [Float](repeating: 0, count: count)
         var gradX = [Float](repeating: 0, count: count), gradY = [Float](repeating: 0, count: count)
+        var samples = [Float](repeating: 0, count: count)
         let top = a.levels.count - 1
         // Level-L coordinates of a level-0 position: (x0 − (2^L − 1)/2) / 2^L.
         func down(_ p: SIMD2<Double>, _ l: Int) -> SIMD2<Double> {
@@ -76,14 +77,18 @@ enum FeatureTracker {
             let la = a.levels[l], lb = b.levels[l]
             let p = down(point, l)
             let px = Float(p.x), py = Float(p.y)
+            // The template and its central-difference gradients from a window two pixels wider.
+            let wide = side + 2
+            var around = [Float](repeating: 0, count: wide * wide)
+            la.window(x: px, y: py, radius: r + 1, into: &around)
             var mean: Float = 0
             var k = 0
-            for dy in -r...r {
-                for dx in -r...r {
-                    let x = px + Float(dx), y = py + Float(dy)
-                    template[k] = la.sample(x, y)
-                    gradX[k] = (la.sample(x + 1, y) - la.sample(x - 1, y)) * 0.5
-                    gradY[k] = (la.sample(x, y + 1) - la.sample(x, y - 1)) * 0.5
+            for dy in 0..<side {
+                for dx in 0..<side {
+                    let c = (dy + 1) * wide + dx + 1
+                    template[k] = around[c]
+                    gradX[k] = (around[c + 1] - around[c - 1]) * 0.5
+                    gradY[k] = (around[c + wide] - around[c - wide]) * 0.5
                     mean += template[k]
                     k += 1
                 }
@@ -98,15 +103,9 @@ enum FeatureTracker {
             var gx = Float(g.x), gy = Float(g.y)
             for _ in 0..<12 {
                 var bMean: Float = 0
-                var samples = [Float](repeating: 0, count: count)
                 k = 0
-                for dy in -r...r {
-                    for dx in -r...r {
-                        samples[k] = lb.sample(gx + Float(dx), gy + Float(dy))
-                        bMean += samples[k]
-                        k += 1
-                    }
-                }
+                lb.window(x: gx, y: gy, radius: r, into: &samples)
+                for i in 0..<count { bMean += samples[i] }
                 bMean /= Float(count)
                 var bx: Float = 0, by: Float = 0
                 residual = 0

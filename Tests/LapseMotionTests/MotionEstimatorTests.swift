@@ -107,3 +107,17 @@ enum OverpassFrames {
         }
     }
 }
+
+@Suite struct MotionTimingProbe {
+    @Test func timing() throws {
+        let frames = try OverpassFrames.load(step: 3, count: 21)
+        var t0 = Date()
+        let images = try frames.map { try SphereImage($0) }
+        print("sphere images: \(Date().timeIntervalSince(t0) / 21 * 1000) ms each")
+        t0 = Date()
+        let estimator = MotionEstimator()
+        var n = 0
+        for i in 0..<20 { if estimator.motion(from: images[i], to: images[i + 1]) != nil { n += 1 } }
+        print("motion: \(Date().timeIntervalSince(t0) / 20 * 1000) ms a pair (\(n))")
+    }
+}
