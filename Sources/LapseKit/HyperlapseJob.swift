@@ -21,6 +21,8 @@ public struct HyperlapseJob: Sendable {
     public var camera = CameraScript(mode: .route(offset: 0), fov: 90, pitch: 0)
     /// Blend consecutive panoramas: one extra frame, half of each, between every two.
     public var crossfade = false
+    /// How the panoramas are steadied: orientation from the pictures, direction of travel, tone (default: all on).
+    public var stabilization = StabilizationOptions()
     public var output: String
     public var gif: String?
     /// GIF width in pixels (height keeps the aspect ratio); default a third of ``width``.
@@ -56,6 +58,10 @@ public struct HyperlapseJob: Sendable {
         public var gifSummary: GIFSummary?
         public var credits: String
         public var attributions: [Attribution]
+        /// What the stabilisation found (nil when it was off).
+        public var stabilization: StabilizationReport?
+        /// Every frame's orientation and where it came from, in order (empty when stabilisation was off).
+        public var orientations: [FrameOrientation]
     }
 
     /// Checks the settings and that every output can be written (the folder exists, nothing is in the way
@@ -115,7 +121,7 @@ public struct HyperlapseJob: Sendable {
         defer { video.discard(); credits.discard(); jobFile?.discard() }
         let creditsPath = sidecarBase + ".credits.txt"
 
-        var planner = StopPlanner(feed: feed, path: try CameraPath(camera), progress: progress)
+        var planner = StopPlanner(feed: feed, path: try CameraPath(camera), stabilization: stabilization, progress: progress)
         defer { planner.cancel() }
 
         var settings = VideoEncoderSettings(width: width, height: height, fps: fps)
@@ -154,7 +160,9 @@ public struct HyperlapseJob: Sendable {
                 view = try projector.prepare(sourceWidth: panorama.width, sourceHeight: panorama.height,
                                              pose: frame.stop.pose, camera: frame.camera)
             }
-            return (try projector.render(panorama, view: view!), frame.point)
+            var rendered = try projector.render(panorama, view: view!)
+            frame.tone?.apply(to: &rendered)
+            return (rendered, frame.point)
         } consume: { _, rendering in
             let (frame, point) = rendering
             var frames = [frame]
@@ -182,7 +190,8 @@ public struct HyperlapseJob: Sendable {
             "comment": "Hyperlapse made with lapse \(lapseVersion). Imagery: " + attributions.map(\.line).joined(separator: "; "),
         ])
         try Data(Self.creditsText(attributions, feed: feed.name).utf8).write(to: URL(fileURLWithPath: credits.temporaryPath))
-        if let jobFile, let settings = self.settings {
+        if let jobFile, var settings = self.settings {
+            settings.frames = planner.orientations.isEmpty ? nil : planner.orientations
             try settings.withAbsolutePaths().jsonData().write(to: URL(fileURLWithPath: jobFile.temporaryPath))
         }
         let gifSummary = try await gifEncoder?.finish()
@@ -195,7 +204,8 @@ public struct HyperlapseJob: Sendable {
                        duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
                        tilesDownloaded: tiles?.downloaded, tilesFromCache: tiles?.fromCache, frames: encoder.framesWritten,
                        duration: Double(encoder.framesWritten) / Double(fps), output: output, bytes: bytes,
-                       gif: gif, gifBytes: gifSummary?.bytes, gifSummary: gifSummary, credits: creditsPath, attributions: attributions)
+                       gif: gif, gifBytes: gifSummary?.bytes, gifSummary: gifSummary, credits: creditsPath, attributions: attributions,
+                       stabilization: planner.stabilization, orientations: planner.orientations)
     }
 
     /// The credits sidecar: one line per distinct attribution.

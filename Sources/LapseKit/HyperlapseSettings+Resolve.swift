@@ -38,6 +38,10 @@ extension HyperlapseSettings {
         job.gifWidth = s.gifWidth
         job.crf = s.crf ?? 20
         job.preset = s.preset ?? "medium"
+        job.stabilization = StabilizationOptions(enabled: s.stabilize ?? true, forward: s.forward, toneMatch: s.toneMatch ?? true)
+        if let f = s.forward, !(f.isFinite && (-360...360).contains(f)) {
+            throw LapseError.usage("forward takes degrees from -360 to 360, not \(f)")
+        }
         job.overwrite = overwrite
         let camerasGiven = [s.lookAt != nil, s.headingOffset != nil, s.keyframes != nil].filter { $0 }.count
         guard camerasGiven <= 1 else { throw LapseError.usage("give only one of --look-at, --heading-offset and --keyframes") }
@@ -117,7 +121,9 @@ extension HyperlapseSettings {
             let width = (s.size ?? "1280x720").lowercased().split(separator: "x").first.flatMap { Int($0) } ?? 1280
             resolution = SourcePanoramaFeed.autoResolution(frameWidth: width, fov: s.fov ?? 90)
         }
-        return SourcePanoramaFeed(source: made.source, points: points, radius: s.radius ?? 50, resolution: resolution)
+        var feed = SourcePanoramaFeed(source: made.source, points: points, radius: s.radius ?? 50, resolution: resolution)
+        feed.panoHeading = s.panoHeading
+        return feed
     }
 }
 

@@ -6,7 +6,8 @@ import Foundation
 /// The job file is JSON with these keys (all optional; flags given on the command line override the file):
 /// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
-/// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`. After a run the effective settings are written next to the output as
+/// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `stabilize`, `forward`, `toneMatch` (and
+/// `frames`, which a run writes and a read ignores). After a run the effective settings are written next to the output as
 /// `OUT.job.json` (paths made absolute), so the same hyperlapse can be rendered again with `--config OUT.job.json`
 /// from any folder.
 public struct HyperlapseSettings: Codable, Sendable, Equatable {
@@ -62,6 +63,14 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var keyFile: String?
     /// An OSRM server for `provider: osrm` (else `LAPSE_OSRM_URL`, else the public demo server).
     public var osrmURL: String?
+    /// Steady the panoramas from their pictures (default true).
+    public var stabilize: Bool?
+    /// The direction of travel in the pictures, degrees right of their centre column (default: measured).
+    public var forward: Double?
+    /// Match consecutive frames' tone (default true).
+    public var toneMatch: Bool?
+    /// Written by a run, ignored when read: every frame's orientation and where it came from.
+    public var frames: [FrameOrientation]?
 
     public init() {}
 
@@ -80,7 +89,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         take(\.spacing); take(\.size); take(\.fov); take(\.fps); take(\.lookAt); take(\.headingOffset)
         take(\.keyframes); take(\.zoom); take(\.crossfade); take(\.output); take(\.gif); take(\.gifWidth)
         take(\.cacheDir); take(\.radius); take(\.crf); take(\.preset); take(\.panoHeading); take(\.frameStep)
-        take(\.keyFile); take(\.osrmURL)
+        take(\.keyFile); take(\.osrmURL); take(\.stabilize); take(\.forward); take(\.toneMatch)
         return result
     }
 
@@ -98,7 +107,9 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
             throw LapseError(.invalidInput, path, "unknown key '\(unknown)'")
         }
         do {
-            return try JSONDecoder().decode(HyperlapseSettings.self, from: data)
+            var settings = try JSONDecoder().decode(HyperlapseSettings.self, from: data)
+            settings.frames = nil   // a record of the run that wrote the file, not a setting
+            return settings
         } catch let DecodingError.typeMismatch(_, context) {
             throw LapseError(.invalidInput, path, "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type")
         } catch {
@@ -134,6 +145,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case from, to, via, provider, route, source, track, spacing, size, fov, fps, lookAt, headingOffset, keyframes,
-             zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile, osrmURL
+             zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile, osrmURL,
+             stabilize, forward, toneMatch, frames
     }
 }

@@ -36,14 +36,26 @@ public struct HyperlapseStop: Sendable {
     public var position: Coordinate
     /// The panorama's own heading (compass degrees of its centre column), tilt and roll.
     public var pose: PanoramaPose
+    /// How far ``pose``'s heading can be trusted: one standard deviation in degrees (Google's metadata about 1.5,
+    /// a photo's compass about 10), or nil when the source does not know it (a placeholder such as a video's
+    /// `--pano-heading`, or the bearing between consecutive photos).
+    public var headingUncertainty: Double?
+    /// Likewise for ``pose``'s tilt and roll; nil when the source does not know them (the camera is then taken to
+    /// be upright, to within a few degrees).
+    public var levelUncertainty: Double?
+    /// Where ``pose`` came from after stabilisation (see ``FrameOrientation``), nil before.
+    public var orientation: FrameOrientation?
     public var attribution: Attribution?
     /// The source's metadata of the panorama (nil for video frames).
     public var panorama: PanoramaMetadata?
 
     /// - Parameter position: where the panorama was taken; default the route point's coordinate.
     public init(panoramaID: String, routePoint: RoutePoint, position: Coordinate? = nil, pose: PanoramaPose,
-                attribution: Attribution? = nil, panorama: PanoramaMetadata? = nil) {
+                attribution: Attribution? = nil, panorama: PanoramaMetadata? = nil, headingUncertainty: Double? = nil,
+                levelUncertainty: Double? = nil) {
         self.panorama = panorama
+        self.headingUncertainty = headingUncertainty
+        self.levelUncertainty = levelUncertainty
         self.panoramaID = panoramaID
         self.routePoint = routePoint
         self.position = position ?? routePoint.coordinate
@@ -79,9 +91,30 @@ public protocol PanoramaFeed: Sendable {
     func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer
     /// Tiles fetched so far for tiled sources: (downloaded, read from the cache); nil for other sources.
     var tiles: (downloaded: Int, fromCache: Int)? { get }
+    /// The whole panorama of a stop, small, for motion analysis (equirectangular, at least
+    /// ``SphereImage/standardWidth`` wide where the source has that), as cheaply as the source allows. Called
+    /// a few at a time concurrently, in increasing order of stops, ahead of ``image(for:region:)``.
+    /// Default: ``image(for:region:)`` of the whole panorama.
+    func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer
+    /// Whether the stops are one camera's consecutive captures along its own path (your 360° photos, a 360°
+    /// video), rather than panoramas found along a route planned apart from them: then the direction of travel
+    /// is measured from the pictures, and a frame whose camera did not move is dropped. Default false.
+    var followsCamera: Bool { get }
+    /// Whether the stops' positions are where their panoramas were taken (false for a video without a track,
+    /// whose "positions" only count frames). Default true.
+    var positionsKnown: Bool { get }
+    /// Whether consecutive stops are frames of one continuous recording (a video): their changes of tone are
+    /// real (auto-exposure follows the light smoothly), so tone matching leaves them. Default false.
+    var continuousCapture: Bool { get }
 }
 
 extension PanoramaFeed {
     public var pointUnit: String { "route points" }
     public var tiles: (downloaded: Int, fromCache: Int)? { nil }
+    public var followsCamera: Bool { false }
+    public var positionsKnown: Bool { true }
+    public var continuousCapture: Bool { false }
+    public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
+        try await image(for: stop, region: nil)
+    }
 }

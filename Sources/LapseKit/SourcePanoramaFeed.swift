@@ -8,6 +8,10 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     public let points: [RoutePoint]
     public let radius: Double
     public let resolution: PanoramaResolution
+    /// The compass heading of the centre column of panoramas whose source knows none (your photos without a
+    /// compass): every such panorama is posed so without stabilisation, and the first one anchors the headings
+    /// with it. Nil: the source's placeholder (the bearing to the next photo).
+    public var panoHeading: Double?
     public var name: String { Self.displayName(source.name) }
     public var pointCount: Int { points.count }
     public var distance: Double { points.last?.distanceAlongRoute ?? 0 }
@@ -15,6 +19,9 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     public var lookupWindow: Int { 100 }
     private let tally = TileTally()
     public var tiles: (downloaded: Int, fromCache: Int)? { tally.counts }
+    /// Your own photos and a video's frames are one camera's captures along its track.
+    public var followsCamera: Bool { source.name == "local" || source.name == "video" }
+    public var continuousCapture: Bool { source.name == "video" }
 
     /// - Parameters:
     ///   - source: where to look.
@@ -42,12 +49,15 @@ public struct SourcePanoramaFeed: PanoramaFeed {
         let matches = try await PanoramaLookup.matches(for: window, in: source, radius: radius)
         return matches.map { match in
             match.panorama.map { pano in
-                HyperlapseStop(
+                let known = Self.headingUncertainty(pano) != nil
+                return HyperlapseStop(
                     panoramaID: pano.id, routePoint: window[match.index], position: pano.coordinate,
-                    pose: PanoramaPose(heading: pano.heading, tilt: pano.tilt, roll: pano.roll),
+                    pose: PanoramaPose(heading: known ? pano.heading : normalizeDegrees(panoHeading ?? pano.heading),
+                                       tilt: pano.tilt, roll: pano.roll),
                     attribution: Attribution(source: Self.displayName(pano.source), copyright: pano.copyright,
                                              author: pano.author, licence: pano.licence),
-                    panorama: pano)
+                    panorama: pano, headingUncertainty: Self.headingUncertainty(pano),
+                    levelUncertainty: pano.source == "google" ? 1 : nil)
             }
         }
     }
@@ -57,6 +67,26 @@ public struct SourcePanoramaFeed: PanoramaFeed {
             throw LapseError(.invalidInput, name, "stop \(stop.panoramaID) has no panorama metadata")
         }
         let image = try await source.image(for: pano, resolution: resolution, region: region)
+        tally.add(downloaded: image.tilesDownloaded, fromCache: image.tilesFromCache)
+        return image.pixels
+    }
+
+    /// How far a source's heading can be trusted (degrees, one standard deviation): Google's metadata about
+    /// 1.5°, a Panoramax azimuth or a photo's compass about 10°; nil for headings the source does not know
+    /// (placeholders, bearings between photos).
+    static func headingUncertainty(_ pano: PanoramaMetadata) -> Double? {
+        switch pano.headingSource {
+        case "metadata": return 1.5
+        case "view:azimuth", "GPSImgDirection", "PoseHeadingDegrees": return 10
+        default: return nil
+        }
+    }
+
+    public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
+        guard let pano = stop.panorama else {
+            throw LapseError(.invalidInput, name, "stop \(stop.panoramaID) has no panorama metadata")
+        }
+        let image = try await source.analysisImage(for: pano, width: SphereImage.standardWidth)
         tally.add(downloaded: image.tilesDownloaded, fromCache: image.tilesFromCache)
         return image.pixels
     }

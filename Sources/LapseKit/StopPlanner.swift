@@ -1,20 +1,24 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 
-/// The lookup stage of a hyperlapse as a stream: looks up the feed's points a window at a time (the next window
-/// while the frames of the current one render), drops consecutive duplicates, counts gaps, and hands out frames
-/// (stop + camera pose) as soon as their pose is settled (see ``CameraPath/settledCount(of:complete:)``).
+/// The lookup and stabilisation stages of a hyperlapse as a stream: looks up the feed's points a window at a
+/// time (the next window while the frames of the current one render), drops consecutive duplicates, counts gaps,
+/// fetches a small picture of each stop a few at a time and poses the stops from all the evidence
+/// (``Stabilizer``), and hands out frames (stop + camera pose + tone) as soon as their pose is settled (see
+/// ``CameraPath/settledCount(of:complete:)``).
 ///
-/// What it holds: the stops found but not yet handed out (about one window and the camera's look-ahead, more when
-/// a keyframe lies far ahead) and the positions of the frames so far (a few dozen bytes a frame, for the camera
-/// path). Consecutive duplicates are counted as ``PanoramaLookup`` counts them: a point without coverage between
-/// two points of the same panorama makes the second a new frame.
+/// What it holds: the stops found but not yet handed out (about one window, the stabiliser's lag and the camera's
+/// look-ahead, more when a keyframe lies far ahead), one small picture, and the positions of the frames so far
+/// (a few dozen bytes a frame, for the camera path). Consecutive duplicates are counted as ``PanoramaLookup``
+/// counts them: a point without coverage between two points of the same panorama makes the second a new frame.
 struct StopPlanner {
     struct Frame: Sendable {
         var stop: HyperlapseStop
         var camera: CameraPose
         /// Index of the stop's route point in the feed (for progress along the route).
         var point: Int
+        /// Gains to apply to the rendered frame (tone matching), nil for none.
+        var tone: ToneCorrection?
     }
 
     let feed: any PanoramaFeed
@@ -27,30 +31,64 @@ struct StopPlanner {
     private(set) var attributions: [Attribution] = []
     private var seenAttributions = Set<Attribution>()
 
-    /// Positions of every frame so far (the camera stands where its panorama was taken).
+    /// Positions of every frame so far (the camera stands where its panorama was taken), as stabilised and as the
+    /// source gave them (for the jitter the source alone would have given).
     private var positions: [RoutePoint] = []
-    /// Stops not yet handed out with their point indices, from `pending[head]` (frame `handedOut`) on.
-    private var pending: [(stop: HyperlapseStop, point: Int)] = []
-    /// Poses of the settled frames not yet handed out, from `settledPoses[head]` on.
+    private var sourcePositions: [RoutePoint] = []
+    /// Frames not yet handed out, from `pending[head]` (frame `handedOut`) on.
+    private var pending: [Stabilizer.Output] = []
+    /// Poses of the settled frames not yet handed out, from `settledPoses[head]` on, and as the source alone
+    /// would have had them.
     private var settledPoses: [CameraPose] = []
+    private var sourcePoses: [CameraPose] = []
     private var head = 0
     private var handedOut = 0
     private var previousID: String?
     private var nextPoint = 0
     private var inFlight: Task<[HyperlapseStop?], any Error>?
+    /// Stops looked up, waiting for their picture and the stabiliser.
+    private var toAnalyse: [(stop: HyperlapseStop, point: Int)] = []
+    private var stabilizer: Stabilizer
+    private var analysed = 0
+    /// Every stop went through the stabiliser.
+    private var stabilized = false
+    /// The view's rotation between consecutive frames handed out, as rendered and as the source alone gave it.
+    private var jitter: [Double] = []
+    private var sourceJitter: [Double] = []
+    private var lastViews: (rendered: Rotation, source: Rotation)?
+    /// Every frame's orientation, in order.
+    private(set) var orientations: [FrameOrientation] = []
+    /// Pictures fetched at once.
+    private let pictureConcurrency = 6
 
-    init(feed: any PanoramaFeed, path: CameraPath, progress: ProgressHandler?) {
+    init(feed: any PanoramaFeed, path: CameraPath, stabilization: StabilizationOptions, progress: ProgressHandler?) {
         self.feed = feed
         self.path = path
         self.progress = progress
+        var options = stabilization
+        if feed.continuousCapture { options.toneMatch = false }
+        stabilizer = Stabilizer(options: options, followsCamera: feed.followsCamera, positionsKnown: feed.positionsKnown)
+    }
+
+    /// What the stabilisation found (nil when it was off).
+    var stabilization: StabilizationReport? {
+        guard stabilizer.options.enabled else { return nil }
+        let mount = stabilizer.options.forward == nil ? stabilizer.mount : nil
+        return StabilizationReport(
+            mountLongitude: mount.map { atan2($0.x, $0.z) * 180 / .pi },
+            mountLatitude: mount.map { asin(min(1, max(-1, -$0.y))) * 180 / .pi },
+            forward: stabilizer.options.forward, pairsMeasured: stabilizer.pairsMeasured,
+            pairsUnmeasured: stabilizer.pairsUnmeasured, stationaryDropped: stabilizer.stationaryDropped,
+            jitterBefore: .init(sourceJitter), jitterAfter: .init(jitter), toneMatched: stabilizer.toneMatched)
     }
 
     /// The next frame in route order, or nil when the route is done.
     mutating func next() async throws -> Frame? {
         while true {
             if head < settledPoses.count {
-                let (stop, point) = pending[head]
-                let frame = Frame(stop: stop, camera: settledPoses[head], point: point)
+                let output = pending[head]
+                let frame = Frame(stop: output.stop, camera: settledPoses[head], point: output.point, tone: output.tone)
+                record(output, camera: settledPoses[head], sourceCamera: sourcePoses[head])
                 head += 1
                 handedOut += 1
                 return frame
@@ -58,11 +96,21 @@ struct StopPlanner {
             // Everything up to `head` is handed out: drop it (amortised O(1) a frame).
             pending.removeFirst(head)
             settledPoses.removeFirst(head)
+            sourcePoses.removeFirst(head)
             head = 0
-            let complete = nextPoint >= feed.pointCount && inFlight == nil
-            if complete && pending.isEmpty { return nil }
-            if !complete { try await takeWindow() }
-            settle(complete: nextPoint >= feed.pointCount && inFlight == nil)
+            // Lookups, then pictures and the stabiliser, then (once every stop went through) the last frames.
+            let lookedUp = nextPoint >= feed.pointCount && inFlight == nil
+            if !toAnalyse.isEmpty {
+                try await analyseSome()
+            } else if !lookedUp {
+                try await takeWindow()
+            } else {
+                stabilizer.finish()
+                stabilized = true
+            }
+            for output in stabilizer.take() { queue(output) }
+            if stabilized && pending.isEmpty { return nil }
+            settle(complete: stabilized)
         }
     }
 
@@ -70,7 +118,7 @@ struct StopPlanner {
     func cancel() { inFlight?.cancel() }
 
     /// Waits for the window being looked up (starting it if none is), starts the one after it, and queues the
-    /// new stops.
+    /// new stops for analysis.
     private mutating func takeWindow() async throws {
         if inFlight == nil { inFlight = startWindow() }
         guard let task = inFlight else { return }
@@ -83,10 +131,7 @@ struct StopPlanner {
             guard let stop else { gaps += 1; previousID = nil; continue }
             if stop.panoramaID == previousID { duplicatesDropped += 1; continue }
             previousID = stop.panoramaID
-            var point = stop.routePoint
-            point.coordinate = stop.position
-            positions.append(point)
-            pending.append((stop, first + offset))
+            toAnalyse.append((stop, first + offset))
             if let a = stop.attribution, seenAttributions.insert(a).inserted { attributions.append(a) }
         }
     }
@@ -99,11 +144,62 @@ struct StopPlanner {
         return Task { try await feed.lookup(range) }
     }
 
+    /// Fetches the pictures of the next few stops at once and gives the stops to the stabiliser in order.
+    private mutating func analyseSome() async throws {
+        let batch = Array(toAnalyse.prefix(stabilizer.needsPictures ? pictureConcurrency : toAnalyse.count))
+        toAnalyse.removeFirst(batch.count)
+        var pictures = [SphereImage?](repeating: nil, count: batch.count)
+        if stabilizer.needsPictures {
+            let feed = self.feed
+            try await withThrowingTaskGroup(of: (Int, SphereImage?).self) { group in
+                for (i, item) in batch.enumerated() {
+                    group.addTask { (i, try SphereImage(try await feed.analysisImage(for: item.stop))) }
+                }
+                for try await (i, picture) in group { pictures[i] = picture }
+            }
+        }
+        for (item, picture) in zip(batch, pictures) {
+            stabilizer.add(item.stop, point: item.point, picture: picture)
+        }
+        analysed += batch.count
+        if stabilizer.needsPictures {
+            progress?(ProgressEvent(stage: "analyse", completed: analysed, total: nil, unit: "panoramas"))
+        }
+    }
+
+    private mutating func queue(_ output: Stabilizer.Output) {
+        var point = output.stop.routePoint
+        point.coordinate = output.stop.position
+        positions.append(point)
+        var source = output.original.routePoint
+        source.coordinate = output.original.position
+        sourcePositions.append(source)
+        pending.append(output)
+    }
+
     /// Poses of the frames whose pose can no longer change.
     private mutating func settle(complete: Bool) {
         let settled = path.settledCount(of: positions, complete: complete)
         let have = handedOut + settledPoses.count - head
         guard settled > have else { return }
         settledPoses += path.poses(for: positions, in: have..<settled)
+        sourcePoses += path.poses(for: sourcePositions, in: have..<settled)
+    }
+
+    /// The frame's orientation and the view's rotation since the previous frame (as rendered and as the source
+    /// alone would have rendered it), where the rotation between the two panoramas was measured.
+    private mutating func record(_ output: Stabilizer.Output, camera: CameraPose, sourceCamera: CameraPose) {
+        if let o = output.stop.orientation { orientations.append(o) }
+        // Panorama-from-view rotations.
+        func view(_ pose: PanoramaPose, _ c: CameraPose) -> Rotation {
+            (Rotation.camera(yaw: pose.heading, pitch: pose.tilt, roll: pose.roll).transposed
+                * Rotation.camera(yaw: c.heading, pitch: c.pitch, roll: c.roll))
+        }
+        let rendered = view(output.stop.pose, camera), source = view(output.original.pose, sourceCamera)
+        if let m = output.motion, let last = lastViews {
+            jitter.append((rendered.transposed * m.rotation * last.rendered).angle)
+            sourceJitter.append((source.transposed * m.rotation * last.source).angle)
+        }
+        lastViews = (rendered, source)
     }
 }

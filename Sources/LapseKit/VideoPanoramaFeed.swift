@@ -13,12 +13,17 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     public let panoHeading: Double
     public var name: String { "video \((path as NSString).lastPathComponent)" }
     private let decoder: SequentialDecoder
+    /// A second pass over the video, decoded straight to the analysis size (it runs ahead of the render's).
+    private let analysisDecoder: SequentialDecoder
     /// Presentation times of the video's frames, seconds.
     private let times: [Double]
     public var pointCount: Int { (times.count + frameStep - 1) / frameStep }
     public var distance: Double { 0 }
     public var pointUnit: String { "video frames" }
     public var lookupWindow: Int { 100 }
+    public var followsCamera: Bool { true }
+    public var positionsKnown: Bool { false }
+    public var continuousCapture: Bool { true }
 
     /// - Parameters:
     ///   - path: the video file (or URL).
@@ -34,6 +39,9 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
             throw LapseError(.invalidInput, path, "not an equirectangular 360° video (\(reader.displayWidth)x\(reader.displayHeight) is not 2:1)")
         }
         decoder = SequentialDecoder(reader, wanted: { [step = self.frameStep] in $0 % step == 0 })
+        let small = try VideoFrameReader(path)
+        small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2)
+        analysisDecoder = SequentialDecoder(small, wanted: { [step = self.frameStep] in $0 % step == 0 })
         times = try decoder.frameTimes()
     }
 
@@ -53,6 +61,10 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     /// decoded front to back once). `region` is ignored: frames come whole.
     public func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer {
         try decoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep)
+    }
+
+    public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
+        try analysisDecoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep)
     }
 }
 

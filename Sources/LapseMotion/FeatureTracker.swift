@@ -10,13 +10,36 @@ enum FeatureTracker {
     /// Half the side of the tracking window (11 × 11 pixels).
     static let radius = 5
 
-    /// The strongest corner of each `cell × cell` block of the finest level within `maxLatitude` degrees of the
-    /// horizon, where the smaller eigenvalue of the 7 × 7 structure tensor exceeds `threshold` (luma units
-    /// squared) and `excluded(x, y)` is false.
-    static func corners(in image: SphereImage, cell: Int = 8, maxLatitude: Double = 70, threshold: Float = 10,
-                        excluded: (Int, Int) -> Bool) -> [SIMD2<Double>] {
+    /// The smaller eigenvalue of the 7 × 7 structure tensor at every pixel of the finest level (central
+    /// differences, columns wrapping), per pixel: how well a window there can be tracked.
+    static func cornerScores(_ image: SphereImage) -> [Float] {
         let level = image.levels[0]
-        let w = level.width, h = level.height
+        let w = level.width, h = level.height, p = level.pixels
+        var xx = [Float](repeating: 0, count: w * h), xy = xx, yy = xx
+        for y in 1..<(h - 1) {
+            for x in 0..<w {
+                let i = y * w + x
+                let right = x + 1 == w ? i + 1 - w : i + 1, left = x == 0 ? i - 1 + w : i - 1
+                let gx = (p[right] - p[left]) * 0.5, gy = (p[i + w] - p[i - w]) * 0.5
+                xx[i] = gx * gx; xy[i] = gx * gy; yy[i] = gy * gy
+            }
+        }
+        let sxx = MotionEstimator.boxMean(xx, w, h, radius: 3), sxy = MotionEstimator.boxMean(xy, w, h, radius: 3)
+        let syy = MotionEstimator.boxMean(yy, w, h, radius: 3)
+        var scores = [Float](repeating: 0, count: w * h)
+        for i in 0..<(w * h) {
+            let half = (sxx[i] + syy[i]) / 2
+            scores[i] = half - ((sxx[i] - syy[i]) * (sxx[i] - syy[i]) / 4 + sxy[i] * sxy[i]).squareRoot()
+        }
+        return scores
+    }
+
+    /// The strongest corner of each `cell × cell` block of the finest level within `maxLatitude` degrees of the
+    /// horizon (every second pixel each way), where its score (``cornerScores(_:)``) exceeds `threshold` (luma
+    /// units squared) and `excluded(x, y)` is false.
+    static func corners(in image: SphereImage, scores: [Float], cell: Int = 8, maxLatitude: Double = 70,
+                        threshold: Float = 10, excluded: (Int, Int) -> Bool) -> [SIMD2<Double>] {
+        let w = image.width, h = image.height
         let margin = Int((Double(h) * (90 - maxLatitude) / 180).rounded(.up))
         var result: [SIMD2<Double>] = []
         var y0 = margin
@@ -25,7 +48,7 @@ enum FeatureTracker {
                 var best: (Float, Int, Int)?
                 for y in stride(from: y0, to: y0 + cell, by: 2) {
                     for x in stride(from: x0, to: x0 + cell, by: 2) where !excluded(x, y) {
-                        let score = minEigenvalue(level, x, y)
+                        let score = scores[y * w + x]
                         if score > threshold, best == nil || score > best!.0 { best = (score, x, y) }
                     }
                 }
@@ -34,26 +57,6 @@ enum FeatureTracker {
             y0 += cell
         }
         return result
-    }
-
-    /// The smaller eigenvalue of the structure tensor over the 7 × 7 window at (x, y), per pixel.
-    static func minEigenvalue(_ level: SphereImage.Level, _ x: Int, _ y: Int) -> Float {
-        var xx: Float = 0, xy: Float = 0, yy: Float = 0
-        let w = level.width
-        for dy in -3...3 {
-            let yy0 = min(max(y + dy, 1), level.height - 2)
-            for dx in -3...3 {
-                var xc = x + dx
-                if xc < 0 { xc += w } else if xc >= w { xc -= w }
-                let gx = (level.at(xc + 1 == w ? 0 : xc + 1, yy0) - level.at(xc == 0 ? w - 1 : xc - 1, yy0)) * 0.5
-                let gy = (level.at(xc, yy0 + 1) - level.at(xc, yy0 - 1)) * 0.5
-                xx += gx * gx; xy += gx * gy; yy += gy * gy
-            }
-        }
-        let n: Float = 49
-        xx /= n; xy /= n; yy /= n
-        let half = (xx + yy) / 2
-        return half - ((xx - yy) * (xx - yy) / 4 + xy * xy).squareRoot()
     }
 
     /// Where `point` of `a` lies in `b`, starting the search at `guess` (both in finest-level pixels): coarse

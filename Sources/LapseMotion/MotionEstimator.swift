@@ -32,10 +32,30 @@ public struct MotionEstimator: Sendable {
             return PairMotion(rotation: .identity, uncertainty: 0.05, tracked: 0, inliers: 0, travel: nil, parallax: 0,
                               staticFraction: mask.fraction)
         }
-        // Corners whose tracking window reaches static pixels are left out too (the window's static part
-        // would hold the track still).
-        let near = mask.dilated(radius: 3)
-        let corners = FeatureTracker.corners(in: a) { x, y in near.isStatic(x / 2, y / 2) }
+        // The world alone (static pixels left out), else everything. Pixels that stay put are the camera's own
+        // (a dashboard) when the world moves, but the distant world's too when the camera neither turns nor
+        // travels far between the two: then the world's fit rests on a few near corners only, and the fit of
+        // everything (which the far field holds at the small rotation there is) is the better one.
+        let scores = FeatureTracker.cornerScores(a)
+        let world = fit(a, b, scores: scores, mask: mask)
+        if let world, world.inliers >= 40 { return motion(world, mask) }
+        guard let all = fit(a, b, scores: scores, mask: nil), all.inliers > world?.inliers ?? 0 else {
+            return world.map { motion($0, mask) }
+        }
+        return motion(all, mask)
+    }
+
+    private func motion(_ fit: Fit, _ mask: StaticMask) -> PairMotion {
+        PairMotion(rotation: fit.rotation, uncertainty: fit.uncertainty, tracked: fit.count, inliers: fit.inliers,
+                   travel: fit.travel.map { fit.rotation.transposed * $0 }, parallax: fit.parallax,
+                   staticFraction: mask.fraction)
+    }
+
+    /// The fit from the corners of A (those whose tracking window reaches a static pixel left out, when a mask is
+    /// given: the window's static part would hold the track still).
+    private func fit(_ a: SphereImage, _ b: SphereImage, scores: [Float], mask: StaticMask?) -> Fit? {
+        let near = mask?.dilated(radius: 3)
+        let corners = FeatureTracker.corners(in: a, scores: scores) { x, y in near?.isStatic(x / 2, y / 2) ?? false }
         // The best of the yaw candidates: the one whose predictions track the most corners.
         var rotation = Rotation.identity
         var pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)] = []
@@ -47,17 +67,19 @@ public struct MotionEstimator: Sendable {
         }
         var fit: Fit?
         for round in 0..<2 {
-            if round > 0 { pairs = Self.correspondences(corners, from: a, to: b, predicted: rotation) }
+            // Again from the rotation found, when the first predictions left many corners untracked.
+            if round > 0 {
+                guard 10 * pairs.count < 8 * corners.count else { break }
+                pairs = Self.correspondences(corners, from: a, to: b, predicted: rotation)
+            }
             guard pairs.count >= minimumInliers,
-                  let initial = Self.ransac(pairs, threshold: round == 0 ? 0.6 : 0.3) else { return nil }
-            guard let refined = Self.refine(pairs, rotation: initial) else { return nil }
+                  let initial = Self.ransac(pairs, threshold: round == 0 ? 0.6 : 0.3),
+                  let refined = Self.refine(pairs, rotation: initial) else { return nil }
             fit = refined
             rotation = refined.rotation
         }
         guard let fit, fit.inliers >= minimumInliers else { return nil }
-        return PairMotion(rotation: fit.rotation, uncertainty: fit.uncertainty, tracked: fit.count, inliers: fit.inliers,
-                          travel: fit.travel.map { fit.rotation.transposed * $0 }, parallax: fit.parallax,
-                          staticFraction: mask.fraction)
+        return fit
     }
 
     // MARK: Static pixels
@@ -128,7 +150,7 @@ public struct MotionEstimator: Sendable {
     /// How far B may be turned right of A about the vertical, degrees in [0, 360), best first: the column
     /// shifts at the three highest peaks of the correlation of the pictures' gradient magnitudes (static pixels
     /// of A left out), each refined on the half level.
-    static func coarseYaws(_ a: SphereImage, _ b: SphereImage, mask: StaticMask) -> [Double] {
+    static func coarseYaws(_ a: SphereImage, _ b: SphereImage, mask: StaticMask?) -> [Double] {
         func gradients(_ level: SphereImage.Level, masked: Bool, scale: Int) -> [Float] {
             let w = level.width, h = level.height
             var g = [Float](repeating: 0, count: w * h)
@@ -139,7 +161,7 @@ public struct MotionEstimator: Sendable {
                     let right = x + 1 == w ? i + 1 - w : i + 1, left = x == 0 ? i - 1 + w : i - 1
                     let gx = level.pixels[right] - level.pixels[left], gy = level.pixels[i + w] - level.pixels[i - w]
                     g[i] = (gx * gx + gy * gy).squareRoot()
-                    if masked, mask.isStatic(x * scale, y * scale) { g[i] = 0 }
+                    if masked, let mask, mask.isStatic(x * scale, y * scale) { g[i] = 0 }
                 }
             }
             var smooth = boxMean(g, w, h, radius: 1)
@@ -230,15 +252,19 @@ public struct MotionEstimator: Sendable {
             r2: [2 * (qz * qx - q0 * qy), 2 * (qz * qy + q0 * qx), q0 * q0 - qx * qx - qy * qy + qz * qz])
     }
 
-    /// The rotation that most pairs agree with to within `threshold` degrees of the epipolar model: 300
-    /// rotations from samples of two pairs (a fixed sequence, so results repeat), each scored with the direction
+    /// The rotation that most pairs agree with to within `threshold` degrees of the epipolar model: rotations
+    /// from samples of two pairs (a fixed sequence, so results repeat; as many as make drawing two agreeing pairs
+    /// 99.9 % sure, 20 to 300), each scored with the direction
     /// of travel that fits it best; refitted (Horn) on the largest agreeing set.
     static func ransac(_ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], threshold: Double) -> Rotation? {
         guard pairs.count >= 2 else { return nil }
         let limit = sin(threshold * .pi / 180)
         var generator = SplitMix64(seed: 0x5EED)
         var best: [Int] = []
-        for _ in 0..<300 {
+        var needed = 300
+        var iteration = 0
+        while iteration < needed {
+            iteration += 1
             let i = Int(generator.next() % UInt64(pairs.count))
             var j = Int(generator.next() % UInt64(pairs.count - 1))
             if j >= i { j += 1 }
@@ -246,7 +272,13 @@ public struct MotionEstimator: Sendable {
             guard (pairs[i].a * pairs[j].a).sum() < 0.98 else { continue }
             let r = horn([pairs[i], pairs[j]])
             let agreeing = epipolarInliers(pairs, rotation: r, limit: limit)
-            if agreeing.count > best.count { best = agreeing }
+            if agreeing.count > best.count {
+                best = agreeing
+                // Samples enough to draw two agreeing pairs at least once with probability 0.999.
+                let w = Double(best.count) / Double(pairs.count)
+                if w > 0.999 { break }
+                needed = min(300, max(20, Int((Foundation.log(0.001) / Foundation.log(1 - w * w)).rounded(.up))))
+            }
         }
         guard best.count >= 3 else { return nil }
         return horn(best.map { pairs[$0] })

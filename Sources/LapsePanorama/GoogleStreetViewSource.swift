@@ -125,7 +125,7 @@ public struct GoogleStreetViewSource: PanoramaSource {
             source: name, id: m.panoId, coordinate: Coordinate(uncheckedLatitude: m.lat, longitude: m.lng),
             date: m.date, heading: normalizeDegrees(m.heading ?? 0), tilt: (m.tilt ?? 90) - 90, roll: m.roll ?? 0,
             width: m.imageWidth, height: m.imageHeight, tileWidth: m.tileWidth ?? 512, tileHeight: m.tileHeight ?? 512,
-            copyright: m.copyright)
+            copyright: m.copyright, headingSource: m.heading == nil ? "none" : "metadata")
     }
 
     // MARK: - Images

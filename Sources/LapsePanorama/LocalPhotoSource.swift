@@ -63,7 +63,7 @@ public struct LocalPhotoSource: PanoramaSource {
             }
             sources[file] = from
             panoramas.append(PanoramaMetadata(source: "local", id: file, coordinate: here, date: m.dateTime, heading: heading,
-                                              width: m.width!, height: m.height!, file: m.path))
+                                              width: m.width!, height: m.height!, file: m.path, headingSource: from))
         }
         self.panoramas = panoramas
         self.skipped = skipped
@@ -86,6 +86,20 @@ public struct LocalPhotoSource: PanoramaSource {
         let decoded = try DecodedImage(path: file)
         let (w, h) = Self.size(for: resolution, width: decoded.displayWidth, height: decoded.displayHeight)
         return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(width: w, height: h))
+    }
+
+    /// The photo decoded at ½, ¼ or ⅛ scale (JPEG `lowres`), the smallest still `width` wide.
+    public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
+        guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
+        let decoded = try DecodedImage(path: file, reduction: Self.reduction(from: panorama.width, to: width))
+        return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(accurate: false))
+    }
+
+    /// The largest JPEG `lowres` reduction (0…3) that keeps an image `full` pixels wide at least `width` wide.
+    static func reduction(from full: Int, to width: Int) -> Int {
+        var k = 0
+        while k < 3, full >> (k + 1) >= width { k += 1 }
+        return k
     }
 
     /// The size a local image is delivered at: its own, or smaller when `resolution` asks for less.

@@ -38,11 +38,15 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
     public var time: Double?
     /// Where the full-resolution image is downloaded from (Panoramax), else `nil`.
     public var imageURL: String?
+    /// Where ``heading`` comes from: `metadata` (Google's), `view:azimuth` (Panoramax), `GPSImgDirection` or
+    /// `PoseHeadingDegrees` (a photo's EXIF/XMP), `next photo` or `previous photo` (the bearing between photos),
+    /// `none` (a placeholder: the source does not know), or `nil` (not recorded).
+    public var headingSource: String?
 
     public init(source: String, id: String, coordinate: Coordinate, date: String? = nil, heading: Double,
                 tilt: Double = 0, roll: Double = 0, width: Int, height: Int, tileWidth: Int? = nil,
                 tileHeight: Int? = nil, copyright: String? = nil, licence: String? = nil, author: String? = nil,
-                file: String? = nil, time: Double? = nil, imageURL: String? = nil) {
+                file: String? = nil, time: Double? = nil, imageURL: String? = nil, headingSource: String? = nil) {
         self.source = source
         self.id = id
         self.coordinate = coordinate
@@ -60,6 +64,7 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
         self.file = file
         self.time = time
         self.imageURL = imageURL
+        self.headingSource = headingSource
     }
 }
 

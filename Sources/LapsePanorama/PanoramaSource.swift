@@ -29,9 +29,19 @@ public protocol PanoramaSource: Sendable {
     /// (Google Street View) fetches only the tiles the region touches and leaves the other pixels unset
     /// (``PanoramaImage/tilesSkipped`` counts them). Sources that deliver whole images ignore `region`.
     func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?) async throws -> PanoramaImage
+
+    /// The whole panorama, small, for motion analysis: equirectangular and at least `width` pixels wide where the
+    /// source has that much, made as cheaply as the source allows (Google's lowest zoom, one tile; a photo decoded
+    /// at reduced scale). Default: ``image(for:resolution:)`` at `.atLeast(width:)`.
+    /// - Throws: as ``image(for:resolution:)``.
+    func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage
 }
 
 extension PanoramaSource {
+    public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
+        try await image(for: panorama, resolution: .atLeast(width: width))
+    }
+
     public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution,
                       region: PanoramaRegion?) async throws -> PanoramaImage {
         try await image(for: panorama, resolution: resolution)

@@ -91,7 +91,8 @@ public struct PanoramaxSource: PanoramaSource {
                 source: name, id: item.id, coordinate: here, date: item.properties.datetime,
                 heading: normalizeDegrees(item.properties.azimuth ?? 0),
                 width: size?.first ?? 0, height: size.map { $0.count > 1 ? $0[1] : 0 } ?? 0,
-                licence: item.properties.license, author: author, imageURL: hd))
+                licence: item.properties.license, author: author, imageURL: hd,
+                headingSource: item.properties.azimuth == nil ? "none" : "view:azimuth"))
         }
         return best?.1
     }
@@ -99,29 +100,44 @@ public struct PanoramaxSource: PanoramaSource {
     // MARK: Images
 
     public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage {
-        guard let href = panorama.imageURL, let url = URL(string: href, relativeTo: baseURL)?.absoluteURL else {
-            throw LapseError(.notFound, "Panoramax picture \(panorama.id)", "no HD image link")
-        }
-        let key = CacheKey("panoramax", panorama.id, "hd.jpg")
-        var data = cache?.data(for: key, validate: CacheValidation.jpeg)
-        var downloaded = 0
-        if data == nil {
-            let response = try await client.get(url, accept: { CacheValidation.jpeg($0.body) })
-            try response.requireSuccess(client.subject(url))
-            data = response.body
-            downloaded = 1
-            try? cache?.store(response.body, for: key)
-        }
-        let decoded = try DecodedImage(data: [UInt8](data!), name: "Panoramax picture \(panorama.id)")
-        guard decoded.displayWidth == 2 * decoded.displayHeight else {
-            throw LapseError(.invalidInput, "Panoramax picture \(panorama.id)",
-                             "not equirectangular: \(decoded.displayWidth)×\(decoded.displayHeight) is not 2:1")
-        }
+        let (data, downloaded) = try await hdImage(of: panorama)
+        let decoded = try decode(data, of: panorama, reduction: 0)
         var metadata = panorama
         metadata.width = decoded.displayWidth
         metadata.height = decoded.displayHeight
         let (w, h) = LocalPhotoSource.size(for: resolution, width: decoded.displayWidth, height: decoded.displayHeight)
         return PanoramaImage(metadata: metadata, pixels: try decoded.pixels(width: w, height: h),
                              tilesDownloaded: downloaded, tilesFromCache: 1 - downloaded)
+    }
+
+    /// The HD picture (kept in the cache for the render) decoded at reduced scale.
+    public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
+        let (data, downloaded) = try await hdImage(of: panorama)
+        let full = panorama.width > 0 ? panorama.width : 4 * width
+        let decoded = try decode(data, of: panorama, reduction: LocalPhotoSource.reduction(from: full, to: width))
+        return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(accurate: false),
+                             tilesDownloaded: downloaded, tilesFromCache: 1 - downloaded)
+    }
+
+    /// The `hd` asset's bytes, from the cache or downloaded (then cached), and whether it was downloaded (1 or 0).
+    private func hdImage(of panorama: PanoramaMetadata) async throws -> (Data, Int) {
+        guard let href = panorama.imageURL, let url = URL(string: href, relativeTo: baseURL)?.absoluteURL else {
+            throw LapseError(.notFound, "Panoramax picture \(panorama.id)", "no HD image link")
+        }
+        let key = CacheKey("panoramax", panorama.id, "hd.jpg")
+        if let data = cache?.data(for: key, validate: CacheValidation.jpeg) { return (data, 0) }
+        let response = try await client.get(url, accept: { CacheValidation.jpeg($0.body) })
+        try response.requireSuccess(client.subject(url))
+        try? cache?.store(response.body, for: key)
+        return (response.body, 1)
+    }
+
+    private func decode(_ data: Data, of panorama: PanoramaMetadata, reduction: Int) throws -> DecodedImage {
+        let decoded = try DecodedImage(data: [UInt8](data), name: "Panoramax picture \(panorama.id)", reduction: reduction)
+        guard decoded.displayWidth == 2 * decoded.displayHeight else {
+            throw LapseError(.invalidInput, "Panoramax picture \(panorama.id)",
+                             "not equirectangular: \(decoded.displayWidth)×\(decoded.displayHeight) is not 2:1")
+        }
+        return decoded
     }
 }

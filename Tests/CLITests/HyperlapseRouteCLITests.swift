@@ -37,10 +37,15 @@ import TestSupport
                                    environment: world.environment)
         #expect(full.status == 0, "\(full.stderr)")
         let allTiles = Set(try world.tilesServed(reset: true).keys)
-        // Zoom 2 has 4 x 2 tiles; only those a frame's view reads are fetched (a 90° view: 2 to 4 of them).
-        let perPanorama = Dictionary(grouping: allTiles) { $0.split(separator: "/")[0] }.mapValues(\.count)
+        // Zoom 2 has 4 x 2 tiles; only those a frame's view reads are fetched (a 90° view: 2 to 4 of them); and the
+        // stabiliser's picture of each panorama, its one zoom-0 tile.
+        let viewTiles = allTiles.filter { $0.split(separator: "/")[1] == "2" }
+        let perPanorama = Dictionary(grouping: viewTiles) { $0.split(separator: "/")[0] }.mapValues(\.count)
         #expect(perPanorama.count == world.panoramas.count && perPanorama.values.allSatisfy { (2...4).contains($0) },
                 "\(perPanorama)")
+        let pictures = allTiles.filter { $0.split(separator: "/")[1] == "0" }
+        #expect(pictures.count == world.panoramas.count, "\(pictures.sorted())")
+        #expect(allTiles.count == viewTiles.count + pictures.count)
 
         for (signal, name) in [(SIGKILL, "kill"), (SIGINT, "int")] {
             let cache = dir.appendingPathComponent("cache-\(name)").path

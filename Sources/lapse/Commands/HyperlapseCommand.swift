@@ -24,10 +24,16 @@ enum HyperlapseCommand: Command {
           --track GPX                   positions of a video source by time (video time 0 = the track's first time)
           --radius M                    search radius for the nearest panorama (default 50)
           --zoom auto|0-5               Street View zoom (default auto: from --size and --fov)
-          --pano-heading D              compass heading of the source's centre column when it has none (video)
+          --pano-heading D              compass heading of the first panorama's centre column when the source has
+                                none (a video, your photos without a compass); the rest follow from the pictures
           --frame-step N                video without a track: every N-th frame (default 1; the video plays
                                 N × fps / its frame rate times as fast)
           --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse)
+        Stabilisation (default: on):
+          --forward D                   the direction of travel in the pictures, D degrees right of their centre
+                                column (default: measured from the motion between them)
+          --no-tone-match               keep each panorama's exposure and white balance as it is
+          --no-stabilize                pose every panorama as its source says (no motion analysis)
         Camera (one of; default: along the road):
           --look-at LAT,LNG             always aim at this point (needs positions: not for a video without --track)
           --heading-offset D            look D degrees right of the road (negative: left, 180: back)
@@ -80,6 +86,9 @@ enum HyperlapseCommand: Command {
         flags.frameStep = try arguments.int("--frame-step", in: 1...10000)
         flags.keyFile = try arguments.value("--key-file")
         flags.osrmURL = try arguments.value("--osrm-url")
+        flags.forward = try arguments.double("--forward", in: -360...360)
+        flags.toneMatch = arguments.flag("--no-tone-match") ? false : nil
+        flags.stabilize = arguments.flag("--no-stabilize") ? false : nil
         let config = try arguments.value("--config")
         let overwrite = arguments.flag("--overwrite", "-y")
         let rest = try arguments.positionals()
@@ -104,6 +113,23 @@ enum HyperlapseCommand: Command {
         if let downloaded = s.tilesDownloaded, let cached = s.tilesFromCache {
             lines.append("tiles: \(downloaded) downloaded, \(cached) from the cache")
         }
+        if let st = s.stabilization {
+            var line = "stabilised: "
+            if let f = st.forward { line += String(format: "travel %.0f° right of the centre column (given)", f) }
+            else if let m = st.mountLongitude {
+                let degrees = Int(m.rounded())
+                line += "travel \(degrees == -180 ? 180 : degrees)° right of the centre column (measured)"
+            }
+            else { line += "direction of travel not measured" }
+            if let b = st.jitterBefore, let a = st.jitterAfter {
+                line += String(format: "; turn between frames %.1f° median, %.1f° p90 (source alone %.1f°, %.1f°)",
+                               a.median, a.p90, b.median, b.p90)
+            }
+            line += "; \(counted(st.pairsMeasured, "pair")) measured, \(st.pairsUnmeasured) not"
+            if st.stationaryDropped > 0 { line += "; \(counted(st.stationaryDropped, "stationary frame")) dropped" }
+            if st.toneMatched > 0 { line += "; tone matched in \(counted(st.toneMatched, "frame"))" }
+            lines.append(line)
+        }
         lines.append("credits in \(s.credits); done in " + String(format: "%.1f", seconds) + " s")
         if s.gaps * 2 > s.routePoints {
             console.warn("\(s.gaps) of \(s.routePoints) \(s.pointUnit) had no panorama within the search radius (--radius)"
@@ -117,6 +143,18 @@ enum HyperlapseCommand: Command {
             "width": job.width, "height": job.height, "fps": job.fps,
             "duplicatesDropped": s.duplicatesDropped, "gaps": s.gaps, "frames": s.frames, "duration": s.duration,
             "credits": s.credits, "seconds": seconds, "source": s.feed,
+            "stabilization": s.stabilization.map { st -> Any in
+                var o: [String: Any] = [
+                    "pairsMeasured": st.pairsMeasured, "pairsUnmeasured": st.pairsUnmeasured,
+                    "stationaryDropped": st.stationaryDropped, "toneMatched": st.toneMatched,
+                    "travelDirection": (st.forward ?? st.mountLongitude).map { $0 as Any } ?? NSNull(),
+                    "travelDirectionGiven": st.forward != nil,
+                ]
+                if let m = st.mountLatitude { o["travelElevation"] = m }
+                if let b = st.jitterBefore { o["jitterBefore"] = ["median": b.median, "p90": b.p90] }
+                if let a = st.jitterAfter { o["jitterAfter"] = ["median": a.median, "p90": a.p90] }
+                return o
+            } ?? NSNull(),
         ])
     }
 }

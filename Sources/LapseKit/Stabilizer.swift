@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// How a hyperlapse is steadied (see ``Stabilizer``).
+public struct StabilizationOptions: Sendable, Equatable {
+    /// Measure each panorama's orientation from the pictures and fuse it with the source's metadata (default);
+    /// off, every panorama is posed as its source says.
+    public var enabled = true
+    /// The direction of travel in the pictures, degrees right of their centre column (any source), instead of
+    /// the one measured from the motion between them.
+    public var forward: Double?
+    /// Match each frame's tone to a running reference (default on).
+    public var toneMatch = true
+    /// Frames an orientation waits for before it is final (more: steadier, more memory and latency; default 30).
+    public var lag = 30
+
+    public init(enabled: Bool = true, forward: Double? = nil, toneMatch: Bool = true) {
+        self.enabled = enabled
+        self.forward = forward
+        self.toneMatch = toneMatch
+    }
+}
+
+/// How one frame's panorama was posed, for the job file and the report.
+public struct FrameOrientation: Sendable, Codable, Equatable {
+    /// The panorama's id.
+    public var pano: String
+    /// The pose the frame was rendered with: compass heading of the centre column, tilt and roll, degrees.
+    public var heading: Double
+    public var tilt: Double
+    public var roll: Double
+    /// The heading the source gave (before stabilisation).
+    public var sourceHeading: Double
+    /// What the pose rests on, joined by "+": `metadata` (the source's heading), `track` (the bearing of the
+    /// camera's own track), `pixels` (the rotation measured from the previous panorama), `start` (the first
+    /// frame's heading as the source or `--pano-heading` gives it).
+    public var from: String
+    /// The direction of travel the camera followed, compass degrees.
+    public var travel: Double
+    /// Tone gains applied to R, G and B (absent when none).
+    public var toneGains: [Double]?
+}
+
+/// What the stabilisation of a hyperlapse found.
+public struct StabilizationReport: Sendable, Equatable {
+    /// The direction of travel in the pictures (degrees right of the centre column, and above the horizon), as
+    /// measured: the median over the pairs where it could be; nil when none could (or `forward` was given).
+    public var mountLongitude: Double?
+    public var mountLatitude: Double?
+    /// The direction of travel given (`--forward`), if any.
+    public var forward: Double?
+    /// Consecutive pairs whose rotation was measured, and those where it could not be (or disagreed with the
+    /// source's metadata and was left out).
+    public var pairsMeasured: Int
+    public var pairsUnmeasured: Int
+    /// Frames dropped because the camera had not moved since the last one kept (own photos and videos).
+    public var stationaryDropped: Int
+    /// The rotation of the view between consecutive frames (degrees: median and 90th percentile), as the
+    /// source's metadata alone would have turned it and as rendered; over the pairs whose rotation was measured.
+    public var jitterBefore: Percentiles?
+    public var jitterAfter: Percentiles?
+    /// Frames whose tone was changed.
+    public var toneMatched: Int
+
+    public struct Percentiles: Sendable, Equatable {
+        public var median: Double
+        public var p90: Double
+
+        init?(_ values: [Double]) {
+            guard !values.isEmpty else { return nil }
+            let sorted = values.sorted()
+            median = sorted[sorted.count / 2]
+            p90 = sorted[min(sorted.count - 1, sorted.count * 9 / 10)]
+        }
+    }
+}
+
+/// The stabilisation stage of a hyperlapse: stops in route order with a small picture of each, out the same
+/// stops posed from all the evidence (``OrientationSmoother``), each with the direction of travel its camera
+/// follows and a tone correction.
+///
+/// - Orientation evidence: the rotation from the previous panorama measured from the pictures
+///   (``MotionEstimator``; left out where it disagrees with trusted metadata by more than 4σ or 5°), the
+///   source's heading where it knows one (``HyperlapseStop/headingUncertainty``), and for a camera's own track
+///   (``PanoramaFeed/followsCamera``) the track's bearing (``TrackHeadings``) as the heading of the direction of
+///   travel measured in the picture; the level from the source's tilt and roll, else the prior that the
+///   camera is upright (3°). The first frame, if nothing else gives its heading, keeps the source's.
+/// - Direction of travel: the route's (planned routes) or, for a camera's own track, the measured direction of
+///   travel (``PairMotion/travel``, or ``StabilizationOptions/forward``) turned into the world and averaged
+///   over ±8 frames.
+/// - Stops whose camera did not move since the last one kept (a camera's own track only: no parallax and no
+///   turn) are dropped.
+/// - Memory: the smoother's lag and the travel window of small records, one picture.
+struct Stabilizer {
+    struct Output {
+        var stop: HyperlapseStop
+        /// The stop as the source gave it.
+        var original: HyperlapseStop
+        var point: Int
+        /// The rotation measured from the previous frame handed out (nil for the first, or when none was).
+        var motion: PairMotion?
+        var tone: ToneCorrection?
+    }
+
+    let options: StabilizationOptions
+    let followsCamera: Bool
+    let positionsKnown: Bool
+    /// Half the window of the travel average, frames.
+    let travelWindow = 8
+
+    private let estimator = MotionEstimator()
+    private var smoother: OrientationSmoother
+    private var toneMatcher = ToneMatcher()
+    private var previousImage: SphereImage?
+    private var started = false
+    private var ended = false
+
+    private struct Entry {
+        var stop: HyperlapseStop
+        var point: Int
+        var motion: PairMotion?
+        /// Direction of travel towards the next frame in this frame's picture (from the next pair's motion).
+        var travel: SIMD3<Double>?
+        var tone: ToneCorrection?
+        var sources: [String] = []
+        var orientation: Rotation?
+        var worldTravel: SIMD3<Double>?
+    }
+    /// Analysed, waiting for the next frame (its travel) and the track ahead.
+    private var analysed: [Entry] = []
+    /// Given to the smoother, waiting for its orientation.
+    private var smoothing: [Entry] = []
+    /// Oriented, waiting for the travel window; `oriented[..<nextOut]` are handed out and kept for the window.
+    private var oriented: [Entry] = []
+    private var nextOut = 0
+    private var outputs: [Output] = []
+    /// Positions of the frames from `trackStart` on (the track's window around each frame).
+    private var track: [Coordinate] = []
+    private var trackStart = 0
+    private var framesAdded = 0
+    /// Directions of travel in the pictures, for the mount estimate (the latest 500).
+    private var travels: [SIMD3<Double>] = []
+
+    private(set) var pairsMeasured = 0
+    private(set) var pairsUnmeasured = 0
+    private(set) var stationaryDropped = 0
+    private(set) var toneMatched = 0
+
+    init(options: StabilizationOptions, followsCamera: Bool, positionsKnown: Bool) {
+        self.options = options
+        self.followsCamera = followsCamera
+        self.positionsKnown = positionsKnown
+        smoother = OrientationSmoother(lag: options.lag)
+    }
+
+    /// Whether stops need a picture.
+    var needsPictures: Bool { options.enabled }
+
+    /// Adds the next stop (in route order) with its picture (nil when the source could not give one).
+    mutating func add(_ stop: HyperlapseStop, point: Int, picture: SphereImage?) {
+        guard options.enabled else {
+            outputs.append(Output(stop: stop, original: stop, point: point, motion: nil, tone: nil))
+            return
+        }
+        var motion: PairMotion?
+        if started {
+            if let picture, let previousImage { motion = estimator.motion(from: previousImage, to: picture) }
+            if let m = motion, followsCamera, m.travel == nil, m.parallax < 0.05, m.rotation.angle < 0.3 {
+                stationaryDropped += 1   // the camera has not moved: keep the earlier frame as the reference
+                return
+            }
+            if let m = motion, let before = analysed.last?.stop ?? smoothing.last?.stop ?? oriented.last?.stop,
+               let a = before.headingUncertainty, let b = stop.headingUncertainty {
+                let expected = angleDifference(from: before.pose.heading, to: stop.pose.heading)
+                let limit = max(5, 4 * (a * a + b * b + m.uncertainty * m.uncertainty).squareRoot())
+                if abs(angleDifference(from: expected, to: m.yawPitchRoll.yaw)) > limit { motion = nil }
+            }
+            if motion == nil { pairsUnmeasured += 1 } else { pairsMeasured += 1 }
+            if let t = motion?.travel, !analysed.isEmpty {
+                analysed[analysed.count - 1].travel = t
+                travels.append(t)
+                if travels.count > 500 { travels.removeFirst(travels.count - 500) }
+            }
+        }
+        started = true
+        if let picture { previousImage = picture }
+        var tone: ToneCorrection?
+        if options.toneMatch, let picture {
+            let t = toneMatcher.correction(forMeans: picture.channelMean)
+            if !t.isIdentity { tone = t; toneMatched += 1 }
+        }
+        analysed.append(Entry(stop: stop, point: point, motion: motion, tone: tone))
+        track.append(stop.position)
+        framesAdded += 1
+        release()
+    }
+
+    /// No more stops.
+    mutating func finish() {
+        guard !ended else { return }
+        ended = true
+        guard options.enabled else { return }
+        release()
+        smoother.finish()
+        release()
+    }
+
+    /// The stops ready, in order.
+    mutating func take() -> [Output] {
+        defer { outputs.removeAll() }
+        return outputs
+    }
+
+    /// The direction of travel in the pictures: `forward` when given, else the median of those measured.
+    var mount: SIMD3<Double>? {
+        if let f = options.forward { return Self.direction(longitude: f) }
+        guard !travels.isEmpty else { return nil }
+        // A robust mean: the mean, then the mean of those within 30° of it.
+        var mean = travels.reduce(SIMD3<Double>.zero, +)
+        guard (mean * mean).sum() > 1e-12 else { return nil }
+        mean /= (mean * mean).sum().squareRoot()
+        let near = travels.filter { ($0 * mean).sum() > cos(30 * .pi / 180) }
+        guard !near.isEmpty else { return mean }
+        let m = near.reduce(SIMD3<Double>.zero, +)
+        return m / (m * m).sum().squareRoot()
+    }
+
+    /// Whether the camera is mounted rigidly (a car's dashboard, a helmet): most directions of travel measured in
+    /// the pictures lie within 20° of ``mount`` (at least 60 % of 10 or more).
+    var mountIsRigid: Bool {
+        guard travels.count >= 10, let m = mount else { return false }
+        let near = travels.filter { ($0 * m).sum() > cos(20 * .pi / 180) }.count
+        return 10 * near >= 6 * travels.count
+    }
+
+    /// The direction of travel in a frame's picture: `forward` when given; the mount's for a rigid mount (the
+    /// median of many is steadier than any one); else the frame's own, or the mount's.
+    private func travelInPicture(_ e: Entry) -> SIMD3<Double>? {
+        if let f = options.forward { return Self.direction(longitude: f) }
+        if mountIsRigid { return mount }
+        return e.travel ?? mount
+    }
+
+    static func direction(longitude: Double) -> SIMD3<Double> {
+        SIMD3(sin(longitude * .pi / 180), 0, cos(longitude * .pi / 180))
+    }
+
+    // MARK: Stages
+
+    private mutating func release() {
+        // 1. Evidence to the smoother: once the next frame gave this one's travel, and the track reaches far
+        //    enough ahead for its heading.
+        while let entry = analysed.first {
+            let hasNext = analysed.count > 1
+            let trackReady = !followsCamera || !positionsKnown
+                || track.last.map { $0.distance(to: entry.stop.position) >= 50 } ?? false
+            guard ended || (hasNext && trackReady) else { break }
+            analysed.removeFirst()
+            let index = framesAdded - analysed.count - 1
+            var e = entry
+            smoother.add(evidence(for: &e, index: index))
+            smoothing.append(e)
+            // Positions more than the track window behind are not needed any more.
+            let keepFrom = max(0, index - 200)
+            if keepFrom > trackStart, track.count > 400 {
+                track.removeFirst(keepFrom - trackStart)
+                trackStart = keepFrom
+            }
+        }
+        // 2. Orientations that became final.
+        for r in smoother.takeSettled() {
+            var e = smoothing.removeFirst()
+            e.orientation = r
+            if let v = travelInPicture(e) { e.worldTravel = r * v }
+            oriented.append(e)
+        }
+        // 3. Out, once the travel window around a frame is oriented.
+        while nextOut < oriented.count, ended && smoothing.isEmpty && analysed.isEmpty || nextOut + travelWindow < oriented.count {
+            outputs.append(output(nextOut))
+            nextOut += 1
+            if nextOut > travelWindow {
+                oriented.removeFirst(nextOut - travelWindow)
+                nextOut = travelWindow
+            }
+        }
+    }
+
+    private func evidence(for e: inout Entry, index: Int) -> OrientationSmoother.Evidence {
+        var headings: [OrientationSmoother.Heading] = []
+        if let sigma = e.stop.headingUncertainty {
+            headings.append(.init(centre: e.stop.pose.heading, sigma: sigma))
+            e.sources.append("metadata")
+        }
+        if followsCamera, positionsKnown, let v = travelInPicture(e),
+           let bearing = TrackHeadings.heading(at: index - trackStart, in: track) {
+            headings.append(.init(direction: v, heading: bearing, sigma: 15))
+            e.sources.append("track")
+        }
+        if index == 0, headings.isEmpty {
+            headings.append(.init(centre: e.stop.pose.heading, sigma: 0.1))
+            e.sources.append("start")
+        }
+        if e.motion != nil { e.sources.append("pixels") }
+        let level = e.stop.levelUncertainty
+        return .init(motion: e.motion, headings: headings, tilt: level == nil ? 0 : e.stop.pose.tilt,
+                     roll: level == nil ? 0 : e.stop.pose.roll, levelSigma: level ?? 3)
+    }
+
+    private func output(_ k: Int) -> Output {
+        let e = oriented[k]
+        let r = e.orientation!
+        let (yaw, pitch, roll) = r.yawPitchRoll
+        var travel = e.stop.routePoint.heading
+        if followsCamera || options.forward != nil {
+            let window = oriented[max(0, k - travelWindow)...min(oriented.count - 1, k + travelWindow)]
+            let level = window.compactMap(\.worldTravel).map { SIMD2($0.x, $0.z) }.filter { ($0 * $0).sum() > 1e-6 }
+                .map { $0 / ($0 * $0).sum().squareRoot() }
+            // A robust mean: the mean, then the mean of those within 25° of it.
+            var sum = level.reduce(SIMD2<Double>.zero, +)
+            if (sum * sum).sum() > 1e-9 {
+                let mean = sum / (sum * sum).sum().squareRoot()
+                let near = level.filter { ($0 * mean).sum() > cos(25 * .pi / 180) }
+                if !near.isEmpty { sum = near.reduce(SIMD2<Double>.zero, +) }
+                travel = normalizeDegrees(atan2(sum.x, sum.y) * 180 / .pi)
+            }
+        }
+        var stop = e.stop
+        stop.pose = PanoramaPose(heading: normalizeDegrees(yaw), tilt: pitch, roll: roll)
+        stop.routePoint.heading = travel
+        stop.orientation = FrameOrientation(pano: stop.panoramaID, heading: normalizeDegrees(yaw), tilt: pitch, roll: roll,
+                                            sourceHeading: e.stop.pose.heading, from: e.sources.joined(separator: "+"),
+                                            travel: travel, toneGains: e.tone.map { [$0.gains.x, $0.gains.y, $0.gains.z] })
+        return Output(stop: stop, original: e.stop, point: e.point, motion: e.motion, tone: e.tone)
+    }
+}
