@@ -45,6 +45,10 @@ public struct HyperlapseStop: Sendable {
     public var levelUncertainty: Double?
     /// Where ``pose`` came from after stabilisation (see ``FrameOrientation``), nil before.
     public var orientation: FrameOrientation?
+    /// The panorama's place in its capture sequence (your photos in capture order), when the source has one: a
+    /// hyperlapse never goes back in it (a stop whose panorama was taken before the previous frame's is dropped
+    /// as a duplicate, as noisy GPS would otherwise make the frames jump back and forth).
+    public var sequenceIndex: Int?
     public var attribution: Attribution?
     /// The source's metadata of the panorama (nil for video frames).
     public var panorama: PanoramaMetadata?
@@ -52,8 +56,9 @@ public struct HyperlapseStop: Sendable {
     /// - Parameter position: where the panorama was taken; default the route point's coordinate.
     public init(panoramaID: String, routePoint: RoutePoint, position: Coordinate? = nil, pose: PanoramaPose,
                 attribution: Attribution? = nil, panorama: PanoramaMetadata? = nil, headingUncertainty: Double? = nil,
-                levelUncertainty: Double? = nil) {
+                levelUncertainty: Double? = nil, sequenceIndex: Int? = nil) {
         self.panorama = panorama
+        self.sequenceIndex = sequenceIndex
         self.headingUncertainty = headingUncertainty
         self.levelUncertainty = levelUncertainty
         self.panoramaID = panoramaID

@@ -18,6 +18,8 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     /// 100 points: one Google `panoIds` request.
     public var lookupWindow: Int { 100 }
     private let tally = TileTally()
+    /// Your photos' places in capture order, by pano id.
+    private let captureOrder: [String: Int]?
     public var tiles: (downloaded: Int, fromCache: Int)? { tally.counts }
     /// Your own photos and a video's frames are one camera's captures along its track.
     public var followsCamera: Bool { source.name == "local" || source.name == "video" }
@@ -30,6 +32,11 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     ///   - resolution: the panorama size to fetch (see ``autoResolution(frameWidth:fov:)``).
     public init(source: any PanoramaSource, points: [RoutePoint], radius: Double, resolution: PanoramaResolution) {
         self.source = source
+        if let local = source as? LocalPhotoSource {
+            captureOrder = Dictionary(uniqueKeysWithValues: local.panoramas.enumerated().map { ($1.id, $0) })
+        } else {
+            captureOrder = nil
+        }
         self.points = points
         self.radius = radius
         self.resolution = resolution
@@ -57,7 +64,7 @@ public struct SourcePanoramaFeed: PanoramaFeed {
                     attribution: Attribution(source: Self.displayName(pano.source), copyright: pano.copyright,
                                              author: pano.author, licence: pano.licence),
                     panorama: pano, headingUncertainty: Self.headingUncertainty(pano),
-                    levelUncertainty: pano.source == "google" ? 1 : nil)
+                    levelUncertainty: pano.source == "google" ? 1 : nil, sequenceIndex: captureOrder?[pano.id])
             }
         }
     }

@@ -125,6 +125,8 @@ struct Stabilizer {
         var sources: [String] = []
         var orientation: Rotation?
         var worldTravel: SIMD3<Double>?
+        /// The track's bearing at this frame (a camera's own track with positions).
+        var trackBearing: Double?
     }
     /// Analysed, waiting for the next frame (its travel) and the track ahead.
     private var analysed: [Entry] = []
@@ -291,10 +293,17 @@ struct Stabilizer {
             headings.append(.init(centre: e.stop.pose.heading, sigma: sigma))
             e.sources.append("metadata")
         }
-        if followsCamera, positionsKnown, let v = travelInPicture(e),
-           let bearing = TrackHeadings.heading(at: index - trackStart, in: track) {
-            headings.append(.init(direction: v, heading: bearing, sigma: 15))
-            e.sources.append("track")
+        if followsCamera, positionsKnown, let bearing = TrackHeadings.heading(at: index - trackStart, in: track) {
+            e.trackBearing = bearing
+            // The direction of travel in the picture: to about 10° from one pair, with outliers (the focus of
+            // expansion of a camera moving forward trades off against its yaw: those more than 25° from the
+            // orientation so far are left out), each pair's own (a mount's median would add its bias to every
+            // frame alike).
+            if let v = options.forward.map(Self.direction(longitude:)) ?? e.travel ?? mount {
+                let given = options.forward != nil
+                headings.append(.init(direction: v, heading: bearing, sigma: given ? 5 : 10, gate: given ? nil : 25))
+                e.sources.append("track")
+            }
         }
         if index == 0, headings.isEmpty {
             headings.append(.init(centre: e.stop.pose.heading, sigma: 0.1))
@@ -311,7 +320,9 @@ struct Stabilizer {
         let r = e.orientation!
         let (yaw, pitch, roll) = r.yawPitchRoll
         var travel = e.stop.routePoint.heading
-        if followsCamera || options.forward != nil {
+        if let bearing = e.trackBearing {
+            travel = bearing   // a camera's own track: the way it went
+        } else if followsCamera || options.forward != nil {
             let window = oriented[max(0, k - travelWindow)...min(oriented.count - 1, k + travelWindow)]
             let level = window.compactMap(\.worldTravel).map { SIMD2($0.x, $0.z) }.filter { ($0 * $0).sum() > 1e-6 }
                 .map { $0 / ($0 * $0).sum().squareRoot() }

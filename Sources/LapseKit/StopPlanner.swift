@@ -44,6 +44,7 @@ struct StopPlanner {
     private var head = 0
     private var handedOut = 0
     private var previousID: String?
+    private var lastSequenceIndex: Int?
     private var nextPoint = 0
     private var inFlight: Task<[HyperlapseStop?], any Error>?
     /// Stops looked up, waiting for their picture and the stabiliser.
@@ -130,7 +131,10 @@ struct StopPlanner {
         for (offset, stop) in found.enumerated() {
             guard let stop else { gaps += 1; previousID = nil; continue }
             if stop.panoramaID == previousID { duplicatesDropped += 1; continue }
+            // Never back in the capture sequence (a point of a noisy track nearest to an earlier photo).
+            if let k = stop.sequenceIndex, let last = lastSequenceIndex, k <= last { duplicatesDropped += 1; continue }
             previousID = stop.panoramaID
+            if let k = stop.sequenceIndex { lastSequenceIndex = k }
             toAnalyse.append((stop, first + offset))
             if let a = stop.attribution, seenAttributions.insert(a).inserted { attributions.append(a) }
         }

@@ -32,54 +32,68 @@ public struct MotionEstimator: Sendable {
             return PairMotion(rotation: .identity, uncertainty: 0.05, tracked: 0, inliers: 0, travel: nil, parallax: 0,
                               staticFraction: mask.fraction)
         }
-        // The world alone (static pixels left out), else everything. Pixels that stay put are the camera's own
-        // (a dashboard) when the world moves, but the distant world's too when the camera neither turns nor
-        // travels far between the two: then the world's fit rests on a few near corners only, and the fit of
-        // everything (which the far field holds at the small rotation there is) is the better one.
+        // Every corner is tracked; those whose window reaches a static pixel are marked.
         let scores = FeatureTracker.cornerScores(a)
-        let world = fit(a, b, scores: scores, mask: mask)
-        if let world, world.inliers >= 40 { return motion(world, mask) }
-        guard let all = fit(a, b, scores: scores, mask: nil), all.inliers > world?.inliers ?? 0 else {
-            return world.map { motion($0, mask) }
-        }
-        return motion(all, mask)
-    }
-
-    private func motion(_ fit: Fit, _ mask: StaticMask) -> PairMotion {
-        PairMotion(rotation: fit.rotation, uncertainty: fit.uncertainty, tracked: fit.count, inliers: fit.inliers,
-                   travel: fit.travel.map { fit.rotation.transposed * $0 }, parallax: fit.parallax,
-                   staticFraction: mask.fraction)
-    }
-
-    /// The fit from the corners of A (those whose tracking window reaches a static pixel left out, when a mask is
-    /// given: the window's static part would hold the track still).
-    private func fit(_ a: SphereImage, _ b: SphereImage, scores: [Float], mask: StaticMask?) -> Fit? {
-        let near = mask?.dilated(radius: 3)
-        let corners = FeatureTracker.corners(in: a, scores: scores) { x, y in near?.isStatic(x / 2, y / 2) ?? false }
+        let corners = FeatureTracker.corners(in: a, scores: scores) { _, _ in false }
+        let near = mask.dilated(radius: 3)
+        let still = corners.map { near.isStatic(Int($0.x) / 2, Int($0.y) / 2) }
         // The best of the yaw candidates: the one whose predictions track the most corners.
-        var rotation = Rotation.identity
-        var pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)] = []
+        var tracks: [Track] = []
         for yaw in Self.coarseYaws(a, b, mask: mask) {
-            let candidate = Rotation.yaw(-yaw)
-            let tracked = Self.correspondences(corners, from: a, to: b, predicted: candidate)
-            if tracked.count > pairs.count { pairs = tracked; rotation = candidate }
-            if 2 * tracked.count >= corners.count { break }
+            let found = Self.correspondences(corners, still, from: a, to: b, predicted: Rotation.yaw(-yaw))
+            if found.count > tracks.count { tracks = found }
+            if 2 * found.count >= corners.count { break }
         }
-        var fit: Fit?
+        // Pixels that stay put are the camera's own (a dashboard) when the world moves, and the distant world's
+        // too when the camera neither turns nor travels far between the two. So two fits: the world's (what stays
+        // put left out) and everything's; everything's is taken when it explains the world's correspondences as
+        // well as the world's own fit does (the far field then holds it), the world's when what stays put pulled
+        // everything's away from it.
+        var world: Fit?, all: Fit?
         for round in 0..<2 {
-            // Again from the rotation found, when the first predictions left many corners untracked.
             if round > 0 {
-                guard 10 * pairs.count < 8 * corners.count else { break }
-                pairs = Self.correspondences(corners, from: a, to: b, predicted: rotation)
+                // Again from the rotation found, when the first predictions left many corners untracked.
+                guard 10 * tracks.count < 8 * corners.count, let best = world ?? all else { break }
+                tracks = Self.correspondences(corners, still, from: a, to: b, predicted: best.rotation)
             }
-            guard pairs.count >= minimumInliers,
-                  let initial = Self.ransac(pairs, threshold: round == 0 ? 0.6 : 0.3),
-                  let refined = Self.refine(pairs, rotation: initial) else { return nil }
-            fit = refined
-            rotation = refined.rotation
+            let threshold = round == 0 ? 0.6 : 0.3
+            let moving = tracks.filter { !$0.still }.map { ($0.a, $0.b) }
+            world = fit(moving, threshold: threshold)
+            all = moving.count == tracks.count ? world : fit(tracks.map { ($0.a, $0.b) }, threshold: threshold)
         }
-        guard let fit, fit.inliers >= minimumInliers else { return nil }
-        return fit
+        guard let chosen = Self.choose(world: world, all: all, worldPairs: tracks.filter { !$0.still }.map { ($0.a, $0.b) },
+                                       total: tracks.count)
+        else { return nil }
+        return PairMotion(rotation: chosen.rotation, uncertainty: chosen.uncertainty, tracked: chosen.count,
+                          inliers: chosen.inliers, travel: chosen.travel.map { chosen.rotation.transposed * $0 },
+                          parallax: chosen.parallax, staticFraction: mask.fraction)
+    }
+
+    /// A corner of A tracked into B (unit vectors) and whether its window reaches pixels that stay put.
+    typealias Track = (a: SIMD3<Double>, b: SIMD3<Double>, still: Bool)
+
+    /// RANSAC and the refinement on `pairs`; nil with fewer than ``minimumInliers`` agreeing.
+    private func fit(_ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], threshold: Double) -> Fit? {
+        guard pairs.count >= minimumInliers,
+              let initial = Self.ransac(pairs, threshold: threshold),
+              let refined = Self.refine(pairs, rotation: initial),
+              refined.inliers >= minimumInliers else { return nil }
+        return refined
+    }
+
+    /// The world's fit when what stays put pulled everything's away from the world: much of the picture moved
+    /// (at least 30 % of the correspondences are outside what stays put), and the world's fit explains twice as
+    /// many of those (within 0.5° of the epipolar planes) as everything's, and more than a few. Else everything's
+    /// (more corners, the far field among them), when the world's correspondences do not reject it outright (it
+    /// is not the stillness of the camera's own pixels alone).
+    static func choose(world: Fit?, all: Fit?, worldPairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], total: Int) -> Fit? {
+        let limit = sin(0.5 * .pi / 180)
+        guard let all else { return world }
+        let byAll = epipolarInliers(worldPairs, rotation: all.rotation, limit: limit).count
+        guard let world else { return byAll >= min(12, (worldPairs.count + 1) / 2) ? all : nil }
+        let byWorld = epipolarInliers(worldPairs, rotation: world.rotation, limit: limit).count
+        let pulled = 10 * worldPairs.count >= 3 * total && byWorld >= 2 * byAll + 5 && (world.inliers >= 40 || byAll < 12)
+        return pulled ? world : all
     }
 
     // MARK: Static pixels
@@ -206,13 +220,13 @@ public struct MotionEstimator: Sendable {
 
     // MARK: Correspondences
 
-    /// Unit vectors (in A, in B) of the corners tracked from A into B, the search started where `predicted`
-    /// puts them, kept when the track back lands within a pixel of the corner.
-    static func correspondences(_ corners: [SIMD2<Double>], from a: SphereImage, to b: SphereImage,
-                                predicted: Rotation) -> [(a: SIMD3<Double>, b: SIMD3<Double>)] {
+    /// The corners tracked from A into B (unit vectors, and their `still` flag), the search started where
+    /// `predicted` puts them, kept when the track back lands within a pixel of the corner.
+    static func correspondences(_ corners: [SIMD2<Double>], _ still: [Bool], from a: SphereImage, to b: SphereImage,
+                                predicted: Rotation) -> [Track] {
         let w = a.width
-        var result: [(SIMD3<Double>, SIMD3<Double>)] = []
-        for p in corners {
+        var result: [Track] = []
+        for (p, isStill) in zip(corners, still) {
             let da = SphereImage.direction(x: p.x, y: p.y, width: w)
             let guess = SphereImage.pixel(of: predicted * da, width: w)
             guard let q = FeatureTracker.track(p, from: a, to: b, guess: SIMD2(guess.x, guess.y)),
@@ -220,7 +234,7 @@ public struct MotionEstimator: Sendable {
             var dx = abs(back.x - p.x)
             if dx > Double(w) / 2 { dx = Double(w) - dx }
             guard dx * dx + (back.y - p.y) * (back.y - p.y) < 1 else { continue }
-            result.append((da, SphereImage.direction(x: q.x, y: q.y, width: w)))
+            result.append((da, SphereImage.direction(x: q.x, y: q.y, width: w), isStill))
         }
         return result
     }
@@ -342,22 +356,21 @@ public struct MotionEstimator: Sendable {
         var scale = 0.0
         var parallax = 0.0
         var information = [[Double]](repeating: [0, 0, 0], count: 3)
-        for _ in 0..<8 {
+        for iteration in 0..<8 {
             let m = pairs.map { rotation * $0.a }
             let n = pairs.indices.map { cross(m[$0], pairs[$0].b) }
             parallax = median(n.map { asin(min(1, length($0))) * 180 / .pi })
             if parallax > 0.1 {
-                // t ⟂ every n (large parallax weighs most).
-                var scatter = [[Double]](repeating: [0, 0, 0], count: 3)
-                for k in pairs.indices where weights[k] > 0 {
-                    let v = [n[k].x, n[k].y, n[k].z]
-                    for i in 0..<3 { for j in 0..<3 { scatter[i][j] += weights[k] * v[i] * v[j] } }
+                // t: where the flow streams out of (searched afresh on the first and the fifth iteration, then
+                // kept): the epipolar planes alone leave it loose along the horizon when most corners lie near it.
+                let t: SIMD3<Double>
+                if let known = travel, iteration != 0 && iteration != 4 {
+                    t = known
+                } else if let found = focusOfExpansion(m, pairs.map(\.b), weights: weights) {
+                    t = found
+                } else {
+                    return nil
                 }
-                let e = SymmetricEigen(scatter).vectors[2]
-                var t = SIMD3(e[0], e[1], e[2])
-                var flow = 0.0
-                for k in pairs.indices { flow += weights[k] * ((pairs[k].b - m[k]) * t).sum() }
-                if flow > 0 { t = -t }   // the scene streams out of t
                 travel = t
                 // Gauss–Newton on the epipolar distances.
                 var residuals = [Double](repeating: 0, count: pairs.count)
@@ -384,6 +397,24 @@ public struct MotionEstimator: Sendable {
                     g += weights[k] * residuals[k] * j
                 }
                 information = h
+                // The far field: what hardly moves along its epipolar circle (distant points, and points towards
+                // the focus of expansion or away from it) pins the rotation about the axes the epipolar distances
+                // leave loose (a forward camera's yaw, for points near the horizon). A Cauchy weight with a scale
+                // of 0.3° keeps the near points, which stream along their circles, out of it.
+                let farScale = 0.3 * Double.pi / 180
+                for k in pairs.indices where usable[k] || length(cross(t, m[k])) <= 0.05 {
+                    let d = pairs[k].b - m[k]
+                    var away = m[k] * (m[k] * t).sum() - t
+                    let al = length(away)
+                    guard al > 1e-9 else { continue }
+                    away /= al
+                    let along = (d * away).sum()
+                    let u = along / farScale
+                    let w = 0.5 / (1 + u * u)
+                    let j = -cross(m[k], away), jv = [j.x, j.y, j.z]
+                    for r in 0..<3 { for c in 0..<3 { h[r][c] += w * jv[r] * jv[c] } }
+                    g += w * along * j
+                }
                 guard let step = solve3(h, -g) else { return nil }
                 rotation = (Rotation.exp(step) * rotation).orthonormalized
                 if length(step) < 1e-7 { break }
@@ -417,6 +448,50 @@ public struct MotionEstimator: Sendable {
 }
 
 // MARK: - Small helpers
+
+/// The direction t the derotated flow `b − m` streams out of: the one maximising `Σ w · (b − m)·â(t)`, â the unit
+/// tangent at m pointing away from t (for a pure translation every flow lies along â of the true t, so the sum
+/// peaks there). Searched on a 10° grid over the sphere, then refined to 2° and 0.4°.
+func focusOfExpansion(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], weights: [Double]) -> SIMD3<Double>? {
+    let flows = m.indices.compactMap { k -> (SIMD3<Double>, SIMD3<Double>, Double)? in
+        let d = b[k] - m[k]
+        return weights[k] > 0.05 && length(d) > 1e-7 ? (m[k], d, weights[k]) : nil
+    }
+    guard flows.count >= 3 else { return nil }
+    func score(_ t: SIMD3<Double>) -> Double {
+        var s = 0.0
+        for (p, d, w) in flows {
+            let away = p * (p * t).sum() - t
+            let l = length(away)
+            if l > 1e-9 { s += w * (d * away).sum() / l }
+        }
+        return s
+    }
+    func direction(_ longitude: Double, _ latitude: Double) -> SIMD3<Double> {
+        SIMD3(cos(latitude) * sin(longitude), -sin(latitude), cos(latitude) * cos(longitude))
+    }
+    var best = (score: -Double.infinity, longitude: 0.0, latitude: 0.0)
+    let coarse = 10 * Double.pi / 180
+    for i in 0..<36 {
+        for j in -8...8 {
+            let lon = Double(i) * coarse, lat = Double(j) * coarse
+            let v = score(direction(lon, lat))
+            if v > best.score { best = (v, lon, lat) }
+        }
+    }
+    for step in [2.0, 0.4] {
+        let h = step * Double.pi / 180
+        let centre = best
+        for i in -5...5 {
+            for j in -5...5 {
+                let lon = centre.longitude + Double(i) * h, lat = min(max(centre.latitude + Double(j) * h, -.pi / 2), .pi / 2)
+                let v = score(direction(lon, lat))
+                if v > best.score { best = (v, lon, lat) }
+            }
+        }
+    }
+    return direction(best.longitude, best.latitude)
+}
 
 /// The residual scale of the previous iteration, or 0.3° before there is one (radians).
 @inline(__always) func scaleOrDefault(_ scale: Double) -> Double { scale > 0 ? scale : 0.3 * .pi / 180 }

@@ -24,16 +24,19 @@ public struct OrientationSmoother: Sendable {
         public var heading: Double
         /// One standard deviation, degrees.
         public var sigma: Double
+        /// Left out when it differs from the orientation predicted by more than this (degrees): an outlier.
+        public var gate: Double?
 
         /// The heading of the centre column.
         public init(centre heading: Double, sigma: Double) {
             self.init(direction: SIMD3(0, 0, 1), heading: heading, sigma: sigma)
         }
 
-        package init(direction: SIMD3<Double>, heading: Double, sigma: Double) {
+        package init(direction: SIMD3<Double>, heading: Double, sigma: Double, gate: Double? = nil) {
             self.direction = direction
             self.heading = heading
             self.sigma = sigma
+            self.gate = gate
         }
     }
 
@@ -164,6 +167,7 @@ public struct OrientationSmoother: Sendable {
         guard d > 0.05 else { return }   // nearly vertical: no heading
         var innovation = (h.heading * .pi / 180 - atan2(f.x, f.z)).truncatingRemainder(dividingBy: 2 * .pi)
         if innovation > .pi { innovation -= 2 * .pi } else if innovation < -.pi { innovation += 2 * .pi }
+        if let gate = h.gate, abs(innovation) > gate * .pi / 180 { return }
         // ∂heading/∂δ for f' = f + δ × f.
         let jacobian = SIMD3(-f.x * f.y / d, 1, -f.y * f.z / d)
         update(&state, &covariance, jacobian, innovation, variance(h.sigma))

@@ -72,6 +72,17 @@ import TestSupport
         #expect(median(turns) < 2)
     }
 
+    /// The real video as it is (every third frame): the camera is fixed to the car, which drives straight, and
+    /// the car's interior and the distant scene stay put between frames: the rotations measured are near zero
+    /// (what stays put is the camera's own, but the far field's too, and neither pulls the fit off).
+    @Test func unturnedFramesGiveNearZeroRotations() throws {
+        let images = try OverpassFrames.load(step: 3, count: 30).map { try SphereImage($0) }
+        let estimator = MotionEstimator()
+        let turns = try (0..<(images.count - 1)).map { i in try #require(estimator.motion(from: images[i], to: images[i + 1])).rotation.angle }
+        #expect(median(turns) < 0.2, "\(turns)")
+        #expect(turns.sorted()[turns.count * 9 / 10] < 0.5, "\(turns)")
+    }
+
     static func errors(patch: Bool) throws -> [Double] {
         let frames = try OverpassFrames.load(step: 3, count: 40)
         var generator = SplitMix64(seed: 42)
@@ -95,6 +106,10 @@ import TestSupport
             let truth = turns[i + 1].transposed * turns[i]
             guard let m = estimator.motion(from: images[i], to: images[i + 1]) else { errors.append(180); continue }
             errors.append(m.error(against: truth))
+            if let t = m.travel, ProcessInfo.processInfo.environment["FOE"] != nil {
+                let w = turns[i] * t   // the direction of travel in the unturned frame
+                print(String(format: "FOE pair %d: unturned longitude %.1f latitude %.1f", i, atan2(w.x, w.z) * 180 / .pi, asin(-w.y) * 180 / .pi))
+            }
         }
         return errors
     }

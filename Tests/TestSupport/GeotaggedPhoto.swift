@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseMedia
+
+/// JPEGs with EXIF as consumer 360° cameras write it (GPS position and time; a compass direction only when given),
+/// for tests of local photo sequences. The EXIF block (TIFF, little-endian) is written here by hand: IFD0 with
+/// pointers to an Exif IFD (DateTimeOriginal) and a GPS IFD (GPSVersionID, GPSLatitudeRef/GPSLatitude,
+/// GPSLongitudeRef/GPSLongitude as degrees, minutes, seconds, and optionally GPSImgDirectionRef "T" and
+/// GPSImgDirection), per CIPA DC-008 (Exif 2.3).
+public enum GeotaggedPhoto {
+    /// Writes `pixels` as a JPEG (quality 92) with the EXIF above at `path`.
+    /// - Parameters:
+    ///   - latitude, longitude: degrees.
+    ///   - direction: GPSImgDirection in degrees (true north), or nil for none.
+    ///   - dateTime: DateTimeOriginal, `YYYY:MM:DD HH:MM:SS`.
+    public static func write(_ pixels: PixelBuffer, to path: String, latitude: Double, longitude: Double,
+                             direction: Double? = nil, dateTime: String) throws {
+        var jpeg = try ImageWriter.encode(pixels, as: .jpeg(quality: 92))
+        let tiff = exif(latitude: latitude, longitude: longitude, direction: direction, dateTime: dateTime)
+        let payload = Array("Exif\0\0".utf8) + tiff
+        let length = payload.count + 2
+        let app1: [UInt8] = [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
+        jpeg.insert(contentsOf: app1, at: 2)   // right after SOI
+        try Data(jpeg).write(to: URL(fileURLWithPath: path))
+    }
+
+    static func exif(latitude: Double, longitude: Double, direction: Double?, dateTime: String) -> [UInt8] {
+        // Entries: (tag, type, count, value bytes). Types: 1 BYTE, 2 ASCII, 4 LONG, 5 RATIONAL.
+        typealias Entry = (tag: UInt16, type: UInt16, count: UInt32, bytes: [UInt8])
+        func u16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
+        func u32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8((v >> (8 * $0)) & 0xFF) } }
+        func ascii(_ s: String) -> [UInt8] { Array(s.utf8) + [0] }
+        func rational(_ v: Double, _ denominator: UInt32) -> [UInt8] { u32(UInt32((v * Double(denominator)).rounded())) + u32(denominator) }
+        func dms(_ v: Double) -> [UInt8] {
+            let d = v.rounded(.down), m = ((v - d) * 60).rounded(.down), s = ((v - d) * 60 - m) * 60
+            return rational(d, 1) + rational(m, 1) + rational(s, 10000)
+        }
+        // Lays out an IFD at `offset`: entries, next-IFD 0, then the values that do not fit in 4 bytes.
+        func ifd(_ entries: [Entry], at offset: Int) -> [UInt8] {
+            var out = u16(UInt16(entries.count))
+            var data: [UInt8] = []
+            let dataStart = offset + 2 + 12 * entries.count + 4
+            for e in entries.sorted(by: { $0.tag < $1.tag }) {
+                out += u16(e.tag) + u16(e.type) + u32(e.count)
+                if e.bytes.count <= 4 {
+                    out += e.bytes + [UInt8](repeating: 0, count: 4 - e.bytes.count)
+                } else {
+                    out += u32(UInt32(dataStart + data.count))
+                    data += e.bytes
+                    if data.count % 2 == 1 { data.append(0) }
+                }
+            }
+            return out + u32(0) + data
+        }
+        var gps: [Entry] = [
+            (0x0000, 1, 4, [2, 3, 0, 0]),
+            (0x0001, 2, 2, ascii(latitude >= 0 ? "N" : "S")),
+            (0x0002, 5, 3, dms(abs(latitude))),
+            (0x0003, 2, 2, ascii(longitude >= 0 ? "E" : "W")),
+            (0x0004, 5, 3, dms(abs(longitude))),
+        ]
+        if let direction {
+            gps.append((0x0010, 2, 2, ascii("T")))
+            gps.append((0x0011, 5, 1, rational((direction.truncatingRemainder(dividingBy: 360) + 360).truncatingRemainder(dividingBy: 360), 100)))
+        }
+        let exifEntries: [Entry] = [(0x9003, 2, 20, ascii(dateTime))]
+        // Layout: header (8), IFD0 (2 entries), Exif IFD, GPS IFD.
+        let ifd0Size = 2 + 12 * 2 + 4
+        let exifOffset = 8 + ifd0Size
+        let exifBlock = ifd(exifEntries, at: exifOffset)
+        let gpsOffset = exifOffset + exifBlock.count
+        let gpsBlock = ifd(gps, at: gpsOffset)
+        let ifd0 = ifd([(0x8769, 4, 1, u32(UInt32(exifOffset))), (0x8825, 4, 1, u32(UInt32(gpsOffset)))], at: 8)
+        return Array("II".utf8) + u16(42) + u32(8) + ifd0 + exifBlock + gpsBlock
+    }
+}
