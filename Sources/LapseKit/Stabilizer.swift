@@ -188,7 +188,7 @@ struct Stabilizer {
         if let picture { previousImage = picture }
         var tone: ToneCorrection?
         if options.toneMatch, let picture {
-            let t = toneMatcher.correction(forMeans: picture.channelMean)
+            let t = toneMatcher.correction(ratio: motion?.exposure, means: picture.channelMean)
             if !t.isIdentity { tone = t; toneMatched += 1 }
         }
         analysed.append(Entry(stop: stop, point: point, motion: motion, tone: tone))

@@ -30,7 +30,7 @@ public struct MotionEstimator: Sendable {
         let mask = Self.staticMask(a, b)
         if mask.fraction > 0.85 {
             return PairMotion(rotation: .identity, uncertainty: 0.05, tracked: 0, inliers: 0, travel: nil, parallax: 0,
-                              staticFraction: mask.fraction)
+                              staticFraction: mask.fraction, exposure: Self.exposure(a, b, [(SIMD3(0, 0, 1), SIMD3(0, 0, 1))], same: true))
         }
         // Every corner is tracked; those whose window reaches a static pixel are marked.
         let scores = FeatureTracker.cornerScores(a)
@@ -66,7 +66,25 @@ public struct MotionEstimator: Sendable {
         else { return nil }
         return PairMotion(rotation: chosen.rotation, uncertainty: chosen.uncertainty, tracked: chosen.count,
                           inliers: chosen.inliers, travel: chosen.travel.map { chosen.rotation.transposed * $0 },
-                          parallax: chosen.parallax, staticFraction: mask.fraction)
+                          parallax: chosen.parallax, staticFraction: mask.fraction,
+                          exposure: Self.exposure(a, b, tracks.map { ($0.a, $0.b) }, same: false))
+    }
+
+    /// The median ratio, per channel, of B's colour over A's at corresponding points (both between 12 and 240,
+    /// neither dark nor clipped); at least 12 of them (or, with `same`, every pixel of the colour pictures compared
+    /// in place: the camera stood still).
+    static func exposure(_ a: SphereImage, _ b: SphereImage, _ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], same: Bool) -> SIMD3<Double>? {
+        var ratios: [[Double]] = [[], [], []]
+        func add(_ ca: SIMD3<Float>, _ cb: SIMD3<Float>) {
+            for c in 0..<3 where ca[c] > 12 && ca[c] < 240 && cb[c] > 12 && cb[c] < 240 { ratios[c].append(Double(cb[c] / ca[c])) }
+        }
+        if same {
+            for (ca, cb) in zip(a.colour, b.colour) { add(ca, cb) }
+        } else {
+            for p in pairs { add(a.colour(at: p.a), b.colour(at: p.b)) }
+        }
+        guard ratios.allSatisfy({ $0.count >= 12 }) else { return nil }
+        return SIMD3(median(ratios[0]), median(ratios[1]), median(ratios[2]))
     }
 
     /// A corner of A tracked into B (unit vectors) and whether its window reaches pixels that stay put.

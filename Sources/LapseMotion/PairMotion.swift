@@ -22,6 +22,10 @@ public struct PairMotion: Sendable, Equatable {
     public var parallax: Double
     /// Share of A's textured pixels that stay put in B (a car's interior, the mount): left out of the fit.
     public var staticFraction: Double
+    /// How much brighter B is than A in R, G and B at the same points of the scene (the median ratio over the
+    /// correspondences, well exposed ones only): an exposure or white-balance change of the camera, which the
+    /// scene's own light (a shadow entering the picture) does not move. Nil with too few usable correspondences.
+    public var exposure: SIMD3<Double>?
 
     /// B's camera relative to A's, as yaw (right positive), pitch (up positive) and roll, degrees: the rotation
     /// `R_Aᵀ · R_B = rotationᵀ` in yaw–pitch–roll order.

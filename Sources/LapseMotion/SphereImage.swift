@@ -5,8 +5,8 @@ import LapseMedia
 
 /// A small equirectangular picture of a panorama for motion analysis: BT.709 luma at a fixed size, normalised
 /// to mean 128 and standard deviation 48 over the rows within 60° of the horizon (so an exposure step between two
-/// panoramas does not look like motion), with a pyramid of half sizes, and the picture's per-channel statistics
-/// for tone matching.
+/// panoramas does not look like motion), with a pyramid of half sizes, and a 128 × 64 colour picture for
+/// comparing the exposure of corresponding points (tone matching).
 ///
 /// Geometry: pixel (x, y) of a `width × height` level (width = 2 · height) looks along longitude
 /// `λ = ((x + 0.5)/width − 0.5)·360°` (right of the centre column positive) and latitude
@@ -17,10 +17,20 @@ public struct SphereImage: Sendable {
     public static let standardWidth = 512
     /// The levels, finest first: `standardWidth` wide, then half, then a quarter.
     let levels: [Level]
-    /// Mean and standard deviation of R, G and B (0…255) over the rows within 60° of the horizon, each row
-    /// weighted by the cosine of its latitude (its share of the sphere).
+    /// Mean R, G and B (0…255) over the rows within 60° of the horizon, each row weighted by the cosine of its
+    /// latitude (its share of the sphere).
     public let channelMean: SIMD3<Double>
-    public let channelDeviation: SIMD3<Double>
+    /// R, G, B (0…255, linear in the stored values) at 128 × 64, each the mean of a 4 × 4 block.
+    let colour: [SIMD3<Float>]
+    static let colourWidth = 128
+
+    /// The colour at a unit vector (nearest pixel of ``colour``).
+    func colour(at d: SIMD3<Double>) -> SIMD3<Float> {
+        let w = Self.colourWidth, h = w / 2
+        let (x, y) = Self.pixel(of: d, width: w)
+        let xi = (Int(x.rounded()) % w + w) % w, yi = min(max(Int(y.rounded()), 0), h - 1)
+        return colour[yi * w + xi]
+    }
 
     var width: Int { levels[0].width }
     var height: Int { levels[0].height }
@@ -98,13 +108,13 @@ public struct SphereImage: Sendable {
         let w = Self.standardWidth, h = w / 2
         let small = pixels.width == w && pixels.height == h ? pixels : try pixels.resized(width: w, height: h)
         var luma = [Float](repeating: 0, count: w * h)
-        var sum = SIMD3<Double>(repeating: 0), squares = SIMD3<Double>(repeating: 0), weight = 0.0
+        var sum = SIMD3<Double>(repeating: 0), weight = 0.0
         small.bytes.withUnsafeBufferPointer { b in
             for y in 0..<h {
                 let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
                 let inBand = abs(latitude) <= .pi / 3
                 let rowWeight = cos(latitude)
-                var rowSum = SIMD3<Double>(repeating: 0), rowSquares = SIMD3<Double>(repeating: 0)
+                var rowSum = SIMD3<Double>(repeating: 0)
                 for x in 0..<w {
                     let i = (y * w + x) * 4
                     let r = Float(b[i]), g = Float(b[i + 1]), bl = Float(b[i + 2])
@@ -112,12 +122,10 @@ public struct SphereImage: Sendable {
                     if inBand {
                         let c = SIMD3<Double>(Double(r), Double(g), Double(bl))
                         rowSum += c
-                        rowSquares += c * c
                     }
                 }
                 if inBand {
                     sum += rowSum * rowWeight
-                    squares += rowSquares * rowWeight
                     weight += rowWeight * Double(w)
                 }
             }
@@ -137,7 +145,18 @@ public struct SphereImage: Sendable {
         let gain = Float(48 / lumaDeviation), offset = Float(128 - lumaMean * 48 / lumaDeviation)
         for i in luma.indices { luma[i] = luma[i] * gain + offset }
         channelMean = mean
-        channelDeviation = (squares / weight - mean * mean).replacing(with: 0, where: squares / weight - mean * mean .< 0).squareRoot()
+        let cw = Self.colourWidth, ch = cw / 2, block = w / cw
+        var colour = [SIMD3<Float>](repeating: .zero, count: cw * ch)
+        small.bytes.withUnsafeBufferPointer { b in
+            for y in 0..<(ch * block) {
+                for x in 0..<(cw * block) {
+                    let i = (y * w + x) * 4
+                    colour[(y / block) * cw + x / block] += SIMD3(Float(b[i]), Float(b[i + 1]), Float(b[i + 2]))
+                }
+            }
+        }
+        let n = Float(block * block)
+        self.colour = colour.map { $0 / n }
         var levels = [Level(width: w, height: h, pixels: luma)]
         while levels.count < 3 { levels.append(levels.last!.halved()) }
         self.levels = levels

@@ -2,31 +2,49 @@
 import Foundation
 import LapseMedia
 
-/// Per-channel gains that bring a frame's tone to a running reference, so consecutive panoramas from different
-/// capture runs or cameras (exposure, white balance) do not step, while slow real changes pass.
+/// Per-channel gains that bring each frame's tone back to a running reference, so consecutive panoramas from
+/// different capture runs or cameras (exposure, white balance) do not step, while slow real changes pass.
 ///
-/// The reference starts at the first frame's channel means and follows each next frame's by at most
-/// ``maximumStep`` of itself a frame (a step of one exposure value is absorbed, then let through over about
-/// 70 frames at 1 % a frame; dusk falling over hundreds of frames passes at once). Each frame's gain per channel
-/// is the reference mean over the frame's mean, within ¼…4.
+/// The camera's exposure, per channel and in log terms, is followed frame to frame by the ratio of corresponding
+/// points' colours (``PairMotion/exposure``: the same surfaces, so a shadow or a bright building entering the
+/// picture does not count), else by the ratio of the pictures' mean colours; changes under 10 % a frame are not
+/// the camera's and are left out. The reference follows that
+/// exposure by at most ``maximumStep`` a frame (an exposure value's step is absorbed, then let through at 1 % a
+/// frame; dusk falling over hundreds of frames passes at once); each frame's gain is the reference over its
+/// exposure, within ¼…4.
 public struct ToneMatcher: Sendable {
     /// How far (a fraction of itself) the reference may move in one frame.
     public var maximumStep: Double
-    private var reference: SIMD3<Double>?
+    /// The camera's exposure and the reference, natural logarithms per channel (0 at the first frame).
+    private var exposure = SIMD3<Double>(repeating: 0)
+    private var reference = SIMD3<Double>(repeating: 0)
+    private var previousMeans: SIMD3<Double>?
 
     public init(maximumStep: Double = 0.01) { self.maximumStep = maximumStep }
 
-    /// The correction of the next frame, from its channel means (R, G, B, 0…255; e.g. ``SphereImage/channelMean``).
-    public mutating func correction(forMeans means: SIMD3<Double>) -> ToneCorrection {
+    /// Exposure changes (natural log) under this are not followed.
+    static let deadband = Foundation.log(1.1)
+
+    /// The correction of the next frame.
+    /// - Parameters:
+    ///   - ratio: how much brighter this frame is than the previous one at the same points (nil: unknown).
+    ///   - means: its mean R, G, B (``SphereImage/channelMean``), used when `ratio` is nil.
+    public mutating func correction(ratio: SIMD3<Double>?, means: SIMD3<Double>) -> ToneCorrection {
         let m = means.replacing(with: 1, where: means .< 1)
-        guard var r = reference else {
-            reference = m
-            return ToneCorrection(gains: SIMD3(repeating: 1))
+        defer { previousMeans = m }
+        guard let previous = previousMeans else { return ToneCorrection(gains: SIMD3(repeating: 1)) }
+        let step = ratio ?? (m / previous)
+        // Changes of under 10 % a frame are the scene's own or the measurement's noise, not the camera's steps:
+        // left out, they neither accumulate into a drift nor hold back real changes of light.
+        for c in 0..<3 {
+            let change = Foundation.log(min(max(step[c], 1.0 / 16), 16))
+            if abs(change) > Self.deadband { exposure[c] += change }
         }
-        let limit = r * maximumStep
-        r += (m - r).clamped(lowerBound: -limit, upperBound: limit)
-        reference = r
-        return ToneCorrection(gains: (r / m).clamped(lowerBound: SIMD3(repeating: 0.25), upperBound: SIMD3(repeating: 4)))
+        let limit = Foundation.log(1 + maximumStep)
+        reference += (exposure - reference).clamped(lowerBound: SIMD3(repeating: -limit), upperBound: SIMD3(repeating: limit))
+        var gains = SIMD3<Double>(repeating: 1)
+        for c in 0..<3 { gains[c] = min(max(Foundation.exp(reference[c] - exposure[c]), 0.25), 4) }
+        return ToneCorrection(gains: gains)
     }
 }
 

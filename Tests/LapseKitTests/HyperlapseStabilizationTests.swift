@@ -107,4 +107,113 @@ import TestSupport
     }
 
     func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
+
+    /// Every photo yawed by 112° (the camera mounted turned), no compass: the direction of travel found in the
+    /// pictures is the unturned photos' turned by 112° (within 10°), and every frame still looks down the road:
+    /// of the unturned picture's level views every 10°, the one most like the frame looks the way the car drives.
+    @Test func turnedMountIsFound() async throws {
+        let pictures = Array(Self.frames.prefix(24))
+        let positions = road(pictures.count)
+        let yawed = pictures.map { EquirectangularRotation.rotated($0, by: Rotation.yaw(112)) }
+        let none = [Double?](repeating: nil, count: pictures.count)
+        let turned = try await hyperlapse(try photos("mount", yawed, positions: positions, directions: none), "mount")
+        let plain = try await hyperlapse(try photos("mount-plain", pictures, positions: positions, directions: none), "mount-plain")
+        let found = try #require(turned.0.stabilization?.mountLongitude), reference = try #require(plain.0.stabilization?.mountLongitude)
+        print("travel in the pictures: \(found)° yawed, \(reference)° as taken")
+        #expect(abs(angleDifference(from: reference - 112, to: found)) < 10)
+        #expect(abs(angleDifference(from: 180, to: reference)) < 15)
+        let projector = try Projector(width: 320, height: 180)
+        func small(_ p: PixelBuffer) throws -> PixelBuffer { try p.resized(width: 40, height: 22) }
+        for (k, frame) in turned.1.enumerated() where k % 4 == 0 {
+            var best = (heading: 0.0, psnr: -Double.infinity)
+            for heading in stride(from: 0.0, to: 360, by: 10) {
+                let view = try small(projector.render(pictures[k], camera: CameraPose(heading: heading, fov: 90)))
+                let psnr = ImageMetrics.psnr(try small(frame), view)
+                if psnr > best.psnr { best = (heading, psnr) }
+            }
+            #expect(abs(angleDifference(from: reference, to: best.heading)) <= 20, "frame \(k) looks \(best.heading)°")
+        }
+    }
+
+    /// Photos as consumer cameras tag them: GPS with 3 m of noise, no compass; and ten photos within 2 m at a
+    /// stop (the same picture). The direction of travel of every frame is within 5° of the road's, the stop
+    /// gives no turn (its photos are dropped as stationary but for one), and the turn between frames is small.
+    @Test func noisyGPSAndAStop() async throws {
+        var noise = Noise(state: 23)
+        var pictures = Array(Self.frames.prefix(30))
+        var positions = road(pictures.count).map {
+            $0.destination(bearing: 90, distance: noise.gaussian(3)).destination(bearing: 0, distance: noise.gaussian(3))
+        }
+        // The stop: after photo 15, ten more of the same picture within 2 m of it.
+        let stop = positions[15]
+        pictures.insert(contentsOf: [PixelBuffer](repeating: pictures[15], count: 10), at: 16)
+        positions.insert(contentsOf: (0..<10).map { _ in stop.destination(bearing: noise.uniform() * 360, distance: noise.uniform() * 2) }, at: 16)
+        let none = [Double?](repeating: nil, count: pictures.count)
+        let (summary, _) = try await hyperlapse(try photos("noisy", pictures, positions: positions, directions: none), "noisy") {
+            $0.spacing = 2
+        }
+        let report = try #require(summary.stabilization)
+        let after = try #require(report.jitterAfter)
+        print("noisy GPS: travel \(summary.orientations.map { String(format: "%.1f", $0.travel) }); \(report.stationaryDropped) stationary dropped; jitter \(after)")
+        for o in summary.orientations { #expect(abs(angleDifference(from: Self.road, to: o.travel)) < 5, "\(o.pano): \(o.travel)°") }
+        #expect(summary.orientations.filter { $0.pano.hasPrefix("IMG_001") || $0.pano.hasPrefix("IMG_002") }.count <= 12)
+        #expect(after.median < 0.5 && after.p90 < 2)
+        // Frames are in capture order (never back).
+        let order = summary.orientations.map(\.pano)
+        #expect(order == order.sorted())
+    }
+
+    /// Exposure steps of ±1 EV and white-balance shifts every 8 photos: matched, the mean luminance of each
+    /// frame relative to the same frame of the photos as taken (the scene's own changes of light, which here reach
+    /// 10 % a frame under the overpasses, taken out) steps by at most 2 % between consecutive frames; unmatched
+    /// (`--no-tone-match`) by 30 % and more at each step.
+    @Test func toneStepsAreMatched() async throws {
+        let originals = Array(Self.frames.prefix(32))
+        let pictures = originals.enumerated().map { k, p -> PixelBuffer in
+            // Gains that never clip (a clipped sky cannot be matched back): 1, ½, 1 with a warm cast, ½ with a cool one.
+            let block = k / 8
+            let gain = [1.0, 0.5, 1.0, 0.5][block]
+            let balance: SIMD3<Double> = [SIMD3(1, 1, 1), SIMD3(1, 1, 1), SIMD3(1, 0.95, 0.8), SIMD3(0.8, 0.95, 1)][block]
+            var out = p
+            out.bytes.withUnsafeMutableBufferPointer { b in
+                for i in stride(from: 0, to: b.count, by: 4) {
+                    for c in 0..<3 {
+                        let v: Double = Double(b[i + c]) * gain * balance[c]
+                        b[i + c] = UInt8(min(255, v.rounded()))
+                    }
+                }
+            }
+            return out
+        }
+        let positions = road(pictures.count)
+        let none = [Double?](repeating: nil, count: pictures.count)
+        let folder = try photos("tone", pictures, positions: positions, directions: none)
+        let matched = try await hyperlapse(folder, "tone").1
+        let unmatched = try await hyperlapse(folder, "tone-off") { $0.toneMatch = false }.1
+        let scene = try await hyperlapse(try photos("tone-scene", originals, positions: positions, directions: none), "tone-scene") {
+            $0.toneMatch = false
+        }.1
+        func luminance(_ f: PixelBuffer) -> Double {
+            var s = 0.0
+            for i in stride(from: 0, to: f.bytes.count, by: 4) {
+                let r = Double(f.bytes[i]), g = Double(f.bytes[i + 1]), bl = Double(f.bytes[i + 2])
+                s += 0.2126 * r + 0.7152 * g + 0.0722 * bl
+            }
+            return s / Double(f.width * f.height)
+        }
+        let natural = scene.map(luminance)
+        func steps(_ frames: [PixelBuffer]) -> [Double] {
+            let relative = zip(frames, natural).map { luminance($0) / $1 }
+            var out: [Double] = []
+            for k in 1..<relative.count {
+                let step: Double = abs(relative[k] / relative[k - 1] - 1)
+                out.append(step)
+            }
+            return out
+        }
+        let a = steps(matched), b = steps(unmatched)
+        print("tone: steps matched \(a.map { String(format: "%.3f", $0) }), unmatched \(b.map { String(format: "%.3f", $0) })")
+        #expect(a.max()! <= 0.02)
+        #expect(b[7] > 0.3 && b[15] > 0.3 && b[23] > 0.3)
+    }
 }
