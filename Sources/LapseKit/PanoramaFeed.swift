@@ -111,6 +111,10 @@ public protocol PanoramaFeed: Sendable {
     /// Whether consecutive stops are frames of one continuous recording (a video): their changes of tone are
     /// real (auto-exposure follows the light smoothly), so tone matching leaves them. Default false.
     var continuousCapture: Bool { get }
+    /// Measure the motion between every n-th stop only (default 1, every stop): for frames of a recording so
+    /// close together that the motion between neighbours is too small to measure well, and costs as much. The
+    /// stops between share the motion measured across them evenly.
+    var analysisStride: Int { get }
 }
 
 extension PanoramaFeed {
@@ -119,6 +123,7 @@ extension PanoramaFeed {
     public var followsCamera: Bool { false }
     public var positionsKnown: Bool { true }
     public var continuousCapture: Bool { false }
+    public var analysisStride: Int { 1 }
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         try await image(for: stop, region: nil)
     }

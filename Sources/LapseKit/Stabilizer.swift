@@ -108,10 +108,12 @@ struct Stabilizer {
     /// Half the window of the travel average, frames.
     let travelWindow = 8
 
-    private let estimator = MotionEstimator()
     private var smoother: OrientationSmoother
     private var toneMatcher = ToneMatcher()
-    private var previousImage: SphereImage?
+    /// The motion from the last frame kept to the last stationary frame dropped (nil when none was dropped, or
+    /// when the chain through them broke: `dropping` tells which).
+    private var carried: PairMotion?
+    private var dropping = false
     private var started = false
     private var ended = false
 
@@ -159,18 +161,27 @@ struct Stabilizer {
     var needsPictures: Bool { options.enabled }
 
     /// Adds the next stop (in route order) with its picture (nil when the source could not give one).
-    mutating func add(_ stop: HyperlapseStop, point: Int, picture: SphereImage?) {
+    /// - Parameters:
+    ///   - picture: the stop's small picture (nil when the source could not give one).
+    ///   - measured: the motion from the previous stop added (kept or not) to this one, measured from their
+    ///     pictures (``MotionEstimator``), nil for the first stop or when none could be measured.
+    mutating func add(_ stop: HyperlapseStop, point: Int, picture: SphereImage?, motion measured: PairMotion?) {
         guard options.enabled else {
             outputs.append(Output(stop: stop, original: stop, point: point, motion: nil, tone: nil))
             return
         }
         var motion: PairMotion?
         if started {
-            if let picture, let previousImage { motion = estimator.motion(from: previousImage, to: picture) }
+            // From the last frame kept: through the stationary frames dropped since.
+            motion = carried.map { c in measured.flatMap { c.then($0) } } ?? (dropping ? nil : measured)
             if let m = motion, followsCamera, m.travel == nil, m.parallax < 0.05, m.rotation.angle < 0.3 {
                 stationaryDropped += 1   // the camera has not moved: keep the earlier frame as the reference
+                carried = m
+                dropping = true
                 return
             }
+            carried = nil
+            dropping = false
             if let m = motion, let before = analysed.last?.stop ?? smoothing.last?.stop ?? oriented.last?.stop,
                let a = before.headingUncertainty, let b = stop.headingUncertainty {
                 let expected = angleDifference(from: before.pose.heading, to: stop.pose.heading)
@@ -185,7 +196,6 @@ struct Stabilizer {
             }
         }
         started = true
-        if let picture { previousImage = picture }
         var tone: ToneCorrection?
         if options.toneMatch, let picture {
             let t = toneMatcher.correction(ratio: motion?.exposure, means: picture.channelMean)

@@ -61,6 +61,13 @@ struct StopPlanner {
     private(set) var orientations: [FrameOrientation] = []
     /// Pictures fetched at once.
     private let pictureConcurrency = 6
+    /// The last pictured stop's picture, for the motion to the next one.
+    private var lastPicture: SphereImage?
+    /// Stops analysed so far (for the analysis stride), and those waiting for the next picture.
+    private var stopsSeen = 0
+    private var heldBack: [(stop: HyperlapseStop, point: Int)] = []
+    /// The share of the last motion measured that each stop took.
+    private var lastShare: PairMotion?
 
     init(feed: any PanoramaFeed, path: CameraPath, stabilization: StabilizationOptions, progress: ProgressHandler?) {
         self.feed = feed
@@ -106,6 +113,7 @@ struct StopPlanner {
             } else if !lookedUp {
                 try await takeWindow()
             } else {
+                flushHeldBack()
                 stabilizer.finish()
                 stabilized = true
             }
@@ -148,27 +156,69 @@ struct StopPlanner {
         return Task { try await feed.lookup(range) }
     }
 
-    /// Fetches the pictures of the next few stops at once and gives the stops to the stabiliser in order.
+    /// Fetches the pictures of the next few stops at once, measures the motions between consecutive ones at once,
+    /// and gives the stops to the stabiliser in order. With an analysis stride n (``PanoramaFeed/analysisStride``)
+    /// only every n-th stop (and the route's last) is pictured; the stops between share the motion measured
+    /// across them evenly, and wait for it.
     private mutating func analyseSome() async throws {
-        let batch = Array(toAnalyse.prefix(stabilizer.needsPictures ? pictureConcurrency : toAnalyse.count))
-        toAnalyse.removeFirst(batch.count)
-        var pictures = [SphereImage?](repeating: nil, count: batch.count)
-        if stabilizer.needsPictures {
-            let feed = self.feed
-            try await withThrowingTaskGroup(of: (Int, SphereImage?).self) { group in
-                for (i, item) in batch.enumerated() {
-                    group.addTask { (i, try SphereImage(try await feed.analysisImage(for: item.stop))) }
-                }
-                for try await (i, picture) in group { pictures[i] = picture }
-            }
+        guard stabilizer.needsPictures else {
+            for item in toAnalyse { stabilizer.add(item.stop, point: item.point, picture: nil, motion: nil) }
+            toAnalyse.removeAll()
+            return
         }
-        for (item, picture) in zip(batch, pictures) {
-            stabilizer.add(item.stop, point: item.point, picture: picture)
+        let stride = max(1, feed.analysisStride)
+        let lookedUp = nextPoint >= feed.pointCount && inFlight == nil
+        var batch: [(stop: HyperlapseStop, point: Int, pictured: Bool)] = []
+        var pictured = 0
+        while pictured < pictureConcurrency, !toAnalyse.isEmpty {
+            let item = toAnalyse.removeFirst()
+            let isPictured = stopsSeen % stride == 0 || (lookedUp && toAnalyse.isEmpty)
+            stopsSeen += 1
+            batch.append((item.stop, item.point, isPictured))
+            if isPictured { pictured += 1 }
+        }
+        let chosen = batch.indices.filter { batch[$0].pictured }
+        var pictures = [SphereImage?](repeating: nil, count: chosen.count)
+        var motions = [PairMotion?](repeating: nil, count: chosen.count)
+        let feed = self.feed
+        try await withThrowingTaskGroup(of: (Int, SphereImage?).self) { group in
+            for (k, i) in chosen.enumerated() {
+                let stop = batch[i].stop
+                group.addTask { (k, try SphereImage(try await feed.analysisImage(for: stop))) }
+            }
+            for try await (k, picture) in group { pictures[k] = picture }
+        }
+        // The motions of consecutive pictures at once (the stabiliser takes them in order).
+        let before = [lastPicture] + pictures.dropLast()
+        let estimator = MotionEstimator()
+        await withTaskGroup(of: (Int, PairMotion?).self) { group in
+            for k in chosen.indices {
+                guard let a = before[k], let b = pictures[k] else { continue }
+                group.addTask { (k, estimator.motion(from: a, to: b)) }
+            }
+            for await (k, motion) in group { motions[k] = motion }
+        }
+        if !chosen.isEmpty { lastPicture = pictures.last ?? nil }
+        var k = 0
+        for item in batch {
+            guard item.pictured else { heldBack.append((item.stop, item.point)); continue }
+            // The stops since the last picture and this one share its motion.
+            let steps = heldBack.count + 1
+            let share = motions[k].map { $0.fraction(1 / Double(steps)) }
+            for held in heldBack { stabilizer.add(held.stop, point: held.point, picture: nil, motion: share) }
+            heldBack.removeAll()
+            stabilizer.add(item.stop, point: item.point, picture: pictures[k], motion: share)
+            lastShare = share
+            k += 1
         }
         analysed += batch.count
-        if stabilizer.needsPictures {
-            progress?(ProgressEvent(stage: "analyse", completed: analysed, total: nil, unit: "panoramas"))
-        }
+        progress?(ProgressEvent(stage: "analyse", completed: analysed, total: nil, unit: "panoramas"))
+    }
+
+    /// Stops still waiting for a picture when the route ends: they keep turning as the last ones measured did.
+    private mutating func flushHeldBack() {
+        for held in heldBack { stabilizer.add(held.stop, point: held.point, picture: nil, motion: lastShare) }
+        heldBack.removeAll()
     }
 
     private mutating func queue(_ output: Stabilizer.Output) {

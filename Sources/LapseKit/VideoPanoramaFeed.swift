@@ -24,6 +24,8 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     public var followsCamera: Bool { true }
     public var positionsKnown: Bool { false }
     public var continuousCapture: Bool { true }
+    /// Frames at least a tenth of a second apart are analysed (every third of a 30 fps video at a frame step of 1).
+    public let analysisStride: Int
 
     /// - Parameters:
     ///   - path: the video file (or URL).
@@ -41,7 +43,9 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
         decoder = SequentialDecoder(reader, wanted: { [step = self.frameStep] in $0 % step == 0 })
         let small = try VideoFrameReader(path)
         small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2)
-        analysisDecoder = SequentialDecoder(small, wanted: { [step = self.frameStep] in $0 % step == 0 })
+        let stride = max(1, Int(((reader.frameRate ?? 30) / Double(self.frameStep) / 10).rounded()))
+        analysisStride = stride
+        analysisDecoder = SequentialDecoder(small, wanted: { [step = self.frameStep] in $0 % (step * stride) == 0 })
         times = try decoder.frameTimes()
     }
 
@@ -104,6 +108,14 @@ final class SequentialDecoder: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         if let p = waiting.removeValue(forKey: number) { return p }
         while decoded <= number {
+            // Frames that will not be asked for are decoded (the codec needs them) but not converted.
+            guard decoded == number || wanted(decoded) else {
+                guard try reader.skipFrame() != nil else {
+                    throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
+                }
+                decoded += 1
+                continue
+            }
             guard let (_, pixels) = try reader.nextFrame() else {
                 throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
             }
@@ -111,7 +123,7 @@ final class SequentialDecoder: @unchecked Sendable {
                 decoded += 1
                 return pixels
             }
-            if wanted(decoded) { waiting[decoded] = pixels }  // asked for by a task that is running behind
+            waiting[decoded] = pixels   // asked for by a task that is running behind
             decoded += 1
         }
         throw LapseError(.other, reader.name, "frame \(number) was asked for twice")

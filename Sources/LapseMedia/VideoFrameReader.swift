@@ -238,6 +238,13 @@ public final class VideoFrameReader {
 
     /// The next frame in decoding order with its time in seconds, or `nil` at the end.
     public func nextFrame() throws -> (time: Double, pixels: PixelBuffer)? {
+        guard let time = try skipFrame() else { return nil }
+        return (time, try pixels(of: current!))
+    }
+
+    /// Decodes the next frame in decoding order without converting it (for frames not wanted: the decode cannot
+    /// be skipped, the conversion can), and returns its time in seconds, or `nil` at the end.
+    public func skipFrame() throws -> Double? {
         if let f = lookahead {
             lookahead = nil
             current = f
@@ -249,7 +256,7 @@ public final class VideoFrameReader {
             currentTime = t
             currentSerial = nextSerial()
         }
-        return (currentTime, try pixels(of: current!))
+        return currentTime
     }
 
     /// True when the input has no frame after the one last returned and `seconds` is more than one frame

@@ -36,12 +36,12 @@ enum FeatureTracker {
 
     /// The strongest corner of each `cell × cell` block of the finest level within `maxLatitude` degrees of the
     /// horizon (every second pixel each way), where its score (``cornerScores(_:)``) exceeds `threshold` (luma
-    /// units squared) and `excluded(x, y)` is false.
+    /// units squared) and `excluded(x, y)` is false; the `limit` strongest of them.
     static func corners(in image: SphereImage, scores: [Float], cell: Int = 8, maxLatitude: Double = 70,
-                        threshold: Float = 10, excluded: (Int, Int) -> Bool) -> [SIMD2<Double>] {
+                        threshold: Float = 10, limit: Int = 320, excluded: (Int, Int) -> Bool) -> [SIMD2<Double>] {
         let w = image.width, h = image.height
         let margin = Int((Double(h) * (90 - maxLatitude) / 180).rounded(.up))
-        var result: [SIMD2<Double>] = []
+        var result: [(Float, SIMD2<Double>)] = []
         var y0 = margin
         while y0 + cell <= h - margin {
             for x0 in stride(from: 0, to: w, by: cell) {
@@ -52,11 +52,16 @@ enum FeatureTracker {
                         if score > threshold, best == nil || score > best!.0 { best = (score, x, y) }
                     }
                 }
-                if let best { result.append(SIMD2(Double(best.1), Double(best.2))) }
+                if let best { result.append((best.0, SIMD2(Double(best.1), Double(best.2)))) }
             }
             y0 += cell
         }
-        return result
+        // The strongest `limit`, in picture order.
+        if result.count > limit {
+            let cut = result.map(\.0).sorted(by: >)[limit - 1]
+            result = result.filter { $0.0 >= cut }
+        }
+        return result.map(\.1)
     }
 
     /// Where `point` of `a` lies in `b`, starting the search at `guess` (both in finest-level pixels): coarse

@@ -28,7 +28,7 @@ public struct MotionEstimator: Sendable {
     /// pictures).
     public func motion(from a: SphereImage, to b: SphereImage) -> PairMotion? {
         let mask = Self.staticMask(a, b)
-        if mask.fraction > 0.85 {
+        if mask.fraction > 0.95 {
             return PairMotion(rotation: .identity, uncertainty: 0.05, tracked: 0, inliers: 0, travel: nil, parallax: 0,
                               staticFraction: mask.fraction, exposure: Self.exposure(a, b, [(SIMD3(0, 0, 1), SIMD3(0, 0, 1))], same: true))
         }
@@ -37,13 +37,22 @@ public struct MotionEstimator: Sendable {
         let corners = FeatureTracker.corners(in: a, scores: scores) { _, _ in false }
         let near = mask.dilated(radius: 3)
         let still = corners.map { near.isStatic(Int($0.x) / 2, Int($0.y) / 2) }
-        // The best of the yaw candidates: the one whose predictions track the most corners.
-        var tracks: [Track] = []
-        for yaw in Self.coarseYaws(a, b, mask: mask) {
-            let found = Self.correspondences(corners, still, from: a, to: b, predicted: Rotation.yaw(-yaw))
-            if found.count > tracks.count { tracks = found }
-            if 2 * found.count >= corners.count { break }
+        // The best of the yaw candidates: the one whose predictions track the most of every eighth corner outside
+        // what stays put (what stays put tracks at no turn whatever the world did); then every corner from it.
+        // Fewer than a tenth tracked: the pictures do not overlap (nothing to measure).
+        let candidates = Self.coarseYaws(a, b, mask: mask)
+        var best = (yaw: candidates.first ?? 0, tracked: -1)
+        let moving = corners.indices.filter { !still[$0] }
+        let pool = moving.count >= 80 ? moving : Array(corners.indices)
+        let sample = Array(stride(from: 0, to: pool.count, by: max(1, pool.count / 40)).map { pool[$0] })
+        for yaw in candidates where candidates.count > 1 {
+            let found = Self.correspondences(sample.map { corners[$0] }, sample.map { still[$0] }, from: a, to: b,
+                                             predicted: Rotation.yaw(-yaw)).count
+            if found > best.tracked { best = (yaw, found) }
+            if 2 * found >= sample.count { break }
         }
+        if candidates.count > 1, 10 * best.tracked < sample.count { return nil }
+        var tracks = Self.correspondences(corners, still, from: a, to: b, predicted: Rotation.yaw(-best.yaw))
         // Pixels that stay put are the camera's own (a dashboard) when the world moves, and the distant world's
         // too when the camera neither turns nor travels far between the two. So two fits: the world's (what stays
         // put left out) and everything's; everything's is taken when it explains the world's correspondences as
@@ -100,17 +109,21 @@ public struct MotionEstimator: Sendable {
     }
 
     /// The world's fit when what stays put pulled everything's away from the world: much of the picture moved
-    /// (at least 30 % of the correspondences are outside what stays put), and the world's fit explains twice as
+    /// (at least 30 % of the correspondences are outside what stays put, or the world's fit turns by more than
+    /// 10°), and the world's fit explains twice as
     /// many of those (within 0.5° of the epipolar planes) as everything's, and more than a few. Else everything's
-    /// (more corners, the far field among them), when the world's correspondences do not reject it outright (it
-    /// is not the stillness of the camera's own pixels alone).
+    /// (more corners, the far field among them); without a world's fit, everything's only when little of the
+    /// picture moved and that little agrees with it (else it could be the stillness of the camera's own pixels
+    /// alone: nothing is measured).
     static func choose(world: Fit?, all: Fit?, worldPairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], total: Int) -> Fit? {
         let limit = sin(0.5 * .pi / 180)
         guard let all else { return world }
         let byAll = epipolarInliers(worldPairs, rotation: all.rotation, limit: limit).count
-        guard let world else { return byAll >= min(12, (worldPairs.count + 1) / 2) ? all : nil }
+        guard let world else { return worldPairs.count < 24 && 2 * byAll >= worldPairs.count ? all : nil }
         let byWorld = epipolarInliers(worldPairs, rotation: world.rotation, limit: limit).count
-        let pulled = 10 * worldPairs.count >= 3 * total && byWorld >= 2 * byAll + 5 && (world.inliers >= 40 || byAll < 12)
+        // A turn of more than 10° moves the far field too: what stays put then is the camera's own.
+        let moved = 10 * worldPairs.count >= 3 * total || world.rotation.angle > 10
+        let pulled = moved && byWorld >= 2 * byAll + 5 && (world.inliers >= 40 || byAll < 12)
         return pulled ? world : all
     }
 
@@ -154,24 +167,42 @@ public struct MotionEstimator: Sendable {
         return StaticMask(flags: flags, width: w, fraction: textured == 0 ? 1 : Double(still) / Double(textured))
     }
 
-    /// The mean over a (2r+1)² box, columns wrapping, rows clamped.
+    /// The mean over a (2r+1)² box, columns wrapping, rows clamped: running sums along the rows, then down the
+    /// columns (a few additions a pixel whatever r).
     static func boxMean(_ values: [Float], _ w: Int, _ h: Int, radius r: Int) -> [Float] {
         var horizontal = [Float](repeating: 0, count: w * h)
-        for y in 0..<h {
-            var s: Float = 0
-            for dx in -r...r { s += values[y * w + (dx + w) % w] }
-            for x in 0..<w {
-                horizontal[y * w + x] = s
-                s += values[y * w + (x + r + 1) % w] - values[y * w + (x - r + w) % w]
-            }
-        }
         var out = [Float](repeating: 0, count: w * h)
-        let n = Float((2 * r + 1) * (2 * r + 1))
-        for y in 0..<h {
-            for x in 0..<w {
-                var s: Float = 0
-                for dy in -r...r { s += horizontal[min(max(y + dy, 0), h - 1) * w + x] }
-                out[y * w + x] = s / n
+        let n = 1 / Float((2 * r + 1) * (2 * r + 1))
+        values.withUnsafeBufferPointer { v in
+            horizontal.withUnsafeMutableBufferPointer { hz in
+                for y in 0..<h {
+                    let row = y * w
+                    var s: Float = 0
+                    for dx in -r...r { s += v[row + (dx + w) % w] }
+                    for x in 0..<w {
+                        hz[row + x] = s
+                        var add = x + r + 1, drop = x - r
+                        if add >= w { add -= w }
+                        if drop < 0 { drop += w }
+                        s += v[row + add] - v[row + drop]
+                    }
+                }
+            }
+            horizontal.withUnsafeBufferPointer { hz in
+                out.withUnsafeMutableBufferPointer { o in
+                    var column = [Float](repeating: 0, count: w)
+                    for dy in -r...r {
+                        let row = min(max(dy, 0), h - 1) * w
+                        for x in 0..<w { column[x] += hz[row + x] }
+                    }
+                    for y in 0..<h {
+                        let add = min(y + r + 1, h - 1) * w, drop = max(y - r, 0) * w, row = y * w
+                        for x in 0..<w {
+                            o[row + x] = column[x] * n
+                            column[x] += hz[add + x] - hz[drop + x]
+                        }
+                    }
+                }
             }
         }
         return out
@@ -476,7 +507,9 @@ func focusOfExpansion(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], weights: [Doub
         return weights[k] > 0.05 && length(d) > 1e-7 ? (m[k], d, weights[k]) : nil
     }
     guard flows.count >= 3 else { return nil }
-    func score(_ t: SIMD3<Double>) -> Double {
+    // The coarse grid on at most 120 of them, the refinements on all.
+    let few = flows.count > 120 ? stride(from: 0, to: flows.count, by: flows.count / 120 + 1).map { flows[$0] } : flows
+    func score(_ t: SIMD3<Double>, _ flows: [(SIMD3<Double>, SIMD3<Double>, Double)]) -> Double {
         var s = 0.0
         for (p, d, w) in flows {
             let away = p * (p * t).sum() - t
@@ -493,17 +526,18 @@ func focusOfExpansion(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], weights: [Doub
     for i in 0..<36 {
         for j in -8...8 {
             let lon = Double(i) * coarse, lat = Double(j) * coarse
-            let v = score(direction(lon, lat))
+            let v = score(direction(lon, lat), few)
             if v > best.score { best = (v, lon, lat) }
         }
     }
+    best.score = -Double.infinity
     for step in [2.0, 0.4] {
         let h = step * Double.pi / 180
         let centre = best
         for i in -5...5 {
             for j in -5...5 {
                 let lon = centre.longitude + Double(i) * h, lat = min(max(centre.latitude + Double(j) * h, -.pi / 2), .pi / 2)
-                let v = score(direction(lon, lat))
+                let v = score(direction(lon, lat), flows)
                 if v > best.score { best = (v, lon, lat) }
             }
         }

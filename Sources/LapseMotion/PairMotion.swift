@@ -36,6 +36,30 @@ public struct PairMotion: Sendable, Equatable {
         travel.map { (atan2($0.x, $0.z) * 180 / .pi, asin(min(1, max(-1, -$0.y))) * 180 / .pi) }
     }
 
+    /// The motion from A to C, this being A to B and `next` B to C: the rotations composed, the uncertainties
+    /// added in quadrature, `next`'s direction of travel turned into A's frame, the exposures multiplied.
+    public func then(_ next: PairMotion) -> PairMotion {
+        var exposureAC: SIMD3<Double>?
+        if let a = exposure, let b = next.exposure { exposureAC = a * b }
+        return PairMotion(rotation: next.rotation * rotation,
+                          uncertainty: (uncertainty * uncertainty + next.uncertainty * next.uncertainty).squareRoot(),
+                          tracked: min(tracked, next.tracked), inliers: min(inliers, next.inliers),
+                          travel: next.travel.map { rotation.transposed * $0 } ?? travel, parallax: parallax + next.parallax,
+                          staticFraction: next.staticFraction, exposure: exposureAC)
+    }
+
+    /// The part `f` (0…1) of this motion, for each of the frames between two measured ones: the rotation's
+    /// angle times `f` about the same axis, the uncertainty times √f, the parallax times f, the exposure to the
+    /// power f; the direction of travel the same.
+    public func fraction(_ f: Double) -> PairMotion {
+        var part = self
+        part.rotation = Rotation.exp(rotation.log * f)
+        part.uncertainty = uncertainty * f.squareRoot()
+        part.parallax = parallax * f
+        part.exposure = exposure.map { SIMD3(Foundation.pow($0.x, f), Foundation.pow($0.y, f), Foundation.pow($0.z, f)) }
+        return part
+    }
+
     /// The angle (degrees) between this rotation and another one (e.g. a known one).
     package func error(against truth: Rotation) -> Double { (rotation * truth.transposed).angle }
 }
