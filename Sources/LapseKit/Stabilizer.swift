@@ -33,7 +33,8 @@ public struct FrameOrientation: Sendable, Codable, Equatable {
     public var sourceHeading: Double
     /// What the pose rests on, joined by "+": `metadata` (the source's heading), `track` (the bearing of the
     /// camera's own track), `pixels` (the rotation measured from the previous panorama), `start` (the first
-    /// frame's heading as the source or `--pano-heading` gives it).
+    /// frame's heading as the source or `--pano-heading` gives it); `neighbours` when none of these: the pose
+    /// follows from the frames around it.
     public var from: String
     /// The direction of travel the camera followed, compass degrees.
     public var travel: Double
@@ -349,7 +350,8 @@ struct Stabilizer {
         stop.pose = PanoramaPose(heading: normalizeDegrees(yaw), tilt: pitch, roll: roll)
         stop.routePoint.heading = travel
         stop.orientation = FrameOrientation(pano: stop.panoramaID, heading: normalizeDegrees(yaw), tilt: pitch, roll: roll,
-                                            sourceHeading: e.stop.pose.heading, from: e.sources.joined(separator: "+"),
+                                            sourceHeading: e.stop.pose.heading,
+                                            from: e.sources.isEmpty ? "neighbours" : e.sources.joined(separator: "+"),
                                             travel: travel, toneGains: e.tone.map { [$0.gains.x, $0.gains.y, $0.gains.z] })
         return Output(stop: stop, original: e.stop, point: e.point, motion: e.motion, tone: e.tone)
     }

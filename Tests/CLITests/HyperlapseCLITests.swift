@@ -59,6 +59,40 @@ import TestSupport
         #expect(Set(try files()) == ["s.credits.txt", "s.gif", "s.job.json", "s.mp4"])
     }
 
+    /// The stabilisation in the summary and `--json`: the direction of travel measured (the video's camera faces
+    /// back: about 180°) or given (`--forward`), the turn between frames, the pairs measured; `--no-stabilize`
+    /// turns it off (null); the job file records every frame's orientation and where it came from.
+    @Test func stabilizationIsReported() throws {
+        func run(_ name: String, _ extra: [String]) throws -> [String: Any] {
+            let out = dir.appendingPathComponent(name + ".mp4").path
+            let r = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "10", "--size", "320x160", "--json",
+                                     "-o", out] + extra)
+            #expect(r.status == 0, "\(r.stderr)")
+            return try #require(try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any])
+        }
+        let measured = try #require(try run("m", [])["stabilization"] as? [String: Any])
+        let travel = try #require(measured["travelDirection"] as? Double)
+        #expect(abs((travel + 540).truncatingRemainder(dividingBy: 360) - 180) > 165, "\(measured)")   // within 15° of ±180
+        #expect(measured["travelDirectionGiven"] as? Bool == false)
+        let pairs = try #require(measured["pairsMeasured"] as? Int)
+        #expect(pairs >= 8 && pairs + (measured["pairsUnmeasured"] as? Int ?? -1) == 11, "\(measured)")
+        let after = try #require(measured["jitterAfter"] as? [String: Double])
+        #expect((after["median"] ?? 99) < 1)
+        let given = try #require(try run("g", ["--forward", "170"])["stabilization"] as? [String: Any])
+        #expect(given["travelDirection"] as? Double == 170 && given["travelDirectionGiven"] as? Bool == true)
+        #expect(try run("n", ["--no-stabilize"])["stabilization"] is NSNull)
+        let job = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("m.job.json"))) as? [String: Any])
+        let frames = try #require(job["frames"] as? [[String: Any]])
+        #expect(frames.count == 12)
+        #expect(frames.first?["from"] as? String == "start")
+        #expect(frames.filter { $0["from"] as? String == "pixels" }.count == pairs)
+        // The job file renders again with its frames ignored.
+        let again = try Shell.lapse(["hyperlapse", "--config", dir.appendingPathComponent("m.job.json").path,
+                                     "-o", dir.appendingPathComponent("m2.mp4").path, "--quiet"])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try Data(contentsOf: dir.appendingPathComponent("m.mp4")) == Data(contentsOf: dir.appendingPathComponent("m2.mp4")))
+    }
+
     @Test(arguments: [
         (["--source", "video:/nonexistent/clip.mp4"], 1, "/nonexistent/clip.mp4: "),
         (["--source", "video:" + TestData.path("images/pillow/hopper.png")], 1, "hopper.png: "),
@@ -67,6 +101,7 @@ import TestSupport
         (["--source", "nowhere"], 64, "--source takes"),
         (["--source", "google", "--look-at", "1,2", "--heading-offset", "5"], 64, "only one of"),
         (["--source", "google", "--fov", "200"], 64, "--fov"),
+        (["--source", "google", "--forward", "400"], 64, "--forward"),
     ])
     func errorsAreOneLine(arguments: [String], status: Int32, message: String) throws {
         var args = ["hyperlapse"] + arguments

@@ -216,4 +216,20 @@ import TestSupport
         #expect(a.max()! <= 0.02)
         #expect(b[7] > 0.3 && b[15] > 0.3 && b[23] > 0.3)
     }
+
+    /// `--pano-heading` for your photos without a compass: every photo that has none is posed facing it
+    /// (the first one anchors the stabilised headings with it); a photo with a compass keeps its own.
+    @Test func panoHeadingPosesPhotosWithoutACompass() async throws {
+        let pictures = Array(Self.frames.prefix(4))
+        let folder = try photos("panoheading", pictures, positions: road(4, spacing: 10), directions: [nil, nil, 33, nil])
+        var s = HyperlapseSettings()
+        s.source = "local:" + folder
+        s.panoHeading = 123
+        s.spacing = 10
+        s.output = dir.appendingPathComponent("ph.mp4").path
+        let feed = try await s.makeFeed()
+        let stops = try await feed.lookup(0..<feed.pointCount).compactMap { $0 }
+        #expect(stops.map(\.pose.heading) == [123, 123, 33, 123])
+        #expect(stops.map(\.headingUncertainty) == [nil, nil, 10, nil])
+    }
 }
