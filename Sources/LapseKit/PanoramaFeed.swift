@@ -46,8 +46,8 @@ public struct HyperlapseStop: Sendable {
     /// Where ``pose`` came from after stabilisation (see ``FrameOrientation``), nil before.
     public var orientation: FrameOrientation?
     /// The panorama's place in its capture sequence (your photos in capture order), when the source has one: a
-    /// hyperlapse never goes back in it (a stop whose panorama was taken before the previous frame's is dropped
-    /// as a duplicate, as noisy GPS would otherwise make the frames jump back and forth).
+    /// hyperlapse does not step back in it (a stop whose panorama was taken up to 30 places before the previous
+    /// frame's is dropped as a duplicate, as noisy GPS would otherwise make the frames jump back and forth).
     public var sequenceIndex: Int?
     public var attribution: Attribution?
     /// The source's metadata of the panorama (nil for video frames).
@@ -115,6 +115,9 @@ public protocol PanoramaFeed: Sendable {
     /// close together that the motion between neighbours is too small to measure well, and costs as much. The
     /// stops between share the motion measured across them evenly.
     var analysisStride: Int { get }
+    /// The stop will not be rendered (the stabiliser dropped it: its camera had not moved): a feed that decodes
+    /// ahead need not keep its image. Default: nothing.
+    func skip(_ stop: HyperlapseStop)
 }
 
 extension PanoramaFeed {
@@ -124,6 +127,7 @@ extension PanoramaFeed {
     public var positionsKnown: Bool { true }
     public var continuousCapture: Bool { false }
     public var analysisStride: Int { 1 }
+    public func skip(_ stop: HyperlapseStop) {}
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         try await image(for: stop, region: nil)
     }

@@ -166,10 +166,12 @@ struct Stabilizer {
     ///   - picture: the stop's small picture (nil when the source could not give one).
     ///   - measured: the motion from the previous stop added (kept or not) to this one, measured from their
     ///     pictures (``MotionEstimator``), nil for the first stop or when none could be measured.
-    mutating func add(_ stop: HyperlapseStop, point: Int, picture: SphereImage?, motion measured: PairMotion?) {
+    /// - Returns: false when the stop was dropped (its camera had not moved since the last frame kept).
+    @discardableResult
+    mutating func add(_ stop: HyperlapseStop, point: Int, picture: SphereImage?, motion measured: PairMotion?) -> Bool {
         guard options.enabled else {
             outputs.append(Output(stop: stop, original: stop, point: point, motion: nil, tone: nil))
-            return
+            return true
         }
         var motion: PairMotion?
         if started {
@@ -179,7 +181,7 @@ struct Stabilizer {
                 stationaryDropped += 1   // the camera has not moved: keep the earlier frame as the reference
                 carried = m
                 dropping = true
-                return
+                return false
             }
             carried = nil
             dropping = false
@@ -189,7 +191,8 @@ struct Stabilizer {
                 let limit = max(5, 4 * (a * a + b * b + m.uncertainty * m.uncertainty).squareRoot())
                 if abs(angleDifference(from: expected, to: m.yawPitchRoll.yaw)) > limit { motion = nil }
             }
-            if motion == nil { pairsUnmeasured += 1 } else { pairsMeasured += 1 }
+            // A pair is the picture before and this one (stops between pictures share the motion measured).
+            if picture != nil { if motion == nil { pairsUnmeasured += 1 } else { pairsMeasured += 1 } }
             if let t = motion?.travel, !analysed.isEmpty {
                 analysed[analysed.count - 1].travel = t
                 travels.append(t)
@@ -206,6 +209,7 @@ struct Stabilizer {
         track.append(stop.position)
         framesAdded += 1
         release()
+        return true
     }
 
     /// No more stops.
@@ -317,7 +321,10 @@ struct Stabilizer {
             }
         }
         if index == 0, headings.isEmpty {
-            headings.append(.init(centre: e.stop.pose.heading, sigma: 0.1))
+            // The source's heading of the first frame: what a video without a track (or --pano-heading) names,
+            // held; a placeholder (the bearing to the next photo) where the track will tell, barely trusted.
+            let placeholder = followsCamera && positionsKnown && e.stop.headingUncertainty == nil
+            headings.append(.init(centre: e.stop.pose.heading, sigma: placeholder ? 90 : 0.1))
             e.sources.append("start")
         }
         if e.motion != nil { e.sources.append("pixels") }

@@ -139,8 +139,12 @@ struct StopPlanner {
         for (offset, stop) in found.enumerated() {
             guard let stop else { gaps += 1; previousID = nil; continue }
             if stop.panoramaID == previousID { duplicatesDropped += 1; continue }
-            // Never back in the capture sequence (a point of a noisy track nearest to an earlier photo).
-            if let k = stop.sequenceIndex, let last = lastSequenceIndex, k <= last { duplicatesDropped += 1; continue }
+            // Not back a little in the capture sequence (a point of a noisy track nearest to a photo just before the
+            // last one); a long way back is another part of the route (out and back along the same street).
+            if let k = stop.sequenceIndex, let last = lastSequenceIndex, k < last, last - k <= 30 {
+                duplicatesDropped += 1
+                continue
+            }
             previousID = stop.panoramaID
             if let k = stop.sequenceIndex { lastSequenceIndex = k }
             toAnalyse.append((stop, first + offset))
@@ -181,13 +185,26 @@ struct StopPlanner {
         var pictures = [SphereImage?](repeating: nil, count: chosen.count)
         var motions = [PairMotion?](repeating: nil, count: chosen.count)
         let feed = self.feed
+        // A picture that cannot be had leaves its stop unmeasured (its frame may still render); cancelling is not
+        // such a failure.
         try await withThrowingTaskGroup(of: (Int, SphereImage?).self) { group in
             for (k, i) in chosen.enumerated() {
                 let stop = batch[i].stop
-                group.addTask { (k, try SphereImage(try await feed.analysisImage(for: stop))) }
+                group.addTask {
+                    do {
+                        return (k, try SphereImage(try await feed.analysisImage(for: stop)))
+                    } catch let error as LapseError where error.code == .cancelled {
+                        throw error
+                    } catch is CancellationError {
+                        throw CancellationError()
+                    } catch {
+                        return (k, nil)
+                    }
+                }
             }
             for try await (k, picture) in group { pictures[k] = picture }
         }
+        try Task.checkCancellation()
         // The motions of consecutive pictures at once (the stabiliser takes them in order).
         let before = [lastPicture] + pictures.dropLast()
         let estimator = MotionEstimator()
@@ -205,9 +222,9 @@ struct StopPlanner {
             // The stops since the last picture and this one share its motion.
             let steps = heldBack.count + 1
             let share = motions[k].map { $0.fraction(1 / Double(steps)) }
-            for held in heldBack { stabilizer.add(held.stop, point: held.point, picture: nil, motion: share) }
+            for held in heldBack { add(held.stop, point: held.point, picture: nil, motion: share) }
             heldBack.removeAll()
-            stabilizer.add(item.stop, point: item.point, picture: pictures[k], motion: share)
+            add(item.stop, point: item.point, picture: pictures[k], motion: share)
             lastShare = share
             k += 1
         }
@@ -217,8 +234,13 @@ struct StopPlanner {
 
     /// Stops still waiting for a picture when the route ends: they keep turning as the last ones measured did.
     private mutating func flushHeldBack() {
-        for held in heldBack { stabilizer.add(held.stop, point: held.point, picture: nil, motion: lastShare) }
+        for held in heldBack { add(held.stop, point: held.point, picture: nil, motion: lastShare) }
         heldBack.removeAll()
+    }
+
+    /// Gives a stop to the stabiliser; tells the feed of one dropped.
+    private mutating func add(_ stop: HyperlapseStop, point: Int, picture: SphereImage?, motion: PairMotion?) {
+        if !stabilizer.add(stop, point: point, picture: picture, motion: motion) { feed.skip(stop) }
     }
 
     private mutating func queue(_ output: Stabilizer.Output) {

@@ -67,6 +67,11 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
         try decoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep)
     }
 
+    /// A frame the stabiliser dropped is not kept by the render's decoder.
+    public func skip(_ stop: HyperlapseStop) {
+        decoder.discard(number: Int(stop.routePoint.distanceAlongRoute) * frameStep)
+    }
+
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         try analysisDecoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep)
     }
@@ -81,6 +86,8 @@ final class SequentialDecoder: @unchecked Sendable {
     private var decoded = 0
     private var times: [Double]?
     private var waiting: [Int: PixelBuffer] = [:]
+    /// Frames that will not be asked for after all.
+    private var discarded = Set<Int>()
     private let wanted: @Sendable (Int) -> Bool
 
     /// - Parameter wanted: which frame numbers will be asked for (the others are decoded and dropped).
@@ -104,12 +111,19 @@ final class SequentialDecoder: @unchecked Sendable {
 
     private var readerName: String { reader.name }
 
+    /// Frame `number` will not be asked for: it is not kept (nor converted, when not decoded yet).
+    func discard(number: Int) {
+        lock.lock(); defer { lock.unlock() }
+        if waiting.removeValue(forKey: number) == nil, number >= decoded { discarded.insert(number) }
+    }
+
     func frame(number: Int) throws -> PixelBuffer {
         lock.lock(); defer { lock.unlock() }
         if let p = waiting.removeValue(forKey: number) { return p }
         while decoded <= number {
             // Frames that will not be asked for are decoded (the codec needs them) but not converted.
-            guard decoded == number || wanted(decoded) else {
+            guard decoded == number || (wanted(decoded) && !discarded.contains(decoded)) else {
+                discarded.remove(decoded)
                 guard try reader.skipFrame() != nil else {
                     throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
                 }

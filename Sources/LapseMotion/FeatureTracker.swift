@@ -4,7 +4,7 @@ import Foundation
 /// Corners and their pyramidal Lucas–Kanade tracks between two ``SphereImage``s, in the pixel coordinates of
 /// the finest level (J.-Y. Bouguet, "Pyramidal implementation of the Lucas Kanade feature tracker", Intel, 2000;
 /// corners by the smaller eigenvalue of the structure tensor: J. Shi and C. Tomasi, "Good features to track",
-/// CVPR 1994). Equirectangular pixels are nearly square within 65° of the horizon, where the corners are taken;
+/// CVPR 1994). Equirectangular pixels are nearly square near the horizon; the corners are taken within 70° of it;
 /// columns wrap around.
 enum FeatureTracker {
     /// Half the side of the tracking window (11 × 11 pixels).

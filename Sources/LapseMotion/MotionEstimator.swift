@@ -119,7 +119,7 @@ public struct MotionEstimator: Sendable {
         let limit = sin(0.5 * .pi / 180)
         guard let all else { return world }
         let byAll = epipolarInliers(worldPairs, rotation: all.rotation, limit: limit).count
-        guard let world else { return worldPairs.count < 24 && 2 * byAll >= worldPairs.count ? all : nil }
+        guard let world else { return (6..<24).contains(worldPairs.count) && 2 * byAll >= worldPairs.count ? all : nil }
         let byWorld = epipolarInliers(worldPairs, rotation: world.rotation, limit: limit).count
         // A turn of more than 10° moves the far field too: what stays put then is the camera's own.
         let moved = 10 * worldPairs.count >= 3 * total || world.rotation.angle > 10

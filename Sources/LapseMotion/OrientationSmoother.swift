@@ -24,7 +24,8 @@ public struct OrientationSmoother: Sendable {
         public var heading: Double
         /// One standard deviation, degrees.
         public var sigma: Double
-        /// Left out when it differs from the orientation predicted by more than this (degrees): an outlier.
+        /// Left out when it differs from the orientation predicted by more than this (degrees) and by more than
+        /// three standard deviations of the difference expected: an outlier.
         public var gate: Double?
 
         /// The heading of the centre column.
@@ -119,7 +120,8 @@ public struct OrientationSmoother: Sendable {
             predictedCovariance = covariance
         }
         for h in headings { Self.updateHeading(&state, &covariance, h) }
-        Self.updateLevel(&state, &covariance, up: evidence.up, sigma: evidence.levelSigma)
+        // (The first frame's level was set from the same evidence.)
+        if newest != nil { Self.updateLevel(&state, &covariance, up: evidence.up, sigma: evidence.levelSigma) }
         newest = Step(filtered: state, covariance: covariance, predicted: predicted, predictedCovariance: predictedCovariance)
         steps.append(newest!)
         while steps.count > lag { settleFirst() }
@@ -167,9 +169,13 @@ public struct OrientationSmoother: Sendable {
         guard d > 0.05 else { return }   // nearly vertical: no heading
         var innovation = (h.heading * .pi / 180 - atan2(f.x, f.z)).truncatingRemainder(dividingBy: 2 * .pi)
         if innovation > .pi { innovation -= 2 * .pi } else if innovation < -.pi { innovation += 2 * .pi }
-        if let gate = h.gate, abs(innovation) > gate * .pi / 180 { return }
         // ∂heading/∂δ for f' = f + δ × f.
         let jacobian = SIMD3(-f.x * f.y / d, 1, -f.y * f.z / d)
+        if let gate = h.gate {
+            // An outlier lies beyond the gate and three standard deviations of what is expected.
+            let expected = ((jacobian * (covariance * jacobian)).sum() + variance(h.sigma)).squareRoot()
+            if abs(innovation) > max(gate * .pi / 180, 3 * expected) { return }
+        }
         update(&state, &covariance, jacobian, innovation, variance(h.sigma))
     }
 

@@ -202,18 +202,23 @@ public final class Projector: @unchecked Sendable {
             if s < 0 { s += wrap }
             shift = UInt32(s)
         }
-        lock.lock()
-        defer { lock.unlock() }
-        if let i = cache.firstIndex(where: { $0.key == key }) {
+        if let t = lock.withLock({ () -> ProjectionTable? in
+            guard let i = cache.firstIndex(where: { $0.key == key }) else { return nil }
             let t = cache.remove(at: i)
             cache.append(t)
+            return t
+        }) {
             return (t, shift)
         }
-        // Built under the lock: parallel frames that need the same new table wait for it instead of each
-        // building their own.
+        // Built outside the lock: stabilised panoramas are seldom exactly level, so most frames need a table of
+        // their own, and frames rendered at once must not wait for each other's (two that need the same new
+        // table may both build it; the second is kept).
         let t = ProjectionTable(key: key)
-        cache.append(t)
-        if cache.count > cacheLimit { cache.removeFirst() }
+        lock.withLock {
+            cache.removeAll { $0.key == key }
+            cache.append(t)
+            if cache.count > cacheLimit { cache.removeFirst() }
+        }
         return (t, shift)
     }
 

@@ -232,4 +232,29 @@ import TestSupport
         #expect(stops.map(\.pose.heading) == [123, 123, 33, 123])
         #expect(stops.map(\.headingUncertainty) == [nil, nil, 10, nil])
     }
+
+    /// A 360° video that stops for a second (the car at a light: 30 identical frames): the stabiliser drops those
+    /// frames but one, the others render, and the direction of travel is still the road's.
+    @Test func stationaryVideoFramesAreDropped() async throws {
+        let path = dir.appendingPathComponent("stop.mp4").path
+        var settings = VideoEncoderSettings(width: 1024, height: 512, fps: 30)
+        settings.crf = 16
+        let encoder = try VideoEncoder(path: path, container: "mp4", settings: settings)
+        let frames = Self.frames.prefix(20)
+        for (k, f) in frames.enumerated() { try encoder.append(f, count: k == 10 ? 31 : 3) }
+        try encoder.finish()
+        var s = HyperlapseSettings()
+        s.source = "video:" + path
+        s.frameStep = 3
+        s.size = "320x180"
+        s.output = dir.appendingPathComponent("stop-out.mp4").path
+        let summary = try await s.makeJob(overwrite: false).run(feed: try await s.makeFeed())
+        let report = try #require(summary.stabilization)
+        // 88 frames of video, every third: 30 stops, 10 of them (the light) the same picture as the one before.
+        #expect(summary.routePoints == 30)
+        #expect(report.stationaryDropped == 10, "\(report)")
+        #expect(summary.frames == 20)
+        let mount = try #require(report.mountLongitude)
+        #expect(abs(angleDifference(from: 180, to: mount)) < 15)
+    }
 }
