@@ -54,6 +54,8 @@ public struct StabilizationReport: Sendable, Equatable {
     /// source's metadata and was left out).
     public var pairsMeasured: Int
     public var pairsUnmeasured: Int
+    /// Pairs are every n-th frame's (a video's frames close together; the frames between share the motion).
+    public var analysisStride: Int
     /// Frames dropped because the camera had not moved since the last one kept (own photos and videos).
     public var stationaryDropped: Int
     /// The rotation of the view between consecutive frames (degrees: median and 90th percentile), as the
@@ -356,10 +358,12 @@ struct Stabilizer {
         var stop = e.stop
         stop.pose = PanoramaPose(heading: normalizeDegrees(yaw), tilt: pitch, roll: roll)
         stop.routePoint.heading = travel
-        stop.orientation = FrameOrientation(pano: stop.panoramaID, heading: normalizeDegrees(yaw), tilt: pitch, roll: roll,
-                                            sourceHeading: e.stop.pose.heading,
+        // Recorded to 1/10 000 of a degree (the render uses the pose itself).
+        func fixed(_ v: Double) -> Double { (v * 10_000).rounded() / 10_000 }
+        stop.orientation = FrameOrientation(pano: stop.panoramaID, heading: fixed(normalizeDegrees(yaw)), tilt: fixed(pitch), roll: fixed(roll),
+                                            sourceHeading: fixed(e.stop.pose.heading),
                                             from: e.sources.isEmpty ? "neighbours" : e.sources.joined(separator: "+"),
-                                            travel: travel, toneGains: e.tone.map { [$0.gains.x, $0.gains.y, $0.gains.z] })
+                                            travel: fixed(travel), toneGains: e.tone.map { [fixed($0.gains.x), fixed($0.gains.y), fixed($0.gains.z)] })
         return Output(stop: stop, original: e.stop, point: e.point, motion: e.motion, tone: e.tone)
     }
 }

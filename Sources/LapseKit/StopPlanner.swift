@@ -86,7 +86,7 @@ struct StopPlanner {
             mountLongitude: mount.map { atan2($0.x, $0.z) * 180 / .pi },
             mountLatitude: mount.map { asin(min(1, max(-1, -$0.y))) * 180 / .pi },
             forward: stabilizer.options.forward, pairsMeasured: stabilizer.pairsMeasured,
-            pairsUnmeasured: stabilizer.pairsUnmeasured, stationaryDropped: stabilizer.stationaryDropped,
+            pairsUnmeasured: stabilizer.pairsUnmeasured, analysisStride: max(1, feed.analysisStride), stationaryDropped: stabilizer.stationaryDropped,
             jitterBefore: .init(sourceJitter), jitterAfter: .init(jitter), toneMatched: stabilizer.toneMatched)
     }
 

@@ -25,14 +25,17 @@ enum HyperlapseCommand: Command {
           --radius M                    search radius for the nearest panorama (default 50)
           --zoom auto|0-5               Street View zoom (default auto: from --size and --fov)
           --pano-heading D              compass heading of the first panorama's centre column when the source has
-                                none (a video, your photos without a compass); the rest follow from the pictures
+                                        none (a video: default 0, and keyframe headings are relative to it; your photos
+                                        without a compass); the rest follow from the pictures
           --frame-step N                video without a track: every N-th frame (default 1; the video plays
-                                N × fps / its frame rate times as fast)
+                                        N × fps / its frame rate times as fast)
           --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse)
         Stabilisation (default: on):
           --forward D                   the direction of travel in the pictures, D degrees right of their centre
-                                column (default: measured from the motion between them)
-          --no-tone-match               keep each panorama's exposure and white balance as it is
+                                        column (default: measured from the motion between them); the camera along
+                                        the road follows it where no track tells the way
+          --no-tone-match               keep each panorama's exposure and white balance as it is (a video's are
+                                        always kept: its exposure follows the light smoothly)
           --no-stabilize                pose every panorama as its source says (no motion analysis)
         Camera (one of; default: along the road):
           --look-at LAT,LNG             always aim at this point (needs positions: not for a video without --track)
@@ -89,6 +92,9 @@ enum HyperlapseCommand: Command {
         flags.forward = try arguments.double("--forward", in: -360...360)
         flags.toneMatch = arguments.flag("--no-tone-match") ? false : nil
         flags.stabilize = arguments.flag("--no-stabilize") ? false : nil
+        if flags.stabilize == false, flags.forward != nil {
+            console.warn("--forward has no effect with --no-stabilize (the panoramas are posed as their source says)")
+        }
         let config = try arguments.value("--config")
         let overwrite = arguments.flag("--overwrite", "-y")
         let rest = try arguments.positionals()
@@ -126,6 +132,7 @@ enum HyperlapseCommand: Command {
                                a.median, a.p90, b.median, b.p90)
             }
             line += "; \(counted(st.pairsMeasured, "pair")) measured, \(st.pairsUnmeasured) not"
+            if st.analysisStride > 1 { line += " (every \(st.analysisStride) frames; those between share the motion)" }
             if st.stationaryDropped > 0 { line += "; \(counted(st.stationaryDropped, "stationary frame")) dropped" }
             if st.toneMatched > 0 { line += "; tone matched in \(counted(st.toneMatched, "frame"))" }
             lines.append(line)
@@ -145,7 +152,7 @@ enum HyperlapseCommand: Command {
             "credits": s.credits, "seconds": seconds, "source": s.feed,
             "stabilization": s.stabilization.map { st -> Any in
                 var o: [String: Any] = [
-                    "pairsMeasured": st.pairsMeasured, "pairsUnmeasured": st.pairsUnmeasured,
+                    "pairsMeasured": st.pairsMeasured, "pairsUnmeasured": st.pairsUnmeasured, "analysisStride": st.analysisStride,
                     "stationaryDropped": st.stationaryDropped, "toneMatched": st.toneMatched,
                     "travelDirection": (st.forward ?? st.mountLongitude).map { $0 as Any } ?? NSNull(),
                     "travelDirectionGiven": st.forward != nil,
