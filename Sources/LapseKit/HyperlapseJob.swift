@@ -48,6 +48,8 @@ public struct HyperlapseJob: Sendable {
         /// Tiles downloaded and read from the cache (tiled sources only).
         public var tilesDownloaded: Int?
         public var tilesFromCache: Int?
+        /// Panoramas rendered from a lower zoom than asked for: the service had no imagery at that zoom.
+        public var panoramasAtLowerZoom: Int = 0
         public var frames: Int
         public var duration: Double
         public var output: String
@@ -200,12 +202,14 @@ public struct HyperlapseJob: Sendable {
         try jobFile?.commit()
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
         let tiles = feed.tiles
-        return Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit, panoramas: rendered,
+        var summary = Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit, panoramas: rendered,
                        duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
                        tilesDownloaded: tiles?.downloaded, tilesFromCache: tiles?.fromCache, frames: encoder.framesWritten,
                        duration: Double(encoder.framesWritten) / Double(fps), output: output, bytes: bytes,
                        gif: gif, gifBytes: gifSummary?.bytes, gifSummary: gifSummary, credits: creditsPath, attributions: attributions,
                        stabilization: planner.stabilization, orientations: planner.orientations)
+        summary.panoramasAtLowerZoom = feed.panoramasAtLowerZoom
+        return summary
     }
 
     /// The credits sidecar: one line per distinct attribution.

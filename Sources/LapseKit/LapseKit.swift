@@ -9,6 +9,3 @@
 @_exported import LapseRender
 @_exported import LapsePanorama
 @_exported import LapseMotion
-
-/// Lapse's version, as `lapse --version` prints it.
-public let lapseVersion = "0.1.0"

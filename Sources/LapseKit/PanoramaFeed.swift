@@ -96,6 +96,9 @@ public protocol PanoramaFeed: Sendable {
     func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer
     /// Tiles fetched so far for tiled sources: (downloaded, read from the cache); nil for other sources.
     var tiles: (downloaded: Int, fromCache: Int)? { get }
+    /// Panoramas rendered from a lower zoom than asked for, because the service had no imagery at that zoom
+    /// (tiled sources; default 0).
+    var panoramasAtLowerZoom: Int { get }
     /// The whole panorama of a stop, small, for motion analysis (equirectangular, at least
     /// ``SphereImage/standardWidth`` wide where the source has that), as cheaply as the source allows. Called
     /// a few at a time concurrently, in increasing order of stops, ahead of ``image(for:region:)``.
@@ -123,6 +126,7 @@ public protocol PanoramaFeed: Sendable {
 extension PanoramaFeed {
     public var pointUnit: String { "route points" }
     public var tiles: (downloaded: Int, fromCache: Int)? { nil }
+    public var panoramasAtLowerZoom: Int { 0 }
     public var followsCamera: Bool { false }
     public var positionsKnown: Bool { true }
     public var continuousCapture: Bool { false }

@@ -21,6 +21,7 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     /// Your photos' places in capture order, by pano id.
     private let captureOrder: [String: Int]?
     public var tiles: (downloaded: Int, fromCache: Int)? { tally.counts }
+    public var panoramasAtLowerZoom: Int { tally.lowerZoom }
     /// Your own photos and a video's frames are one camera's captures along its track.
     public var followsCamera: Bool { source.name == "local" || source.name == "video" }
     public var continuousCapture: Bool { source.name == "video" }
@@ -74,7 +75,7 @@ public struct SourcePanoramaFeed: PanoramaFeed {
             throw LapseError(.invalidInput, name, "stop \(stop.panoramaID) has no panorama metadata")
         }
         let image = try await source.image(for: pano, resolution: resolution, region: region)
-        tally.add(downloaded: image.tilesDownloaded, fromCache: image.tilesFromCache)
+        tally.add(downloaded: image.tilesDownloaded, fromCache: image.tilesFromCache, lowerZoom: image.fellBack)
         return image.pixels
     }
 
@@ -112,11 +113,13 @@ public struct SourcePanoramaFeed: PanoramaFeed {
 private final class TileTally: @unchecked Sendable {
     // @unchecked: the counts are only touched under `lock`.
     private let lock = NSLock()
-    private var downloaded = 0, fromCache = 0, any = false
+    private var downloaded = 0, fromCache = 0, any = false, lowerZooms = 0
 
-    func add(downloaded d: Int, fromCache c: Int) {
-        lock.withLock { downloaded += d; fromCache += c; any = any || d + c > 0 }
+    func add(downloaded d: Int, fromCache c: Int, lowerZoom: Bool = false) {
+        lock.withLock { downloaded += d; fromCache += c; any = any || d + c > 0; if lowerZoom { lowerZooms += 1 } }
     }
+
+    var lowerZoom: Int { lock.withLock { lowerZooms } }
 
     var counts: (downloaded: Int, fromCache: Int)? { lock.withLock { any ? (downloaded, fromCache) : nil } }
 }

@@ -29,7 +29,7 @@ public final class MediaInput {
         /// Fail with `.invalidInput` ("no video stream") when the input holds no video. Default true.
         public var requireVideo: Bool = true
         /// The HTTP `User-Agent`.
-        public var userAgent: String = "lapse"
+        public var userAgent: String = lapseUserAgent
         /// Where an input that must be downloaded first is kept (default: the system's temporary directory).
         public var temporaryDirectory: String?
         public init() {}

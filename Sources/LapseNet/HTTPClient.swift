@@ -8,9 +8,11 @@ import LapseCore
 /// The shared HTTP client: a concurrency limit, retries with exponential backoff and jitter, `Retry-After`,
 /// a deadline per attempt, and secrets kept out of every message.
 ///
-/// What is retried: HTTP 429 and 5xx, timeouts (our own deadline), dropped or refused connections and truncated
-/// bodies, plus any response the caller's `accept` check rejects (e.g. a cut-off JPEG). What is not: other 4xx
-/// statuses, which are returned to the caller as they are (see ``HTTPResponse/requireSuccess(_:hiding:)``).
+/// What is retried: HTTP 429 and 5xx, timeouts (our own deadline), dropped connections and truncated bodies, any
+/// response the caller's `accept` check rejects (e.g. a cut-off JPEG), and quota or rate refusals the caller's
+/// `temporaryRefusal` recognises. What is not: other 4xx statuses, which are returned to the caller as they are
+/// (see ``HTTPResponse/requireSuccess(_:hiding:)``), and a server that cannot be reached at all (a host name that
+/// does not resolve, no network, a refused connection), which fails at once so that offline runs end in seconds.
 ///
 /// Every client uses one `URLSession` for the whole process (creating and invalidating many sessions crashes
 /// Foundation on Linux). `timeoutIntervalForResource` is ignored on Linux, so the deadline is enforced here by
@@ -33,8 +35,8 @@ public final class HTTPClient: Sendable {
         public var requestTimeout: Double = 30
         /// Strings (API keys, tokens) to hide from every error message.
         public var secrets: [String] = []
-        /// `User-Agent` header.
-        public var userAgent: String = "lapse (+https://github.com/lapse)"
+        /// `User-Agent` header (default `lapse/VERSION`).
+        public var userAgent: String = lapseUserAgent
         /// How the client waits between attempts, in seconds. Tests replace it to record the delays.
         public var sleep: @Sendable (Double) async throws -> Void = { seconds in
             try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
@@ -86,21 +88,26 @@ public final class HTTPClient: Sendable {
     ///   - headers: extra request headers.
     ///   - accept: checks a 2xx response; returning false makes it count as a failed attempt and be retried
     ///     (e.g. a JPEG without its end marker). After the last attempt the request fails.
+    ///   - temporaryRefusal: recognises a service's "too many requests / quota" answers that are not HTTP 429
+    ///     (Google's 403 `rateLimitExceeded`, the legacy Directions API's `OVER_QUERY_LIMIT` in a 200): returns the
+    ///     problem to retry it with backoff, `nil` otherwise. After the last attempt the request fails `.rateLimited`.
     /// - Returns: the response: 2xx, or a non-retried status (4xx other than 429) for the caller to read.
     /// - Throws: ``LapseError`` `.network` (timeouts, connection failures, 5xx after every attempt, rejected bodies),
     ///   `.rateLimited` (429 after every attempt or a `Retry-After` beyond the limit), `.cancelled`.
     ///   Messages name the URL without its query string and never contain a configured secret.
-    public func get(_ url: URL, headers: [String: String] = [:],
-                    accept: (@Sendable (HTTPResponse) -> Bool)? = nil) async throws -> HTTPResponse {
-        try await send(HTTPRequest(url: url, headers: headers), accept: accept)
+    public func get(_ url: URL, headers: [String: String] = [:], accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
+                    temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil) async throws -> HTTPResponse {
+        try await send(HTTPRequest(url: url, headers: headers), accept: accept, temporaryRefusal: temporaryRefusal)
     }
 
-    /// POST a JSON body to `url` (sets `Content-Type: application/json`). Same retries and errors as ``get(_:headers:accept:)``.
-    public func post(_ url: URL, json: Data, headers: [String: String] = [:],
-                     accept: (@Sendable (HTTPResponse) -> Bool)? = nil) async throws -> HTTPResponse {
+    /// POST a JSON body to `url` (sets `Content-Type: application/json`). Same retries and errors as
+    /// ``get(_:headers:accept:temporaryRefusal:)``.
+    public func post(_ url: URL, json: Data, headers: [String: String] = [:], accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
+                     temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil) async throws -> HTTPResponse {
         var h = headers
         h["Content-Type"] = "application/json"
-        return try await send(HTTPRequest(method: "POST", url: url, headers: h, body: json), accept: accept)
+        return try await send(HTTPRequest(method: "POST", url: url, headers: h, body: json), accept: accept,
+                              temporaryRefusal: temporaryRefusal)
     }
 
     /// POST a value encoded as JSON and decode the JSON answer (2xx required).
@@ -134,8 +141,9 @@ public final class HTTPClient: Sendable {
         Redaction.message(Redaction.url(url.absoluteString), hiding: configuration.secrets)
     }
 
-    /// Sends `request` with retries. See ``get(_:headers:accept:)`` for what is returned and thrown.
-    public func send(_ request: HTTPRequest, accept: (@Sendable (HTTPResponse) -> Bool)? = nil) async throws -> HTTPResponse {
+    /// Sends `request` with retries. See ``get(_:headers:accept:temporaryRefusal:)`` for what is returned and thrown.
+    public func send(_ request: HTTPRequest, accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
+                     temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil) async throws -> HTTPResponse {
         let c = configuration
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
@@ -154,13 +162,19 @@ public final class HTTPClient: Sendable {
             let outcome: Outcome
             do {
                 let response = try await perform(urlRequest, deadline: c.requestTimeout)
-                outcome = classify(response, accept: accept)
+                outcome = classify(response, accept: accept, temporaryRefusal: temporaryRefusal)
             } catch let error as AttemptError {
                 outcome = .retry(error.reason, after: nil)
             } catch is CancellationError {
                 await slots.release()
                 throw LapseError(.cancelled, subject(request.url), "cancelled")
             } catch {
+                // Nothing to retry when the name does not resolve, there is no network or nothing listens: fail
+                // now (offline, every lookup would otherwise wait out its backoff).
+                if Self.isUnreachable(error) {
+                    await slots.release()
+                    throw LapseError(.network, subject(request.url), Self.describe(transport: error))
+                }
                 outcome = .retry(Self.describe(transport: error), after: nil)
             }
             await slots.release()
@@ -168,9 +182,9 @@ public final class HTTPClient: Sendable {
             case .done(let response):
                 counters.update { $0.completed += 1 }
                 return response
-            case .retry(let problem, let retryAfter):
+            case .retry(let problem, let retryAfter, let rateLimited):
                 lastProblem = problem
-                lastCode = problem.hasPrefix("HTTP 429") ? .rateLimited : .network
+                lastCode = rateLimited ? .rateLimited : .network
                 guard attempt < c.maxAttempts else { break }
                 var delay = Self.backoff(attempt: attempt, base: c.baseDelay, cap: c.maxDelay)
                 if let retryAfter {
@@ -191,13 +205,18 @@ public final class HTTPClient: Sendable {
 
     private enum Outcome {
         case done(HTTPResponse)
-        case retry(String, after: Double?)
+        case retry(String, after: Double?, rateLimited: Bool = false)
     }
 
-    private func classify(_ response: HTTPResponse, accept: (@Sendable (HTTPResponse) -> Bool)?) -> Outcome {
+    private func classify(_ response: HTTPResponse, accept: (@Sendable (HTTPResponse) -> Bool)?,
+                          temporaryRefusal: (@Sendable (HTTPResponse) -> String?)?) -> Outcome {
         let s = response.status
+        let retryAfter = response.header("Retry-After").flatMap(Self.parseRetryAfter)
         if s == 429 || (500...599).contains(s) {
-            return .retry("HTTP \(s)", after: response.header("Retry-After").flatMap(Self.parseRetryAfter))
+            return .retry("HTTP \(s)", after: retryAfter, rateLimited: s == 429)
+        }
+        if let temporaryRefusal, let problem = temporaryRefusal(response) {
+            return .retry(problem, after: retryAfter, rateLimited: true)
         }
         if response.isSuccess, let accept, !accept(response) {
             return .retry("incomplete or invalid body (\(response.body.count) bytes)", after: nil)
@@ -261,13 +280,20 @@ public final class HTTPClient: Sendable {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
     }
 
+    /// Whether `error` says the server cannot be reached at all: the host name does not resolve, the machine is
+    /// offline, or the connection was refused.
+    static func isUnreachable(_ error: any Error) -> Bool {
+        guard let u = error as? URLError else { return false }
+        return [.cannotFindHost, .dnsLookupFailed, .notConnectedToInternet, .cannotConnectToHost].contains(u.code)
+    }
+
     private static func describe(transport error: any Error) -> String {
         if let u = error as? URLError {
             switch u.code {
             case .timedOut: return "timed out"
-            case .cannotConnectToHost: return "connection refused"
+            case .cannotConnectToHost: return "connection refused (is the server running and the URL right?)"
             case .networkConnectionLost: return "connection lost"
-            case .cannotFindHost, .dnsLookupFailed: return "host not found"
+            case .cannotFindHost, .dnsLookupFailed: return "host not found (offline, or a wrong URL?)"
             case .notConnectedToInternet: return "not connected to the internet"
             default: return "network error \(u.code.rawValue)"
             }

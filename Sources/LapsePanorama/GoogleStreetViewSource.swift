@@ -77,7 +77,7 @@ public struct GoogleStreetViewSource: PanoramaSource {
         let body = PanoIdsRequest(locations: coordinates.map { .init(lat: $0.latitude, lng: $0.longitude) },
                                   radius: max(1, Int(radius.rounded())))
         let url = try await endpoint("v1/streetview/panoIds")
-        let response = try await client.post(url, json: try JSONEncoder().encode(body))
+        let response = try await client.post(url, json: try JSONEncoder().encode(body), temporaryRefusal: GoogleAPIError.temporaryRefusal)
         try check(response, url)
         guard let answer = try? JSONDecoder().decode(PanoIdsAnswer.self, from: response.body),
               let ids = answer.panoIds, ids.count == coordinates.count else {
@@ -110,7 +110,7 @@ public struct GoogleStreetViewSource: PanoramaSource {
         if data == nil {
             var url = try await endpoint("v1/streetview/metadata")
             url = url.appending(queryItems: [URLQueryItem(name: "panoId", value: id)])
-            let response = try await client.get(url)
+            let response = try await client.get(url, temporaryRefusal: GoogleAPIError.temporaryRefusal)
             try check(response, url)
             data = response.body
         }
@@ -130,21 +130,21 @@ public struct GoogleStreetViewSource: PanoramaSource {
 
     // MARK: - Images
 
-    /// The zoom level `resolution` asks for, for this panorama (0 … its highest zoom).
+    /// The zoom level `resolution` asks for, for this panorama (0 … 5; zoom 5 is the full resolution).
     public static func zoom(for resolution: PanoramaResolution, metadata m: PanoramaMetadata) -> Int {
-        let tw = m.tileWidth ?? 512
-        let maxZ = TileGrid.maxZoom(fullWidth: m.width, tileWidth: tw)
         switch resolution {
-        case .full: return maxZ
-        case .zoom(let z): return min(max(0, z), maxZ)
-        case .atLeast(let w): return TileGrid.zoom(forWidth: w, fullWidth: m.width, fullHeight: m.height, tileWidth: tw)
+        case .full: return TileGrid.highestZoom
+        case .zoom(let z): return min(max(0, z), TileGrid.highestZoom)
+        case .atLeast(let w):
+            return TileGrid.zoom(forWidth: w, fullWidth: m.width, fullHeight: m.height, tileWidth: m.tileWidth ?? 512)
         }
     }
 
-    /// Stitches the panorama at the zoom `resolution` asks for. With `.full` or `.atLeast`, a zoom level that turns
-    /// out to hold all-black placeholder tiles is reported in ``PanoramaImage/placeholderTiles`` and the next lower
-    /// level is used; with `.zoom(z)` placeholders are an error.
-    /// - Throws: ``LapseError`` `.notFound` when only placeholders are found, network and decoding errors.
+    /// Stitches the panorama at the zoom `resolution` asks for. When the API answers a tile of that zoom with an
+    /// error (`NOT_FOUND`, `INVALID_ARGUMENT`: imagery missing at that zoom) or with all-black placeholder tiles, the
+    /// next lower zoom is used, down to zoom 0; ``PanoramaImage/requestedZoom`` records the zoom first asked for and
+    /// ``PanoramaImage/placeholderTiles`` the placeholders met.
+    /// - Throws: ``LapseError`` `.notFound` when no zoom level has the imagery, network and decoding errors.
     public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage {
         try await image(for: panorama, resolution: resolution, region: nil)
     }
@@ -153,10 +153,12 @@ public struct GoogleStreetViewSource: PanoramaSource {
     /// other tiles are unset. Placeholders are looked for among the fetched tiles.
     public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution,
                       region: PanoramaRegion?) async throws -> PanoramaImage {
-        var zoom = Self.zoom(for: resolution, metadata: panorama)
+        let requested = Self.zoom(for: resolution, metadata: panorama)
+        var zoom = requested
         var placeholders: [TileIndex] = []
         var downloaded = 0, fromCache = 0
         var renewedSession = false
+        var problems: [String] = []
         while true {
             let grid = TileGrid(zoom: zoom, fullWidth: panorama.width, fullHeight: panorama.height,
                                 tileWidth: panorama.tileWidth ?? 512, tileHeight: panorama.tileHeight ?? 512)
@@ -182,6 +184,11 @@ public struct GoogleStreetViewSource: PanoramaSource {
                 renewedSession = true
                 await session.invalidate(sessionToken)
                 continue
+            } catch let error as LapseError where error.code == .notFound && zoom > 0 && !Self.isSessionProblem(error) {
+                // The API has no tile there at this zoom: the panorama at the next lower one.
+                problems.append("zoom \(zoom): \(error.reason)")
+                zoom -= 1
+                continue
             }
             downloaded += result.downloaded
             fromCache += result.fromCache
@@ -189,18 +196,16 @@ public struct GoogleStreetViewSource: PanoramaSource {
                 var image = PanoramaImage(metadata: panorama, pixels: result.image, zoom: zoom, placeholderTiles: placeholders,
                                           tilesDownloaded: downloaded, tilesFromCache: fromCache)
                 image.tilesSkipped = grid.tileCount - tiles.count
+                image.requestedZoom = requested
                 return image
             }
             placeholders += result.placeholders
             let list = result.placeholders.prefix(6).map(\.description).joined(separator: ", ")
                 + (result.placeholders.count > 6 ? ", …" : "")
-            if case .zoom = resolution {
-                throw LapseError(.notFound, "Google Street View pano \(id)",
-                                 "\(result.placeholders.count) of \(tiles.count) tiles at zoom \(zoom) are all-black placeholders (\(list))")
-            }
+            problems.append("zoom \(zoom): \(result.placeholders.count) of \(tiles.count) tiles are all-black placeholders (\(list))")
             guard zoom > 0 else {
                 throw LapseError(.notFound, "Google Street View pano \(id)",
-                                 "no imagery: all-black placeholder tiles at every zoom level")
+                                 "no imagery at any zoom level (" + problems.joined(separator: "; ") + ")")
             }
             zoom -= 1
         }
@@ -219,7 +224,8 @@ public struct GoogleStreetViewSource: PanoramaSource {
 
     private func createSession() async throws -> (String, Date) {
         let url = baseURL.appendingPathComponent("v1/createSession").appending(queryItems: [URLQueryItem(name: "key", value: apiKey)])
-        let response = try await client.post(url, json: try JSONEncoder().encode(CreateSession()))
+        let response = try await client.post(url, json: try JSONEncoder().encode(CreateSession()),
+                                             temporaryRefusal: GoogleAPIError.temporaryRefusal)
         try check(response, url)
         guard let answer = try? JSONDecoder().decode(SessionAnswer.self, from: response.body) else {
             throw LapseError(.invalidInput, client.subject(url), "unexpected answer to createSession")
@@ -236,29 +242,26 @@ public struct GoogleStreetViewSource: PanoramaSource {
             URLQueryItem(name: "session", value: token), URLQueryItem(name: "key", value: apiKey)])
     }
 
-    private struct ErrorAnswer: Decodable {
-        struct Body: Decodable { var code: Int?; var message: String?; var status: String? }
-        var error: Body
-    }
-
-    /// Turns a non-2xx answer into a clear error: a refused key reads `REQUEST_DENIED: <Google's message>`.
+    /// Turns a non-2xx answer into a clear error (the key never shown): a refused key or an API not enabled is
+    /// `.denied` and says what to check; a quota or rate refusal (after the client's retries) `.rateLimited`;
+    /// `NOT_FOUND` `.notFound`.
     private func check(_ response: HTTPResponse, _ url: URL) throws {
         guard !response.isSuccess else { return }
-        let detail = try? JSONDecoder().decode(ErrorAnswer.self, from: response.body).error
-        let message = Redaction.message(detail?.message ?? "HTTP \(response.status)", hiding: [apiKey])
-        let status = detail?.status ?? ""
+        let error = GoogleAPIError(response)
+        let summary = Redaction.message(error?.summary ?? "HTTP \(response.status)", hiding: [apiKey])
         let subject = "Google Map Tiles API (\(client.subject(url)))"
-        let keyProblem = response.status == 401 || response.status == 403
-            || status == "PERMISSION_DENIED" || status == "UNAUTHENTICATED"
-            || (response.status == 400 && message.lowercased().contains("key"))
+        if error?.isQuotaOrRate == true || response.status == 429 {
+            throw LapseError(.rateLimited, subject, "\(summary); the project's Map Tiles quota or rate limit was reached (see the Google Cloud console's quotas page)")
+        }
+        let keyProblem = error?.isKeyOrPermission == true || response.status == 401 || response.status == 403
+            || (response.status == 400 && summary.lowercased().contains("key"))
         if keyProblem {
-            throw LapseError(.denied, subject, "REQUEST_DENIED: \(message) (HTTP \(response.status)\(status.isEmpty ? "" : " \(status)")); check GOOGLE_MAPS_API_KEY and that the Map Tiles API is enabled")
+            throw LapseError(.denied, subject, "REQUEST_DENIED: \(summary); check the API key and that the Map Tiles API is enabled for its project")
         }
-        if response.status == 404 {
-            throw LapseError(.notFound, subject, "NOT_FOUND: \(message)")
+        if response.status == 404 || error?.status == "NOT_FOUND" {
+            throw LapseError(.notFound, subject, "NOT_FOUND: \(summary)")
         }
-        throw LapseError(response.status == 429 ? .rateLimited : .network, subject,
-                         "HTTP \(response.status)\(status.isEmpty ? "" : " \(status)"): \(message)")
+        throw LapseError(.network, subject, summary)
     }
 }
 

@@ -144,6 +144,8 @@ public struct PanoramaExport: Sendable {
             let image = try await source.image(for: pano, resolution: resolution)
             if !image.placeholderTiles.isEmpty {
                 warning?("\(pano.source) pano \(pano.id): \(image.placeholderTiles.count) all-black placeholder tiles above zoom \(image.zoom ?? 0) (\(image.placeholderTiles.prefix(4).map(\.description).joined(separator: ", "))\(image.placeholderTiles.count > 4 ? ", …" : "")); used zoom \(image.zoom ?? 0)")
+            } else if image.fellBack, let asked = image.requestedZoom, let used = image.zoom {
+                warning?("\(pano.source) pano \(pano.id): no imagery at zoom \(asked) (the service answered tile errors); used zoom \(used)")
             }
             let name = Self.fileName(number: number, id: pano.id)
             let path = URL(fileURLWithPath: outputDirectory).appendingPathComponent(name).path

@@ -95,6 +95,11 @@ public struct PanoramaImage: Sendable {
     public var pixels: PixelBuffer
     /// The Google zoom level used, for tiled sources.
     public var zoom: Int?
+    /// The zoom level first asked for, for tiled sources; above ``zoom`` when the API had no imagery there (tile
+    /// errors or placeholders) and a lower zoom was used.
+    public var requestedZoom: Int?
+    /// Whether a lower zoom than asked for was used.
+    public var fellBack: Bool { (requestedZoom ?? zoom ?? 0) > (zoom ?? 0) }
     /// All-black placeholder tiles met at higher zoom levels before falling back to ``zoom`` (reported, not used).
     public var placeholderTiles: [TileIndex]
     /// Tiles downloaded for this image (0 when all came from the cache).

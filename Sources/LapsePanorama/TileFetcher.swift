@@ -61,7 +61,14 @@ struct TileFetcher: Sendable {
         let key = key(tile)
         if let cache, let data = cache.data(for: key, validate: CacheValidation.jpeg) { return (data, true) }
         let target = url(tile)
-        let response = try await client.get(target, accept: { r in CacheValidation.jpeg(r.body) })
+        let response = try await client.get(target, accept: { r in CacheValidation.jpeg(r.body) },
+                                            temporaryRefusal: GoogleAPIError.temporaryRefusal)
+        if response.status == 404 || (response.status == 400 && GoogleAPIError(response)?.isKeyOrPermission != true) {
+            // The documented answer for a tile the panorama does not have at this zoom (NOT_FOUND, INVALID_ARGUMENT).
+            let why = GoogleAPIError(response)?.summary ?? "HTTP \(response.status)"
+            throw LapseError(.notFound, client.subject(target),
+                             "tile \(tile): " + Redaction.message(why, hiding: client.configuration.secrets))
+        }
         try response.requireSuccess(client.subject(target), hiding: client.configuration.secrets)
         if let cache { try cache.store(response.body, for: key) }
         return (response.body, false)

@@ -3,11 +3,16 @@ import Foundation
 
 /// The tile layout of a Google Street View panorama at one zoom level.
 ///
-/// The full-resolution size (from the metadata) halves at each zoom level below the maximum. Two families exist:
-/// newer panoramas 512·2^z wide (16384 × 8192 at zoom 5) and older ones 416·2^z wide (13312 × 6656 at zoom 5),
-/// whose edge tiles are padded with black; the stitched image is cropped to ``width`` × ``height``.
-/// Source: Map Tiles API metadata (imageWidth, imageHeight, tileWidth, tileHeight); docs/ARCHITECTURE.md table.
+/// The Map Tiles API's rule ("Street View tiles"): zoom runs 0 … 5 and zoom 5 is always the full resolution given by
+/// the metadata (`imageWidth` × `imageHeight`); the image at zoom z is `imageWidth >> (5 − z)` wide and
+/// `imageHeight >> (5 − z)` high, cut into `tileWidth` × `tileHeight` tiles from the top-left corner, x and y
+/// within those. Google's own panoramas are 16384 × 8192 (512 × 256 at zoom 0) or 13312 × 6656 (416 × 208 at
+/// zoom 0, edge tiles padded with black); user photospheres have any size (a 7680-wide one is 240 wide at zoom 0).
+/// The stitched image is cropped to ``width`` × ``height``. Asking for a tile outside the grid is an error answer.
 public struct TileGrid: Sendable, Equatable, CustomStringConvertible {
+    /// The highest zoom level, always the full resolution (Map Tiles API documentation).
+    public static let highestZoom = 5
+
     public let zoom: Int
     /// True image size at this zoom, in pixels.
     public let width: Int
@@ -21,11 +26,10 @@ public struct TileGrid: Sendable, Equatable, CustomStringConvertible {
     public var rows: Int { (height + tileHeight - 1) / tileHeight }
     public var tileCount: Int { columns * rows }
 
-    /// The grid at `zoom` for a panorama `fullWidth × fullHeight` at its highest zoom.
+    /// The grid at `zoom` (clamped to 0 … 5) for a panorama `fullWidth × fullHeight` at full resolution (zoom 5).
     public init(zoom: Int, fullWidth: Int, fullHeight: Int, tileWidth: Int = 512, tileHeight: Int = 512) {
-        let maxZoom = Self.maxZoom(fullWidth: fullWidth, tileWidth: tileWidth)
-        let z = min(max(0, zoom), maxZoom)
-        let shift = maxZoom - z
+        let z = min(max(0, zoom), Self.highestZoom)
+        let shift = Self.highestZoom - z
         self.zoom = z
         self.width = max(1, fullWidth >> shift)
         self.height = max(1, fullHeight >> shift)
@@ -33,20 +37,17 @@ public struct TileGrid: Sendable, Equatable, CustomStringConvertible {
         self.tileHeight = tileHeight
     }
 
-    /// The highest zoom level of a panorama `fullWidth` wide: the smallest z with tileWidth·2^z ≥ fullWidth.
-    public static func maxZoom(fullWidth: Int, tileWidth: Int = 512) -> Int {
-        var z = 0
-        while tileWidth << z < fullWidth && z < 12 { z += 1 }
-        return z
-    }
-
-    /// The lowest zoom whose image is at least `width` pixels wide (the highest zoom when none is).
+    /// The lowest zoom whose image is at least `width` pixels wide (zoom 5, the full resolution, when none is).
     public static func zoom(forWidth width: Int, fullWidth: Int, fullHeight: Int, tileWidth: Int = 512) -> Int {
-        let maxZ = maxZoom(fullWidth: fullWidth, tileWidth: tileWidth)
-        for z in 0...maxZ where TileGrid(zoom: z, fullWidth: fullWidth, fullHeight: fullHeight, tileWidth: tileWidth).width >= width {
+        for z in 0...highestZoom where TileGrid(zoom: z, fullWidth: fullWidth, fullHeight: fullHeight, tileWidth: tileWidth).width >= width {
             return z
         }
-        return maxZ
+        return highestZoom
+    }
+
+    /// Whether `tile` lies within this grid (the only tiles the API serves).
+    public func contains(_ tile: TileIndex) -> Bool {
+        tile.zoom == zoom && (0..<columns).contains(tile.x) && (0..<rows).contains(tile.y)
     }
 
     /// Every tile, row by row.

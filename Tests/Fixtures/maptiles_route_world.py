@@ -18,6 +18,8 @@ Extra endpoints besides the stand-in's own:
   GET /_world    {"route": [[lat, lng]...], "length", "target": [lat, lng], "panoramas": [{id, lat, lng, heading,
                   distance, src}...], "maxZoom", "copyright"}
   GET /_tiles    {"panoId/z/x/y": times served} for every tile served (faults excluded); ?reset=1 clears it.
+The metadata gives every panorama 16384 x 8192, as Google's own: zoom z is 512 << z wide (documented rule); zooms
+above --max-zoom are served too, scaled up from the base image.
 Options: --length M (default 900), --every M (30), --gap A:B (480:600, "" for none), --max-zoom Z (2),
 --marker-size D (3), --route-out FILE (write the route as 'lat,lng' lines), --spec DIR, plus all of
 maptiles_standin.py's (--key, --faults, --data, --workdir, ...).
@@ -111,8 +113,7 @@ def point_at(route, distance):
     return route[-1], bearing(route[-2], route[-1])
 
 
-def build_world(route, length, every, gap, max_zoom, target, marker):
-    width = 512 << max_zoom
+def build_world(route, length, every, gap, target, marker):
     panos = []
     k = 0
     while k * every <= length + 1e-6:
@@ -121,8 +122,10 @@ def build_world(route, length, every, gap, max_zoom, target, marker):
             on_road, road_bearing = point_at(route, dist)
             pos = destination(on_road, (road_bearing + 90) % 360, LATERAL[k % len(LATERAL)])
             heading = (road_bearing + JITTER[k % len(JITTER)]) % 360
-            panos.append(dict(id="CAoSRoute_%04d" % k, lat=round(pos[0], 7), lng=round(pos[1], 7), width=width,
-                              height=width // 2, heading=round(heading, 3), tilt=90.0, roll=0.0, date="2026-0%d" % (1 + k % 9),
+            # The metadata says 16384 x 8192, as Google's own panoramas do (zoom z is 512 << z wide); the images
+            # are made from a base --max-zoom wide (higher zooms are that base scaled up).
+            panos.append(dict(id="CAoSRoute_%04d" % k, lat=round(pos[0], 7), lng=round(pos[1], 7), width=16384,
+                              height=8192, heading=round(heading, 3), tilt=90.0, roll=0.0, date="2026-0%d" % (1 + k % 9),
                               copyright=COPYRIGHT, distance=dist, base=BASES[k % 2], marker=marker))
         k += 1
     return panos
@@ -148,7 +151,7 @@ def main():
     # The target: 30 m to the right of the road, 420 m along it.
     on_road, road_bearing = point_at(route, min(420, a.length / 2))
     target = destination(on_road, (road_bearing + 90) % 360, 30)
-    world = build_world(route, a.length, a.every, gap, a.max_zoom, target, not a.no_marker)
+    world = build_world(route, a.length, a.every, gap, target, not a.no_marker)
     if a.route_out:
         with open(a.route_out, "w") as f:
             f.write("".join("%.7f,%.7f\n" % p for p in route))

@@ -3,17 +3,26 @@
 """Stand-in for Google's Map Tiles API (Street View) on 127.0.0.1, for Lapse's tests. Prints `PORT <n>` first.
 
 A small world of panoramas cut from the real 360 photos in <data>/pano360 (tiles are made with the ffmpeg CLI on
-first request, into --workdir): both size families (512*2^z and 416*2^z wide, the latter with black-padded edge
-tiles), a panorama whose high zoom levels are all-black placeholders, and black 200 answers for out-of-range tiles.
+first request, into --workdir): both size families of Google's own panoramas (16384 and 13312 wide, the latter with
+black-padded edge tiles), a user photosphere 7680 wide, a panorama whose high zoom levels are all-black placeholders
+(as the older endpoints answered) and one whose high zoom levels are missing.
+
+Zoom levels as the Map Tiles documentation gives them: zoom 0 ... 5, zoom 5 always the full resolution of the
+metadata's imageWidth x imageHeight, the image at zoom z being imageWidth >> (5 - z) by imageHeight >> (5 - z), cut
+into 512 x 512 tiles from the top left. A tile outside that grid, a zoom outside 0 ... 5 or imagery that is missing
+answers an error (400 INVALID_ARGUMENT or 404 NOT_FOUND), never an image; /_stats counts them as "tile_errors".
+Quota errors as Google sends them: --quota-errors N makes the first N requests answer 403 with reason
+rateLimitExceeded (and 429 RESOURCE_EXHAUSTED every other time), then serve normally.
 
   POST /v1/createSession?key=K              {"mapType": "streetview"} -> {"session", "expiry", ...}
   POST /v1/streetview/panoIds?session&key   {"locations": [{"lat","lng"}], "radius"} -> {"panoIds": [...]}
   GET  /v1/streetview/metadata?session&key&panoId
   GET  /v1/streetview/tiles/Z/X/Y?session&key&panoId
   GET  /_stats, /_reset                      counters (total, max_in_flight, by_kind, faults)
+  GET  /_log                                 every tile request as "panoId z/x/y status"
 
 Options: --key K (default test-key), --faults RATE (0..1), --retry-after S, --stall S, --data DIR, --workdir DIR,
---session-requests N (a session token stops working after N requests).
+--session-requests N (a session token stops working after N requests), --quota-errors N.
 """
 import argparse, json, os, sys, tempfile, threading, time, uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -30,22 +39,39 @@ WORLD = [
     dict(id="CAoSDark_pano-3", src="trekview_360/R0014760.JPG", lat=55.70100, lng=13.19000, width=13312,
          height=6656, heading=90.0, tilt=90.0, roll=0.0, date="2018-01", copyright="© Stand-in Imagery",
          imagery_max_zoom=1),
+    # A user photosphere: any size; 7680 x 3840 at zoom 5 is 240 x 120 at zoom 0 (15 x 8 tiles at zoom 5).
+    dict(id="CAoSPhotosphere_pano-4", src="trekview_360/GSAG2002.JPG", lat=55.70000, lng=13.19500, width=7680,
+         height=3840, heading=45.0, tilt=90.0, roll=0.0, date="2023-06", copyright="© Photographer Example"),
+    # Newer family whose zoom 3 and up are missing: those tiles answer 404 NOT_FOUND.
+    dict(id="CAoSGapped_pano-5", src="trekview_360/GSAG2002.JPG", lat=55.70050, lng=13.19500, width=16384,
+         height=8192, heading=10.0, tilt=90.0, roll=0.0, date="2021-03", copyright="© Stand-in Imagery",
+         imagery_max_zoom=2, missing="error"),
 ]
 BY_ID = {p["id"]: p for p in WORLD}
 TILE = 512
+HIGHEST_ZOOM = 5
 
 
-def max_zoom(width):
-    z = 0
-    while (TILE << z) < width:
-        z += 1
-    return z
+def zoom_size(p, z):
+    """The image size at zoom z (documented rule: zoom 5 is the full resolution)."""
+    shift = HIGHEST_ZOOM - z
+    return p["width"] >> shift, p["height"] >> shift
+
+
+def error(code, status, message, reasons=()):
+    body = {"error": {"code": code, "message": message, "status": status}}
+    if reasons:
+        body["error"]["errors"] = [{"message": message, "domain": "global", "reason": r} for r in reasons]
+    return code, body
 
 
 class MapTiles(Handler):
     def route(self, method, path, q):
         s = self.server
         ident = method + " " + path + " " + q.get("panoId", "")
+        if method == "GET" and path == "/_log":
+            with s.stats.lock:
+                return self.send(200, list(s.log))
         if method == "POST" and path == "/v1/createSession":
             self.count("createSession")
             body = self.body_json()
@@ -68,6 +94,20 @@ class MapTiles(Handler):
                     s.sessions.discard(q["session"])
         if q.get("session") not in s.sessions:
             return self.send(400, {"error": {"code": 400, "message": "Invalid session token.", "status": "INVALID_ARGUMENT"}})
+        with s.stats.lock:
+            quota = s.quota_errors > 0
+            if quota:
+                s.quota_errors -= 1
+                s.quota_sent += 1
+        if quota:
+            if method == "POST":
+                self.body_json()  # read the body, or it would be taken for the next request on this connection
+            self.count("quota_errors")
+            if s.quota_sent % 2:
+                code, body = error(403, "PERMISSION_DENIED", "Rate Limit Exceeded", ["rateLimitExceeded"])
+            else:
+                code, body = error(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Tile requests'.")
+            return self.send(code, body)
         fault = s.plan.fault_for(s.stats, ident)
         if fault:
             return self.apply_fault(fault, s.plan, s.black)
@@ -101,7 +141,13 @@ class MapTiles(Handler):
             p = BY_ID.get(q.get("panoId", ""))
             if not p:
                 return self.send(404, {"error": {"code": 404, "message": "Panorama not found.", "status": "NOT_FOUND"}})
-            return self.send(200, self.server.tile(p, z, x, y), "image/jpeg")
+            status, body = self.server.tile(p, z, x, y)
+            with s.stats.lock:
+                s.log.append("%s %d/%d/%d %d" % (p["id"], z, x, y, status))
+            if status != 200:
+                self.count("tile_errors")
+                return self.send(status, body)
+            return self.send(200, body, "image/jpeg")
         return self.send(404, {"error": {"code": 404, "message": "no such endpoint", "status": "NOT_FOUND"}})
 
 
@@ -116,6 +162,7 @@ def main():
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "../../../shared/data/pano360"))
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--session-requests", type=int, default=0, help="a session token expires after N requests (0: never)")
+    ap.add_argument("--quota-errors", type=int, default=0, help="the first N requests answer quota/rate errors")
     a = ap.parse_args()
     workdir = a.workdir or tempfile.mkdtemp(prefix="maptiles-standin-")
     os.makedirs(workdir, exist_ok=True)
@@ -125,27 +172,33 @@ def main():
     locks, lock = {}, threading.Lock()
 
     def tile(p, z, x, y):
-        mz = max_zoom(p["width"])
-        if z < 0 or z > mz or z > p.get("imagery_max_zoom", 99):
-            return black
-        shift = mz - z
-        w, h = p["width"] >> shift, p["height"] >> shift
+        """(status, body): 200 and the JPEG, or the documented error."""
+        if not 0 <= z <= HIGHEST_ZOOM:
+            return error(400, "INVALID_ARGUMENT", "Invalid zoom level %d: must be between 0 and %d." % (z, HIGHEST_ZOOM))
+        w, h = zoom_size(p, z)
         cols, rows = -(-w // TILE), -(-h // TILE)
         if not (0 <= x < cols and 0 <= y < rows):
-            return black
+            return error(404, "NOT_FOUND", "Requested entity was not found.")
+        if z > p.get("imagery_max_zoom", 99):
+            if p.get("missing") == "error":
+                return error(404, "NOT_FOUND", "Requested entity was not found.")
+            return 200, black
         folder = os.path.join(workdir, p["id"], str(z))
         with lock:
             l = locks.setdefault((p["id"], z), threading.Lock())
         with l:
             make_tiles(os.path.join(a.data, p["src"]), w, h, TILE, folder)
         with open(os.path.join(folder, f"{y * cols + x}.jpg"), "rb") as f:
-            return f.read()
+            return 200, f.read()
 
     def setup(server):
         server.key = a.key
         server.sessions = set()
         server.session_requests = a.session_requests
         server.session_use = {}
+        server.quota_errors = a.quota_errors
+        server.quota_sent = 0
+        server.log = []
         server.plan = FaultPlan(a.faults, a.retry_after, a.stall)
         server.black = black
         server.tile = tile

@@ -87,12 +87,77 @@ import TestSupport
         #expect(image.placeholderTiles.allSatisfy { $0.zoom == 2 })
         let psnr = ImageMetrics.psnr(image.pixels, try Self.reference(MapTilesWorld.oldSource, width: 832, height: 416))
         #expect(psnr >= 40)
-        // A zoom given explicitly: placeholders are an error, never passed off as imagery.
+        // A zoom given explicitly: placeholders are never passed off as imagery, and never abort the job either:
+        // the next lower zoom that has imagery is used and what was met is reported.
+        let explicit = try await source.image(for: m, resolution: .zoom(3))
+        #expect(explicit.zoom == 1 && explicit.requestedZoom == 3 && explicit.fellBack)
+        #expect(explicit.placeholderTiles.filter { $0.zoom == 3 }.count == 28 && explicit.placeholderTiles.filter { $0.zoom == 2 }.count == 8)
+    }
+
+    /// A user photosphere (7680 × 3840): zoom 5 is its full resolution, zoom 0 is 240 × 120; the stitched image at
+    /// every zoom equals the source scaled to that size, and no tile outside the documented grid is asked for.
+    @Test(arguments: [(0, 240, 120), (1, 480, 240), (2, 960, 480), (3, 1920, 960)])
+    func photosphereZoomsFollowTheDocumentedRule(zoom: Int, width: Int, height: Int) async throws {
+        let server = try MapTilesWorld.server()
+        let source = try MapTilesWorld.source(server)
+        let m = try await source.metadata(id: MapTilesWorld.photosphere)
+        #expect(m.width == 7680 && m.height == 3840)
+        let image = try await source.image(for: m, resolution: .zoom(zoom))
+        #expect(image.zoom == zoom && !image.fellBack)
+        #expect(image.pixels.width == width && image.pixels.height == height)
+        let psnr = ImageMetrics.psnr(image.pixels, try Self.reference(MapTilesWorld.newSource, width: width, height: height))
+        #expect(psnr >= 40, "PSNR \(psnr) dB")
+        let stats = try await MapTilesWorld.stats(server)
+        #expect(stats.by_kind["tile_errors"] == nil)
+        #expect(stats.tiles == TileGrid(zoom: zoom, fullWidth: 7680, fullHeight: 3840).tileCount)
+    }
+
+    @Test func autoZoomOfAPhotosphereAsksForTheSizeNeeded() async throws {
+        let server = try MapTilesWorld.server()
+        let m = try await MapTilesWorld.source(server).metadata(id: MapTilesWorld.photosphere)
+        // 1000 px needed: zoom 3 (1920 wide), not zoom 1 as a width-from-512 rule would give.
+        #expect(GoogleStreetViewSource.zoom(for: .atLeast(width: 1000), metadata: m) == 3)
+        #expect(GoogleStreetViewSource.zoom(for: .atLeast(width: 240), metadata: m) == 0)
+        #expect(GoogleStreetViewSource.zoom(for: .full, metadata: m) == 5)
+    }
+
+    /// Tiles the API answers with NOT_FOUND (imagery missing at zoom 3 and up): the panorama comes from zoom 2,
+    /// counted as a fallback, and nothing fails.
+    @Test func aTileErrorFallsBackOneZoom() async throws {
+        let server = try MapTilesWorld.server()
+        let source = try MapTilesWorld.source(server)
+        let m = try await source.metadata(id: MapTilesWorld.gapped)
+        let image = try await source.image(for: m, resolution: .zoom(3))
+        #expect(image.zoom == 2 && image.requestedZoom == 3 && image.fellBack && image.placeholderTiles.isEmpty)
+        #expect(image.pixels.width == 2048 && image.pixels.height == 1024)
+        let psnr = ImageMetrics.psnr(image.pixels, try Self.reference(MapTilesWorld.newSource, width: 2048, height: 1024))
+        #expect(psnr >= 40, "PSNR \(psnr) dB")
+        let stats = try await MapTilesWorld.stats(server)
+        #expect((stats.by_kind["tile_errors"] ?? 0) >= 1)
+        let log = try await HTTPClient.shared.getJSON(URL(string: server.baseURL + "/_log")!, as: [String].self)
+        #expect(log.filter { $0.hasSuffix(" 200") }.count == 8)        // the 4 × 2 tiles of zoom 2
+        #expect(log.allSatisfy { $0.contains(" 3/") ? $0.hasSuffix(" 404") : $0.hasSuffix(" 200") })
+    }
+
+    /// Quota and rate refusals as Google sends them (403 `rateLimitExceeded`, 429 `RESOURCE_EXHAUSTED`) are
+    /// retried with backoff, not reported as a key problem.
+    @Test func quotaErrorsAreRetried() async throws {
+        let server = try MapTilesWorld.server(quotaErrors: 4)
+        let source = try MapTilesWorld.source(server)
+        let found = try await source.nearest(to: [MapTilesWorld.newPosition], radius: 20)
+        let m = try #require(found[0])
+        let image = try await source.image(for: m, resolution: .zoom(1))
+        #expect(image.pixels.width == 1024)
+        let stats = try await MapTilesWorld.stats(server)
+        #expect(stats.by_kind["quota_errors"] == 4)
+        // After the last attempt it is a rate-limit error that says so, not REQUEST_DENIED.
+        let limited = try MapTilesWorld.server(quotaErrors: 100)
+        let once = try MapTilesWorld.source(limited, client: MapTilesWorld.client(attempts: 2))
         await #expect {
-            _ = try await source.image(for: m, resolution: .zoom(3))
+            _ = try await once.nearest(to: [MapTilesWorld.newPosition], radius: 20)
         } throws: { error in
             let e = error as? LapseError
-            return e?.code == .notFound && e!.reason.contains("28 of 28 tiles at zoom 3 are all-black placeholders")
+            return e?.code == .rateLimited && !"\(error)".contains("REQUEST_DENIED") && !"\(error)".contains(MapTilesWorld.key)
         }
     }
 

@@ -13,6 +13,8 @@ enum MapTilesWorld {
     static let newFamily = "CAoSNewFamily_pano-1"
     static let oldFamily = "CAoSOldFamily_pano-2"
     static let dark = "CAoSDark_pano-3"
+    static let photosphere = "CAoSPhotosphere_pano-4"
+    static let gapped = "CAoSGapped_pano-5"
     static let newSource = TestData.path("pano360/trekview_360/GSAG2002.JPG")
     static let oldSource = TestData.path("pano360/trekview_360/R0014760.JPG")
     static let newPosition = Coordinate(uncheckedLatitude: 55.70000, longitude: 13.19000)
@@ -22,19 +24,20 @@ enum MapTilesWorld {
     /// Tiles are cut once per machine into this folder and shared by every stand-in (made atomically).
     static let workdir = FileManager.default.temporaryDirectory.appendingPathComponent("lapse-maptiles-standin-v1").path
 
-    static func server(faults: Double = 0, key: String = key, sessionRequests: Int = 0) throws -> LocalServer {
+    static func server(faults: Double = 0, key: String = key, sessionRequests: Int = 0, quotaErrors: Int = 0) throws -> LocalServer {
         try LocalServer(script: "maptiles_standin.py", arguments: [
             "--key", key, "--faults", String(faults), "--retry-after", "1", "--stall", "30",
-            "--data", TestData.path("pano360"), "--workdir", workdir, "--session-requests", String(sessionRequests)])
+            "--data", TestData.path("pano360"), "--workdir", workdir, "--session-requests", String(sessionRequests),
+            "--quota-errors", String(quotaErrors)])
     }
 
-    static func client(limit: Int = 8, timeout: Double = 20) -> HTTPClient {
+    static func client(limit: Int = 8, timeout: Double = 20, attempts: Int = 6) -> HTTPClient {
         var c = HTTPClient.Configuration()
         c.maxConcurrentRequests = limit
         c.requestTimeout = timeout
         c.baseDelay = 0.1
         c.maxDelay = 0.5
-        c.maxAttempts = 6
+        c.maxAttempts = attempts
         return HTTPClient(configuration: c)
     }
 

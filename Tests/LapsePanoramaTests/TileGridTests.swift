@@ -17,12 +17,27 @@ import Testing
         #expect(g.tiles.count == columns * rows)
     }
 
-    @Test func maxZoomOfBothFamilies() {
-        #expect(TileGrid.maxZoom(fullWidth: 16384) == 5)
-        #expect(TileGrid.maxZoom(fullWidth: 13312) == 5)
-        #expect(TileGrid.maxZoom(fullWidth: 8192) == 4)
-        #expect(TileGrid.maxZoom(fullWidth: 512) == 0)
+    /// The documented rule for any size: zoom 5 is the full resolution, zoom z is `imageWidth >> (5 − z)` wide.
+    @Test(arguments: [
+        (7680, 3840, 0, 240, 120, 1, 1), (7680, 3840, 2, 960, 480, 2, 1), (7680, 3840, 3, 1920, 960, 4, 2),
+        (7680, 3840, 4, 3840, 1920, 8, 4), (7680, 3840, 5, 7680, 3840, 15, 8), (2048, 1024, 5, 2048, 1024, 4, 2),
+        (2048, 1024, 0, 64, 32, 1, 1),
+    ])
+    func photosphereSizesFollowTheDocumentedRule(full: Int, fullHeight: Int, zoom: Int, width: Int, height: Int,
+                                                  columns: Int, rows: Int) {
+        let g = TileGrid(zoom: zoom, fullWidth: full, fullHeight: fullHeight)
+        #expect(g.width == width && g.height == height && g.columns == columns && g.rows == rows)
+        #expect(g.contains(TileIndex(zoom: zoom, x: columns - 1, y: rows - 1)))
+        #expect(!g.contains(TileIndex(zoom: zoom, x: columns, y: 0)) && !g.contains(TileIndex(zoom: zoom, x: 0, y: rows)))
+    }
+
+    @Test func zoomIsClampedToZeroThroughFive() {
+        #expect(TileGrid.highestZoom == 5)
         #expect(TileGrid(zoom: 9, fullWidth: 13312, fullHeight: 6656).zoom == 5)
+        #expect(TileGrid(zoom: 9, fullWidth: 7680, fullHeight: 3840).width == 7680)
+        #expect(TileGrid(zoom: -1, fullWidth: 7680, fullHeight: 3840).width == 240)
+        #expect(TileGrid.zoom(forWidth: 1000, fullWidth: 7680, fullHeight: 3840) == 3)
+        #expect(TileGrid.zoom(forWidth: 99999, fullWidth: 7680, fullHeight: 3840) == 5)
     }
 
     @Test(arguments: [(1, 0), (416, 0), (417, 1), (1000, 2), (1920, 3), (3328, 3), (4000, 4), (99999, 5)])

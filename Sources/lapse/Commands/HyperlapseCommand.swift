@@ -117,7 +117,8 @@ enum HyperlapseCommand: Command {
         lines.append("source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
                      + "\(s.routePoints) \(s.pointUnit), \(counted(s.panoramas, "panorama")) used, \(counted(s.duplicatesDropped, "duplicate")) dropped, \(counted(s.gaps, "gap"))")
         if let downloaded = s.tilesDownloaded, let cached = s.tilesFromCache {
-            lines.append("tiles: \(downloaded) downloaded, \(cached) from the cache")
+            lines.append("tiles: \(downloaded) downloaded, \(cached) from the cache"
+                         + (s.panoramasAtLowerZoom > 0 ? "; \(counted(s.panoramasAtLowerZoom, "panorama")) at a lower zoom (no imagery at the zoom asked for)" : ""))
         }
         if let st = s.stabilization {
             var line = "stabilised: "
@@ -147,6 +148,7 @@ enum HyperlapseCommand: Command {
             "distance": s.distance, "routePoints": s.routePoints, "panoramas": s.panoramas,
             "tilesDownloaded": s.tilesDownloaded.map { $0 as Any } ?? NSNull(),
             "tilesFromCache": s.tilesFromCache.map { $0 as Any } ?? NSNull(),
+            "panoramasAtLowerZoom": s.panoramasAtLowerZoom,
             "width": job.width, "height": job.height, "fps": job.fps,
             "duplicatesDropped": s.duplicatesDropped, "gaps": s.gaps, "frames": s.frames, "duration": s.duration,
             "credits": s.credits, "seconds": seconds, "source": s.feed,
