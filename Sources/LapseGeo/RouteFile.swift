@@ -38,7 +38,23 @@ public enum RouteFile {
             switch resolved {
             case .gpx: route = try GPXReader.read(path: path)
             case .kml: route = try KMLReader.read(path: path)
-            case .geojson: route = try GeoJSONReader.read(data: try contents(path))
+            case .geojson:
+                // A `.json` file may be a saved Google answer rather than GeoJSON: recognised by its content.
+                let data = try contents(path)
+                if let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                   GoogleRouteResponse.kind(of: root) != nil {
+                    route = Route(coordinates: try GoogleRouteResponse.parse(root).coordinates)
+                } else {
+                    route = try GeoJSONReader.read(data: data)
+                }
+            case .googleDirections, .googleRoutes:
+                let data = try contents(path)
+                guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                    throw LapseError(.invalidInput, nil, "not a JSON object")
+                }
+                let parsed = resolved == .googleDirections ? try GoogleRouteResponse.parseDirectionsAnswer(root)
+                                                           : try GoogleRouteResponse.parseRoutes(root)
+                route = Route(coordinates: parsed.coordinates)
             case .lines: route = try LinesReader.read(text: String(decoding: try contents(path), as: UTF8.self))
             case .polyline, .polyline6:
                 let text = String(decoding: try contents(path), as: UTF8.self)

@@ -18,6 +18,12 @@ public enum RouteFileFormat: String, Sendable, CaseIterable, CustomStringConvert
     case polyline
     /// One encoded polyline string at precision 6 (OSRM, Valhalla).
     case polyline6
+    /// A saved answer of the legacy Google Directions API (JSON; see ``GoogleRouteResponse``). A `.json` file
+    /// holding one is recognised by its content.
+    case googleDirections = "google-directions"
+    /// A saved answer of the Google Routes API `computeRoutes` (JSON; see ``GoogleRouteResponse``). A `.json` file
+    /// holding one is recognised by its content.
+    case googleRoutes = "google-routes"
 
     public var description: String { rawValue }
 

@@ -95,9 +95,12 @@ extension HyperlapseSettings {
         if let file = s.route {
             route = try await RouteSource.file(PanoramaSourceOptions.expand(file)).load().route
         } else if let from = s.from, let to = s.to {
+            if let name = s.provider, DirectionsService(rawValue: name) == nil {
+                throw LapseError.usage("provider takes \(DirectionsService.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
+            }
             let request = DirectionsRequest(origin: try Coordinate.parse(from), destination: try Coordinate.parse(to),
                                             waypoints: try (s.via ?? []).map { try Coordinate.parse($0) })
-            let configuration = DirectionsConfiguration(service: s.provider == "osrm" ? .osrm : .google, keyFile: s.keyFile,
+            let configuration = DirectionsConfiguration(service: s.provider.flatMap(DirectionsService.init(rawValue:)) ?? .google, keyFile: s.keyFile,
                                                         osrmBaseURL: s.osrmURL, environment: environment, client: client)
             progress?(ProgressEvent(stage: "route", completed: 0, total: 1, unit: "routes"))
             let loaded = try await RouteSource.directions(request).load(configuration)

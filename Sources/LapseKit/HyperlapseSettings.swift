@@ -16,9 +16,11 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var to: String?
     /// Stops between, in order.
     public var via: [String]?
-    /// Directions service for `from`/`to`: `google` (default) or `osrm`.
+    /// Directions service for `from`/`to`: `google` (the Routes API, default), `google-directions` (the legacy
+    /// Directions API) or `osrm`.
     public var provider: String?
-    /// A route file instead of `from`/`to`: GPX, GeoJSON, KML, `lat,lng` lines or an encoded polyline.
+    /// A route file instead of `from`/`to`: GPX, GeoJSON, KML, `lat,lng` lines, an encoded polyline or a saved
+    /// Google Directions/Routes API answer.
     public var route: String?
     /// `google`, `panoramax`, `local:DIR` (360° photos with GPS) or `video:FILE` (a 360° video).
     public var source: String?

@@ -36,7 +36,7 @@ public struct DirectionsResult: Sendable, Equatable {
     /// The route's length in metres as the service reports it (sum of its legs), for comparison with
     /// `route.length` (the geometry's own haversine length).
     public var reportedDistance: Double
-    /// The service's name ("google", "osrm").
+    /// The service's name ("google", "google-directions", "osrm").
     public var provider: String
     /// How many HTTP requests were made (more than one when waypoints were split into chunks).
     public var requestCount: Int
@@ -63,13 +63,16 @@ public protocol DirectionsProvider: Sendable {
     func route(_ request: DirectionsRequest) async throws -> DirectionsResult
 }
 
-/// Joins route pieces, dropping a piece's first point when it repeats the previous piece's last point.
-func joinPieces(_ pieces: [[Coordinate]]) -> [Coordinate] {
-    var result: [Coordinate] = []
-    for piece in pieces {
-        var rest = piece[...]
-        if let last = result.last, let first = rest.first, last == first { rest = rest.dropFirst() }
-        result += rest
+/// Splits `points` (origin, waypoints…, destination) into consecutive runs with at most `maxIntermediate` points
+/// between their ends, for services with a per-request limit; each run starts where the previous one ended.
+func waypointChunks(_ points: [Coordinate], maxIntermediate: Int) -> [[Coordinate]] {
+    precondition(maxIntermediate >= 0 && points.count >= 2)
+    var result: [[Coordinate]] = []
+    var start = 0
+    while start < points.count - 1 {
+        let end = min(start + maxIntermediate + 1, points.count - 1)
+        result.append(Array(points[start...end]))
+        start = end
     }
     return result
 }
@@ -77,8 +80,9 @@ func joinPieces(_ pieces: [[Coordinate]]) -> [Coordinate] {
 extension HTTPClient {
     /// GET for a directions service: the response whatever its status (HTTPClient already retried 429/5xx).
     /// Errors name the service before the URL and never contain `secret`.
-    func directionsGet(_ url: URL, service: String, hiding secret: String?) async throws -> HTTPResponse {
-        do { return try await get(url) } catch var error as LapseError {
+    func directionsGet(_ url: URL, service: String, hiding secret: String?,
+                       temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil) async throws -> HTTPResponse {
+        do { return try await get(url, temporaryRefusal: temporaryRefusal) } catch var error as LapseError {
             let secrets = secret.map { [$0] } ?? []
             error.reason = Redaction.message(error.reason, hiding: secrets)
             error.subject = service + " " + Redaction.message(error.subject ?? Redaction.url(url.absoluteString), hiding: secrets)

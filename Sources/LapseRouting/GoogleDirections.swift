@@ -30,7 +30,8 @@ public enum GoogleDirectionsStatus: String, Sendable, CaseIterable {
         case .overDailyLimit:
             (.rateLimited, "the API key is invalid, billing is not enabled or a usage cap was reached (OVER_DAILY_LIMIT)")
         case .overQueryLimit: (.rateLimited, "too many requests: the service's rate limit or quota was hit (OVER_QUERY_LIMIT)")
-        case .requestDenied: (.denied, "the service refused the request; check the API key and that the Directions API is enabled (REQUEST_DENIED)")
+        case .requestDenied:
+            (.denied, "the service refused the request (REQUEST_DENIED); the Directions API is a legacy API that new Google Cloud projects cannot enable: use --provider google (the Routes API) instead, or check the key")
         case .unknownError: (.network, "the service had an internal error; try again (UNKNOWN_ERROR)")
         }
         let detail = serviceMessage.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
@@ -38,10 +39,14 @@ public enum GoogleDirectionsStatus: String, Sendable, CaseIterable {
     }
 }
 
-/// Google Directions API (`GET {base}/maps/api/directions/json`).
+/// The legacy Google Directions API (`GET {base}/maps/api/directions/json`), `--provider google-directions`.
 ///
+/// Legacy since 1 March 2025: projects created since cannot enable it and get `REQUEST_DENIED`; ``GoogleRoutes``
+/// (the Routes API) is the default Google provider. Kept for keys of older projects.
 /// - The geometry is the concatenation of every step's `polyline` (exact), not the route's `overview_polyline`
-///   (smoothed and simplified). Only when a response has no step polylines is the overview used, with a warning.
+///   (smoothed and simplified); see ``GoogleRouteResponse``. Only when a response has no step polylines is the
+///   overview used, with a warning.
+/// - `OVER_QUERY_LIMIT` (in an HTTP 200) is retried with backoff like HTTP 429.
 /// - At most ``maxIntermediateWaypoints`` intermediate waypoints go into one request; longer lists are split into
 ///   requests whose end points are shared (the last point of one is the first of the next), and the pieces are
 ///   joined without repeating the shared point.
@@ -53,7 +58,7 @@ public struct GoogleDirections: DirectionsProvider {
     /// Google's limit of intermediate waypoints per request (Directions API usage limits).
     public static let maxIntermediateWaypoints = 25
 
-    public let name = "google"
+    public let name = "google-directions"
     private let apiKey: String
     private let baseURL: URL
     private let client: HTTPClient
@@ -71,15 +76,7 @@ public struct GoogleDirections: DirectionsProvider {
     /// Splits `points` (origin, waypoints…, destination) into consecutive runs with at most `maxIntermediate`
     /// points between their ends; each run starts where the previous one ended.
     public static func chunks(_ points: [Coordinate], maxIntermediate: Int = maxIntermediateWaypoints) -> [[Coordinate]] {
-        precondition(maxIntermediate >= 0 && points.count >= 2)
-        var result: [[Coordinate]] = []
-        var start = 0
-        while start < points.count - 1 {
-            let end = min(start + maxIntermediate + 1, points.count - 1)
-            result.append(Array(points[start...end]))
-            start = end
-        }
-        return result
+        waypointChunks(points, maxIntermediate: maxIntermediate)
     }
 
     public func route(_ request: DirectionsRequest) async throws -> DirectionsResult {
@@ -92,7 +89,7 @@ public struct GoogleDirections: DirectionsProvider {
             for try await (i, piece) in group { out[i] = piece }
             return out.map { $0! }
         }
-        let coordinates = joinPieces(results.map(\.coordinates))
+        let coordinates = GoogleRouteResponse.joinedWithoutRepeats(results.map(\.coordinates))
         var warnings: [String] = []
         for r in results { for w in r.warnings where !warnings.contains(w) { warnings.append(w) } }
         return DirectionsResult(route: Route(coordinates: coordinates), reportedDistance: results.reduce(0) { $0 + $1.distance },
@@ -125,7 +122,8 @@ public struct GoogleDirections: DirectionsProvider {
     private func fetch(_ points: [Coordinate], mode: TravelMode) async throws -> Piece {
         let url = url(for: points, mode: mode)
         let subject = "Google Directions " + Redaction.url(url.absoluteString)
-        let response = try await client.directionsGet(url, service: "Google Directions", hiding: apiKey)
+        let response = try await client.directionsGet(url, service: "Google Directions", hiding: apiKey,
+                                                      temporaryRefusal: Self.overQueryLimit)
         let data = response.body, status = response.status
         let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         guard let json = object else {
@@ -152,41 +150,22 @@ public struct GoogleDirections: DirectionsProvider {
 
     /// The geometry and length of the first route of an OK response.
     static func parse(_ json: [String: Any], subject: String) throws -> Piece {
-        guard let routes = json["routes"] as? [[String: Any]], let route = routes.first else {
-            throw LapseError(.notFound, subject, "status OK but no routes in the response")
+        do {
+            let parsed = try GoogleRouteResponse.parseDirections(json)
+            return Piece(coordinates: parsed.coordinates, distance: parsed.distance, warnings: parsed.warnings)
+        } catch var error as LapseError {
+            error.subject = subject
+            throw error
         }
-        let legs = route["legs"] as? [[String: Any]] ?? []
-        var stepPolylines: [[Coordinate]] = []
-        var distance = 0.0
-        var missingSteps = legs.isEmpty
-        for (l, leg) in legs.enumerated() {
-            distance += ((leg["distance"] as? [String: Any])?["value"] as? NSNumber)?.doubleValue ?? 0
-            let steps = leg["steps"] as? [[String: Any]] ?? []
-            if steps.isEmpty { missingSteps = true }
-            for (s, step) in steps.enumerated() {
-                guard let encoded = (step["polyline"] as? [String: Any])?["points"] as? String else {
-                    missingSteps = true
-                    continue
-                }
-                do { stepPolylines.append(try EncodedPolyline.decode(encoded, precision: 5)) } catch let e as LapseError {
-                    throw LapseError(.invalidInput, subject, "step \(s + 1) of leg \(l + 1): \(e.reason)")
-                }
-            }
-        }
-        var warnings = (route["warnings"] as? [String]) ?? []
-        if missingSteps {
-            guard let overview = (route["overview_polyline"] as? [String: Any])?["points"] as? String else {
-                throw LapseError(.invalidInput, subject, "the route has neither step polylines nor an overview polyline")
-            }
-            do {
-                let coordinates = try EncodedPolyline.decode(overview, precision: 5)
-                warnings.append("the response has no step polylines; using the smoothed overview polyline")
-                return Piece(coordinates: coordinates, distance: distance, warnings: warnings)
-            } catch let e as LapseError {
-                throw LapseError(.invalidInput, subject, "overview polyline: \(e.reason)")
-            }
-        }
-        return Piece(coordinates: joinPieces(stepPolylines), distance: distance, warnings: warnings)
+    }
+
+    /// `OVER_QUERY_LIMIT` in an answer (HTTP 200): a rate refusal to retry.
+    @Sendable static func overQueryLimit(_ response: HTTPResponse) -> String? {
+        guard response.status == 200, response.body.count < 4096,
+              let json = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+              json["status"] as? String == GoogleDirectionsStatus.overQueryLimit.rawValue else { return nil }
+        let message = (json["error_message"] as? String).map { ": " + $0 } ?? ""
+        return "too many requests: the service's rate limit or quota was hit (OVER_QUERY_LIMIT)" + message
     }
 }
 

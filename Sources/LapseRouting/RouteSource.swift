@@ -6,18 +6,25 @@ import LapseNet
 
 /// The directions services Lapse can ask.
 public enum DirectionsService: String, Sendable, CaseIterable {
-    case google, osrm
+    /// The Google Routes API (``GoogleRoutes``): what a Google Cloud project can enable today.
+    case google
+    /// The legacy Google Directions API (``GoogleDirections``), for keys of projects that still have it.
+    case googleDirections = "google-directions"
+    /// An OSRM server (``OSRMDirections``); the default is the OSRM demo server (car profile only).
+    case osrm
 }
 
 /// How to reach the directions services: which one, its key and base URLs.
 ///
-/// Environment variables fill in what is not given: `GOOGLE_MAPS_API_KEY`, `LAPSE_GOOGLE_DIRECTIONS_URL`,
-/// `LAPSE_OSRM_URL`.
+/// Environment variables fill in what is not given: `GOOGLE_MAPS_API_KEY`, `LAPSE_GOOGLE_ROUTES_URL` (Routes API),
+/// `LAPSE_GOOGLE_DIRECTIONS_URL` (legacy Directions API), `LAPSE_OSRM_URL`.
 public struct DirectionsConfiguration: Sendable {
     public var service: DirectionsService
     /// A file whose first line is the Google Maps API key (else `GOOGLE_MAPS_API_KEY`).
     public var keyFile: String?
-    /// Google Directions base URL (else `LAPSE_GOOGLE_DIRECTIONS_URL`, else ``GoogleDirections/defaultBaseURL``).
+    /// The base URL of the Google service used: the Routes API (else `LAPSE_GOOGLE_ROUTES_URL`, else
+    /// ``GoogleRoutes/defaultBaseURL``) or, for `.googleDirections`, the legacy Directions API (else
+    /// `LAPSE_GOOGLE_DIRECTIONS_URL`, else ``GoogleDirections/defaultBaseURL``).
     public var googleBaseURL: String?
     /// OSRM server (else `LAPSE_OSRM_URL`, else ``OSRMDirections/defaultBaseURL``).
     public var osrmBaseURL: String?
@@ -43,12 +50,15 @@ public struct DirectionsConfiguration: Sendable {
         case .osrm:
             let url = try Self.serviceURL(osrmBaseURL ?? environment["LAPSE_OSRM_URL"], option: "--osrm-url")
             return OSRMDirections(baseURL: url ?? OSRMDirections.defaultBaseURL, client: client)
-        case .google:
-            let url = try Self.serviceURL(googleBaseURL ?? environment["LAPSE_GOOGLE_DIRECTIONS_URL"], option: "--google-url")
+        case .google, .googleDirections:
+            let legacy = service == .googleDirections
+            let variable = legacy ? "LAPSE_GOOGLE_DIRECTIONS_URL" : "LAPSE_GOOGLE_ROUTES_URL"
+            let url = try Self.serviceURL(googleBaseURL ?? environment[variable], option: "--google-url")
             guard let key = try GoogleDirections.apiKey(keyFile: keyFile, environment: environment) else {
                 throw LapseError.usage("no Google Maps API key: set \(GoogleDirections.keyEnvironmentVariable), give --key-file FILE, or use --provider osrm")
             }
-            return GoogleDirections(apiKey: key, baseURL: url ?? GoogleDirections.defaultBaseURL, client: client)
+            if legacy { return GoogleDirections(apiKey: key, baseURL: url ?? GoogleDirections.defaultBaseURL, client: client) }
+            return GoogleRoutes(apiKey: key, baseURL: url ?? GoogleRoutes.defaultBaseURL, client: client)
         }
     }
 

@@ -139,7 +139,7 @@ import TestSupport
         let r = try Shell.lapse(["hyperlapse", "--from", "43.6534,-79.3839", "--to", "45.5019,-73.5674", "--source", "google",
                                  "-o", "/nonexistent/dir/x.mp4"],
                                 environment: ["GOOGLE_MAPS_API_KEY": RouteWorld.key,
-                                              "LAPSE_GOOGLE_DIRECTIONS_URL": directions.baseURL + "/toronto_montreal"])
+                                              "LAPSE_GOOGLE_ROUTES_URL": directions.baseURL + "/toronto_montreal"])
         #expect(r.status == 1 && r.stderr.contains("does not exist"), "\(r.stderr)")
         let requests = try Shell.run("curl", ["-s", directions.baseURL + "/_requests"])
         #expect(requests.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(requests.stdout)")

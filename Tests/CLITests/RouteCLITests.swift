@@ -87,21 +87,49 @@ import Testing
         #expect(points.count == summary["points"] as? Int)
         #expect(Self.haversine(points[0], (43.6533961, -79.3827986)) < 5)
         #expect(!result.stderr.contains(Self.key) && !result.stdout.contains(Self.key))
-        // The environment variable and the LAPSE_GOOGLE_DIRECTIONS_URL override work too.
+        // The environment variable and the LAPSE_GOOGLE_ROUTES_URL override work too.
         let viaEnv = try Shell.lapse(["route", "--from", "43.6533961,-79.3827986", "--to", "45.5017123,-73.5672184",
                                       "-o", path("tm2.gpx"), "--quiet"],
                                      environment: ["GOOGLE_MAPS_API_KEY": Self.key,
-                                                   "LAPSE_GOOGLE_DIRECTIONS_URL": server.baseURL + "/toronto_montreal"])
+                                                   "LAPSE_GOOGLE_ROUTES_URL": server.baseURL + "/toronto_montreal"])
         #expect(viaEnv.status == 0, "\(viaEnv.stderr)")
         #expect(viaEnv.stdout.isEmpty && viaEnv.stderr.isEmpty)
+        // Both went to the Routes API (POST, key in a header), none to the legacy Directions API.
+        let log = try Shell.run("curl", ["-s", server.baseURL + "/_requests"]).stdout
+        #expect(log.components(separatedBy: "directions/v2:computeRoutes").count == 3 && !log.contains("maps/api/directions"), "\(log)")
+    }
+
+    /// A saved Routes API or Directions answer (`curl … > answer.json`) is a route file.
+    @Test func savedGoogleAnswerIsARouteFile() throws {
+        let legacy = TestData.path("streetview/googlemaps_openapi_spec/maps_http_directions_toronto_montreal_response.json")
+        let result = try Shell.lapse(["route", "--input", legacy, "-o", path("saved.geojson"), "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let km = try #require(try json(result)["distance_km"] as? Double)
+        #expect(abs(km - 540.543) / 540.543 < 0.01, "\(km) km")
+    }
+
+    @Test func routesAPIErrorsAreOneLineWithoutTheKey() throws {
+        let server = try LocalServer(script: "directions_standin.py")
+        for (scenario, reason) in [("disabled", "the Routes API is not enabled for this key's project"),
+                                   ("bad_key", "the API key was refused"), ("no_route", "no route between these points")] {
+            let result = try Shell.lapse(["route", "--from", "1,2", "--to", "3,4", "--google-url", server.baseURL + "/" + scenario,
+                                          "-o", path("x.geojson")], environment: ["GOOGLE_MAPS_API_KEY": Self.key])
+            #expect(result.status == 1)
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(result.stderr.hasPrefix("error: Google Routes API http://127.0.0.1:\(server.port)/\(scenario)/directions/v2:computeRoutes: "), "\(result.stderr)")
+            #expect(result.stderr.contains(reason), "\(result.stderr)")
+            #expect(!result.stderr.contains(Self.key))
+            #expect(!FileManager.default.fileExists(atPath: path("x.geojson")))
+        }
     }
 
     @Test func googleErrorsAreOneLineWithoutTheKey() throws {
         let server = try LocalServer(script: "directions_standin.py")
         for (scenario, reason) in [("zero_results", "no route between these points (ZERO_RESULTS)"),
-                                   ("status_REQUEST_DENIED", "(REQUEST_DENIED): Request for key=[redacted] failed"),
+                                   ("status_REQUEST_DENIED", "(REQUEST_DENIED); the Directions API is a legacy API that new Google Cloud projects cannot enable: use --provider google (the Routes API) instead, or check the key: Request for key=[redacted] failed"),
                                    ("over_query_limit", "(OVER_QUERY_LIMIT): Please wait.")] {
-            let result = try Shell.lapse(["route", "--from", "1,2", "--to", "3,4", "--google-url", server.baseURL + "/" + scenario,
+            let result = try Shell.lapse(["route", "--from", "1,2", "--to", "3,4", "--provider", "google-directions",
+                                          "--google-url", server.baseURL + "/" + scenario,
                                           "-o", path("x.geojson")], environment: ["GOOGLE_MAPS_API_KEY": Self.key])
             #expect(result.status == 1)
             let lines = result.stderr.split(separator: "\n")
@@ -113,16 +141,18 @@ import Testing
         }
     }
 
-    @Test func sixtyViaPointsThroughTheStandIn() throws {
+    @Test(arguments: [("google", "/routes"), ("google-directions", "/synthetic")])
+    func sixtyViaPointsThroughTheStandIn(provider: String, scenario: String) throws {
         let server = try LocalServer(script: "directions_standin.py")
-        var args = ["route", "--from", "45.4215,-75.6972", "--to", "45.8,-75.3", "--google-url", server.baseURL + "/synthetic",
-                    "-o", path("many.geojson"), "--json"]
+        var args = ["route", "--from", "45.4215,-75.6972", "--to", "45.8,-75.3", "--provider", provider,
+                    "--google-url", server.baseURL + scenario, "-o", path("many-\(provider).geojson"), "--json"]
         for i in 1...60 { args += ["--via", "\(45.4215 + Double(i) * 0.006),\(-75.6972 + Double(i) * 0.0066)"] }
         let result = try Shell.lapse(args, environment: ["GOOGLE_MAPS_API_KEY": Self.key])
         #expect(result.status == 0, "\(result.stderr)")
         let summary = try json(result)
         #expect(summary["requests"] as? Int == 3)
-        let points = try Self.geojsonPoints(path("many.geojson"))
+        #expect(summary["provider"] as? String == provider)
+        let points = try Self.geojsonPoints(path("many-\(provider).geojson"))
         #expect(points.count == 62 + 61)
         for (a, b) in zip(points, points.dropFirst()) { #expect(a != b) }
     }
@@ -175,7 +205,7 @@ import Testing
         (["--input", "a.gpx", "-o", "x.kml"], "must end in .gpx or .geojson"),
         (["--input", "a.gpx", "-o", "x.gpx", "--spacing", "0"], "--spacing takes a number"),
         (["--input", "a.gpx", "-o", "x.gpx", "--frobnicate"], "unknown option --frobnicate"),
-        (["--from", "1,1", "--to", "2,2", "--provider", "here", "-o", "x.gpx"], "--provider takes one of google, osrm"),
+        (["--from", "1,1", "--to", "2,2", "--provider", "here", "-o", "x.gpx"], "--provider takes one of google, google-directions, osrm"),
         (["--from", "1,1", "--to", "2,2", "--provider", "osrm", "--osrm-url", "localhost:5000", "-o", "x.gpx"], "--osrm-url takes an http(s) URL"),
         (["--from", "1,1", "--to", "2,2", "-o", "x.gpx"], "no Google Maps API key"),
     ])

@@ -20,7 +20,21 @@ Google (…/maps/api/directions/json?origin=…&destination=…[&waypoints=a|b|�
 OSRM (…/route/v1/<profile>/<lon>,<lat>;…?overview=full&geometries=polyline6):
   osrm               straight lines through the points, polyline6; latitudes outside ±90 give InvalidQuery
   osrm_noroute       {"code": "NoRoute"} with HTTP 400, as OSRM answers
-GET /_requests returns the list of request paths (with queries) seen so far, as JSON.
+  new_project        REQUEST_DENIED with the message Google gives a project that cannot enable the legacy API
+Google Routes API (POST …/directions/v2:computeRoutes, as the Routes API reference documents it):
+  the key in X-Goog-Api-Key (none: 403 PERMISSION_DENIED), a response field mask in X-Goog-FieldMask (none:
+  400 INVALID_ARGUMENT "FieldMask is a required parameter"; the answer holds only the fields the mask names),
+  at most 25 intermediates, travelMode DRIVE|BICYCLE|WALK|TWO_WHEELER|TRANSIT; scenarios:
+  routes             a route computed from the request: one leg (pass-through intermediates make no leg),
+                     a step from each point to the midpoint and one from there to the next point
+  toronto_montreal   the real Toronto->Montreal geometry of the recorded Directions answer, as the Routes API
+                     gives it (steps' encodedPolyline, distanceMeters, the overview as the route polyline)
+  no_route           {} (what the Routes API answers when there is no route)
+  disabled           403 PERMISSION_DENIED, reason SERVICE_DISABLED (the project has not enabled the Routes API)
+  bad_key            400 INVALID_ARGUMENT, reason API_KEY_INVALID
+  quota              the first 2 requests 429 RESOURCE_EXHAUSTED, then as `routes`
+GET /_requests returns the list of request paths (with queries) seen so far, as JSON; GET /_posts the POSTs:
+  {"path", "field_mask", "has_key_header", "query", "body"} each (the key itself is not recorded).
 """
 import argparse
 import json
@@ -75,9 +89,40 @@ def parse_latlng(text):
     return lat, lng
 
 
+def error(code, status, message, reason=None):
+    body = {"error": {"code": code, "message": message, "status": status}}
+    if reason:
+        body["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": reason,
+                                     "domain": "googleapis.com", "metadata": {"service": "routes.googleapis.com"}}]
+    return code, body
+
+
+def masked(value, paths):
+    """`value` with only the fields the field mask names (dotted paths through objects and lists; '*' is all)."""
+    if "*" in paths:
+        return value
+    if isinstance(value, list):
+        return [masked(v, paths) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, v in value.items():
+        if key in paths:
+            out[key] = v
+            continue
+        deeper = [p[len(key) + 1:] for p in paths if p.startswith(key + ".")]
+        if deeper:
+            m = masked(v, deeper)
+            if m not in ({}, []):
+                out[key] = m
+    return out
+
+
 class Handler(BaseHTTPRequestHandler):
     data_dir = DEFAULT_DATA
     requests = []
+    posts = []
+    quota_left = {"quota": 2}
     lock = threading.Lock()
 
     def log_message(self, *args):
@@ -96,6 +141,9 @@ class Handler(BaseHTTPRequestHandler):
         if parts.path == "/_requests":
             with self.lock:
                 return self.send(200, list(self.requests))
+        if parts.path == "/_posts":
+            with self.lock:
+                return self.send(200, list(self.posts))
         with self.lock:
             self.requests.append(self.path)
         segments = parts.path.strip("/").split("/")
@@ -105,7 +153,101 @@ class Handler(BaseHTTPRequestHandler):
             return self.google(scenario, query)
         if rest.startswith("route/v1/"):
             return self.osrm(scenario, rest[len("route/v1/"):], query)
+        if rest == "directions/v2:computeRoutes":
+            return self.send(*error(405, "INVALID_ARGUMENT", "computeRoutes takes POST"))
         return self.send(404, {"error": "unknown path " + parts.path})
+
+    def do_POST(self):
+        parts = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(length) if length else b""
+        segments = parts.path.strip("/").split("/")
+        scenario, rest = segments[0], "/".join(segments[1:])
+        mask = self.headers.get("X-Goog-FieldMask")
+        key = self.headers.get("X-Goog-Api-Key")
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = None
+        with self.lock:
+            self.requests.append(self.path)
+            self.posts.append({"path": parts.path, "field_mask": mask, "has_key_header": bool(key),
+                               "query": parts.query, "body": body})
+        if rest != "directions/v2:computeRoutes":
+            return self.send(404, {"error": "unknown path " + parts.path})
+        self.send(*self.routes_api(scenario, key, mask, body))
+
+    def routes_api(self, scenario, key, mask, body):
+        if not key:
+            return error(403, "PERMISSION_DENIED", "The request is missing a valid API key.")
+        if scenario == "bad_key":
+            return error(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API key.", "API_KEY_INVALID")
+        if scenario == "disabled":
+            return error(403, "PERMISSION_DENIED", "Routes API has not been used in project 123456789 before or it is "
+                         "disabled. Enable it by visiting https://console.developers.google.com/apis/api/"
+                         "routes.googleapis.com/overview?project=123456789 then retry.", "SERVICE_DISABLED")
+        if not mask:
+            return error(400, "INVALID_ARGUMENT", "FieldMask is a required parameter. See https://cloud.google.com/apis/"
+                         "docs/system-parameters on how to provide it. As an example, you can set the header "
+                         "'X-Goog-FieldMask' to value 'routes.distanceMeters,routes.duration,"
+                         "routes.polyline.encodedPolyline' to ask for the route distance, duration, and polyline in "
+                         "the response.")
+        if scenario == "quota":
+            with self.lock:
+                limited = self.quota_left["quota"] > 0
+                if limited:
+                    self.quota_left["quota"] -= 1
+            if limited:
+                return error(429, "RESOURCE_EXHAUSTED", "Quota exceeded for quota metric 'Compute Routes requests' "
+                             "and limit 'Compute Routes requests per minute'.", "RATE_LIMIT_EXCEEDED")
+        if not isinstance(body, dict):
+            return error(400, "INVALID_ARGUMENT", "Invalid JSON payload received.")
+
+        def point(w, name):
+            try:
+                ll = w["location"]["latLng"]
+                return float(ll["latitude"]), float(ll["longitude"])
+            except (KeyError, TypeError, ValueError):
+                raise ValueError("Invalid %s: a location with latLng is required." % name)
+        try:
+            points = [point(body.get("origin"), "origin")]
+            inter = body.get("intermediates") or []
+            points += [point(w, "intermediates[%d]" % i) for i, w in enumerate(inter)]
+            points.append(point(body.get("destination"), "destination"))
+        except ValueError as e:
+            return error(400, "INVALID_ARGUMENT", str(e))
+        if len(inter) > 25:
+            return error(400, "INVALID_ARGUMENT", "Too many intermediate waypoints (%d): at most 25 are allowed." % len(inter))
+        mode = body.get("travelMode", "DRIVE")
+        if mode not in ("DRIVE", "BICYCLE", "WALK", "TWO_WHEELER", "TRANSIT"):
+            return error(400, "INVALID_ARGUMENT", "Invalid value at 'travel_mode' (%s)." % mode)
+        if body.get("routingPreference") and mode not in ("DRIVE", "TWO_WHEELER"):
+            return error(400, "INVALID_ARGUMENT", "Routing preference cannot be set for this travel mode.")
+        paths = [p.strip() for p in mask.split(",") if p.strip()]
+        if scenario == "no_route":
+            return 200, {}
+        if scenario == "toronto_montreal":
+            with open(os.path.join(self.data_dir, REAL_GOOGLE["toronto_montreal"]), "rb") as f:
+                legacy = json.load(f)["routes"][0]
+            legs = [{"distanceMeters": leg["distance"]["value"],
+                     "steps": [{"polyline": {"encodedPolyline": st["polyline"]["points"]},
+                                "distanceMeters": st["distance"]["value"]} for st in leg["steps"]]}
+                    for leg in legacy["legs"]]
+            route = {"distanceMeters": sum(l["distanceMeters"] for l in legs), "duration": "%ds" % sum(
+                leg["duration"]["value"] for leg in legacy["legs"]),
+                "polyline": {"encodedPolyline": legacy["overview_polyline"]["points"]}, "legs": legs}
+            return 200, masked({"routes": [route]}, paths)
+        if scenario in ("routes", "quota"):
+            steps = []
+            for a, b in zip(points, points[1:]):
+                mid = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
+                steps += [{"polyline": {"encodedPolyline": encode([a, mid], 5)}, "distanceMeters": round(haversine(a, mid))},
+                          {"polyline": {"encodedPolyline": encode([mid, b], 5)}, "distanceMeters": round(haversine(mid, b))}]
+            distance = sum(st["distanceMeters"] for st in steps)
+            route = {"distanceMeters": distance, "duration": "%ds" % round(distance / 13.9),
+                     "polyline": {"encodedPolyline": encode(points, 5)}, "legs": [{"steps": steps}]}
+            return 200, masked({"routes": [route]}, paths)
+        return 404, {"error": "unknown scenario " + scenario}
 
     def google(self, scenario, query):
         key = query.get("key", [""])[0]
@@ -114,6 +256,11 @@ class Handler(BaseHTTPRequestHandler):
         if not key:
             return self.send(200, {"routes": [], "status": "REQUEST_DENIED",
                                    "error_message": "You must use an API key to authenticate each request."})
+        if scenario == "new_project":
+            return self.send(200, {"routes": [], "status": "REQUEST_DENIED", "error_message":
+                                   "You're calling a legacy API, which is not enabled for your project. To get newer "
+                                   "features and more functionality, switch to the Places API (New) or Routes API. "
+                                   "Learn more: https://developers.google.com/maps/legacy#LegacyApiNotActivatedMapError"})
         if scenario in REAL_GOOGLE:
             with open(os.path.join(self.data_dir, REAL_GOOGLE[scenario]), "rb") as f:
                 return self.send(200, f.read())

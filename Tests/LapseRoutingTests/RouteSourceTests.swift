@@ -2,6 +2,7 @@
 import Foundation
 import LapseCore
 import LapseGeo
+import LapseNet
 import LapseRouting
 import TestSupport
 import Testing
@@ -16,10 +17,15 @@ import Testing
     @Test func directionsSourceWithEnvironment() async throws {
         let server = try LocalServer(script: "directions_standin.py")
         let request = DirectionsRequest(origin: try Coordinate(latitude: 1, longitude: 2), destination: try Coordinate(latitude: 1.01, longitude: 2.01))
-        let google = DirectionsConfiguration(environment: ["GOOGLE_MAPS_API_KEY": "k-12345",
-                                                          "LAPSE_GOOGLE_DIRECTIONS_URL": server.baseURL + "/synthetic"])
-        let g = try await RouteSource.directions(request).load(google)
+        // The default Google provider is the Routes API (LAPSE_GOOGLE_ROUTES_URL); the legacy one is asked for by name.
+        let environment = ["GOOGLE_MAPS_API_KEY": "k-12345", "LAPSE_GOOGLE_ROUTES_URL": server.baseURL + "/routes",
+                           "LAPSE_GOOGLE_DIRECTIONS_URL": server.baseURL + "/synthetic"]
+        let g = try await RouteSource.directions(request).load(DirectionsConfiguration(environment: environment))
         #expect(g.provider == "google" && g.route.points.count == 3 && g.requestCount == 1)
+        let legacy = try await RouteSource.directions(request).load(DirectionsConfiguration(service: .googleDirections, environment: environment))
+        #expect(legacy.provider == "google-directions" && legacy.route.points.count == 3 && legacy.requestCount == 1)
+        let log = try await HTTPClient.shared.getJSON(URL(string: server.baseURL + "/_requests")!, as: [String].self)
+        #expect(log.count == 2 && log[0].hasPrefix("/routes/directions/v2:computeRoutes") && log[1].hasPrefix("/synthetic/maps/api/directions/json"))
         let osrm = DirectionsConfiguration(service: .osrm, environment: ["LAPSE_OSRM_URL": server.baseURL + "/osrm"])
         let o = try await RouteSource.directions(request).load(osrm)
         #expect(o.provider == "osrm" && o.route.points.count == 2)

@@ -14,7 +14,8 @@ enum HyperlapseCommand: Command {
         Route:
           --from LAT,LNG --to LAT,LNG   plan a route with a directions service
           --via LAT,LNG                 a stop between (repeatable)
-          --provider NAME               google (GOOGLE_MAPS_API_KEY) | osrm (default google)
+          --provider NAME               google (Routes API, GOOGLE_MAPS_API_KEY; default) | google-directions
+                                        (the legacy Directions API) | osrm (OpenStreetMap data)
           --key-file FILE               file holding the Google API key instead of GOOGLE_MAPS_API_KEY
           --osrm-url URL                your own OSRM server (default: $LAPSE_OSRM_URL or the public demo server)
           --route FILE                  GPX, GeoJSON, KML, 'lat,lng' lines or an encoded polyline instead
@@ -65,7 +66,7 @@ enum HyperlapseCommand: Command {
         flags.to = try arguments.value("--to")
         let via = try arguments.values("--via")
         flags.via = via.isEmpty ? nil : via
-        flags.provider = try arguments.choice("--provider", ["google", "osrm"])
+        flags.provider = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue))
         flags.route = try arguments.value("--route")
         flags.source = try arguments.value("--source")
         flags.track = try arguments.value("--track")

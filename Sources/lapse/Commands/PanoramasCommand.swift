@@ -17,7 +17,8 @@ enum PanoramasCommand: Command {
           --route FILE            GPX, GeoJSON, KML, 'lat,lng' lines or an encoded polyline
           --from LAT,LNG --to LAT,LNG [--via LAT,LNG]...
                                   plan the route with a directions service instead
-          --provider NAME         google | osrm (default google; the key is GOOGLE_MAPS_API_KEY)
+          --provider NAME         google (Routes API) | google-directions (legacy) | osrm (default google;
+                                  the key is GOOGLE_MAPS_API_KEY)
           --spacing M             metres between route points (default 10)
         Panoramas:
           --source SOURCE         google       Google Street View (Map Tiles API; key in GOOGLE_MAPS_API_KEY)
@@ -63,7 +64,7 @@ enum PanoramasCommand: Command {
         let from = try arguments.value("--from").map { try coordinate($0, "--from") }
         let to = try arguments.value("--to").map { try coordinate($0, "--to") }
         let via = try arguments.values("--via").map { try coordinate($0, "--via") }
-        let provider = try arguments.choice("--provider", ["google", "osrm"]) ?? "google"
+        let provider = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue)) ?? "google"
         let osrmURL = try arguments.value("--osrm-url")
         let spacing = try arguments.double("--spacing", in: 0.1...100_000) ?? 10
         let trackFile = try arguments.value("--track")
@@ -109,9 +110,9 @@ enum PanoramasCommand: Command {
         // The route.
         var route: Route?
         if let routeFile {
-            route = try RouteFile.read(path: PanoramaSourceOptions.expand(routeFile))
+            route = try await RouteSource.file(PanoramaSourceOptions.expand(routeFile)).load().route
         } else if let from, let to {
-            let configuration = DirectionsConfiguration(service: provider == "osrm" ? .osrm : .google, keyFile: keyFile,
+            let configuration = DirectionsConfiguration(service: DirectionsService(rawValue: provider) ?? .google, keyFile: keyFile,
                                                         osrmBaseURL: osrmURL, environment: env, client: client)
             let loaded = try await RouteSource.directions(DirectionsRequest(origin: from, destination: to, waypoints: via)).load(configuration)
             for w in loaded.warnings { console.warn(w) }

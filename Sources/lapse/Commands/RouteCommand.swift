@@ -4,9 +4,9 @@ import LapseKit
 
 enum RouteCommand: Command {
     static let name = "route"
-    static let summary = "Plan a route (Google Directions, OSRM) or read a route file, optionally every N metres"
+    static let summary = "Plan a route (Google Routes API, OSRM) or read a route file, optionally every N metres"
     static let help = """
-        lapse route (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... [--provider google|osrm] | --input FILE) [--spacing M] -o FILE
+        lapse route (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... [--provider NAME] | --input FILE) [--spacing M] -o FILE
 
         Plans a route with a directions service, or reads one from a file, and writes it as GPX or GeoJSON,
         optionally resampled to a point every M metres. Prints the distance, the number of points and the provider.
@@ -14,18 +14,22 @@ enum RouteCommand: Command {
         Route from a directions service:
           --from LAT,LNG          start, in decimal degrees (e.g. 43.6532,-79.3832)
           --to LAT,LNG            end
-          --via LAT,LNG           a stop on the way; repeat in travel order (Google: any number, sent 25 a request)
-          --provider NAME         google | osrm (default google)
+          --via LAT,LNG           a point to pass through; repeat in travel order (Google: any number, 25 a request)
+          --provider NAME         google (the Routes API; default) | google-directions (the legacy Directions
+                                  API, for keys of projects that still have it) | osrm (OpenStreetMap data)
           --mode MODE             driving | walking | cycling (default driving)
           --key-file FILE         file holding the Google Maps API key (default: $GOOGLE_MAPS_API_KEY)
-          --google-url URL        Google Directions base URL (default https://maps.googleapis.com,
-                                  or $LAPSE_GOOGLE_DIRECTIONS_URL)
+          --google-url URL        the Google service's base URL (default https://routes.googleapis.com or
+                                  $LAPSE_GOOGLE_ROUTES_URL; legacy: https://maps.googleapis.com or
+                                  $LAPSE_GOOGLE_DIRECTIONS_URL)
           --osrm-url URL          OSRM server (default https://router.project-osrm.org, or $LAPSE_OSRM_URL);
                                   your own server works, e.g. http://localhost:5000
         Route from a file:
           --input FILE            .gpx (tracks or routes), .geojson/.json, .kml, .txt/.csv (lat,lng lines),
-                                  .polyline / .polyline6 (encoded polyline); other names: detected from the content
-          --input-format FMT      gpx | geojson | kml | lines | polyline | polyline6 (overrides the detection)
+                                  .polyline / .polyline6 (encoded polyline), a saved Google Directions or Routes
+                                  API answer (.json); other names: detected from the content
+          --input-format FMT      gpx | geojson | kml | lines | polyline | polyline6 | google-directions |
+                                  google-routes (overrides the detection)
         Output:
           -o, --output FILE       .gpx or .geojson
           --spacing M             resample to a point every M metres along the path (start and end kept)
