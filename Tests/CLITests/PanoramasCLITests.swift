@@ -114,6 +114,23 @@ import TestSupport
         #expect(r.stderr.contains(message), "\(r.stderr)")
     }
 
+    /// No network (a host that does not resolve) or nothing listening: one clear line, exit 1, and the lookups of
+    /// the route's 31 points are not each retried.
+    @Test(arguments: ["http://lapse-offline.invalid/api", "http://127.0.0.1:9/api"])
+    func unreachableServiceFailsAtOnce(url: String) throws {
+        let route = try route((0...30).map { (48.85 + Double($0) * 0.0001, 2.35) })
+        for command in [["panoramas", "--out", dir.appendingPathComponent("offline").path],
+                        ["hyperlapse", "-o", dir.appendingPathComponent("offline.mp4").path]] {
+            let r = try Shell.lapse(command + ["--source", "panoramax", "--route", route, "--quiet"],
+                                    environment: ["LAPSE_PANORAMAX_URL": url])
+            #expect(r.status == 1, "\(r.stderr)")
+            let lines = r.stderr.split(separator: "\n")
+            #expect(lines.count == 1, "\(r.stderr)")
+            #expect(r.stderr.contains(url.contains("invalid") ? "host not found" : "connection refused"), "\(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("offline.mp4").path))
+        }
+    }
+
     @Test func help() throws {
         let r = try Shell.lapse(["panoramas", "--help"])
         #expect(r.status == 0 && r.stdout.contains("--zoom auto|0-5") && r.stdout.contains("Examples:"))

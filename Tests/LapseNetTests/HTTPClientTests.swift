@@ -199,6 +199,20 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
         }
     }
 
+    /// Offline, or a wrong host: one attempt, no backoff, an error that says so (an offline run ends in seconds).
+    @Test func unreachableServersAreNotRetried() async throws {
+        for (url, text) in [("http://lapse-offline.invalid/search?key=abcdef", "host not found"),
+                            ("http://127.0.0.1:9/search?key=abcdef", "connection refused")] {
+            let recorder = DelayRecorder()
+            let c = client(attempts: 5, recorder: recorder)
+            let error = await #expect(throws: LapseError.self) { _ = try await c.get(URL(string: url)!) }
+            #expect(error?.code == .network && error?.reason.hasPrefix(text) == true, "\(String(describing: error))")
+            #expect(c.statistics.attempts == 1 && c.statistics.retries == 0)
+            #expect(recorder.delays.isEmpty)
+            #expect(error?.description.contains("abcdef") == false)
+        }
+    }
+
     @Test func cancellationStopsARequest() async throws {
         let server = try LocalServer(script: "net_standin.py")
         let c = client(timeout: 60)
