@@ -200,6 +200,7 @@ public struct HyperlapseJob: Sendable {
         try video.commit()
         try credits.commit()
         try jobFile?.commit()
+        feed.jobFinished()
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
         let tiles = feed.tiles
         var summary = Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit, panoramas: rendered,

@@ -121,6 +121,9 @@ public protocol PanoramaFeed: Sendable {
     /// The stop will not be rendered (the stabiliser dropped it: its camera had not moved): a feed that decodes
     /// ahead need not keep its image. Default: nothing.
     func skip(_ stop: HyperlapseStop)
+    /// The job has written its outputs: what was kept only for it may go (see ``PanoramaSource/jobFinished()``).
+    /// Default: nothing.
+    func jobFinished()
 }
 
 extension PanoramaFeed {
@@ -132,6 +135,7 @@ extension PanoramaFeed {
     public var continuousCapture: Bool { false }
     public var analysisStride: Int { 1 }
     public func skip(_ stop: HyperlapseStop) {}
+    public func jobFinished() {}
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         try await image(for: stop, region: nil)
     }

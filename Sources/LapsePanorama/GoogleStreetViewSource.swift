@@ -18,7 +18,7 @@ public struct GoogleStreetViewSource: PanoramaSource {
     public let baseURL: URL
     private let apiKey: String
     private let client: HTTPClient
-    private let cache: DiskCache?
+    private let cache: HTTPCache?
     private let session: SessionStore
     private let progress: ProgressHandler?
 
@@ -29,10 +29,18 @@ public struct GoogleStreetViewSource: PanoramaSource {
     ///   - apiKey: a Google Maps Platform key with the Map Tiles API enabled (the CLI reads `GOOGLE_MAPS_API_KEY`).
     ///   - baseURL: where the API lives.
     ///   - client: the HTTP client; the key is added to its secrets so no message shows it.
-    ///   - cache: where tiles and metadata are kept between runs (`nil`: no cache).
+    ///   - cache: where tiles and metadata are kept, as their `Cache-Control` and `ETag` allow (Map Tiles API
+    ///     policies; see ``HTTPCache``); `nil`: no cache.
     ///   - progress: tile progress (`stage` "tiles").
     /// - Throws: ``LapseError`` `.usage` when the key is empty.
     public init(apiKey: String, baseURL: URL = defaultBaseURL, client: HTTPClient? = nil, cache: DiskCache? = nil,
+                progress: ProgressHandler? = nil) throws {
+        try self.init(apiKey: apiKey, baseURL: baseURL, client: client, httpCache: cache.map { HTTPCache(cache: $0) },
+                      progress: progress)
+    }
+
+    /// As ``init(apiKey:baseURL:client:cache:progress:)`` with the HTTP cache given (e.g. with its own clock).
+    public init(apiKey: String, baseURL: URL = defaultBaseURL, client: HTTPClient? = nil, httpCache: HTTPCache?,
                 progress: ProgressHandler? = nil) throws {
         let key = apiKey.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !key.isEmpty else { throw LapseError.usage("the Google source needs an API key in GOOGLE_MAPS_API_KEY") }
@@ -43,7 +51,7 @@ public struct GoogleStreetViewSource: PanoramaSource {
         // A client of our own only when the given one does not already hide the key.
         if let client, client.configuration.secrets.contains(key) { self.client = client }
         else { self.client = HTTPClient(configuration: configuration) }
-        self.cache = cache
+        self.cache = httpCache
         self.progress = progress
         session = SessionStore()
     }
@@ -106,21 +114,24 @@ public struct GoogleStreetViewSource: PanoramaSource {
     /// - Throws: ``LapseError`` `.notFound` for an unknown id, `.denied` for a bad key, network errors.
     public func metadata(id: String) async throws -> PanoramaMetadata {
         let key = CacheKey("google", id, "metadata.json")
-        var data = cache?.data(for: key, validate: { (try? JSONDecoder().decode(MetadataAnswer.self, from: $0)) != nil })
-        if data == nil {
-            var url = try await endpoint("v1/streetview/metadata")
-            url = url.appending(queryItems: [URLQueryItem(name: "panoId", value: id)])
+        var url = try await endpoint("v1/streetview/metadata")
+        url = url.appending(queryItems: [URLQueryItem(name: "panoId", value: id)])
+        let data: Data
+        if let cache {
+            data = try await cache.get(url, key: key, client: client,
+                                       validate: { (try? JSONDecoder().decode(MetadataAnswer.self, from: $0)) != nil },
+                                       temporaryRefusal: GoogleAPIError.temporaryRefusal, check: { try self.check($0, url) }).data
+        } else {
             let response = try await client.get(url, temporaryRefusal: GoogleAPIError.temporaryRefusal)
             try check(response, url)
             data = response.body
         }
-        guard let data, let m = try? JSONDecoder().decode(MetadataAnswer.self, from: data) else {
+        guard let m = try? JSONDecoder().decode(MetadataAnswer.self, from: data) else {
             throw LapseError(.invalidInput, "Google Street View metadata of \(id)", "unexpected answer")
         }
         guard m.imageWidth > 0, m.imageHeight > 0 else {
             throw LapseError(.invalidInput, "Google Street View metadata of \(id)", "no image size")
         }
-        try? cache?.store(data, for: key)
         return PanoramaMetadata(
             source: name, id: m.panoId, coordinate: Coordinate(uncheckedLatitude: m.lat, longitude: m.lng),
             date: m.date, heading: normalizeDegrees(m.heading ?? 0), tilt: (m.tilt ?? 90) - 90, roll: m.roll ?? 0,
@@ -210,6 +221,9 @@ public struct GoogleStreetViewSource: PanoramaSource {
             zoom -= 1
         }
     }
+
+    /// Removes the tiles and metadata kept only for this job (those whose answers did not allow caching).
+    public func jobFinished() { cache?.discardTransient() }
 
     // MARK: - Session and errors
 

@@ -128,6 +128,7 @@ public struct PanoramaExport: Sendable {
         }
         let writtenList = written.keys.sorted().compactMap { written[$0] }
         try writeManifest(matches: matches, coverage: coverage, written: writtenList, path: manifestPath)
+        source.jobFinished()
         return Result(matches: matches, coverage: coverage, written: writtenList,
                       failed: failed.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) },
                       tilesDownloaded: downloaded, tilesFromCache: cached, manifestPath: manifestPath)

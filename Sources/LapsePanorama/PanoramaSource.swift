@@ -35,9 +35,15 @@ public protocol PanoramaSource: Sendable {
     /// at reduced scale). Default: ``image(for:resolution:)`` at `.atLeast(width:)`.
     /// - Throws: as ``image(for:resolution:)``.
     func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage
+
+    /// The job using this source has finished: content kept only for the job (Google's, without permission to
+    /// be cached; see ``HTTPCache``) is removed. Default: nothing.
+    func jobFinished()
 }
 
 extension PanoramaSource {
+    public func jobFinished() {}
+
     public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
         try await image(for: panorama, resolution: .atLeast(width: width))
     }

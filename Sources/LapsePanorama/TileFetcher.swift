@@ -7,7 +7,8 @@ import LapseNet
 /// Downloads (or reads from the cache) every tile of a grid concurrently and stitches them.
 struct TileFetcher: Sendable {
     let client: HTTPClient
-    let cache: DiskCache?
+    /// Where tiles are kept, as their `Cache-Control` allows.
+    let cache: HTTPCache?
     /// Cache folder parts before the zoom and tile, e.g. `["google", panoId]`.
     let cachePrefix: [String]
     /// Builds a tile's URL.
@@ -36,7 +37,7 @@ struct TileFetcher: Sendable {
                     do {
                         pixels = try DecodedImage(data: [UInt8](data), name: name).pixels(accurate: false)
                     } catch {
-                        if let cache { cache.remove(self.key(tile)) }
+                        if let cache { cache.cache.remove(self.key(tile)) }
                         throw error
                     }
                     return (tile, pixels, cached)
@@ -58,19 +59,24 @@ struct TileFetcher: Sendable {
     }
 
     private func tileData(_ tile: TileIndex) async throws -> (Data, Bool) {
-        let key = key(tile)
-        if let cache, let data = cache.data(for: key, validate: CacheValidation.jpeg) { return (data, true) }
         let target = url(tile)
+        let check: (HTTPResponse) throws -> Void = { response in
+            if response.status == 404 || (response.status == 400 && GoogleAPIError(response)?.isKeyOrPermission != true) {
+                // The documented answer for a tile the panorama does not have at this zoom (NOT_FOUND, INVALID_ARGUMENT).
+                let why = GoogleAPIError(response)?.summary ?? "HTTP \(response.status)"
+                throw LapseError(.notFound, client.subject(target),
+                                 "tile \(tile): " + Redaction.message(why, hiding: client.configuration.secrets))
+            }
+            try response.requireSuccess(client.subject(target), hiding: client.configuration.secrets)
+        }
+        if let cache {
+            let (data, cached) = try await cache.get(target, key: key(tile), client: client, validate: CacheValidation.jpeg,
+                                                     temporaryRefusal: GoogleAPIError.temporaryRefusal, check: check)
+            return (data, cached)
+        }
         let response = try await client.get(target, accept: { r in CacheValidation.jpeg(r.body) },
                                             temporaryRefusal: GoogleAPIError.temporaryRefusal)
-        if response.status == 404 || (response.status == 400 && GoogleAPIError(response)?.isKeyOrPermission != true) {
-            // The documented answer for a tile the panorama does not have at this zoom (NOT_FOUND, INVALID_ARGUMENT).
-            let why = GoogleAPIError(response)?.summary ?? "HTTP \(response.status)"
-            throw LapseError(.notFound, client.subject(target),
-                             "tile \(tile): " + Redaction.message(why, hiding: client.configuration.secrets))
-        }
-        try response.requireSuccess(client.subject(target), hiding: client.configuration.secrets)
-        if let cache { try cache.store(response.body, for: key) }
+        try check(response)
         return (response.body, false)
     }
 }

@@ -11,6 +11,8 @@ Zoom levels as the Map Tiles documentation gives them: zoom 0 ... 5, zoom 5 alwa
 metadata's imageWidth x imageHeight, the image at zoom z being imageWidth >> (5 - z) by imageHeight >> (5 - z), cut
 into 512 x 512 tiles from the top left. A tile outside that grid, a zoom outside 0 ... 5 or imagery that is missing
 answers an error (400 INVALID_ARGUMENT or 404 NOT_FOUND), never an image; /_stats counts them as "tile_errors".
+Caching: tiles and metadata carry --cache-control (default "private, max-age=86400"; "" for no header) and an
+ETag; a request with a matching If-None-Match answers 304 Not Modified without a body (counted as "not_modified").
 Quota errors as Google sends them: --quota-errors N makes the first N requests answer 403 with reason
 rateLimitExceeded (and 429 RESOURCE_EXHAUSTED every other time), then serve normally.
 
@@ -24,7 +26,7 @@ rateLimitExceeded (and 429 RESOURCE_EXHAUSTED every other time), then serve norm
 Options: --key K (default test-key), --faults RATE (0..1), --retry-after S, --stall S, --data DIR, --workdir DIR,
 --session-requests N (a session token stops working after N requests), --quota-errors N.
 """
-import argparse, json, os, sys, tempfile, threading, time, uuid
+import argparse, json, os, sys, tempfile, threading, time, uuid, zlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from standin_common import Handler, FaultPlan, distance_m, make_tiles, make_black, serve, unblock_signals
 
@@ -66,6 +68,19 @@ def error(code, status, message, reasons=()):
 
 
 class MapTiles(Handler):
+    def cacheable(self, kind, body, ctype):
+        """Sends `body` with the caching headers, or 304 when the client already holds it."""
+        s = self.server
+        etag = '"%08x"' % zlib.crc32(body if isinstance(body, bytes) else json.dumps(body, sort_keys=True).encode())
+        headers = {"ETag": etag}
+        if s.cache_control:
+            headers["Cache-Control"] = s.cache_control
+        if self.headers.get("If-None-Match") == etag:
+            self.count("not_modified")
+            return self.send(304, b"", ctype, headers)
+        self.count(kind)
+        return self.send(200, body, ctype, headers)
+
     def route(self, method, path, q):
         s = self.server
         ident = method + " " + path + " " + q.get("panoId", "")
@@ -124,30 +139,33 @@ class MapTiles(Handler):
                 ids.append(best[1] if best[0] <= radius else "")
             return self.send(200, {"panoIds": ids})
         if method == "GET" and path == "/v1/streetview/metadata":
-            self.count("metadata")
             p = BY_ID.get(q.get("panoId", ""))
             if not p:
+                self.count("metadata")
                 return self.send(404, {"error": {"code": 404, "message": "Panorama not found.", "status": "NOT_FOUND"}})
-            return self.send(200, {"panoId": p["id"], "lat": p["lat"], "lng": p["lng"], "imageHeight": p["height"],
+            return self.cacheable("metadata", {"panoId": p["id"], "lat": p["lat"], "lng": p["lng"], "imageHeight": p["height"],
                                    "imageWidth": p["width"], "tileHeight": TILE, "tileWidth": TILE,
                                    "heading": p["heading"], "tilt": p["tilt"], "roll": p["roll"],
-                                   "imageryType": "outdoor", "date": p["date"], "copyright": p["copyright"]})
+                                   "imageryType": "outdoor", "date": p["date"], "copyright": p["copyright"]},
+                                  "application/json")
         if method == "GET" and path.startswith("/v1/streetview/tiles/"):
-            self.count("tiles")
             try:
                 z, x, y = (int(v) for v in path.split("/")[-3:])
             except ValueError:
+                self.count("tiles")
                 return self.send(400, {"error": {"code": 400, "message": "bad tile", "status": "INVALID_ARGUMENT"}})
             p = BY_ID.get(q.get("panoId", ""))
             if not p:
+                self.count("tiles")
                 return self.send(404, {"error": {"code": 404, "message": "Panorama not found.", "status": "NOT_FOUND"}})
             status, body = self.server.tile(p, z, x, y)
             with s.stats.lock:
                 s.log.append("%s %d/%d/%d %d" % (p["id"], z, x, y, status))
             if status != 200:
+                self.count("tiles")
                 self.count("tile_errors")
                 return self.send(status, body)
-            return self.send(200, body, "image/jpeg")
+            return self.cacheable("tiles", body, "image/jpeg")
         return self.send(404, {"error": {"code": 404, "message": "no such endpoint", "status": "NOT_FOUND"}})
 
 
@@ -163,6 +181,7 @@ def main():
     ap.add_argument("--workdir", default=None)
     ap.add_argument("--session-requests", type=int, default=0, help="a session token expires after N requests (0: never)")
     ap.add_argument("--quota-errors", type=int, default=0, help="the first N requests answer quota/rate errors")
+    ap.add_argument("--cache-control", default="private, max-age=86400", help="Cache-Control of tiles and metadata")
     a = ap.parse_args()
     workdir = a.workdir or tempfile.mkdtemp(prefix="maptiles-standin-")
     os.makedirs(workdir, exist_ok=True)
@@ -197,6 +216,7 @@ def main():
         server.session_requests = a.session_requests
         server.session_use = {}
         server.quota_errors = a.quota_errors
+        server.cache_control = a.cache_control
         server.quota_sent = 0
         server.log = []
         server.plan = FaultPlan(a.faults, a.retry_after, a.stall)

@@ -5,6 +5,7 @@ import LapseGeo
 import LapseMedia
 import LapseNet
 @testable import LapsePanorama
+import Synchronization
 import Testing
 import TestSupport
 
@@ -236,6 +237,74 @@ import TestSupport
         #expect(try await MapTilesWorld.stats(clean).tiles == 32 - cachedTiles)
         let reference = try Self.reference(MapTilesWorld.newSource, width: 4096, height: 2048)
         #expect(ImageMetrics.psnr(rerun.pixels, reference) >= 40)
+    }
+
+    /// A clock tests move forward.
+    final class TestClock: Sendable {
+        private let offset = Mutex<Double>(0)
+        func advance(_ seconds: Double) { offset.withLock { $0 += seconds } }
+        var now: @Sendable () -> Date { { Date().addingTimeInterval(self.offset.withLock { $0 }) } }
+    }
+
+    /// `Cache-Control: private, max-age=600` and an ETag: within the max-age a second run reads the cache (no
+    /// request); after it, every entry is revalidated with If-None-Match and the 304s reuse the bytes.
+    @Test func cacheFollowsCacheControlAndRevalidates() async throws {
+        let server = try MapTilesWorld.server(cacheControl: "private, max-age=600")
+        let dir = TestData.scratchDirectory("pano-cache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let clock = TestClock()
+        func run() async throws -> PanoramaImage {
+            let source = try GoogleStreetViewSource(apiKey: MapTilesWorld.key, baseURL: URL(string: server.baseURL)!,
+                                                    client: MapTilesWorld.client(),
+                                                    httpCache: HTTPCache(cache: try DiskCache(directory: dir), now: clock.now))
+            return try await source.image(for: try await source.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
+        }
+        let first = try await run()
+        #expect(first.tilesDownloaded == 2 && first.tilesFromCache == 0)
+        clock.advance(300)
+        let second = try await run()
+        #expect(second.tilesDownloaded == 0 && second.tilesFromCache == 2 && second.pixels == first.pixels)
+        var stats = try await MapTilesWorld.stats(server)
+        #expect(stats.tiles == 2 && stats.by_kind["metadata"] == 1 && stats.by_kind["not_modified"] == nil)
+        clock.advance(400)   // 700 s after the first run: stale
+        let third = try await run()
+        #expect(third.tilesDownloaded == 0 && third.tilesFromCache == 2 && third.pixels == first.pixels)
+        stats = try await MapTilesWorld.stats(server)
+        #expect(stats.tiles == 2 && stats.by_kind["metadata"] == 1 && stats.by_kind["not_modified"] == 3)
+        // Revalidated entries are fresh again for another max-age.
+        clock.advance(300)
+        _ = try await run()
+        #expect(try await MapTilesWorld.stats(server).by_kind["not_modified"] == 3)
+    }
+
+    /// `no-store` (and answers with no lifetime): kept only for the job. A rerun after a crash resumes from what the
+    /// first run kept; once the job has finished it is gone and the next job downloads again.
+    @Test(arguments: ["no-store", ""])
+    func contentWithoutPermissionToCacheLivesOnlyForTheJob(cacheControl: String) async throws {
+        let server = try MapTilesWorld.server(cacheControl: cacheControl)
+        let dir = TestData.scratchDirectory("pano-cache")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func source() throws -> GoogleStreetViewSource {
+            try GoogleStreetViewSource(apiKey: MapTilesWorld.key, baseURL: URL(string: server.baseURL)!,
+                                       client: MapTilesWorld.client(), cache: try DiskCache(directory: dir))
+        }
+        let crashed = try source()
+        let first = try await crashed.image(for: try await crashed.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
+        #expect(first.tilesDownloaded == 2)
+        let files = { (FileManager.default.subpaths(atPath: dir.path) ?? []).filter { $0.hasSuffix(".jpg") || $0.hasSuffix("metadata.json") } }
+        #expect(files().count == 3 && files().allSatisfy { $0.hasPrefix("transient/") }, "\(files())")
+        // The rerun (the first never finished): from what it kept.
+        let rerun = try source()
+        let second = try await rerun.image(for: try await rerun.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
+        #expect(second.tilesFromCache == 2 && second.tilesDownloaded == 0 && second.pixels == first.pixels)
+        #expect(try await MapTilesWorld.stats(server).tiles == 2)
+        rerun.jobFinished()
+        #expect(files().isEmpty, "\(files())")
+        let next = try source()
+        let third = try await next.image(for: try await next.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
+        #expect(third.tilesDownloaded == 2)
+        let stats = try await MapTilesWorld.stats(server)
+        #expect(stats.tiles == 4 && stats.by_kind["metadata"] == 2)
     }
 
     @Test func anExpiredSessionIsRenewedOnce() async throws {
