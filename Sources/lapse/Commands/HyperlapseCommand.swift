@@ -30,7 +30,8 @@ enum HyperlapseCommand: Command {
                                         without a compass); the rest follow from the pictures
           --frame-step N                video without a track: every N-th frame (default 1; the video plays
                                         N × fps / its frame rate times as fast)
-          --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse)
+          --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse); Google tiles are kept as
+                                        their Cache-Control allows (README: "What is kept on disk")
         Stabilisation (default: on):
           --forward D                   the direction of travel in the pictures, D degrees right of their centre
                                         column (default: measured from the motion between them); the camera along
