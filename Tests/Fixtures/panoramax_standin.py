@@ -65,16 +65,16 @@ WORLD = [
     # A 360 picture that is not 2:1 and says nothing of where it sits: it cannot be placed.
     dict(id=uid(0x1a2b, 0x3c4d5e05), src=RICOH, size=(2000, 700), fov=360, at=offset(*CORNER, 0, 90), azimuth=90.0,
          datetime="2021-03-01T09:00:10+00:00", license="CC-BY-SA-4.0", producer="Dan Example", seq="seq-b"),
-    # Three frames 1.5 s apart of a real 360 video from a car (its camera faces back: the centre column looks west
+    # Three frames 0.27 s apart of a real 360 video from a car (its camera faces back: the centre column looks west
     # while the car goes east), as if taken along the street here: a moving camera's pictures, for motion analysis.
     dict(id=uid(0x1a2b, 0x3c4d5e06), src=OVERPASS, frame=20, size=(2048, 1024), fov=360, at=offset(*CORNER, 0, 96),
          azimuth=275.0, datetime="2021-03-01T09:00:12+00:00", license="CC-BY-SA-4.0", producer="Dan Example",
          seq="seq-b"),
     # No heading at all (GeoVisio fills one from the next picture of the run; a run of one has none).
-    dict(id=uid(0x1a2b, 0x3c4d5e07), src=OVERPASS, frame=65, size=(2048, 1024), fov=360, at=offset(*CORNER, 0, 140),
+    dict(id=uid(0x1a2b, 0x3c4d5e07), src=OVERPASS, frame=28, size=(2048, 1024), fov=360, at=offset(*CORNER, 0, 140),
          azimuth=None, datetime="2022-07-14T16:00:00+00:00", license="CC-BY-4.0", producer="Eve Example", seq="seq-c"),
     # Tilted and rolled, as the camera's GPano PosePitchDegrees / PoseRollDegrees said.
-    dict(id=uid(0x1a2b, 0x3c4d5e08), src=OVERPASS, frame=110, size=(2048, 1024), fov=360, at=offset(*CORNER, 0, 185),
+    dict(id=uid(0x1a2b, 0x3c4d5e08), src=OVERPASS, frame=36, size=(2048, 1024), fov=360, at=offset(*CORNER, 0, 185),
          azimuth=272.0, pitch=4.5, roll=-2.0, datetime="2022-07-15T10:00:00+00:00", license="CC-BY-4.0",
          producer="Eve Example", seq="seq-d"),
 ]
