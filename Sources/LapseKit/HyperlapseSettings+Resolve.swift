@@ -88,7 +88,7 @@ extension HyperlapseSettings {
         let client = try options.makeClient()
         // Tiles come a panorama at a time, several at once: report them as one running count.
         let made = try options.make(client: client, videoFrameStep: s.frameStep ?? 1,
-                                    progress: progress.map { DownloadTally(forwardingTo: $0).handler })
+                                    progress: progress.map { DownloadTally(forwardingTo: $0).handler }, warning: warning)
         for skipped in made.skipped { warning?("skipped \(skipped.file): \(skipped.reason)") }
 
         var route: Route

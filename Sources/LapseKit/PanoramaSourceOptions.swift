@@ -58,9 +58,12 @@ public struct PanoramaSourceOptions: Sendable {
     ///   - client: the job's HTTP client (``makeClient()``).
     ///   - videoFrameStep: for `video:` without a track, the step of ``Made/sequence``.
     ///   - progress: download progress of tiles.
+    ///   - warning: told of pictures a source leaves out while looking up (Panoramax: a cropped 360° picture that
+    ///     cannot be placed in its full frame), once each.
     /// - Throws: ``LapseError`` `.usage` for an unknown source, `--track` with another source or a bad base URL;
     ///   `.denied` for Google without a key; `.invalidInput` for an unreadable folder, video or track.
-    public func make(client: HTTPClient, videoFrameStep: Int = 30, progress: ProgressHandler? = nil) throws -> Made {
+    public func make(client: HTTPClient, videoFrameStep: Int = 30, progress: ProgressHandler? = nil,
+                     warning: WarningHandler? = nil) throws -> Made {
         if track != nil && !source.hasPrefix("video:") { throw LapseError.usage("--track is for --source video:FILE") }
         let cache: DiskCache? = useCache ? try DiskCache(directory: cacheDirectory.map { URL(fileURLWithPath: Self.expand($0)) }) : nil
         if source == "google" {
@@ -73,7 +76,8 @@ public struct PanoramaSourceOptions: Sendable {
         }
         if source == "panoramax" {
             let base = try DirectionsConfiguration.serviceURL(panoramaxBaseURL ?? environment["LAPSE_PANORAMAX_URL"], option: "--panoramax-url") ?? PanoramaxSource.defaultBaseURL
-            return Made(source: PanoramaxSource(baseURL: base, client: client, cache: cache), sequence: nil, skipped: [], track: nil)
+            return Made(source: PanoramaxSource(baseURL: base, client: client, cache: cache, warning: warning),
+                        sequence: nil, skipped: [], track: nil)
         }
         if source.hasPrefix("local:") {
             let local = try LocalPhotoSource(directory: Self.expand(String(source.dropFirst("local:".count))))

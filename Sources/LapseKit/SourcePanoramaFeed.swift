@@ -58,15 +58,35 @@ public struct SourcePanoramaFeed: PanoramaFeed {
         return matches.map { match in
             match.panorama.map { pano in
                 let known = Self.headingUncertainty(pano) != nil
+                let point = window[match.index]
                 return HyperlapseStop(
-                    panoramaID: pano.id, routePoint: window[match.index], position: pano.coordinate,
-                    pose: PanoramaPose(heading: known ? pano.heading : normalizeDegrees(panoHeading ?? pano.heading),
+                    panoramaID: pano.id, routePoint: point, position: pano.coordinate,
+                    pose: PanoramaPose(heading: known ? pano.heading : normalizeDegrees(panoHeading ?? placeholderHeading(pano, point)),
                                        tilt: pano.tilt, roll: pano.roll),
                     attribution: Attribution(source: Self.displayName(pano.source), copyright: pano.copyright,
                                              author: pano.author, licence: pano.licence),
                     panorama: pano, headingUncertainty: Self.headingUncertainty(pano),
-                    levelUncertainty: pano.source == "google" ? 1 : nil, sequenceIndex: captureOrder?[pano.id])
+                    levelUncertainty: Self.levelUncertainty(pano), sequenceIndex: captureOrder?[pano.id])
             }
+        }
+    }
+
+    /// The heading a panorama whose source knows none is posed at until the stabiliser has its say: your photos'
+    /// bearing to the next photo (the source's), else — a Panoramax picture without `view:azimuth`, a Google
+    /// panorama without a heading — the route's direction of travel at the point (cameras mostly face the way they
+    /// go, and the stabiliser turns it to what its pictures' motion and positions say).
+    private func placeholderHeading(_ pano: PanoramaMetadata, _ point: RoutePoint) -> Double {
+        followsCamera ? pano.heading : point.heading
+    }
+
+    /// How far a source's tilt and roll can be trusted (degrees, one standard deviation): Google's about 1°, a
+    /// Panoramax picture's `pers:pitch`/`pers:roll` (when not both 0) about 3°; nil when the source does not know
+    /// them (the camera is then taken to be upright).
+    static func levelUncertainty(_ pano: PanoramaMetadata) -> Double? {
+        switch pano.source {
+        case "google": return 1
+        case "panoramax" where pano.tilt != 0 || pano.roll != 0: return 3
+        default: return nil
         }
     }
 

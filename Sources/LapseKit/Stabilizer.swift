@@ -86,8 +86,10 @@ public struct StabilizationReport: Sendable, Equatable {
 ///   (``MotionEstimator``; left out where it disagrees with trusted metadata by more than 4σ or 5°), the
 ///   source's heading where it knows one (``HyperlapseStop/headingUncertainty``), and for a camera's own track
 ///   (``PanoramaFeed/followsCamera``) the track's bearing (``TrackHeadings``) as the heading of the direction of
-///   travel measured in the picture; the level from the source's tilt and roll, else the prior that the
-///   camera is upright (3°). The first frame, if nothing else gives its heading, keeps the source's.
+///   travel measured in the picture; for a panorama of a planned route whose source knows no heading (a Panoramax
+///   picture without `view:azimuth`), the bearing to the next frame's panorama as the heading of the direction of
+///   travel measured in its picture (`positions`); the level from the source's tilt and roll, else the prior
+///   that the camera is upright (3°). The first frame, if nothing else gives its heading, keeps the source's.
 /// - Direction of travel: the route's (planned routes) or, for a camera's own track, the measured direction of
 ///   travel (``PairMotion/travel``, or ``StabilizationOptions/forward``) turned into the world and averaged
 ///   over ±8 frames.
@@ -321,6 +323,14 @@ struct Stabilizer {
                 headings.append(.init(direction: v, heading: bearing, sigma: given ? 5 : 10, gate: given ? nil : 25))
                 e.sources.append("track")
             }
+        } else if !followsCamera, positionsKnown, e.stop.headingUncertainty == nil, let v = e.travel,
+                  index - trackStart + 1 < track.count, case let next = track[index - trackStart + 1],
+                  e.stop.position.distance(to: next) >= 5 {
+            // A panorama whose source knows no heading on a planned route (a Panoramax picture without
+            // view:azimuth): the direction of travel measured in its picture towards the next frame's panorama is
+            // the bearing to where that one was taken (their positions a few metres off, hence the spread).
+            headings.append(.init(direction: v, heading: e.stop.position.initialBearing(to: next), sigma: 15, gate: 25))
+            e.sources.append("positions")
         }
         if index == 0, headings.isEmpty {
             // The source's heading of the first frame: what a video without a track (or --pano-heading) names,

@@ -16,13 +16,26 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
     /// Compass heading, in degrees clockwise from north (0 ..< 360), that the image's centre column faces.
     /// Column x of a W-wide image faces `heading + (x / W − 0.5) · 360°`.
     public var heading: Double
-    /// Camera tilt in degrees, 0 = level (Google's metadata reports level as 90; it is converted).
+    /// Camera tilt in degrees, 0 = level, positive when the camera's forward axis (the centre column) points above
+    /// the horizon (as `PanoramaPose.tilt`): Google's metadata tilt − 90 (it reports level as 90), Panoramax's
+    /// `pers:pitch` (GPano `PosePitchDegrees`, "degrees above the horizon"), else 0.
     public var tilt: Double
-    /// Camera roll in degrees, 0 = level.
+    /// Camera roll in degrees, 0 = level, positive when the camera is turned clockwise as seen from behind, so that
+    /// the horizon turns counter-clockwise in the picture (as `PanoramaPose.roll`): Google's metadata roll,
+    /// Panoramax's `pers:roll` (GPano `PoseRollDegrees`: "as roll increases, the horizon rotates counterclockwise
+    /// in the image"), else 0.
     public var roll: Double
-    /// Full-resolution equirectangular size, in pixels (width = 2 × height for a whole sphere).
+    /// Full-resolution equirectangular size, in pixels (width = 2 × height for a whole sphere; for a cropped
+    /// picture the size of its full frame, ``crop`` telling where the picture sits in it).
     public var width: Int
     public var height: Int
+    /// Where a cropped 360° picture (one without the nadir or the zenith, e.g. Panoramax's `visible_area`) sits in
+    /// its full frame; nil for a picture of the whole sphere. Sources deliver such a picture placed in its full 2:1
+    /// frame, the missing part black.
+    public var crop: PanoramaCrop?
+    /// The capture run the panorama belongs to (Panoramax's collection, a sequence of pictures taken in one go),
+    /// when the source has one.
+    public var collection: String?
     /// Tile size in pixels for tiled sources (Google: 512 × 512), else `nil`.
     public var tileWidth: Int?
     public var tileHeight: Int?
@@ -36,17 +49,21 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
     public var file: String?
     /// Time in seconds in a video, for video sources.
     public var time: Double?
-    /// Where the full-resolution image is downloaded from (Panoramax), else `nil`.
+    /// Where the full-resolution image is downloaded from (Panoramax's `hd` asset), else `nil`.
     public var imageURL: String?
+    /// Where a smaller image is downloaded from (Panoramax's `sd` asset, 2048 pixels wide), else `nil`.
+    public var smallImageURL: String?
     /// Where ``heading`` comes from: `metadata` (Google's), `view:azimuth` (Panoramax), `GPSImgDirection` or
     /// `PoseHeadingDegrees` (a photo's EXIF/XMP), `next photo` or `previous photo` (the bearing between photos),
-    /// `none` (a placeholder: the source does not know), or `nil` (not recorded).
+    /// `none` (a placeholder, 0: the source does not know — a Panoramax picture without `view:azimuth`), or `nil`
+    /// (not recorded).
     public var headingSource: String?
 
     public init(source: String, id: String, coordinate: Coordinate, date: String? = nil, heading: Double,
                 tilt: Double = 0, roll: Double = 0, width: Int, height: Int, tileWidth: Int? = nil,
                 tileHeight: Int? = nil, copyright: String? = nil, licence: String? = nil, author: String? = nil,
-                file: String? = nil, time: Double? = nil, imageURL: String? = nil, headingSource: String? = nil) {
+                file: String? = nil, time: Double? = nil, imageURL: String? = nil, headingSource: String? = nil,
+                crop: PanoramaCrop? = nil, collection: String? = nil, smallImageURL: String? = nil) {
         self.source = source
         self.id = id
         self.coordinate = coordinate
@@ -65,6 +82,9 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
         self.time = time
         self.imageURL = imageURL
         self.headingSource = headingSource
+        self.crop = crop
+        self.collection = collection
+        self.smallImageURL = smallImageURL
     }
 }
 

@@ -84,53 +84,6 @@ import TestSupport
     }
 }
 
-@Suite struct PanoramaxSourceTests {
-    static let first = Coordinate(uncheckedLatitude: 45.76000, longitude: 4.83000)
-
-    static func server(faults: Double = 0) throws -> LocalServer {
-        try LocalServer(script: "panoramax_standin.py", arguments: [
-            "--faults", String(faults), "--retry-after", "1", "--data", TestData.root.path,
-            "--workdir", FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v1").path])
-    }
-
-    @Test func findsNearest360PicturesOnlyWithAttribution() async throws {
-        let server = try Self.server()
-        let source = PanoramaxSource(baseURL: URL(string: server.baseURL + "/api")!, client: MapTilesWorld.client())
-        let points = [Self.first, Self.first.destination(bearing: 0, distance: 40), Self.first.destination(bearing: 180, distance: 500)]
-        let found = try await source.nearest(to: points, radius: 15)
-        // The flat picture 1 m away is ignored for the 360° one on the spot.
-        #expect(found[0]?.id == "6b1c7e52-0f1a-4c55-9a59-1a2b3c4d5e01")
-        #expect(found[1]?.id == "6b1c7e52-0f1a-4c55-9a59-1a2b3c4d5e02")
-        #expect(found[2] == nil)
-        let m = try #require(found[0])
-        #expect(m.heading == 123.5 && m.licence == "CC-BY-SA-4.0" && m.author == "Alice Example")
-        #expect(m.date == "2020-05-09T10:11:12+00:00" && m.width == 2048 && m.height == 1024)
-        let image = try await source.image(for: m, resolution: .full)
-        #expect(image.pixels.width == 2048 && image.pixels.height == 1024)
-        let reference = try ffmpegRaw(TestData.path("pano360/trekview_360/GSAG2002.JPG"),
-                                      filters: "scale=2048:1024:flags=bicubic,format=yuv444p", width: 2048, height: 1024)
-        #expect(ImageMetrics.psnr(image.pixels, reference) >= 40)
-    }
-
-    @Test func faultsAreRetriedAndTheImageIsCached() async throws {
-        let server = try Self.server(faults: 0.5)
-        let dir = TestData.scratchDirectory("pmx-cache")
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let cache = try DiskCache(directory: dir)
-        let source = PanoramaxSource(baseURL: URL(string: server.baseURL + "/api")!,
-                                     client: MapTilesWorld.client(timeout: 2), cache: cache)
-        let points = (0..<12).map { Self.first.destination(bearing: 0, distance: Double($0) * 4) }
-        let found = try await source.nearest(to: points, radius: 25)
-        #expect(found.compactMap { $0?.id }.count == 12)
-        let a = try await source.image(for: try #require(found[0]), resolution: .atLeast(width: 1024))
-        let b = try await source.image(for: try #require(found[0]), resolution: .atLeast(width: 1024))
-        #expect(a.pixels == b.pixels && a.pixels.width == 1024)
-        #expect(a.tilesDownloaded == 1 && b.tilesFromCache == 1)
-        let stats = try await MapTilesWorld.stats(server)
-        #expect(stats.by_kind["images"] == 1 && stats.faults > 0)
-    }
-}
-
 @Suite struct VideoPanoramaSourceTests {
     static let clip = TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
 

@@ -103,7 +103,7 @@ enum PanoramasCommand: Command {
         options.useCache = !noCache
         options.concurrency = concurrency
         let client = try options.makeClient()
-        let made = try options.make(client: client, videoFrameStep: every, progress: console.progress)
+        let made = try options.make(client: client, videoFrameStep: every, progress: console.progress, warning: console.warning)
         for s in made.skipped { console.warn("skipped \(s.file): \(s.reason)") }
         let source = made.source
 
