@@ -26,8 +26,8 @@ public struct PixelRect: Sendable, Hashable {
 /// Draws a credit ("Google · © 2024 Google") small in a corner of a frame: white text on a dark translucent box,
 /// so it reads on sky and on asphalt alike.
 ///
-/// Sizes follow the frame: the text's em is 1/40 of the frame's height, at least 9 px (18 px in a 720-row frame,
-/// capitals about 13 px); the box pads the text by 0.4 em left and right and 0.2 em above and below and stands
+/// Sizes follow the frame: the text's em is 1/40 of the frame's height, at least 10 px (18 px in a 720-row frame,
+/// capitals about 13 px; 10 px is the smallest at which DejaVu Sans's "g" and "q" stay apart in a GIF); the box pads the text by 0.4 em left and right and 0.2 em above and below and stands
 /// 0.5 em from the frame's edges. A credit too wide for the frame is broken into lines at its `" · "`
 /// separators (then at spaces), and only if a word is still too wide is the text made smaller (down to 6 px).
 /// The box's corners fall on even pixels, so in 4:2:0 video its chroma does not bleed into the pixels around it.
@@ -56,8 +56,8 @@ public final class CreditOverlay: Sendable {
         self.init(corner: corner, renderer: try TextRenderer())
     }
 
-    /// The text's em size in pixels for a frame `frameHeight` pixels high: 1/40 of it, at least 9.
-    public static func textSize(frameHeight: Int) -> Int { max(9, Int((Double(frameHeight) / 40).rounded())) }
+    /// The text's em size in pixels for a frame `frameHeight` pixels high: 1/40 of it, at least 10.
+    public static func textSize(frameHeight: Int) -> Int { max(10, Int((Double(frameHeight) / 40).rounded())) }
 
     /// Where `text`'s box goes in a `frameWidth × frameHeight` frame (clipped to the frame); nil for empty or
     /// blank text (nothing is drawn).

@@ -75,10 +75,10 @@ import TestSupport
         overlay.draw(credit, into: &framed)
         let box = try #require(overlay.box(for: credit, frameWidth: 1280, frameHeight: 720))
         #expect(CreditOverlay.textSize(frameHeight: 720) == 18)
-        let margin = 9
+        // 0.5 em from the edges (9 px), made even: 10 px.
         let left = corner == .topLeft || corner == .bottomLeft, top = corner == .topLeft || corner == .topRight
-        #expect(left ? box.x == 10 : 1280 - box.x - box.width == margin || 1280 - box.x - box.width == margin + 1, "\(box)")
-        #expect(top ? box.y == 10 : 720 - box.y - box.height == margin || 720 - box.y - box.height == margin + 1, "\(box)")
+        #expect((left ? box.x : 1280 - box.x - box.width) == 10, "\(box)")
+        #expect((top ? box.y : 720 - box.y - box.height) == 10, "\(box)")
         #expect(box.x % 2 == 0 && box.y % 2 == 0 && box.width % 2 == 0 && box.height % 2 == 0)
         #expect(box.width > 150 && box.width < 1280 / 3 && box.height >= 20 && box.height <= 32, "\(box)")
         var changed = 0, white = 0, darker = 0
@@ -110,7 +110,7 @@ import TestSupport
         overlay.draw("Panoramax", into: &framed)
         let box = try #require(overlay.box(for: "Panoramax", frameWidth: 320, frameHeight: 180))
         let mask = overlay.renderer.mask("Panoramax", pixelSize: CreditOverlay.textSize(frameHeight: 180))
-        #expect(CreditOverlay.textSize(frameHeight: 180) == 9)
+        #expect(CreditOverlay.textSize(frameHeight: 180) == 10)
         let textX = box.x + (box.width - mask.width) / 2, textY = box.y + (box.height - mask.height) / 2
         for y in box.y..<box.y + box.height {
             for x in box.x..<box.x + box.width {
@@ -127,15 +127,15 @@ import TestSupport
     }
 
     /// A credit wider than a small frame (a 160-pixel GIF) breaks at its " · " separators into lines that fit,
-    /// at the smallest legible size (9 px), inside the frame with its margin.
+    /// at the smallest size (10 px), inside the frame with its margin.
     @Test func longCreditWrapsInANarrowFrame() throws {
         let overlay = try CreditOverlay(corner: .bottomLeft)
         let credit = "© Zoë Éléonore · CC-BY-SA-4.0 · Panoramax"
         let box = try #require(overlay.box(for: credit, frameWidth: 160, frameHeight: 90))
-        let oneLine = overlay.renderer.mask(credit, pixelSize: 9)
+        let oneLine = overlay.renderer.mask(credit, pixelSize: 10)
         #expect(oneLine.width > 160)
-        #expect(box.x >= 4 && box.x + box.width <= 160 - 4 && box.y + box.height <= 90 - 4, "\(box)")
-        let lines = CreditOverlay.wrapped(credit, room: 160 - 8 - 8) { overlay.renderer.width(of: $0, pixelSize: 9) }
+        #expect(box.x >= 5 && box.x + box.width <= 160 - 5 && box.y + box.height <= 90 - 5, "\(box)")
+        let lines = CreditOverlay.wrapped(credit, room: 160 - 10 - 8) { overlay.renderer.width(of: $0, pixelSize: 10) }
         #expect(lines.split(separator: "\n").count >= 2, "\(lines)")
         #expect(box.height >= 2 * oneLine.height, "\(box)")
         // Blank text draws nothing.
