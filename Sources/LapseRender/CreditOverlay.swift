@@ -28,8 +28,9 @@ public struct PixelRect: Sendable, Hashable {
 ///
 /// Sizes follow the frame: the text's em is 1/40 of the frame's height, at least 10 px (18 px in a 720-row frame,
 /// capitals about 13 px; 10 px is the smallest at which DejaVu Sans's "g" and "q" stay apart in a GIF); the box pads the text by 0.4 em left and right and 0.2 em above and below and stands
-/// 0.5 em from the frame's edges. A credit too wide for the frame is broken into lines at its `" · "`
-/// separators (then at spaces), and only if a word is still too wide is the text made smaller (down to 6 px).
+/// 0.5 em from the frame's edges. A credit too wide for the frame is set smaller, down to 9 px, on one line; if
+/// it is still too wide, it is broken into lines at its `" · "` separators (then at spaces), and only if a word
+/// is still too wide is the text made smaller again (down to 6 px).
 /// The box's corners fall on even pixels, so in 4:2:0 video its chroma does not bleed into the pixels around it.
 ///
 /// Only the box's pixels are read and written (a few thousand in a 1280 × 720 frame). The text of each
@@ -125,12 +126,17 @@ public final class CreditOverlay: Sendable {
         func room(_ size: Int) -> Int { let m = metrics(size); return frameWidth - 2 * m.margin - 2 * m.padX }
         var lines = text
         var mask = renderer.mask(lines, pixelSize: size)
+        // Too wide: one line set smaller, down to 9 px; then lines at 9 px; then smaller still, down to 6 px.
+        while mask.width > room(size) && size > 9 {
+            size = max(9, min(size - 1, size * room(size) / mask.width))
+            mask = renderer.mask(lines, pixelSize: size)
+        }
         if mask.width > room(size) {
             lines = Self.wrapped(text, room: room(size)) { renderer.width(of: $0, pixelSize: size) }
             mask = renderer.mask(lines, pixelSize: size)
         }
-        if mask.width > room(size) {
-            size = max(6, size * room(size) / mask.width)
+        while mask.width > room(size) && size > 6 {
+            size -= 1
             mask = renderer.mask(lines, pixelSize: size)
         }
         guard mask.width > 0 else { return nil }

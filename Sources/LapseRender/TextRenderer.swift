@@ -24,8 +24,8 @@ public struct TextMask: Sendable, Equatable {
 /// bitmap, bearing, advance), so drawing the same credit on every frame rasterises nothing after the first.
 /// Text is read as Unicode scalars after canonical composition (NFC: "é" written as e + U+0301 renders as the
 /// font's "é"); lines are separated by `"\n"`; other control characters are skipped. Kerning pairs come from the
-/// font's `kern` table when it has one. Glyphs are antialiased with light hinting (vertical only, so spacing
-/// stays true to the design). A code point the font lacks renders as the font's missing-glyph box.
+/// font's `kern` table when it has one. Glyphs are antialiased with light hinting (vertical only) and placed at
+/// the design's advances (not rounded to whole pixels), so a line's width scales with the size. A code point the font lacks renders as the font's missing-glyph box.
 ///
 /// Safe to use from several tasks at once: the FreeType face is only touched under a lock.
 public final class TextRenderer: Sendable {
@@ -80,7 +80,8 @@ private struct Glyph {
     /// Pixels from the pen to the bitmap's left edge, and from the baseline up to its top row.
     var left: Int
     var top: Int
-    /// How far the pen moves, in 1/64 pixel.
+    /// How far the pen moves, in 1/64 pixel: the design's advance scaled, not rounded to whole pixels (hinted
+    /// advances would make a line at 9 px as wide as at 10).
     var advance: Int
     var bitmap: [UInt8]
 }
@@ -134,7 +135,8 @@ private struct FontFace: ~Copyable {
             }
         }
         let glyph = Glyph(index: index, width: width, rows: rows, left: Int(slot.pointee.bitmap_left),
-                          top: Int(slot.pointee.bitmap_top), advance: Int(slot.pointee.advance.x), bitmap: pixels)
+                          top: Int(slot.pointee.bitmap_top), advance: (Int(slot.pointee.linearHoriAdvance) + 512) >> 10,
+                          bitmap: pixels)
         glyphs[key] = glyph
         return glyph
     }
@@ -151,7 +153,7 @@ private struct FontFace: ~Copyable {
     private func kerning(_ left: UInt32, _ right: UInt32) -> Int {
         guard hasKerning, left != 0, right != 0 else { return 0 }
         var delta = FT_Vector()
-        guard FT_Get_Kerning(face, left, right, UInt32(FT_KERNING_DEFAULT.rawValue), &delta) == 0 else { return 0 }
+        guard FT_Get_Kerning(face, left, right, UInt32(FT_KERNING_UNFITTED.rawValue), &delta) == 0 else { return 0 }
         return Int(delta.x)
     }
 

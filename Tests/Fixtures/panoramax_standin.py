@@ -19,7 +19,7 @@ WORLD = [
          producer="Alice Example"),
     dict(id="6b1c7e52-0f1a-4c55-9a59-1a2b3c4d5e02", src="pano360/trekview_360/R0014760.JPG", size=(1536, 768), fov=360,
          lat=45.76040, lng=4.83000, azimuth=350.0, datetime="2020-05-11T08:00:00+00:00", license="etalab-2.0",
-         producer="Bob Example"),
+         producer="Zoë Éléonore"),
     # A flat picture right on top of the first point: must never be chosen.
     dict(id="6b1c7e52-0f1a-4c55-9a59-1a2b3c4d5e03", src="images/opensfm_lund/images/01.jpg", size=(1024, 768), fov=70,
          lat=45.76001, lng=4.83000, azimuth=10.0, datetime="2015-06-05T12:00:00+00:00", license="CC-BY-SA-4.0",

@@ -126,18 +126,23 @@ import TestSupport
         }
     }
 
-    /// A credit wider than a small frame (a 160-pixel GIF) breaks at its " · " separators into lines that fit,
-    /// at the smallest size (10 px), inside the frame with its margin.
-    @Test func longCreditWrapsInANarrowFrame() throws {
+    /// A credit a little too wide for a small frame is set smaller on one line (down to 9 px); one much too wide
+    /// (a 160-pixel GIF) breaks at its " · " separators into 9 px lines that fit, inside the frame with its margin.
+    @Test func longCreditShrinksThenWrapsInANarrowFrame() throws {
         let overlay = try CreditOverlay(corner: .bottomLeft)
         let credit = "© Zoë Éléonore · CC-BY-SA-4.0 · Panoramax"
+        let atTen = overlay.renderer.mask(credit, pixelSize: 10), atNine = overlay.renderer.mask(credit, pixelSize: 9)
+        // Room for the 9 px line but not the 10 px one: one line of 9 px.
+        let snug = atNine.width + 2 * 5 + 2 * 4 + 2
+        #expect(snug < atTen.width + 2 * 5 + 2 * 4, "\(atNine.width), \(atTen.width)")
+        let oneLine = try #require(overlay.box(for: credit, frameWidth: snug, frameHeight: 90))
+        #expect(oneLine.height == (atNine.height + 2 * 2 + 1) & ~1 && oneLine.width == (atNine.width + 2 * 4 + 1) & ~1, "\(oneLine)")
         let box = try #require(overlay.box(for: credit, frameWidth: 160, frameHeight: 90))
-        let oneLine = overlay.renderer.mask(credit, pixelSize: 10)
-        #expect(oneLine.width > 160)
+        #expect(atNine.width > 160)
         #expect(box.x >= 5 && box.x + box.width <= 160 - 5 && box.y + box.height <= 90 - 5, "\(box)")
-        let lines = CreditOverlay.wrapped(credit, room: 160 - 10 - 8) { overlay.renderer.width(of: $0, pixelSize: 10) }
+        let lines = CreditOverlay.wrapped(credit, room: 160 - 10 - 8) { overlay.renderer.width(of: $0, pixelSize: 9) }
         #expect(lines.split(separator: "\n").count >= 2, "\(lines)")
-        #expect(box.height >= 2 * oneLine.height, "\(box)")
+        #expect(box.height >= 2 * atNine.height, "\(box)")
         // Blank text draws nothing.
         var frame = try Self.street(160, 90)
         let before = frame
