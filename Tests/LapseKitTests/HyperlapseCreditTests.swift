@@ -149,16 +149,18 @@ import TestSupport
     }
 
     /// Panoramax: each frame carries its own picture's author and licence ("© Zoë Éléonore · etalab-2.0 ·
-    /// Panoramax": accented, through FreeType), in its own box; the sidecar and the metadata say the video is a
-    /// derivative under CC BY-SA 4.0 (one picture is CC-BY-SA-4.0).
+    /// Panoramax": accented, through FreeType), in its own box (a crossfade's blended frame both); the sidecar and
+    /// the metadata say the video is a derivative under CC BY-SA 4.0 (one picture is CC-BY-SA-4.0).
     @Test func panoramaxFramesCarryTheirOwnAuthorAndLicence() async throws {
         let server = try LocalServer(script: "panoramax_standin.py", arguments: [
             "--data", TestData.root.path,
             "--workdir", FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v1").path])
         let route = dir.appendingPathComponent("pmx.txt").path
         try "45.76000,4.83000\n45.76040,4.83000\n".write(toFile: route, atomically: true, encoding: .utf8)
-        func run(_ name: String, _ corner: CreditCorner?) async throws -> (HyperlapseJob.Summary, [(y: [UInt8], u: [UInt8], v: [UInt8])]) {
+        func run(_ name: String, _ corner: CreditCorner?, crossfade: Bool = false)
+            async throws -> (HyperlapseJob.Summary, [(y: [UInt8], u: [UInt8], v: [UInt8])]) {
             var s = HyperlapseSettings()
+            s.crossfade = crossfade
             s.route = route
             s.source = "panoramax"
             s.radius = 15
@@ -181,6 +183,12 @@ import TestSupport
         let boxes = try credits.map { try #require(overlay.box(for: $0, frameWidth: 640, frameHeight: 360)) }
         #expect(boxes[0].x == 6 && boxes[0].y == 6 && boxes[1].x == 6 && boxes[1].y == 6 && boxes[0].width != boxes[1].width, "\(boxes)")
         Self.expectCreditOnlyInBox(framed, plain, width: 640, boxes: boxes, "panoramax")
+        // With --crossfade, the frame blended from the two pictures credits both, a line each.
+        let (_, fadedFramed) = try await run("pmx-fade-framed", .topLeft, crossfade: true)
+        let (_, fadedPlain) = try await run("pmx-fade-plain", nil, crossfade: true)
+        let both = try #require(overlay.box(for: credits[0] + "\n" + credits[1], frameWidth: 640, frameHeight: 360))
+        #expect(both.height == 28 && both.width == max(boxes[0].width, boxes[1].width), "\(both)")
+        Self.expectCreditOnlyInBox(fadedFramed, fadedPlain, width: 640, boxes: [boxes[0], both, boxes[1]], "crossfade")
 
         let sidecar = try String(contentsOfFile: dir.appendingPathComponent("pmx-framed.credits.txt").path, encoding: .utf8)
         #expect(sidecar == """
