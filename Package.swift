@@ -32,6 +32,7 @@ let package = Package(
         .systemLibrary(name: "CImageQuant", pkgConfig: "imagequant", providers: [.apt(["libimagequant-dev"])]),
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
 
         // Swift modules, one concern each; data flows route → panoramas → frames → encoder → file.
         .target(name: "LapseCore", swiftSettings: swiftSettings),
@@ -40,7 +41,7 @@ let package = Package(
         .target(name: "LapseGeo", dependencies: ["LapseCore"], swiftSettings: swiftSettings),
         .target(name: "LapseNet", dependencies: ["LapseCore"], swiftSettings: swiftSettings),
         .target(name: "LapseRouting", dependencies: ["LapseGeo", "LapseNet", "LapseCore"], swiftSettings: swiftSettings),
-        .target(name: "LapseRender", dependencies: ["LapseMedia", "LapseGeo", "LapseCore"], swiftSettings: fast),
+        .target(name: "LapseRender", dependencies: ["CFreeType", "LapseMedia", "LapseGeo", "LapseCore"], swiftSettings: fast),
         .target(name: "LapseMotion", dependencies: ["LapseMedia", "LapseGeo", "LapseCore"], swiftSettings: fast),
         .target(name: "LapsePanorama",
                 dependencies: ["LapseGeo", "LapseNet", "LapseMedia", "LapseCore", "CExif"], swiftSettings: fast),

@@ -9,8 +9,9 @@ import Foundation
 /// rendered on all cores a bounded number ahead of the encoder, which receives the frames in order. Memory does
 /// not grow with the route's length, except a few dozen bytes a frame for the camera path — and the frames held
 /// back by a keyframe far ahead (one beyond the route's end holds frames until the whole route is looked up).
-/// Outputs (MP4, GIF, `OUT.credits.txt`, `OUT.job.json`) are written to temporary files and renamed into place
-/// only when everything succeeded.
+/// Every frame carries its panorama's credit in a corner (``creditPosition``, ``Attribution/credit``), drawn
+/// into the MP4's frame and, at the GIF's own size, into the GIF's. Outputs (MP4, GIF, `OUT.credits.txt`,
+/// `OUT.job.json`) are written to temporary files and renamed into place only when everything succeeded.
 public struct HyperlapseJob: Sendable {
     /// Frame size in pixels (even).
     public var width = 1280
@@ -32,6 +33,14 @@ public struct HyperlapseJob: Sendable {
     public var overwrite = false
     /// Written as `OUT.job.json` so the hyperlapse can be rendered again; `nil` writes none.
     public var settings: HyperlapseSettings?
+    /// The corner each frame's credit (``Attribution/credit``: "Google · © 2024 Google", "© Ann · CC-BY-SA-4.0 ·
+    /// Panoramax") is drawn in; default bottom right. Frames whose panorama has nothing to credit (your own
+    /// photos and videos) get nothing. `nil` draws no credit at all: only for imagery you may show without one —
+    /// Google's terms and CC BY-SA require it (``HyperlapseSettings`` refuses `none` for those sources).
+    public var creditPosition: CreditCorner? = .bottomRight
+    /// Who to credit for the route's data, in `OUT.credits.txt` and the MP4 metadata (e.g.
+    /// ``openStreetMapRouteCredit`` for a route planned by OSRM); nil for none.
+    public var routeCredit: String?
 
     public init(output: String) { self.output = output }
 
@@ -92,6 +101,7 @@ public struct HyperlapseJob: Sendable {
             try AtomicOutput(path: gif, overwrite: overwrite).discard()
         }
         try camera.validate()
+        if creditPosition != nil { _ = try TextRenderer() }   // the font, before any download
         return container
     }
 
@@ -114,7 +124,8 @@ public struct HyperlapseJob: Sendable {
 
     /// Runs the job on `feed`.
     /// - Throws: ``LapseError``: `.notFound` when the route has no coverage, `.usage` for bad settings, `.output`
-    ///   for outputs that cannot be written, the feed's errors (network, invalid input), `.cancelled`.
+    ///   for outputs that cannot be written, `.invalidInput` when the credits' font is missing, the feed's errors
+    ///   (network, invalid input), `.cancelled`.
     public func run(feed: any PanoramaFeed, progress: ProgressHandler? = nil,
                     warning: WarningHandler? = nil) async throws -> Summary {
         let container = try validated()
@@ -138,10 +149,13 @@ public struct HyperlapseJob: Sendable {
             try GIFEncoder(path: path, width: gifSize!.0, height: gifSize!.1, options: GIFOptions(), overwrite: overwrite)
         }
         defer { gifEncoder?.cancel() }
+        let crediting = FrameCrediting(overlay: try creditPosition.map { try CreditOverlay(corner: $0) },
+                                       gifSize: gifSize.map { (width: $0.0, height: $0.1) })
 
         let projector = try Projector(width: width, height: height)
         let frameDuration = 1 / Double(fps)
-        var previous: PixelBuffer?
+        let crossfade = self.crossfade
+        var previous: (frame: PixelBuffer, credit: String?)?
         var rendered = 0, lastPoint = -1
         // Lookups run a window ahead (StopPlanner); panoramas are fetched and rendered a few frames ahead of the
         // encoder, fetching only the tiles each frame's view reads.
@@ -164,20 +178,33 @@ public struct HyperlapseJob: Sendable {
             }
             var rendered = try projector.render(panorama, view: view!)
             frame.tone?.apply(to: &rendered)
-            return (rendered, frame.point)
-        } consume: { _, rendering in
-            let (frame, point) = rendering
-            var frames = [frame]
-            if crossfade, let previous { frames.insert(previous.blended(with: frame, amount: 0.5), at: 0) }
-            for f in frames {
-                try encoder.append(f)
-                if let gifEncoder, let gifSize { try await gifEncoder.add(try f.resized(width: gifSize.0, height: gifSize.1), duration: frameDuration) }
+            let credit = frame.stop.attribution?.credit
+            // The credit goes in here, on all cores, into the frame no one else holds yet; with a crossfade the
+            // frame is blended first (clean), and credited as it goes to the encoder.
+            let gifFrame = crossfade ? nil : try crediting.apply(credit, to: &rendered)
+            return RenderedFrame(pixels: rendered, gif: gifFrame, credit: credit, point: frame.point)
+        } consume: { _, frame in
+            if crossfade {
+                var frames = [(frame.pixels, frame.credit)]
+                if let previous {
+                    frames.insert((previous.frame.blended(with: frame.pixels, amount: 0.5),
+                                   Self.blendedCredit(previous.credit, frame.credit)), at: 0)
+                }
+                previous = (frame.pixels, frame.credit)
+                for (pixels, credit) in frames {
+                    var credited = pixels   // a copy: `previous` keeps the frame without its credit for the next blend
+                    let gifFrame = try crediting.apply(credit, to: &credited)
+                    try encoder.append(credited)
+                    if let gifEncoder, let gifFrame { try await gifEncoder.add(gifFrame, duration: frameDuration) }
+                }
+            } else {
+                try encoder.append(frame.pixels)
+                if let gifEncoder, let gif = frame.gif { try await gifEncoder.add(gif, duration: frameDuration) }
             }
-            previous = frame
             rendered += 1
-            lastPoint = point
+            lastPoint = frame.point
             // Progress along the route: the number of frames is known only once the lookup has reached the end.
-            progress?(ProgressEvent(stage: "render", completed: point + 1, total: feed.pointCount, unit: feed.pointUnit))
+            progress?(ProgressEvent(stage: "render", completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit))
         }
         guard rendered > 0 else {
             throw LapseError(.notFound, feed.name, "no panoramas along the route (\(planner.pointsLookedUp) points looked up, none covered)")
@@ -187,11 +214,9 @@ public struct HyperlapseJob: Sendable {
         }
         let attributions = planner.attributions
         // The MP4 index (and its metadata) is written last: the credits of every panorama used go in.
-        try encoder.finish(metadata: [
-            "copyright": attributions.map(\.line).joined(separator: "; "),
-            "comment": "Hyperlapse made with lapse \(lapseVersion). Imagery: " + attributions.map(\.line).joined(separator: "; "),
-        ])
-        try Data(Self.creditsText(attributions, feed: feed.name).utf8).write(to: URL(fileURLWithPath: credits.temporaryPath))
+        try encoder.finish(metadata: Self.creditsMetadata(attributions, routeCredit: routeCredit))
+        try Data(Self.creditsText(attributions, feed: feed.name, routeCredit: routeCredit).utf8)
+            .write(to: URL(fileURLWithPath: credits.temporaryPath))
         if let jobFile, var settings = self.settings {
             settings.frames = planner.orientations.isEmpty ? nil : planner.orientations
             try settings.withAbsolutePaths().jsonData().write(to: URL(fileURLWithPath: jobFile.temporaryPath))
@@ -213,13 +238,15 @@ public struct HyperlapseJob: Sendable {
         return summary
     }
 
-    /// The credits sidecar: one line per distinct attribution.
-    static func creditsText(_ attributions: [Attribution], feed: String) -> String {
-        var lines = ["Imagery credits (\(feed)):"]
-        lines += attributions.isEmpty ? ["(the source gave no attribution)"] : attributions.map { "- " + $0.line }
-        lines.append("Made with lapse \(lapseVersion).")
-        return lines.joined(separator: "\n") + "\n"
-    }
+}
+
+/// A frame rendered for the encoder: its pixels (credited, unless crossfading), its GIF frame (credited at the
+/// GIF's size), its credit, and its route point.
+private struct RenderedFrame: Sendable {
+    var pixels: PixelBuffer
+    var gif: PixelBuffer?
+    var credit: String?
+    var point: Int
 }
 
 /// The view a frame's tile selection prepared, for its render (set from the source's task, read after it).

@@ -55,8 +55,35 @@ extension HyperlapseSettings {
             job.camera = CameraScript(mode: .route(offset: s.headingOffset ?? 0), fov: fov)
         }
         try job.camera.validate()
+        job.creditPosition = try Self.creditCorner(s.creditPosition, source: s.source)
+        if s.directionsService == .osrm { job.routeCredit = HyperlapseJob.openStreetMapRouteCredit }
         job.settings = s
         return job
+    }
+
+    /// The directions service that plans the route: the `provider` when `from`/`to` are given, nil for a route
+    /// from a file, a track or your photos' positions.
+    var directionsService: DirectionsService? {
+        guard from != nil || to != nil || !(via ?? []).isEmpty else { return nil }
+        return provider.flatMap(DirectionsService.init(rawValue:)) ?? .google
+    }
+
+    /// The credit corner `text` names (nil: the default, bottom right); `none` draws none.
+    /// - Throws: ``LapseError`` `.usage` for another word, and for `none` with Google Street View or Panoramax,
+    ///   whose imagery must be credited in the picture.
+    static func creditCorner(_ text: String?, source: String?) throws -> CreditCorner? {
+        guard let text else { return .bottomRight }
+        if text == "none" {
+            if let source, source == "google" || source == "panoramax" {
+                let name = source == "google" ? Attribution.googleStreetView : Attribution.panoramax
+                throw LapseError.usage("--credit-position none is for your own photos and videos: \(name) imagery must carry its credit")
+            }
+            return nil
+        }
+        guard let corner = CreditCorner(rawValue: text) else {
+            throw LapseError.usage("--credit-position takes one of \(CreditCorner.allCases.map(\.rawValue).joined(separator: ", ")), none, not '\(text)'")
+        }
+        return corner
     }
 
     /// The panorama feed these settings name: the route (planned with a directions service or read from a file,
@@ -100,7 +127,7 @@ extension HyperlapseSettings {
             }
             let request = DirectionsRequest(origin: try Coordinate.parse(from), destination: try Coordinate.parse(to),
                                             waypoints: try (s.via ?? []).map { try Coordinate.parse($0) })
-            let configuration = DirectionsConfiguration(service: s.provider.flatMap(DirectionsService.init(rawValue:)) ?? .google, keyFile: s.keyFile,
+            let configuration = DirectionsConfiguration(service: s.directionsService ?? .google, keyFile: s.keyFile,
                                                         osrmBaseURL: s.osrmURL, environment: environment, client: client)
             progress?(ProgressEvent(stage: "route", completed: 0, total: 1, unit: "routes"))
             let loaded = try await RouteSource.directions(request).load(configuration)

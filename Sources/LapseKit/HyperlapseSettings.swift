@@ -6,7 +6,7 @@ import Foundation
 /// The job file is JSON with these keys (all optional; flags given on the command line override the file):
 /// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
-/// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `stabilize`, `forward`, `toneMatch` (and
+/// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `stabilize`, `forward`, `toneMatch`, `creditPosition` (and
 /// `frames`, which a run writes and a read ignores). After a run the effective settings are written next to the output as
 /// `OUT.job.json` (paths made absolute), so the same hyperlapse can be rendered again with `--config OUT.job.json`
 /// from any folder.
@@ -71,6 +71,9 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var forward: Double?
     /// Match consecutive frames' tone (default true).
     public var toneMatch: Bool?
+    /// The corner of the frames' credit: `bottom-right` (default), `bottom-left`, `top-left`, `top-right`, or
+    /// `none` (no credit: only for your own photos and videos, refused for `google` and `panoramax`).
+    public var creditPosition: String?
     /// Written by a run, ignored when read: every frame's orientation and where it came from.
     public var frames: [FrameOrientation]?
 
@@ -91,7 +94,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         take(\.spacing); take(\.size); take(\.fov); take(\.fps); take(\.lookAt); take(\.headingOffset)
         take(\.keyframes); take(\.zoom); take(\.crossfade); take(\.output); take(\.gif); take(\.gifWidth)
         take(\.cacheDir); take(\.radius); take(\.crf); take(\.preset); take(\.panoHeading); take(\.frameStep)
-        take(\.keyFile); take(\.osrmURL); take(\.stabilize); take(\.forward); take(\.toneMatch)
+        take(\.keyFile); take(\.osrmURL); take(\.stabilize); take(\.forward); take(\.toneMatch); take(\.creditPosition)
         return result
     }
 
@@ -148,6 +151,6 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case from, to, via, provider, route, source, track, spacing, size, fov, fps, lookAt, headingOffset, keyframes,
              zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile, osrmURL,
-             stabilize, forward, toneMatch, frames
+             stabilize, forward, toneMatch, creditPosition, frames
     }
 }

@@ -123,8 +123,8 @@ public struct SourcePanoramaFeed: PanoramaFeed {
 
     static func displayName(_ source: String) -> String {
         switch source {
-        case "google": return "Google Street View"
-        case "panoramax": return "Panoramax"
+        case "google": return Attribution.googleStreetView
+        case "panoramax": return Attribution.panoramax
         case "local": return "local 360° photos"
         default: return source
         }

@@ -57,6 +57,12 @@ import TestSupport
         #expect((json["gifBytes"] as? Int ?? 0) > 0)
         #expect(r.stderr.contains("lookup:") && r.stderr.contains("render: 4/4 video frames (100%)"))
         #expect(Set(try files()) == ["s.credits.txt", "s.gif", "s.job.json", "s.mp4"])
+        // --credit-position is a setting of the job file (a video has nothing to credit: none is allowed).
+        let n = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "60", "--size", "320x160", "--quiet",
+                                 "--credit-position", "none", "-o", dir.appendingPathComponent("n.mp4").path])
+        #expect(n.status == 0, "\(n.stderr)")
+        let job = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("n.job.json"))) as? [String: Any]
+        #expect(job?["creditPosition"] as? String == "none")
     }
 
     /// The stabilisation in the summary and `--json`: the direction of travel measured (the video's camera faces
@@ -102,6 +108,12 @@ import TestSupport
         (["--source", "google", "--look-at", "1,2", "--heading-offset", "5"], 64, "only one of"),
         (["--source", "google", "--fov", "200"], 64, "--fov"),
         (["--source", "google", "--forward", "400"], 64, "--forward"),
+        (["--source", "google", "--credit-position", "none"], 64,
+         "error: --credit-position none is for your own photos and videos: Google Street View imagery must carry its credit"),
+        (["--source", "panoramax", "--credit-position", "none"], 64,
+         "error: --credit-position none is for your own photos and videos: Panoramax imagery must carry its credit"),
+        (["--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"), "--credit-position", "middle"], 64,
+         "error: --credit-position takes one of bottom-right, bottom-left, top-left, top-right, none, not 'middle'"),
     ])
     func errorsAreOneLine(arguments: [String], status: Int32, message: String) throws {
         var args = ["hyperlapse"] + arguments

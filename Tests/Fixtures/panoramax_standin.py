@@ -54,7 +54,7 @@ WORLD = [
     dict(id=uid(0x1a2b, 0x3c4d5e01), src=GSAG, size=(4096, 2048), fov=360, at=(45.76000, 4.83000), azimuth=123.5,
          datetime="2020-05-09T10:11:12+00:00", license="CC-BY-SA-4.0", producer="Alice Example", seq="seq-a"),
     dict(id=uid(0x1a2b, 0x3c4d5e02), src=RICOH, size=(1536, 768), fov=360, at=CORNER, azimuth=350.0,
-         datetime="2020-05-11T08:00:00+00:00", license="etalab-2.0", producer="Bob Example", seq="seq-a"),
+         datetime="2020-05-11T08:00:00+00:00", license="etalab-2.0", producer="Zoë Éléonore", seq="seq-a"),
     # A flat picture right on top of the first point: must never be chosen.
     dict(id=uid(0x1a2b, 0x3c4d5e03), src=FLAT, size=(1024, 768), fov=70, at=(45.76001, 4.83000), azimuth=10.0,
          datetime="2015-06-05T12:00:00+00:00", license="CC-BY-SA-4.0", producer="Carol Example", seq="seq-flat"),

@@ -39,16 +39,25 @@ public enum ImageMetrics {
     }
 
     /// PSNR in dB over R, G and B (infinity when identical).
-    public static func psnr(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
+    /// - Parameter excluding: a rectangle (columns `x..<x + width`, rows `y..<y + height`) left out, e.g. a
+    ///   credit drawn into one image only; the PSNR is over the other pixels.
+    public static func psnr(_ a: PixelBuffer, _ b: PixelBuffer,
+                            excluding box: (x: Int, y: Int, width: Int, height: Int)? = nil) -> Double {
         precondition(a.width == b.width && a.height == b.height, "psnr: sizes differ")
-        var sum = 0.0
-        for i in stride(from: 0, to: a.bytes.count, by: 4) {
-            for c in 0..<3 {
-                let d = Double(a.bytes[i + c]) - Double(b.bytes[i + c])
-                sum += d * d
+        var sum = 0.0, count = 0
+        for y in 0..<a.height {
+            let skip = box.map { y >= $0.y && y < $0.y + $0.height } ?? false
+            for x in 0..<a.width {
+                if skip, let box, x >= box.x && x < box.x + box.width { continue }
+                let i = (y * a.width + x) * 4
+                for c in 0..<3 {
+                    let d = Double(a.bytes[i + c]) - Double(b.bytes[i + c])
+                    sum += d * d
+                }
+                count += 3
             }
         }
-        let mse = sum / Double(a.width * a.height * 3)
+        let mse = count == 0 ? 0 : sum / Double(count)
         return mse == 0 ? .infinity : 10 * log10(255 * 255 / mse)
     }
 

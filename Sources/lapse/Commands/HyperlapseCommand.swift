@@ -51,6 +51,12 @@ enum HyperlapseCommand: Command {
           --fps N                       frames per second (default 12)
           --crossfade                   blend consecutive panoramas (a blended frame between each two: twice the frames)
           --crf N, --preset NAME        H.264 quality (default 20, medium)
+          --credit-position CORNER      where each frame's credit goes: bottom-right (default), bottom-left,
+                                        top-left, top-right; small white text on a dark box, in the GIF too.
+                                        Google: "Google · © 2024 Google" (the panorama's copyright line);
+                                        Panoramax: "© author · licence · Panoramax"; your photos and videos:
+                                        nothing. none: no credit, for your own photos and videos only
+                                        (refused for google and panoramax: their terms require it)
           --config JOB.json             settings from a job file (flags override it)
           --overwrite                   replace existing outputs
 
@@ -94,6 +100,7 @@ enum HyperlapseCommand: Command {
         flags.forward = try arguments.double("--forward", in: -360...360)
         flags.toneMatch = arguments.flag("--no-tone-match") ? false : nil
         flags.stabilize = arguments.flag("--no-stabilize") ? false : nil
+        flags.creditPosition = try arguments.choice("--credit-position", CreditCorner.allCases.map(\.rawValue) + ["none"])
         if flags.stabilize == false, flags.forward != nil {
             console.warn("--forward has no effect with --no-stabilize (the panoramas are posed as their source says)")
         }

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+extension HyperlapseJob {
+    /// The credit of a route planned by OSRM (OpenStreetMap data, under the ODbL), for ``routeCredit``.
+    public static let openStreetMapRouteCredit = "Route data © OpenStreetMap contributors (ODbL), https://www.openstreetmap.org/copyright"
+    /// What the sidecar and the metadata say when any imagery is CC BY-SA (``Attribution/isShareAlike``).
+    public static let shareAlikeNotice =
+        "This video is a derivative of CC-BY-SA imagery and is licensed under CC BY-SA 4.0: https://creativecommons.org/licenses/by-sa/4.0/"
+
+    /// The credits sidecar (`OUT.credits.txt`): one line per distinct attribution, the route's credit, the
+    /// licence of the video when the imagery's licence requires one.
+    static func creditsText(_ attributions: [Attribution], feed: String, routeCredit: String? = nil) -> String {
+        var lines = ["Imagery credits (\(feed)):"]
+        lines += attributions.isEmpty ? ["(the source gave no attribution)"] : attributions.map { "- " + $0.line }
+        if let routeCredit { lines.append(routeCredit) }
+        if attributions.contains(where: \.isShareAlike) { lines.append(shareAlikeNotice) }
+        lines.append("Made with lapse \(lapseVersion).")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The MP4's `copyright` and `comment` tags: the imagery's credits, the route's, and the video's licence
+    /// when the imagery's requires one.
+    static func creditsMetadata(_ attributions: [Attribution], routeCredit: String? = nil) -> [String: String] {
+        let imagery = attributions.map(\.line).joined(separator: "; ")
+        let shareAlike = attributions.contains(where: \.isShareAlike)
+        let copyright = [imagery.isEmpty ? nil : imagery, routeCredit,
+                         shareAlike ? "video licensed under CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/" : nil]
+        var comment = "Hyperlapse made with lapse \(lapseVersion). Imagery: " + imagery
+        if let routeCredit { comment += ". " + routeCredit }
+        if shareAlike { comment += ". " + shareAlikeNotice }
+        return ["copyright": copyright.compactMap { $0 }.joined(separator: "; "), "comment": comment]
+    }
+
+    /// The credit of a frame blended from two panoramas' (``crossfade``): both, a line each, when they differ.
+    static func blendedCredit(_ a: String?, _ b: String?) -> String? {
+        guard let a, let b, a != b else { return a ?? b }
+        return a + "\n" + b
+    }
+}
+
+/// Puts a frame's credit into the picture: draws it into the video frame, and makes the GIF's frame from the
+/// frame without it — resized to the GIF's size, then the credit drawn at that size (legible, not shrunk).
+struct FrameCrediting: Sendable {
+    /// Nil draws no credit.
+    let overlay: CreditOverlay?
+    /// The GIF's frame size, nil when there is no GIF.
+    let gifSize: (width: Int, height: Int)?
+
+    /// Makes `frame`'s GIF frame (nil without a GIF), then draws `credit` into `frame` in place: only its box is
+    /// written, and a buffer no one else holds is not copied.
+    /// - Throws: ``LapseError`` `.codec` when resizing fails.
+    func apply(_ credit: String?, to frame: inout PixelBuffer) throws -> PixelBuffer? {
+        var gif = try gifSize.map { try frame.resized(width: $0.width, height: $0.height) }
+        if let overlay, let credit {
+            if gif != nil { overlay.draw(credit, into: &gif!) }
+            overlay.draw(credit, into: &frame)
+        }
+        return gif
+    }
+}
