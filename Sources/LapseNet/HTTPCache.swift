@@ -12,11 +12,15 @@ public struct CachePolicy: Sendable, Equatable, Codable {
     public var noStore: Bool
     /// The entity tag, for revalidation with `If-None-Match`.
     public var etag: String?
+    /// The response's `Age` in seconds: how long it had already been in a shared cache (RFC 9111 §5.1), taken off
+    /// its lifetime.
+    public var age: Double
 
-    public init(maxAge: Double? = nil, noStore: Bool = false, etag: String? = nil) {
+    public init(maxAge: Double? = nil, noStore: Bool = false, etag: String? = nil, age: Double = 0) {
         self.maxAge = maxAge
         self.noStore = noStore
         self.etag = etag
+        self.age = age
     }
 
     /// The policy of `response`. `private` allows our cache (it is the user's own); `no-cache` is `max-age=0`.
@@ -35,7 +39,8 @@ public struct CachePolicy: Sendable, Equatable, Codable {
             default: break
             }
         }
-        self.init(maxAge: maxAge, noStore: noStore, etag: response.header("ETag"))
+        let age = response.header("Age").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) } ?? 0
+        self.init(maxAge: maxAge, noStore: noStore, etag: response.header("ETag"), age: age)
     }
 
     /// Whether the response may be kept after the job: it names a lifetime (`max-age`, 0 for `no-cache`: kept but
@@ -53,7 +58,8 @@ public struct CachePolicy: Sendable, Equatable, Codable {
 ///   only for the job, so that a rerun after a crash resumes. ``discardTransient()`` removes what this process stored
 ///   when the job has finished; leftovers of killed runs are removed by the next run once older than
 ///   ``transientLifetime``.
-/// - Entries stored without a policy (by older versions) count as stale without an ETag: fetched again.
+/// - Entries stored without a policy (by older versions), and stale ones without an ETag, are deleted and fetched
+///   again; an `Age` header shortens the lifetime by the time the answer already spent in a shared cache.
 public final class HTTPCache: Sendable {
     /// How long a transient entry may be reused by a rerun after a crash, in seconds (1 hour).
     public static let transientLifetime: Double = 3600
@@ -78,34 +84,38 @@ public final class HTTPCache: Sendable {
     /// - Parameters:
     ///   - url: where the content lives.
     ///   - validate: whether cached or downloaded bytes are whole (e.g. ``CacheValidation/jpeg(_:)``).
-    ///   - check: turns an error answer into the caller's error (called for every non-2xx, non-304 answer).
+    ///   - check: throws the caller's error for an answer that is not content (called for every answer but a 304
+    ///     that revalidates an entry; a 2xx must pass through it unchanged).
     /// - Returns: the bytes and whether no download was needed (fresh, or revalidated with 304).
     /// - Throws: the client's errors and `check`'s.
     public func get(_ url: URL, key: CacheKey, client: HTTPClient, validate: @escaping @Sendable (Data) -> Bool,
                     temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil,
                     check: (HTTPResponse) throws -> Void) async throws -> (data: Data, fromCache: Bool) {
         var stale: (Data, Record)?
-        for (k, transient) in [(key, false), (transientKey(key), true)] {
-            guard let data = cache.data(for: k, validate: validate) else { continue }
-            guard let record = record(k) else { continue }
-            let age = now().timeIntervalSince1970 - record.stored
-            if transient {
-                if age < Self.transientLifetime { transientKeys.withLock { _ = $0.insert(key) }; return (data, true) }
-                continue
+        if let data = cache.data(for: key, validate: validate) {
+            if let record = record(key) {
+                let age = now().timeIntervalSince1970 - record.stored
+                if let maxAge = record.policy.maxAge, age < maxAge { return (data, true) }
+                if record.policy.etag != nil { stale = (data, record) } else { remove(key) }
+            } else {
+                remove(key)   // kept by a version that did not honour Cache-Control
             }
-            if let maxAge = record.policy.maxAge, age < maxAge { return (data, true) }
-            if record.policy.etag != nil { stale = (data, record) }
+        }
+        let transient = transientKey(key)
+        if stale == nil, let data = cache.data(for: transient, validate: validate), let record = record(transient),
+           now().timeIntervalSince1970 - record.stored < Self.transientLifetime {
+            transientKeys.withLock { _ = $0.insert(key) }
+            return (data, true)
         }
         var headers: [String: String] = [:]
         if let etag = stale?.1.policy.etag { headers["If-None-Match"] = etag }
-        let response = try await client.get(url, headers: headers,
-                                            accept: { $0.status == 304 || validate($0.body) },
+        let response = try await client.get(url, headers: headers, accept: { validate($0.body) },
                                             temporaryRefusal: temporaryRefusal)
         if response.status == 304, let (data, record) = stale {
             var policy = CachePolicy(response)
             if policy.etag == nil { policy.etag = record.policy.etag }
-            if policy.maxAge == nil { policy.maxAge = record.policy.maxAge }
-            try? write(Record(stored: now().timeIntervalSince1970, policy: policy), for: key)
+            if policy.maxAge == nil && !policy.noStore { policy.maxAge = record.policy.maxAge }
+            store(data, policy: policy, for: key)
             return (data, true)
         }
         try check(response)
@@ -113,13 +123,17 @@ public final class HTTPCache: Sendable {
         return (response.body, false)
     }
 
-    /// Stores bytes downloaded some other way (e.g. a POST) under `key` with the response's policy.
+    /// Stores bytes downloaded some other way (e.g. a POST) under `key` with the response's policy: kept (with its
+    /// lifetime) when the policy allows, else transient, for this job only.
     public func store(_ data: Data, policy: CachePolicy, for key: CacheKey) {
+        let stored = now().timeIntervalSince1970 - policy.age
         if policy.mayKeep {
             try? cache.store(data, for: key)
-            try? write(Record(stored: now().timeIntervalSince1970, policy: policy), for: key)
-            cache.remove(transientKey(key))
+            try? write(Record(stored: stored, policy: policy), for: key)
+            removeEntry(transientKey(key))
+            transientKeys.withLock { _ = $0.remove(key) }
         } else {
+            removeEntry(key)
             let k = transientKey(key)
             try? cache.store(data, for: k)
             try? write(Record(stored: now().timeIntervalSince1970, policy: policy), for: k)
@@ -127,13 +141,21 @@ public final class HTTPCache: Sendable {
         }
     }
 
+    /// Removes `key`'s entry, kept or transient, with its records (e.g. bytes that turned out not to decode).
+    public func remove(_ key: CacheKey) {
+        removeEntry(key)
+        removeEntry(transientKey(key))
+    }
+
+    private func removeEntry(_ key: CacheKey) {
+        cache.remove(key)
+        cache.remove(recordKey(key))
+    }
+
     /// Removes the transient entries this cache stored or reused: call when the job has finished.
     public func discardTransient() {
         let keys = transientKeys.withLock { keys in defer { keys.removeAll() }; return keys }
-        for key in keys {
-            cache.remove(transientKey(key))
-            cache.remove(recordKey(transientKey(key)))
-        }
+        for key in keys { removeEntry(transientKey(key)) }
     }
 
     /// How many transient entries this cache holds for the job.

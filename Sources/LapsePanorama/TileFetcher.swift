@@ -37,7 +37,7 @@ struct TileFetcher: Sendable {
                     do {
                         pixels = try DecodedImage(data: [UInt8](data), name: name).pixels(accurate: false)
                     } catch {
-                        if let cache { cache.cache.remove(self.key(tile)) }
+                        cache?.remove(self.key(tile))
                         throw error
                     }
                     return (tile, pixels, cached)
