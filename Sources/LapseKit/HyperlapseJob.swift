@@ -59,6 +59,9 @@ public struct HyperlapseJob: Sendable {
         public var tilesFromCache: Int?
         /// Panoramas rendered from a lower zoom than asked for: the service had no imagery at that zoom.
         public var panoramasAtLowerZoom: Int = 0
+        /// Panoramas found by the lookup whose images could not be had (gone, no imagery, not decodable): their
+        /// frames are left out (a warning names each).
+        public var panoramasUnavailable: Int = 0
         public var frames: Int
         public var duration: Double
         public var output: String
@@ -156,11 +159,11 @@ public struct HyperlapseJob: Sendable {
         let frameDuration = 1 / Double(fps)
         let crossfade = self.crossfade
         var previous: (frame: PixelBuffer, credit: String?)?
-        var rendered = 0, lastPoint = -1
+        var rendered = 0, lastPoint = -1, unavailable = 0
         // Lookups run a window ahead (StopPlanner); panoramas are fetched and rendered a few frames ahead of the
         // encoder, fetching only the tiles each frame's view reads.
         try await forEachOrdered(pulling: { try await planner.next() },
-                                 concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1)) { frame in
+                                 concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1)) { frame -> RenderedFrame? in
             // The view is prepared once for the panorama's size (chosen by the source) and shared by the tile
             // selection and the render.
             let prepared = PreparedViewSlot()
@@ -169,7 +172,15 @@ public struct HyperlapseJob: Sendable {
                 prepared.view = view
                 return try projector.footprint(view, cellWidth: cw, cellHeight: ch)
             }
-            let panorama = try await feed.image(for: frame.stop, region: region)
+            let panorama: PixelBuffer
+            do {
+                panorama = try await feed.image(for: frame.stop, region: region)
+            } catch let error as LapseError where error.code == .notFound || error.code == .invalidInput {
+                // This panorama cannot be had (gone since the lookup, no imagery at any zoom, a picture that does
+                // not decode): its frame is left out, not the job.
+                warning?("\(feed.name) pano \(frame.stop.panoramaID): \(error.reason); its frame is left out")
+                return nil
+            }
             try Task.checkCancellation()
             var view = prepared.view
             if view?.sourceWidth != panorama.width || view?.sourceHeight != panorama.height {
@@ -184,6 +195,10 @@ public struct HyperlapseJob: Sendable {
             let gifFrame = crossfade ? nil : try crediting.apply(credit, to: &rendered)
             return RenderedFrame(pixels: rendered, gif: gifFrame, credit: credit, point: frame.point)
         } consume: { _, frame in
+            guard let frame else {
+                unavailable += 1
+                return
+            }
             if crossfade {
                 var frames = [(frame.pixels, frame.credit)]
                 if let previous {
@@ -235,6 +250,7 @@ public struct HyperlapseJob: Sendable {
                        gif: gif, gifBytes: gifSummary?.bytes, gifSummary: gifSummary, credits: creditsPath, attributions: attributions,
                        stabilization: planner.stabilization, orientations: planner.orientations)
         summary.panoramasAtLowerZoom = feed.panoramasAtLowerZoom
+        summary.panoramasUnavailable = unavailable
         return summary
     }
 

@@ -48,6 +48,10 @@ WORLD = [
     dict(id="CAoSGapped_pano-5", src="trekview_360/GSAG2002.JPG", lat=55.70050, lng=13.19500, width=16384,
          height=8192, heading=10.0, tilt=90.0, roll=0.0, date="2021-03", copyright="© Stand-in Imagery",
          imagery_max_zoom=2, missing="error"),
+    # Metadata but no imagery at any zoom: every tile answers 404 NOT_FOUND.
+    dict(id="CAoSGone_pano-6", src="trekview_360/GSAG2002.JPG", lat=55.70025, lng=13.19500, width=16384,
+         height=8192, heading=10.0, tilt=90.0, roll=0.0, date="2021-03", copyright="© Stand-in Imagery",
+         imagery_max_zoom=-1, missing="error"),
 ]
 BY_ID = {p["id"]: p for p in WORLD}
 TILE = 512

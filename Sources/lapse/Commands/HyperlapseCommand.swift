@@ -129,6 +129,9 @@ enum HyperlapseCommand: Command {
             lines.append("tiles: \(downloaded) downloaded, \(cached) from the cache"
                          + (s.panoramasAtLowerZoom > 0 ? "; \(counted(s.panoramasAtLowerZoom, "panorama")) at a lower zoom (no imagery at the zoom asked for)" : ""))
         }
+        if s.panoramasUnavailable > 0 {
+            lines.append("\(counted(s.panoramasUnavailable, "panorama")) could not be had: \(s.panoramasUnavailable == 1 ? "its frame" : "their frames") left out (see the warnings)")
+        }
         if let st = s.stabilization {
             var line = "stabilised: "
             if let f = st.forward { line += String(format: "travel %.0f° right of the centre column (given)", f) }
@@ -158,6 +161,7 @@ enum HyperlapseCommand: Command {
             "tilesDownloaded": s.tilesDownloaded.map { $0 as Any } ?? NSNull(),
             "tilesFromCache": s.tilesFromCache.map { $0 as Any } ?? NSNull(),
             "panoramasAtLowerZoom": s.panoramasAtLowerZoom,
+            "panoramasUnavailable": s.panoramasUnavailable,
             "width": job.width, "height": job.height, "fps": job.fps,
             "duplicatesDropped": s.duplicatesDropped, "gaps": s.gaps, "frames": s.frames, "duration": s.duration,
             "credits": s.credits, "seconds": seconds, "source": s.feed,
