@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LapseCore
+import Synchronization
 
 /// The shared HTTP client: a concurrency limit, retries with exponential backoff and jitter, `Retry-After`,
 /// a deadline per attempt, and secrets kept out of every message.
@@ -12,7 +13,8 @@ import LapseCore
 /// response the caller's `accept` check rejects (e.g. a cut-off JPEG), and quota or rate refusals the caller's
 /// `temporaryRefusal` recognises. What is not: other 4xx statuses, which are returned to the caller as they are
 /// (see ``HTTPResponse/requireSuccess(_:hiding:)``), and a server that cannot be reached at all (a host name that
-/// does not resolve, no network, a refused connection), which fails at once so that offline runs end in seconds.
+/// does not resolve, no network, a refused connection) and has not answered this client before, which fails at
+/// once so that offline runs end in seconds (a server that answered before and now refuses is retried).
 ///
 /// Every client uses one `URLSession` for the whole process (creating and invalidating many sessions crashes
 /// Foundation on Linux). `timeoutIntervalForResource` is ignored on Linux, so the deadline is enforced here by
@@ -58,6 +60,9 @@ public final class HTTPClient: Sendable {
     public let configuration: Configuration
     private let slots: AsyncSemaphore
     private let counters = Counters()
+    /// Hosts (`host:port`) that have answered this client: a refused connection to one of them is a server
+    /// restarting or shedding load mid-job, retried like a dropped connection.
+    private let reachedHosts = Mutex<Set<String>>([])
 
     /// The process's one URLSession, shared by every client.
     static let session: URLSession = {
@@ -162,6 +167,7 @@ public final class HTTPClient: Sendable {
             let outcome: Outcome
             do {
                 let response = try await perform(urlRequest, deadline: c.requestTimeout)
+                reachedHosts.withLock { _ = $0.insert(Self.hostKey(request.url)) }
                 outcome = classify(response, accept: accept, temporaryRefusal: temporaryRefusal)
             } catch let error as AttemptError {
                 outcome = .retry(error.reason, after: nil)
@@ -171,7 +177,7 @@ public final class HTTPClient: Sendable {
             } catch {
                 // Nothing to retry when the name does not resolve, there is no network or nothing listens: fail
                 // now (offline, every lookup would otherwise wait out its backoff).
-                if Self.isUnreachable(error) {
+                if Self.isUnreachable(error), !reachedHosts.withLock({ $0.contains(Self.hostKey(request.url)) }) {
                     await slots.release()
                     throw LapseError(.network, subject(request.url), Self.describe(transport: error))
                 }
@@ -279,6 +285,8 @@ public final class HTTPClient: Sendable {
     static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
     }
+
+    static func hostKey(_ url: URL) -> String { "\(url.host ?? ""):\(url.port ?? -1)" }
 
     /// Whether `error` says the server cannot be reached at all: the host name does not resolve, the machine is
     /// offline, or the connection was refused.

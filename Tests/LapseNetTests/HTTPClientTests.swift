@@ -213,6 +213,23 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
         }
     }
 
+    /// A server that answered before and then refuses (restarting mid-job) is retried, not given up at once; and
+    /// every request names lapse and its version.
+    @Test func aServerThatAnsweredBeforeIsRetriedWhenItRefuses() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let recorder = DelayRecorder()
+        let c = client(attempts: 3, recorder: recorder)
+        let echoed = try await c.get(URL(string: server.baseURL + "/echo-headers")!)
+        let headers = try JSONSerialization.jsonObject(with: echoed.body) as? [String: String] ?? [:]
+        #expect(headers.first { $0.key.lowercased() == "user-agent" }?.value == "lapse/\(lapseVersion)")
+        let url = URL(string: server.baseURL + "/bytes/10")!
+        server.stop()
+        let error = await #expect(throws: LapseError.self) { _ = try await c.get(url) }
+        #expect(error?.reason.hasPrefix("connection refused") == true && error?.reason.hasSuffix("(after 3 attempts)") == true,
+                "\(String(describing: error))")
+        #expect(recorder.delays.count == 2)
+    }
+
     @Test func cancellationStopsARequest() async throws {
         let server = try LocalServer(script: "net_standin.py")
         let c = client(timeout: 60)
