@@ -39,12 +39,19 @@ public struct GoogleAPIError: Sendable, Equatable {
 
     /// Reasons that mean "too many requests for now" or "quota used up": worth retrying with backoff.
     public static let temporaryReasons: Set<String> = [
-        "rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded", "dailyLimitExceeded", "RATE_LIMIT_EXCEEDED",
+        "rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded", "RATE_LIMIT_EXCEEDED",
     ]
+
+    /// Whether the project's daily quota is used up (`dailyLimitExceeded`, a per-day quota named in the message):
+    /// no backoff will help before it resets, so it is not retried.
+    public var isDailyLimit: Bool {
+        reasons.contains("dailyLimitExceeded") || (message ?? "").lowercased().contains("per day")
+    }
 
     /// Whether this is a quota or rate refusal (`RESOURCE_EXHAUSTED`, HTTP 429, or a rate/quota reason).
     public var isQuotaOrRate: Bool {
         httpStatus == 429 || status == "RESOURCE_EXHAUSTED" || reasons.contains { Self.temporaryReasons.contains($0) }
+            || reasons.contains("dailyLimitExceeded")
     }
 
     /// Whether the key or the project refused the request: a bad, missing or restricted key, an API not enabled.
@@ -68,7 +75,7 @@ public struct GoogleAPIError: Sendable, Equatable {
     /// For ``HTTPClient``'s `temporaryRefusal`: the problem when `response` is Google refusing for quota or rate
     /// (retried with backoff), else `nil`.
     @Sendable public static func temporaryRefusal(_ response: HTTPResponse) -> String? {
-        guard let error = GoogleAPIError(response), error.isQuotaOrRate, response.status != 429 else { return nil }
+        guard let error = GoogleAPIError(response), error.isQuotaOrRate, !error.isDailyLimit, response.status != 429 else { return nil }
         return error.summary
     }
 }

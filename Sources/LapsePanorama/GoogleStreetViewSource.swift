@@ -265,12 +265,14 @@ public struct GoogleStreetViewSource: PanoramaSource {
         let summary = Redaction.message(error?.summary ?? "HTTP \(response.status)", hiding: [apiKey])
         let subject = "Google Map Tiles API (\(client.subject(url)))"
         if error?.isQuotaOrRate == true || response.status == 429 {
-            throw LapseError(.rateLimited, subject, "\(summary); the project's Map Tiles quota or rate limit was reached (see the Google Cloud console's quotas page)")
+            let what = error?.isDailyLimit == true ? "the project's daily Map Tiles quota is used up (it resets at midnight Pacific time)"
+                                                   : "the project's Map Tiles quota or rate limit was reached"
+            throw LapseError(.rateLimited, subject, "\(summary); \(what) (see the Google Cloud console's quotas page)")
         }
         let keyProblem = error?.isKeyOrPermission == true || response.status == 401 || response.status == 403
             || (response.status == 400 && summary.lowercased().contains("key"))
         if keyProblem {
-            throw LapseError(.denied, subject, "REQUEST_DENIED: \(summary); check the API key and that the Map Tiles API is enabled for its project")
+            throw LapseError(.denied, subject, "the API key was refused (\(summary)); check the key and that the Map Tiles API is enabled for its project")
         }
         if response.status == 404 || error?.status == "NOT_FOUND" {
             throw LapseError(.notFound, subject, "NOT_FOUND: \(summary)")

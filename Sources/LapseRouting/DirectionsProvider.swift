@@ -14,7 +14,9 @@ public enum TravelMode: String, Sendable, CaseIterable {
 public struct DirectionsRequest: Sendable, Equatable {
     public var origin: Coordinate
     public var destination: Coordinate
-    /// Intermediate stops, in travel order. Any number: services with a per-request limit split the request.
+    /// Intermediate points, in travel order. The Routes API passes through them (`via: true`: no stop, no U-turn
+    /// there); the legacy Directions API and OSRM make each a stop. Any number: services with a per-request limit
+    /// split the request, and each split point is a stop (where one request ends and the next begins).
     public var waypoints: [Coordinate]
     public var mode: TravelMode
 

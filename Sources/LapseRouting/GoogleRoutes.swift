@@ -21,8 +21,8 @@ public struct GoogleRoutes: DirectionsProvider {
     public static let defaultBaseURL = URL(string: "https://routes.googleapis.com")!
     /// The Routes API's limit of intermediate waypoints per request.
     public static let maxIntermediates = 25
-    /// The response fields asked for: length, duration and the polylines of the route and of every step.
-    public static let fieldMask = "routes.distanceMeters,routes.duration,routes.polyline.encodedPolyline,routes.legs.steps.polyline.encodedPolyline"
+    /// The response fields asked for: length, duration, the polylines of the route and of every step, warnings.
+    public static let fieldMask = "routes.distanceMeters,routes.duration,routes.polyline.encodedPolyline,routes.legs.steps.polyline.encodedPolyline,routes.warnings"
 
     public let name = "google"
     private let apiKey: String

@@ -38,6 +38,10 @@ public struct OSRMDirections: DirectionsProvider {
     }
 
     public func route(_ request: DirectionsRequest) async throws -> DirectionsResult {
+        if profile == nil, request.mode != .driving, baseURL.host == Self.defaultBaseURL.host {
+            // The demo server would answer with a car route whatever the profile asked for.
+            throw LapseError.usage("the OSRM demo server has only a car profile: for \(request.mode.rawValue) give your own OSRM server with --osrm-url, or use --provider google")
+        }
         let url = url(for: request)
         let subject = "OSRM " + Redaction.url(url.absoluteString)
         let response = try await client.directionsGet(url, service: "OSRM", hiding: nil)

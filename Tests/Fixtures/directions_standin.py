@@ -246,6 +246,9 @@ class Handler(BaseHTTPRequestHandler):
             distance = sum(st["distanceMeters"] for st in steps)
             route = {"distanceMeters": distance, "duration": "%ds" % round(distance / 13.9),
                      "polyline": {"encodedPolyline": encode(points, 5)}, "legs": [{"steps": steps}]}
+            if mode == "WALK":
+                route["warnings"] = ["Walking directions are in beta. Use caution - This route may be missing sidewalks "
+                                     "or pedestrian paths."]
             return 200, masked({"routes": [route]}, paths)
         return 404, {"error": "unknown scenario " + scenario}
 

@@ -230,6 +230,23 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
         #expect(recorder.delays.count == 2)
     }
 
+    /// Google's error bodies: rate refusals are retried, a used-up daily quota and a refused key are not.
+    @Test func googleErrorBodiesAreClassified() throws {
+        func response(_ status: Int, _ json: String) -> HTTPResponse { HTTPResponse(status: status, body: Data(json.utf8)) }
+        let rate = response(403, #"{"error": {"code": 403, "message": "Rate Limit Exceeded", "errors": [{"reason": "rateLimitExceeded"}]}}"#)
+        let daily = response(403, #"{"error": {"code": 403, "message": "Daily Limit Exceeded", "errors": [{"reason": "dailyLimitExceeded"}]}}"#)
+        let perDay = response(429, #"{"error": {"code": 429, "message": "Quota exceeded for quota metric 'Tile requests' and limit 'Tile requests per day'", "status": "RESOURCE_EXHAUSTED"}}"#)
+        let key = response(400, #"{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}]}}"#)
+        let disabled = response(403, #"{"error": {"code": 403, "message": "Routes API has not been used in project 1 before or it is disabled.", "status": "PERMISSION_DENIED", "details": [{"reason": "SERVICE_DISABLED"}]}}"#)
+        #expect(GoogleAPIError.temporaryRefusal(rate) == "HTTP 403 (rateLimitExceeded): Rate Limit Exceeded")
+        #expect(GoogleAPIError.temporaryRefusal(daily) == nil && GoogleAPIError(daily)?.isDailyLimit == true)
+        #expect(GoogleAPIError(daily)?.isQuotaOrRate == true && GoogleAPIError(daily)?.isKeyOrPermission == false)
+        #expect(GoogleAPIError(perDay)?.isDailyLimit == true && GoogleAPIError(perDay)?.isQuotaOrRate == true)
+        #expect(GoogleAPIError(key)?.isKeyOrPermission == true && GoogleAPIError(key)?.reasons == ["API_KEY_INVALID"])
+        #expect(GoogleAPIError(disabled)?.isKeyOrPermission == true && GoogleAPIError.temporaryRefusal(disabled) == nil)
+        #expect(GoogleAPIError(HTTPResponse(status: 200, body: Data("{}".utf8))) == nil)
+    }
+
     @Test func cancellationStopsARequest() async throws {
         let server = try LocalServer(script: "net_standin.py")
         let c = client(timeout: 60)

@@ -347,7 +347,7 @@ import TestSupport
         } throws: { error in
             let e = error as? LapseError
             let text = "\(error)"
-            return e?.code == .denied && text.contains("REQUEST_DENIED") && text.contains("API key not valid")
+            return e?.code == .denied && text.contains("the API key was refused") && text.contains("API key not valid")
                 && !text.contains(badKey)
         }
     }

@@ -186,9 +186,20 @@ import Testing
                 .route(DirectionsRequest(origin: toronto, destination: montreal))
         }
         #expect(refused?.code == .network)
-        // Nothing listens: not retried (an offline run fails at once).
-        #expect(refused?.description == "Google Directions http://127.0.0.1:\(port)/maps/api/directions/json?…: connection refused (is the server running and the URL right?)")
+        // Nothing listens any more on a server that answered this client before: retried (a restart mid-job);
+        // a server never reached fails at once (HTTPClientTests.unreachableServersAreNotRetried).
+        #expect(refused?.description == "Google Directions http://127.0.0.1:\(port)/maps/api/directions/json?…: connection refused (is the server running and the URL right?) (after 2 attempts)")
         #expect(refused?.description.contains(Self.key) == false, "\(String(describing: refused))")
+    }
+
+    /// The OSRM demo server has only a car profile: walking or cycling there is refused before any request.
+    @Test func osrmDemoServerRefusesWalkingAndCycling() async throws {
+        for mode in [TravelMode.walking, .cycling] {
+            let error = await #expect(throws: LapseError.self) {
+                try await OSRMDirections(client: Self.impatient).route(DirectionsRequest(origin: toronto, destination: montreal, mode: mode))
+            }
+            #expect(error?.code == .usage && error?.reason.contains("only a car profile") == true, "\(String(describing: error))")
+        }
     }
 
     @Test func osrmUsesLonLatOrderAndPolyline6() async throws {

@@ -96,8 +96,11 @@ import Testing
 
     @Test func walkingAndCyclingModes() async throws {
         let server = try LocalServer(script: "directions_standin.py")
-        _ = try await routes(server, "routes").route(DirectionsRequest(origin: toronto, destination: montreal, mode: .walking))
-        _ = try await routes(server, "routes").route(DirectionsRequest(origin: toronto, destination: montreal, mode: .cycling))
+        let walking = try await routes(server, "routes").route(DirectionsRequest(origin: toronto, destination: montreal, mode: .walking))
+        let cycling = try await routes(server, "routes").route(DirectionsRequest(origin: toronto, destination: montreal, mode: .cycling))
+        // The service's warnings reach the user (the field mask asks for them; the stand-in drops what it omits).
+        #expect(walking.warnings == ["Walking directions are in beta. Use caution - This route may be missing sidewalks or pedestrian paths."])
+        #expect(cycling.warnings.isEmpty)
         let (_, bodies) = try await posts(server)
         #expect(bodies.map { $0["travelMode"] as? String } == ["WALK", "BICYCLE"])
         #expect(bodies.allSatisfy { $0["routingPreference"] == nil })

@@ -14,7 +14,8 @@ enum RouteCommand: Command {
         Route from a directions service:
           --from LAT,LNG          start, in decimal degrees (e.g. 43.6532,-79.3832)
           --to LAT,LNG            end
-          --via LAT,LNG           a point to pass through; repeat in travel order (Google: any number, 25 a request)
+          --via LAT,LNG           a point on the way, repeat in travel order (Google: any number, 25 a request;
+                                  the Routes API passes through it, the legacy API and OSRM stop there)
           --provider NAME         google (the Routes API; default) | google-directions (the legacy Directions
                                   API, for keys of projects that still have it) | osrm (OpenStreetMap data)
           --mode MODE             driving | walking | cycling (default driving)
