@@ -84,9 +84,12 @@ public struct GoogleStreetViewSource: PanoramaSource {
     private func panoIds(_ coordinates: [Coordinate], radius: Double) async throws -> [String?] {
         let body = PanoIdsRequest(locations: coordinates.map { .init(lat: $0.latitude, lng: $0.longitude) },
                                   radius: max(1, Int(radius.rounded())))
-        let url = try await endpoint("v1/streetview/panoIds")
-        let response = try await client.post(url, json: try JSONEncoder().encode(body), temporaryRefusal: GoogleAPIError.temporaryRefusal)
-        try check(response, url)
+        let (response, url) = try await withSession { token in
+            let url = endpoint("v1/streetview/panoIds", token: token)
+            let response = try await client.post(url, json: try JSONEncoder().encode(body), temporaryRefusal: GoogleAPIError.temporaryRefusal)
+            try check(response, url)
+            return (response, url)
+        }
         guard let answer = try? JSONDecoder().decode(PanoIdsAnswer.self, from: response.body),
               let ids = answer.panoIds, ids.count == coordinates.count else {
             throw LapseError(.invalidInput, client.subject(url), "unexpected answer (expected \(coordinates.count) pano ids)")
@@ -114,17 +117,16 @@ public struct GoogleStreetViewSource: PanoramaSource {
     /// - Throws: ``LapseError`` `.notFound` for an unknown id, `.denied` for a bad key, network errors.
     public func metadata(id: String) async throws -> PanoramaMetadata {
         let key = CacheKey("google", id, "metadata.json")
-        var url = try await endpoint("v1/streetview/metadata")
-        url = url.appending(queryItems: [URLQueryItem(name: "panoId", value: id)])
-        let data: Data
-        if let cache {
-            data = try await cache.get(url, key: key, client: client,
-                                       validate: { (try? JSONDecoder().decode(MetadataAnswer.self, from: $0)) != nil },
-                                       temporaryRefusal: GoogleAPIError.temporaryRefusal, check: { try self.check($0, url) }).data
-        } else {
+        let data = try await withSession { token -> Data in
+            let url = endpoint("v1/streetview/metadata", token: token).appending(queryItems: [URLQueryItem(name: "panoId", value: id)])
+            if let cache {
+                return try await cache.get(url, key: key, client: client,
+                                           validate: { (try? JSONDecoder().decode(MetadataAnswer.self, from: $0)) != nil },
+                                           temporaryRefusal: GoogleAPIError.temporaryRefusal, check: { try self.check($0, url) }).data
+            }
             let response = try await client.get(url, temporaryRefusal: GoogleAPIError.temporaryRefusal)
             try check(response, url)
-            data = response.body
+            return response.body
         }
         guard let m = try? JSONDecoder().decode(MetadataAnswer.self, from: data) else {
             throw LapseError(.invalidInput, "Google Street View metadata of \(id)", "unexpected answer")
@@ -250,10 +252,21 @@ public struct GoogleStreetViewSource: PanoramaSource {
         return (answer.session, expiry)
     }
 
-    private func endpoint(_ path: String) async throws -> URL {
-        let token = try await session.token { try await createSession() }
-        return baseURL.appendingPathComponent(path).appending(queryItems: [
+    private func endpoint(_ path: String, token: String) -> URL {
+        baseURL.appendingPathComponent(path).appending(queryItems: [
             URLQueryItem(name: "session", value: token), URLQueryItem(name: "key", value: apiKey)])
+    }
+
+    /// Runs `request` with the session token; when the API refuses the token (expired or revoked), once more with
+    /// a new session.
+    private func withSession<T>(_ request: (String) async throws -> T) async throws -> T {
+        let token = try await session.token { try await createSession() }
+        do {
+            return try await request(token)
+        } catch let error as LapseError where Self.isSessionProblem(error) {
+            await session.invalidate(token)
+            return try await request(try await session.token { try await createSession() })
+        }
     }
 
     /// Turns a non-2xx answer into a clear error (the key never shown): a refused key or an API not enabled is

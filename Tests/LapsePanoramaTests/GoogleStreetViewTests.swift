@@ -338,6 +338,18 @@ import TestSupport
         #expect(ImageMetrics.psnr(image.pixels, reference) >= 40)
     }
 
+    /// A session that expires during the lookups (panoIds, metadata) is renewed too, once per request.
+    @Test func anExpiredSessionIsRenewedDuringLookups() async throws {
+        let server = try MapTilesWorld.server(sessionRequests: 2)
+        let source = try MapTilesWorld.source(server, client: MapTilesWorld.client(limit: 1))
+        let found = try await source.nearest(to: [MapTilesWorld.newPosition, MapTilesWorld.oldPosition, MapTilesWorld.darkPosition],
+                                             radius: 20)
+        #expect(found.map { $0?.id } == [MapTilesWorld.newFamily, MapTilesWorld.oldFamily, MapTilesWorld.dark])
+        let stats = try await MapTilesWorld.stats(server)
+        #expect((stats.by_kind["createSession"] ?? 0) >= 2)
+        #expect(stats.by_kind["panoIds"] == 1)
+    }
+
     @Test func badKeyGivesRequestDeniedWithoutTheKey() async throws {
         let server = try MapTilesWorld.server()
         let badKey = "AIzaSyWRONG-key-9876543210"
