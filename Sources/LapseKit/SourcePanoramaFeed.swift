@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 
 /// A route's panoramas from a ``PanoramaSource`` (Google Street View, Panoramax, local 360° photos): the nearest
 /// panorama of every route point, consecutive duplicates dropped, points without coverage skipped.
@@ -20,7 +21,7 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     private let tally = TileTally()
     /// Your photos' places in capture order, by pano id.
     private let captureOrder: [String: Int]?
-    public var tiles: (downloaded: Int, fromCache: Int)? { tally.counts }
+    public var tiles: (downloaded: Int, fromCache: Int)? { tally.tiles }
     public var panoramasAtLowerZoom: Int { tally.lowerZoom }
     /// Your own photos and a video's frames are one camera's captures along its track.
     public var followsCamera: Bool { source.name == "local" || source.name == "video" }
@@ -132,16 +133,16 @@ public struct SourcePanoramaFeed: PanoramaFeed {
 }
 
 /// Tiles downloaded and read from the cache, summed over the panoramas (nil until a tiled panorama came).
-private final class TileTally: @unchecked Sendable {
-    // @unchecked: the counts are only touched under `lock`.
-    private let lock = NSLock()
-    private var downloaded = 0, fromCache = 0, any = false, lowerZooms = 0
+private final class TileTally: Sendable {
+    private struct Counts { var downloaded = 0, fromCache = 0, any = false, lowerZooms = 0 }
+    private let counts = Mutex(Counts())
 
     func add(downloaded d: Int, fromCache c: Int, lowerZoom: Bool = false) {
-        lock.withLock { downloaded += d; fromCache += c; any = any || d + c > 0; if lowerZoom { lowerZooms += 1 } }
+        counts.withLock { $0.downloaded += d; $0.fromCache += c; $0.any = $0.any || d + c > 0; if lowerZoom { $0.lowerZooms += 1 } }
     }
 
-    var lowerZoom: Int { lock.withLock { lowerZooms } }
+    /// Frames whose panorama came from a lower zoom than asked for.
+    var lowerZoom: Int { counts.withLock { $0.lowerZooms } }
 
-    var counts: (downloaded: Int, fromCache: Int)? { lock.withLock { any ? (downloaded, fromCache) : nil } }
+    var tiles: (downloaded: Int, fromCache: Int)? { counts.withLock { $0.any ? ($0.downloaded, $0.fromCache) : nil } }
 }
