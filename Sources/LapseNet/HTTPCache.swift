@@ -127,16 +127,18 @@ public final class HTTPCache: Sendable {
     /// lifetime) when the policy allows, else transient, for this job only.
     public func store(_ data: Data, policy: CachePolicy, for key: CacheKey) {
         let stored = now().timeIntervalSince1970 - policy.age
+        // The record goes first and the bytes after it: a run killed between the two leaves a record without bytes
+        // (fetched again), never bytes without their record (which would be taken for an entry kept without one).
         if policy.mayKeep {
-            try? cache.store(data, for: key)
             try? write(Record(stored: stored, policy: policy), for: key)
+            try? cache.store(data, for: key)
             removeEntry(transientKey(key))
             transientKeys.withLock { _ = $0.remove(key) }
         } else {
             removeEntry(key)
             let k = transientKey(key)
-            try? cache.store(data, for: k)
             try? write(Record(stored: now().timeIntervalSince1970, policy: policy), for: k)
+            try? cache.store(data, for: k)
             transientKeys.withLock { _ = $0.insert(key) }
         }
     }
@@ -148,7 +150,7 @@ public final class HTTPCache: Sendable {
     }
 
     private func removeEntry(_ key: CacheKey) {
-        cache.remove(key)
+        cache.remove(key)             // the bytes first, then their record (see `store`)
         cache.remove(recordKey(key))
     }
 

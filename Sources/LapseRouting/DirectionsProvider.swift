@@ -65,6 +65,25 @@ public protocol DirectionsProvider: Sendable {
     func route(_ request: DirectionsRequest) async throws -> DirectionsResult
 }
 
+/// Asks for `points` in chained requests of at most `maxIntermediate` intermediate points (see
+/// ``waypointChunks(_:maxIntermediate:)``), concurrently, and joins the answers in order: geometry without the
+/// repeated join points, lengths summed, warnings once each.
+func chainedRoute(_ points: [Coordinate], maxIntermediate: Int, provider: String,
+                  fetch: @escaping @Sendable ([Coordinate]) async throws -> GoogleRouteResponse.Parsed) async throws -> DirectionsResult {
+    let pieces = waypointChunks(points, maxIntermediate: maxIntermediate)
+    let results = try await withThrowingTaskGroup(of: (Int, GoogleRouteResponse.Parsed).self) { group in
+        for (i, piece) in pieces.enumerated() { group.addTask { (i, try await fetch(piece)) } }
+        var out = [GoogleRouteResponse.Parsed?](repeating: nil, count: pieces.count)
+        for try await (i, piece) in group { out[i] = piece }
+        return out.map { $0! }
+    }
+    var warnings: [String] = []
+    for r in results { for w in r.warnings where !warnings.contains(w) { warnings.append(w) } }
+    return DirectionsResult(route: Route(coordinates: GoogleRouteResponse.joinedWithoutRepeats(results.map(\.coordinates))),
+                            reportedDistance: results.reduce(0) { $0 + $1.distance }, provider: provider,
+                            requestCount: pieces.count, warnings: warnings)
+}
+
 /// Splits `points` (origin, waypoints…, destination) into consecutive runs with at most `maxIntermediate` points
 /// between their ends, for services with a per-request limit; each run starts where the previous one ended.
 func waypointChunks(_ points: [Coordinate], maxIntermediate: Int) -> [[Coordinate]] {

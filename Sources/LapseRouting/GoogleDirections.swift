@@ -80,26 +80,9 @@ public struct GoogleDirections: DirectionsProvider {
     }
 
     public func route(_ request: DirectionsRequest) async throws -> DirectionsResult {
-        let pieces = Self.chunks(request.allPoints)
-        let results = try await withThrowingTaskGroup(of: (Int, Piece).self) { group in
-            for (i, piece) in pieces.enumerated() {
-                group.addTask { (i, try await self.fetch(piece, mode: request.mode)) }
-            }
-            var out = [Piece?](repeating: nil, count: pieces.count)
-            for try await (i, piece) in group { out[i] = piece }
-            return out.map { $0! }
+        try await chainedRoute(request.allPoints, maxIntermediate: Self.maxIntermediateWaypoints, provider: name) { piece in
+            try await self.fetch(piece, mode: request.mode)
         }
-        let coordinates = GoogleRouteResponse.joinedWithoutRepeats(results.map(\.coordinates))
-        var warnings: [String] = []
-        for r in results { for w in r.warnings where !warnings.contains(w) { warnings.append(w) } }
-        return DirectionsResult(route: Route(coordinates: coordinates), reportedDistance: results.reduce(0) { $0 + $1.distance },
-                                provider: name, requestCount: pieces.count, warnings: warnings)
-    }
-
-    struct Piece: Sendable {
-        var coordinates: [Coordinate]
-        var distance: Double
-        var warnings: [String]
     }
 
     func url(for points: [Coordinate], mode: TravelMode) -> URL {
@@ -119,7 +102,7 @@ public struct GoogleDirections: DirectionsProvider {
         return components.url!
     }
 
-    private func fetch(_ points: [Coordinate], mode: TravelMode) async throws -> Piece {
+    private func fetch(_ points: [Coordinate], mode: TravelMode) async throws -> GoogleRouteResponse.Parsed {
         let url = url(for: points, mode: mode)
         let subject = "Google Directions " + Redaction.url(url.absoluteString)
         let response = try await client.directionsGet(url, service: "Google Directions", hiding: apiKey,
@@ -149,10 +132,9 @@ public struct GoogleDirections: DirectionsProvider {
     }
 
     /// The geometry and length of the first route of an OK response.
-    static func parse(_ json: [String: Any], subject: String) throws -> Piece {
+    static func parse(_ json: [String: Any], subject: String) throws -> GoogleRouteResponse.Parsed {
         do {
-            let parsed = try GoogleRouteResponse.parseDirections(json)
-            return Piece(coordinates: parsed.coordinates, distance: parsed.distance, warnings: parsed.warnings)
+            return try GoogleRouteResponse.parseDirections(json)
         } catch var error as LapseError {
             error.subject = subject
             throw error

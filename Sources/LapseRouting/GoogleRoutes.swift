@@ -47,20 +47,9 @@ public struct GoogleRoutes: DirectionsProvider {
     }
 
     public func route(_ request: DirectionsRequest) async throws -> DirectionsResult {
-        let pieces = waypointChunks(request.allPoints, maxIntermediate: Self.maxIntermediates)
-        let results = try await withThrowingTaskGroup(of: (Int, GoogleRouteResponse.Parsed).self) { group in
-            for (i, piece) in pieces.enumerated() {
-                group.addTask { (i, try await self.fetch(piece, mode: request.mode)) }
-            }
-            var out = [GoogleRouteResponse.Parsed?](repeating: nil, count: pieces.count)
-            for try await (i, piece) in group { out[i] = piece }
-            return out.map { $0! }
+        try await chainedRoute(request.allPoints, maxIntermediate: Self.maxIntermediates, provider: name) { piece in
+            try await self.fetch(piece, mode: request.mode)
         }
-        var warnings: [String] = []
-        for r in results { for w in r.warnings where !warnings.contains(w) { warnings.append(w) } }
-        return DirectionsResult(route: Route(coordinates: GoogleRouteResponse.joinedWithoutRepeats(results.map(\.coordinates))),
-                                reportedDistance: results.reduce(0) { $0 + $1.distance }, provider: name,
-                                requestCount: pieces.count, warnings: warnings)
     }
 
     // MARK: - Request
