@@ -96,9 +96,10 @@ public final class HTTPClient: Sendable {
     ///   - temporaryRefusal: recognises a service's "too many requests / quota" answers that are not HTTP 429
     ///     (Google's 403 `rateLimitExceeded`, the legacy Directions API's `OVER_QUERY_LIMIT` in a 200): returns the
     ///     problem to retry it with backoff, `nil` otherwise. After the last attempt the request fails `.rateLimited`.
-    /// - Returns: the response: 2xx, or a non-retried status (4xx other than 429) for the caller to read.
-    /// - Throws: ``LapseError`` `.network` (timeouts, connection failures, 5xx after every attempt, rejected bodies),
-    ///   `.rateLimited` (429 after every attempt or a `Retry-After` beyond the limit), `.cancelled`.
+    /// - Returns: the response: 2xx, or a non-retried status (3xx such as 304, 4xx other than 429) for the caller to read.
+    /// - Throws: ``LapseError`` `.network` (timeouts, connection failures, 5xx after every attempt, rejected bodies; at
+    ///   once for a server never reached that cannot be reached), `.rateLimited` (429 or a `temporaryRefusal` after
+    ///   every attempt, or a `Retry-After` beyond the limit), `.cancelled`.
     ///   Messages name the URL without its query string and never contain a configured secret.
     public func get(_ url: URL, headers: [String: String] = [:], accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
                     temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil) async throws -> HTTPResponse {

@@ -76,7 +76,7 @@ public struct OSRMDirections: DirectionsProvider {
         }
         guard !coordinates.isEmpty else { throw LapseError(.notFound, subject, "the route geometry is empty") }
         let distance = (route["distance"] as? NSNumber)?.doubleValue ?? 0
-        return DirectionsResult(route: Route(coordinates: GoogleRouteResponse.joinedWithoutRepeats([coordinates])), reportedDistance: distance,
+        return DirectionsResult(route: Route(coordinates: coordinates), reportedDistance: distance,
                                 provider: name, requestCount: 1)
     }
 
