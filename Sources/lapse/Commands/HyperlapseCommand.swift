@@ -13,12 +13,13 @@ enum HyperlapseCommand: Command {
 
         Route:
           --from LAT,LNG --to LAT,LNG   plan a route with a directions service
-          --via LAT,LNG                 a stop between (repeatable)
+          --via LAT,LNG                 a point on the way (repeatable; the Routes API passes through it)
           --provider NAME               google (Routes API, GOOGLE_MAPS_API_KEY; default) | google-directions
                                         (the legacy Directions API) | osrm (OpenStreetMap data)
           --key-file FILE               file holding the Google API key instead of GOOGLE_MAPS_API_KEY
           --osrm-url URL                your own OSRM server (default: $LAPSE_OSRM_URL or the public demo server)
-          --route FILE                  GPX, GeoJSON, KML, 'lat,lng' lines or an encoded polyline instead
+          --route FILE                  GPX, GeoJSON, KML, 'lat,lng' lines, an encoded polyline or a saved
+                                        Google Directions/Routes API answer instead
           --spacing M                   metres between route points (default 10)
         Panoramas:
           --source SOURCE               google | panoramax | local:DIR (360° photos with GPS) | video:FILE (a 360° video)
