@@ -170,19 +170,11 @@ public struct GoogleStreetViewSource: PanoramaSource {
         var zoom = requested
         var placeholders: [TileIndex] = []
         var downloaded = 0, fromCache = 0
-        var renewedSession = false
         var problems: [String] = []
         while true {
             let grid = TileGrid(zoom: zoom, fullWidth: panorama.width, fullHeight: panorama.height,
                                 tileWidth: panorama.tileWidth ?? 512, tileHeight: panorama.tileHeight ?? 512)
-            let sessionToken = try await session.token { try await createSession() }
             let base = baseURL, key = apiKey, id = panorama.id
-            let fetcher = TileFetcher(client: client, cache: cache, cachePrefix: ["google", id], url: { tile in
-                base.appendingPathComponent("v1/streetview/tiles/\(tile.zoom)/\(tile.x)/\(tile.y)")
-                    .appending(queryItems: [URLQueryItem(name: "session", value: sessionToken),
-                                            URLQueryItem(name: "key", value: key),
-                                            URLQueryItem(name: "panoId", value: id)])
-            }, progress: progress)
             var tiles = grid.tiles
             if let region {
                 let cells = try region.cells(grid.width, grid.height, grid.tileWidth, grid.tileHeight)
@@ -190,16 +182,23 @@ public struct GoogleStreetViewSource: PanoramaSource {
             }
             let result: TileFetcher.Result
             do {
-                result = try await fetcher.fetch(grid, tiles: tiles)
-            } catch let error as LapseError where !renewedSession && Self.isSessionProblem(error) {
-                // The session token expired or was revoked mid-run: make a new one once and go on
-                // (tiles already fetched come from the cache).
-                renewedSession = true
-                await session.invalidate(sessionToken)
-                continue
-            } catch let error as LapseError where error.code == .notFound && zoom > 0 && !Self.isSessionProblem(error) {
+                // A session that expires mid-run is renewed once (tiles already fetched come from the cache).
+                result = try await withSession { token in
+                    let fetcher = TileFetcher(client: client, cache: cache, cachePrefix: ["google", id], url: { tile in
+                        base.appendingPathComponent("v1/streetview/tiles/\(tile.zoom)/\(tile.x)/\(tile.y)")
+                            .appending(queryItems: [URLQueryItem(name: "session", value: token),
+                                                    URLQueryItem(name: "key", value: key),
+                                                    URLQueryItem(name: "panoId", value: id)])
+                    }, check: { response, url in try checkTile(response, url) }, progress: progress)
+                    return try await fetcher.fetch(grid, tiles: tiles)
+                }
+            } catch let error as LapseError where error.code == .notFound && !Self.isSessionProblem(error) {
                 // The API has no tile there at this zoom: the panorama at the next lower one.
                 problems.append("zoom \(zoom): \(error.reason)")
+                guard zoom > 0 else {
+                    throw LapseError(.notFound, "Google Street View pano \(id)",
+                                     "no imagery at any zoom level (" + problems.joined(separator: "; ") + ")")
+                }
                 zoom -= 1
                 continue
             }
@@ -267,6 +266,18 @@ public struct GoogleStreetViewSource: PanoramaSource {
             await session.invalidate(token)
             return try await request(try await session.token { try await createSession() })
         }
+    }
+
+    /// ``check(_:_:)`` for a tile: the API's answer for a tile a panorama does not have at that zoom (404
+    /// `NOT_FOUND`, or a 400 `INVALID_ARGUMENT` that is not about the key) is `.notFound` naming the tile, so that the
+    /// next lower zoom is tried.
+    private func checkTile(_ response: HTTPResponse, _ url: URL) throws {
+        guard response.status == 404 || (response.status == 400 && GoogleAPIError(response)?.isKeyOrPermission != true) else {
+            return try check(response, url)
+        }
+        let why = Redaction.message(GoogleAPIError(response)?.summary ?? "HTTP \(response.status)", hiding: [apiKey])
+        throw LapseError(.notFound, "Google Map Tiles API (\(client.subject(url)))",
+                         "tile \(url.pathComponents.suffix(3).joined(separator: "/")): \(why)")
     }
 
     /// Turns a non-2xx answer into a clear error (the key never shown): a refused key or an API not enabled is

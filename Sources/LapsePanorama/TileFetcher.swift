@@ -13,6 +13,8 @@ struct TileFetcher: Sendable {
     let cachePrefix: [String]
     /// Builds a tile's URL.
     let url: @Sendable (TileIndex) -> URL
+    /// Throws the source's error for an answer that is not a tile (the source reads its service's errors).
+    let check: @Sendable (HTTPResponse, URL) throws -> Void
     let progress: ProgressHandler?
 
     struct Result: Sendable {
@@ -60,15 +62,7 @@ struct TileFetcher: Sendable {
 
     private func tileData(_ tile: TileIndex) async throws -> (Data, Bool) {
         let target = url(tile)
-        let check: (HTTPResponse) throws -> Void = { response in
-            if response.status == 404 || (response.status == 400 && GoogleAPIError(response)?.isKeyOrPermission != true) {
-                // The documented answer for a tile the panorama does not have at this zoom (NOT_FOUND, INVALID_ARGUMENT).
-                let why = GoogleAPIError(response)?.summary ?? "HTTP \(response.status)"
-                throw LapseError(.notFound, client.subject(target),
-                                 "tile \(tile): " + Redaction.message(why, hiding: client.configuration.secrets))
-            }
-            try response.requireSuccess(client.subject(target), hiding: client.configuration.secrets)
-        }
+        let check: (HTTPResponse) throws -> Void = { try self.check($0, target) }
         if let cache {
             let (data, cached) = try await cache.get(target, key: key(tile), client: client, validate: CacheValidation.jpeg,
                                                      temporaryRefusal: GoogleAPIError.temporaryRefusal, check: check)
