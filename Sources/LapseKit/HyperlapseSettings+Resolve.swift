@@ -56,16 +56,21 @@ extension HyperlapseSettings {
         }
         try job.camera.validate()
         job.creditPosition = try Self.creditCorner(s.creditPosition, source: s.source)
-        if s.directionsService == .osrm { job.routeCredit = HyperlapseJob.openStreetMapRouteCredit }
+        if try s.directionsService() == .osrm { job.routeCredit = HyperlapseJob.openStreetMapRouteCredit }
         job.settings = s
         return job
     }
 
-    /// The directions service that plans the route: the `provider` when `from`/`to` are given, nil for a route
-    /// from a file, a track or your photos' positions.
-    var directionsService: DirectionsService? {
+    /// The directions service that plans the route: the `provider` (default Google) when `from`/`to` are given,
+    /// nil for a route from a file, a track or your photos' positions.
+    /// - Throws: ``LapseError`` `.usage` for a provider that is not one of ``DirectionsService``'s names.
+    func directionsService() throws -> DirectionsService? {
         guard from != nil || to != nil || !(via ?? []).isEmpty else { return nil }
-        return provider.flatMap(DirectionsService.init(rawValue:)) ?? .google
+        guard let name = provider else { return .google }
+        guard let service = DirectionsService(rawValue: name) else {
+            throw LapseError.usage("provider takes \(DirectionsService.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
+        }
+        return service
     }
 
     /// The credit corner `text` names (nil: the default, bottom right); `none` draws none.
@@ -122,12 +127,9 @@ extension HyperlapseSettings {
         if let file = s.route {
             route = try await RouteSource.file(PanoramaSourceOptions.expand(file)).load().route
         } else if let from = s.from, let to = s.to {
-            if let name = s.provider, DirectionsService(rawValue: name) == nil {
-                throw LapseError.usage("provider takes \(DirectionsService.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
-            }
             let request = DirectionsRequest(origin: try Coordinate.parse(from), destination: try Coordinate.parse(to),
                                             waypoints: try (s.via ?? []).map { try Coordinate.parse($0) })
-            let configuration = DirectionsConfiguration(service: s.directionsService ?? .google, keyFile: s.keyFile,
+            let configuration = DirectionsConfiguration(service: try s.directionsService() ?? .google, keyFile: s.keyFile,
                                                         osrmBaseURL: s.osrmURL, environment: environment, client: client)
             progress?(ProgressEvent(stage: "route", completed: 0, total: 1, unit: "routes"))
             let loaded = try await RouteSource.directions(request).load(configuration)

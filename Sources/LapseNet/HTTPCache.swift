@@ -160,9 +160,6 @@ public final class HTTPCache: Sendable {
         for key in keys { removeEntry(transientKey(key)) }
     }
 
-    /// How many transient entries this cache holds for the job.
-    public var transientCount: Int { transientKeys.withLock { $0.count } }
-
     // MARK: - Entries
 
     private func transientKey(_ key: CacheKey) -> CacheKey { CacheKey(parts: ["transient"] + key.parts) }
