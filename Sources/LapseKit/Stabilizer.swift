@@ -128,6 +128,8 @@ struct Stabilizer {
         var motion: PairMotion?
         /// Direction of travel towards the next frame in this frame's picture (from the next pair's motion).
         var travel: SIMD3<Double>?
+        /// One standard deviation of `travel`, degrees.
+        var travelUncertainty: Double?
         var tone: ToneCorrection?
         var sources: [String] = []
         var orientation: Rotation?
@@ -199,6 +201,7 @@ struct Stabilizer {
             if picture != nil { if motion == nil { pairsUnmeasured += 1 } else { pairsMeasured += 1 } }
             if let t = motion?.travel, !analysed.isEmpty {
                 analysed[analysed.count - 1].travel = t
+                analysed[analysed.count - 1].travelUncertainty = motion?.travelUncertainty
                 travels.append(t)
                 if travels.count > 500 { travels.removeFirst(travels.count - 500) }
             }
@@ -314,13 +317,18 @@ struct Stabilizer {
         }
         if followsCamera, positionsKnown, let bearing = TrackHeadings.heading(at: index - trackStart, in: track) {
             e.trackBearing = bearing
-            // The direction of travel in the picture: to about 10° from one pair, with outliers (the focus of
-            // expansion of a camera moving forward trades off against its yaw: those more than 25° from the
-            // orientation so far are left out), each pair's own (a mount's median would add its bias to every
-            // frame alike).
+            // The direction of travel in the picture: each pair's own (a mount's median would add its bias to
+            // every frame alike), trusted by its fit's uncertainty (three times the information's, which leaves
+            // out errors shared by all of a pair's points: 2–10°), with outliers (the focus of expansion of a
+            // camera moving forward trades off against its yaw: those more than 25° from the orientation so far
+            // are left out). A measured one is also level with the world, give or take the road's grade: it
+            // holds the camera's pitch along the way it goes.
             if let v = options.forward.map(Self.direction(longitude:)) ?? e.travel ?? mount {
                 let given = options.forward != nil
-                headings.append(.init(direction: v, heading: bearing, sigma: given ? 5 : 10, gate: given ? nil : 25))
+                let measured = given ? nil : e.travel.map { _ in e.travelUncertainty ?? 10 }
+                let sigma = given ? 5 : measured.map { min(10, max(2, 3 * $0)) } ?? 10
+                headings.append(.init(direction: v, heading: bearing, sigma: sigma, gate: given ? nil : 25,
+                                      elevation: measured == nil ? nil : 0, elevationSigma: max(2.5, 3 * (measured ?? 0))))
                 e.sources.append("track")
             }
         } else if !followsCamera, positionsKnown, e.stop.headingUncertainty == nil, let v = e.travel,

@@ -29,7 +29,7 @@ public struct MotionEstimator: Sendable {
     public func motion(from a: SphereImage, to b: SphereImage) -> PairMotion? {
         let mask = Self.staticMask(a, b)
         if mask.fraction > 0.95 {
-            return PairMotion(rotation: .identity, uncertainty: 0.05, tracked: 0, inliers: 0, travel: nil, parallax: 0,
+            return PairMotion(rotation: .identity, uncertainty: 0.05, tracked: 0, inliers: 0, travel: nil, travelUncertainty: nil, parallax: 0,
                               staticFraction: mask.fraction, exposure: Self.exposure(a, b, [(SIMD3(0, 0, 1), SIMD3(0, 0, 1))], same: true))
         }
         // Every corner is tracked; those whose window reaches a static pixel are marked.
@@ -75,6 +75,7 @@ public struct MotionEstimator: Sendable {
         else { return nil }
         return PairMotion(rotation: chosen.rotation, uncertainty: chosen.uncertainty, tracked: chosen.count,
                           inliers: chosen.inliers, travel: chosen.travel.map { chosen.rotation.transposed * $0 },
+                          travelUncertainty: chosen.travel == nil ? nil : chosen.travelUncertainty,
                           parallax: chosen.parallax, staticFraction: mask.fraction,
                           exposure: Self.exposure(a, b, tracks.map { ($0.a, $0.b) }, same: false))
     }
@@ -387,21 +388,25 @@ public struct MotionEstimator: Sendable {
         var rotation: Rotation
         /// Direction of travel in B's frame.
         var travel: SIMD3<Double>?
+        /// One standard deviation of the direction of travel's error, degrees.
+        var travelUncertainty: Double
         var uncertainty: Double
         var count: Int
         var inliers: Int
         var parallax: Double
     }
 
-    /// Rotation and direction of travel from all pairs, starting from `rotation`: alternately t as the
-    /// direction most nearly perpendicular to every `R a × b` (their weighted scatter's smallest eigenvector),
-    /// then Gauss–Newton steps on the distances of each `b` from the plane through t and `R a`; Cauchy weights
-    /// with a scale from the residuals' median. With too little parallax for t, the rotation alone is fitted
+    /// Rotation and direction of travel from all pairs, starting from `rotation`: t where the derotated flow
+    /// streams out of (``focusOfExpansion``), then Gauss–Newton steps of the rotation on the distances of each `b`
+    /// from the plane through t and `R a`, with the far field pinning what those leave loose; Cauchy weights
+    /// with a scale from the residuals' median; at the end t itself refined on the same distances
+    /// (``refineTravel``). With too little parallax for t, the rotation alone is fitted
     /// (reweighted Horn).
     static func refine(_ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], rotation start: Rotation) -> Fit? {
         var rotation = start
         var weights = [Double](repeating: 1, count: pairs.count)
         var travel: SIMD3<Double>?
+        var travelSigma = 180.0
         var scale = 0.0
         var parallax = 0.0
         var information = [[Double]](repeating: [0, 0, 0], count: 3)
@@ -488,15 +493,65 @@ public struct MotionEstimator: Sendable {
                 if change < 1e-5 { break }
             }
         }
+        if let t0 = travel {
+            // The direction of travel where the epipolar planes meet best, from where the flow streams out of.
+            let (t, sigma) = refineTravel(pairs.map { rotation * $0.a }, pairs.map(\.b), from: t0, scale: scaleOrDefault(scale))
+            travel = t
+            travelSigma = sigma
+        }
         let inliers = weights.filter { $0 > 0.5 }.count
         let smallest = SymmetricEigen(information).values[2]
         let sigma = smallest > 0 ? scale / smallest.squareRoot() * 180 / .pi : 180
-        return Fit(rotation: rotation, travel: travel, uncertainty: max(0.05, sigma), count: pairs.count,
+        return Fit(rotation: rotation, travel: travel, travelUncertainty: travelSigma, uncertainty: max(0.05, sigma),
+                   count: pairs.count,
                    inliers: inliers, parallax: parallax)
     }
 }
 
 // MARK: - Small helpers
+
+/// The direction of travel t refined from `start` (the focus of expansion) by Gauss–Newton on the epipolar
+/// distances `b·(t×m)/|t×m|` of the derotated correspondences `m`, `b` (Cauchy weights, scale from the residuals'
+/// median; points near t, or moving towards it, left out), with one standard deviation of its error (degrees)
+/// from the fit's information.
+func refineTravel(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], from start: SIMD3<Double>, scale: Double) -> (SIMD3<Double>, Double) {
+    var t = start / length(start)
+    var scale = scale
+    var sigma = 180.0
+    for _ in 0..<10 {
+        let helper = abs(t.y) < 0.9 ? SIMD3<Double>(0, 1, 0) : SIMD3<Double>(1, 0, 0)
+        var e1 = cross(t, helper)
+        e1 /= length(e1)
+        let e2 = cross(t, e1)
+        var r: [Double] = [], j: [SIMD2<Double>] = []
+        for k in m.indices {
+            let c = cross(t, m[k])
+            let cl = length(c)
+            guard cl > 0.05, MotionEstimator.towards(t, m[k], b[k]) < 3 * scale else { continue }
+            let residual = (b[k] * c).sum() / cl
+            let gradient = cross(m[k], b[k]) / cl - residual * cross(m[k], c) / (cl * cl)
+            r.append(residual)
+            j.append(SIMD2((gradient * e1).sum(), (gradient * e2).sum()))
+        }
+        guard r.count >= 8 else { break }
+        scale = max(0.0003, 1.4826 * median(r.map(abs)))
+        var h00 = 0.0, h01 = 0.0, h11 = 0.0, g0 = 0.0, g1 = 0.0
+        for k in r.indices {
+            let u = r[k] / (2.385 * scale), w = 1 / (1 + u * u)
+            h00 += w * j[k].x * j[k].x; h01 += w * j[k].x * j[k].y; h11 += w * j[k].y * j[k].y
+            g0 += w * r[k] * j[k].x; g1 += w * r[k] * j[k].y
+        }
+        let det = h00 * h11 - h01 * h01
+        guard det > 1e-18 else { break }
+        let smallest = (h00 + h11) / 2 - (((h00 - h11) / 2) * ((h00 - h11) / 2) + h01 * h01).squareRoot()
+        sigma = smallest > 0 ? scale / smallest.squareRoot() * 180 / .pi : 180
+        let a = -(h11 * g0 - h01 * g1) / det, c = -(h00 * g1 - h01 * g0) / det
+        t += a * e1 + c * e2
+        t /= length(t)
+        if a * a + c * c < 1e-12 { break }
+    }
+    return (t, sigma)
+}
 
 /// The direction t the derotated flow `b − m` streams out of: the one maximising `Σ w · (b − m)·â(t)`, â the unit
 /// tangent at m pointing away from t (for a pure translation every flow lies along â of the true t, so the sum

@@ -27,17 +27,24 @@ public struct OrientationSmoother: Sendable {
         /// Left out when it differs from the orientation predicted by more than this (degrees) and by more than
         /// three standard deviations of the difference expected: an outlier.
         public var gate: Double?
+        /// The direction's elevation above the world's horizon (degrees) and one standard deviation of it, when
+        /// known (the direction of travel on a road: 0, give or take the road's grade); `gate` applies to it too.
+        public var elevation: Double?
+        public var elevationSigma: Double
 
         /// The heading of the centre column.
         public init(centre heading: Double, sigma: Double) {
             self.init(direction: SIMD3(0, 0, 1), heading: heading, sigma: sigma)
         }
 
-        package init(direction: SIMD3<Double>, heading: Double, sigma: Double, gate: Double? = nil) {
+        package init(direction: SIMD3<Double>, heading: Double, sigma: Double, gate: Double? = nil,
+                     elevation: Double? = nil, elevationSigma: Double = 5) {
             self.direction = direction
             self.heading = heading
             self.sigma = sigma
             self.gate = gate
+            self.elevation = elevation
+            self.elevationSigma = elevationSigma
         }
     }
 
@@ -116,6 +123,7 @@ public struct OrientationSmoother: Sendable {
             state = Rotation.yaw(yaw) * level
             let l = Self.variance(evidence.levelSigma)
             covariance = Matrix3(diagonal: SIMD3(l, Self.variance(sigma), l))
+            if let h = evidence.headings.first { Self.updateElevation(&state, &covariance, h) }
             predicted = state
             predictedCovariance = covariance
         }
@@ -162,7 +170,7 @@ public struct OrientationSmoother: Sendable {
         return r * r
     }
 
-    /// The heading of `R·direction` towards `h.heading`.
+    /// The heading of `R·direction` towards `h.heading` (and its elevation towards `h.elevation`).
     static func updateHeading(_ state: inout Rotation, _ covariance: inout Matrix3, _ h: Heading) {
         let f = state * h.direction
         let d = f.x * f.x + f.z * f.z
@@ -177,6 +185,23 @@ public struct OrientationSmoother: Sendable {
             if abs(innovation) > max(gate * .pi / 180, 3 * expected) { return }
         }
         update(&state, &covariance, jacobian, innovation, variance(h.sigma))
+        updateElevation(&state, &covariance, h)
+    }
+
+    /// The elevation of `R·direction` towards `h.elevation`, if it has one.
+    static func updateElevation(_ state: inout Rotation, _ covariance: inout Matrix3, _ h: Heading) {
+        guard let elevation = h.elevation else { return }
+        // ∂elevation/∂δ for f' = f + δ × f (elevation = asin(−f.y), y down).
+        let g = state * h.direction
+        let gd = g.x * g.x + g.z * g.z
+        guard gd > 0.05 else { return }
+        let y = elevation * .pi / 180 - asin(min(1, max(-1, -g.y)))
+        let gj = SIMD3(g.z, 0, -g.x) / gd.squareRoot()
+        if let gate = h.gate {
+            let expected = ((gj * (covariance * gj)).sum() + variance(h.elevationSigma)).squareRoot()
+            if abs(y) > max(gate * .pi / 180, 3 * expected) { return }
+        }
+        update(&state, &covariance, gj, y, variance(h.elevationSigma))
     }
 
     /// `R·up` towards the world's up (0, −1, 0): its x and z components towards 0.

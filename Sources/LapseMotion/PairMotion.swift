@@ -17,6 +17,9 @@ public struct PairMotion: Sendable, Equatable {
     /// column): the focus of expansion, where the scene streams out from. `nil` when the parallax is too small
     /// to tell (a stop, or a distant scene).
     public var travel: SIMD3<Double>?
+    /// One standard deviation of `travel`'s error, degrees (from the epipolar fit's residuals and geometry);
+    /// nil without a direction of travel.
+    public var travelUncertainty: Double?
     /// Median angle (degrees) by which the correspondences move once the rotation is removed: how far the
     /// camera travelled, relative to the scene's depth.
     public var parallax: Double
@@ -44,7 +47,9 @@ public struct PairMotion: Sendable, Equatable {
         return PairMotion(rotation: next.rotation * rotation,
                           uncertainty: (uncertainty * uncertainty + next.uncertainty * next.uncertainty).squareRoot(),
                           tracked: min(tracked, next.tracked), inliers: min(inliers, next.inliers),
-                          travel: next.travel.map { rotation.transposed * $0 } ?? travel, parallax: parallax + next.parallax,
+                          travel: next.travel.map { rotation.transposed * $0 } ?? travel,
+                          travelUncertainty: next.travel == nil ? travelUncertainty : next.travelUncertainty,
+                          parallax: parallax + next.parallax,
                           staticFraction: next.staticFraction, exposure: exposureAC)
     }
 

@@ -24,12 +24,17 @@ public struct SphereImage: Sendable {
     let colour: [SIMD3<Float>]
     static let colourWidth = 128
 
-    /// The colour at a unit vector (nearest pixel of ``colour``).
+    /// The colour at a unit vector (bilinear between the pixels of ``colour``, so that the same point of the
+    /// scene gives the same colour wherever the block grid falls on it).
     func colour(at d: SIMD3<Double>) -> SIMD3<Float> {
         let w = Self.colourWidth, h = w / 2
         let (x, y) = Self.pixel(of: d, width: w)
-        let xi = (Int(x.rounded()) % w + w) % w, yi = min(max(Int(y.rounded()), 0), h - 1)
-        return colour[yi * w + xi]
+        let x0 = Int(x.rounded(.down)), y0 = Int(y.rounded(.down))
+        let fx = Float(x - Double(x0)), fy = Float(y - Double(y0))
+        func at(_ xi: Int, _ yi: Int) -> SIMD3<Float> { colour[min(max(yi, 0), h - 1) * w + (xi % w + w) % w] }
+        let top = at(x0, y0) * (1 - fx) + at(x0 + 1, y0) * fx
+        let bottom = at(x0, y0 + 1) * (1 - fx) + at(x0 + 1, y0 + 1) * fx
+        return top * (1 - fy) + bottom * fy
     }
 
     var width: Int { levels[0].width }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
+import LapseGeo
 @testable import LapseMotion
 import Testing
 
@@ -36,7 +37,7 @@ import Testing
             if i > 0 {
                 let exact = truth[i].transposed * truth[i - 1]
                 let error = Rotation.camera(yaw: noise(0.2), pitch: noise(0.2), roll: noise(0.2))
-                motion = PairMotion(rotation: error * exact, uncertainty: 0.2, tracked: 100, inliers: 100, travel: nil,
+                motion = PairMotion(rotation: error * exact, uncertainty: 0.2, tracked: 100, inliers: 100, travel: nil, travelUncertainty: nil,
                                     parallax: 1, staticFraction: 0)
             }
             let heading = truth[i].yawPitchRoll.yaw + noise(10)
@@ -55,7 +56,7 @@ import Testing
     /// measured motions from it; a frame with no motion measured keeps the orientation before it.
     @Test func chainsMotionsFromTheFirstHeading() {
         var smoother = OrientationSmoother(lag: 5)
-        let turn = PairMotion(rotation: Rotation.yaw(-2), uncertainty: 0.1, tracked: 50, inliers: 50, travel: nil,
+        let turn = PairMotion(rotation: Rotation.yaw(-2), uncertainty: 0.1, tracked: 50, inliers: 50, travel: nil, travelUncertainty: nil,
                               parallax: 1, staticFraction: 0)
         smoother.add(.init(motion: nil, headings: [.init(centre: 100, sigma: 0.1)], levelSigma: 5))
         for i in 1..<10 { smoother.add(.init(motion: i == 5 ? nil : turn, headings: [], levelSigma: 5)) }
@@ -63,5 +64,23 @@ import Testing
         let headings = smoother.takeSettled().map { $0.yawPitchRoll.yaw }
         let expected = [100.0, 102, 104, 106, 108, 108, 110, 112, 114, 116]
         for (h, e) in zip(headings, expected) { #expect(abs(h - e) < 0.01, "\(headings)") }
+    }
+
+    /// A camera pitched down 4° about the way it goes, its direction of travel measured 4° above its horizon and
+    /// known to be level with the world (a road): the direction's elevation (±0.5°) brings the pitch back, where
+    /// the level prior alone (±3°, upright) would leave it; its heading is held.
+    @Test func levelDirectionOfTravelHoldsThePitch() {
+        var smoother = OrientationSmoother(lag: 0)
+        // Travel straight ahead of the centre column, which faces 90°; the picture's travel is 4° up.
+        let up = 4.0 * Double.pi / 180
+        let travel = SIMD3(0, -sin(up), cos(up))
+        smoother.add(.init(motion: nil, headings: [.init(direction: travel, heading: 90, sigma: 1, elevation: 0, elevationSigma: 0.5)],
+                           levelSigma: 3))
+        smoother.finish()
+        let pose = smoother.takeSettled()[0]
+        let world = pose * travel
+        #expect(abs(asin(-world.y) * 180 / .pi) < 0.5)
+        #expect(abs(angleDifference(from: 90, to: atan2(world.x, world.z) * 180 / .pi)) < 0.1)
+        #expect(abs(pose.yawPitchRoll.pitch + 3.8) < 0.3, "\(pose.yawPitchRoll)")
     }
 }
