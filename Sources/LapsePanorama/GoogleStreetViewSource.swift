@@ -10,7 +10,8 @@ import LapseNet
 /// Protocol (Map Tiles API, "Street View tiles"): `POST /v1/createSession` with `mapType: streetview` gives a
 /// session token (reused until it expires); `POST /v1/streetview/panoIds` finds the nearest pano id of up to 100
 /// locations a request; `GET /v1/streetview/metadata?panoId=` gives image and tile sizes, heading, tilt, roll,
-/// date and copyright; `GET /v1/streetview/tiles/{z}/{x}/{y}?panoId=` gives 512 × 512 JPEG tiles. Every request
+/// date, copyright and links (the neighbouring panoramas: a point whose nearest panorama is of another date than
+/// the previous frame's takes one of the previous frame's run instead when it is near enough, ``sameRunSlack``); `GET /v1/streetview/tiles/{z}/{x}/{y}?panoId=` gives 512 × 512 JPEG tiles. Every request
 /// carries `key` and `session` as query parameters. The key never appears in messages or cache paths.
 public struct GoogleStreetViewSource: PanoramaSource {
     public let name = "google"
@@ -21,6 +22,10 @@ public struct GoogleStreetViewSource: PanoramaSource {
     private let cache: HTTPCache?
     private let session: SessionStore
     private let progress: ProgressHandler?
+
+    /// How much farther (metres) a panorama of the previous frame's capture run may be than the nearest and still
+    /// be chosen (Street View cars take one about every 10 m). Default 5; 0 always takes the nearest.
+    public var sameRunSlack = 5.0
 
     /// The default base URL.
     public static let defaultBaseURL = URL(string: "https://tile.googleapis.com")!
@@ -65,13 +70,38 @@ public struct GoogleStreetViewSource: PanoramaSource {
             ids += try await panoIds(chunk, radius: radius)
         }
         // Metadata once per unique id, concurrently.
-        let unique = Array(Set(ids.compactMap { $0 }))
-        var metadata: [String: PanoramaMetadata] = [:]
-        try await withThrowingTaskGroup(of: PanoramaMetadata.self) { group in
-            for id in unique { group.addTask { try await self.metadata(id: id) } }
-            for try await m in group { metadata[m.id] = m }
+        var known: [String: (PanoramaMetadata, [String])] = [:]
+        try await fetch(Set(ids.compactMap { $0 }), into: &known)
+        // The same capture run where it is near enough: a panorama of another date than the previous frame's
+        // (another car's run, often across the road) gives way to one of the previous frame's run, found among
+        // that panorama's links (its neighbours in the run) and the panorama itself, when that is at most
+        // `sameRunSlack` metres farther from the point.
+        var chosen: [PanoramaMetadata?] = []
+        var previous: PanoramaMetadata?
+        for (k, id) in ids.enumerated() {
+            guard var pick = id.flatMap({ known[$0]?.0 }) else { chosen.append(nil); continue }
+            if let run = previous, sameRunSlack > 0, run.date != nil, pick.date != run.date, let links = known[run.id]?.1 {
+                try await fetch(Set(links), into: &known)
+                let here = coordinates[k]
+                let limit = min(radius, pick.coordinate.distance(to: here) + sameRunSlack)
+                let same = ([run] + links.compactMap { known[$0]?.0 }).filter { $0.date == run.date }
+                    .map { ($0, $0.coordinate.distance(to: here)) }.filter { $0.1 <= limit }.min { $0.1 < $1.1 }
+                if let same { pick = same.0 }
+            }
+            chosen.append(pick)
+            previous = pick
         }
-        return ids.map { $0.flatMap { metadata[$0] } }
+        return chosen
+    }
+
+    /// Metadata and links of every id not yet known, concurrently.
+    private func fetch(_ ids: Set<String>, into known: inout [String: (PanoramaMetadata, [String])]) async throws {
+        let missing = ids.filter { known[$0] == nil }
+        guard !missing.isEmpty else { return }
+        try await withThrowingTaskGroup(of: (PanoramaMetadata, [String]).self) { group in
+            for id in missing { group.addTask { try await self.metadataAndLinks(id: id) } }
+            for try await m in group { known[m.0.id] = m }
+        }
     }
 
     private struct PanoIdsRequest: Encodable {
@@ -111,11 +141,22 @@ public struct GoogleStreetViewSource: PanoramaSource {
         var roll: Double?
         var date: String?
         var copyright: String?
+        /// The panoramas next to this one (its capture run's neighbours, and crossings).
+        var links: [Link]?
+
+        struct Link: Codable {
+            var panoId: String
+            var heading: Double?
+            var text: String?
+        }
     }
 
     /// The metadata of pano `id` (from the cache when present).
     /// - Throws: ``LapseError`` `.notFound` for an unknown id, `.denied` for a bad key, network errors.
-    public func metadata(id: String) async throws -> PanoramaMetadata {
+    public func metadata(id: String) async throws -> PanoramaMetadata { try await metadataAndLinks(id: id).0 }
+
+    /// The metadata of pano `id` and the pano ids it links to.
+    private func metadataAndLinks(id: String) async throws -> (PanoramaMetadata, [String]) {
         let key = CacheKey("google", id, "metadata.json")
         let data = try await withSession { token -> Data in
             let url = endpoint("v1/streetview/metadata", token: token).appending(queryItems: [URLQueryItem(name: "panoId", value: id)])
@@ -134,11 +175,12 @@ public struct GoogleStreetViewSource: PanoramaSource {
         guard m.imageWidth > 0, m.imageHeight > 0 else {
             throw LapseError(.invalidInput, "Google Street View metadata of \(id)", "no image size")
         }
-        return PanoramaMetadata(
+        return (PanoramaMetadata(
             source: name, id: m.panoId, coordinate: Coordinate(uncheckedLatitude: m.lat, longitude: m.lng),
             date: m.date, heading: normalizeDegrees(m.heading ?? 0), tilt: (m.tilt ?? 90) - 90, roll: m.roll ?? 0,
             width: m.imageWidth, height: m.imageHeight, tileWidth: m.tileWidth ?? 512, tileHeight: m.tileHeight ?? 512,
-            copyright: m.copyright, headingSource: m.heading == nil ? "none" : "metadata")
+            copyright: m.copyright, headingSource: m.heading == nil ? "none" : "metadata"),
+                (m.links ?? []).map(\.panoId).filter { !$0.isEmpty && $0 != m.panoId })
     }
 
     // MARK: - Images

@@ -6,7 +6,9 @@ kilometres of the real Toronto-Montreal route, for Lapse's hyperlapse tests and 
 The route is the exact step geometry of <spec>/maps_http_directions_toronto_montreal_response.json (Google's
 encoded polylines, decoded here), cut to --length metres. A panorama stands every --every metres along it, a few
 metres beside the road (as Street View cars drive), except in a gap (no coverage) between --gap metres; its heading
-is the road's bearing with a little jitter, some face backwards. Each panorama is one of the real 360 photos in
+is the road's bearing with a little jitter, some face backwards; all of one capture run (one date), each linking
+to its neighbours in the metadata's `links`. With --other-run N every N-th place also has a panorama of another
+run (another date, facing the other way) on the other side of the road, nearer the route's line. Each panorama is one of the real 360 photos in
 <data>/pano360/trekview_360 scaled to 512*2^max_zoom x half that (made with the ffmpeg CLI on first use, into
 --workdir), with a MARKER: a magenta (#FF00FF) square --marker-size degrees wide painted at the direction of the
 TARGET (a point beside the road) as seen from that panorama, at eye level (the horizon row), so a view aimed at
@@ -16,11 +18,11 @@ plain images (one tile set each: fast to set up for benchmarks with many panoram
 
 Extra endpoints besides the stand-in's own:
   GET /_world    {"route": [[lat, lng]...], "length", "target": [lat, lng], "panoramas": [{id, lat, lng, heading,
-                  distance, src}...], "maxZoom", "copyright"}
+                  distance, src, date, run}...], "maxZoom", "copyright"}
   GET /_tiles    {"panoId/z/x/y": times served} for every tile served (faults excluded); ?reset=1 clears it.
 The metadata gives every panorama 16384 x 8192, as Google's own: zoom z is 512 << z wide (documented rule); zooms
 above --max-zoom are served too, scaled up from the base image.
-Options: --length M (default 900), --every M (30), --gap A:B (480:600, "" for none), --max-zoom Z (2),
+Options: --length M (default 900), --every M (30), --gap A:B (480:600, "" for none), --max-zoom Z (2), --other-run N,
 --marker-size D (3), --route-out FILE (write the route as 'lat,lng' lines), --spec DIR, plus all of
 maptiles_standin.py's (--key, --faults, --data, --workdir, ...).
 """
@@ -35,6 +37,8 @@ COPYRIGHT = "© 2026 Stand-in Route Imagery"
 BASES = ["trekview_360/GSAG2002.JPG", "trekview_360/R0014760.JPG"]
 JITTER = [0.0, 6.0, -9.0, 180.0, 14.0, -4.0, 172.0]
 LATERAL = [3.0, -2.0, 4.0, -3.0, 0.5, 2.5, -1.0]
+RUN_DATE = "2025-06"
+OTHER_DATE = "2019-04"
 
 
 def decode_polyline(text, precision=5):
@@ -113,21 +117,36 @@ def point_at(route, distance):
     return route[-1], bearing(route[-2], route[-1])
 
 
-def build_world(route, length, every, gap, target, marker):
+def build_world(route, length, every, gap, target, marker, other_run=0):
     panos = []
     k = 0
     while k * every <= length + 1e-6:
         dist = k * every
         if not (gap and gap[0] <= dist < gap[1]):
             on_road, road_bearing = point_at(route, dist)
-            pos = destination(on_road, (road_bearing + 90) % 360, LATERAL[k % len(LATERAL)])
+            lateral = LATERAL[k % len(LATERAL)]
+            pos = destination(on_road, (road_bearing + 90) % 360, lateral)
             heading = (road_bearing + JITTER[k % len(JITTER)]) % 360
             # The metadata says 16384 x 8192, as Google's own panoramas do (zoom z is 512 << z wide); the images
             # are made from a base --max-zoom wide (higher zooms are that base scaled up).
             panos.append(dict(id="CAoSRoute_%04d" % k, lat=round(pos[0], 7), lng=round(pos[1], 7), width=16384,
-                              height=8192, heading=round(heading, 3), tilt=90.0, roll=0.0, date="2026-0%d" % (1 + k % 9),
-                              copyright=COPYRIGHT, distance=dist, base=BASES[k % 2], marker=marker))
+                              height=8192, heading=round(heading, 3), tilt=90.0, roll=0.0, date=RUN_DATE,
+                              copyright=COPYRIGHT, distance=dist, base=BASES[k % 2], marker=marker, run="main"))
+            if other_run and k % other_run == other_run // 2:
+                # Another car's run: a panorama of another date on the other side of the road, nearer the line than
+                # the main run's one there.
+                pos = destination(on_road, (road_bearing + 90) % 360, -lateral / 2)
+                panos.append(dict(id="CAoSOther_%04d" % k, lat=round(pos[0], 7), lng=round(pos[1], 7), width=16384,
+                                  height=8192, heading=round((road_bearing + 180) % 360, 3), tilt=90.0, roll=0.0,
+                                  date=OTHER_DATE, copyright=COPYRIGHT, distance=dist, base=BASES[(k + 1) % 2],
+                                  marker=marker, run="other"))
         k += 1
+    # Links as Google gives them: each panorama's neighbours in its run, with the bearing to them.
+    for run in ("main", "other"):
+        members = [p for p in panos if p["run"] == run]
+        for i, p in enumerate(members):
+            p["links"] = [dict(panoId=q["id"], heading=round(bearing((p["lat"], p["lng"]), (q["lat"], q["lng"])), 2), text="")
+                          for q in members[max(0, i - 1):i + 2] if q is not p]
     return panos
 
 
@@ -141,6 +160,7 @@ def main():
     ap.add_argument("--marker-size", type=float, default=3)
     ap.add_argument("--no-marker", action="store_true")
     ap.add_argument("--route-out", default=None)
+    ap.add_argument("--other-run", type=int, default=0)
     ap.add_argument("--spec", default=os.path.join(SHARED, "streetview/googlemaps_openapi_spec"))
     ap.add_argument("--data", default=os.path.join(SHARED, "pano360"))
     ap.add_argument("--workdir", default=os.path.join(tempfile.gettempdir(), "lapse-route-world-v1"))
@@ -151,7 +171,7 @@ def main():
     # The target: 30 m to the right of the road, 420 m along it.
     on_road, road_bearing = point_at(route, min(420, a.length / 2))
     target = destination(on_road, (road_bearing + 90) % 360, 30)
-    world = build_world(route, a.length, a.every, gap, target, not a.no_marker)
+    world = build_world(route, a.length, a.every, gap, target, not a.no_marker, a.other_run)
     if a.route_out:
         with open(a.route_out, "w") as f:
             f.write("".join("%.7f,%.7f\n" % p for p in route))
@@ -193,7 +213,7 @@ def main():
             return out, "marked-" + key
 
     public = [dict(id=p["id"], lat=p["lat"], lng=p["lng"], heading=p["heading"], distance=p["distance"],
-                   src=p["base"]) for p in world]
+                   src=p["base"], date=p["date"], run=p["run"]) for p in world]
     M.WORLD[:] = [dict(p, src=None) for p in world]
     M.BY_ID.clear()
     M.BY_ID.update({p["id"]: p for p in M.WORLD})

@@ -150,7 +150,8 @@ class MapTiles(Handler):
             return self.cacheable("metadata", {"panoId": p["id"], "lat": p["lat"], "lng": p["lng"], "imageHeight": p["height"],
                                    "imageWidth": p["width"], "tileHeight": TILE, "tileWidth": TILE,
                                    "heading": p["heading"], "tilt": p["tilt"], "roll": p["roll"],
-                                   "imageryType": "outdoor", "date": p["date"], "copyright": p["copyright"]},
+                                   "imageryType": "outdoor", "date": p["date"], "copyright": p["copyright"],
+                                   "links": p.get("links", [])},
                                   "application/json")
         if method == "GET" and path.startswith("/v1/streetview/tiles/"):
             try:

@@ -37,6 +37,30 @@ import TestSupport
         #expect(psnr >= 40, "PSNR \(psnr) dB")
     }
 
+    /// A route along which every third place also has a panorama of another capture run (another date, on the
+    /// other side of the road, nearer the line than the run's own): the nearest is the other run's there, but the
+    /// previous frame's run, found through its links, is kept; with `sameRunSlack` 0 the nearest is taken.
+    @Test func theSameCaptureRunIsKept() async throws {
+        let dir = TestData.scratchDirectory("same-run")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let world = try RouteWorld(arguments: ["--other-run", "3", "--gap", ""], in: dir)
+        let runs = try RouteWorld.getJSON(world.baseURL + "/_world")["panoramas"] as? [[String: Any]] ?? []
+        let other = Set(runs.filter { $0["run"] as? String == "other" }.compactMap { $0["id"] as? String })
+        #expect(other.count == 10)
+        let route = try RouteFile.read(path: world.routeFile)
+        let points = try route.resampled(every: 10).map(\.coordinate)
+        var source = try GoogleStreetViewSource(apiKey: RouteWorld.key, baseURL: URL(string: world.baseURL)!)
+        let kept = try await source.nearest(to: points, radius: 50).compactMap { $0 }
+        #expect(kept.count == points.count)
+        #expect(kept.allSatisfy { !other.contains($0.id) && $0.date == "2025-06" })
+        // Every panorama of the run, in order along the road.
+        let order = kept.map(\.id).reduce(into: [String]()) { if $0.last != $1 { $0.append($1) } }
+        #expect(order == world.panoramas.filter { !other.contains($0.id) }.map(\.id))
+        source.sameRunSlack = 0
+        let nearest = try await source.nearest(to: points, radius: 50).compactMap { $0 }
+        #expect(Set(nearest.map(\.id)).intersection(other).count >= 8)
+    }
+
     @Test func metadataCarriesPoseSizesAndAttribution() async throws {
         let server = try MapTilesWorld.server()
         let m = try await MapTilesWorld.source(server).metadata(id: MapTilesWorld.oldFamily)

@@ -65,7 +65,8 @@ public final class RouteWorld: Sendable {
         guard r.status == 0 else { throw ReferenceError(message: "tile \(panoID)/\(zoom)/\(x)/\(y): curl exit \(r.status)") }
     }
 
-    static func getJSON(_ url: String) throws -> [String: Any] {
+    /// GETs a JSON object (e.g. `/_world`) with curl.
+    public static func getJSON(_ url: String) throws -> [String: Any] {
         let r = try Shell.run("curl", ["-s", "-f", url])
         guard r.status == 0, let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else {
             throw ReferenceError(message: "GET \(url) failed: \(r.stderr)")
