@@ -96,14 +96,17 @@ final class SequentialDecoder: @unchecked Sendable {
         self.wanted = wanted
     }
 
-    /// Presentation times of every frame (decodes the packets' timestamps only once, by a separate pass).
+    /// Presentation times of every frame: from the packets' timestamps (a pass over the file that decodes
+    /// nothing), else, for a stream without them, from a decode of every frame.
     func frameTimes() throws -> [Double] {
         lock.lock(); defer { lock.unlock() }
         if let times { return times }
-        let probe = try VideoFrameReader(readerName)
-        var result: [Double] = []
-        probe.outputSize = (2, 1)
-        while let (t, _) = try probe.nextFrame() { result.append(t) }
+        var result = try VideoFrameReader(readerName).frameTimesFromPackets() ?? []
+        if result.isEmpty {
+            let probe = try VideoFrameReader(readerName)
+            probe.outputSize = (2, 1)
+            while let t = try probe.skipFrame() { result.append(t) }
+        }
         guard !result.isEmpty else { throw LapseError(.invalidInput, readerName, "no decodable frame") }
         times = result
         return result

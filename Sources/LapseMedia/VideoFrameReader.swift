@@ -259,6 +259,23 @@ public final class VideoFrameReader {
         return currentTime
     }
 
+    /// Presentation times (seconds, as ``nextFrame()`` gives them) of every frame of the video stream, read from
+    /// its packets without decoding them: one frame per packet not marked to be discarded (the demuxer's edit
+    /// lists), sorted into presentation order. Reads the input to its end, so call it on a reader of its own
+    /// before any frame. Nil when a packet has no timestamp (a raw stream): decode to learn the times.
+    /// - Throws: ``LapseError`` when the input cannot be read.
+    public func frameTimesFromPackets() throws -> [Double]? {
+        var stamps: [Int64] = []
+        while try input.read(into: packet) {
+            defer { av_packet_unref(packet.pointer) }
+            let p = packet.pointer.pointee
+            guard p.stream_index == streamIndex, p.flags & AV_PKT_FLAG_DISCARD == 0 else { continue }
+            guard p.pts != lapse_nopts_value else { return nil }
+            stamps.append(p.pts)
+        }
+        return stamps.sorted().map { Double($0) * av_q2d(timeBase) - origin }
+    }
+
     /// True when the input has no frame after the one last returned and `seconds` is more than one frame
     /// interval past it (for inputs whose duration is unknown).
     public func isAtEnd(after seconds: Double) -> Bool {

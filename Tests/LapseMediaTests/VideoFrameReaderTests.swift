@@ -31,6 +31,23 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
 }
 
 @Suite struct VideoFrameReaderTests {
+    /// The frames' times read from the packets alone are those the decoder gives, frame for frame, for every
+    /// video of the shared data: B-frames (reordered), variable frame rate with gaps, edit lists, HEVC, VP9 with
+    /// alpha, one frame.
+    @Test(arguments: ["pano360/valiant360_overpass/overpass-clip.mp4", "video/synthetic/gop4s_bframes_av_10s.mp4",
+                      "video/synthetic/vfr_60_30_gaps_320x180.mp4", "video/synthetic/hdr10_pq_hevc10_320x180.mp4",
+                      "video/synthetic/alpha_vp9_160x120.webm", "video/synthetic/single_frame_0.04s.mp4",
+                      "video/synthetic/short_0.2s_5frames.mp4", "video/iphone_rotated.mov", "video/regift-test-file.mov",
+                      "video/synthetic/anamorphic_720x480_sar32-27.mp4"])
+    func frameTimesFromPacketsAreTheDecodersTimes(_ name: String) throws {
+        let packets = try #require(try VideoFrameReader(TestData.path(name)).frameTimesFromPackets())
+        let reader = try VideoFrameReader(TestData.path(name))
+        var decoded: [Double] = []
+        while let t = try reader.skipFrame() { decoded.append(t) }
+        #expect(packets.count == decoded.count)
+        #expect(zip(packets, decoded).allSatisfy { abs($0 - $1) < 1e-9 }, "\(packets.prefix(8)) vs \(decoded.prefix(8))")
+    }
+
     /// SOURCES.txt: +90 → 180x320, TL green TR yellow BL red BR blue; −90 → TL blue TR red BL yellow BR green;
     /// 180 → TL yellow TR blue BL green BR red.
     @Test(arguments: [
