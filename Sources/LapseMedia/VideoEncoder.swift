@@ -208,6 +208,29 @@ public final class VideoEncoder {
         }
     }
 
+    /// Encodes a Y′CbCr frame (the encoder's size) as it is, `count` times at consecutive timestamps: no
+    /// conversion, its BT.709 limited-range values are the output's.
+    /// - Parameter pts: timestamp of the first copy in the encoder's time base; default: right after the last frame.
+    public func append(_ picture: YUVFrame, count: Int = 1, pts: Int64? = nil) throws {
+        precondition(picture.width == settings.width && picture.height == settings.height, "frame size differs from the encoder's")
+        try ffCheck(av_frame_make_writable(frame.pointer), path, "cannot get a frame buffer")
+        let planes = frame.planes, strides = frame.lineSizes
+        func copy(_ source: [UInt8], _ plane: Int, _ w: Int, _ h: Int) {
+            let dst = planes[plane]!, stride = Int(strides[plane])
+            source.withUnsafeBytes { src in
+                for row in 0..<h { (dst + row * stride).update(from: src.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * w, count: w) }
+            }
+        }
+        copy(picture.y, 0, picture.width, picture.height)
+        copy(picture.cb, 1, picture.chromaWidth, picture.chromaHeight)
+        copy(picture.cr, 2, picture.chromaWidth, picture.chromaHeight)
+        var t = pts ?? nextPts
+        for _ in 0..<max(1, count) {
+            try send(pts: t)
+            t += 1
+        }
+    }
+
     /// Encodes a frame that is already yuv420p at the encoder's size (e.g. decoded and scaled by the caller),
     /// at `pts` in the encoder's time base (default: after the last frame).
     package func append(yuvFrame: UnsafeMutablePointer<AVFrame>, pts: Int64? = nil) throws {

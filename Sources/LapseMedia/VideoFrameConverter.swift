@@ -40,10 +40,15 @@ final class VideoFrameConverter {
         transfer == AVCOL_TRC_SMPTE2084 || transfer == AVCOL_TRC_ARIB_STD_B67
     }
 
+    /// Whether a frame size is HD (at least 1280 wide or more than 576 tall), where untagged Y′CbCr is BT.709,
+    /// as players take it (mpv's rule), not swscale's BT.601 default.
+    static func isHD(_ width: Int, _ height: Int) -> Bool { width >= 1280 || height > 576 }
+
     /// The filter chain for a frame of the given properties (also used by tests as documentation).
-    func chain(hdr: Bool) -> String {
+    func chain(hdr: Bool, untaggedHD: Bool = false) -> String {
         let sw = swapsAxes ? height : width, sh = swapsAxes ? width : height
-        var filters = ["scale=\(sw):\(sh):flags=bicubic+accurate_rnd+full_chroma_int", "setsar=1"]
+        let matrix = untaggedHD ? ":in_color_matrix=bt709" : ""
+        var filters = ["scale=\(sw):\(sh):flags=bicubic+accurate_rnd+full_chroma_int\(matrix)", "setsar=1"]
         if hdr && toneMap {
             filters += ["zscale=t=linear:npl=100", "format=gbrpf32le", "zscale=p=bt709",
                         "tonemap=tonemap=hable:desat=0", "zscale=t=bt709:m=bt709:r=pc", "format=gbrp"]
@@ -101,7 +106,8 @@ final class VideoFrameConverter {
         inputs!.pointee.filter_ctx = snk
         inputs!.pointee.pad_idx = 0
         inputs!.pointee.next = nil
-        let description = chain(hdr: Self.isHDR(f.color_trc))
+        let untagged = f.colorspace == AVCOL_SPC_UNSPECIFIED && Self.isHD(Int(f.width), Int(f.height))
+        let description = chain(hdr: Self.isHDR(f.color_trc), untaggedHD: untagged)
         try ffCheck(avfilter_graph_parse_ptr(g, description, &inputs, &outputs, nil), nil,
                     "cannot set up the video filters '\(description)'")
         try ffCheck(avfilter_graph_config(g, nil), nil, "cannot set up the video filters '\(description)'")

@@ -44,6 +44,13 @@ public final class VideoFrameReader {
     public let isHDR: Bool
     /// Whether frames carry alpha.
     public let hasAlpha: Bool
+    /// Whether the frames can be had as ``YUVFrame``s as they are decoded (``nextYUVFrame()``): 8-bit 4:2:0,
+    /// limited range, BT.709 (or untagged at HD size, which players take as BT.709), SDR, opaque, upright, square
+    /// pixels, at their own size (``outputSize`` unchanged).
+    public var yuvFramesAvailable: Bool {
+        yuvCompatible && outputSize == (codedWidth, codedHeight)
+    }
+    private let yuvCompatible: Bool
     /// Size of the frames handed out, upright; defaults to the displayed size. Set before reading frames
     /// (changing it later rebuilds the conversion).
     public var outputSize: (width: Int, height: Int) {
@@ -157,6 +164,10 @@ public final class VideoFrameReader {
         let pixelFormat = AVPixelFormat(rawValue: par.pointee.format)
         let descriptor = av_pix_fmt_desc_get(context.pointee.pix_fmt != AV_PIX_FMT_NONE ? context.pointee.pix_fmt : pixelFormat)
         hasAlpha = alphaMode == "1" || (descriptor.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA)) != 0 } ?? false)
+        let matrix = par.pointee.color_space
+        yuvCompatible = pixelFormat == AV_PIX_FMT_YUV420P && !hasAlpha && !isHDR && degrees == 0 && sampleAspectRatio == 1
+            && par.pointee.color_range != AVCOL_RANGE_JPEG
+            && (matrix == AVCOL_SPC_BT709 || (matrix == AVCOL_SPC_UNSPECIFIED && VideoFrameConverter.isHD(codedWidth, codedHeight)))
         guard codedWidth > 0, codedHeight > 0 else {
             throw LapseError(.invalidInput, name, "the video stream has no picture size")
         }
@@ -240,6 +251,19 @@ public final class VideoFrameReader {
     public func nextFrame() throws -> (time: Double, pixels: PixelBuffer)? {
         guard let time = try skipFrame() else { return nil }
         return (time, try pixels(of: current!))
+    }
+
+    /// The next frame in decoding order as Y′CbCr, as decoded (no conversion), with its time in seconds, or `nil`
+    /// at the end. Only when ``yuvFramesAvailable``.
+    /// - Throws: ``LapseError`` `.codec` when a frame comes in another form than the stream said.
+    public func nextYUVFrame() throws -> (time: Double, frame: YUVFrame)? {
+        precondition(yuvFramesAvailable, "nextYUVFrame() on a video whose frames are not BT.709 yuv420p at their size")
+        guard let time = try skipFrame() else { return nil }
+        let f = current!
+        guard f.format == AV_PIX_FMT_YUV420P, f.width == codedWidth, f.height == codedHeight else {
+            throw LapseError(.codec, name, "a frame came as \(Scaler.name(f.format)) \(f.width)x\(f.height), not yuv420p \(codedWidth)x\(codedHeight)")
+        }
+        return (time, YUVFrame(copying: f))
     }
 
     /// Decodes the next frame in decoding order without converting it (for frames not wanted: the decode cannot

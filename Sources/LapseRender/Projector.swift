@@ -121,6 +121,52 @@ public final class Projector: @unchecked Sendable {
         }
     }
 
+    /// Renders the view `camera` of a Y′CbCr panorama straight into a Y′CbCr frame of ``width`` × ``height``:
+    /// each plane resampled on its own grid (luma at full resolution, chroma at its half), bilinear, with the
+    /// same geometry as the RGBA render (as ffmpeg's `v360` does for `yuv420p`); the colour values are carried
+    /// over as they are (the panorama must already be BT.709 limited range). Bilinear whatever ``interpolation``
+    /// says.
+    /// - Throws: as ``render(_:pose:camera:)``.
+    public func render(_ panorama: YUVFrame, pose: PanoramaPose = PanoramaPose(), camera: CameraPose) throws -> YUVFrame {
+        var out = YUVFrame(width: width, height: height)
+        let (luma, lumaShift) = try table(sourceWidth: panorama.width, sourceHeight: panorama.height, pose: pose, camera: camera)
+        let (chroma, chromaShift) = try table(sourceWidth: panorama.chromaWidth, sourceHeight: panorama.chromaHeight,
+                                              pose: pose, camera: camera, outputWidth: out.chromaWidth, outputHeight: out.chromaHeight)
+        Self.plane(panorama.y, width: panorama.width, into: &out.y, table: luma, shift: lumaShift)
+        Self.plane(panorama.cb, width: panorama.chromaWidth, into: &out.cb, table: chroma, shift: chromaShift)
+        Self.plane(panorama.cr, width: panorama.chromaWidth, into: &out.cr, table: chroma, shift: chromaShift)
+        return out
+    }
+
+    /// One 8-bit plane through a table (bilinear, 8-bit weights, rounded), rows in bands across the cores.
+    static func plane(_ source: [UInt8], width sw: Int, into output: inout [UInt8], table: ProjectionTable, shift: UInt32) {
+        let ow = table.key.outputWidth, oh = table.key.outputHeight
+        let wrap = UInt32(sw - 1) << ProjectionTable.fractionBits
+        source.withUnsafeBufferPointer { src in
+            output.withUnsafeMutableBufferPointer { dst in
+                table.u.withUnsafeBufferPointer { tu in
+                    table.v.withUnsafeBufferPointer { tv in
+                        // Safe to share across the bands: the source and tables are only read, and each band
+                        // writes only its own output rows.
+                        nonisolated(unsafe) let s = src.baseAddress!, d = dst.baseAddress!
+                        nonisolated(unsafe) let u = tu.baseAddress!, v = tv.baseAddress!
+                        RowBands.run(rows: oh) { rows in
+                            for i in (rows.lowerBound * ow)..<(rows.upperBound * ow) {
+                                var x = u[i] &+ shift
+                                if x >= wrap { x &-= wrap }
+                                let fx = x & 255, fy = UInt32(bitPattern: v[i]) & 255
+                                let top = s + Int(v[i] >> 8) * sw + Int(x >> 8)
+                                let a = UInt32(top[0]) * (256 - fx) + UInt32(top[1]) * fx
+                                let b = UInt32(top[sw]) * (256 - fx) + UInt32(top[sw + 1]) * fx
+                                d[i] = UInt8(truncatingIfNeeded: (a * (256 - fy) + b * fy + 32768) >> 16)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Which parts of a `sourceWidth × sourceHeight` panorama the view `camera` reads: one flag per cell of a
     /// grid of `cellWidth × cellHeight` pixels laid over the image from its top-left corner, row by row
     /// (`ceil(sourceWidth / cellWidth)` cells a row). A cell is flagged when ``render(_:pose:camera:)`` reads at
@@ -175,7 +221,8 @@ public final class Projector: @unchecked Sendable {
     }
 
     /// The cached (or new) table for this geometry and the source shift (fixed point) for the heading.
-    func table(sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose, camera: CameraPose) throws -> (ProjectionTable, UInt32) {
+    func table(sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose, camera: CameraPose,
+               outputWidth: Int? = nil, outputHeight: Int? = nil) throws -> (ProjectionTable, UInt32) {
         guard camera.fov > 0, camera.fov < 180 else {
             throw LapseError.usage("field of view must be more than 0 and less than 180 degrees, not \(camera.fov)")
         }
@@ -192,7 +239,7 @@ public final class Projector: @unchecked Sendable {
         let yaw = Self.normalized(camera.heading - pose.heading)
         let level = pose.isLevel
         let key = ProjectionTableKey(
-            outputWidth: width, outputHeight: height, sourceWidth: sourceWidth, sourceHeight: sourceHeight,
+            outputWidth: outputWidth ?? width, outputHeight: outputHeight ?? height, sourceWidth: sourceWidth, sourceHeight: sourceHeight,
             fov: camera.fov, pitch: camera.pitch, roll: camera.roll, bakedYaw: level ? 0 : yaw,
             panoramaTilt: pose.tilt, panoramaRoll: pose.roll)
         var shift: UInt32 = 0
