@@ -158,6 +158,9 @@ public struct HyperlapseJob: Sendable {
         let projector = try Projector(width: width, height: height)
         let frameDuration = 1 / Double(fps)
         let crossfade = self.crossfade
+        // A video decoded as Y′CbCr is rendered plane by plane straight into the encoder's frames, unless a frame
+        // needs its RGBA (a crossfade, a GIF, a credit or a tone gain: then only its view is converted).
+        let yuvPath = feed.yuvImages && !crossfade && gifEncoder == nil
         var previous: (frame: PixelBuffer, credit: String?)?
         var rendered = 0, lastPoint = -1, unavailable = 0
         // Lookups run a window ahead (StopPlanner); panoramas are fetched and rendered a few frames ahead of the
@@ -171,6 +174,25 @@ public struct HyperlapseJob: Sendable {
                 let view = try projector.prepare(sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera)
                 prepared.view = view
                 return try projector.footprint(view, cellWidth: cw, cellHeight: ch)
+            }
+            if yuvPath {
+                let picture: YUVFrame
+                do {
+                    picture = try await feed.yuvImage(for: frame.stop)
+                } catch let error as LapseError where error.code == .notFound || error.code == .invalidInput {
+                    warning?("\(feed.name) pano \(frame.stop.panoramaID): \(error.reason); its frame is left out")
+                    return nil
+                }
+                try Task.checkCancellation()
+                let view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
+                let credit = frame.stop.attribution?.credit
+                guard frame.tone != nil || (credit != nil && crediting.overlay != nil) else {
+                    return RenderedFrame(pixels: nil, yuv: view, gif: nil, credit: credit, point: frame.point)
+                }
+                var rendered = try view.rgba()
+                frame.tone?.apply(to: &rendered)
+                _ = try crediting.apply(credit, to: &rendered)
+                return RenderedFrame(pixels: rendered, yuv: nil, gif: nil, credit: credit, point: frame.point)
             }
             let panorama: PixelBuffer
             do {
@@ -193,27 +215,29 @@ public struct HyperlapseJob: Sendable {
             // The credit goes in here, on all cores, into the frame no one else holds yet; with a crossfade the
             // frame is blended first (clean), and credited as it goes to the encoder.
             let gifFrame = crossfade ? nil : try crediting.apply(credit, to: &rendered)
-            return RenderedFrame(pixels: rendered, gif: gifFrame, credit: credit, point: frame.point)
+            return RenderedFrame(pixels: rendered, yuv: nil, gif: gifFrame, credit: credit, point: frame.point)
         } consume: { _, frame in
             guard let frame else {
                 unavailable += 1
                 return
             }
-            if crossfade {
-                var frames = [(frame.pixels, frame.credit)]
+            if let yuv = frame.yuv {
+                try encoder.append(yuv)
+            } else if crossfade, let pixels = frame.pixels {
+                var frames = [(pixels, frame.credit)]
                 if let previous {
-                    frames.insert((previous.frame.blended(with: frame.pixels, amount: 0.5),
+                    frames.insert((previous.frame.blended(with: pixels, amount: 0.5),
                                    Self.blendedCredit(previous.credit, frame.credit)), at: 0)
                 }
-                previous = (frame.pixels, frame.credit)
+                previous = (pixels, frame.credit)
                 for (pixels, credit) in frames {
                     var credited = pixels   // a copy: `previous` keeps the frame without its credit for the next blend
                     let gifFrame = try crediting.apply(credit, to: &credited)
                     try encoder.append(credited)
                     if let gifEncoder, let gifFrame { try await gifEncoder.add(gifFrame, duration: frameDuration) }
                 }
-            } else {
-                try encoder.append(frame.pixels)
+            } else if let pixels = frame.pixels {
+                try encoder.append(pixels)
                 if let gifEncoder, let gif = frame.gif { try await gifEncoder.add(gif, duration: frameDuration) }
             }
             rendered += 1
@@ -256,10 +280,12 @@ public struct HyperlapseJob: Sendable {
 
 }
 
-/// A frame rendered for the encoder: its pixels (credited, unless crossfading), its GIF frame (credited at the
-/// GIF's size), its credit, and its route point.
+/// A frame rendered for the encoder: its pixels (credited, unless crossfading) or, rendered as Y′CbCr and
+/// needing nothing drawn, its Y′CbCr picture; its GIF frame (credited at the GIF's size), its credit, and its
+/// route point.
 private struct RenderedFrame: Sendable {
-    var pixels: PixelBuffer
+    var pixels: PixelBuffer?
+    var yuv: YUVFrame?
     var gif: PixelBuffer?
     var credit: String?
     var point: Int

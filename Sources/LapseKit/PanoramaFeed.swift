@@ -94,6 +94,13 @@ public protocol PanoramaFeed: Sendable {
     /// - Parameter region: the part of the image the frame reads; a tiled source fetches only those tiles and
     ///   leaves the other pixels unset.
     func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer
+    /// Whether the images come as Y′CbCr (BT.709 limited range 4:2:0, a video decoded as it is): then the job
+    /// asks for them with ``yuvImage(for:)`` instead of ``image(for:region:)`` and renders them without an RGBA
+    /// round trip. Default false.
+    var yuvImages: Bool { get }
+    /// The equirectangular image of a stop as Y′CbCr, whole; only when ``yuvImages``. Called as
+    /// ``image(for:region:)`` would be. Default: throws.
+    func yuvImage(for stop: HyperlapseStop) async throws -> YUVFrame
     /// Tiles fetched so far for tiled sources: (downloaded, read from the cache); nil for other sources.
     var tiles: (downloaded: Int, fromCache: Int)? { get }
     /// Panoramas rendered from a lower zoom than asked for, because the service had no imagery at that zoom
@@ -127,6 +134,10 @@ public protocol PanoramaFeed: Sendable {
 }
 
 extension PanoramaFeed {
+    public var yuvImages: Bool { false }
+    public func yuvImage(for stop: HyperlapseStop) async throws -> YUVFrame {
+        throw LapseError(.other, name, "no Y′CbCr images")
+    }
     public var pointUnit: String { "route points" }
     public var tiles: (downloaded: Int, fromCache: Int)? { nil }
     public var panoramasAtLowerZoom: Int { 0 }

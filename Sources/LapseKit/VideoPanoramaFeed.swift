@@ -40,12 +40,12 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
         guard reader.displayWidth == 2 * reader.displayHeight else {
             throw LapseError(.invalidInput, path, "not an equirectangular 360° video (\(reader.displayWidth)x\(reader.displayHeight) is not 2:1)")
         }
-        decoder = SequentialDecoder(reader, wanted: { [step = self.frameStep] in $0 % step == 0 })
+        decoder = SequentialDecoder(reader, yuv: reader.yuvFramesAvailable, wanted: { [step = self.frameStep] in $0 % step == 0 })
         let small = try VideoFrameReader(path)
         small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2)
         let stride = max(1, Int(((reader.frameRate ?? 30) / Double(self.frameStep) / 10).rounded()))
         analysisStride = stride
-        analysisDecoder = SequentialDecoder(small, wanted: { [step = self.frameStep] in $0 % (step * stride) == 0 })
+        analysisDecoder = SequentialDecoder(small, yuv: false, wanted: { [step = self.frameStep] in $0 % (step * stride) == 0 })
         times = try decoder.frameTimes()
     }
 
@@ -64,7 +64,20 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     /// The frame of the stop (stops must be asked for in increasing order, a few at a time: the video is
     /// decoded front to back once). `region` is ignored: frames come whole.
     public func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer {
-        try decoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep)
+        switch try decoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep) {
+        case .rgba(let pixels): return pixels
+        case .yuv(let picture): return try picture.rgba()
+        }
+    }
+
+    /// Whether the render's frames are decoded to Y′CbCr as they are (a BT.709 4:2:0 video).
+    public var yuvImages: Bool { decoder.yuv }
+
+    public func yuvImage(for stop: HyperlapseStop) async throws -> YUVFrame {
+        switch try decoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep) {
+        case .yuv(let picture): return picture
+        case .rgba: throw LapseError(.other, name, "frames are decoded as RGBA")
+        }
     }
 
     /// A frame the stabiliser dropped is not kept by the render's decoder.
@@ -73,7 +86,10 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     }
 
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
-        try analysisDecoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep)
+        switch try analysisDecoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep) {
+        case .rgba(let pixels): return pixels
+        case .yuv(let picture): return try picture.rgba()
+        }
     }
 }
 
@@ -85,14 +101,22 @@ final class SequentialDecoder: @unchecked Sendable {
     private let reader: VideoFrameReader
     private var decoded = 0
     private var times: [Double]?
-    private var waiting: [Int: PixelBuffer] = [:]
+    private var waiting: [Int: Picture] = [:]
+    /// Frames come as Y′CbCr as decoded (``VideoFrameReader/nextYUVFrame()``) rather than RGBA.
+    let yuv: Bool
+
+    enum Picture {
+        case rgba(PixelBuffer)
+        case yuv(YUVFrame)
+    }
     /// Frames that will not be asked for after all.
     private var discarded = Set<Int>()
     private let wanted: @Sendable (Int) -> Bool
 
     /// - Parameter wanted: which frame numbers will be asked for (the others are decoded and dropped).
-    init(_ reader: VideoFrameReader, wanted: @escaping @Sendable (Int) -> Bool) {
+    init(_ reader: VideoFrameReader, yuv: Bool, wanted: @escaping @Sendable (Int) -> Bool) {
         self.reader = reader
+        self.yuv = yuv
         self.wanted = wanted
     }
 
@@ -120,7 +144,7 @@ final class SequentialDecoder: @unchecked Sendable {
         if waiting.removeValue(forKey: number) == nil, number >= decoded { discarded.insert(number) }
     }
 
-    func frame(number: Int) throws -> PixelBuffer {
+    func frame(number: Int) throws -> Picture {
         lock.lock(); defer { lock.unlock() }
         if let p = waiting.removeValue(forKey: number) { return p }
         while decoded <= number {
@@ -133,7 +157,8 @@ final class SequentialDecoder: @unchecked Sendable {
                 decoded += 1
                 continue
             }
-            guard let (_, pixels) = try reader.nextFrame() else {
+            let next: Picture? = yuv ? try reader.nextYUVFrame().map { .yuv($0.frame) } : try reader.nextFrame().map { .rgba($0.pixels) }
+            guard let pixels = next else {
                 throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
             }
             if decoded == number {

@@ -114,13 +114,18 @@ public struct MotionEstimator: Sendable {
     /// 10°), and the world's fit explains twice as
     /// many of those (within 0.5° of the epipolar planes) as everything's, and more than a few. Else everything's
     /// (more corners, the far field among them); without a world's fit, everything's only when little of the
-    /// picture moved and that little agrees with it (else it could be the stillness of the camera's own pixels
-    /// alone: nothing is measured).
+    /// picture moved and that little agrees with it (half of it within 2° of its epipolar planes; else it could
+    /// be the stillness of the camera's own pixels alone: nothing is measured).
     static func choose(world: Fit?, all: Fit?, worldPairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], total: Int) -> Fit? {
         let limit = sin(0.5 * .pi / 180)
         guard let all else { return world }
         let byAll = epipolarInliers(worldPairs, rotation: all.rotation, limit: limit).count
-        guard let world else { return (6..<24).contains(worldPairs.count) && 2 * byAll >= worldPairs.count ? all : nil }
+        guard let world else {
+            // A handful of moving corners that fit no motion of their own (near points, tracked roughly): they
+            // need only lie within 2° of everything's epipolar planes.
+            let loose = epipolarInliers(worldPairs, rotation: all.rotation, limit: sin(2 * .pi / 180)).count
+            return (6..<24).contains(worldPairs.count) && 2 * loose >= worldPairs.count ? all : nil
+        }
         let byWorld = epipolarInliers(worldPairs, rotation: world.rotation, limit: limit).count
         // A turn of more than 10° moves the far field too: what stays put then is the camera's own.
         let moved = 10 * worldPairs.count >= 3 * total || world.rotation.angle > 10
