@@ -174,6 +174,51 @@ public final class DecodedImage: @unchecked Sendable {
         return out.applying(orientation)
     }
 
+    /// The picture at `width × height` as the encoder's Y′CbCr (BT.709 limited range 4:2:0), in one swscale pass
+    /// from the decoded planes (scaling, chroma resampling and range) and a 3 × 3 matrix on the result for a source
+    /// of another matrix (JPEG's BT.601: luma takes its block's chroma; ITU-T H.273's derivation of E′Y, E′Pb, E′Pr
+    /// from each matrix's Kr and Kb). Nil for what needs the RGBA path: alpha, an EXIF orientation other than
+    /// upright, RGB or palette sources, BT.2020.
+    /// - Throws: ``LapseError`` `.codec` when swscale cannot convert.
+    public func yuv(width: Int, height: Int) throws -> YUVFrame? {
+        guard !hasAlpha, orientation == .up, let descriptor = av_pix_fmt_desc_get(frame.format),
+              descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL) == 0,
+              descriptor.pointee.nb_components == 3, descriptor.pointee.comp.0.depth == 8 else { return nil }
+        let (matrix, full) = colourSpace()
+        guard matrix == SWS_CS_ITU601 || matrix == SWS_CS_ITU709 else { return nil }
+        var format = frame.format
+        switch format {
+        case AV_PIX_FMT_YUVJ420P: format = AV_PIX_FMT_YUV420P
+        case AV_PIX_FMT_YUVJ422P: format = AV_PIX_FMT_YUV422P
+        case AV_PIX_FMT_YUVJ444P: format = AV_PIX_FMT_YUV444P
+        case AV_PIX_FMT_YUVJ440P: format = AV_PIX_FMT_YUV440P
+        default: break
+        }
+        var out = YUVFrame(width: width, height: height)
+        let planes = frame.planes.map { UnsafePointer($0) }
+        let strides = frame.lineSizes
+        try out.y.withUnsafeMutableBufferPointer { y in
+            try out.cb.withUnsafeMutableBufferPointer { cb in
+                try out.cr.withUnsafeMutableBufferPointer { cr in
+                    var dst: [UnsafeMutablePointer<UInt8>?] = [y.baseAddress, cb.baseAddress, cr.baseAddress, nil]
+                    var dstStrides: [Int32] = [Int32(width), Int32((width + 1) / 2), Int32((width + 1) / 2), 0]
+                    try Scaler().scale(src: planes, srcStrides: strides, srcWidth: frame.width, srcHeight: frame.height,
+                                       srcFormat: format, srcMatrix: matrix, srcFullRange: full,
+                                       dst: &dst, dstStrides: &dstStrides, dstWidth: width, dstHeight: height,
+                                       dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: matrix, dstFullRange: false,
+                                       flags: (width < frame.width || height < frame.height) ? SWS_AREA : SWS_BICUBIC)
+                }
+            }
+        }
+        if full && format == AV_PIX_FMT_YUV420P && width == frame.width && height == frame.height {
+            // swscale copies a picture of its own format and size unconverted (it picks the copy before the range
+            // is set): full range to limited here.
+            out.limitRange()
+        }
+        if matrix == SWS_CS_ITU601 { out.convertMatrix(fromKr: 0.299, kb: 0.114, toKr: 0.2126, kb: 0.0722) }
+        return out
+    }
+
     private func convert(into out: inout PixelBuffer, accurate: Bool) throws {
         let (matrix, full) = colourSpace()
         let scaler = Scaler()

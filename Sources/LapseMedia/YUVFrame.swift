@@ -68,3 +68,63 @@ extension YUVFrame {
         copy(2, chromaWidth, chromaHeight, into: &cr)
     }
 }
+
+extension YUVFrame {
+    /// Re-expresses limited-range Y′CbCr of one matrix (Kr, Kb) in another: `M = A_to · A_from⁻¹` on
+    /// (E′Y, E′Pb, E′Pr), where `A` takes R′G′B′ to E′Y = Kr·R′ + (1 − Kr − Kb)·G′ + Kb·B′,
+    /// E′Pb = (B′ − E′Y) / (2(1 − Kb)), E′Pr = (R′ − E′Y) / (2(1 − Kr)) (ITU-T H.273). Grey stays grey, so chroma
+    /// depends on chroma alone; luma takes the chroma of its 2 × 2 block.
+    mutating func convertMatrix(fromKr kr0: Double, kb kb0: Double, toKr kr1: Double, kb kb1: Double) {
+        func forward(_ kr: Double, _ kb: Double) -> [[Double]] {
+            let kg = 1 - kr - kb
+            return [[kr, kg, kb],
+                    [-kr / (2 * (1 - kb)), -kg / (2 * (1 - kb)), 0.5],
+                    [0.5, -kg / (2 * (1 - kr)), -kb / (2 * (1 - kr))]]
+        }
+        func inverse(_ kr: Double, _ kb: Double) -> [[Double]] {
+            let kg = 1 - kr - kb
+            // R′ = Y + 2(1 − Kr)·Pr, B′ = Y + 2(1 − Kb)·Pb, G′ = (Y − Kr·R′ − Kb·B′) / Kg.
+            return [[1, 0, 2 * (1 - kr)],
+                    [1, -2 * kb * (1 - kb) / kg, -2 * kr * (1 - kr) / kg],
+                    [1, 2 * (1 - kb), 0]]
+        }
+        let a = forward(kr1, kb1), b = inverse(kr0, kb0)
+        var m = [[Double]](repeating: [0, 0, 0], count: 3)
+        for i in 0..<3 { for j in 0..<3 { for k in 0..<3 { m[i][j] += a[i][k] * b[k][j] } } }
+        // In code values: Y′ = 16 + 219·E′Y, C = 128 + 224·E′P.
+        let yb = Float(m[0][1] * 219 / 224), yr = Float(m[0][2] * 219 / 224)
+        let bb = Float(m[1][1]), br = Float(m[1][2]), rb = Float(m[2][1]), rr = Float(m[2][2])
+        let cw = chromaWidth, ch = chromaHeight, w = width, h = height
+        y.withUnsafeMutableBufferPointer { yp in
+            cb.withUnsafeMutableBufferPointer { bp in
+                cr.withUnsafeMutableBufferPointer { rp in
+                    for cy in 0..<ch {
+                        for cx in 0..<cw {
+                            let c = cy * cw + cx
+                            let pb = Float(bp[c]) - 128, pr = Float(rp[c]) - 128
+                            let dy = yb * pb + yr * pr
+                            for yy in (2 * cy)..<min(h, 2 * cy + 2) {
+                                for xx in (2 * cx)..<min(w, 2 * cx + 2) {
+                                    let i = yy * w + xx
+                                    yp[i] = UInt8(min(255, max(0, (Float(yp[i]) + dy).rounded())))
+                                }
+                            }
+                            bp[c] = UInt8(min(255, max(0, (128 + bb * pb + br * pr).rounded())))
+                            rp[c] = UInt8(min(255, max(0, (128 + rb * pb + rr * pr).rounded())))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension YUVFrame {
+    /// Full-range code values (0…255) to limited range: Y′ 16…235, Cb and Cr 16…240.
+    mutating func limitRange() {
+        let luma = (0..<256).map { UInt8((16 + Double($0) * 219 / 255).rounded()) }
+        let chroma = (0..<256).map { UInt8((128 + (Double($0) - 128) * 224 / 255).rounded()) }
+        for i in y.indices { y[i] = luma[Int(y[i])] }
+        for i in cb.indices { cb[i] = chroma[Int(cb[i])]; cr[i] = chroma[Int(cr[i])] }
+    }
+}

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseMedia
+import Testing
+import TestSupport
+
+/// A still decoded straight to the encoder's Y′CbCr (one swscale pass and the BT.601 → BT.709 matrix) is the
+/// picture the RGBA path makes of it: SSIM ≥ 0.995 and every channel's mean within 1 code value, for a real
+/// photo (4:2:0, BT.601 full range) and its 4:2:2 and 4:4:4 versions, scaled down and up; RGB sources, alpha and
+/// EXIF orientations are left to the RGBA path.
+@Suite struct ImageYUVTests {
+    static let photo = TestData.path("images/opensfm_lund/images/01.jpg")
+
+    static func means(_ p: PixelBuffer) -> SIMD3<Double> {
+        var s = SIMD3<Double>.zero
+        for i in stride(from: 0, to: p.bytes.count, by: 4) { s += SIMD3(Double(p.bytes[i]), Double(p.bytes[i + 1]), Double(p.bytes[i + 2])) }
+        return s / Double(p.width * p.height)
+    }
+
+    @Test(arguments: ["yuvj420p", "yuvj422p", "yuvj444p"], [(640, 480), (1024, 768), (1600, 1200)])
+    func yuvStillIsTheRGBAStill(format: String, size: (Int, Int)) throws {
+        let dir = TestData.scratchDirectory("image-yuv")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var path = Self.photo
+        if format != "yuvj420p" {
+            path = dir.appendingPathComponent("photo-\(format).jpg").path
+            let r = try Shell.run("ffmpeg", ["-v", "error", "-y", "-i", Self.photo, "-pix_fmt", format, "-q:v", "2", path])
+            try #require(r.status == 0)
+        }
+        let image = try DecodedImage(path: path)
+        let yuv = try #require(try image.yuv(width: size.0, height: size.1))
+        let a = try yuv.rgba(), b = try image.pixels(width: size.0, height: size.1)
+        let ssim = ImageMetrics.ssim(a, b), d = Self.means(a) - Self.means(b)
+        #expect(ssim >= 0.995, "SSIM \(ssim)")
+        #expect(abs(d.x) <= 1 && abs(d.y) <= 1 && abs(d.z) <= 1, "\(d)")
+    }
+
+    @Test func rgbAlphaAndTurnedImagesTakeTheRGBAPath() throws {
+        for name in ["images/generated/smptehdbars_1280x720.png", "images/exif-orientation-examples/Landscape_6.jpg"] {
+            #expect(try DecodedImage(path: TestData.path(name)).yuv(width: 64, height: 64) == nil, "\(name)")
+        }
+    }
+}
