@@ -124,7 +124,9 @@ public struct VideoJob: Sendable {
         let queue = OrderedWorkQueue(remaining) { i, input in
             do {
                 let image = i == 0 ? firstImage : try DecodedImage(path: input.path)
-                return Result<PixelBuffer, LapseError>.success(try fitter.frame(for: image))
+                // Straight to the encoder's Y′CbCr when nothing is composited (one conversion, not two).
+                if let picture = try fitter.yuvFrame(for: image) { return Result<EncoderFrame, LapseError>.success(.yuv(picture)) }
+                return Result<EncoderFrame, LapseError>.success(.rgba(try fitter.frame(for: image)))
             } catch let error as LapseError {
                 if skip { return .failure(error) }
                 throw error
@@ -141,7 +143,10 @@ public struct VideoJob: Sendable {
             index += 1
             switch result {
             case .success(let frame):
-                try encoder.append(frame, count: count)
+                switch frame {
+                case .rgba(let pixels): try encoder.append(pixels, count: count)
+                case .yuv(let picture): try encoder.append(picture, count: count)
+                }
                 try audioTrack?.write(upTo: encoder.duration, into: encoder)
                 images += 1
                 done += count
@@ -161,4 +166,10 @@ public struct VideoJob: Sendable {
                        width: evenWidth, height: evenHeight, fps: fps,
                        duration: Double(encoder.framesWritten) / Double(fps), bytes: bytes)
     }
+}
+
+/// An image made ready for the encoder: Y′CbCr when nothing was composited, else RGBA.
+private enum EncoderFrame: Sendable {
+    case rgba(PixelBuffer)
+    case yuv(YUVFrame)
 }

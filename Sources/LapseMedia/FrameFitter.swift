@@ -51,6 +51,16 @@ public struct FrameFitter: Sendable {
         return place(scaled)
     }
 
+    /// The frame showing `image` as the encoder's Y′CbCr, when nothing is composited: the image fills the frame
+    /// (its shape, or `stretch`) and ``DecodedImage/yuv(width:height:)`` can give it; nil otherwise (use
+    /// ``frame(for:)``).
+    /// - Throws: ``LapseError`` when swscale cannot convert.
+    public func yuvFrame(for image: DecodedImage) throws -> YUVFrame? {
+        let (sw, sh) = scaledSize(displayWidth: image.displayWidth, displayHeight: image.displayHeight)
+        guard sw == width, sh == height else { return nil }
+        return try image.yuv(width: width, height: height)
+    }
+
     /// `scaled` centred on the background (cropped when larger), alpha composited over the background colour.
     public func place(_ scaled: PixelBuffer) -> PixelBuffer {
         if scaled.width == width && scaled.height == height && scaled.isOpaque { return scaled }

@@ -91,26 +91,32 @@ extension YUVFrame {
         let a = forward(kr1, kb1), b = inverse(kr0, kb0)
         var m = [[Double]](repeating: [0, 0, 0], count: 3)
         for i in 0..<3 { for j in 0..<3 { for k in 0..<3 { m[i][j] += a[i][k] * b[k][j] } } }
-        // In code values: Y′ = 16 + 219·E′Y, C = 128 + 224·E′P.
-        let yb = Float(m[0][1] * 219 / 224), yr = Float(m[0][2] * 219 / 224)
-        let bb = Float(m[1][1]), br = Float(m[1][2]), rb = Float(m[2][1]), rr = Float(m[2][2])
+        // In code values: Y′ = 16 + 219·E′Y, C = 128 + 224·E′P; fixed point with 16 fractional bits, rounded.
+        func fixed(_ v: Double) -> Int32 { Int32((v * 65536).rounded()) }
+        let yb = fixed(m[0][1] * 219 / 224), yr = fixed(m[0][2] * 219 / 224)
+        let bb = fixed(m[1][1]), br = fixed(m[1][2]), rb = fixed(m[2][1]), rr = fixed(m[2][2])
         let cw = chromaWidth, ch = chromaHeight, w = width, h = height
+        @inline(__always) func clamp(_ v: Int32) -> UInt8 { UInt8(truncatingIfNeeded: min(255, max(0, v))) }
         y.withUnsafeMutableBufferPointer { yp in
             cb.withUnsafeMutableBufferPointer { bp in
                 cr.withUnsafeMutableBufferPointer { rp in
+                    let yBase = yp.baseAddress!, bBase = bp.baseAddress!, rBase = rp.baseAddress!
                     for cy in 0..<ch {
+                        let row0 = yBase + 2 * cy * w
+                        let row1 = 2 * cy + 1 < h ? row0 + w : nil
                         for cx in 0..<cw {
                             let c = cy * cw + cx
-                            let pb = Float(bp[c]) - 128, pr = Float(rp[c]) - 128
-                            let dy = yb * pb + yr * pr
-                            for yy in (2 * cy)..<min(h, 2 * cy + 2) {
-                                for xx in (2 * cx)..<min(w, 2 * cx + 2) {
-                                    let i = yy * w + xx
-                                    yp[i] = UInt8(min(255, max(0, (Float(yp[i]) + dy).rounded())))
-                                }
+                            let pb = Int32(bBase[c]) - 128, pr = Int32(rBase[c]) - 128
+                            let dy = (yb &* pb &+ yr &* pr &+ 32768) >> 16
+                            let x = 2 * cx
+                            row0[x] = clamp(Int32(row0[x]) &+ dy)
+                            if x + 1 < w { row0[x + 1] = clamp(Int32(row0[x + 1]) &+ dy) }
+                            if let row1 {
+                                row1[x] = clamp(Int32(row1[x]) &+ dy)
+                                if x + 1 < w { row1[x + 1] = clamp(Int32(row1[x + 1]) &+ dy) }
                             }
-                            bp[c] = UInt8(min(255, max(0, (128 + bb * pb + br * pr).rounded())))
-                            rp[c] = UInt8(min(255, max(0, (128 + rb * pb + rr * pr).rounded())))
+                            bBase[c] = clamp(128 &+ ((bb &* pb &+ br &* pr &+ 32768) >> 16))
+                            rBase[c] = clamp(128 &+ ((rb &* pb &+ rr &* pr &+ 32768) >> 16))
                         }
                     }
                 }
@@ -124,7 +130,15 @@ extension YUVFrame {
     mutating func limitRange() {
         let luma = (0..<256).map { UInt8((16 + Double($0) * 219 / 255).rounded()) }
         let chroma = (0..<256).map { UInt8((128 + (Double($0) - 128) * 224 / 255).rounded()) }
-        for i in y.indices { y[i] = luma[Int(y[i])] }
-        for i in cb.indices { cb[i] = chroma[Int(cb[i])]; cr[i] = chroma[Int(cr[i])] }
+        func map(_ plane: inout [UInt8], _ table: [UInt8]) {
+            table.withUnsafeBufferPointer { t in
+                plane.withUnsafeMutableBufferPointer { p in
+                    for i in 0..<p.count { p[i] = t[Int(p[i])] }
+                }
+            }
+        }
+        map(&y, luma)
+        map(&cb, chroma)
+        map(&cr, chroma)
     }
 }
