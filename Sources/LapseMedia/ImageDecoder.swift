@@ -175,7 +175,7 @@ public final class DecodedImage: @unchecked Sendable {
     }
 
     /// The picture at `width × height` as the encoder's Y′CbCr (BT.709 limited range 4:2:0), in one swscale pass
-    /// from the decoded planes (scaling, chroma resampling and range) and a 3 × 3 matrix on the result for a source
+    /// from the decoded planes (scaling, chroma resampling), the range mapped and a 3 × 3 matrix on the result for a source
     /// of another matrix (JPEG's BT.601: luma takes its block's chroma; ITU-T H.273's derivation of E′Y, E′Pb, E′Pr
     /// from each matrix's Kr and Kb). Nil for what needs the RGBA path: alpha, an EXIF orientation other than
     /// upright, RGB or palette sources, BT.2020.
@@ -205,16 +205,14 @@ public final class DecodedImage: @unchecked Sendable {
                     try Scaler().scale(src: planes, srcStrides: strides, srcWidth: frame.width, srcHeight: frame.height,
                                        srcFormat: format, srcMatrix: matrix, srcFullRange: full,
                                        dst: &dst, dstStrides: &dstStrides, dstWidth: width, dstHeight: height,
-                                       dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: matrix, dstFullRange: false,
+                                       dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: matrix, dstFullRange: full,
                                        flags: (width < frame.width || height < frame.height) ? SWS_AREA : SWS_BICUBIC)
                 }
             }
         }
-        if full && format == AV_PIX_FMT_YUV420P && width == frame.width && height == frame.height {
-            // swscale copies a picture of its own format and size unconverted (it picks the copy before the range
-            // is set): full range to limited here.
-            out.limitRange()
-        }
+        // The range is converted here, not by swscale: it copies a picture of its own format and size without
+        // converting it, whatever the range flags say.
+        if full { out.limitRange() }
         if matrix == SWS_CS_ITU601 { out.convertMatrix(fromKr: 0.299, kb: 0.114, toKr: 0.2126, kb: 0.0722) }
         return out
     }

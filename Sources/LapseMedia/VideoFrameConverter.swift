@@ -62,7 +62,7 @@ final class VideoFrameConverter {
     func convert(_ frame: Frame) throws -> PixelBuffer {
         let f = frame.pointer.pointee
         let k: [Int32] = [f.width, f.height, f.format, f.sample_aspect_ratio.num, f.sample_aspect_ratio.den,
-                          Int32(f.color_trc.rawValue)]
+                          Int32(f.color_trc.rawValue), Int32(f.colorspace.rawValue)]
         if k != key || graph == nil { try build(frame); key = k }
         try ffCheck(av_buffersrc_add_frame_flags(source, frame.pointer, Int32(AV_BUFFERSRC_FLAG_KEEP_REF)), nil,
                     "cannot filter a video frame")

@@ -255,13 +255,14 @@ public final class VideoFrameReader {
 
     /// The next frame in decoding order as Y′CbCr, as decoded (no conversion), with its time in seconds, or `nil`
     /// at the end. Only when ``yuvFramesAvailable``.
-    /// - Throws: ``LapseError`` `.codec` when a frame comes in another form than the stream said.
+    /// - Throws: ``LapseError`` `.invalidInput` when a frame comes in another form than the stream said (the
+    /// hyperlapse leaves that frame out).
     public func nextYUVFrame() throws -> (time: Double, frame: YUVFrame)? {
         precondition(yuvFramesAvailable, "nextYUVFrame() on a video whose frames are not BT.709 yuv420p at their size")
         guard let time = try skipFrame() else { return nil }
         let f = current!
         guard f.format == AV_PIX_FMT_YUV420P, f.width == codedWidth, f.height == codedHeight else {
-            throw LapseError(.codec, name, "a frame came as \(Scaler.name(f.format)) \(f.width)x\(f.height), not yuv420p \(codedWidth)x\(codedHeight)")
+            throw LapseError(.invalidInput, name, "a frame came as \(Scaler.name(f.format)) \(f.width)x\(f.height), not yuv420p \(codedWidth)x\(codedHeight)")
         }
         return (time, YUVFrame(copying: f))
     }

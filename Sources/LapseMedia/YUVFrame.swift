@@ -3,8 +3,8 @@ import CFFmpeg
 
 /// A picture in 8-bit planar Y′CbCr 4:2:0 (`yuv420p`), BT.709 matrix, limited range (luma 16…235, chroma
 /// 16…240), the form the encoder takes: luma `width × height`, each chroma plane `chromaWidth × chromaHeight`
-/// (half of each, rounded up), rows packed without padding. Chroma samples sit at the centre of their 2 × 2 luma
-/// block, as each plane is resampled on its own grid (as ffmpeg's `v360` does).
+/// (half of each, rounded up), rows packed without padding. The projector resamples each plane on its own grid
+/// (as ffmpeg's `v360` does), which places chroma within half a luma pixel of where H.264's siting puts it.
 public struct YUVFrame: Sendable, Equatable {
     public let width: Int
     public let height: Int

@@ -550,7 +550,10 @@ func refineTravel(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], from start: SIMD3<
         guard det > 1e-18 else { break }
         let smallest = (h00 + h11) / 2 - (((h00 - h11) / 2) * ((h00 - h11) / 2) + h01 * h01).squareRoot()
         sigma = smallest > 0 ? scale / smallest.squareRoot() * 180 / .pi : 180
-        let a = -(h11 * g0 - h01 * g1) / det, c = -(h00 * g1 - h01 * g0) / det
+        var a = -(h11 * g0 - h01 * g1) / det, c = -(h00 * g1 - h01 * g0) / det
+        // At most 5° a step: weak geometry must not throw t far from where the flow streams out of.
+        let limit = 5 * Double.pi / 180, step = (a * a + c * c).squareRoot()
+        if step > limit { a *= limit / step; c *= limit / step }
         t += a * e1 + c * e2
         t /= length(t)
         if a * a + c * c < 1e-12 { break }

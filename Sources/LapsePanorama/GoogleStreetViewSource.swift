@@ -22,6 +22,7 @@ public struct GoogleStreetViewSource: PanoramaSource {
     private let cache: HTTPCache?
     private let session: SessionStore
     private let progress: ProgressHandler?
+    private let runMemory = RunMemory()
 
     /// How much farther (metres) a panorama of the previous frame's capture run may be than the nearest and still
     /// be chosen (Street View cars take one about every 10 m). Default 5; 0 always takes the nearest.
@@ -77,11 +78,16 @@ public struct GoogleStreetViewSource: PanoramaSource {
         // that panorama's links (its neighbours in the run) and the panorama itself, when that is at most
         // `sameRunSlack` metres farther from the point.
         var chosen: [PanoramaMetadata?] = []
-        var previous: PanoramaMetadata?
+        // The previous window's last frame (a route is looked up a window at a time), when it is near this one's
+        // first point.
+        var previous = runMemory.last.flatMap { last in
+            coordinates.first.map { last.coordinate.distance(to: $0) <= radius + sameRunSlack } == true ? last : nil
+        }
+        if let previous { known[previous.id] = (previous, runMemory.links) }
         for (k, id) in ids.enumerated() {
             guard var pick = id.flatMap({ known[$0]?.0 }) else { chosen.append(nil); continue }
             if let run = previous, sameRunSlack > 0, run.date != nil, pick.date != run.date, let links = known[run.id]?.1 {
-                try await fetch(Set(links), into: &known)
+                try await fetch(Set(links), into: &known, optional: true)
                 let here = coordinates[k]
                 let limit = min(radius, pick.coordinate.distance(to: here) + sameRunSlack)
                 let same = ([run] + links.compactMap { known[$0]?.0 }).filter { $0.date == run.date }
@@ -91,16 +97,24 @@ public struct GoogleStreetViewSource: PanoramaSource {
             chosen.append(pick)
             previous = pick
         }
+        if let previous { runMemory.remember(previous, links: known[previous.id]?.1 ?? []) }
         return chosen
     }
 
-    /// Metadata and links of every id not yet known, concurrently.
-    private func fetch(_ ids: Set<String>, into known: inout [String: (PanoramaMetadata, [String])]) async throws {
+    /// Metadata and links of every id not yet known, concurrently. With `optional` (a link's neighbours), one
+    /// that is gone or unusable is left out instead of failing the lookup.
+    private func fetch(_ ids: Set<String>, into known: inout [String: (PanoramaMetadata, [String])],
+                       optional: Bool = false) async throws {
         let missing = ids.filter { known[$0] == nil }
         guard !missing.isEmpty else { return }
-        try await withThrowingTaskGroup(of: (PanoramaMetadata, [String]).self) { group in
-            for id in missing { group.addTask { try await self.metadataAndLinks(id: id) } }
-            for try await m in group { known[m.0.id] = m }
+        try await withThrowingTaskGroup(of: (PanoramaMetadata, [String])?.self) { group in
+            for id in missing {
+                group.addTask {
+                    do { return try await self.metadataAndLinks(id: id) } catch let e as LapseError
+                        where optional && (e.code == .notFound || e.code == .invalidInput) { return nil }
+                }
+            }
+            for try await m in group { if let m { known[m.0.id] = m } }
         }
     }
 
@@ -367,4 +381,14 @@ actor SessionStore {
         current = (made.0, made.1)
         return made.0
     }
+}
+
+/// The last panorama a lookup chose and its links, so the next window of the route keeps its capture run.
+private final class RunMemory: @unchecked Sendable {
+    // @unchecked: every access goes through `lock`.
+    private let lock = NSLock()
+    private var stored: (PanoramaMetadata, [String])?
+    var last: PanoramaMetadata? { lock.withLock { stored?.0 } }
+    var links: [String] { lock.withLock { stored?.1 ?? [] } }
+    func remember(_ m: PanoramaMetadata, links: [String]) { lock.withLock { stored = (m, links) } }
 }

@@ -8,7 +8,8 @@ encoded polylines, decoded here), cut to --length metres. A panorama stands ever
 metres beside the road (as Street View cars drive), except in a gap (no coverage) between --gap metres; its heading
 is the road's bearing with a little jitter, some face backwards; all of one capture run (one date), each linking
 to its neighbours in the metadata's `links`. With --other-run N every N-th place also has a panorama of another
-run (another date, facing the other way) on the other side of the road, nearer the route's line. Each panorama is one of the real 360 photos in
+run (another date, facing the other way) on the other side of the road, nearer the route's line, and every
+panorama of the main run links to one more that is gone (404). Each panorama is one of the real 360 photos in
 <data>/pano360/trekview_360 scaled to 512*2^max_zoom x half that (made with the ffmpeg CLI on first use, into
 --workdir), with a MARKER: a magenta (#FF00FF) square --marker-size degrees wide painted at the direction of the
 TARGET (a point beside the road) as seen from that panorama, at eye level (the horizon row), so a view aimed at
@@ -147,6 +148,9 @@ def build_world(route, length, every, gap, target, marker, other_run=0):
         for i, p in enumerate(members):
             p["links"] = [dict(panoId=q["id"], heading=round(bearing((p["lat"], p["lng"]), (q["lat"], q["lng"])), 2), text="")
                           for q in members[max(0, i - 1):i + 2] if q is not p]
+            if other_run:
+                # A link to a panorama taken down since (its metadata answers 404), as old links can be.
+                p["links"].append(dict(panoId="CAoSRemoved_%s" % p["id"][-4:], heading=0, text=""))
     return panos
 
 

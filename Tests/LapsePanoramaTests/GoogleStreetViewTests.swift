@@ -39,7 +39,8 @@ import TestSupport
 
     /// A route along which every third place also has a panorama of another capture run (another date, on the
     /// other side of the road, nearer the line than the run's own): the nearest is the other run's there, but the
-    /// previous frame's run, found through its links, is kept; with `sameRunSlack` 0 the nearest is taken.
+    /// previous frame's run, found through its links, is kept (a link to a panorama that is gone is passed over);
+    /// with `sameRunSlack` 0 the nearest is taken.
     @Test func theSameCaptureRunIsKept() async throws {
         let dir = TestData.scratchDirectory("same-run")
         defer { try? FileManager.default.removeItem(at: dir) }
