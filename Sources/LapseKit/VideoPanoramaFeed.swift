@@ -64,10 +64,7 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     /// The frame of the stop (stops must be asked for in increasing order, a few at a time: the video is
     /// decoded front to back once). `region` is ignored: frames come whole.
     public func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer {
-        switch try decoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep) {
-        case .rgba(let pixels): return pixels
-        case .yuv(let picture): return try picture.rgba()
-        }
+        try decoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep).rgba()
     }
 
     /// Whether the render's frames are decoded to Y′CbCr as they are (a BT.709 4:2:0 video).
@@ -86,10 +83,7 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     }
 
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
-        switch try analysisDecoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep) {
-        case .rgba(let pixels): return pixels
-        case .yuv(let picture): return try picture.rgba()
-        }
+        try analysisDecoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep).rgba()
     }
 }
 
@@ -108,6 +102,14 @@ final class SequentialDecoder: @unchecked Sendable {
     enum Picture {
         case rgba(PixelBuffer)
         case yuv(YUVFrame)
+
+        /// As RGBA (converted when decoded as Y′CbCr).
+        func rgba() throws -> PixelBuffer {
+            switch self {
+            case .rgba(let pixels): return pixels
+            case .yuv(let picture): return try picture.rgba()
+            }
+        }
     }
     /// Frames that will not be asked for after all.
     private var discarded = Set<Int>()

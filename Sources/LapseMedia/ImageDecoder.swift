@@ -186,14 +186,7 @@ public final class DecodedImage: @unchecked Sendable {
               descriptor.pointee.nb_components == 3, descriptor.pointee.comp.0.depth == 8 else { return nil }
         let (matrix, full) = colourSpace()
         guard matrix == SWS_CS_ITU601 || matrix == SWS_CS_ITU709 else { return nil }
-        var format = frame.format
-        switch format {
-        case AV_PIX_FMT_YUVJ420P: format = AV_PIX_FMT_YUV420P
-        case AV_PIX_FMT_YUVJ422P: format = AV_PIX_FMT_YUV422P
-        case AV_PIX_FMT_YUVJ444P: format = AV_PIX_FMT_YUV444P
-        case AV_PIX_FMT_YUVJ440P: format = AV_PIX_FMT_YUV440P
-        default: break
-        }
+        let format = Self.plainFormat(frame.format)
         var out = YUVFrame(width: width, height: height)
         let planes = frame.planes.map { UnsafePointer($0) }
         let strides = frame.lineSizes
@@ -222,15 +215,7 @@ public final class DecodedImage: @unchecked Sendable {
         let scaler = Scaler()
         let planes = frame.planes.map { UnsafePointer($0) }
         let strides = frame.lineSizes
-        var format = frame.format
-        // Deprecated full-range "J" formats: swscale wants the plain format with the range flag.
-        switch format {
-        case AV_PIX_FMT_YUVJ420P: format = AV_PIX_FMT_YUV420P
-        case AV_PIX_FMT_YUVJ422P: format = AV_PIX_FMT_YUV422P
-        case AV_PIX_FMT_YUVJ444P: format = AV_PIX_FMT_YUV444P
-        case AV_PIX_FMT_YUVJ440P: format = AV_PIX_FMT_YUV440P
-        default: break
-        }
+        let format = Self.plainFormat(frame.format)
         let w = out.width, h = out.height
         try out.bytes.withUnsafeMutableBytes { raw in
             var dst: [UnsafeMutablePointer<UInt8>?] = [raw.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
@@ -248,6 +233,17 @@ public final class DecodedImage: @unchecked Sendable {
                 var i = 3
                 while i < raw.count { raw[i] = 255; i += 4 }
             }
+        }
+    }
+
+    /// The plain format of a deprecated full-range "J" format (swscale wants it with the range flag).
+    private static func plainFormat(_ format: AVPixelFormat) -> AVPixelFormat {
+        switch format {
+        case AV_PIX_FMT_YUVJ420P: return AV_PIX_FMT_YUV420P
+        case AV_PIX_FMT_YUVJ422P: return AV_PIX_FMT_YUV422P
+        case AV_PIX_FMT_YUVJ444P: return AV_PIX_FMT_YUV444P
+        case AV_PIX_FMT_YUVJ440P: return AV_PIX_FMT_YUV440P
+        default: return format
         }
     }
 

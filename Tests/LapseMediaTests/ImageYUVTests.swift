@@ -12,12 +12,6 @@ import TestSupport
 @Suite struct ImageYUVTests {
     static let photo = TestData.path("images/opensfm_lund/images/01.jpg")
 
-    static func means(_ p: PixelBuffer) -> SIMD3<Double> {
-        var s = SIMD3<Double>.zero
-        for i in stride(from: 0, to: p.bytes.count, by: 4) { s += SIMD3(Double(p.bytes[i]), Double(p.bytes[i + 1]), Double(p.bytes[i + 2])) }
-        return s / Double(p.width * p.height)
-    }
-
     @Test(arguments: ["yuvj420p", "yuvj422p", "yuvj444p"], [(640, 480), (1024, 768), (1600, 1200)])
     func yuvStillIsTheRGBAStill(format: String, size: (Int, Int)) throws {
         let dir = TestData.scratchDirectory("image-yuv")
@@ -31,7 +25,7 @@ import TestSupport
         let image = try DecodedImage(path: path)
         let yuv = try #require(try image.yuv(width: size.0, height: size.1))
         let a = try yuv.rgba(), b = try image.pixels(width: size.0, height: size.1)
-        let ssim = ImageMetrics.ssim(a, b), d = Self.means(a) - Self.means(b)
+        let ssim = ImageMetrics.ssim(a, b), d = ImageMetrics.meanColour(a) - ImageMetrics.meanColour(b)
         #expect(ssim >= 0.995, "SSIM \(ssim)")
         #expect(abs(d.x) <= 1 && abs(d.y) <= 1 && abs(d.z) <= 1, "\(d)")
     }

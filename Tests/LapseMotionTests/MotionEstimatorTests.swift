@@ -82,12 +82,7 @@ import TestSupport
     /// uncertainty reported for each.
     @Test func directionOfTravelDoesNotDependOnTheCamerasTurn() throws {
         let frames = try OverpassFrames.load(step: 3, count: 31)
-        var generator = SplitMix64(seed: 17)
-        let turns = frames.indices.map { _ in
-            Rotation.camera(yaw: Double.random(in: -40...40, using: &generator),
-                            pitch: Double.random(in: -5...5, using: &generator),
-                            roll: Double.random(in: -5...5, using: &generator))
-        }
+        let turns = Self.randomTurns(frames.count, seed: 17)
         let turned = try zip(frames, turns).map { try SphereImage(EquirectangularRotation.rotated($0, by: $1)) }
         let plain = try frames.map { try SphereImage($0) }
         let estimator = MotionEstimator()
@@ -117,14 +112,19 @@ import TestSupport
         #expect(turns.sorted()[turns.count * 9 / 10] < 0.5, "\(turns)")
     }
 
-    static func errors(patch: Bool) throws -> [Double] {
-        let frames = try OverpassFrames.load(step: 3, count: 40)
-        var generator = SplitMix64(seed: 42)
-        let turns = frames.indices.map { _ in
+    /// `count` camera turns: yaw within ±40°, pitch and roll within ±5°, from `seed`.
+    static func randomTurns(_ count: Int, seed: UInt64) -> [Rotation] {
+        var generator = SplitMix64(seed: seed)
+        return (0..<count).map { _ in
             Rotation.camera(yaw: Double.random(in: -40...40, using: &generator),
                             pitch: Double.random(in: -5...5, using: &generator),
                             roll: Double.random(in: -5...5, using: &generator))
         }
+    }
+
+    static func errors(patch: Bool) throws -> [Double] {
+        let frames = try OverpassFrames.load(step: 3, count: 40)
+        let turns = Self.randomTurns(frames.count, seed: 42)
         var turned = zip(frames, turns).map { EquirectangularRotation.rotated($0, by: $1) }
         if patch {
             let cover = frames[0]

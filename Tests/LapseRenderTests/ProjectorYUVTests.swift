@@ -12,14 +12,6 @@ import TestSupport
 @Suite struct ProjectorYUVTests {
     static let clip = TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
 
-    static func means(_ p: PixelBuffer) -> SIMD3<Double> {
-        var s = SIMD3<Double>.zero
-        for i in stride(from: 0, to: p.bytes.count, by: 4) {
-            s += SIMD3(Double(p.bytes[i]), Double(p.bytes[i + 1]), Double(p.bytes[i + 2]))
-        }
-        return s / Double(p.width * p.height)
-    }
-
     @Test(arguments: [(640, 360, 0.0, 0.0, 0.0), (641, 361, 200.0, -12.0, 4.0), (1280, 720, 95.0, 20.0, -3.0)])
     func yuvRenderIsTheRGBARender(width: Int, height: Int, heading: Double, pitch: Double, roll: Double) throws {
         let rgbaReader = try VideoFrameReader(Self.clip)
@@ -35,7 +27,7 @@ import TestSupport
             let a = try projector.render(rgba, pose: pose, camera: camera)
             let b = try projector.render(yuv, pose: pose, camera: camera).rgba()
             let ssim = ImageMetrics.ssim(a, b)
-            let d = Self.means(a) - Self.means(b)
+            let d = ImageMetrics.meanColour(a) - ImageMetrics.meanColour(b)
             #expect(ssim >= 0.995, "SSIM \(ssim)")
             #expect(abs(d.x) <= 1 && abs(d.y) <= 1 && abs(d.z) <= 1, "mean colour differs by \(d)")
             for _ in 0..<20 { _ = try rgbaReader.skipFrame(); _ = try yuvReader.skipFrame() }

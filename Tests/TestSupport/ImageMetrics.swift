@@ -41,6 +41,15 @@ public enum ImageMetrics {
     /// PSNR in dB over R, G and B (infinity when identical).
     /// - Parameter excluding: a rectangle (columns `x..<x + width`, rows `y..<y + height`) left out, e.g. a
     ///   credit drawn into one image only; the PSNR is over the other pixels.
+    /// The mean R, G and B over every pixel (0…255).
+    public static func meanColour(_ p: PixelBuffer) -> SIMD3<Double> {
+        var s = SIMD3<Double>.zero
+        for i in stride(from: 0, to: p.bytes.count, by: 4) {
+            s += SIMD3(Double(p.bytes[i]), Double(p.bytes[i + 1]), Double(p.bytes[i + 2]))
+        }
+        return s / Double(p.width * p.height)
+    }
+
     public static func psnr(_ a: PixelBuffer, _ b: PixelBuffer,
                             excluding box: (x: Int, y: Int, width: Int, height: Int)? = nil) -> Double {
         precondition(a.width == b.width && a.height == b.height, "psnr: sizes differ")
