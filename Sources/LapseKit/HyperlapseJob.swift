@@ -175,14 +175,16 @@ public struct HyperlapseJob: Sendable {
                 prepared.view = view
                 return try projector.footprint(view, cellWidth: cw, cellHeight: ch)
             }
-            if yuvPath {
-                let picture: YUVFrame
-                do {
-                    picture = try await feed.yuvImage(for: frame.stop)
-                } catch let error as LapseError where error.code == .notFound || error.code == .invalidInput {
+            // A panorama that cannot be had (gone since the lookup, no imagery at any zoom, a picture that does
+            // not decode): its frame is left out, not the job.
+            func available<T>(_ fetch: () async throws -> T) async throws -> T? {
+                do { return try await fetch() } catch let error as LapseError where error.code == .notFound || error.code == .invalidInput {
                     warning?("\(feed.name) pano \(frame.stop.panoramaID): \(error.reason); its frame is left out")
                     return nil
                 }
+            }
+            if yuvPath {
+                guard let picture = try await available({ try await feed.yuvImage(for: frame.stop) }) else { return nil }
                 try Task.checkCancellation()
                 let view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
                 let credit = frame.stop.attribution?.credit
@@ -194,15 +196,7 @@ public struct HyperlapseJob: Sendable {
                 _ = try crediting.apply(credit, to: &rendered)
                 return RenderedFrame(pixels: rendered, yuv: nil, gif: nil, credit: credit, point: frame.point)
             }
-            let panorama: PixelBuffer
-            do {
-                panorama = try await feed.image(for: frame.stop, region: region)
-            } catch let error as LapseError where error.code == .notFound || error.code == .invalidInput {
-                // This panorama cannot be had (gone since the lookup, no imagery at any zoom, a picture that does
-                // not decode): its frame is left out, not the job.
-                warning?("\(feed.name) pano \(frame.stop.panoramaID): \(error.reason); its frame is left out")
-                return nil
-            }
+            guard let panorama = try await available({ try await feed.image(for: frame.stop, region: region) }) else { return nil }
             try Task.checkCancellation()
             var view = prepared.view
             if view?.sourceWidth != panorama.width || view?.sourceHeight != panorama.height {
