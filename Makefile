@@ -6,7 +6,7 @@ CONFIG ?= release
 # Build and runtime libraries, plus the reference tools the tests and benchmarks compare against.
 PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
             libavfilter-dev libimagequant-dev libgif-dev libexif-dev libfreetype-dev fonts-dejavu-core \
-            ffmpeg gifsicle python3
+            ffmpeg gifsicle python3 parallel
 LAPSE = .build/$(CONFIG)/lapse
 
 .PHONY: deps build test demo bench clean

@@ -41,8 +41,54 @@ public struct HyperlapseJob: Sendable {
     /// Who to credit for the route's data, in `OUT.credits.txt` and the MP4 metadata (e.g.
     /// ``openStreetMapRouteCredit`` for a route planned by OSRM); nil for none.
     public var routeCredit: String?
+    /// Render only one of several equal parts of the job (``Segment``), for many processes or machines at once;
+    /// join the parts with ``ConcatJob``. Nil (the default) renders every frame.
+    public var segment: Segment?
 
     public init(output: String) { self.output = output }
+
+    /// Part K of N of a hyperlapse (`--segment K/N`): frames ⌊(K−1)·F/N⌋ … ⌊K·F/N⌋−1 of the job's F frames.
+    ///
+    /// Every segment plans the whole job the same way — the lookups, the stabilisation and the camera path over
+    /// every frame (the lookups and the stabiliser's small pictures are shared through the cache) — so the
+    /// frames and their orientations do not depend on K; it then fetches and renders only its own frames (their
+    /// tiles only). Its video starts with an IDR frame and carries the frames' global timestamps (frame n at
+    /// n / fps), so parts can be joined by stream copy (``ConcatJob``).
+    public struct Segment: Sendable, Equatable, CustomStringConvertible {
+        /// 1 … ``count``.
+        public var index: Int
+        /// ≥ 1.
+        public var count: Int
+
+        /// - Throws: ``LapseError`` `.usage` unless 1 ≤ index ≤ count.
+        public init(index: Int, count: Int) throws {
+            guard count >= 1, (1...count).contains(index) else {
+                throw LapseError.usage("a segment is K/N with 1 ≤ K ≤ N, not \(index)/\(count)")
+            }
+            self.index = index
+            self.count = count
+        }
+
+        /// Parses "K/N".
+        /// - Throws: ``LapseError`` `.usage` for anything else, or K outside 1 … N.
+        public init(parsing text: String) throws {
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, let k = Int(parts[0].trimmingCharacters(in: .whitespaces)),
+                  let n = Int(parts[1].trimmingCharacters(in: .whitespaces)) else {
+                throw LapseError.usage("--segment takes K/N (e.g. 2/8), not '\(text)'")
+            }
+            try self.init(index: k, count: n)
+        }
+
+        /// The frames of this segment among `frames` (a job's F): ⌊(K−1)·F/N⌋ ..< ⌊K·F/N⌋ (empty when N > F for
+        /// some K).
+        public func range(of frames: Int) -> Range<Int> {
+            let lower = (index - 1) * frames / count, upper = index * frames / count
+            return lower..<upper
+        }
+
+        public var description: String { "\(index)/\(count)" }
+    }
 
     /// What a finished hyperlapse made.
     public struct Summary: Sendable {
@@ -76,6 +122,20 @@ public struct HyperlapseJob: Sendable {
         public var stabilization: StabilizationReport?
         /// Every frame's orientation and where it came from, in order (empty when stabilisation was off).
         public var orientations: [FrameOrientation]
+        /// With ``HyperlapseJob/segment``: which frames of the whole job this part rendered.
+        public var segment: SegmentSummary?
+    }
+
+    /// What a segment (``HyperlapseJob/Segment``) covered.
+    public struct SegmentSummary: Sendable {
+        public var segment: Segment
+        /// The job's frames (before crossfading), and this segment's range of them.
+        public var jobFrames: Int
+        public var frames: Range<Int>
+        /// Timestamp of the segment's first frame in the video's time base (1/fps).
+        public var firstPTS: Int64
+        /// False when the segment had no frames (N larger than the job's frames): nothing was written.
+        public var written: Bool
     }
 
     /// Checks the settings and that every output can be written (the folder exists, nothing is in the way
@@ -139,10 +199,38 @@ public struct HyperlapseJob: Sendable {
 
         var planner = StopPlanner(feed: feed, path: try CameraPath(camera), stabilization: stabilization, progress: progress)
         defer { planner.cancel() }
+        let crossfade = self.crossfade
+
+        // A segment plans the whole job first (so its frames and poses are those of every other segment), then
+        // renders only its own frames; with a crossfade, the frame before them too, to blend into the first.
+        var planned: [StopPlanner.Frame]?
+        var segmentSummary: SegmentSummary?
+        var leadFrame = false
+        if let segment {
+            var all: [StopPlanner.Frame] = []
+            while let frame = try await planner.next() { all.append(frame) }
+            let range = segment.range(of: all.count)
+            let start = crossfade && range.lowerBound > 0 ? range.lowerBound - 1 : range.lowerBound
+            leadFrame = start < range.lowerBound
+            planned = range.isEmpty ? [] : Array(all[start..<range.upperBound])
+            // A feed that decodes ahead need not keep the frames before the segment.
+            for frame in all[..<start] { feed.skip(frame.stop) }
+            let firstPTS = Int64(crossfade ? max(0, 2 * range.lowerBound - 1) : range.lowerBound)
+            segmentSummary = SegmentSummary(segment: segment, jobFrames: all.count, frames: range, firstPTS: firstPTS,
+                                            written: !range.isEmpty)
+            if range.isEmpty {
+                return Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit,
+                               panoramas: 0, duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
+                               tilesDownloaded: nil, tilesFromCache: nil, frames: 0, duration: 0, output: output, bytes: 0,
+                               gif: nil, gifBytes: nil, gifSummary: nil, credits: creditsPath, attributions: [],
+                               stabilization: planner.stabilization, orientations: [], segment: segmentSummary)
+            }
+        }
 
         var settings = VideoEncoderSettings(width: width, height: height, fps: fps)
         settings.crf = crf
         settings.preset = preset
+        settings.firstPTS = segmentSummary?.firstPTS ?? 0
         let encoder = try VideoEncoder(path: video.temporaryPath, container: container, settings: settings)
         let gifSize: (Int, Int)? = gif.map { _ in
             let gw = max(2, min(width, gifWidth ?? width / 3))
@@ -157,7 +245,6 @@ public struct HyperlapseJob: Sendable {
 
         let projector = try Projector(width: width, height: height)
         let frameDuration = 1 / Double(fps)
-        let crossfade = self.crossfade
         // A video decoded as Y′CbCr is rendered plane by plane straight into the encoder's frames, unless a frame
         // needs its RGBA (a crossfade, a GIF, a credit or a tone gain: then only its view is converted).
         let yuvPath = feed.yuvImages && !crossfade && gifEncoder == nil
@@ -165,7 +252,12 @@ public struct HyperlapseJob: Sendable {
         var rendered = 0, lastPoint = -1, unavailable = 0
         // Lookups run a window ahead (StopPlanner); panoramas are fetched and rendered a few frames ahead of the
         // encoder, fetching only the tiles each frame's view reads.
-        try await forEachOrdered(pulling: { try await planner.next() },
+        var nextPlanned = 0
+        try await forEachOrdered(pulling: {
+            guard let planned else { return try await planner.next() }
+            defer { nextPlanned += 1 }
+            return nextPlanned < planned.count ? planned[nextPlanned] : nil
+        },
                                  concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1)) { frame -> RenderedFrame? in
             // The view is prepared once for the panorama's size (chosen by the source) and shared by the tile
             // selection and the render.
@@ -210,7 +302,11 @@ public struct HyperlapseJob: Sendable {
             // frame is blended first (clean), and credited as it goes to the encoder.
             let gifFrame = crossfade ? nil : try crediting.apply(credit, to: &rendered)
             return RenderedFrame(pixels: rendered, yuv: nil, gif: gifFrame, credit: credit, point: frame.point)
-        } consume: { _, frame in
+        } consume: { index, frame in
+            if leadFrame && index == 0 {   // only blended into the segment's first frame
+                previous = frame?.pixels.map { ($0, frame?.credit) }
+                return
+            }
             guard let frame else {
                 unavailable += 1
                 return
@@ -239,13 +335,17 @@ public struct HyperlapseJob: Sendable {
             // Progress along the route: the number of frames is known only once the lookup has reached the end.
             progress?(ProgressEvent(stage: "render", completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit))
         }
-        guard rendered > 0 else {
+        guard rendered > 0 || segment != nil else {
             throw LapseError(.notFound, feed.name, "no panoramas along the route (\(planner.pointsLookedUp) points looked up, none covered)")
         }
         if lastPoint + 1 < feed.pointCount {   // points without imagery at the end of the route
             progress?(ProgressEvent(stage: "render", completed: feed.pointCount, total: feed.pointCount, unit: feed.pointUnit))
         }
-        let attributions = planner.attributions
+        // A segment credits what its own frames showed; a whole job, every panorama used.
+        let attributions = planned.map { frames in
+            var seen = Set<Attribution>()
+            return frames.compactMap(\.stop.attribution).filter { seen.insert($0).inserted }
+        } ?? planner.attributions
         // The MP4 index (and its metadata) is written last: the credits of every panorama used go in.
         try encoder.finish(metadata: Self.creditsMetadata(attributions, routeCredit: routeCredit))
         try Data(Self.creditsText(attributions, feed: feed.name, routeCredit: routeCredit).utf8)
@@ -266,7 +366,7 @@ public struct HyperlapseJob: Sendable {
                        tilesDownloaded: tiles?.downloaded, tilesFromCache: tiles?.fromCache, frames: encoder.framesWritten,
                        duration: Double(encoder.framesWritten) / Double(fps), output: output, bytes: bytes,
                        gif: gif, gifBytes: gifSummary?.bytes, gifSummary: gifSummary, credits: creditsPath, attributions: attributions,
-                       stabilization: planner.stabilization, orientations: planner.orientations)
+                       stabilization: planner.stabilization, orientations: planner.orientations, segment: segmentSummary)
         summary.panoramasAtLowerZoom = feed.panoramasAtLowerZoom
         summary.panoramasUnavailable = unavailable
         return summary

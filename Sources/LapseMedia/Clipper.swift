@@ -218,6 +218,12 @@ package final class ClipMuxer {
         }
     }
 
+    /// Sets the container metadata (`title`, `copyright`, `comment`…); call before ``writeHeader()``.
+    package func setMetadata(_ metadata: [String: String]) {
+        guard let context else { return }
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { av_dict_set(&context.pointee.metadata, key, value, 0) }
+    }
+
     /// The time base of output stream `index` (valid after ``writeHeader()``, which may change it).
     package func timeBase(_ index: Int) -> AVRational { context!.pointee.streams[index]!.pointee.time_base }
 

@@ -29,6 +29,9 @@ public struct VideoEncoderSettings: Sendable {
     /// which the RGBA path converts to. Frames given as YUV (`append(yuvFrame:)`) pass through unconverted, so
     /// their caller sets the source's description here.
     package var colour: (primaries: AVColorPrimaries, transfer: AVColorTransferCharacteristic, matrix: AVColorSpace)?
+    /// Timestamp of the first frame, in the time base (default 0): a part of a longer video (a hyperlapse's
+    /// segment) keeps its frames' global timestamps, and the MP4 an edit list that starts it there.
+    public var firstPTS: Int64 = 0
     /// The time base of the timestamps given to ``VideoEncoder/append(_:pts:)``; default `1/fps`.
     public var timeBase: (num: Int, den: Int)?
 
@@ -94,6 +97,7 @@ public final class VideoEncoder {
         FFmpegLog.quiet()
         self.settings = settings
         self.path = path
+        nextPts = settings.firstPTS
         guard settings.width >= 2, settings.height >= 2, settings.width % 2 == 0, settings.height % 2 == 0 else {
             throw LapseError.usage("video size \(settings.width)x\(settings.height) must be even and at least 2x2")
         }
@@ -172,6 +176,11 @@ public final class VideoEncoder {
         defer { av_dict_free(&muxOptions) }
         if container == "mp4" || container == "mov" {
             av_dict_set(&muxOptions, "movflags", "+faststart", 0)
+            if settings.firstPTS != 0 {
+                // The edit list that starts the video at its first frame counts in the movie's timescale: the
+                // stream's own (not 1/1000 s) keeps that start exact.
+                av_dict_set(&muxOptions, "movie_timescale", String(stream.pointee.time_base.den), 0)
+            }
         }
         try ffCheck(avformat_write_header(format, &muxOptions), path, "cannot write the file header", as: .output)
         try frame.allocate(width: settings.width, height: settings.height, format: AV_PIX_FMT_YUV420P)

@@ -27,4 +27,5 @@ let allCommands: [any Command.Type] = [
     VideoCommand.self,
     ClipCommand.self,
     GIFCommand.self,
+    ConcatCommand.self,
 ]

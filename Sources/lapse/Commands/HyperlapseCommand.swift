@@ -59,6 +59,9 @@ enum HyperlapseCommand: Command {
                                         nothing. none: no credit, for your own photos and videos only
                                         (refused for google and panoramax: their terms require it)
           --config JOB.json             settings from a job file (flags override it)
+          --segment K/N                 render only part K of N (frames ⌊(K−1)·F/N⌋ … ⌊K·F/N⌋−1 of the job's F),
+                                        e.g. on N machines sharing --cache-dir; join the parts with 'lapse concat'
+                                        (README: "Many machines"). Not with --gif: make it from the joined video
           --overwrite                   replace existing outputs
 
         Examples:
@@ -105,22 +108,38 @@ enum HyperlapseCommand: Command {
         if flags.stabilize == false, flags.forward != nil {
             console.warn("--forward has no effect with --no-stabilize (the panoramas are posed as their source says)")
         }
+        let segment = try arguments.value("--segment").map { try HyperlapseJob.Segment(parsing: $0) }
         let config = try arguments.value("--config")
         let overwrite = arguments.flag("--overwrite", "-y")
         let rest = try arguments.positionals()
         guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
 
         let settings = try config.map { try HyperlapseSettings.read(path: $0) }.map { $0.overridden(by: flags) } ?? flags
-        let job = try settings.makeJob(overwrite: overwrite)
+        var job = try settings.makeJob(overwrite: overwrite)
+        if let segment {
+            guard job.gif == nil else {
+                throw LapseError.usage("--gif with --segment: make the GIF from the joined video (lapse concat … --gif OUT.gif)")
+            }
+            job.segment = segment
+        }
         try job.checkOutputs()   // before any route or panorama request
         let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning)
         let started = Date()
         let s = try await job.run(feed: feed, progress: console.progress, warning: console.warning)
         let seconds = Date().timeIntervalSince(started)
+        if let part = s.segment, !part.written {
+            console.summary(["segment \(part.segment): no frames (the job has \(counted(part.jobFrames, "frame")), fewer than \(part.segment.count) segments); nothing written"],
+                            json: ["segment": part.segment.description, "jobFrames": part.jobFrames, "frames": 0,
+                                   "firstFrame": part.frames.lowerBound, "written": false, "output": NSNull(), "seconds": seconds])
+            return
+        }
         var lines = [
             "wrote \(s.output): \(job.width)x\(job.height), \(counted(s.frames, "frame")) at \(job.fps) fps, "
                 + String(format: "%.1f", s.duration) + " s, \(formatBytes(s.bytes))",
         ]
+        if let part = s.segment {
+            lines.append("segment \(part.segment): frames \(part.frames.lowerBound)–\(part.frames.upperBound - 1) of the job's \(part.jobFrames), from pts \(part.firstPTS) (join the parts with 'lapse concat')")
+        }
         if let gif = s.gifSummary {
             lines.append("wrote \(gif.path): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), \(formatBytes(gif.bytes))")
         }
@@ -166,6 +185,10 @@ enum HyperlapseCommand: Command {
             "width": job.width, "height": job.height, "fps": job.fps,
             "duplicatesDropped": s.duplicatesDropped, "gaps": s.gaps, "frames": s.frames, "duration": s.duration,
             "credits": s.credits, "seconds": seconds, "source": s.feed,
+            "segment": s.segment.map { part -> Any in
+                ["segment": part.segment.description, "jobFrames": part.jobFrames, "firstFrame": part.frames.lowerBound,
+                 "frames": part.frames.count, "firstPTS": part.firstPTS, "written": true]
+            } ?? NSNull(),
             "stabilization": s.stabilization.map { st -> Any in
                 var o: [String: Any] = [
                     "pairsMeasured": st.pairsMeasured, "pairsUnmeasured": st.pairsUnmeasured, "analysisStride": st.analysisStride,

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// `lapse concat`: joins videos by stream copy (``Concatenator``) — the segments of a hyperlapse
+/// (``HyperlapseJob/Segment``) into the whole — merging their credits, and makes the GIF from the joined video.
+///
+/// Credits: the MP4's `copyright` tag lists every distinct credit of the inputs once (their `; `-separated parts,
+/// in order of first appearance); other tags that differ are kept line by line; the inputs' `IN.credits.txt`
+/// sidecars, where every input has one, are merged into `OUT.credits.txt` the same way.
+public struct ConcatJob: Sendable {
+    /// The videos to join, in order (two or more).
+    public var inputs: [String]
+    /// The joined video (`.mp4`, `.m4v`, `.mov`, `.mkv`).
+    public var output: String
+    /// A GIF of the joined video as well, nil for none.
+    public var gif: String?
+    /// The GIF's width in pixels (height from the aspect ratio); default a third of the video's, as a
+    /// hyperlapse's GIF.
+    public var gifWidth: Int?
+    public var overwrite = false
+
+    public init(inputs: [String], output: String) {
+        self.inputs = inputs
+        self.output = output
+    }
+
+    /// What the job made.
+    public struct Summary: Sendable {
+        public var output: String
+        public var bytes: Int64
+        public var frames: Int
+        public var duration: Double
+        public var inputDurations: [Double]
+        /// `OUT.credits.txt`, when the inputs had sidecars to merge.
+        public var credits: String?
+        public var gif: GIFSummary?
+    }
+
+    /// Runs the job.
+    /// - Throws: ``LapseError``: `.usage` (fewer than two inputs, a GIF path not ending in `.gif`), `.output`
+    ///   (an output exists without ``overwrite``, or cannot be written), `.invalidInput` naming the input that
+    ///   cannot be read or joined (see ``Concatenator/concat(_:to:metadata:overwrite:progress:)``). On failure
+    ///   nothing is left at the outputs.
+    public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Summary {
+        if let gif, (gif as NSString).pathExtension.lowercased() != "gif" {
+            throw LapseError.usage("\(gif): the GIF output must end in .gif")
+        }
+        let creditsPath = (output as NSString).deletingPathExtension + ".credits.txt"
+        let sidecars = inputs.map { ($0 as NSString).deletingPathExtension + ".credits.txt" }
+        let mergedCredits = try sidecars.allSatisfy(FileManager.default.fileExists(atPath:))
+            ? Self.mergedLines(sidecars.map { try String(contentsOfFile: $0, encoding: .utf8) }) : nil
+        // Every output is checked before anything is written.
+        let credits = try mergedCredits.map { _ in try AtomicOutput(path: creditsPath, overwrite: overwrite, inputs: inputs + sidecars) }
+        defer { credits?.discard() }
+        if let gif { try AtomicOutput(path: gif, overwrite: overwrite, inputs: inputs).discard() }
+        try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs).discard()
+
+        let metadata = try Self.mergedMetadata(Concatenator.metadata(of: inputs))
+        let result = try Concatenator.concat(inputs, to: output, metadata: metadata, overwrite: overwrite, progress: progress)
+        if let credits, let mergedCredits {
+            try Data(mergedCredits.utf8).write(to: URL(fileURLWithPath: credits.temporaryPath))
+            try credits.commit()
+        }
+        var gifSummary: GIFSummary?
+        if let gif {
+            let reader = try VideoFrameReader(output)
+            var job = GIFJob(source: .video(output), output: gif)
+            job.fps = min(50, reader.frameRate ?? 12)
+            job.size = .width(max(2, min(reader.displayWidth, gifWidth ?? reader.displayWidth / 3)))
+            job.overwrite = overwrite
+            gifSummary = try await job.run(progress: progress, warning: warning).gif
+        }
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
+        return Summary(output: output, bytes: bytes, frames: result.videoFrames, duration: result.duration,
+                       inputDurations: result.inputDurations, credits: mergedCredits.map { _ in creditsPath }, gif: gifSummary)
+    }
+
+    /// One set of container tags from the inputs': a tag equal in all is kept; `copyright` lists each distinct
+    /// `; `-separated part once, in order; other tags list each distinct value once, a line each.
+    static func mergedMetadata(_ all: [[String: String]]) -> [String: String] {
+        var keys: [String] = []
+        for tags in all { for key in tags.keys.sorted() where !keys.contains(key) { keys.append(key) } }
+        var result: [String: String] = [:]
+        for key in keys {
+            let values = all.compactMap { $0[key] }
+            let separator = key == "copyright" ? "; " : "\n"
+            var parts: [String] = []
+            for value in values {
+                for part in (key == "copyright" ? value.components(separatedBy: "; ") : [value]) where !parts.contains(part) {
+                    parts.append(part)
+                }
+            }
+            result[key] = parts.joined(separator: separator)
+        }
+        return result
+    }
+
+    /// The credits sidecars of the inputs as one: the first's heading lines, then each distinct credit line
+    /// ("- …") once in order of first appearance, then each distinct closing line once (route credit, licence,
+    /// "Made with lapse").
+    static func mergedLines(_ texts: [String]) -> String {
+        var heading: [String] = [], credits: [String] = [], closing: [String] = []
+        for (n, text) in texts.enumerated() {
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+            let firstCredit = lines.firstIndex { $0.hasPrefix("- ") } ?? lines.count
+            if n == 0 { heading = Array(lines[..<firstCredit]) }
+            for line in lines[firstCredit...] {
+                if line.hasPrefix("- ") {
+                    if !credits.contains(line) { credits.append(line) }
+                } else if !closing.contains(line) && !heading.contains(line) {
+                    closing.append(line)
+                }
+            }
+        }
+        return (heading + credits + closing).joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseMedia
+import Synchronization
+import Testing
+import TestSupport
+
+/// `lapse hyperlapse --segment K/N` and `lapse concat`: a hyperlapse rendered in parts by several processes and
+/// joined by stream copy equals the single run.
+@Suite struct SegmentCLITests {
+    let dir = TestData.scratchDirectory("segmentcli")
+    let video = "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
+
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+    /// Runs `lapse` processes at once and waits for all.
+    func runAtOnce(_ runs: [[String]]) throws -> [ProcessResult] {
+        let results = Mutex<[Int: ProcessResult]>([:])
+        let errors = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: runs.count) { i in
+            do {
+                let r = try Shell.lapse(runs[i])
+                results.withLock { $0[i] = r }
+            } catch {
+                errors.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(errors.withLock { $0 }.isEmpty)
+        return try (0..<runs.count).map { i in try #require(results.withLock { $0[i] }) }
+    }
+
+    /// Presentation times of every video packet, in the stream's time base, sorted.
+    func packetTimes(_ file: String) throws -> [Int] {
+        try FFmpegReference.probe(file, ["-select_streams", "v:0", "-show_entries", "packet=pts", "-of", "csv=p=0"])
+            .split(whereSeparator: \.isNewline).compactMap { Int($0) }.sorted()
+    }
+
+    func frameCount(_ file: String) throws -> Int { try packetTimes(file).count }
+
+    /// The demo (120 frames, the keyframed camera, 1280×720) as three segments rendered at once by three processes
+    /// sharing one cache folder, joined: 120 frames at an even step from pts 0, every frame ≥ 40 dB against the
+    /// single run, and the GIF made from the joined video.
+    @Test func threeSegmentsJoinedEqualTheSingleRun() throws {
+        let common = ["hyperlapse", "--source", video, "--pano-heading", "0",
+                      "--keyframes", TestData.projectRoot.appendingPathComponent("examples/overpass-camera.json").path,
+                      "--fps", "24", "--size", "1280x720", "--cache-dir", path("cache"), "--quiet"]
+        let single = try Shell.lapse(common + ["-o", path("single.mp4")])
+        #expect(single.status == 0, "\(single.stderr)")
+        let parts = try runAtOnce((1...3).map { common + ["--segment", "\($0)/3", "-o", path("part-\($0).mp4"), "--json"] })
+        for (k, r) in parts.enumerated() {
+            #expect(r.status == 0, "\(r.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any])
+            let segment = try #require(json["segment"] as? [String: Any])
+            #expect(segment["jobFrames"] as? Int == 120)
+            #expect(segment["firstFrame"] as? Int == 40 * k)
+            #expect(segment["frames"] as? Int == 40)
+            // Global timestamps: part K starts at frame 40·(K−1), as the MP4's edit list says.
+            let start = try FFmpegReference.probe(path("part-\(k + 1).mp4"), ["-select_streams", "v:0", "-show_entries", "stream=start_time", "-of", "csv=p=0"])
+            #expect(abs((Double(start.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1) - Double(40 * k) / 24) < 1e-6)
+            #expect(try frameCount(path("part-\(k + 1).mp4")) == 40)
+        }
+        let join = try Shell.lapse(["concat", path("part-1.mp4"), path("part-2.mp4"), path("part-3.mp4"),
+                                    "-o", path("joined.mp4"), "--gif", path("joined.gif"), "--json"])
+        #expect(join.status == 0, "\(join.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: join.stdoutData) as? [String: Any])
+        #expect(summary["frames"] as? Int == 120)
+        #expect(abs((summary["duration"] as? Double ?? 0) - 5) < 1e-6)
+
+        // An even frame step from 0: 1/24 s in the stream's time base.
+        let times = try packetTimes(path("joined.mp4"))
+        #expect(times.count == 120)
+        let step = times[1] - times[0]
+        #expect(times.first == 0 && step > 0)
+        #expect(times.enumerated().allSatisfy { $0.element == $0.offset * step }, "\(times.prefix(50))")
+        let format = try FFmpegReference.probeJSON(path("joined.mp4"))["format"] as? [String: Any]
+        #expect((format?["tags"] as? [String: Any])?["copyright"] as? String == "overpass-clip.mp4")
+
+        let joined = try FFmpegReference.frames(path("joined.mp4"))
+        let reference = try FFmpegReference.frames(path("single.mp4"))
+        #expect(joined.count == 120 && reference.count == 120)
+        let worst = zip(joined, reference).map { ImageMetrics.psnr($0, $1) }.min() ?? 0
+        #expect(worst >= 40, "worst frame \(worst) dB")
+
+        let gif = try FFmpegReference.probe(path("joined.gif"), ["-count_frames", "-show_entries", "stream=width,height,nb_read_frames", "-of", "csv=p=0"])
+        #expect(gif.trimmingCharacters(in: .whitespacesAndNewlines) == "426,240,120")
+        #expect(try String(contentsOfFile: path("joined.credits.txt"), encoding: .utf8)
+                == String(contentsOfFile: path("single.credits.txt"), encoding: .utf8))
+    }
+
+    /// Boundaries exact when N does not divide F: 12 frames in 5 segments are ⌊(K−1)·12/5⌋ … ⌊K·12/5⌋−1
+    /// (2, 2, 3, 2, 3 frames), each starting at its first frame's global pts; joined, they are the single run —
+    /// encoded losslessly (CRF 0), decoded frame for frame identical (the same frames planned, posed, rendered).
+    @Test func boundariesAreExactWhenNDoesNotDivideTheFrames() throws {
+        let common = ["hyperlapse", "--source", video, "--frame-step", "10", "--size", "320x160", "--fps", "12", "--crf", "0", "--quiet"]
+        let single = try Shell.lapse(common + ["-o", path("single.mp4")])
+        #expect(single.status == 0, "\(single.stderr)")
+        let parts = try runAtOnce((1...5).map { common + ["--segment", "\($0)/5", "-o", path("part-\($0).mp4"), "--json"] })
+        let firsts = [0, 2, 4, 7, 9], counts = [2, 2, 3, 2, 3]
+        var times: [Int] = []
+        for (k, r) in parts.enumerated() {
+            #expect(r.status == 0, "\(r.stderr)")
+            let segment = try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any]
+            #expect((segment?["segment"] as? [String: Any])?["firstFrame"] as? Int == firsts[k])
+            let pts = try packetTimes(path("part-\(k + 1).mp4"))
+            #expect(pts.count == counts[k])
+            times += pts
+        }
+        // The parts' global timestamps follow on from each other: one even sequence across them.
+        let step = times[1] - times[0]
+        #expect(times.enumerated().allSatisfy { $0.element == $0.offset * step }, "\(times)")
+        let join = try Shell.lapse(["concat"] + (1...5).map { path("part-\($0).mp4") } + ["-o", path("joined.mp4"), "--quiet"])
+        #expect(join.status == 0, "\(join.stderr)")
+        let joined = try FFmpegReference.frames(path("joined.mp4")), reference = try FFmpegReference.frames(path("single.mp4"))
+        #expect(joined.count == 12 && reference.count == 12)
+        #expect(zip(joined, reference).allSatisfy { $0.bytes == $1.bytes })
+    }
+
+    /// More segments than frames: 4 frames in 6 segments leave segments 1 and 4 empty; they say so, exit 0 and
+    /// write nothing (no video, credits or job file); the others have one frame each.
+    @Test func emptySegmentsSaySoAndWriteNothing() throws {
+        let common = ["hyperlapse", "--source", video, "--frame-step", "30", "--size", "320x160", "--no-stabilize"]
+        for k in 1...6 {
+            let r = try Shell.lapse(common + ["--segment", "\(k)/6", "-o", path("part-\(k).mp4")])
+            #expect(r.status == 0, "\(r.stderr)")
+            let empty = k == 1 || k == 4
+            #expect(r.stdout.contains("segment \(k)/6: no frames (the job has 4 frames, fewer than 6 segments); nothing written") == empty,
+                    "\(r.stdout)")
+            #expect(FileManager.default.fileExists(atPath: path("part-\(k).mp4")) == !empty)
+            if empty {
+                #expect(!FileManager.default.fileExists(atPath: path("part-\(k).credits.txt")))
+                #expect(!FileManager.default.fileExists(atPath: path("part-\(k).job.json")))
+            } else {
+                #expect(try frameCount(path("part-\(k).mp4")) == 1)
+            }
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        #expect(left.filter { $0.contains("partial") || $0.hasPrefix(".") }.isEmpty, "\(left)")
+    }
+
+    /// Parts that differ (size, codec settings) are refused with the input named, and nothing is written; bad
+    /// segment numbers and a GIF asked of a segment are usage errors.
+    @Test func concatRefusesMismatchedInputs() throws {
+        let common = ["hyperlapse", "--source", video, "--frame-step", "30", "--no-stabilize", "--quiet"]
+        #expect(try Shell.lapse(common + ["--size", "320x160", "--segment", "1/2", "-o", path("a.mp4")]).status == 0)
+        #expect(try Shell.lapse(common + ["--size", "480x240", "--segment", "2/2", "-o", path("b.mp4")]).status == 0)
+        let r = try Shell.lapse(["concat", path("a.mp4"), path("b.mp4"), "-o", path("ab.mp4")])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("\(path("b.mp4")): cannot be joined to \(path("a.mp4")) by stream copy: its video is 480x240, not 320x160"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path("ab.mp4")))
+
+        // Another kind of video: an H.264 of the same size but 4:4:4, or no video at all.
+        #expect(try Shell.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=s=320x160:d=0.5", "-pix_fmt", "yuv444p",
+                                         "-c:v", "libx264", path("c.mp4")]).status == 0)
+        let c = try Shell.lapse(["concat", path("a.mp4"), path("c.mp4"), "-o", path("ac.mp4")])
+        #expect(c.status == 1 && c.stderr.contains("c.mp4: cannot be joined to \(path("a.mp4")) by stream copy: its pixel format is yuv444p"), "\(c.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path("ac.mp4")))
+
+        for bad in ["0/3", "4/3", "2", "a/b", "1/0"] {
+            let u = try Shell.lapse(common + ["--size", "320x160", "--segment", bad, "-o", path("u.mp4")])
+            #expect(u.status == 64, "\(bad): \(u.stderr)")
+        }
+        let g = try Shell.lapse(common + ["--size", "320x160", "--segment", "1/2", "--gif", path("g.gif"), "-o", path("g.mp4")])
+        #expect(g.status == 64 && g.stderr.contains("lapse concat"), "\(g.stderr)")
+        #expect(try Shell.lapse(["concat", path("a.mp4"), "-o", path("one.mp4")]).status == 64)
+        // An output that exists is kept without --overwrite.
+        let exists = try Shell.lapse(["concat", path("a.mp4"), path("a.mp4"), "-o", path("b.mp4")])
+        #expect(exists.status == 1)
+        #expect(try frameCount(path("b.mp4")) == 2)
+    }
+
+    /// The GNU parallel example (examples/segments/parallel.sh, 4 segments, 2 at once, one cache) gives the single
+    /// run's video: losslessly encoded, identical frames.
+    @Test func parallelExampleGivesTheSingleRun() throws {
+        let options = ["--source", video, "--frame-step", "6", "--size", "320x160", "--fps", "12", "--crf", "0", "--cache-dir", path("cache")]
+        let single = try Shell.lapse(["hyperlapse"] + options + ["-o", path("single.mp4"), "--quiet"])
+        #expect(single.status == 0, "\(single.stderr)")
+        let script = TestData.projectRoot.appendingPathComponent("examples/segments/parallel.sh").path
+        let r = try Shell.run("bash", [script, "4", path("parallel.mp4")] + options,
+                              environment: ["LAPSE": Shell.lapseBinary, "JOBS": "2"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let joined = try FFmpegReference.frames(path("parallel.mp4")), reference = try FFmpegReference.frames(path("single.mp4"))
+        #expect(joined.count == 20 && reference.count == 20)
+        #expect(zip(joined, reference).allSatisfy { $0.bytes == $1.bytes })
+        #expect(!FileManager.default.fileExists(atPath: path("parallel.parts")))
+        #expect(FileManager.default.fileExists(atPath: path("parallel.credits.txt")))
+    }
+}
