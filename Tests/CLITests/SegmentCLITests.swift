@@ -185,3 +185,57 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: path("parallel.credits.txt")))
     }
 }
+
+/// Segments of a Street View hyperlapse (the Map Tiles stand-in) as three processes at once on one cold cache.
+@Suite struct SegmentRouteCLITests {
+    let dir = TestData.scratchDirectory("segmentroute")
+
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+    /// Each segment downloads the view tiles of its own frames only (every zoom-2 tile of the single run is
+    /// fetched once in all, none twice), the three share the cache at once without a torn or missing entry, and
+    /// the joined video has the single run's frames exactly (lossless encoding).
+    @Test func segmentsFetchOnlyTheirTilesAndShareTheCache() throws {
+        let world = try RouteWorld(in: dir)
+        @Sendable func arguments(cache: String) -> [String] {
+            ["hyperlapse", "--route", world.routeFile, "--source", "google", "--spacing", "10", "--radius", "20",
+             "--size", "320x180", "--zoom", "2", "--crf", "0", "--cache-dir", cache, "--quiet"]
+        }
+        let single = try Shell.lapse(arguments(cache: path("cache-single")) + ["-o", path("single.mp4")], environment: world.environment)
+        #expect(single.status == 0, "\(single.stderr)")
+        let singleTiles = try world.tilesServed(reset: true)
+        let singleViews = Set(singleTiles.keys.filter { $0.split(separator: "/")[1] == "2" })
+        #expect(!singleViews.isEmpty)
+
+        let results = Mutex<[Int: ProcessResult]>([:])
+        DispatchQueue.concurrentPerform(iterations: 3) { i in
+            let r = try? Shell.lapse(arguments(cache: path("cache")) + ["--segment", "\(i + 1)/3", "-o", path("part-\(i + 1).mp4")],
+                                     environment: world.environment)
+            results.withLock { $0[i] = r }
+        }
+        for i in 0..<3 {
+            let r = try #require(results.withLock { $0[i] })
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let served = try world.tilesServed()
+        let views = served.filter { $0.key.split(separator: "/")[1] == "2" }
+        #expect(Set(views.keys) == singleViews)
+        #expect(views.values.allSatisfy { $0 == 1 }, "\(views.filter { $0.value > 1 })")
+        // The stabiliser's picture of every panorama (its zoom-0 tile) is read by every segment: fetched at most once
+        // per segment, from the cache when another segment stored it first.
+        let pictures = served.filter { $0.key.split(separator: "/")[1] == "0" }
+        #expect(pictures.count == singleTiles.keys.filter { $0.split(separator: "/")[1] == "0" }.count)
+        #expect(pictures.values.allSatisfy { (1...3).contains($0) })
+
+        let join = try Shell.lapse(["concat", path("part-1.mp4"), path("part-2.mp4"), path("part-3.mp4"), "-o", path("joined.mp4"), "--quiet"])
+        #expect(join.status == 0, "\(join.stderr)")
+        let joined = try FFmpegReference.frames(path("joined.mp4")), reference = try FFmpegReference.frames(path("single.mp4"))
+        #expect(joined.count == reference.count && joined.count == world.panoramas.count)
+        #expect(zip(joined, reference).allSatisfy { $0.bytes == $1.bytes })
+        // The joined credits are the single run's (every panorama's copyright once).
+        #expect(try String(contentsOfFile: path("joined.credits.txt"), encoding: .utf8)
+                == String(contentsOfFile: path("single.credits.txt"), encoding: .utf8))
+        let partials = FileManager.default.enumerator(atPath: path("cache"))?.compactMap { $0 as? String }.filter { $0.hasSuffix(".partial") } ?? []
+        #expect(partials.isEmpty, "\(partials)")
+    }
+}
