@@ -215,6 +215,7 @@ public struct HyperlapseJob: Sendable {
             planned = range.isEmpty ? [] : Array(all[start..<range.upperBound])
             // A feed that decodes ahead need not keep the frames before the segment.
             for frame in all[..<start] { feed.skip(frame.stop) }
+            if let first = planned?.first, start > 0 { feed.startRendering(at: first.stop) }
             let firstPTS = Int64(crossfade ? max(0, 2 * range.lowerBound - 1) : range.lowerBound)
             segmentSummary = SegmentSummary(segment: segment, jobFrames: all.count, frames: range, firstPTS: firstPTS,
                                             written: !range.isEmpty)

@@ -128,6 +128,9 @@ public protocol PanoramaFeed: Sendable {
     /// The stop will not be rendered (the stabiliser dropped it: its camera had not moved): a feed that decodes
     /// ahead need not keep its image. Default: nothing.
     func skip(_ stop: HyperlapseStop)
+    /// Rendering begins at this stop, not at the first (a segment of the job, ``HyperlapseJob/Segment``), after
+    /// every stop was looked up and analysed: a feed that decodes front to back may start there. Default: nothing.
+    func startRendering(at stop: HyperlapseStop)
     /// The job has written its outputs: what was kept only for it may go (see ``PanoramaSource/jobFinished()``).
     /// Default: nothing.
     func jobFinished()
@@ -146,6 +149,7 @@ extension PanoramaFeed {
     public var continuousCapture: Bool { false }
     public var analysisStride: Int { 1 }
     public func skip(_ stop: HyperlapseStop) {}
+    public func startRendering(at stop: HyperlapseStop) {}
     public func jobFinished() {}
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         try await image(for: stop, region: nil)

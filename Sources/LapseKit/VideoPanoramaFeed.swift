@@ -12,7 +12,7 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     public let frameStep: Int
     public let panoHeading: Double
     public var name: String { "video \((path as NSString).lastPathComponent)" }
-    private let decoder: SequentialDecoder
+    let decoder: SequentialDecoder
     /// A second pass over the video, decoded straight to the analysis size (it runs ahead of the render's).
     private let analysisDecoder: SequentialDecoder
     /// Presentation times of the video's frames, seconds.
@@ -77,6 +77,12 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
         }
     }
 
+    /// A segment renders from this stop on: the render's decoder starts at the keyframe before its frame, and
+    /// the frames before that are not decoded at all.
+    public func startRendering(at stop: HyperlapseStop) {
+        decoder.start(at: Int(stop.routePoint.distanceAlongRoute) * frameStep)
+    }
+
     /// A frame the stabiliser dropped is not kept by the render's decoder.
     public func skip(_ stop: HyperlapseStop) {
         decoder.discard(number: Int(stop.routePoint.distanceAlongRoute) * frameStep)
@@ -94,6 +100,8 @@ final class SequentialDecoder: @unchecked Sendable {
     private let lock = NSLock()
     private let reader: VideoFrameReader
     private var decoded = 0
+    /// Frames decoded so far (fewer than the frame numbers reached after ``start(at:)``).
+    private(set) var framesDecoded = 0
     private var times: [Double]?
     private var waiting: [Int: Picture] = [:]
     /// Frames come as Y′CbCr as decoded (``VideoFrameReader/nextYUVFrame()``) rather than RGBA.
@@ -140,6 +148,27 @@ final class SequentialDecoder: @unchecked Sendable {
 
     private var readerName: String { reader.name }
 
+    /// Starts decoding at the keyframe at or before frame `number` rather than at the first frame (a hyperlapse's
+    /// segment that begins later), so the frames before that keyframe are not decoded. Nothing changes once a
+    /// frame was decoded, nor when where the seek lands cannot be told (the video is then read from its start).
+    func start(at number: Int) {
+        lock.lock(); defer { lock.unlock() }
+        guard decoded == 0, waiting.isEmpty, number > 0, let times, number < times.count else { return }
+        // A seek lands on the keyframe at or before its time (a tenth of a millisecond past the frame's, so that
+        // rounding cannot take it one keyframe back); which frame that is, a reader of its own finds out first.
+        let target = times[number] + 1e-4
+        guard let probe = try? VideoFrameReader(readerName), (try? probe.seek(to: target)) != nil,
+              let landed = try? probe.skipFrame(),
+              let k = times.firstIndex(where: { abs($0 - landed) < 1e-6 }), k <= number else { return }
+        do {
+            try reader.seek(to: target)
+            decoded = k
+        } catch {
+            // The decoder's position is unknown now: start again from the first frame.
+            if (try? reader.seek(to: 0)) == nil { return }
+        }
+    }
+
     /// Frame `number` will not be asked for: it is not kept (nor converted, when not decoded yet).
     func discard(number: Int) {
         lock.lock(); defer { lock.unlock() }
@@ -157,12 +186,14 @@ final class SequentialDecoder: @unchecked Sendable {
                     throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
                 }
                 decoded += 1
+                framesDecoded += 1
                 continue
             }
             let next: Picture? = yuv ? try reader.nextYUVFrame().map { .yuv($0.frame) } : try reader.nextFrame().map { .rgba($0.pixels) }
             guard let pixels = next else {
                 throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
             }
+            framesDecoded += 1
             if decoded == number {
                 decoded += 1
                 return pixels

@@ -58,6 +58,10 @@ import TestSupport
             let start = try FFmpegReference.probe(path("part-\(k + 1).mp4"), ["-select_streams", "v:0", "-show_entries", "stream=start_time", "-of", "csv=p=0"])
             #expect(abs((Double(start.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1) - Double(40 * k) / 24) < 1e-6)
             #expect(try frameCount(path("part-\(k + 1).mp4")) == 40)
+            // Each part starts with an IDR frame (a keyframe, intra-coded), so it decodes on its own and joins.
+            let first = try FFmpegReference.probe(path("part-\(k + 1).mp4"), ["-select_streams", "v:0", "-read_intervals", "%+#1",
+                                                                            "-show_entries", "frame=key_frame,pict_type", "-of", "csv=p=0"])
+            #expect(first.hasPrefix("1,I"), "\(first)")
         }
         let join = try Shell.lapse(["concat", path("part-1.mp4"), path("part-2.mp4"), path("part-3.mp4"),
                                     "-o", path("joined.mp4"), "--gif", path("joined.gif"), "--json"])
@@ -72,6 +76,10 @@ import TestSupport
         let step = times[1] - times[0]
         #expect(times.first == 0 && step > 0)
         #expect(times.enumerated().allSatisfy { $0.element == $0.offset * step }, "\(times.prefix(50))")
+        // The index (moov) before the media data (mdat): the joined file plays while it downloads.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path("joined.mp4")))
+        let moov = try #require(bytes.range(of: Data("moov".utf8))), mdat = try #require(bytes.range(of: Data("mdat".utf8)))
+        #expect(moov.lowerBound < mdat.lowerBound)
         let format = try FFmpegReference.probeJSON(path("joined.mp4"))["format"] as? [String: Any]
         #expect((format?["tags"] as? [String: Any])?["copyright"] as? String == "overpass-clip.mp4")
 
