@@ -28,19 +28,6 @@ trap cleanup EXIT
 
 . "$HERE/lib.sh"
 
-# start_world COUNT NAME: a stand-in with COUNT panoramas 10 m apart; sets PORT_<NAME> and writes $TMP/NAME.txt.
-start_world() {
-    local count=$1 name=$2
-    python3 -u "$ROOT/Tests/Fixtures/maptiles_route_world.py" --port 0 --key "$KEY" --max-zoom 3 --no-marker \
-        --every 10 --gap "" --length $(( (count - 1) * 10 )) --data "$SHARED/pano360" \
-        --spec "$SHARED/streetview/googlemaps_openapi_spec" --route-out "$TMP/$name.txt" > "$TMP/$name.port" 2>"$TMP/$name.log" &
-    PIDS+=($!)
-    for _ in $(seq 1 300); do grep -q PORT "$TMP/$name.port" 2>/dev/null && break; sleep 0.1; done
-    local port; port=$(awk '/PORT/ {print $2}' "$TMP/$name.port")
-    [ -n "$port" ] || { echo "stand-in did not start: $(cat "$TMP/$name.log")" >&2; exit 1; }
-    eval "PORT_$name=$port"
-}
-
 run_lapse() {  # name port cache output -> prints "TIME s RSS MB"; CPU seconds in $TMP/name.cpu
     GOOGLE_MAPS_API_KEY=$KEY LAPSE_MAPTILES_URL="http://127.0.0.1:$2" python3 "$HERE/measure.py" \
         /usr/bin/time -f "%U %S" -o "$TMP/$(basename "$4" .mp4).cpu" "$LAPSE" hyperlapse --route "$TMP/$1.txt" --source google --spacing 10 --radius 20 --zoom 3 \
@@ -49,12 +36,7 @@ run_lapse() {  # name port cache output -> prints "TIME s RSS MB"; CPU seconds i
 
 echo "starting the stand-in and making its tiles..." >&2
 start_world "$N" small
-# The stand-in cuts its tile sets on first request: make them now (not part of any measurement).
-S=$(curl -s -X POST -H 'Content-Type: application/json' -d '{"mapType":"streetview"}' \
-    "http://127.0.0.1:$PORT_small/v1/createSession?key=$KEY" | python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')
-for id in CAoSRoute_0000 CAoSRoute_0001; do
-    curl -s -o /dev/null "http://127.0.0.1:$PORT_small/v1/streetview/tiles/3/0/0?key=$KEY&session=$S&panoId=$id"
-done
+make_tiles "$PORT_small"
 
 read -r _ COLD_T _ COLD_M < <(run_lapse small "$PORT_small" "$TMP/cache" "$TMP/cold.mp4")
 read -r _ WARM_T _ WARM_M < <(run_lapse small "$PORT_small" "$TMP/cache" "$TMP/warm.mp4")
