@@ -53,6 +53,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["LapseMedia", "LapseCore"], path: "Tests/TestSupport",
                 swiftSettings: swiftSettings),
+        .testTarget(name: "LapseCoreTests", dependencies: ["LapseCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseMediaTests", dependencies: ["LapseMedia", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseGIFTests", dependencies: ["LapseGIF", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseGeoTests", dependencies: ["LapseGeo", "TestSupport"], swiftSettings: swiftSettings),

@@ -12,6 +12,8 @@ public final class AtomicOutput: @unchecked Sendable {
     public let path: String
     /// Where to write it meanwhile: a hidden file in the same directory (same file system, so rename is atomic).
     public let temporaryPath: String
+    /// Whether ``commit()`` may replace a file at ``path``.
+    public let overwrite: Bool
     private var finished = false
 
     /// The process's umask, read once (reading it means setting it, so only at start-up).
@@ -46,6 +48,7 @@ public final class AtomicOutput: @unchecked Sendable {
     ///   or the file exists and `overwrite` is false.
     public init(path: String, overwrite: Bool, inputs: [String] = []) throws {
         self.path = path
+        self.overwrite = overwrite
         try Self.checkDistinct(output: path, from: inputs)
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
@@ -67,19 +70,58 @@ public final class AtomicOutput: @unchecked Sendable {
         Self.pending.insert(temporaryPath)
     }
 
-    /// Renames the temporary file onto the target path.
-    /// - Throws: ``LapseError`` `.output` when the temporary file is missing or the rename fails.
+    /// Moves the temporary file onto the target path. Without ``overwrite`` a file that appeared at the target
+    /// while the job ran is kept: the move is a hard link, which fails rather than replace (then an unlink of
+    /// the temporary name; a file system without hard links gets a check and a rename), and the finished file
+    /// goes to the first free `NAME-1.EXT`, `NAME-2.EXT`… beside it instead, which the error names.
+    /// - Throws: ``LapseError`` `.output` when the temporary file is missing or cannot be moved, or when a file
+    ///   appeared at the target (the finished output is then kept under the name the error gives).
     public func commit() throws {
         guard !finished else { return }
         finished = true
         Self.pending.remove(temporaryPath)
         // Ordinary file permissions (0666 less the umask), whatever the writer created it with (giflib uses 0600).
         chmod(temporaryPath, 0o666 & ~Self.umaskValue)
-        if rename(temporaryPath, path) != 0 {
-            let reason = String(cString: strerror(errno))
-            unlink(temporaryPath)
-            throw LapseError(.output, path, "cannot move the finished file into place: \(reason)")
+        if overwrite {
+            guard rename(temporaryPath, path) == 0 else { throw failure() }
+            return
         }
+        switch Self.moveWithoutReplacing(temporaryPath, to: path) {
+        case 0: return
+        case EEXIST:
+            // Someone else's file: it stays, and the finished work is kept beside it.
+            let url = URL(fileURLWithPath: path), ext = url.pathExtension
+            let base = url.deletingPathExtension().path
+            for n in 1...999 {
+                let alternative = base + "-\(n)" + (ext.isEmpty ? "" : "." + ext)
+                if Self.moveWithoutReplacing(temporaryPath, to: alternative) == 0 {
+                    throw LapseError(.output, path, "a file appeared here while the job ran and was kept (--overwrite replaces it); the finished output is \(alternative)")
+                }
+            }
+            unlink(temporaryPath)
+            throw LapseError(.output, path, "a file appeared here while the job ran and was kept (--overwrite replaces it)")
+        default:
+            throw failure()
+        }
+    }
+
+    private func failure() -> LapseError {
+        let reason = String(cString: strerror(errno))
+        unlink(temporaryPath)
+        return LapseError(.output, path, "cannot move the finished file into place: \(reason)")
+    }
+
+    /// Moves `source` to `target` unless something is at `target`: 0, or the errno (`EEXIST` when `target` exists).
+    static func moveWithoutReplacing(_ source: String, to target: String) -> Int32 {
+        if link(source, target) == 0 {
+            unlink(source)
+            return 0
+        }
+        let error = errno
+        guard error == EPERM || error == ENOTSUP || error == EOPNOTSUPP || error == EXDEV || error == EMLINK else { return error }
+        // No hard links here (some network and FUSE file systems): check, then rename.
+        if access(target, F_OK) == 0 { return EEXIST }
+        return rename(source, target) == 0 ? 0 : errno
     }
 
     /// Deletes the temporary file, leaving the target path as it was.

@@ -8,18 +8,10 @@ import Foundation
 /// Used for the pipelines' "decode/render in parallel, encode in order" stage. Errors are delivered in order
 /// too: ``next()`` throws the error of the first input whose transform failed, once all earlier results
 /// have been taken. Call ``cancel()`` when stopping before the end, so the threads exit.
-public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: @unchecked Sendable {
-    // @unchecked: all mutable state is guarded by `condition`.
-    private let condition = NSCondition()
-    private var iterator: any IteratorProtocol<Input>
-    private var exhausted = false
-    private var issued = 0
-    private var consumed = 0
-    private var results: [Int: Result<Output, any Error>] = [:]
-    private var cancelled = false
-    private var running = 0
-    private let lookahead: Int
-    private let transform: @Sendable (Int, Input) throws -> Output
+public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: Sendable {
+    /// What the worker threads share with the consumer. The threads hold only this, not the queue, so a queue
+    /// dropped without ``cancel()`` is cancelled by its deinit and its threads exit.
+    private let state: State
 
     /// Starts `workers` threads.
     /// - Parameters:
@@ -30,13 +22,12 @@ public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: @uncheck
     public init<S: Sequence>(_ inputs: S, workers: Int = ProcessInfo.processInfo.activeProcessorCount,
                              lookahead: Int? = nil,
                              transform: @escaping @Sendable (Int, Input) throws -> Output) where S.Element == Input {
-        iterator = inputs.makeIterator()
         let workers = max(1, workers)
-        self.lookahead = max(workers, lookahead ?? 2 * workers)
-        self.transform = transform
-        running = workers
+        let state = State(iterator: inputs.makeIterator(), lookahead: max(workers, lookahead ?? 2 * workers),
+                          transform: transform, workers: workers)
+        self.state = state
         for _ in 0..<workers {
-            let thread = Thread { [self] in work() }
+            let thread = Thread { state.work() }
             thread.stackSize = 4 << 20
             thread.start()
         }
@@ -44,58 +35,94 @@ public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: @uncheck
 
     deinit { cancel() }
 
-    private func work() {
-        while true {
-            condition.lock()
-            while !cancelled && !exhausted && issued - consumed >= lookahead { condition.wait() }
-            if cancelled || exhausted {
-                running -= 1
+    /// The next result in input order, waiting for it; `nil` after the last one.
+    /// - Throws: the transform's error for that input, or `CancellationError` after ``cancel()``.
+    public func next() throws -> Output? { try state.next() }
+
+    /// Stops issuing work; threads finish their current item and exit.
+    public func cancel() { state.cancel() }
+
+    private final class State: @unchecked Sendable {
+        // @unchecked: all mutable state is guarded by `condition`.
+        private let condition = NSCondition()
+        private var iterator: any IteratorProtocol<Input>
+        private var exhausted = false
+        private var issued = 0
+        private var consumed = 0
+        private var results: [Int: Result<Output, any Error>] = [:]
+        private var cancelled = false
+        private var running: Int
+        private let lookahead: Int
+        private let transform: @Sendable (Int, Input) throws -> Output
+
+        init(iterator: any IteratorProtocol<Input>, lookahead: Int, transform: @escaping @Sendable (Int, Input) throws -> Output,
+             workers: Int) {
+            self.iterator = iterator
+            self.lookahead = lookahead
+            self.transform = transform
+            running = workers
+        }
+
+        func work() {
+            while true {
+                condition.lock()
+                while !cancelled && !exhausted && issued - consumed >= lookahead { condition.wait() }
+                if cancelled || exhausted {
+                    running -= 1
+                    condition.broadcast()
+                    condition.unlock()
+                    return
+                }
+                guard let input = iterator.next() else {
+                    exhausted = true
+                    running -= 1
+                    condition.broadcast()
+                    condition.unlock()
+                    return
+                }
+                let index = issued
+                issued += 1
+                condition.unlock()
+
+                let result = Result { try transform(index, input) }
+
+                condition.lock()
+                results[index] = result
                 condition.broadcast()
                 condition.unlock()
-                return
             }
-            guard let input = iterator.next() else {
-                exhausted = true
-                running -= 1
-                condition.broadcast()
-                condition.unlock()
-                return
-            }
-            let index = issued
-            issued += 1
-            condition.unlock()
+        }
 
-            let result = Result { try transform(index, input) }
-
+        func next() throws -> Output? {
             condition.lock()
-            results[index] = result
+            defer { condition.unlock() }
+            while true {
+                if cancelled { throw CancellationError() }
+                if let result = results.removeValue(forKey: consumed) {
+                    consumed += 1
+                    condition.broadcast()
+                    return try result.get()
+                }
+                if exhausted && consumed >= issued { return nil }
+                condition.wait()
+            }
+        }
+
+        func cancel() {
+            condition.lock()
+            cancelled = true
             condition.broadcast()
             condition.unlock()
         }
-    }
 
-    /// The next result in input order, waiting for it; `nil` after the last one.
-    /// - Throws: the transform's error for that input, or `CancellationError` after ``cancel()``.
-    public func next() throws -> Output? {
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if cancelled { throw CancellationError() }
-            if let result = results.removeValue(forKey: consumed) {
-                consumed += 1
-                condition.broadcast()
-                return try result.get()
-            }
-            if exhausted && consumed >= issued { return nil }
-            condition.wait()
+        /// Worker threads still running (for tests).
+        var runningThreads: Int {
+            condition.lock(); defer { condition.unlock() }
+            return running
         }
     }
 
-    /// Stops issuing work; threads finish their current item and exit.
-    public func cancel() {
-        condition.lock()
-        cancelled = true
-        condition.broadcast()
-        condition.unlock()
-    }
+    /// Worker threads still running (they exit after ``cancel()``, at the end of the inputs, or once the queue
+    /// is dropped).
+    public var runningThreads: Int { state.runningThreads }
 }

@@ -126,3 +126,34 @@ import TestSupport
         #expect(try files().isEmpty)
     }
 }
+
+@Suite struct OutputAppearsCLITests {
+    /// A file created at the output path while the hyperlapse runs survives (no --overwrite): the job fails with
+    /// one line naming both, and the finished video is kept beside it, complete.
+    @Test func aFileCreatedAtTheOutputMidJobSurvives() throws {
+        let dir = TestData.scratchDirectory("outputappears")
+        let out = dir.appendingPathComponent("run.mp4").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Shell.lapseBinary)
+        process.arguments = ["hyperlapse", "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
+                             "--size", "320x160", "--frame-step", "2", "--no-stabilize", "-o", out]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var seen = ""
+        while !seen.contains("render: 2") {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        try Data("someone else's".utf8).write(to: URL(fileURLWithPath: out))
+        seen += String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1, "\(seen)")
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "someone else's")
+        let kept = dir.appendingPathComponent("run-1.mp4").path
+        #expect(seen.contains("error: \(out): a file appeared here while the job ran and was kept (--overwrite replaces it); the finished output is \(kept)"), "\(seen)")
+        #expect(try FFmpegReference.frameTimes(kept).count == 60)
+    }
+}

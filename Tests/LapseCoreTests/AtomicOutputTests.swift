@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import Testing
+import TestSupport
+
+@Suite struct AtomicOutputTests {
+    let dir = TestData.scratchDirectory("atomicoutput")
+
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+    func write(_ text: String, to path: String) throws { try Data(text.utf8).write(to: URL(fileURLWithPath: path)) }
+    func read(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
+
+    /// The temporary file is hidden beside the target, names it back, and only appears at the target on commit.
+    @Test func temporaryFileIsHiddenBesideTheTarget() throws {
+        let output = try AtomicOutput(path: path("out.mp4"), overwrite: false)
+        let name = URL(fileURLWithPath: output.temporaryPath).lastPathComponent
+        #expect(name.hasPrefix(".out.mp4.\(getpid())-") && name.hasSuffix(".partial.mp4"), "\(name)")
+        #expect(URL(fileURLWithPath: output.temporaryPath).deletingLastPathComponent().path == dir.path)
+        #expect(AtomicOutput.targetPath(ofTemporary: output.temporaryPath) == path("out.mp4"))
+        #expect(AtomicOutput.targetPath(ofTemporary: path("out.mp4")) == nil)
+        try write("video", to: output.temporaryPath)
+        #expect(!FileManager.default.fileExists(atPath: path("out.mp4")))
+        try output.commit()
+        #expect(try read(path("out.mp4")) == "video")
+        #expect(!FileManager.default.fileExists(atPath: output.temporaryPath))
+    }
+
+    /// A file that appears at the target while the job runs is kept without `overwrite`; the finished output goes
+    /// beside it (named in the error) and nothing is lost. With `overwrite` it is replaced.
+    @Test func aFileThatAppearsDuringTheJobIsKept() throws {
+        let output = try AtomicOutput(path: path("a.gif"), overwrite: false)
+        try write("ours", to: output.temporaryPath)
+        try write("theirs", to: path("a.gif"))     // created by someone else mid-job
+        let error = try #require(throws: LapseError.self) { try output.commit() }
+        #expect(error.code == .output)
+        #expect(error.description == "\(path("a.gif")): a file appeared here while the job ran and was kept (--overwrite replaces it); the finished output is \(path("a-1.gif"))")
+        #expect(try read(path("a.gif")) == "theirs")
+        #expect(try read(path("a-1.gif")) == "ours")
+        // The next free name when -1 is taken too.
+        let second = try AtomicOutput(path: path("b"), overwrite: false)
+        try write("ours", to: second.temporaryPath)
+        try write("theirs", to: path("b"))
+        try write("older", to: path("b-1"))
+        #expect(throws: LapseError.self) { try second.commit() }
+        #expect(try read(path("b-1")) == "older" && read(path("b-2")) == "ours")
+
+        let replacing = try AtomicOutput(path: path("c.mp4"), overwrite: true)
+        try write("ours", to: replacing.temporaryPath)
+        try write("theirs", to: path("c.mp4"))
+        try replacing.commit()
+        #expect(try read(path("c.mp4")) == "ours")
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("partial") }
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    /// An existing file is refused up front without `overwrite`; a missing folder and an input as the output too.
+    @Test func existingFilesMissingFoldersAndInputsAreRefused() throws {
+        try write("x", to: path("exists.mp4"))
+        #expect(throws: LapseError.self) { try AtomicOutput(path: path("exists.mp4"), overwrite: false) }
+        #expect(throws: LapseError.self) { try AtomicOutput(path: path("nowhere/out.mp4"), overwrite: true) }
+        let same = try #require(throws: LapseError.self) {
+            try AtomicOutput(path: path("exists.mp4"), overwrite: true, inputs: [path("./exists.mp4")])
+        }
+        #expect(same.code == .usage)
+        #expect(try read(path("exists.mp4")) == "x")
+    }
+
+    /// Temporary files of processes that no longer run are removed; those of running processes (this one) stay.
+    @Test func staleTemporaryFilesAreRemoved() throws {
+        // A pid that is not running: a child that has exited and been reaped.
+        let child = try Shell.run("/bin/sh", ["-c", "echo $$"])
+        let deadPID = try #require(Int32(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let stale = path(".v.mp4.\(deadPID)-1f.partial.mp4"), live = path(".v.mp4.\(getpid())-2e.partial.mp4")
+        let other = path(".w.mp4.\(deadPID)-3d.partial.mp4")
+        for file in [stale, live, other] { try write("x", to: file) }
+        #expect(AtomicOutput.removeStale(for: path("v.mp4")) == [stale])
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        #expect(FileManager.default.fileExists(atPath: live) && FileManager.default.fileExists(atPath: other))
+    }
+
+    /// Discarding (or dropping) an output leaves the target as it was.
+    @Test func discardLeavesNothing() throws {
+        do {
+            let output = try AtomicOutput(path: path("d.mp4"), overwrite: false)
+            try write("half", to: output.temporaryPath)
+        }
+        let output = try AtomicOutput(path: path("e.mp4"), overwrite: false)
+        try write("half", to: output.temporaryPath)
+        output.discard()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
+    }
+}

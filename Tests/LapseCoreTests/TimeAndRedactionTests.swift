@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import LapseCore
+import Testing
+
+@Suite struct TimeAndRedactionTests {
+    @Test func timesParseAndFormat() {
+        #expect(TimeValue.parse("12.5") == 12.5)
+        #expect(TimeValue.parse("1:02:03.5") == 3723.5)
+        #expect(TimeValue.parse("02:03") == 123)
+        #expect(TimeValue.parse("0") == 0)
+        for bad in ["", "-1", "1:60", "1:2:3:4", "a", "1:-5", "inf", "nan", "1e400", "1:70:00", ":5"] {
+            #expect(TimeValue.parse(bad) == nil, "\(bad)")
+        }
+        #expect(TimeValue.format(3723.5) == "1:02:03.500")
+        #expect(TimeValue.format(65.0004) == "1:05.000")
+        #expect(TimeValue.format(0.0125) == "0:00.013")
+        for seconds in [0.0, 0.5, 59.999, 61.25, 3599.5, 36_000.125] {
+            #expect(TimeValue.parse(TimeValue.format(seconds)) == (seconds * 1000).rounded() / 1000, "\(seconds)")
+        }
+    }
+
+    @Test func secretsAreHidden() {
+        #expect(Redaction.url("https://tile.googleapis.com/v1/streetview/tiles/3/0/0?key=AIzaSyXXXX&session=abc")
+                == "https://tile.googleapis.com/v1/streetview/tiles/3/0/0?…")
+        #expect(Redaction.url("https://user:secret@example.com/v.mp4") == "https://example.com/v.mp4")
+        #expect(Redaction.url("https://example.com/v.mp4#t=3") == "https://example.com/v.mp4")
+        #expect(Redaction.url("/home/ann/v.mp4") == "/home/ann/v.mp4")
+        #expect(Redaction.message("bad key AIzaSy123 in AIzaSy123", hiding: ["AIzaSy123"]) == "bad key [redacted] in [redacted]")
+        #expect(Redaction.message("a b c", hiding: ["a"]) == "a b c")   // too short to be a secret
+    }
+}
