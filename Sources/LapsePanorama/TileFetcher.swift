@@ -32,18 +32,7 @@ struct TileFetcher: Sendable {
         let total = wanted.count
         try await withThrowingTaskGroup(of: (TileIndex, PixelBuffer, Bool).self) { group in
             for tile in wanted {
-                group.addTask {
-                    let (data, cached) = try await self.tileData(tile)
-                    let name = "\(self.cachePrefix.joined(separator: "/"))/\(tile)"
-                    let pixels: PixelBuffer
-                    do {
-                        pixels = try DecodedImage(data: [UInt8](data), name: name).pixels(accurate: false)
-                    } catch {
-                        cache?.remove(self.key(tile))
-                        throw error
-                    }
-                    return (tile, pixels, cached)
-                }
+                group.addTask { try await self.decodedTile(tile) }
             }
             for try await (tile, pixels, cached) in group {
                 stitcher.place(pixels, at: tile)
@@ -54,6 +43,30 @@ struct TileFetcher: Sendable {
         }
         return Result(image: stitcher.image, placeholders: stitcher.placeholders.sorted { ($0.y, $0.x) < ($1.y, $1.x) },
                       downloaded: downloaded, fromCache: fromCache)
+    }
+
+    /// Attempts at a tile whose body does not decode (whole JPEG markers around broken data: a server or proxy
+    /// fault): each failure drops the cached copy and downloads it again.
+    static let decodeAttempts = 3
+
+    /// A tile's pixels, and whether they came from the cache. A body that does not decode is fetched again (up to
+    /// ``decodeAttempts`` in all), as a truncated body is.
+    /// - Throws: ``LapseError`` `.invalidInput` naming the tile when it never decodes; the fetch's errors.
+    private func decodedTile(_ tile: TileIndex) async throws -> (TileIndex, PixelBuffer, Bool) {
+        let name = "\(cachePrefix.joined(separator: "/"))/\(tile)"
+        var attempt = 1
+        while true {
+            let (data, cached) = try await tileData(tile)
+            do {
+                return (tile, try DecodedImage(data: [UInt8](data), name: name).pixels(accurate: false), cached)
+            } catch let error as LapseError {
+                cache?.remove(key(tile))
+                guard attempt < Self.decodeAttempts else {
+                    throw LapseError(.invalidInput, name, "the tile does not decode after \(attempt) downloads (\(error.reason))")
+                }
+                attempt += 1
+            }
+        }
     }
 
     func key(_ tile: TileIndex) -> CacheKey {

@@ -26,7 +26,8 @@ rateLimitExceeded (and 429 RESOURCE_EXHAUSTED every other time), then serve norm
 Options: --key K (default test-key), --faults RATE (0..1), --retry-after S, --stall S, --data DIR, --workdir DIR,
 --session-requests N (a session token stops working after N requests), --quota-errors N.
 """
-import argparse, json, os, sys, tempfile, threading, time, uuid, zlib
+import argparse
+import json, os, sys, tempfile, threading, time, uuid, zlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from standin_common import Handler, FaultPlan, distance_m, make_tiles, make_black, serve, unblock_signals
 
@@ -170,6 +171,17 @@ class MapTiles(Handler):
                 self.count("tiles")
                 self.count("tile_errors")
                 return self.send(status, body)
+            # A fault of the network or a proxy, not of the API: a whole JPEG's markers around broken data, on the
+            # first --corrupt-attempts attempts at a tile picked (by its hash) with probability --corrupt.
+            ident_tile = "%s/%d/%d/%d" % (p["id"], z, x, y)
+            if s.corrupt > 0 and (zlib.crc32(ident_tile.encode()) % 1000) < s.corrupt * 1000:
+                with s.stats.lock:
+                    seen = s.corrupted.get(ident_tile, 0)
+                    s.corrupted[ident_tile] = seen + 1
+                if seen < s.corrupt_attempts:
+                    self.count("corrupt_tiles")
+                    return self.send(200, b"\xff\xd8\xff\xe0" + bytes((i * 37 + 11) % 251 for i in range(len(body) - 6)) + b"\xff\xd9",
+                                     "image/jpeg", headers={"Cache-Control": s.cache_control} if s.cache_control else None)
             return self.cacheable("tiles", body, "image/jpeg")
         return self.send(404, {"error": {"code": 404, "message": "no such endpoint", "status": "NOT_FOUND"}})
 
@@ -187,6 +199,8 @@ def main():
     ap.add_argument("--session-requests", type=int, default=0, help="a session token expires after N requests (0: never)")
     ap.add_argument("--quota-errors", type=int, default=0, help="the first N requests answer quota/rate errors")
     ap.add_argument("--cache-control", default="private, max-age=86400", help="Cache-Control of tiles and metadata")
+    ap.add_argument("--corrupt", type=float, default=0.0, help="share of tiles whose first answers are a broken JPEG body")
+    ap.add_argument("--corrupt-attempts", type=int, default=1, help="how many answers of such a tile are broken")
     a = ap.parse_args()
     workdir = a.workdir or tempfile.mkdtemp(prefix="maptiles-standin-")
     os.makedirs(workdir, exist_ok=True)
@@ -227,6 +241,9 @@ def main():
         server.plan = FaultPlan(a.faults, a.retry_after, a.stall)
         server.black = black
         server.tile = tile
+        server.corrupt = a.corrupt
+        server.corrupted = {}
+        server.corrupt_attempts = a.corrupt_attempts
 
     serve(MapTiles, a.port, setup)
 

@@ -208,6 +208,36 @@ import TestSupport
         #expect(stats.total >= 60 + stats.faults)
     }
 
+    /// Tile bodies with whole JPEG markers around broken data (4 % of the tiles, once or three times each) are
+    /// downloaded again like truncated ones: the same panoramas as from a clean server; a tile that never decodes
+    /// fails its panorama with an error naming the tile.
+    @Test func corruptTileBodiesAreFetchedAgain() async throws {
+        let clean = try MapTilesWorld.server()
+        let corrupt = try MapTilesWorld.server(corrupt: 0.04)
+        let points = [MapTilesWorld.newPosition, MapTilesWorld.oldPosition]
+        var images: [[PixelBuffer]] = []
+        for server in [clean, corrupt] {
+            let source = try MapTilesWorld.source(server)
+            let found = try await source.nearest(to: points, radius: 20)
+            var row: [PixelBuffer] = []
+            for m in found { row.append(try await source.image(for: try #require(m), resolution: .zoom(3)).pixels) }
+            images.append(row)
+        }
+        #expect(images[0] == images[1])
+        let stats = try await MapTilesWorld.stats(corrupt)
+        let broken = stats.by_kind["corrupt_tiles"] ?? 0
+        #expect(broken >= 1)
+        #expect(stats.tiles == 60)   // each tile answered whole once, after its broken answer(s)
+
+        let hopeless = try MapTilesWorld.server(corrupt: 0.04, corruptAttempts: 99)
+        let source = try MapTilesWorld.source(hopeless)
+        let found = try #require(try await source.nearest(to: points, radius: 20).first ?? nil)
+        let error = try await #require(throws: LapseError.self) { try await source.image(for: found, resolution: .zoom(3)) }
+        #expect(error.code == .invalidInput)
+        #expect(error.description.contains("the tile does not decode after 3 downloads"), "\(error)")
+        #expect((try await MapTilesWorld.stats(hopeless).by_kind["corrupt_tiles"] ?? 0) % 3 == 0)
+    }
+
     @Test func secondRunComesFromTheCacheAndACorruptEntryIsRefetched() async throws {
         let server = try MapTilesWorld.server()
         let dir = TestData.scratchDirectory("pano-cache")

@@ -25,11 +25,13 @@ enum MapTilesWorld {
     static let workdir = FileManager.default.temporaryDirectory.appendingPathComponent("lapse-maptiles-standin-v1").path
 
     static func server(faults: Double = 0, key: String = key, sessionRequests: Int = 0, quotaErrors: Int = 0,
-                       cacheControl: String = "private, max-age=86400") throws -> LocalServer {
+                       cacheControl: String = "private, max-age=86400", corrupt: Double = 0,
+                       corruptAttempts: Int = 1) throws -> LocalServer {
         try LocalServer(script: "maptiles_standin.py", arguments: [
             "--key", key, "--faults", String(faults), "--retry-after", "1", "--stall", "30",
             "--data", TestData.path("pano360"), "--workdir", workdir, "--session-requests", String(sessionRequests),
-            "--quota-errors", String(quotaErrors), "--cache-control", cacheControl])
+            "--quota-errors", String(quotaErrors), "--cache-control", cacheControl, "--corrupt", String(corrupt),
+            "--corrupt-attempts", String(corruptAttempts)])
     }
 
     static func client(limit: Int = 8, timeout: Double = 20, attempts: Int = 6) -> HTTPClient {

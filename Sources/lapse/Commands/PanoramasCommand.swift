@@ -156,6 +156,11 @@ enum PanoramasCommand: Command {
             "written": result.written.map(\.file), "failed": result.failed.map { ["id": $0.id, "reason": $0.reason] },
             "downloaded": result.tilesDownloaded, "fromCache": result.tilesFromCache, "placeholderTiles": placeholders,
         ])
+        // What was written stays (and is in the manifest); the run still failed.
+        if let first = result.failed.first {
+            let more = result.failed.count > 1 ? " (and \(result.failed.count - 1) more, see the warnings)" : ""
+            throw LapseError(.other, out, "\(counted(result.failed.count, "panorama")) could not be fetched: pano \(first.id): \(first.reason)\(more)")
+        }
     }
 
     private static func coordinate(_ text: String, _ option: String) throws -> Coordinate {
