@@ -105,6 +105,13 @@ public enum Concatenator {
             let slot = Dictionary(uniqueKeysWithValues: streams.enumerated().map { ($1, $0) })
             // Where the input's timeline starts: its first presentation time, read from its first packets.
             let origin = firstPresentationTime(of: input, streams: streams)
+            // A part of a hyperlapse starts at its frames' global time: one that does not follow on from the
+            // parts before it is out of order (or another job's).
+            let frame = 1 / (input.videoStream?.frameRate ?? 30)
+            if origin >= frame - 1e-6, abs(origin - offset) > frame / 2 {
+                throw LapseError(.invalidInput, input.displayName,
+                                 "starts at \(TimeValue.format(origin)) of its video, but the inputs before it end at \(TimeValue.format(offset)): give the parts in order, every one")
+            }
             var end = origin
             while try input.read(into: packet) {
                 let p = packet.pointer
@@ -113,8 +120,13 @@ public enum Concatenator {
                 let inBase = input.avStream(streams[k]).pointee.time_base
                 let outBase = muxer.timeBase(outputStreams[k])
                 if p.pointee.flags & AV_PKT_FLAG_DISCARD != 0 {
-                    throw LapseError(.invalidInput, input.displayName,
-                                     "starts with frames an edit list hides (a cut made by stream copy): it cannot be joined without re-encoding")
+                    // Audio an edit list hides is the encoder's priming: left out. Hidden video frames are a cut by
+                    // stream copy, which would show twice.
+                    guard k != videoSlot else {
+                        throw LapseError(.invalidInput, input.displayName,
+                                         "starts with frames an edit list hides (a cut made by stream copy): it cannot be joined without re-encoding")
+                    }
+                    continue
                 }
                 if p.pointee.pts != lapse_nopts_value {
                     let t = Double(p.pointee.pts) * av_q2d(inBase)

@@ -14,6 +14,7 @@ n=${1:?usage: parallel.sh N OUT.mp4 HYPERLAPSE-OPTIONS...}
 out=${2:?usage: parallel.sh N OUT.mp4 HYPERLAPSE-OPTIONS...}
 shift 2
 lapse=${LAPSE:-lapse}
+if [ "${OVERWRITE:-0}" != 1 ] && [ -e "$out" ]; then echo "error: $out: file exists (OVERWRITE=1 replaces it)" >&2; exit 1; fi
 parts="${out%.*}.parts"
 rm -rf "$parts"
 mkdir -p "$parts"
@@ -28,9 +29,9 @@ extra=()
 if [ "${#files[@]}" -ge 2 ]; then
     "$lapse" concat "${files[@]}" -o "$out" "${extra[@]}" --quiet
 else   # one part is the whole job
-    [ "${OVERWRITE:-0}" = 1 ] || [ ! -e "$out" ] || { echo "error: $out: exists (OVERWRITE=1 replaces it)" >&2; exit 1; }
     mv "${files[0]}" "$out"
     mv "${files[0]%.mp4}.credits.txt" "${out%.*}.credits.txt"
+    if [ -n "${GIF:-}" ]; then "$lapse" gif "$out" -o "$GIF" --quiet $([ "${OVERWRITE:-0}" = 1 ] && echo --overwrite); fi
 fi
 rm -rf "$parts"
 echo "wrote $out from ${#files[@]} segments" >&2
