@@ -39,8 +39,8 @@ public struct ConcatJob: Sendable {
     /// Runs the job.
     /// - Throws: ``LapseError``: `.usage` (fewer than two inputs, a GIF path not ending in `.gif`), `.output`
     ///   (an output exists without ``overwrite``, or cannot be written), `.invalidInput` naming the input that
-    ///   cannot be read or joined (see ``Concatenator/concat(_:to:metadata:overwrite:progress:)``). On failure
-    ///   nothing is left at the outputs.
+    ///   cannot be read or joined (see ``Concatenator/concat(_:to:metadata:overwrite:progress:)``). When the join
+    ///   fails nothing is left at the outputs; when only the GIF fails, the joined video and credits stay.
     public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Summary {
         if let gif, (gif as NSString).pathExtension.lowercased() != "gif" {
             throw LapseError.usage("\(gif): the GIF output must end in .gif")
