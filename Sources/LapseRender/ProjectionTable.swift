@@ -36,7 +36,21 @@ final class ProjectionTable: Sendable {
     /// Fixed-point source rows, `outputWidth × outputHeight`.
     let v: [Int32]
 
-    init(key: ProjectionTableKey) {
+    /// Spacing (output pixels) of the grid on which the mapping is computed exactly; between its points it is
+    /// interpolated bilinearly (see ``init(key:exact:)``).
+    static let gridStep = 8
+    /// Largest error of the interpolated mapping a cell may have at its centre, in 1/256 source pixels; a cell
+    /// with more (near a pole, where longitude turns fast) is computed pixel by pixel.
+    static let gridTolerance: Float = 4
+
+    /// - Parameter exact: compute every pixel's source position (for comparison); by default the mapping is
+    ///   computed exactly on a grid every ``gridStep`` output pixels and interpolated bilinearly between (the
+    ///   longitude unwrapped across the seam), and every cell whose centre the interpolation misses by more than
+    ///   ``gridTolerance`` (1/64 px), that reaches within 21° of a pole or that straddles the seam, is computed
+    ///   exactly. The mapping's curvature over 8 pixels of a 90° view
+    ///   moves a sample by about 0.004 source pixels, so the two tables agree to within their rounding (a few
+    ///   1/256 px) while the grid's costs an eighth of the time (a stabilised hyperlapse needs a table a frame).
+    init(key: ProjectionTableKey, exact: Bool = false) {
         self.key = key
         let ow = key.outputWidth, oh = key.outputHeight
         let t = tan(radians(key.fov / 2))
@@ -44,35 +58,221 @@ final class ProjectionTable: Sendable {
         // pano-from-camera: Rr(−panoRoll)·Rp(−tilt)·Ry(yaw)·Rp(pitch)·Rr(roll).
         let m = Rotation.roll(-key.panoramaRoll) * Rotation.pitch(-key.panoramaTilt)
             * Rotation.camera(yaw: key.bakedYaw, pitch: key.pitch, roll: key.roll)
-        let uScale = Float(Double(key.sourceWidth - 1) * Double(Self.one) / (2 * .pi))
-        let uOffset = Float(Double(key.sourceWidth - 1) * Double(Self.one) / 2)
-        let vScale = Float(Double(key.sourceHeight - 1) * Double(Self.one) / .pi)
-        let vOffset = Float(Double(key.sourceHeight - 1) * Double(Self.one) / 2)
-        let wrap = Int32(key.sourceWidth - 1) << 8
-        // Bilinear reads rows y0 and y0 + 1: keep v 1/256 px above the last row so y0 + 1 exists.
-        let vMax = Int32(key.sourceHeight - 1) * Self.one - 1
-        var us = [UInt32](repeating: 0, count: ow * oh)
-        var vs = [Int32](repeating: 0, count: ow * oh)
+        let mapping = Mapping(m: m, t: t, tv: tv, ow: ow, oh: oh, sourceWidth: key.sourceWidth, sourceHeight: key.sourceHeight)
+        // Every element is written below.
+        var us = [UInt32](unsafeUninitializedCapacity: ow * oh) { _, n in n = ow * oh }
+        var vs = [Int32](unsafeUninitializedCapacity: ow * oh) { _, n in n = ow * oh }
+        let step = Self.gridStep
+        let grid = !exact && ow > 2 * step && oh > 2 * step ? Grid(mapping, step: step) : nil
         us.withUnsafeMutableBufferPointer { ub in
             vs.withUnsafeMutableBufferPointer { vb in
                 // Safe to share: each band writes only its own rows of both tables.
                 nonisolated(unsafe) let uBase = ub.baseAddress!
                 nonisolated(unsafe) let vBase = vb.baseAddress!
-                RowBands.run(rows: oh) { rows in
-                    for j in rows {
-                        let y = tv * (Double(2 * j + 1) / Double(oh) - 1)
-                        // d = m·(x, y, 1) = x·column0 + (y·column1 + column2)
-                        Self.row(u: uBase + j * ow, v: vBase + j * ow, count: ow,
-                                 a: SIMD3<Float>(Float(m.r0.x), Float(m.r1.x), Float(m.r2.x)),
-                                 c: SIMD3<Float>(Float(m.r0.y * y + m.r0.z), Float(m.r1.y * y + m.r1.z), Float(m.r2.y * y + m.r2.z)),
-                                 xStart: Float(t * (1 / Double(ow) - 1)), xStep: Float(2 * t / Double(ow)),
-                                 uScale: uScale, uOffset: uOffset, vScale: vScale, vOffset: vOffset, wrap: wrap, vMax: vMax)
+                if let grid {
+                    RowBands.run(rows: grid.rows - 1) { cellRows in
+                        for r in cellRows { grid.fill(cellRow: r, u: uBase, v: vBase) }
+                    }
+                } else {
+                    RowBands.run(rows: oh) { rows in
+                        for j in rows { mapping.exactRow(j, u: uBase + j * ow, v: vBase + j * ow) }
                     }
                 }
             }
         }
         u = us
         v = vs
+    }
+
+    /// Output pixel → source position, as the formulas above.
+    struct Mapping: Sendable {
+        let m: Rotation
+        let t: Double, tv: Double
+        let ow: Int, oh: Int
+        let uScale: Float, uOffset: Float, vScale: Float, vOffset: Float
+        let wrap: Int32, vMax: Int32
+
+        init(m: Rotation, t: Double, tv: Double, ow: Int, oh: Int, sourceWidth: Int, sourceHeight: Int) {
+            self.m = m
+            self.t = t
+            self.tv = tv
+            self.ow = ow
+            self.oh = oh
+            uScale = Float(Double(sourceWidth - 1) * Double(ProjectionTable.one) / (2 * .pi))
+            uOffset = Float(Double(sourceWidth - 1) * Double(ProjectionTable.one) / 2)
+            vScale = Float(Double(sourceHeight - 1) * Double(ProjectionTable.one) / .pi)
+            vOffset = Float(Double(sourceHeight - 1) * Double(ProjectionTable.one) / 2)
+            wrap = Int32(sourceWidth - 1) << 8
+            // Bilinear reads rows y0 and y0 + 1: keep v 1/256 px above the last row so y0 + 1 exists.
+            vMax = Int32(sourceHeight - 1) * ProjectionTable.one - 1
+        }
+
+        var xStart: Float { Float(t * (1 / Double(ow) - 1)) }
+        var xStep: Float { Float(2 * t / Double(ow)) }
+
+        /// Row `j`'s ray is `x·a + c` for x along the row.
+        func ray(row j: Int) -> (a: SIMD3<Float>, c: SIMD3<Float>) {
+            let y = tv * (Double(2 * j + 1) / Double(oh) - 1)
+            // d = m·(x, y, 1) = x·column0 + (y·column1 + column2)
+            return (SIMD3<Float>(Float(m.r0.x), Float(m.r1.x), Float(m.r2.x)),
+                    SIMD3<Float>(Float(m.r0.y * y + m.r0.z), Float(m.r1.y * y + m.r1.z), Float(m.r2.y * y + m.r2.z)))
+        }
+
+        func exactRow(_ j: Int, u: UnsafeMutablePointer<UInt32>, v: UnsafeMutablePointer<Int32>) {
+            let (a, c) = ray(row: j)
+            ProjectionTable.row(u: u, v: v, count: ow, a: a, c: c, xStart: xStart, xStep: xStep,
+                                uScale: uScale, uOffset: uOffset, vScale: vScale, vOffset: vOffset, wrap: wrap, vMax: vMax)
+        }
+
+        /// Longitude and latitude (radians, as the table's formulas) of output pixel `i` of a row whose ray is
+        /// `x·a + c`.
+        @inline(__always)
+        func angles(_ i: Int, a: SIMD3<Float>, c: SIMD3<Float>) -> (theta: Float, phi: Float) {
+            let x = Float(i) * xStep + xStart
+            let dx = a.x * x + c.x, dy = a.y * x + c.y, dz = a.z * x + c.z
+            return (ProjectionTable.atan2(dx, dz), ProjectionTable.atan2(dy, (dx * dx + dz * dz).squareRoot()))
+        }
+    }
+
+    /// The mapping computed exactly every `step` pixels (and on the last row and column).
+    struct Grid: Sendable {
+        let mapping: Mapping
+        let step: Int
+        /// Grid columns and rows: pixel `min(k·step, size − 1)`.
+        let columns: Int, rows: Int
+        /// θ and φ at the grid points, row by row (θ in [−π, π], unwrapped cell by cell).
+        let theta: [Float], phi: [Float]
+        /// Cells (`(columns − 1) × (rows − 1)`) the interpolation misses: computed exactly.
+        let exactCells: [Bool]
+
+        init(_ mapping: Mapping, step: Int) {
+            self.mapping = mapping
+            self.step = step
+            let ow = mapping.ow, oh = mapping.oh
+            columns = (ow - 1 + step - 1) / step + 1
+            rows = (oh - 1 + step - 1) / step + 1
+            var theta = [Float](repeating: 0, count: columns * rows), phi = theta
+            for r in 0..<rows {
+                let (a, cc) = mapping.ray(row: min(r * step, oh - 1))
+                for c in 0..<columns {
+                    let (th, ph) = mapping.angles(min(c * step, ow - 1), a: a, c: cc)
+                    theta[r * columns + c] = th
+                    phi[r * columns + c] = ph
+                }
+            }
+            var exact = [Bool](repeating: false, count: (columns - 1) * (rows - 1))
+            for r in 0..<(rows - 1) {
+                let y0 = r * step, y1 = min((r + 1) * step, oh - 1)
+                let (a, cc) = mapping.ray(row: (y0 + y1) / 2)
+                for c in 0..<(columns - 1) {
+                    let x0 = c * step, x1 = min((c + 1) * step, ow - 1)
+                    let corners = Self.corners(theta, phi, columns, r, c)
+                    let (xm, ym) = ((x0 + x1) / 2, (y0 + y1) / 2)
+                    let fx = Float(xm - x0) / Float(x1 - x0), fy = Float(ym - y0) / Float(y1 - y0)
+                    let (th, ph) = mapping.angles(xm, a: a, c: cc)
+                    let ith = Self.lerp(Self.lerp(corners.t00, corners.t10, fx), Self.lerp(corners.t01, corners.t11, fx), fy)
+                    let iph = Self.lerp(Self.lerp(corners.p00, corners.p10, fx), Self.lerp(corners.p01, corners.p11, fx), fy)
+                    var dth = abs(ith - th)
+                    dth = min(dth, abs(dth - 2 * .pi))
+                    let span = max(abs(corners.t10 - corners.t00), abs(corners.t01 - corners.t00), abs(corners.t11 - corners.t00))
+                    let pole = max(abs(corners.p00), abs(corners.p10), abs(corners.p01), abs(corners.p11)) > Self.poleLatitude
+                    let i = r * columns + c
+                    let seam = corners.t10 != theta[i + 1] || corners.t01 != theta[i + columns] || corners.t11 != theta[i + columns + 1]
+                    exact[r * (columns - 1) + c] = pole || seam || span > 1 || dth * mapping.uScale > ProjectionTable.gridTolerance
+                        || abs(iph - ph) * mapping.vScale > ProjectionTable.gridTolerance
+                }
+            }
+            self.theta = theta
+            self.phi = phi
+            exactCells = exact
+        }
+
+        /// Cells reaching further from the horizon (radians, 69°) are computed exactly: towards a pole the
+        /// longitude turns faster than a grid can follow.
+        static let poleLatitude: Float = 1.2
+
+        @inline(__always) static func lerp(_ a: Float, _ b: Float, _ f: Float) -> Float { a + (b - a) * f }
+
+        /// The four corners of cell (r, c), θ unwrapped to within π of the top-left's.
+        @inline(__always)
+        static func corners(_ theta: [Float], _ phi: [Float], _ columns: Int, _ r: Int, _ c: Int)
+            -> (t00: Float, t10: Float, t01: Float, t11: Float, p00: Float, p10: Float, p01: Float, p11: Float) {
+            let i = r * columns + c
+            let t00 = theta[i]
+            func near(_ x: Float) -> Float { x - t00 > .pi ? x - 2 * .pi : (x - t00 < -.pi ? x + 2 * .pi : x) }
+            return (t00, near(theta[i + 1]), near(theta[i + columns]), near(theta[i + columns + 1]),
+                    phi[i], phi[i + 1], phi[i + columns], phi[i + columns + 1])
+        }
+
+        /// Writes the table's rows of cell row `r` (its last row too for the last cell row): each row's source
+        /// positions stepped linearly across each cell (a fixed 8-wide, branch-free loop the compiler
+        /// vectorises), then the cells that need it computed exactly.
+        func fill(cellRow r: Int, u: UnsafeMutablePointer<UInt32>, v: UnsafeMutablePointer<Int32>) {
+            let ow = mapping.ow, oh = mapping.oh, cells = columns - 1
+            let y0 = r * step, y1 = min((r + 1) * step, oh - 1)
+            let last = r == rows - 2 ? y1 : y1 - 1
+            let uScale = mapping.uScale, uOffset = mapping.uOffset, vScale = mapping.vScale
+            let vOffset = mapping.vOffset, wrap = mapping.wrap, vMax = mapping.vMax
+            // Per cell: its left and right edges' θ and φ at the top and their change to the bottom.
+            var tl = [Float](repeating: 0, count: cells), tlD = tl, tr = tl, trD = tl, pl = tl, plD = tl, pr = tl, prD = tl, inv = tl
+            for c in 0..<cells {
+                let k = Self.corners(theta, phi, columns, r, c)
+                (tl[c], tlD[c], tr[c], trD[c]) = (k.t00, k.t01 - k.t00, k.t10, k.t11 - k.t10)
+                (pl[c], plD[c], pr[c], prD[c]) = (k.p00, k.p01 - k.p00, k.p10, k.p11 - k.p10)
+                inv[c] = 1 / Float(min((c + 1) * step, ow - 1) - c * step)
+            }
+            // Per cell of a row: source position at its left edge and its step per pixel (fixed point).
+            var uStart = [Float](repeating: 0, count: cells), uStep = uStart, vStart = uStart, vStep = uStart
+            let dy = 1 / Float(y1 - y0)
+            let full = step == 8 ? (ow - 1) / 8 : 0   // cells of 8 pixels; the last may be shorter (and has x1 too)
+            for j in y0...last {
+                let fy = Float(j - y0) * dy
+                for c in 0..<cells {
+                    let left = tl[c] + tlD[c] * fy, right = tr[c] + trD[c] * fy
+                    let leftPhi = pl[c] + plD[c] * fy, rightPhi = pr[c] + prD[c] * fy
+                    uStart[c] = left * uScale + uOffset
+                    uStep[c] = (right - left) * uScale * inv[c]
+                    vStart[c] = leftPhi * vScale + vOffset
+                    vStep[c] = (rightPhi - leftPhi) * vScale * inv[c]
+                }
+                let ur = u + j * ow, vr = v + j * ow
+                // As ``row`` (cells across the seam are computed exactly, so no wrap but its last step).
+                @inline(__always) func put(_ i: Int, _ uRaw: Float, _ vRaw: Float) {
+                    let uf = max(uRaw, 0) + 8_388_608
+                    var ui = Int32(bitPattern: uf.bitPattern & 0x7F_FFFF)
+                    ui = ui >= wrap ? ui &- wrap : ui
+                    let vf = max(vRaw, 0) + 8_388_608
+                    ur[i] = UInt32(bitPattern: ui)
+                    vr[i] = min(Int32(bitPattern: vf.bitPattern & 0x7F_FFFF), vMax)
+                }
+                for c in 0..<min(full, cells) {
+                    let us = uStart[c], ud = uStep[c], vs = vStart[c], vd = vStep[c], base = c * 8
+                    for k in 0..<8 { put(base + k, us + ud * Float(k), vs + vd * Float(k)) }
+                }
+                for c in min(full, cells)..<cells {
+                    let x0 = c * step, end = c == cells - 1 ? ow - 1 : min((c + 1) * step, ow - 1) - 1
+                    for i in x0...end { put(i, uStart[c] + uStep[c] * Float(i - x0), vStart[c] + vStep[c] * Float(i - x0)) }
+                }
+                if full == cells {
+                    // The last pixel of the row is the last grid column's.
+                    let c = cells - 1
+                    put(ow - 1, uStart[c] + uStep[c] * Float(ow - 1 - c * step), vStart[c] + vStep[c] * Float(ow - 1 - c * step))
+                }
+                var c = 0
+                while c < cells {
+                    guard exactCells[r * cells + c] else { c += 1; continue }
+                    // A run of cells computed exactly.
+                    var e = c
+                    while e + 1 < cells, exactCells[r * cells + e + 1] { e += 1 }
+                    let x0 = c * step, end = e == cells - 1 ? ow - 1 : min((e + 1) * step, ow - 1) - 1
+                    let (a, cc) = mapping.ray(row: j)
+                    ProjectionTable.row(u: ur + x0, v: vr + x0, count: end - x0 + 1, a: a, c: cc,
+                                        xStart: mapping.xStart + Float(x0) * mapping.xStep, xStep: mapping.xStep,
+                                        uScale: uScale, uOffset: uOffset, vScale: vScale, vOffset: vOffset, wrap: wrap, vMax: vMax)
+                    c = e + 1
+                }
+            }
+        }
     }
 }
 
