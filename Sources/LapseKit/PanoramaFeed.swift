@@ -125,6 +125,10 @@ public protocol PanoramaFeed: Sendable {
     /// close together that the motion between neighbours is too small to measure well, and costs as much. The
     /// stops between share the motion measured across them evenly.
     var analysisStride: Int { get }
+    /// Whether a stop is analysed (its picture fetched and its motion from the last one analysed measured):
+    /// `seen` counts the stops given to the stabiliser before it, `last` says it is the route's last. Default:
+    /// every ``analysisStride``-th stop, and the last.
+    func isAnalysed(_ stop: HyperlapseStop, seen: Int, last: Bool) -> Bool
     /// The stop will not be rendered (the stabiliser dropped it: its camera had not moved): a feed that decodes
     /// ahead need not keep its image. Default: nothing.
     func skip(_ stop: HyperlapseStop)
@@ -148,6 +152,9 @@ extension PanoramaFeed {
     public var positionsKnown: Bool { true }
     public var continuousCapture: Bool { false }
     public var analysisStride: Int { 1 }
+    public func isAnalysed(_ stop: HyperlapseStop, seen: Int, last: Bool) -> Bool {
+        seen % max(1, analysisStride) == 0 || last
+    }
     public func skip(_ stop: HyperlapseStop) {}
     public func startRendering(at stop: HyperlapseStop) {}
     public func jobFinished() {}

@@ -161,22 +161,21 @@ struct StopPlanner {
     }
 
     /// Fetches the pictures of the next few stops at once, measures the motions between consecutive ones at once,
-    /// and gives the stops to the stabiliser in order. With an analysis stride n (``PanoramaFeed/analysisStride``)
-    /// only every n-th stop (and the route's last) is pictured; the stops between share the motion measured
-    /// across them evenly, and wait for it.
+    /// and gives the stops to the stabiliser in order. Only the stops the feed analyses are pictured
+    /// (``PanoramaFeed/isAnalysed(_:seen:last:)``: every n-th for an analysis stride n, and the route's last);
+    /// the stops between share the motion measured across them evenly, and wait for it.
     private mutating func analyseSome() async throws {
         guard stabilizer.needsPictures else {
             for item in toAnalyse { stabilizer.add(item.stop, point: item.point, picture: nil, motion: nil) }
             toAnalyse.removeAll()
             return
         }
-        let stride = max(1, feed.analysisStride)
         let lookedUp = nextPoint >= feed.pointCount && inFlight == nil
         var batch: [(stop: HyperlapseStop, point: Int, pictured: Bool)] = []
         var pictured = 0
         while pictured < pictureConcurrency, !toAnalyse.isEmpty {
             let item = toAnalyse.removeFirst()
-            let isPictured = stopsSeen % stride == 0 || (lookedUp && toAnalyse.isEmpty)
+            let isPictured = feed.isAnalysed(item.stop, seen: stopsSeen, last: lookedUp && toAnalyse.isEmpty)
             stopsSeen += 1
             batch.append((item.stop, item.point, isPictured))
             if isPictured { pictured += 1 }
@@ -186,35 +185,45 @@ struct StopPlanner {
         var motions = [PairMotion?](repeating: nil, count: chosen.count)
         let feed = self.feed
         // A picture that cannot be had leaves its stop unmeasured (its frame may still render); cancelling is not
-        // such a failure.
-        try await withThrowingTaskGroup(of: (Int, SphereImage?).self) { group in
+        // such a failure. Each motion is measured as soon as its two pictures are there, while the next pictures
+        // are fetched (a video's are decoded one after another).
+        enum Step: Sendable { case picture(Int, SphereImage?), motion(Int, PairMotion?) }
+        let estimator = MotionEstimator()
+        let first = lastPicture
+        try await withThrowingTaskGroup(of: Step.self) { group in
             for (k, i) in chosen.enumerated() {
                 let stop = batch[i].stop
                 group.addTask {
                     do {
-                        return (k, try SphereImage(try await feed.analysisImage(for: stop)))
+                        return .picture(k, try SphereImage(try await feed.analysisImage(for: stop)))
                     } catch let error as LapseError where error.code == .cancelled {
                         throw error
                     } catch is CancellationError {
                         throw CancellationError()
                     } catch {
-                        return (k, nil)
+                        return .picture(k, nil)
                     }
                 }
             }
-            for try await (k, picture) in group { pictures[k] = picture }
+            var received = [Bool](repeating: false, count: chosen.count)
+            func measure(_ k: Int) {
+                guard k < chosen.count, received[k], k == 0 || received[k - 1] else { return }
+                guard let a = k == 0 ? first : pictures[k - 1], let b = pictures[k] else { return }
+                group.addTask { .motion(k, estimator.motion(from: a, to: b)) }
+            }
+            for try await step in group {
+                switch step {
+                case .picture(let k, let picture):
+                    pictures[k] = picture
+                    received[k] = true
+                    measure(k)       // from the one before
+                    measure(k + 1)   // to the one after, if it came first
+                case .motion(let k, let motion):
+                    motions[k] = motion
+                }
+            }
         }
         try Task.checkCancellation()
-        // The motions of consecutive pictures at once (the stabiliser takes them in order).
-        let before = [lastPicture] + pictures.dropLast()
-        let estimator = MotionEstimator()
-        await withTaskGroup(of: (Int, PairMotion?).self) { group in
-            for k in chosen.indices {
-                guard let a = before[k], let b = pictures[k] else { continue }
-                group.addTask { (k, estimator.motion(from: a, to: b)) }
-            }
-            for await (k, motion) in group { motions[k] = motion }
-        }
         if !chosen.isEmpty { lastPicture = pictures.last ?? nil }
         var k = 0
         for item in batch {

@@ -24,8 +24,13 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     public var followsCamera: Bool { true }
     public var positionsKnown: Bool { false }
     public var continuousCapture: Bool { true }
-    /// Frames at least a tenth of a second apart are analysed (every third of a 30 fps video at a frame step of 1).
+    /// Frames about a tenth of a second apart are analysed: every third of a 30 fps video at a frame step of
+    /// 1, or, when the video's reference frames are that close (H.264 and H.265 with B-frames: every fourth
+    /// frame, typically), the reference frames at least that far apart, and the analysis decodes no other
+    /// frame. This is the stride, or the median step between the frames analysed.
     public let analysisStride: Int
+    /// The stops analysed when only reference frames are decoded (nil: every ``analysisStride``-th).
+    private let analysedStops: Set<Int>?
 
     /// - Parameters:
     ///   - path: the video file (or URL).
@@ -40,13 +45,54 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
         guard reader.displayWidth == 2 * reader.displayHeight else {
             throw LapseError(.invalidInput, path, "not an equirectangular 360° video (\(reader.displayWidth)x\(reader.displayHeight) is not 2:1)")
         }
-        decoder = SequentialDecoder(reader, yuv: reader.yuvFramesAvailable, wanted: { [step = self.frameStep] in $0 % step == 0 })
+        let packets = try VideoFrameReader(path).framesFromPackets()
+        decoder = SequentialDecoder(reader, yuv: reader.yuvFramesAvailable, times: packets?.times,
+                                    wanted: { [step = self.frameStep] in $0 % step == 0 })
+        times = try decoder.frameTimes()
         let small = try VideoFrameReader(path)
         small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2)
         let stride = max(1, Int(((reader.frameRate ?? 30) / Double(self.frameStep) / 10).rounded()))
-        analysisStride = stride
-        analysisDecoder = SequentialDecoder(small, yuv: false, wanted: { [step = self.frameStep] in $0 % (step * stride) == 0 })
-        times = try decoder.frameTimes()
+        let step = self.frameStep
+        if let reference = packets?.isReference, reference.count == times.count,
+           let stops = Self.referenceStops(reference, frameStep: step, stride: stride) {
+            // Only reference frames are decoded for the analysis, and those analysed converted.
+            small.skipsNonReferenceFrames = true
+            let frames = Set(stops.map { $0 * step })
+            analysedStops = Set(stops)
+            let gaps = zip(stops.dropFirst(), stops).map { $0 - $1 }.sorted()
+            analysisStride = gaps.isEmpty ? stride : gaps[gaps.count / 2]
+            analysisDecoder = SequentialDecoder(small, yuv: false, times: times, outputs: reference.indices.filter { reference[$0] },
+                                                wanted: { frames.contains($0) })
+        } else {
+            analysedStops = nil
+            analysisStride = stride
+            analysisDecoder = SequentialDecoder(small, yuv: false, times: times, wanted: { $0 % (step * stride) == 0 })
+        }
+    }
+
+    /// The stops to analyse when only reference frames are decoded: the first stop whose frame is a reference
+    /// frame, each next one at least `stride` stops on, and the last such stop; nil when that would leave more
+    /// than twice the stride between two, before the first or after the last (reference frames too far apart:
+    /// every frame is decoded then), or when every frame is a reference frame anyway.
+    static func referenceStops(_ reference: [Bool], frameStep: Int, stride: Int) -> [Int]? {
+        guard reference.contains(false) else { return nil }
+        let stops = (reference.count + frameStep - 1) / frameStep
+        let candidates = (0..<stops).filter { reference[$0 * frameStep] }
+        guard let first = candidates.first, first <= 2 * stride else { return nil }
+        var picked = [first]
+        for n in candidates.dropFirst() where n - picked.last! >= stride { picked.append(n) }
+        if let last = candidates.last, last != picked.last! { picked.append(last) }
+        // The frames after the last one analysed follow its motion: no more than the stride of them either.
+        guard zip(picked.dropFirst(), picked).allSatisfy({ $0 - $1 <= 2 * stride }), stops - 1 - picked.last! <= 2 * stride else {
+            return nil
+        }
+        return picked
+    }
+
+    public func isAnalysed(_ stop: HyperlapseStop, seen: Int, last: Bool) -> Bool {
+        let n = Int(stop.routePoint.distanceAlongRoute)
+        guard let analysedStops else { return seen % analysisStride == 0 || last }
+        return analysedStops.contains(n)
     }
 
     /// Stop `n` is frame `n · frameStep`, at "distance" n along a road that runs the way the video's centre faces.
@@ -122,25 +168,32 @@ final class SequentialDecoder: @unchecked Sendable {
     /// Frames that will not be asked for after all.
     private var discarded = Set<Int>()
     private let wanted: @Sendable (Int) -> Bool
+    /// The frame numbers the decoder gives, in order, when it gives only some (reference frames); nil: all.
+    private let outputs: [Int]?
+    /// Index in `outputs` of the next frame the decoder gives.
+    private var cursor = 0
 
-    /// - Parameter wanted: which frame numbers will be asked for (the others are decoded and dropped).
-    init(_ reader: VideoFrameReader, yuv: Bool, wanted: @escaping @Sendable (Int) -> Bool) {
+    /// - Parameters:
+    ///   - times: the frames' presentation times, when known (else ``frameTimes()`` learns them).
+    ///   - outputs: the frame numbers the reader gives, in order, when it gives only some of them
+    ///     (``VideoFrameReader/skipsNonReferenceFrames``); nil: every frame.
+    ///   - wanted: which frame numbers will be asked for (the others are decoded and dropped).
+    init(_ reader: VideoFrameReader, yuv: Bool, times: [Double]? = nil, outputs: [Int]? = nil, wanted: @escaping @Sendable (Int) -> Bool) {
         self.reader = reader
         self.yuv = yuv
+        self.times = times
+        self.outputs = outputs
         self.wanted = wanted
     }
 
-    /// Presentation times of every frame: from the packets' timestamps (a pass over the file that decodes
-    /// nothing), else, for a stream without them, from a decode of every frame.
+    /// Presentation times of every frame: as given, else from a decode of every frame.
     func frameTimes() throws -> [Double] {
         lock.lock(); defer { lock.unlock() }
-        if let times { return times }
-        var result = try VideoFrameReader(readerName).frameTimesFromPackets() ?? []
-        if result.isEmpty {
-            let probe = try VideoFrameReader(readerName)
-            probe.outputSize = (2, 1)
-            while let t = try probe.skipFrame() { result.append(t) }
-        }
+        if let times, !times.isEmpty { return times }
+        var result: [Double] = []
+        let probe = try VideoFrameReader(readerName)
+        probe.outputSize = (2, 1)
+        while let t = try probe.skipFrame() { result.append(t) }
         guard !result.isEmpty else { throw LapseError(.invalidInput, readerName, "no decodable frame") }
         times = result
         return result
@@ -153,7 +206,7 @@ final class SequentialDecoder: @unchecked Sendable {
     /// frame was decoded, nor when where the seek lands cannot be told (the video is then read from its start).
     func start(at number: Int) {
         lock.lock(); defer { lock.unlock() }
-        guard decoded == 0, waiting.isEmpty, number > 0, let times, number < times.count else { return }
+        guard outputs == nil, decoded == 0, waiting.isEmpty, number > 0, let times, number < times.count else { return }
         // A seek lands on the keyframe at or before its time (a tenth of a millisecond past the frame's, so that
         // rounding cannot take it one keyframe back); which frame that is, a reader of its own finds out first.
         let target = times[number] + 1e-4
@@ -175,31 +228,52 @@ final class SequentialDecoder: @unchecked Sendable {
         if waiting.removeValue(forKey: number) == nil, number >= decoded { discarded.insert(number) }
     }
 
+    /// The number of the next frame out of the decoder, nil past the last.
+    private var upcoming: Int? {
+        guard let outputs else { return decoded }
+        return cursor < outputs.count ? outputs[cursor] : nil
+    }
+
+    /// The decoder gave frame `number` at `time`: on to the next. A frame whose time is not the one its packet
+    /// had means the frames given are not the ones expected (some left out, or others) and is an error.
+    private func advance(past number: Int, time: Double?) throws {
+        if outputs != nil {
+            cursor += 1
+            if let time, let times, number < times.count, abs(times[number] - time) > 1e-3 {
+                throw LapseError(.invalidInput, reader.name, String(format: "frame %d decoded at %.3f s, not at %.3f s as its packet says", number, time, times[number]))
+            }
+        }
+        decoded = number + 1
+        framesDecoded += 1
+    }
+
     func frame(number: Int) throws -> Picture {
         lock.lock(); defer { lock.unlock() }
         if let p = waiting.removeValue(forKey: number) { return p }
-        while decoded <= number {
+        if let outputs, outputs.last.map({ number <= $0 }) ?? false, !outputs.contains(number) {
+            throw LapseError(.other, reader.name, "frame \(number) is not decoded (not a reference frame)")
+        }
+        while let next = upcoming, next <= number {
             // Frames that will not be asked for are decoded (the codec needs them) but not converted.
-            guard decoded == number || (wanted(decoded) && !discarded.contains(decoded)) else {
-                discarded.remove(decoded)
-                guard try reader.skipFrame() != nil else {
+            guard next == number || (wanted(next) && !discarded.contains(next)) else {
+                discarded.remove(next)
+                guard let time = try reader.skipFrame() else {
                     throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
                 }
-                decoded += 1
-                framesDecoded += 1
+                try advance(past: next, time: time)
                 continue
             }
-            let next: Picture? = yuv ? try reader.nextYUVFrame().map { .yuv($0.frame) } : try reader.nextFrame().map { .rgba($0.pixels) }
-            guard let pixels = next else {
+            let next2: (Double, Picture)? = yuv ? try reader.nextYUVFrame().map { ($0.time, .yuv($0.frame)) }
+                : try reader.nextFrame().map { ($0.time, .rgba($0.pixels)) }
+            guard let (time, pixels) = next2 else {
                 throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
             }
-            framesDecoded += 1
-            if decoded == number {
-                decoded += 1
-                return pixels
-            }
-            waiting[decoded] = pixels   // asked for by a task that is running behind
-            decoded += 1
+            try advance(past: next, time: time)
+            if next == number { return pixels }
+            waiting[next] = pixels   // asked for by a task that is running behind
+        }
+        if upcoming == nil, waiting[number] == nil, number >= decoded {
+            throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
         }
         throw LapseError(.other, reader.name, "frame \(number) was asked for twice")
     }

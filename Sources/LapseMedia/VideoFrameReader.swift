@@ -63,6 +63,9 @@ public final class VideoFrameReader {
 
     private let input: MediaInput
     private var codec: UnsafeMutablePointer<AVCodecContext>?
+    private let codecID: AVCodecID
+    /// The stream's decoder configuration (avcC / hvcC for MP4), for reading its packets' NAL units.
+    private let extradata: [UInt8]
     private let streamIndex: Int32
     private let timeBase: AVRational
     private let startTime: Int64
@@ -108,6 +111,9 @@ public final class VideoFrameReader {
             throw LapseError(.invalidInput, name, "no video stream")
         }
         streamIndex = index
+        codecID = par.pointee.codec_id
+        extradata = par.pointee.extradata_size > 0 && par.pointee.extradata != nil
+            ? [UInt8](UnsafeBufferPointer(start: par.pointee.extradata, count: Int(par.pointee.extradata_size))) : []
         timeBase = stream.pointee.time_base
         startTime = stream.pointee.start_time == lapse_nopts_value ? 0 : stream.pointee.start_time
         origin = input.startTime
@@ -290,15 +296,48 @@ public final class VideoFrameReader {
     /// before any frame. Nil when a packet has no timestamp (a raw stream): decode to learn the times.
     /// - Throws: ``LapseError`` when the input cannot be read.
     public func frameTimesFromPackets() throws -> [Double]? {
-        var stamps: [Int64] = []
+        try framesFromPackets()?.times
+    }
+
+    /// The frames of the video stream as its packets tell them (see ``frameTimesFromPackets()``).
+    public struct PacketFrames: Sendable {
+        /// Presentation times, seconds, in presentation order.
+        public var times: [Double]
+        /// For each frame (in the same order), whether other frames are predicted from it; nil when the codec
+        /// is not H.264 or H.265 (or a packet could not be read as one): every frame may be. Frames that are not
+        /// are what ``skipsNonReferenceFrames`` leaves out.
+        public var isReference: [Bool]?
+    }
+
+    /// As ``frameTimesFromPackets()``, with whether each frame is a reference frame, from its NAL units' headers:
+    /// H.264's `nal_ref_idc` (ITU-T H.264 §7.4.1: zero for a picture no other one is predicted from), H.265's
+    /// sub-layer non-reference NAL unit types (ITU-T H.265 §7.4.2.2: TRAIL_N, TSA_N, STSA_N, RADL_N, RASL_N and
+    /// the reserved even types below 16), in MP4's length-prefixed form or as an Annex B byte stream.
+    public func framesFromPackets() throws -> PacketFrames? {
+        let parser = NALHeaderReader(codecID: codecID, extradata: extradata)
+        var stamps: [(Int64, Bool?)] = []
+        var known = parser != nil
         while try input.read(into: packet) {
             defer { av_packet_unref(packet.pointer) }
             let p = packet.pointer.pointee
             guard p.stream_index == streamIndex, p.flags & AV_PKT_FLAG_DISCARD == 0 else { continue }
             guard p.pts != lapse_nopts_value else { return nil }
-            stamps.append(p.pts)
+            var reference: Bool?
+            if known, let parser, let data = p.data {
+                reference = parser.isReference(UnsafeBufferPointer(start: data, count: Int(p.size)))
+                if reference == nil { known = false }
+            }
+            stamps.append((p.pts, reference))
         }
-        return stamps.sorted().map { Double($0) * av_q2d(timeBase) - origin }
+        stamps.sort { $0.0 < $1.0 }
+        let times = stamps.map { Double($0.0) * av_q2d(timeBase) - origin }
+        return PacketFrames(times: times, isReference: known ? stamps.map { $0.1 ?? true } : nil)
+    }
+
+    /// Frames no other frame is predicted from are not decoded (`skip_frame = AVDISCARD_NONREF`): ``nextFrame()``
+    /// and ``skipFrame()`` give only the others (see ``PacketFrames/isReference``). Set before reading.
+    public var skipsNonReferenceFrames = false {
+        didSet { codec?.pointee.skip_frame = skipsNonReferenceFrames ? AVDISCARD_NONREF : AVDISCARD_DEFAULT }
     }
 
     /// True when the input has no frame after the one last returned and `seconds` is more than one frame
@@ -377,5 +416,73 @@ public final class VideoFrameReader {
                          + "(\(ffmpegMessage(s))); the previous frame is repeated")
             }
         }
+    }
+}
+
+/// Reads the NAL unit headers of H.264 and H.265 packets: whether a packet's picture is a reference picture.
+struct NALHeaderReader {
+    let hevc: Bool
+    /// Bytes of each NAL unit's length prefix (MP4's avcC/hvcC), or 0 for an Annex B byte stream (start codes).
+    let lengthSize: Int
+
+    init?(codecID: AVCodecID, extradata: [UInt8]) {
+        switch codecID {
+        case AV_CODEC_ID_H264:
+            hevc = false
+            // avcC: configurationVersion 1, …, lengthSizeMinusOne in the low two bits of byte 4 (ISO/IEC 14496-15 §5.3.3.1).
+            lengthSize = extradata.count >= 7 && extradata[0] == 1 ? Int(extradata[4] & 3) + 1 : 0
+        case AV_CODEC_ID_HEVC:
+            hevc = true
+            // hvcC: configurationVersion 1, lengthSizeMinusOne in the low two bits of byte 21 (§8.3.3.1).
+            lengthSize = extradata.count >= 23 && extradata[0] == 1 ? Int(extradata[21] & 3) + 1 : 0
+        default:
+            return nil
+        }
+        if lengthSize == 3 { return nil }   // not allowed
+    }
+
+    /// Whether the packet's picture is a reference picture: any of its slices says so. Nil when the packet holds
+    /// no slice or cannot be read.
+    func isReference(_ data: UnsafeBufferPointer<UInt8>) -> Bool? {
+        var sawSlice = false
+        var reference = false
+        func visit(_ header: Int) -> Bool {
+            guard header + (hevc ? 1 : 0) < data.count else { return false }
+            let b = data[header]
+            if hevc {
+                let type = Int(b >> 1) & 0x3F
+                guard type < 32 else { return true }   // not a slice (VCL types are 0…31)
+                sawSlice = true
+                if !(type <= 14 && type % 2 == 0) { reference = true }
+            } else {
+                let type = Int(b & 0x1F)
+                guard type == 1 || type == 5 else { return true }   // coded slices (IDR or not)
+                sawSlice = true
+                if b & 0x60 != 0 { reference = true }
+            }
+            return true
+        }
+        if lengthSize > 0 {
+            var i = 0
+            while i + lengthSize <= data.count {
+                var length = 0
+                for k in 0..<lengthSize { length = length << 8 | Int(data[i + k]) }
+                let start = i + lengthSize
+                guard length > 0, start + length <= data.count, visit(start) else { return nil }
+                i = start + length
+            }
+        } else {
+            // Annex B: each NAL unit follows 00 00 01 (or 00 00 00 01).
+            var i = 0
+            while i + 3 < data.count {
+                if data[i] == 0, data[i + 1] == 0, data[i + 2] == 1 {
+                    guard visit(i + 3) else { return nil }
+                    i += 3
+                } else {
+                    i += 1
+                }
+            }
+        }
+        return sawSlice ? reference : nil
     }
 }

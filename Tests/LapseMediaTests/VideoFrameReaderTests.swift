@@ -48,6 +48,29 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         #expect(zip(packets, decoded).allSatisfy { abs($0 - $1) < 1e-9 }, "\(packets.prefix(8)) vs \(decoded.prefix(8))")
     }
 
+    /// Which frames are reference frames, read from the packets' NAL unit headers (H.264 in MP4 with and without
+    /// B-pyramids, H.264 in MPEG-TS as an Annex B byte stream, H.265 in MP4, an iPhone's H.264 with no B-frames),
+    /// is what the decoder itself leaves out when told to skip the others: the frames it gives are exactly those,
+    /// at their times (as ffmpeg's `-skip_frame noref` counts them: 33 of the 360° video's 120, 201 of 300, 80 of
+    /// 120, 26 of 50, 66 of 66). A VP9 stream has no such flags.
+    @Test(arguments: [("pano360/valiant360_overpass/overpass-clip.mp4", 33, 120), ("video/synthetic/gop4s_bframes_av_10s.mp4", 201, 300),
+                      ("video/synthetic/hls/seg000.ts", 80, 120), ("video/synthetic/hdr10_pq_hevc10_320x180.mp4", 26, 50),
+                      ("video/iphone_rotated.mov", 66, 66)])
+    func referenceFramesFromPacketsAreTheDecodersOwn(_ name: String, references: Int, frames: Int) throws {
+        let packets = try #require(try VideoFrameReader(TestData.path(name)).framesFromPackets())
+        let flags = try #require(packets.isReference)
+        #expect(packets.times.count == frames && flags.count == frames)
+        #expect(flags.filter { $0 }.count == references)
+        let reader = try VideoFrameReader(TestData.path(name))
+        reader.skipsNonReferenceFrames = true
+        var decoded: [Double] = []
+        while let t = try reader.skipFrame() { decoded.append(t) }
+        let expected = packets.times.indices.filter { flags[$0] }.map { packets.times[$0] }
+        #expect(decoded.count == expected.count)
+        #expect(zip(decoded, expected).allSatisfy { abs($0 - $1) < 1e-9 }, "\(decoded.prefix(8)) vs \(expected.prefix(8))")
+        #expect(try VideoFrameReader(TestData.path("video/synthetic/alpha_vp9_160x120.webm")).framesFromPackets()?.isReference == nil)
+    }
+
     /// SOURCES.txt: +90 → 180x320, TL green TR yellow BL red BR blue; −90 → TL blue TR red BL yellow BR green;
     /// 180 → TL yellow TR blue BL green BR red.
     @Test(arguments: [

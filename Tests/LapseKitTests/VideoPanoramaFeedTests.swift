@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+@testable import LapseKit
+import LapseMedia
+import Testing
+import TestSupport
+
+/// Which frames of a 360° video the stabiliser analyses, and what the analysis decodes.
+@Suite struct VideoPanoramaFeedTests {
+    /// Reference frames every fourth (B-frames between): from the first, one at least the stride on; frames step;
+    /// none when they lie too far apart, when every frame is one, or when the first is too late.
+    @Test func referenceStopsAreEvenAndNearTheStride() {
+        let everyFourth = (0..<24).map { $0 % 4 == 0 }
+        #expect(VideoPanoramaFeed.referenceStops(everyFourth, frameStep: 1, stride: 3) == [0, 4, 8, 12, 16, 20])
+        #expect(VideoPanoramaFeed.referenceStops(everyFourth, frameStep: 2, stride: 1) == [0, 2, 4, 6, 8, 10])
+        // The first reference frame third (a clip cut after a keyframe): the frames before follow its motion.
+        let late = (0..<24).map { $0 % 4 == 2 }
+        #expect(VideoPanoramaFeed.referenceStops(late, frameStep: 1, stride: 3) == [2, 6, 10, 14, 18, 22])
+        // Every second frame: every fourth analysed (two strides apart at most), the last reference frame too.
+        let second = (0..<23).map { $0 % 2 == 0 }
+        #expect(VideoPanoramaFeed.referenceStops(second, frameStep: 1, stride: 3) == [0, 4, 8, 12, 16, 20, 22])
+        #expect(VideoPanoramaFeed.referenceStops((0..<48).map { $0 % 8 == 0 }, frameStep: 1, stride: 3) == nil)
+        #expect(VideoPanoramaFeed.referenceStops([Bool](repeating: true, count: 24), frameStep: 1, stride: 3) == nil)
+        #expect(VideoPanoramaFeed.referenceStops((0..<24).map { $0 == 7 || $0 % 4 == 3 && $0 > 7 }, frameStep: 1, stride: 3) == nil)
+    }
+
+    /// The real 360° video (H.264 with three B-frames between reference frames, 29.97 fps): every fourth frame
+    /// or so is analysed, all reference frames, and an analysed frame is the frame a full decode gives, bit for
+    /// bit (only reference frames are decoded for it).
+    @Test func theVideoIsAnalysedOnItsReferenceFrames() async throws {
+        let path = TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
+        let feed = try VideoPanoramaFeed(path: path)
+        #expect(feed.analysisStride == 4)
+        let stops = try await feed.lookup(0..<feed.pointCount).compactMap { $0 }
+        let analysed = stops.enumerated().filter { feed.isAnalysed($1, seen: $0, last: $0 == stops.count - 1) }.map(\.offset)
+        let packets = try #require(try VideoFrameReader(path).framesFromPackets())
+        let reference = try #require(packets.isReference)
+        #expect(!analysed.isEmpty && analysed.allSatisfy { reference[$0] })
+        // Frames 2, 6, 10, … (a keyframe every 28 or so shifts the pattern by one): at least the stride (3)
+        // apart, at most twice it.
+        let gaps = zip(analysed.dropFirst(), analysed).map { $0 - $1 }
+        #expect(analysed.first == 2 && gaps.allSatisfy { (3...6).contains($0) } && gaps.sorted()[gaps.count / 2] == 4, "\(analysed)")
+        #expect(analysed.count == 29)
+        var pictures: [Int: PixelBuffer] = [:]
+        for n in analysed { pictures[n] = try await feed.analysisImage(for: stops[n]) }
+        let full = try VideoFrameReader(path)
+        full.outputSize = (512, 256)
+        var k = 0
+        while let (_, pixels) = try full.nextFrame() {
+            if let picture = pictures[k] { #expect(picture.bytes == pixels.bytes, "frame \(k)") }
+            k += 1
+        }
+        #expect(k == 120 && pictures.count == analysed.count)
+    }
+}
