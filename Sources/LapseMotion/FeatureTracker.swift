@@ -69,69 +69,68 @@ enum FeatureTracker {
     /// residual difference of brightness does not move the track). `nil` when the window has no texture or the
     /// track does not converge to a close match.
     static func track(_ point: SIMD2<Double>, from a: SphereImage, to b: SphereImage, guess: SIMD2<Double>) -> SIMD2<Double>? {
-        let r = radius, side = 2 * r + 1, count = side * side
-        var template = [Float](repeating: 0, count: count)
-        var gradX = [Float](repeating: 0, count: count), gradY = [Float](repeating: 0, count: count)
-        var samples = [Float](repeating: 0, count: count)
-        let top = a.levels.count - 1
-        // Level-L coordinates of a level-0 position: (x0 − (2^L − 1)/2) / 2^L.
-        func down(_ p: SIMD2<Double>, _ l: Int) -> SIMD2<Double> {
-            let s = Double(1 << l)
-            return (p - SIMD2(repeating: (s - 1) / 2)) / s
-        }
-        var g = down(guess, top)
-        var residual: Float = 0
-        for l in stride(from: top, through: 0, by: -1) {
-            let la = a.levels[l], lb = b.levels[l]
-            let p = down(point, l)
-            let px = Float(p.x), py = Float(p.y)
-            // The template and its central-difference gradients from a window two pixels wider.
-            let wide = side + 2
-            var around = [Float](repeating: 0, count: wide * wide)
-            la.window(x: px, y: py, radius: r + 1, into: &around)
-            var mean: Float = 0
-            var k = 0
-            for dy in 0..<side {
-                for dx in 0..<side {
-                    let c = (dy + 1) * wide + dx + 1
-                    template[k] = around[c]
-                    gradX[k] = (around[c + 1] - around[c - 1]) * 0.5
-                    gradY[k] = (around[c + wide] - around[c - wide]) * 0.5
-                    mean += template[k]
-                    k += 1
-                }
+        let r = radius, side = 2 * r + 1, count = side * side, wide = side + 2
+        // Scratch (on the stack): the template, its gradients, B's samples, and the template's wider window.
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: 4 * count + wide * wide) { scratch in
+            let template = scratch.baseAddress!, gradX = template + count, gradY = gradX + count
+            let samples = gradY + count, around = samples + count
+            let top = a.levels.count - 1
+            // Level-L coordinates of a level-0 position: (x0 − (2^L − 1)/2) / 2^L.
+            func down(_ p: SIMD2<Double>, _ l: Int) -> SIMD2<Double> {
+                let s = Double(1 << l)
+                return (p - SIMD2(repeating: (s - 1) / 2)) / s
             }
-            mean /= Float(count)
-            var gxx: Float = 0, gxy: Float = 0, gyy: Float = 0
-            for i in 0..<count { gxx += gradX[i] * gradX[i]; gxy += gradX[i] * gradY[i]; gyy += gradY[i] * gradY[i] }
-            let det = gxx * gyy - gxy * gxy
-            let half = (gxx + gyy) / 2
-            let minEigen = half - ((gxx - gyy) * (gxx - gyy) / 4 + gxy * gxy).squareRoot()
-            guard det > 1e-6, minEigen / Float(count) > 1 else { return nil }
-            var gx = Float(g.x), gy = Float(g.y)
-            for _ in 0..<12 {
-                var bMean: Float = 0
-                k = 0
-                lb.window(x: gx, y: gy, radius: r, into: &samples)
-                for i in 0..<count { bMean += samples[i] }
-                bMean /= Float(count)
-                var bx: Float = 0, by: Float = 0
-                residual = 0
-                for i in 0..<count {
-                    let e = (template[i] - mean) - (samples[i] - bMean)
-                    bx += e * gradX[i]; by += e * gradY[i]
-                    residual += abs(e)
+            var g = down(guess, top)
+            var residual: Float = 0
+            for l in stride(from: top, through: 0, by: -1) {
+                let la = a.levels[l], lb = b.levels[l]
+                let p = down(point, l)
+                let px = Float(p.x), py = Float(p.y)
+                // The template and its central-difference gradients from a window two pixels wider.
+                la.window(x: px, y: py, radius: r + 1, into: around)
+                var mean: Float = 0
+                var k = 0
+                for dy in 0..<side {
+                    for dx in 0..<side {
+                        let c = (dy + 1) * wide + dx + 1
+                        template[k] = around[c]
+                        gradX[k] = (around[c + 1] - around[c - 1]) * 0.5
+                        gradY[k] = (around[c + wide] - around[c - wide]) * 0.5
+                        mean += template[k]
+                        k += 1
+                    }
                 }
-                let ux = (gyy * bx - gxy * by) / det
-                let uy = (gxx * by - gxy * bx) / det
-                gx += ux; gy += uy
-                if ux * ux + uy * uy < 0.0004 { break }
+                mean /= Float(count)
+                var gxx: Float = 0, gxy: Float = 0, gyy: Float = 0
+                for i in 0..<count { gxx += gradX[i] * gradX[i]; gxy += gradX[i] * gradY[i]; gyy += gradY[i] * gradY[i] }
+                let det = gxx * gyy - gxy * gxy
+                let half = (gxx + gyy) / 2
+                let minEigen = half - ((gxx - gyy) * (gxx - gyy) / 4 + gxy * gxy).squareRoot()
+                guard det > 1e-6, minEigen / Float(count) > 1 else { return nil }
+                var gx = Float(g.x), gy = Float(g.y)
+                for _ in 0..<12 {
+                    var bMean: Float = 0
+                    lb.window(x: gx, y: gy, radius: r, into: samples)
+                    for i in 0..<count { bMean += samples[i] }
+                    bMean /= Float(count)
+                    var bx: Float = 0, by: Float = 0
+                    residual = 0
+                    for i in 0..<count {
+                        let e = (template[i] - mean) - (samples[i] - bMean)
+                        bx += e * gradX[i]; by += e * gradY[i]
+                        residual += abs(e)
+                    }
+                    let ux = (gyy * bx - gxy * by) / det
+                    let uy = (gxx * by - gxy * bx) / det
+                    gx += ux; gy += uy
+                    if ux * ux + uy * uy < 0.0004 { break }
+                }
+                residual /= Float(count)
+                g = SIMD2(Double(gx), Double(gy))
+                if l > 0 { g = g * 2 + SIMD2(repeating: 0.5) }   // level-(L−1) coordinates
             }
-            residual /= Float(count)
-            g = SIMD2(Double(gx), Double(gy))
-            if l > 0 { g = g * 2 + SIMD2(repeating: 0.5) }   // level-(L−1) coordinates
+            guard residual < 12, g.y > 0, g.y < Double(b.height - 1) else { return nil }
+            return g
         }
-        guard residual < 12, g.y > 0, g.y < Double(b.height - 1) else { return nil }
-        return g
     }
 }

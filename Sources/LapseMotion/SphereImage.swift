@@ -65,7 +65,7 @@ public struct SphereImage: Sendable {
 
         /// The `(2r+1)²` bilinear samples around (x, y) with the same fractional offset, row by row, into `out`:
         /// one wrap of the columns and clamp of the rows a sample, no division.
-        @inline(__always) func window(x: Float, y: Float, radius r: Int, into out: inout [Float]) {
+        @inline(__always) func window(x: Float, y: Float, radius r: Int, into o: UnsafeMutablePointer<Float>) {
             let fx = x.rounded(.down), fy = y.rounded(.down)
             let ax = x - fx, ay = y - fy
             let side = 2 * r + 1
@@ -73,20 +73,29 @@ public struct SphereImage: Sendable {
             if x0 < 0 { x0 += width }
             let y0 = Int(fy) - r
             pixels.withUnsafeBufferPointer { p in
-                out.withUnsafeMutableBufferPointer { o in
-                    var k = 0
-                    for j in 0..<side {
-                        let ya = min(max(y0 + j, 0), height - 1), yb = min(max(y0 + j + 1, 0), height - 1)
-                        let ra = ya * width, rb = yb * width
-                        var xa = x0
-                        for _ in 0..<side {
-                            let xb = xa + 1 == width ? 0 : xa + 1
-                            let top = p[ra + xa] + (p[ra + xb] - p[ra + xa]) * ax
-                            let bottom = p[rb + xa] + (p[rb + xb] - p[rb + xa]) * ax
-                            o[k] = top + (bottom - top) * ay
-                            k += 1
-                            xa = xb
+                var k = 0
+                for j in 0..<side {
+                    let ya = min(max(y0 + j, 0), height - 1), yb = min(max(y0 + j + 1, 0), height - 1)
+                    let ra = ya * width, rb = yb * width
+                    if x0 + side < width {
+                        // No wrap in this window: straight runs of both rows.
+                        for i in 0..<side {
+                            let xa = x0 + i
+                            let top = p[ra + xa] + (p[ra + xa + 1] - p[ra + xa]) * ax
+                            let bottom = p[rb + xa] + (p[rb + xa + 1] - p[rb + xa]) * ax
+                            o[k + i] = top + (bottom - top) * ay
                         }
+                        k += side
+                        continue
+                    }
+                    var xa = x0
+                    for _ in 0..<side {
+                        let xb = xa + 1 == width ? 0 : xa + 1
+                        let top = p[ra + xa] + (p[ra + xb] - p[ra + xa]) * ax
+                        let bottom = p[rb + xa] + (p[rb + xb] - p[rb + xa]) * ax
+                        o[k] = top + (bottom - top) * ay
+                        k += 1
+                        xa = xb
                     }
                 }
             }

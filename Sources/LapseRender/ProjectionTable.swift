@@ -124,6 +124,21 @@ final class ProjectionTable: Sendable {
                                 uScale: uScale, uOffset: uOffset, vScale: vScale, vOffset: vOffset, wrap: wrap, vMax: vMax)
         }
 
+        /// θ and φ of pixels `first`, `first + spacing`, … (`count` of them) of the row whose ray is `x·a + c`,
+        /// branch-free (vectorised).
+        @inline(__always)
+        func angles(a: SIMD3<Float>, c: SIMD3<Float>, first: Int, spacing: Int, count: Int,
+                    theta: UnsafeMutablePointer<Float>, phi: UnsafeMutablePointer<Float>) {
+            let start = Float(first) * xStep + xStart, step = Float(spacing) * xStep
+            let ax = a.x, ay = a.y, az = a.z, cx = c.x, cy = c.y, cz = c.z
+            for k in 0..<count {
+                let x = Float(k) * step + start
+                let dx = ax * x + cx, dy = ay * x + cy, dz = az * x + cz
+                theta[k] = ProjectionTable.atan2(dx, dz)
+                phi[k] = ProjectionTable.atan2(dy, (dx * dx + dz * dz).squareRoot())
+            }
+        }
+
         /// Longitude and latitude (radians, as the table's formulas) of output pixel `i` of a row whose ray is
         /// `x·a + c`.
         @inline(__always)
@@ -149,27 +164,41 @@ final class ProjectionTable: Sendable {
             self.mapping = mapping
             self.step = step
             let ow = mapping.ow, oh = mapping.oh
-            columns = (ow - 1 + step - 1) / step + 1
-            rows = (oh - 1 + step - 1) / step + 1
+            let columns = (ow - 1 + step - 1) / step + 1, rows = (oh - 1 + step - 1) / step + 1
+            self.columns = columns
+            self.rows = rows
+            let cells = columns - 1
             var theta = [Float](repeating: 0, count: columns * rows), phi = theta
-            for r in 0..<rows {
-                let (a, cc) = mapping.ray(row: min(r * step, oh - 1))
-                for c in 0..<columns {
-                    let (th, ph) = mapping.angles(min(c * step, ow - 1), a: a, c: cc)
-                    theta[r * columns + c] = th
-                    phi[r * columns + c] = ph
+            theta.withUnsafeMutableBufferPointer { t in
+                phi.withUnsafeMutableBufferPointer { p in
+                    for r in 0..<rows {
+                        let (a, c) = mapping.ray(row: min(r * step, oh - 1))
+                        let row = r * columns
+                        mapping.angles(a: a, c: c, first: 0, spacing: step, count: cells, theta: t.baseAddress! + row, phi: p.baseAddress! + row)
+                        (t[row + cells], p[row + cells]) = mapping.angles(ow - 1, a: a, c: c)   // the last column: pixel ow − 1
+                    }
                 }
             }
-            var exact = [Bool](repeating: false, count: (columns - 1) * (rows - 1))
+            var exact = [Bool](repeating: false, count: cells * (rows - 1))
+            // The exact angles at each cell's centre (pixel (x0 + x1)/2 of row (y0 + y1)/2; every cell but the last
+            // of a row is `step` wide).
+            var centreTheta = [Float](repeating: 0, count: cells), centrePhi = centreTheta
             for r in 0..<(rows - 1) {
                 let y0 = r * step, y1 = min((r + 1) * step, oh - 1)
-                let (a, cc) = mapping.ray(row: (y0 + y1) / 2)
-                for c in 0..<(columns - 1) {
+                let ym = (y0 + y1) / 2
+                let (a, cc) = mapping.ray(row: ym)
+                centreTheta.withUnsafeMutableBufferPointer { t in
+                    centrePhi.withUnsafeMutableBufferPointer { p in
+                        mapping.angles(a: a, c: cc, first: step / 2, spacing: step, count: cells - 1, theta: t.baseAddress!, phi: p.baseAddress!)
+                    }
+                }
+                (centreTheta[cells - 1], centrePhi[cells - 1]) = mapping.angles(((cells - 1) * step + ow - 1) / 2, a: a, c: cc)
+                let fy = Float(ym - y0) / Float(y1 - y0)
+                for c in 0..<cells {
                     let x0 = c * step, x1 = min((c + 1) * step, ow - 1)
                     let corners = Self.corners(theta, phi, columns, r, c)
-                    let (xm, ym) = ((x0 + x1) / 2, (y0 + y1) / 2)
-                    let fx = Float(xm - x0) / Float(x1 - x0), fy = Float(ym - y0) / Float(y1 - y0)
-                    let (th, ph) = mapping.angles(xm, a: a, c: cc)
+                    let fx = Float((x0 + x1) / 2 - x0) / Float(x1 - x0)
+                    let (th, ph) = (centreTheta[c], centrePhi[c])
                     let ith = Self.lerp(Self.lerp(corners.t00, corners.t10, fx), Self.lerp(corners.t01, corners.t11, fx), fy)
                     let iph = Self.lerp(Self.lerp(corners.p00, corners.p10, fx), Self.lerp(corners.p01, corners.p11, fx), fy)
                     var dth = abs(ith - th)
@@ -178,7 +207,7 @@ final class ProjectionTable: Sendable {
                     let pole = max(abs(corners.p00), abs(corners.p10), abs(corners.p01), abs(corners.p11)) > Self.poleLatitude
                     let i = r * columns + c
                     let seam = corners.t10 != theta[i + 1] || corners.t01 != theta[i + columns] || corners.t11 != theta[i + columns + 1]
-                    exact[r * (columns - 1) + c] = pole || seam || span > 1 || dth * mapping.uScale > ProjectionTable.gridTolerance
+                    exact[r * cells + c] = pole || seam || span > 1 || dth * mapping.uScale > ProjectionTable.gridTolerance
                         || abs(iph - ph) * mapping.vScale > ProjectionTable.gridTolerance
                 }
             }
