@@ -7,7 +7,7 @@
 # preset medium, 24 fps.
 #   lapse:        `lapse hyperlapse --source video:CLIP --no-stabilize` (the view down the road, 180° from the
 #                 video's centre column, as the demo finds it; frames rendered as Y′CbCr straight into x264);
-#   lapse stab.:  the same, stabilised (the default: a second decode at 512x256 and 119 measured pairs);
+#   lapse stab.:  the same, stabilised (the default: its reference frames decoded again at 512x256, 29 pairs measured);
 #   peer:         `ffmpeg -r 24 -i CLIP -vf v360=e:flat:yaw=180:h_fov=90:v_fov=…:interp=linear -c:v libx264`.
 # RUNS (default 3) alternating runs of each; prints every run's wall and CPU seconds, the medians and the ratios.
 # Target (issue #13): lapse <= 0.9 x peer.
