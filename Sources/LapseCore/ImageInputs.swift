@@ -7,6 +7,8 @@ public struct ImageInput: Sendable, Equatable {
     public var path: String
     /// Seconds to show it, from a `path<TAB>seconds` line of a list file; `nil` means "the job's default".
     public var duration: Double?
+    /// The durations an image may be shown for, seconds (`--image-duration` and list files alike).
+    public static let durationRange: ClosedRange<Double> = 0.001...86_400
 
     public init(path: String, duration: Double? = nil) {
         self.path = path
@@ -74,6 +76,10 @@ public enum ImageInputs {
                 let text = fields[1].trimmingCharacters(in: .whitespaces)
                 guard let d = Double(text), d.isFinite, d > 0 else {
                     throw LapseError(.invalidInput, "\(listPath):\(number + 1)", "'\(text)' is not a duration in seconds")
+                }
+                // As --image-duration: a day at most (a longer still is a mistake, and would encode for ever).
+                guard ImageInput.durationRange.contains(d) else {
+                    throw LapseError(.invalidInput, "\(listPath):\(number + 1)", "duration \(text) s is outside 0.001…86400 s")
                 }
                 duration = d
             }

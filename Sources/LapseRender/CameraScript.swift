@@ -90,8 +90,9 @@ public struct CameraScript: Sendable, Equatable, Codable {
         return nil
     }
 
-    /// Checks ranges: fov in (0, 180), pitch in −90…90, non-negative look-ahead, transition and height, at
-    /// least one shot, every keyframe setting something.
+    /// Checks ranges: fov in (0, 180), pitch in −90…90, look-ahead 0…10 000 m, transition 0…100 000 frames,
+    /// camera height −1 000…10 000 m, headings and offsets within ±36 000° (a hundred turns: keyframed headings
+    /// may unwind), at least one shot, every keyframe setting something.
     /// - Throws: ``LapseError`` `.invalidInput` with `source` as subject.
     public func validate(source: String = "camera file") throws {
         func fail(_ why: String) -> LapseError { LapseError(.invalidInput, source, why) }
@@ -101,22 +102,27 @@ public struct CameraScript: Sendable, Equatable, Codable {
         func checkPitch(_ p: Double, _ what: String) throws {
             guard p.isFinite, (-90...90).contains(p) else { throw fail("\(what): pitch must be -90…90, not \(p)") }
         }
+        func checkHeading(_ h: Double, _ what: String) throws {
+            guard h.isFinite, (-36_000...36_000).contains(h) else { throw fail("\(what) must be -36000…36000 degrees, not \(h)") }
+        }
         try checkFOV(fov, "fov")
         try checkPitch(pitch, "pitch")
-        guard lookAhead.isFinite, lookAhead >= 0 else { throw fail("lookAhead must be ≥ 0 metres") }
-        guard transitionFrames >= 0 else { throw fail("transitionFrames must be ≥ 0") }
-        guard cameraHeight.isFinite else { throw fail("cameraHeight must be a number") }
+        guard lookAhead.isFinite, (0...10_000).contains(lookAhead) else { throw fail("lookAhead must be 0…10000 metres, not \(lookAhead)") }
+        guard (0...100_000).contains(transitionFrames) else { throw fail("transitionFrames must be 0…100000, not \(transitionFrames)") }
+        guard cameraHeight.isFinite, (-1_000...10_000).contains(cameraHeight) else {
+            throw fail("cameraHeight must be -1000…10000 metres, not \(cameraHeight)")
+        }
         guard !shots.isEmpty else { throw fail("at least one shot is needed") }
         for (i, k) in keyframes.enumerated() {
             let what = "keyframe \(i + 1)"
             guard k.heading != nil || k.pitch != nil || k.fov != nil else { throw fail("\(what) sets no heading, pitch or fov") }
             if let f = k.fov { try checkFOV(f, what) }
             if let p = k.pitch { try checkPitch(p, what) }
-            if let h = k.heading, !h.isFinite { throw fail("\(what): heading must be a number") }
+            if let h = k.heading { try checkHeading(h, "\(what): heading") }
         }
         for (i, s) in shots.enumerated() {
-            if case .fixed(let h) = s.mode, !h.isFinite { throw fail("shot \(i + 1): heading must be a number") }
-            if case .route(let o) = s.mode, !o.isFinite { throw fail("shot \(i + 1): offset must be a number") }
+            if case .fixed(let h) = s.mode { try checkHeading(h, "shot \(i + 1): heading") }
+            if case .route(let o) = s.mode { try checkHeading(o, "shot \(i + 1): offset") }
         }
     }
 

@@ -16,6 +16,22 @@ import TestSupport
         try FFmpegReference.frames(path, filters: "scale=in_color_matrix=bt709:in_range=limited:flags=accurate_rnd+full_chroma_int", size: (w, h))
     }
 
+    /// A list file's durations are checked as `--image-duration` is (0.001…86400 s), naming the file and line,
+    /// before anything is decoded: 1e12 s (that would encode for ever), 0, a negative or non-numeric one.
+    @Test(arguments: ["1e12", "0", "-2", "0.0001", "inf", "two"])
+    func listDurationsOutOfRangeAreRefused(_ duration: String) throws {
+        let list = dir.appendingPathComponent("bad-\(duration).txt")
+        try "\(try colour("d.png", "red"))\t1\n\(try colour("e.png", "blue"))\t\(duration)\n".write(to: list, atomically: true, encoding: .utf8)
+        #expect {
+            try ImageInputs.expand(["@" + list.path])
+        } throws: { error in
+            guard let e = error as? LapseError else { return false }
+            return e.code == .invalidInput && e.subject == list.path + ":2"
+        }
+        try "\(try colour("d.png", "red"))\t86400\n".write(to: list, atomically: true, encoding: .utf8)
+        #expect(try ImageInputs.expand(["@" + list.path]).first?.duration == 86400)
+    }
+
     @Test func durationsAddUpAndTheLastImageLastsItsWholeTime() async throws {
         let list = dir.appendingPathComponent("list.txt")
         try "\(try colour("a.png", "red"))\t1.0\n\(try colour("b.png", "lime"))\t0.5\n# comment\n\n\(try colour("c.png", "blue"))\t2\n"

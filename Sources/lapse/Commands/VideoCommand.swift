@@ -38,7 +38,7 @@ enum VideoCommand: Command {
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
         guard let output = try arguments.value("-o", "--output") else { throw LapseError.usage("no output file (-o FILE)") }
-        let imageDuration = try arguments.double("--image-duration", in: 0.001...86400)
+        let imageDuration = try arguments.double("--image-duration", in: ImageInput.durationRange)
         let duration = try arguments.double("--duration", in: 0.001...86400)
         let fps = try arguments.int("--fps", in: 1...240) ?? 30
         let size = try arguments.size("--size")
