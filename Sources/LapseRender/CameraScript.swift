@@ -90,9 +90,10 @@ public struct CameraScript: Sendable, Equatable, Codable {
         return nil
     }
 
-    /// Checks ranges: fov in (0, 180), pitch in −90…90, look-ahead 0…10 000 m, transition 0…100 000 frames,
-    /// camera height −1 000…10 000 m, headings and offsets within ±36 000° (a hundred turns: keyframed headings
-    /// may unwind), at least one shot, every keyframe setting something.
+    /// Checks ranges: fov in (0, 180), pitch in −90…90, look-ahead 0…10 000 km (longer than any route: one
+    /// heading for all of it), transition 0…100 000 frames, camera height −1 000…10 000 m, headings and offsets
+    /// within ±36 000° (any compass direction, however written), at least one shot, every keyframe setting
+    /// something.
     /// - Throws: ``LapseError`` `.invalidInput` with `source` as subject.
     public func validate(source: String = "camera file") throws {
         func fail(_ why: String) -> LapseError { LapseError(.invalidInput, source, why) }
@@ -107,7 +108,9 @@ public struct CameraScript: Sendable, Equatable, Codable {
         }
         try checkFOV(fov, "fov")
         try checkPitch(pitch, "pitch")
-        guard lookAhead.isFinite, (0...10_000).contains(lookAhead) else { throw fail("lookAhead must be 0…10000 metres, not \(lookAhead)") }
+        guard lookAhead.isFinite, (0...10_000_000).contains(lookAhead) else {
+            throw fail("lookAhead must be 0…10000000 metres, not \(lookAhead)")
+        }
         guard (0...100_000).contains(transitionFrames) else { throw fail("transitionFrames must be 0…100000, not \(transitionFrames)") }
         guard cameraHeight.isFinite, (-1_000...10_000).contains(cameraHeight) else {
             throw fail("cameraHeight must be -1000…10000 metres, not \(cameraHeight)")

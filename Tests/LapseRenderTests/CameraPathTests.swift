@@ -251,7 +251,7 @@ struct CameraPathTests {
             (#"{"keyframes": [{"frame": 1, "headng": 3}]}"#, "unknown key 'keyframes[0].headng'"),
             // Finite but out of range: would overflow or stall a render.
             (#"{"cameraHeight": 1e308}"#, "cameraHeight must be -1000…10000 metres"),
-            (#"{"lookAhead": 1e308}"#, "lookAhead must be 0…10000 metres"),
+            (#"{"lookAhead": 1e308}"#, "lookAhead must be 0…10000000 metres"),
             (#"{"transitionFrames": 100000000000}"#, "transitionFrames must be 0…100000"),
             (#"{"keyframes": [{"frame": 0, "heading": 1e308}, {"frame": 5, "heading": -1e308}]}"#, "keyframe 1: heading must be -36000…36000"),
             (#"{"shots": [{"mode": "fixed", "heading": -1e308}]}"#, "shot 1: heading must be"),
