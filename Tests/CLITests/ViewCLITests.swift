@@ -118,6 +118,14 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: out))
         let noDir = try Shell.lapse(["view", try panorama(), "-o", "/nonexistent-dir/v.png"])
         #expect(noDir.status == 1 && noDir.stderr.contains("does not exist"))
+        // A picture too wide for a panorama: the error names it (one line, exit 1).
+        let wide = dir.appendingPathComponent("wide.png").path
+        let made = try Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "color=c=red:s=40000x2",
+                                            "-frames:v", "1", wide])
+        #expect(made.status == 0, "\(made.stderr)")
+        let tooWide = try Shell.lapse(["view", wide, "-o", out])
+        #expect(tooWide.status == 1 && tooWide.stderr.contains("error: \(wide): panorama of 40000x2 pixels is too large"), "\(tooWide.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
     }
 
     @Test("--bench renders raw RGBA frames and reports times")

@@ -90,7 +90,13 @@ enum ViewCommand: Command {
         if panorama.width != 2 * panorama.height {
             console.warn("\(input) is \(panorama.width)x\(panorama.height), not 2:1; treating it as a full 360°×180° panorama")
         }
-        let view = try projector.render(panorama, pose: pose, camera: camera)
+        let view: PixelBuffer
+        do {
+            view = try projector.render(panorama, pose: pose, camera: camera)
+        } catch var error as LapseError where error.subject == nil && error.code == .invalidInput {
+            error.subject = input   // a panorama too small or too large: say which
+            throw error
+        }
         try ImageWriter.write(view, to: output, format: format, overwrite: overwrite)
         console.summary([
             "wrote \(output) (\(size.width)x\(size.height), heading \(fmt(heading))°, pitch \(fmt(pitch))°, fov \(fmt(fov))°)",
