@@ -123,7 +123,8 @@ public protocol PanoramaFeed: Sendable {
     var continuousCapture: Bool { get }
     /// Measure the motion between every n-th stop only (default 1, every stop): for frames of a recording so
     /// close together that the motion between neighbours is too small to measure well, and costs as much. The
-    /// stops between share the motion measured across them evenly.
+    /// stops between share the motion measured across them evenly. The default ``isAnalysed(_:seen:last:)``
+    /// follows it; a feed that chooses its stops otherwise gives the typical step here (it is reported).
     var analysisStride: Int { get }
     /// Whether a stop is analysed (its picture fetched and its motion from the last one analysed measured):
     /// `seen` counts the stops given to the stabiliser before it, `last` says it is the route's last. Default:

@@ -228,6 +228,16 @@ final class SequentialDecoder: @unchecked Sendable {
         if waiting.removeValue(forKey: number) == nil, number >= decoded { discarded.insert(number) }
     }
 
+    /// Whether ascending `values` hold `value` (binary search).
+    private static func sorted(_ values: [Int], contains value: Int) -> Bool {
+        var low = 0, high = values.count
+        while low < high {
+            let mid = (low + high) / 2
+            if values[mid] < value { low = mid + 1 } else { high = mid }
+        }
+        return low < values.count && values[low] == value
+    }
+
     /// The number of the next frame out of the decoder, nil past the last.
     private var upcoming: Int? {
         guard let outputs else { return decoded }
@@ -250,9 +260,6 @@ final class SequentialDecoder: @unchecked Sendable {
     func frame(number: Int) throws -> Picture {
         lock.lock(); defer { lock.unlock() }
         if let p = waiting.removeValue(forKey: number) { return p }
-        if let outputs, outputs.last.map({ number <= $0 }) ?? false, !outputs.contains(number) {
-            throw LapseError(.other, reader.name, "frame \(number) is not decoded (not a reference frame)")
-        }
         while let next = upcoming, next <= number {
             // Frames that will not be asked for are decoded (the codec needs them) but not converted.
             guard next == number || (wanted(next) && !discarded.contains(next)) else {
@@ -271,6 +278,9 @@ final class SequentialDecoder: @unchecked Sendable {
             try advance(past: next, time: time)
             if next == number { return pixels }
             waiting[next] = pixels   // asked for by a task that is running behind
+        }
+        if let outputs, !Self.sorted(outputs, contains: number), number <= outputs.last ?? -1 {
+            throw LapseError(.other, reader.name, "frame \(number) is not decoded (not a reference frame)")
         }
         if upcoming == nil, waiting[number] == nil, number >= decoded {
             throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")

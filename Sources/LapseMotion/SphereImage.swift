@@ -72,30 +72,27 @@ public struct SphereImage: Sendable {
             var x0 = (Int(fx) - r) % width
             if x0 < 0 { x0 += width }
             let y0 = Int(fy) - r
-            pixels.withUnsafeBufferPointer { p in
-                var k = 0
-                for j in 0..<side {
-                    let ya = min(max(y0 + j, 0), height - 1), yb = min(max(y0 + j + 1, 0), height - 1)
-                    let ra = ya * width, rb = yb * width
-                    if x0 + side < width {
-                        // No wrap in this window: straight runs of both rows.
+            // The window's columns and their right neighbours, wrapping around.
+            withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * side) { columns in
+                var xa = x0
+                for i in 0..<side {
+                    let xb = xa + 1 == width ? 0 : xa + 1
+                    columns[i] = xa
+                    columns[side + i] = xb
+                    xa = xb
+                }
+                pixels.withUnsafeBufferPointer { p in
+                    var k = 0
+                    for j in 0..<side {
+                        let ya = min(max(y0 + j, 0), height - 1), yb = min(max(y0 + j + 1, 0), height - 1)
+                        let ra = ya * width, rb = yb * width
                         for i in 0..<side {
-                            let xa = x0 + i
-                            let top = p[ra + xa] + (p[ra + xa + 1] - p[ra + xa]) * ax
-                            let bottom = p[rb + xa] + (p[rb + xa + 1] - p[rb + xa]) * ax
+                            let xa = columns[i], xb = columns[side + i]
+                            let top = p[ra + xa] + (p[ra + xb] - p[ra + xa]) * ax
+                            let bottom = p[rb + xa] + (p[rb + xb] - p[rb + xa]) * ax
                             o[k + i] = top + (bottom - top) * ay
                         }
                         k += side
-                        continue
-                    }
-                    var xa = x0
-                    for _ in 0..<side {
-                        let xb = xa + 1 == width ? 0 : xa + 1
-                        let top = p[ra + xa] + (p[ra + xb] - p[ra + xa]) * ax
-                        let bottom = p[rb + xa] + (p[rb + xb] - p[rb + xa]) * ax
-                        o[k] = top + (bottom - top) * ay
-                        k += 1
-                        xa = xb
                     }
                 }
             }

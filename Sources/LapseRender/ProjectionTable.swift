@@ -44,12 +44,12 @@ final class ProjectionTable: Sendable {
     static let gridTolerance: Float = 4
 
     /// - Parameter exact: compute every pixel's source position (for comparison); by default the mapping is
-    ///   computed exactly on a grid every ``gridStep`` output pixels and interpolated bilinearly between (the
-    ///   longitude unwrapped across the seam), and every cell whose centre the interpolation misses by more than
-    ///   ``gridTolerance`` (1/64 px), that reaches within 21° of a pole or that straddles the seam, is computed
-    ///   exactly. The mapping's curvature over 8 pixels of a 90° view
-    ///   moves a sample by about 0.004 source pixels, so the two tables agree to within their rounding (a few
-    ///   1/256 px) while the grid's costs an eighth of the time (a stabilised hyperlapse needs a table a frame).
+    ///   computed exactly on a grid every ``gridStep`` output pixels and interpolated bilinearly between, and
+    ///   every cell whose centre the interpolation misses by more than ``gridTolerance`` (1/64 px), that reaches
+    ///   within 21° of a pole or that straddles the seam is computed exactly. The mapping's curvature over 8
+    ///   pixels of a 90° view moves a sample by about 0.004 source pixels, so the two tables agree to within
+    ///   their rounding (a few 1/256 px) while the grid's costs about a third of the time (a stabilised
+    ///   hyperlapse needs a table a frame).
     init(key: ProjectionTableKey, exact: Bool = false) {
         self.key = key
         let ow = key.outputWidth, oh = key.outputHeight
@@ -143,9 +143,9 @@ final class ProjectionTable: Sendable {
         /// `x·a + c`.
         @inline(__always)
         func angles(_ i: Int, a: SIMD3<Float>, c: SIMD3<Float>) -> (theta: Float, phi: Float) {
-            let x = Float(i) * xStep + xStart
-            let dx = a.x * x + c.x, dy = a.y * x + c.y, dz = a.z * x + c.z
-            return (ProjectionTable.atan2(dx, dz), ProjectionTable.atan2(dy, (dx * dx + dz * dz).squareRoot()))
+            var theta: Float = 0, phi: Float = 0
+            angles(a: a, c: c, first: i, spacing: 1, count: 1, theta: &theta, phi: &phi)
+            return (theta, phi)
         }
     }
 
