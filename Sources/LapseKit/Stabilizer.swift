@@ -86,7 +86,7 @@ public struct StabilizationReport: Sendable, Equatable {
 ///   (``MotionEstimator``; left out where it disagrees with trusted metadata by more than 4σ or 5°), the
 ///   source's heading where it knows one (``HyperlapseStop/headingUncertainty``), and for a camera's own track
 ///   (``PanoramaFeed/followsCamera``) the track's bearing (``TrackHeadings``) as the heading of the direction of
-///   travel measured in the picture; for a panorama of a planned route whose source knows no heading (a Panoramax
+///   travel measured in the picture (the one it and the four frames either side agree on); for a panorama of a planned route whose source knows no heading (a Panoramax
 ///   picture without `view:azimuth`), the bearing to the next frame's panorama as the heading of the direction of
 ///   travel measured in its picture (`positions`); the level from the source's tilt and roll, else the prior
 ///   that the camera is upright (3°). The first frame, if nothing else gives its heading, keeps the source's.
@@ -95,7 +95,7 @@ public struct StabilizationReport: Sendable, Equatable {
 ///   over ±8 frames.
 /// - Stops whose camera did not move since the last one kept (a camera's own track only: no parallax and no
 ///   turn) are dropped.
-/// - Memory: the smoother's lag and the travel window of small records, one picture.
+/// - Memory: the smoother's lag, the travel windows of small records, one picture.
 struct Stabilizer {
     struct Output {
         var stop: HyperlapseStop
@@ -112,6 +112,9 @@ struct Stabilizer {
     let positionsKnown: Bool
     /// Half the window of the travel average, frames.
     let travelWindow = 8
+    /// Half the window of frames whose directions of travel in the pictures, turned into one frame's by the
+    /// rotations measured between them, agree on that frame's (a camera's own track).
+    let consensusWindow = 4
 
     private var smoother: OrientationSmoother
     private var toneMatcher = ToneMatcher()
@@ -130,6 +133,9 @@ struct Stabilizer {
         var travel: SIMD3<Double>?
         /// One standard deviation of `travel`, degrees.
         var travelUncertainty: Double?
+        /// The direction of travel in this frame's picture that it and its neighbours agree on
+        /// (``Stabilizer/consensusTravel(_:)``).
+        var consensus: SIMD3<Double>?
         var tone: ToneCorrection?
         var sources: [String] = []
         var orientation: Rotation?
@@ -139,6 +145,8 @@ struct Stabilizer {
     }
     /// Analysed, waiting for the next frame (its travel) and the track ahead.
     private var analysed: [Entry] = []
+    /// The latest entries given to the smoother, newest last (at most ``consensusWindow``).
+    private var recent: [Entry] = []
     /// Given to the smoother, waiting for its orientation.
     private var smoothing: [Entry] = []
     /// Oriented, waiting for the travel window; `oriented[..<nextOut]` are handed out and kept for the window.
@@ -258,11 +266,11 @@ struct Stabilizer {
     }
 
     /// The direction of travel in a frame's picture: `forward` when given; the mount's for a rigid mount (the
-    /// median of many is steadier than any one); else the frame's own, or the mount's.
+    /// median of many is steadier than any one); else the one the frame and its neighbours agree on, or the mount's.
     private func travelInPicture(_ e: Entry) -> SIMD3<Double>? {
         if let f = options.forward { return Self.direction(longitude: f) }
         if mountIsRigid { return mount }
-        return e.travel ?? mount
+        return e.consensus ?? e.travel ?? mount
     }
 
     static func direction(longitude: Double) -> SIMD3<Double> {
@@ -275,15 +283,18 @@ struct Stabilizer {
         // 1. Evidence to the smoother: once the next frame gave this one's travel, and the track reaches far
         //    enough ahead for its heading.
         while let entry = analysed.first {
-            let hasNext = analysed.count > 1
+            let hasNext = analysed.count > (followsCamera ? consensusWindow + 1 : 1)
             let trackReady = !followsCamera || !positionsKnown
                 || track.last.map { $0.distance(to: entry.stop.position) >= 50 } ?? false
             guard ended || (hasNext && trackReady) else { break }
             analysed.removeFirst()
             let index = framesAdded - analysed.count - 1
             var e = entry
+            if followsCamera { e.consensus = consensusTravel(entry) }
             smoother.add(evidence(for: &e, index: index))
             smoothing.append(e)
+            recent.append(entry)
+            if recent.count > consensusWindow { recent.removeFirst() }
             // Positions more than the track window behind are not needed any more.
             let keepFrom = max(0, index - 200)
             if keepFrom > trackStart, track.count > 400 {
@@ -309,6 +320,40 @@ struct Stabilizer {
         }
     }
 
+    /// The direction of travel in `e`'s picture that the frames around it agree on: theirs (up to
+    /// ``consensusWindow`` either side, `e` being `analysed.first`) turned into `e`'s frame by the rotations
+    /// measured between them (a chain broken where one was not measured), and of those the mean of the ones within
+    /// 6° of their medoid (the one nearest all the others). One pair's focus of expansion is off by a few degrees,
+    /// now and then by tens (other vehicles, a featureless stretch); the rotations between frames are good to a
+    /// tenth of a degree, so their neighbours' outvote it. Nil when no frame in the window has one.
+    private func consensusTravel(_ e: Entry) -> SIMD3<Double>? {
+        var candidates: [SIMD3<Double>] = []
+        if let t = e.travel { candidates.append(t) }
+        // Later frames: frame k+d to frame k is M_{k+1}ᵀ ··· M_{k+d}ᵀ (d_B = M d_A).
+        var toHere = Rotation.identity
+        for next in analysed.dropFirst().prefix(consensusWindow) {
+            guard let m = next.motion else { break }
+            toHere = toHere * m.rotation.transposed
+            if let t = next.travel { candidates.append(toHere * t) }
+        }
+        // Earlier frames: frame k−d to frame k is M_k ··· M_{k−d+1}.
+        var motion = e.motion
+        toHere = .identity
+        for before in recent.reversed() {
+            guard let m = motion else { break }
+            toHere = toHere * m.rotation
+            if let t = before.travel { candidates.append(toHere * t) }
+            motion = before.motion
+        }
+        guard !candidates.isEmpty else { return nil }
+        func angle(_ a: SIMD3<Double>, _ b: SIMD3<Double>) -> Double { acos(min(1, max(-1, (a * b).sum()))) }
+        let medoid = candidates.min { a, b in
+            candidates.reduce(0) { $0 + angle(a, $1) } < candidates.reduce(0) { $0 + angle(b, $1) }
+        }!
+        let near = candidates.filter { angle($0, medoid) < 6 * .pi / 180 }.reduce(SIMD3<Double>.zero, +)
+        return near / (near * near).sum().squareRoot()
+    }
+
     private func evidence(for e: inout Entry, index: Int) -> OrientationSmoother.Evidence {
         var headings: [OrientationSmoother.Heading] = []
         if let sigma = e.stop.headingUncertainty {
@@ -317,15 +362,15 @@ struct Stabilizer {
         }
         if followsCamera, positionsKnown, let bearing = TrackHeadings.heading(at: index - trackStart, in: track) {
             e.trackBearing = bearing
-            // The direction of travel in the picture: each pair's own (a mount's median would add its bias to
-            // every frame alike), to about 10° from one pair, with outliers (the focus of expansion of a camera
-            // moving forward trades off against its yaw: those more than 25° from the orientation so far are left
-            // out). Its fit's own uncertainty is no better guide: trusted by it (three times the information's,
+            // The direction of travel in the picture: the one this frame and its neighbours agree on
+            // (``consensusTravel(_:)``; a mount's median would add its bias to every frame alike), to about 10°,
+            // with outliers left (the focus of expansion of a camera moving forward trades off against its yaw:
+            // those more than 25° from the orientation so far are left out). Its fit's own uncertainty is no better guide: trusted by it (three times the information's,
             // 2–10°), four runs of turned photos ended 0.7–2° off, against 0.7–1.3° at 10°. A measured one is
             // also level with the world, give or take the road's grade: it holds the pitch along the way.
-            if let v = options.forward.map(Self.direction(longitude:)) ?? e.travel ?? mount {
+            if let v = options.forward.map(Self.direction(longitude:)) ?? e.consensus ?? mount {
                 let given = options.forward != nil
-                let measured = given ? nil : e.travel.map { _ in e.travelUncertainty ?? 10 }
+                let measured = given ? nil : e.consensus.map { _ in e.travelUncertainty ?? 10 }
                 headings.append(.init(direction: v, heading: bearing, sigma: given ? 5 : 10, gate: given ? nil : 25,
                                       elevation: measured == nil ? nil : 0, elevationSigma: max(2.5, 3 * (measured ?? 0))))
                 e.sources.append("track")
