@@ -37,9 +37,6 @@ public final class AtomicOutput: @unchecked Sendable {
         }
     }
 
-    /// Registry of live temporary files, removed by ``removeAllPending()`` when the process is interrupted.
-    private static let pending = PendingPaths()
-
     /// - Parameters:
     ///   - path: the target path.
     ///   - overwrite: replace an existing file at `path`; otherwise an existing file is an error.
@@ -62,12 +59,14 @@ public final class AtomicOutput: @unchecked Sendable {
         guard access(directory, W_OK) == 0 else {
             throw LapseError(.output, path, "directory \(directory) is not writable")
         }
+        // A run killed outright (SIGKILL, a crash) could not delete its temporary file: gone before starting again.
+        Self.removeStale(for: path)
         let name = url.lastPathComponent
         let ext = url.pathExtension
         let token = UInt32.random(in: 0...UInt32.max)
         let tempName = ".\(name).\(getpid())-\(String(token, radix: 16)).partial" + (ext.isEmpty ? "" : ".\(ext)")
         temporaryPath = url.deletingLastPathComponent().appendingPathComponent(tempName).path
-        Self.pending.insert(temporaryPath)
+        TemporaryFiles.register(temporaryPath)
     }
 
     /// Moves the temporary file onto the target path. Without ``overwrite`` a file that appeared at the target
@@ -79,7 +78,7 @@ public final class AtomicOutput: @unchecked Sendable {
     public func commit() throws {
         guard !finished else { return }
         finished = true
-        Self.pending.remove(temporaryPath)
+        TemporaryFiles.unregister(temporaryPath)
         // Ordinary file permissions (0666 less the umask), whatever the writer created it with (giflib uses 0600).
         chmod(temporaryPath, 0o666 & ~Self.umaskValue)
         if overwrite {
@@ -128,7 +127,7 @@ public final class AtomicOutput: @unchecked Sendable {
     public func discard() {
         guard !finished else { return }
         finished = true
-        Self.pending.remove(temporaryPath)
+        TemporaryFiles.unregister(temporaryPath)
         unlink(temporaryPath)
     }
 
@@ -146,18 +145,16 @@ public final class AtomicOutput: @unchecked Sendable {
         return temporary.contains("/") ? (folder as NSString).appendingPathComponent(target) : target
     }
 
-    /// Deletes every temporary file not yet committed or discarded. Safe to call from a signal handler's
-    /// dispatch source (not from the raw handler).
-    public static func removeAllPending() {
-        for path in pending.all() { unlink(path) }
+    /// Writes `data` to ``temporaryPath`` (replacing what is there), directly: Foundation's atomic writes
+    /// (`FileManager.createFile`, `Data.write(options: .atomic)`) add a second temporary file of their own
+    /// (`.dat.nosync…`), which an interruption would leave in the output folder.
+    /// - Throws: ``LapseError`` `.output` naming ``path`` when the file cannot be written.
+    public func write(_ data: Data) throws {
+        do {
+            try data.write(to: URL(fileURLWithPath: temporaryPath))
+        } catch {
+            let reason = (error as NSError).localizedDescription
+            throw LapseError(.output, path, "cannot write: \(reason)")
+        }
     }
-}
-
-private final class PendingPaths: @unchecked Sendable {
-    // @unchecked: every access goes through `lock`.
-    private let lock = NSLock()
-    private var paths = Set<String>()
-    func insert(_ p: String) { lock.lock(); paths.insert(p); lock.unlock() }
-    func remove(_ p: String) { lock.lock(); paths.remove(p); lock.unlock() }
-    func all() -> [String] { lock.lock(); defer { lock.unlock() }; return Array(paths) }
 }

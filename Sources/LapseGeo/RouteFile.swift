@@ -84,8 +84,8 @@ public enum RouteFile {
         }
         let output = try AtomicOutput(path: path, overwrite: overwrite)
         do {
-            guard FileManager.default.createFile(atPath: output.temporaryPath, contents: nil),
-                  let handle = FileHandle(forWritingAtPath: output.temporaryPath) else {
+            try output.write(Data())
+            guard let handle = FileHandle(forWritingAtPath: output.temporaryPath) else {
                 throw LapseError(.output, path, "cannot create the file")
             }
             var writer = _ChunkedWriter(handle: handle, path: path)

@@ -58,7 +58,7 @@ public struct ConcatJob: Sendable {
         let metadata = try Self.mergedMetadata(Concatenator.metadata(of: inputs))
         let result = try Concatenator.concat(inputs, to: output, metadata: metadata, overwrite: overwrite, progress: progress)
         if let credits, let mergedCredits {
-            try Data(mergedCredits.utf8).write(to: URL(fileURLWithPath: credits.temporaryPath))
+            try credits.write(Data(mergedCredits.utf8))
             try credits.commit()
         }
         var gifSummary: GIFSummary?

@@ -172,10 +172,6 @@ public struct HyperlapseJob: Sendable {
     var sidecarBase: String { (output as NSString).deletingPathExtension }
 
     private func openOutputs() throws -> (video: AtomicOutput, credits: AtomicOutput, job: AtomicOutput?) {
-        // A run killed outright (SIGKILL) could not delete its temporary files: remove them before starting again.
-        for path in [output, sidecarBase + ".credits.txt", sidecarBase + ".job.json"] + (gif.map { [$0] } ?? []) {
-            AtomicOutput.removeStale(for: path)
-        }
         // Files the job reads may not be written over (the video source, route, track and camera files).
         let source = settings?.source.flatMap { $0.hasPrefix("video:") ? String($0.dropFirst(6)) : nil }
         let inputs = [source, settings?.route, settings?.track, settings?.keyframes].compactMap { $0 }
@@ -349,11 +345,10 @@ public struct HyperlapseJob: Sendable {
         } ?? planner.attributions
         // The MP4 index (and its metadata) is written last: the credits of every panorama used go in.
         try encoder.finish(metadata: Self.creditsMetadata(attributions, routeCredit: routeCredit))
-        try Data(Self.creditsText(attributions, feed: feed.name, routeCredit: routeCredit).utf8)
-            .write(to: URL(fileURLWithPath: credits.temporaryPath))
+        try credits.write(Data(Self.creditsText(attributions, feed: feed.name, routeCredit: routeCredit).utf8))
         if let jobFile, var settings = self.settings {
             settings.frames = planner.orientations.isEmpty ? nil : planner.orientations
-            try settings.withAbsolutePaths().jsonData().write(to: URL(fileURLWithPath: jobFile.temporaryPath))
+            try jobFile.write(settings.withAbsolutePaths().jsonData())
         }
         let gifSummary = try await gifEncoder?.finish()
         try video.commit()

@@ -45,9 +45,7 @@ public enum ImageWriter {
         let output = try AtomicOutput(path: path, overwrite: overwrite)
         do {
             let bytes = try encode(image, as: format)
-            guard FileManager.default.createFile(atPath: output.temporaryPath, contents: Data(bytes)) else {
-                throw LapseError(.output, path, "cannot write the file")
-            }
+            try output.write(Data(bytes))
             try output.commit()
         } catch {
             output.discard()

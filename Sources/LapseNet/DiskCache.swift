@@ -44,8 +44,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
 /// An on-disk cache of downloaded bytes (tiles, metadata), one file per ``CacheKey``.
 ///
-/// Writes are atomic (a temporary file in the same folder, then `rename`), so an interrupted run leaves either
-/// a whole entry or none; entries are checked by the caller's `validate` before reuse and deleted when they fail
+/// Writes are atomic (a temporary file in the cache's `.partial` folder, then `rename`), so an interrupted run
+/// leaves either a whole entry or none: the temporary files are deleted when the process is interrupted
+/// (``TemporaryFiles``), and those of a process killed outright when the cache is next opened; entries are checked by the caller's `validate` before reuse and deleted when they fail
 /// (a truncated JPEG is fetched again). Safe to use from many tasks at once.
 public struct DiskCache: Sendable {
     /// The cache's root folder.
@@ -72,7 +73,11 @@ public struct DiskCache: Sendable {
             throw LapseError(.output, dir.path, "cannot create the cache folder")
         }
         self.directory = dir
+        TemporaryFiles.removeOrphans(in: partialFolder, prefix: "")
     }
+
+    /// Where entries are written before they are renamed into place (no key's path starts with a dot).
+    var partialFolder: URL { directory.appendingPathComponent(".partial", isDirectory: true) }
 
     /// The file that holds `key`.
     public func fileURL(for key: CacheKey) -> URL {
@@ -101,12 +106,15 @@ public struct DiskCache: Sendable {
     public func store(_ data: Data, for key: CacheKey) throws {
         let url = fileURL(for: key)
         let folder = url.deletingLastPathComponent()
-        let temp = folder.appendingPathComponent(".\(url.lastPathComponent).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial")
+        let temp = partialFolder.appendingPathComponent("\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).partial")
+        TemporaryFiles.register(temp.path)
+        defer { TemporaryFiles.unregister(temp.path) }
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: partialFolder, withIntermediateDirectories: true)
             try data.write(to: temp)
         } catch {
-            try? FileManager.default.removeItem(at: temp)
+            unlink(temp.path)
             throw LapseError(.output, url.path, "cannot write the cache entry")
         }
         if rename(temp.path, url.path) != 0 {

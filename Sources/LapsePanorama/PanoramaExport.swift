@@ -183,7 +183,7 @@ public struct PanoramaExport: Sendable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(Manifest(source: source.name, radius: radius, coverage: coverage, points: points, panoramas: written))
         let output = try AtomicOutput(path: path, overwrite: overwrite)
-        guard FileManager.default.createFile(atPath: output.temporaryPath, contents: data) else {
+        do { try output.write(data) } catch {
             output.discard()
             throw LapseError(.output, path, "cannot write the manifest")
         }

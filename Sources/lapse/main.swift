@@ -33,7 +33,7 @@ func installSignalHandlers() -> [any DispatchSourceSignal] {
         signal(sig, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
         source.setEventHandler {
-            AtomicOutput.removeAllPending()
+            TemporaryFiles.removeAll()
             FileHandle.standardError.write(Data("\ninterrupted\n".utf8))
             exit(sig == SIGINT ? ExitStatus.interrupted : 128 + sig)
         }

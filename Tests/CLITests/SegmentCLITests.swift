@@ -243,7 +243,7 @@ import TestSupport
         // The joined credits are the single run's (every panorama's copyright once).
         #expect(try String(contentsOfFile: path("joined.credits.txt"), encoding: .utf8)
                 == String(contentsOfFile: path("single.credits.txt"), encoding: .utf8))
-        let partials = FileManager.default.enumerator(atPath: path("cache"))?.compactMap { $0 as? String }.filter { $0.hasSuffix(".partial") } ?? []
+        let partials = FileManager.default.enumerator(atPath: path("cache"))?.compactMap { $0 as? String }.filter { $0.hasSuffix(".partial") && $0 != ".partial" } ?? []
         #expect(partials.isEmpty, "\(partials)")
     }
 }

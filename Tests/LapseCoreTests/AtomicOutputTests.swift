@@ -79,6 +79,22 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: live) && FileManager.default.fileExists(atPath: other))
     }
 
+    /// Opening an output deletes its stale temporary files (every command's outputs); writing through it makes no
+    /// temporary file of Foundation's own (`.dat.nosync…`) beside its own.
+    @Test func openingRemovesStaleFilesAndWritingMakesNoOthers() throws {
+        let child = try Shell.run("/bin/sh", ["-c", "echo $$"])
+        let deadPID = try #require(Int32(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let stale = path(".m.json.\(deadPID)-9a.partial.json")
+        try write("x", to: stale)
+        let output = try AtomicOutput(path: path("m.json"), overwrite: false)
+        #expect(!FileManager.default.fileExists(atPath: stale))
+        try output.write(Data("{}".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [URL(fileURLWithPath: output.temporaryPath).lastPathComponent])
+        try output.commit()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["m.json"])
+        #expect(try read(path("m.json")) == "{}")
+    }
+
     /// Discarding (or dropping) an output leaves the target as it was.
     @Test func discardLeavesNothing() throws {
         do {

@@ -20,6 +20,23 @@ import TestSupport
         #expect(files == ["2_1.jpg"])
     }
 
+    /// Entries are written in the cache's `.partial` folder and renamed into place; the temporary files a
+    /// process killed outright left there are deleted when the cache is next opened (a running one's stay).
+    @Test func temporaryFilesOfKilledRunsAreRemoved() throws {
+        let dir = TestData.scratchDirectory("cache-stale")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let partial = dir.appendingPathComponent(".partial")
+        try FileManager.default.createDirectory(at: partial, withIntermediateDirectories: true)
+        let child = try Shell.run("/bin/sh", ["-c", "echo $$"])
+        let deadPID = try #require(Int32(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+        for name in ["\(deadPID)-1f.partial", "1-2e.partial"] { try Data([0]).write(to: partial.appendingPathComponent(name)) }
+        let cache = try DiskCache(directory: dir)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: partial.path) == ["1-2e.partial"])
+        try cache.store(Data([7]), for: CacheKey("a", "b.jpg"))
+        #expect(cache.data(for: CacheKey("a", "b.jpg")) == Data([7]))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: partial.path) == ["1-2e.partial"])
+    }
+
     @Test(arguments: [
         ("../../etc/passwd", "%2E.%2F..%2Fetc%2Fpasswd"),
         ("abc-DEF_123", "abc-DEF_123"),
