@@ -30,6 +30,8 @@ public struct PanoramaExport: Sendable {
         public var failed: [(id: String, reason: String)]
         public var tilesDownloaded: Int
         public var tilesFromCache: Int
+        /// Panoramas an earlier, unfinished run of the same job had written (kept, not fetched again).
+        public var resumed: Int
         /// The manifest's path.
         public var manifestPath: String
     }
@@ -59,6 +61,7 @@ public struct PanoramaExport: Sendable {
     ///   fail, the first failure is thrown.
     public func run(points: [RoutePoint]) async throws -> Result {
         guard !points.isEmpty else { throw LapseError(.invalidInput, nil, "the route has no points") }
+        try checkManifest()
         let matches = try await PanoramaLookup.matches(for: points, in: source, radius: radius)
         let coverage = CoverageSummary(matches)
         guard coverage.withImagery > 0 else {
@@ -71,11 +74,22 @@ public struct PanoramaExport: Sendable {
     /// without a lookup: each is its own "route point".
     public func run(panoramas: [PanoramaMetadata]) async throws -> Result {
         guard !panoramas.isEmpty else { throw LapseError(.notFound, source.name, "no panoramas to write") }
+        try checkManifest()
         let matches = panoramas.enumerated().map { i, p in
             PanoramaMatch(index: i, coordinate: p.coordinate, distanceAlongRoute: 0, routeHeading: p.heading,
                           panorama: p, distance: 0, repeatsPrevious: false)
         }
         return try await write(matches: matches, coverage: CoverageSummary(matches))
+    }
+
+    var manifestPath: String { URL(fileURLWithPath: outputDirectory).appendingPathComponent("manifest.json").path }
+
+    /// A finished job's folder (it has a manifest) is not written again without `overwrite`: checked before any
+    /// lookup is sent. An unfinished one's (killed or interrupted before its manifest) is completed.
+    private func checkManifest() throws {
+        if FileManager.default.fileExists(atPath: manifestPath), !overwrite {
+            throw LapseError(.output, manifestPath, "file exists (use --overwrite to replace it)")
+        }
     }
 
     private func write(matches: [PanoramaMatch], coverage: CoverageSummary) async throws -> Result {
@@ -84,10 +98,8 @@ public struct PanoramaExport: Sendable {
         } catch {
             throw LapseError(.output, outputDirectory, "cannot create the folder")
         }
-        let manifestPath = URL(fileURLWithPath: outputDirectory).appendingPathComponent("manifest.json").path
-        if FileManager.default.fileExists(atPath: manifestPath), !overwrite {
-            throw LapseError(.output, manifestPath, "file exists (use --overwrite to replace it)")
-        }
+        try checkManifest()
+        let journal = try Journal(folder: outputDirectory, job: "\(source.name)|\(resolution)|\(jpegQuality)", fresh: overwrite)
         // Distinct panoramas in route order.
         var seen = Set<String>()
         var unique: [PanoramaMetadata] = []
@@ -95,24 +107,25 @@ public struct PanoramaExport: Sendable {
 
         var written: [Int: Written] = [:]
         var failed: [(Int, String, String)] = []
-        var downloaded = 0, cached = 0, done = 0
+        var downloaded = 0, cached = 0, done = 0, resumed = 0
         let progress = self.progress
         progress?(ProgressEvent(stage: "panoramas", completed: 0, total: unique.count, unit: "panoramas"))
-        try await withThrowingTaskGroup(of: (Int, Swift.Result<(Written, Int, Int), LapseError>).self) { group in
+        try await withThrowingTaskGroup(of: (Int, Swift.Result<Fetched, LapseError>).self) { group in
             var next = 0
             func addNext() {
                 guard next < unique.count else { return }
                 let i = next, pano = unique[i]
                 next += 1
-                group.addTask { (i, await self.fetchAndWrite(pano, number: i)) }
+                group.addTask { (i, await self.fetchAndWrite(pano, number: i, journal: journal)) }
             }
             for _ in 0..<max(1, concurrentPanoramas) { addNext() }
             for try await (i, outcome) in group {
                 switch outcome {
-                case .success(let (w, d, c)):
-                    written[i] = w
-                    downloaded += d
-                    cached += c
+                case .success(let f):
+                    written[i] = f.written
+                    downloaded += f.downloaded
+                    cached += f.fromCache
+                    if f.kept { resumed += 1 }
                 case .failure(let error):
                     if error.code == .cancelled || error.code == .denied || error.code == .output { throw error }
                     failed.append((i, unique[i].id, error.description))
@@ -128,10 +141,11 @@ public struct PanoramaExport: Sendable {
         }
         let writtenList = written.keys.sorted().compactMap { written[$0] }
         try writeManifest(matches: matches, coverage: coverage, written: writtenList, path: manifestPath)
+        journal.finish()
         source.jobFinished()
         return Result(matches: matches, coverage: coverage, written: writtenList,
                       failed: failed.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) },
-                      tilesDownloaded: downloaded, tilesFromCache: cached, manifestPath: manifestPath)
+                      tilesDownloaded: downloaded, tilesFromCache: cached, resumed: resumed, manifestPath: manifestPath)
     }
 
     /// The file name of the `number`-th distinct panorama: `0001_<id>.jpg` with the id made safe.
@@ -140,7 +154,19 @@ public struct PanoramaExport: Sendable {
         return String(repeating: "0", count: max(0, 4 - n.count)) + n + "_" + CacheKey.sanitise(id) + ".jpg"
     }
 
-    private func fetchAndWrite(_ pano: PanoramaMetadata, number: Int) async -> Swift.Result<(Written, Int, Int), LapseError> {
+    /// One panorama done: its record, its tiles downloaded and from the cache, whether an earlier run wrote it.
+    private struct Fetched: Sendable {
+        var written: Written
+        var downloaded: Int, fromCache: Int
+        var kept: Bool
+    }
+
+    private func fetchAndWrite(_ pano: PanoramaMetadata, number: Int, journal: Journal) async -> Swift.Result<Fetched, LapseError> {
+        let name = Self.fileName(number: number, id: pano.id)
+        // Written by an earlier run of this job that did not finish: kept.
+        if let w = journal.reusable(name, for: pano, in: outputDirectory) {
+            return .success(Fetched(written: w, downloaded: 0, fromCache: 0, kept: true))
+        }
         do {
             let image = try await source.image(for: pano, resolution: resolution)
             if !image.placeholderTiles.isEmpty {
@@ -148,12 +174,13 @@ public struct PanoramaExport: Sendable {
             } else if image.fellBack, let asked = image.requestedZoom, let used = image.zoom {
                 warning?("\(pano.source) pano \(pano.id): no imagery at zoom \(asked) (the service answered tile errors); used zoom \(used)")
             }
-            let name = Self.fileName(number: number, id: pano.id)
             let path = URL(fileURLWithPath: outputDirectory).appendingPathComponent(name).path
-            try ImageWriter.write(image.pixels, to: path, format: .jpeg(quality: jpegQuality), overwrite: overwrite)
             let w = Written(panorama: image.metadata, file: name, width: image.pixels.width, height: image.pixels.height,
                             zoom: image.zoom, placeholderTiles: image.placeholderTiles)
-            return .success((w, image.tilesDownloaded, image.tilesFromCache))
+            // Recorded before the image is in place: an image of the folder without its line is not this job's.
+            if !FileManager.default.fileExists(atPath: path) || overwrite { try journal.append(w) }
+            try ImageWriter.write(image.pixels, to: path, format: .jpeg(quality: jpegQuality), overwrite: overwrite)
+            return .success(Fetched(written: w, downloaded: image.tilesDownloaded, fromCache: image.tilesFromCache, kept: false))
         } catch let error as LapseError {
             return .failure(error)
         } catch {

@@ -67,9 +67,11 @@ import TestSupport
         let tilesAfterFirst = (try stats(server)["by_kind"] as? [String: Int])?["tiles"]
         #expect(tilesAfterFirst == 6)
 
-        // Same files again without --overwrite: refused. With it: every tile from the cache.
+        // Same files again without --overwrite: refused, before any request. With it: every tile from the cache.
+        let before = try stats(server)["by_kind"] as? [String: Int]
         let refused = try Shell.lapse(args, environment: env)
         #expect(refused.status == 1 && refused.stderr.contains("--overwrite"))
+        #expect(try stats(server)["by_kind"] as? [String: Int] == before)
         let again = try Shell.lapse(args + ["--overwrite", "--json"], environment: env)
         #expect(again.status == 0, "\(again.stderr)")
         let summary = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
@@ -107,6 +109,55 @@ import TestSupport
         let flat = try Shell.lapse(["panoramas", "--source", "local:" + TestData.path("images/opensfm_lund/images"),
                                     "--out", dir.appendingPathComponent("lund").path])
         #expect(flat.status == 1 && flat.stderr.contains("no usable 360° photo (29 skipped"))
+    }
+
+    /// Killed (SIGKILL, then SIGINT) with three of ten panoramas written, then run again: the rerun completes the
+    /// folder, keeping what the first one wrote, and the folder is the clean run's byte for byte, with no
+    /// temporary file or journal left; a third run is refused (the job is finished) before any lookup.
+    @Test func killedRunIsCompletedByTheRerun() throws {
+        let photos = dir.appendingPathComponent("resume-photos")
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        for k in 1...10 {
+            try FileManager.default.copyItem(atPath: TestData.path("pano360/trekview_360/\(k % 2 == 0 ? "GSAG2002" : "R0014760").JPG"),
+                                             toPath: photos.appendingPathComponent(String(format: "P%02d.JPG", k)).path)
+        }
+        func arguments(_ out: String) -> [String] { ["panoramas", "--source", "local:" + photos.path, "--out", out] }
+        let reference = dir.appendingPathComponent("resume-clean").path
+        let clean = try Shell.lapse(arguments(reference))
+        #expect(clean.status == 0, "\(clean.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: reference).sorted()
+        #expect(files.count == 11)
+        for (signal, name) in [(SIGKILL, "kill"), (SIGINT, "int")] {
+            let out = dir.appendingPathComponent("resume-" + name).path
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Shell.lapseBinary)
+            process.arguments = arguments(out)
+            let err = Pipe()
+            process.standardError = err
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            var seen = ""
+            while !seen.contains("panoramas: 3/10") {
+                let chunk = err.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                seen += String(decoding: chunk, as: UTF8.self)
+            }
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            let left = try FileManager.default.contentsOfDirectory(atPath: out)
+            let images = left.filter { $0.hasSuffix(".jpg") && !$0.hasPrefix(".") }
+            #expect(!left.contains("manifest.json") && images.count >= 3 && images.count < 10, "\(name): \(left)")
+            let again = try Shell.lapse(arguments(out) + ["--json"])
+            #expect(again.status == 0, "\(name): \(again.stderr)")
+            let summary = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
+            #expect(summary?["resumed"] as? Int == images.count, "\(name): \(again.stdout)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == files, "\(name)")
+            for file in files {
+                #expect(FileManager.default.contentsEqual(atPath: out + "/" + file, andPath: reference + "/" + file), "\(name): \(file)")
+            }
+            let third = try Shell.lapse(arguments(out))
+            #expect(third.status == 1 && third.stderr.contains("manifest.json: file exists"), "\(third.stderr)")
+        }
     }
 
     @Test func videoWithoutATrackTakesEveryNthFrame() throws {

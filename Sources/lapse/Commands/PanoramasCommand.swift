@@ -11,7 +11,8 @@ enum PanoramasCommand: Command {
         Finds the 360° panorama nearest to every point of a route, downloads each distinct one (tiles run
         concurrently and are cached), and writes them as equirectangular JPEGs plus manifest.json (each route
         point with the pano id chosen, its distance, heading and date). Prints a coverage summary: points with
-        and without imagery, unique panoramas, consecutive duplicates dropped.
+        and without imagery, unique panoramas, consecutive duplicates dropped. A run that was killed or
+        interrupted is completed by running the same command again: the panoramas it wrote are kept.
 
         Route:
           --route FILE            GPX, GeoJSON, KML, 'lat,lng' lines or an encoded polyline
@@ -141,7 +142,8 @@ enum PanoramasCommand: Command {
         var lines = [
             "\(c.points) route points: \(c.withImagery) with imagery, \(c.withoutImagery) without",
             "\(counted(c.uniquePanoramas, "unique panorama")), \(counted(c.consecutiveDuplicates, "consecutive duplicate")) dropped",
-            "wrote \(result.written.count) panoramas and manifest.json to \(out)",
+            "wrote \(counted(result.written.count, "panorama")) and manifest.json to \(out)"
+                + (result.resumed > 0 ? " (\(result.resumed) of them kept from the unfinished earlier run)" : ""),
         ]
         if result.tilesDownloaded + result.tilesFromCache > 0 {
             lines.append("downloads: \(result.tilesDownloaded) fetched, \(result.tilesFromCache) from the cache")
@@ -155,6 +157,7 @@ enum PanoramasCommand: Command {
             "uniquePanoramas": c.uniquePanoramas, "consecutiveDuplicates": c.consecutiveDuplicates,
             "written": result.written.map(\.file), "failed": result.failed.map { ["id": $0.id, "reason": $0.reason] },
             "downloaded": result.tilesDownloaded, "fromCache": result.tilesFromCache, "placeholderTiles": placeholders,
+            "resumed": result.resumed,
         ])
         // What was written stays (and is in the manifest); the run still failed.
         if let first = result.failed.first {

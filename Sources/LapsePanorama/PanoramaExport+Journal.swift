@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import Synchronization
+
+extension PanoramaExport {
+    /// The record of an unfinished `lapse panoramas` run, `.manifest.json.journal` in the output folder: one JSON
+    /// line per panorama, written before its image is renamed into place, so that every image of the folder that
+    /// the run wrote has its line. A run that finds a journal (an earlier one was killed or interrupted before its
+    /// manifest) takes the images its lines name, when they were made by the same job (source, resolution and
+    /// JPEG quality), instead of fetching them again; the manifest written, the journal is deleted.
+    final class Journal: Sendable {
+        struct Line: Codable {
+            /// The job: source name, resolution, JPEG quality.
+            var job: String
+            var written: Written
+        }
+
+        let path: String
+        let job: String
+        /// Lines of the earlier run of the same job, by file name.
+        let earlier: [String: Written]
+        private let handle: Mutex<FileHandle?>
+
+        /// Opens the journal of `folder` (reading what an earlier run of `job` wrote, unless `fresh`), creating it.
+        /// - Throws: ``LapseError`` `.output` when it cannot be written.
+        init(folder: String, job: String, fresh: Bool) throws {
+            path = URL(fileURLWithPath: folder).appendingPathComponent(".manifest.json.journal").path
+            self.job = job
+            var earlier: [String: Written] = [:]
+            if fresh {
+                unlink(path)
+            } else if let data = FileManager.default.contents(atPath: path) {
+                // A line cut short by the kill does not decode: it is left out.
+                for line in data.split(separator: UInt8(ascii: "\n")) {
+                    if let l = try? JSONDecoder().decode(Line.self, from: Data(line)), l.job == job { earlier[l.written.file] = l.written }
+                }
+            }
+            self.earlier = earlier
+            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw LapseError(.output, path, "cannot write: \(String(cString: strerror(errno)))") }
+            handle = Mutex(FileHandle(fileDescriptor: fd, closeOnDealloc: true))
+        }
+
+        /// The earlier run's record of `file` when it was `panorama` and the file is there.
+        func reusable(_ file: String, for panorama: PanoramaMetadata, in folder: String) -> Written? {
+            guard let w = earlier[file], w.panorama.id == panorama.id, w.panorama.source == panorama.source,
+                  FileManager.default.fileExists(atPath: URL(fileURLWithPath: folder).appendingPathComponent(file).path)
+            else { return nil }
+            return w
+        }
+
+        /// Records `written` (before its image is renamed into place).
+        func append(_ written: Written) throws {
+            var data = try JSONEncoder().encode(Line(job: job, written: written))
+            data.append(UInt8(ascii: "\n"))
+            try handle.withLock { h in
+                guard let h else { return }
+                do { try h.write(contentsOf: data); try h.synchronize() } catch {
+                    throw LapseError(.output, path, "cannot write: \(error.localizedDescription)")
+                }
+            }
+        }
+
+        /// The manifest is written: the journal goes.
+        func finish() {
+            handle.withLock { h in try? h?.close(); h = nil }
+            unlink(path)
+        }
+    }
+}
