@@ -26,10 +26,10 @@ final class GIFWriter {
         self.path = path
         self.width = width
         self.height = height
-        canvas = [UInt32](repeating: 0, count: width * height)
         guard width <= 65535, height <= 65535 else {
             throw LapseError.usage("a GIF is at most 65535x65535 pixels, not \(width)x\(height)")
         }
+        canvas = [UInt32](repeating: 0, count: width * height)
         var error: Int32 = 0
         guard let gif = EGifOpenFileName(path, false, &error) else {
             throw LapseError(.output, path, "cannot create the file (\(Self.message(error)))")

@@ -143,13 +143,19 @@ public final class AudioTrack {
         guard let g = avfilter_graph_alloc() else { throw LapseError(.codec, nil, "out of memory") }
         graph = g
         let abuffer = avfilter_get_by_name("abuffer"), abuffersink = avfilter_get_by_name("abuffersink")
+        // The in/out lists are freed on every way out (parsing takes what it links; the rest is left to free).
         var outputs: UnsafeMutablePointer<AVFilterInOut>?
+        var inputs: UnsafeMutablePointer<AVFilterInOut>?
+        defer {
+            avfilter_inout_free(&inputs)
+            avfilter_inout_free(&outputs)
+        }
         for (i, d) in decoders.enumerated() {
             var src: UnsafeMutablePointer<AVFilterContext>?
             try ffCheck(avfilter_graph_create_filter(&src, abuffer, "in\(i)", d.abufferArguments, nil, g),
                         d.displayName, "cannot set up the audio filter")
             sources.append(src!)
-            let io = avfilter_inout_alloc()!
+            guard let io = avfilter_inout_alloc() else { throw LapseError(.codec, nil, "out of memory") }
             io.pointee.name = av_strdup("in\(i)")
             io.pointee.filter_ctx = src
             io.pointee.pad_idx = 0
@@ -159,15 +165,12 @@ public final class AudioTrack {
         var sinkContext: UnsafeMutablePointer<AVFilterContext>?
         try ffCheck(avfilter_graph_create_filter(&sinkContext, abuffersink, "out", nil, nil, g), nil, "cannot set up the audio filter")
         sink = sinkContext
-        var inputs = avfilter_inout_alloc()
-        inputs!.pointee.name = av_strdup("out")
-        inputs!.pointee.filter_ctx = sinkContext
-        inputs!.pointee.pad_idx = 0
-        inputs!.pointee.next = nil
-        defer {
-            avfilter_inout_free(&inputs)
-            avfilter_inout_free(&outputs)
-        }
+        guard let sinkIO = avfilter_inout_alloc() else { throw LapseError(.codec, nil, "out of memory") }
+        inputs = sinkIO
+        sinkIO.pointee.name = av_strdup("out")
+        sinkIO.pointee.filter_ctx = sinkContext
+        sinkIO.pointee.pad_idx = 0
+        sinkIO.pointee.next = nil
         let d = String(format: "%.6f", duration)
         let format = "aresample=\(sampleRate),aformat=sample_fmts=fltp:sample_rates=\(sampleRate):channel_layouts=stereo"
         var description = ""

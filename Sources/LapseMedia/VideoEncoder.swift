@@ -101,19 +101,21 @@ public final class VideoEncoder {
         guard settings.width >= 2, settings.height >= 2, settings.width % 2 == 0, settings.height % 2 == 0 else {
             throw LapseError.usage("video size \(settings.width)x\(settings.height) must be even and at least 2x2")
         }
-        var format: UnsafeMutablePointer<AVFormatContext>?
-        try ffCheck(avformat_alloc_output_context2(&format, nil, container, path), path, "cannot create a \(container) file", as: .output)
-        guard let format else { throw LapseError(.output, path, "cannot create the output") }
-        self.format = format
-
         let encoderName = settings.codec == .h264 ? "libx264" : "libx265"
         guard let codec = avcodec_find_encoder_by_name(encoderName) else {
             throw LapseError(.codec, nil, "the \(encoderName) encoder is not available in this FFmpeg")
         }
-        guard let stream = avformat_new_stream(format, nil), let context = avcodec_alloc_context3(codec) else {
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        try ffCheck(avformat_alloc_output_context2(&format, nil, container, path), path, "cannot create a \(container) file", as: .output)
+        guard let format else { throw LapseError(.output, path, "cannot create the output") }
+        guard let stream = avformat_new_stream(format, nil) else {
+            avformat_free_context(format)
             throw LapseError(.codec, path, "out of memory")
         }
+        // Every stored property set: from here on a throw runs deinit, which frees what is allocated.
+        self.format = format
         self.stream = stream
+        guard let context = avcodec_alloc_context3(codec) else { throw LapseError(.codec, path, "out of memory") }
         codecContext = context
         let frameRate = AVRational(num: Int32(settings.frameRate.num), den: Int32(settings.frameRate.den))
         let timeBase = settings.timeBase.map { AVRational(num: Int32($0.num), den: Int32($0.den)) } ?? av_inv_q(frameRate)

@@ -82,8 +82,14 @@ final class VideoFrameConverter {
         return pixels
     }
 
+    /// A new graph for `frame`'s properties. On failure there is none (and no filters of the one freed are kept:
+    /// the next frame builds again).
     private func build(_ frame: Frame) throws {
         avfilter_graph_free(&graph)
+        source = nil
+        sink = nil
+        var built = false
+        defer { if !built { avfilter_graph_free(&graph) } }
         guard let g = avfilter_graph_alloc() else { throw LapseError(.codec, nil, "out of memory") }
         graph = g
         let f = frame.pointer.pointee
@@ -113,5 +119,6 @@ final class VideoFrameConverter {
         try ffCheck(avfilter_graph_config(g, nil), nil, "cannot set up the video filters '\(description)'")
         source = src
         sink = snk
+        built = true
     }
 }
