@@ -365,9 +365,12 @@ struct Stabilizer {
             // The direction of travel in the picture: the one this frame and its neighbours agree on
             // (``consensusTravel(_:)``; a mount's median would add its bias to every frame alike), to about 10°,
             // with outliers left (the focus of expansion of a camera moving forward trades off against its yaw:
-            // those more than 25° from the orientation so far are left out). Its fit's own uncertainty is no better guide: trusted by it (three times the information's,
-            // 2–10°), four runs of turned photos ended 0.7–2° off, against 0.7–1.3° at 10°. A measured one is
-            // also level with the world, give or take the road's grade: it holds the pitch along the way.
+            // those more than 25° from the orientation so far are left out). Its fit's own uncertainty is no
+            // better guide: trusted by it (three times the information's, 2–10°), four runs of turned photos
+            // ended 0.7–2° off, against 0.7–1.3° at 10°; trusted more (3–5°, Huber-weighted beyond 1–1.5σ), the
+            // offset grew to 1.5–2°: one sequence's directions of travel share a bias of a degree or two, which
+            // a tighter σ only lets through. A measured one is also level with the world, give or take the road's
+            // grade: it holds the pitch along the way.
             if let v = options.forward.map(Self.direction(longitude:)) ?? e.consensus ?? mount {
                 let given = options.forward != nil
                 let measured = given ? nil : e.consensus.map { _ in e.travelUncertainty ?? 10 }
