@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 
 /// The main job (`lapse hyperlapse`): route → panoramas → perspective frames → MP4 (and GIF).
 ///
@@ -382,12 +383,10 @@ private struct RenderedFrame: Sendable {
 }
 
 /// The view a frame's tile selection prepared, for its render (set from the source's task, read after it).
-private final class PreparedViewSlot: @unchecked Sendable {
-    // @unchecked: `stored` is only touched under `lock`.
-    private let lock = NSLock()
-    private var stored: Projector.PreparedView?
+private final class PreparedViewSlot: Sendable {
+    private let stored = Mutex<Projector.PreparedView?>(nil)
     var view: Projector.PreparedView? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        get { stored.withLock { $0 } }
+        set { stored.withLock { $0 = newValue } }
     }
 }

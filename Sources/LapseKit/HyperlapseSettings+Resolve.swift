@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 
 extension HyperlapseSettings {
     /// Defaults that make a good first video: 10 m spacing, 1280×720, 90° fov, 12 fps, H.264 CRF 20, medium.
@@ -161,10 +162,8 @@ extension HyperlapseSettings {
 
 /// Turns the per-panorama tile events of a source ("tiles: 3/6") into one running count for the whole job
 /// ("download: 1234 tiles"); other events pass through.
-final class DownloadTally: @unchecked Sendable {
-    // @unchecked: `tiles` is only touched under `lock`.
-    private let lock = NSLock()
-    private var tiles = 0
+final class DownloadTally: Sendable {
+    private let tiles = Mutex(0)
     private let forward: ProgressHandler
 
     init(forwardingTo forward: @escaping ProgressHandler) { self.forward = forward }
@@ -173,7 +172,7 @@ final class DownloadTally: @unchecked Sendable {
         { [self] event in
             guard event.stage == "tiles" else { return forward(event) }
             guard event.completed > 0 else { return }
-            let count = lock.withLock { tiles += 1; return tiles }
+            let count = tiles.withLock { $0 += 1; return $0 }
             forward(ProgressEvent(stage: "download", completed: count, total: nil, unit: "tiles"))
         }
     }

@@ -325,56 +325,54 @@ public final class HTTPClient: Sendable {
 struct AttemptError: Error { var reason: String }
 
 /// Resumes a continuation exactly once, from the completion handler, the deadline or cancellation.
-private final class OneShot: @unchecked Sendable {
-    // @unchecked: every field is touched under `lock` only.
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<HTTPResponse, any Error>?
-    private var task: URLSessionDataTask?
-    private var done = false
-    private var pendingCancel = false
+private final class OneShot: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<HTTPResponse, any Error>?
+        var task: URLSessionDataTask?
+        var done = false
+        var pendingCancel = false
+    }
+    private let state = Mutex(State())
 
     /// Stores the continuation; false (and the continuation resumed with a cancellation) when already cancelled.
     func set(_ c: CheckedContinuation<HTTPResponse, any Error>) -> Bool {
-        lock.lock()
-        if done {  // cancelled before the continuation existed
-            lock.unlock()
-            c.resume(throwing: CancellationError())
-            return false
+        let stored = state.withLock { s in
+            if s.done { return false }   // cancelled before the continuation existed
+            s.continuation = c
+            return true
         }
-        continuation = c
-        lock.unlock()
-        return true
+        if !stored { c.resume(throwing: CancellationError()) }
+        return stored
     }
 
     func attach(_ t: URLSessionDataTask) {
-        lock.lock()
-        task = t
-        let cancelNow = pendingCancel
-        lock.unlock()
+        let cancelNow = state.withLock { s in
+            s.task = t
+            return s.pendingCancel
+        }
         if cancelNow { t.cancel() }
     }
 
     func finish(_ result: Result<HTTPResponse, any Error>, cancelTask: Bool = false) {
-        lock.lock()
-        guard !done else { lock.unlock(); return }
-        done = true
-        let c = continuation
-        continuation = nil
-        let t = task
-        if cancelTask && t == nil { pendingCancel = true }
-        lock.unlock()
+        let taken = state.withLock { s -> (CheckedContinuation<HTTPResponse, any Error>?, URLSessionDataTask?)? in
+            guard !s.done else { return nil }
+            s.done = true
+            let c = s.continuation
+            s.continuation = nil
+            if cancelTask && s.task == nil { s.pendingCancel = true }
+            return (c, s.task)
+        }
+        guard let (c, t) = taken else { return }
         if cancelTask { t?.cancel() }
         c?.resume(with: result)
     }
 }
 
 /// Lock-protected statistics.
-private final class Counters: @unchecked Sendable {
-    // @unchecked: `stats` is only touched under `lock`.
-    private let lock = NSLock()
-    private var stats = HTTPClient.Statistics()
-    var value: HTTPClient.Statistics { lock.lock(); defer { lock.unlock() }; return stats }
-    func update(_ f: (inout HTTPClient.Statistics) -> Void) { lock.lock(); f(&stats); lock.unlock() }
+private final class Counters: Sendable {
+    private let stats = Mutex(HTTPClient.Statistics())
+    var value: HTTPClient.Statistics { stats.withLock { $0 } }
+    func update(_ f: (inout HTTPClient.Statistics) -> Void) { stats.withLock { f(&$0) } }
 }
 
 /// A counting semaphore for async code: at most `limit` holders at once, waiters served in order.

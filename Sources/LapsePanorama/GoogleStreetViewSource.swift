@@ -4,6 +4,7 @@ import LapseCore
 import LapseGeo
 import LapseMedia
 import LapseNet
+import Synchronization
 
 /// Google Street View through the official Map Tiles API.
 ///
@@ -384,11 +385,9 @@ actor SessionStore {
 }
 
 /// The last panorama a lookup chose and its links, so the next window of the route keeps its capture run.
-private final class RunMemory: @unchecked Sendable {
-    // @unchecked: every access goes through `lock`.
-    private let lock = NSLock()
-    private var stored: (PanoramaMetadata, [String])?
-    var last: PanoramaMetadata? { lock.withLock { stored?.0 } }
-    var links: [String] { lock.withLock { stored?.1 ?? [] } }
-    func remember(_ m: PanoramaMetadata, links: [String]) { lock.withLock { stored = (m, links) } }
+private final class RunMemory: Sendable {
+    private let stored = Mutex<(PanoramaMetadata, [String])?>(nil)
+    var last: PanoramaMetadata? { stored.withLock { $0?.0 } }
+    var links: [String] { stored.withLock { $0?.1 ?? [] } }
+    func remember(_ m: PanoramaMetadata, links: [String]) { stored.withLock { $0 = (m, links) } }
 }

@@ -2,6 +2,7 @@
 import Foundation
 import LapseCore
 import LapseMedia
+import Synchronization
 
 /// Renders perspective (rectilinear) views of equirectangular panoramas: the hot loop of a hyperlapse.
 ///
@@ -16,16 +17,15 @@ import LapseMedia
 /// at any pitch.
 ///
 /// One projector may be used from several threads at once (the table cache is locked).
-public final class Projector: @unchecked Sendable {
-    // @unchecked: the only mutable state, `cache`, is guarded by `lock`; tables are immutable once built.
+public final class Projector: Sendable {
     /// Output size in pixels.
     public let width: Int
     public let height: Int
     /// How source pixels are blended.
     public let interpolation: Interpolation
 
-    private let lock = NSLock()
-    private var cache: [ProjectionTable] = []
+    /// The latest tables used, least recently used first (tables are immutable once built).
+    private let cache = Mutex<[ProjectionTable]>([])
     private let cacheLimit: Int
 
     /// - Parameters:
@@ -249,7 +249,7 @@ public final class Projector: @unchecked Sendable {
             if s < 0 { s += wrap }
             shift = UInt32(s)
         }
-        if let t = lock.withLock({ () -> ProjectionTable? in
+        if let t = cache.withLock({ cache -> ProjectionTable? in
             guard let i = cache.firstIndex(where: { $0.key == key }) else { return nil }
             let t = cache.remove(at: i)
             cache.append(t)
@@ -261,7 +261,7 @@ public final class Projector: @unchecked Sendable {
         // their own, and frames rendered at once must not wait for each other's (two that need the same new
         // table may both build it; the second is kept).
         let t = ProjectionTable(key: key)
-        lock.withLock {
+        cache.withLock { cache in
             cache.removeAll { $0.key == key }
             cache.append(t)
             if cache.count > cacheLimit { cache.removeFirst() }

@@ -1,20 +1,27 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseKit
+import Synchronization
 
 /// Where the CLI talks to the user: progress and warnings on stderr, results and `--json` on stdout.
 ///
 /// On a terminal (stderr is a TTY and TERM is not `dumb`) progress redraws one line, at most 10 times a second;
 /// otherwise it prints a plain line at each 10% step; with `--quiet`, nothing but errors.
-final class Console: @unchecked Sendable {
-    // @unchecked: all mutable state is behind `lock`.
+final class Console: Sendable {
     let quiet: Bool
     let json: Bool
     private let isTerminal: Bool
-    private let lock = NSLock()
-    private var lastDraw = Date.distantPast
-    private var lastStep: [String: Int] = [:]
-    private var lineOpen = false
+    /// What the writes to stderr left: one writer at a time.
+    private struct Screen {
+        var lastDraw = Date.distantPast
+        var lastStep: [String: Int] = [:]
+        var lineOpen = false
+
+        mutating func closeLine() {
+            if lineOpen { FileHandle.standardError.write(Data("\n".utf8)); lineOpen = false }
+        }
+    }
+    private let screen = Mutex(Screen())
 
     init(quiet: Bool, json: Bool) {
         self.quiet = quiet
@@ -35,12 +42,15 @@ final class Console: @unchecked Sendable {
 
     func show(_ event: ProgressEvent) {
         guard !quiet else { return }
-        lock.lock(); defer { lock.unlock() }
+        screen.withLock { draw(event, on: &$0) }
+    }
+
+    private func draw(_ event: ProgressEvent, on screen: inout Screen) {
         let done = event.total.map { event.completed >= $0 } ?? false
         if isTerminal {
             let now = Date()
-            guard done || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
-            lastDraw = now
+            guard done || now.timeIntervalSince(screen.lastDraw) >= 0.1 else { return }
+            screen.lastDraw = now
             var line = "\(event.stage) "
             if let fraction = event.fraction, let total = event.total {
                 let width = 24
@@ -51,12 +61,12 @@ final class Console: @unchecked Sendable {
                 line += "\(event.completed) \(event.unit)"
             }
             FileHandle.standardError.write(Data(("\r\u{1B}[K" + line + (done ? "\n" : "")).utf8))
-            lineOpen = !done
+            screen.lineOpen = !done
         } else {
             let step = event.fraction.map { Int($0 * 10) } ?? (event.completed / 100)
-            guard lastStep[event.stage] != step || done else { return }
-            if done && lastStep[event.stage] == 10 { return }
-            lastStep[event.stage] = done ? 10 : step
+            guard screen.lastStep[event.stage] != step || done else { return }
+            if done && screen.lastStep[event.stage] == 10 { return }
+            screen.lastStep[event.stage] = done ? 10 : step
             let total = event.total.map { "/\($0)" } ?? ""
             let percent = event.fraction.map { " (\(Int($0 * 100))%)" } ?? ""
             FileHandle.standardError.write(Data("\(event.stage): \(event.completed)\(total) \(event.unit)\(percent)\n".utf8))
@@ -66,24 +76,27 @@ final class Console: @unchecked Sendable {
     /// A one-line warning on stderr (even with --quiet? no: quiet means quiet; warnings are shown unless quiet).
     func warn(_ message: String) {
         guard !quiet else { return }
-        lock.lock(); defer { lock.unlock() }
-        closeLine()
-        FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
+        screen.withLock { s in
+            s.closeLine()
+            FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
+        }
     }
 
     /// An informational line on stderr (not shown with --quiet).
     func info(_ message: String) {
         guard !quiet else { return }
-        lock.lock(); defer { lock.unlock() }
-        closeLine()
-        FileHandle.standardError.write(Data("\(message)\n".utf8))
+        screen.withLock { s in
+            s.closeLine()
+            FileHandle.standardError.write(Data("\(message)\n".utf8))
+        }
     }
 
     /// The one-line error on stderr (always shown).
     func error(_ message: String) {
-        lock.lock(); defer { lock.unlock() }
-        closeLine()
-        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+        screen.withLock { s in
+            s.closeLine()
+            FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+        }
     }
 
     /// The final summary: `lines` as text on stderr, or `object` as JSON on stdout with `--json`.
@@ -94,15 +107,12 @@ final class Console: @unchecked Sendable {
             }
         }
         guard !quiet else { return }
-        lock.lock(); defer { lock.unlock() }
-        closeLine()
-        // Without --json the summary is the command's result: stdout. With --json, stdout is for JSON only.
-        let text = lines.joined(separator: "\n") + "\n"
-        if json { FileHandle.standardError.write(Data(text.utf8)) } else { FileHandle.standardOutput.write(Data(text.utf8)) }
-    }
-
-    private func closeLine() {
-        if lineOpen { FileHandle.standardError.write(Data("\n".utf8)); lineOpen = false }
+        screen.withLock { s in
+            s.closeLine()
+            // Without --json the summary is the command's result: stdout. With --json, stdout is for JSON only.
+            let text = lines.joined(separator: "\n") + "\n"
+            if json { FileHandle.standardError.write(Data(text.utf8)) } else { FileHandle.standardOutput.write(Data(text.utf8)) }
+        }
     }
 }
 
