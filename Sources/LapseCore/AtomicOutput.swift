@@ -105,9 +105,9 @@ public final class AtomicOutput: @unchecked Sendable {
     }
 
     private func failure() -> LapseError {
-        let reason = String(cString: strerror(errno))
+        let error = LapseError.posix(.output, path, "cannot move the finished file into place")
         unlink(temporaryPath)
-        return LapseError(.output, path, "cannot move the finished file into place: \(reason)")
+        return error
     }
 
     /// Moves `source` to `target` unless something is at `target`: 0, or the errno (`EEXIST` when `target` exists).

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 
 /// The one error type that Lapse's modules throw to their callers.
 ///
@@ -34,16 +35,44 @@ public struct LapseError: Error, CustomStringConvertible, Sendable, Equatable {
         public static let other = Code("other")
     }
 
+    /// The lower-level error behind a failure, for callers that react to it (the message already says it in
+    /// words).
+    public enum Cause: Sendable, Equatable, CustomStringConvertible {
+        /// An FFmpeg function's negative return value (`AVERROR(EAGAIN)`, `AVERROR_INVALIDDATA`…).
+        case ffmpeg(Int32)
+        /// A system call's `errno` (`ENOSPC`, `EACCES`…).
+        case posix(Int32)
+        /// An HTTP status code other than 2xx.
+        case http(Int)
+
+        public var description: String {
+            switch self {
+            case .ffmpeg(let c): return "AVERROR \(c)"
+            case .posix(let e): return "errno \(e)"
+            case .http(let s): return "HTTP \(s)"
+            }
+        }
+    }
+
     public var code: Code
     /// What failed: a path, a redacted URL, a service name. `nil` when the reason says it all.
     public var subject: String?
     /// Why, in a few words, lower case, no trailing period.
     public var reason: String
+    /// The FFmpeg, system or HTTP error behind it, when there is one.
+    public var cause: Cause?
 
-    public init(_ code: Code, _ subject: String?, _ reason: String) {
+    public init(_ code: Code, _ subject: String?, _ reason: String, cause: Cause? = nil) {
         self.code = code
         self.subject = subject
         self.reason = reason
+        self.cause = cause
+    }
+
+    /// The failure of a system call that set `errno` (read here, so call it right after the call): the reason
+    /// is `doing` followed by the system's message, the cause ``Cause/posix(_:)``.
+    public static func posix(_ code: Code, _ subject: String?, _ doing: String, errno value: Int32 = errno) -> LapseError {
+        LapseError(code, subject, "\(doing): \(String(cString: strerror(value)))", cause: .posix(value))
     }
 
     public var description: String {

@@ -240,7 +240,7 @@ private final class SpillFile {
         var template = Array((directory + "/.lapse-gif-spill-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {
-            throw LapseError(.output, directory, "cannot create a temporary file: \(String(cString: strerror(errno)))")
+            throw LapseError.posix(.output, directory, "cannot create a temporary file")
         }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)

@@ -20,7 +20,7 @@ package func ffmpegMessage(_ code: Int32) -> String {
 package func ffCheck(_ code: Int32, _ subject: String?, _ doing: String, as errorCode: LapseError.Code = .codec) throws -> Int32 {
     if code < 0 {
         if code == lapse_averror_exit() { throw LapseError(.cancelled, subject, "cancelled") }
-        throw LapseError(errorCode, subject, "\(doing): \(ffmpegMessage(code))")
+        throw LapseError(errorCode, subject, "\(doing): \(ffmpegMessage(code))", cause: .ffmpeg(code))
     }
     return code
 }

@@ -83,7 +83,7 @@ public final class DecodedImage: @unchecked Sendable {
         }
         let openCode = avformat_open_input(&format, data == nil ? path : "", demuxer, nil)
         guard openCode >= 0, let format else {
-            throw LapseError(.invalidInput, path, "not an image FFmpeg can read (\(ffmpegMessage(openCode)))")
+            throw LapseError(.invalidInput, path, "not an image FFmpeg can read (\(ffmpegMessage(openCode)))", cause: .ffmpeg(openCode))
         }
         defer {
             var f: UnsafeMutablePointer<AVFormatContext>? = format

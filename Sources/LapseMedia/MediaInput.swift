@@ -107,7 +107,7 @@ public final class MediaInput {
             let path = location.hasPrefix("file:") ? String(location.dropFirst(5)) : location
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw LapseError(.invalidInput, displayName, "no such file")
+                throw LapseError(.invalidInput, displayName, "no such file", cause: .posix(ENOENT))
             }
             if isDirectory.boolValue { throw LapseError(.invalidInput, displayName, "is a directory, not a media file") }
             guard FileManager.default.isReadableFile(atPath: path) else {
@@ -332,7 +332,7 @@ public final class MediaInput {
         if r < 0 { throw error(r, doing: "cannot open", since: started) }
         defer { avio_closep(&io) }
         guard let out = fopen(path, "wb") else {
-            throw LapseError(.output, path, "cannot create a temporary file: \(String(cString: strerror(errno)))")
+            throw LapseError.posix(.output, path, "cannot create a temporary file")
         }
         var ok = false
         defer {
@@ -411,8 +411,15 @@ public final class MediaInput {
 
     // MARK: - Errors
 
-    /// A one-line error for FFmpeg code `code`, with the subject redacted and HTTP and network codes named.
+    /// A one-line error for FFmpeg code `code`, with the subject redacted and HTTP and network codes named; its
+    /// cause the code itself (none when cancelled).
     private func error(_ code: Int32, doing: String, since started: Date) -> LapseError {
+        var error = describe(code, doing: doing, since: started)
+        if error.code != .cancelled { error.cause = .ffmpeg(code) }
+        return error
+    }
+
+    private func describe(_ code: Int32, doing: String, since started: Date) -> LapseError {
         if interrupt.isCancelled { return LapseError(.cancelled, displayName, "cancelled") }
         if interrupt.deadlinePassed {
             return LapseError(.network, displayName, "timed out after \(Self.seconds(options.deadline ?? 0))")

@@ -118,9 +118,9 @@ public struct DiskCache: Sendable {
             throw LapseError(.output, url.path, "cannot write the cache entry")
         }
         if rename(temp.path, url.path) != 0 {
-            let reason = String(cString: strerror(errno))
+            let error = LapseError.posix(.output, url.path, "cannot write the cache entry")
             unlink(temp.path)
-            throw LapseError(.output, url.path, "cannot write the cache entry: \(reason)")
+            throw error
         }
     }
 

@@ -161,6 +161,7 @@ public final class HTTPClient: Sendable {
 
         var lastProblem = ""
         var lastCode = LapseError.Code.network
+        var lastStatus: Int?
         for attempt in 1...c.maxAttempts {
             if Task.isCancelled { throw LapseError(.cancelled, subject(request.url), "cancelled") }
             await slots.acquire()
@@ -189,15 +190,16 @@ public final class HTTPClient: Sendable {
             case .done(let response):
                 counters.update { $0.completed += 1 }
                 return response
-            case .retry(let problem, let retryAfter, let rateLimited):
+            case .retry(let problem, let retryAfter, let rateLimited, let status):
                 lastProblem = problem
                 lastCode = rateLimited ? .rateLimited : .network
+                lastStatus = status
                 guard attempt < c.maxAttempts else { break }
                 var delay = Self.backoff(attempt: attempt, base: c.baseDelay, cap: c.maxDelay)
                 if let retryAfter {
                     guard retryAfter <= c.maxRetryAfter else {
                         throw LapseError(.rateLimited, subject(request.url),
-                                         "server asks to retry after \(Int(retryAfter)) s (\(problem))")
+                                         "server asks to retry after \(Int(retryAfter)) s (\(problem))", cause: status.map(LapseError.Cause.http))
                     }
                     delay = max(retryAfter, delay * 0.25)
                 }
@@ -207,12 +209,13 @@ public final class HTTPClient: Sendable {
             }
         }
         let reason = c.maxAttempts == 1 ? lastProblem : "\(lastProblem) (after \(c.maxAttempts) attempts)"
-        throw LapseError(lastCode, subject(request.url), Redaction.message(reason, hiding: c.secrets))
+        throw LapseError(lastCode, subject(request.url), Redaction.message(reason, hiding: c.secrets),
+                         cause: lastStatus.map(LapseError.Cause.http))
     }
 
     private enum Outcome {
         case done(HTTPResponse)
-        case retry(String, after: Double?, rateLimited: Bool = false)
+        case retry(String, after: Double?, rateLimited: Bool = false, status: Int? = nil)
     }
 
     private func classify(_ response: HTTPResponse, accept: (@Sendable (HTTPResponse) -> Bool)?,
@@ -220,10 +223,10 @@ public final class HTTPClient: Sendable {
         let s = response.status
         let retryAfter = response.header("Retry-After").flatMap(Self.parseRetryAfter)
         if s == 429 || (500...599).contains(s) {
-            return .retry("HTTP \(s)", after: retryAfter, rateLimited: s == 429)
+            return .retry("HTTP \(s)", after: retryAfter, rateLimited: s == 429, status: s)
         }
         if let temporaryRefusal, let problem = temporaryRefusal(response) {
-            return .retry(problem, after: retryAfter, rateLimited: true)
+            return .retry(problem, after: retryAfter, rateLimited: true, status: s)
         }
         if response.isSuccess, let accept, !accept(response) {
             return .retry("incomplete or invalid body (\(response.body.count) bytes)", after: nil)

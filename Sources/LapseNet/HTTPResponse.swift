@@ -45,7 +45,7 @@ public struct HTTPResponse: Sendable {
         var reason = "HTTP \(status)"
         let snippet = text.replacingOccurrences(of: "\n", with: " ").trimmingCharacters(in: .whitespaces)
         if !snippet.isEmpty { reason += ": " + String(snippet.prefix(200)) }
-        throw LapseError(code, subject, Redaction.message(reason, hiding: secrets))
+        throw LapseError(code, subject, Redaction.message(reason, hiding: secrets), cause: .http(status))
     }
 }
 

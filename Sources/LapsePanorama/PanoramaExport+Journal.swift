@@ -38,7 +38,7 @@ extension PanoramaExport {
             }
             self.earlier = earlier
             let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw LapseError(.output, path, "cannot write: \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else { throw LapseError.posix(.output, path, "cannot write") }
             handle = Mutex(FileHandle(fileDescriptor: fd, closeOnDealloc: true))
         }
 

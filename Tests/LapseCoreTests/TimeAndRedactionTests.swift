@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import LapseCore
 import Testing
 
@@ -17,6 +18,16 @@ import Testing
         for seconds in [0.0, 0.5, 59.999, 61.25, 3599.5, 36_000.125] {
             #expect(TimeValue.parse(TimeValue.format(seconds)) == (seconds * 1000).rounded() / 1000, "\(seconds)")
         }
+    }
+
+    /// A system call's failure keeps its errno as the cause, and says it in words.
+    @Test func posixErrorsKeepTheirErrno() {
+        let missing = open("/nonexistent-lapse/x", O_RDONLY)
+        let error = LapseError.posix(.invalidInput, "/nonexistent-lapse/x", "cannot open")
+        #expect(missing == -1)
+        #expect(error.cause == .posix(ENOENT))
+        #expect(error.description == "/nonexistent-lapse/x: cannot open: No such file or directory")
+        #expect(LapseError(.codec, nil, "x").cause == nil)
     }
 
     @Test func secretsAreHidden() {

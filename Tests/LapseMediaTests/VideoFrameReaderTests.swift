@@ -197,7 +197,10 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         let dir = TestData.scratchDirectory("vfr")
         let text = dir.appendingPathComponent("notes.mp4").path
         _ = FileManager.default.createFile(atPath: text, contents: Data("hello, not a video\n".utf8))
-        #expect(throws: LapseError.self) { try VideoFrameReader(text) }
-        #expect(throws: LapseError.self) { try VideoFrameReader(dir.appendingPathComponent("missing.mp4").path) }
+        // The cause: FFmpeg's own code, AVERROR_INVALIDDATA, for what is not media; ENOENT for no file.
+        let garbage = try #require(throws: LapseError.self) { try VideoFrameReader(text) }
+        #expect(garbage.cause == .ffmpeg(-0x41444E49), "\(garbage)")   // FFERRTAG('I','N','D','A')
+        let missing = try #require(throws: LapseError.self) { try VideoFrameReader(dir.appendingPathComponent("missing.mp4").path) }
+        #expect(missing.cause == .posix(ENOENT), "\(missing)")
     }
 }

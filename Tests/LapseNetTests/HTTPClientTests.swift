@@ -122,7 +122,8 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
         #expect(r.status == code)
         #expect(recorder.delays.isEmpty)
         #expect(try await stats(server).total == 1)
-        #expect(throws: LapseError.self) { try r.requireSuccess("svc") }
+        let error = try #require(throws: LapseError.self) { try r.requireSuccess("svc") }
+        #expect(error.cause == .http(code))
     }
 
     @Test func exhaustedRetriesThrowWithoutTheKey() async throws {
@@ -134,7 +135,8 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
             _ = try await c.get(URL(string: server.baseURL + "/status/503?key=\(key)")!, headers: ["X-Goog-Api-Key": key])
         } throws: { error in
             let text = "\(error)"
-            return (error as? LapseError)?.code == .network && !text.contains(key) && text.contains("HTTP 503")
+            return (error as? LapseError)?.code == .network && (error as? LapseError)?.cause == .http(503)
+                && !text.contains(key) && text.contains("HTTP 503")
                 && text.contains("/status/503") && text.contains("3 attempts")
         }
         #expect(try await stats(server).total == 3)
