@@ -15,6 +15,9 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     let decoder: SequentialDecoder
     /// A second pass over the video, decoded straight to the analysis size (it runs ahead of the render's).
     private let analysisDecoder: SequentialDecoder
+    /// Where each decoder runs: off the concurrency pool (a decode holds its decoder's lock), one call at a time.
+    private let decoding = BlockingQueue(label: "lapse.video-decoder")
+    private let analysisDecoding = BlockingQueue(label: "lapse.video-analysis-decoder")
     /// Presentation times of the video's frames, seconds.
     private let times: [Double]
     public var pointCount: Int { (times.count + frameStep - 1) / frameStep }
@@ -110,14 +113,20 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     /// The frame of the stop (stops must be asked for in increasing order, a few at a time: the video is
     /// decoded front to back once). `region` is ignored: frames come whole.
     public func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer {
-        try decoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep).rgba()
+        try await frame(of: stop).rgba()
+    }
+
+    /// The render's frame of `stop`, decoded on ``decoding`` (converted, if at all, by the caller).
+    private func frame(of stop: HyperlapseStop) async throws -> SequentialDecoder.Picture {
+        let number = Int(stop.routePoint.distanceAlongRoute) * frameStep
+        return try await decoding.run { [decoder] in try decoder.frame(number: number) }
     }
 
     /// Whether the render's frames are decoded to Y′CbCr as they are (a BT.709 4:2:0 video).
     public var yuvImages: Bool { decoder.yuv }
 
     public func yuvImage(for stop: HyperlapseStop) async throws -> YUVFrame {
-        switch try decoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep) {
+        switch try await frame(of: stop) {
         case .yuv(let picture): return picture
         case .rgba: throw LapseError(.other, name, "frames are decoded as RGBA")
         }
@@ -135,7 +144,8 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     }
 
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
-        try analysisDecoder.frame(number: Int(stop.routePoint.distanceAlongRoute) * frameStep).rgba()
+        let number = Int(stop.routePoint.distanceAlongRoute) * frameStep
+        return try await analysisDecoding.run { [analysisDecoder] in try analysisDecoder.frame(number: number) }.rgba()
     }
 }
 
@@ -153,7 +163,7 @@ final class SequentialDecoder: @unchecked Sendable {
     /// Frames come as Y′CbCr as decoded (``VideoFrameReader/nextYUVFrame()``) rather than RGBA.
     let yuv: Bool
 
-    enum Picture {
+    enum Picture: Sendable {
         case rgba(PixelBuffer)
         case yuv(YUVFrame)
 
