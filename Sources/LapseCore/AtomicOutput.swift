@@ -85,7 +85,8 @@ public final class AtomicOutput: @unchecked Sendable {
             guard rename(temporaryPath, path) == 0 else { throw failure() }
             return
         }
-        switch Self.moveWithoutReplacing(temporaryPath, to: path) {
+        let moved = Self.moveWithoutReplacing(temporaryPath, to: path)
+        switch moved {
         case 0: return
         case EEXIST:
             // Someone else's file: it stays, and the finished work is kept beside it.
@@ -100,12 +101,13 @@ public final class AtomicOutput: @unchecked Sendable {
             unlink(temporaryPath)
             throw LapseError(.output, path, "a file appeared here while the job ran and was kept (--overwrite replaces it)")
         default:
-            throw failure()
+            throw failure(errno: moved)
         }
     }
 
-    private func failure() -> LapseError {
-        let error = LapseError.posix(.output, path, "cannot move the finished file into place")
+    /// The move failed with `errno` (the current one unless given): the temporary file is deleted.
+    private func failure(errno value: Int32 = errno) -> LapseError {
+        let error = LapseError.posix(.output, path, "cannot move the finished file into place", errno: value)
         unlink(temporaryPath)
         return error
     }

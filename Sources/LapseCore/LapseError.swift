@@ -42,7 +42,7 @@ public struct LapseError: Error, CustomStringConvertible, Sendable, Equatable {
         case ffmpeg(Int32)
         /// A system call's `errno` (`ENOSPC`, `EACCES`…).
         case posix(Int32)
-        /// An HTTP status code other than 2xx.
+        /// The HTTP status of the answer that failed or was refused (a refusal for quota can come as 200).
         case http(Int)
 
         public var description: String {

@@ -280,8 +280,9 @@ struct Stabilizer {
     // MARK: Stages
 
     private mutating func release() {
-        // 1. Evidence to the smoother: once the next frame gave this one's travel, and the track reaches far
-        //    enough ahead for its heading.
+        // 1. Evidence to the smoother: once the next frame gave this one's travel (and, for a camera's own
+        //    track, the next four theirs, for the consensus), and the track reaches far enough ahead for its
+        //    heading.
         while let entry = analysed.first {
             let hasNext = analysed.count > (followsCamera ? consensusWindow + 1 : 1)
             let trackReady = !followsCamera || !positionsKnown
@@ -321,7 +322,8 @@ struct Stabilizer {
     }
 
     /// The direction of travel in `e`'s picture that the frames around it agree on: theirs (up to
-    /// ``consensusWindow`` either side, `e` being `analysed.first`) turned into `e`'s frame by the rotations
+    /// ``consensusWindow`` either side: the later ones `analysed`'s first, `e` just taken off it; the earlier
+    /// ones ``recent``) turned into `e`'s frame by the rotations
     /// measured between them (a chain broken where one was not measured), and of those the mean of the ones within
     /// 6° of their medoid (the one nearest all the others). One pair's focus of expansion is off by a few degrees,
     /// now and then by tens (other vehicles, a featureless stretch); the rotations between frames are good to a
@@ -331,7 +333,7 @@ struct Stabilizer {
         if let t = e.travel { candidates.append(t) }
         // Later frames: frame k+d to frame k is M_{k+1}ᵀ ··· M_{k+d}ᵀ (d_B = M d_A).
         var toHere = Rotation.identity
-        for next in analysed.dropFirst().prefix(consensusWindow) {
+        for next in analysed.prefix(consensusWindow) {
             guard let m = next.motion else { break }
             toHere = toHere * m.rotation.transposed
             if let t = next.travel { candidates.append(toHere * t) }
@@ -373,6 +375,7 @@ struct Stabilizer {
             // grade: it holds the pitch along the way.
             if let v = options.forward.map(Self.direction(longitude:)) ?? e.consensus ?? mount {
                 let given = options.forward != nil
+                // One standard deviation (degrees) of the frame's own pair's direction, for the elevation's.
                 let measured = given ? nil : e.consensus.map { _ in e.travelUncertainty ?? 10 }
                 headings.append(.init(direction: v, heading: bearing, sigma: given ? 5 : 10, gate: given ? nil : 25,
                                       elevation: measured == nil ? nil : 0, elevationSigma: max(2.5, 3 * (measured ?? 0))))

@@ -118,7 +118,8 @@ public struct DiskCache: Sendable {
             throw LapseError(.output, url.path, "cannot write the cache entry")
         }
         if rename(temp.path, url.path) != 0 {
-            let error = LapseError.posix(.output, url.path, "cannot write the cache entry")
+            let code = errno
+            let error = LapseError.posix(.output, url.path, "cannot write the cache entry", errno: code)
             unlink(temp.path)
             throw error
         }

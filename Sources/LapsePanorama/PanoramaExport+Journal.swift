@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
+import LapseNet
 import Synchronization
 
 extension PanoramaExport {
@@ -42,10 +43,14 @@ extension PanoramaExport {
             handle = Mutex(FileHandle(fileDescriptor: fd, closeOnDealloc: true))
         }
 
-        /// The earlier run's record of `file` when it was `panorama` and the file is there.
+        /// The earlier run's record of `file` when it was `panorama` — the same id of the same source, from the
+        /// same file (your own photos and videos have ids only unique within their folder or video) and at the
+        /// same place (a changed track moves it) — and the image is there, a whole JPEG.
         func reusable(_ file: String, for panorama: PanoramaMetadata, in folder: String) -> Written? {
             guard let w = earlier[file], w.panorama.id == panorama.id, w.panorama.source == panorama.source,
-                  FileManager.default.fileExists(atPath: URL(fileURLWithPath: folder).appendingPathComponent(file).path)
+                  w.panorama.file == panorama.file, w.panorama.coordinate == panorama.coordinate,
+                  let data = FileManager.default.contents(atPath: URL(fileURLWithPath: folder).appendingPathComponent(file).path),
+                  CacheValidation.jpeg(data)
             else { return nil }
             return w
         }

@@ -84,9 +84,11 @@ public struct PanoramaExport: Sendable {
 
     var manifestPath: String { URL(fileURLWithPath: outputDirectory).appendingPathComponent("manifest.json").path }
 
-    /// A finished job's folder (it has a manifest) is not written again without `overwrite`: checked before any
-    /// lookup is sent. An unfinished one's (killed or interrupted before its manifest) is completed.
-    private func checkManifest() throws {
+    /// A finished job's folder (it has a manifest) is not written again without `overwrite`: checked by the
+    /// `run` methods before any lookup is sent (and by a caller before it plans the route). An unfinished one's
+    /// (killed or interrupted before its manifest) is completed.
+    /// - Throws: ``LapseError`` `.output` naming the manifest.
+    public func checkManifest() throws {
         if FileManager.default.fileExists(atPath: manifestPath), !overwrite {
             throw LapseError(.output, manifestPath, "file exists (use --overwrite to replace it)")
         }

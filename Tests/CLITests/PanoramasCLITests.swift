@@ -121,7 +121,11 @@ import TestSupport
             try FileManager.default.copyItem(atPath: TestData.path("pano360/trekview_360/\(k % 2 == 0 ? "GSAG2002" : "R0014760").JPG"),
                                              toPath: photos.appendingPathComponent(String(format: "P%02d.JPG", k)).path)
         }
-        func arguments(_ out: String) -> [String] { ["panoramas", "--source", "local:" + photos.path, "--out", out] }
+        func arguments(_ out: String, photos: URL = photos) -> [String] { ["panoramas", "--source", "local:" + photos.path, "--out", out] }
+        // The same file names in another folder: another job, whose images are not the killed run's.
+        let others = dir.appendingPathComponent("resume-others")
+        try? FileManager.default.removeItem(at: others)
+        try FileManager.default.copyItem(at: photos, to: others)
         let reference = dir.appendingPathComponent("resume-clean").path
         let clean = try Shell.lapse(arguments(reference))
         #expect(clean.status == 0, "\(clean.stderr)")
@@ -147,6 +151,8 @@ import TestSupport
             let left = try FileManager.default.contentsOfDirectory(atPath: out)
             let images = left.filter { $0.hasSuffix(".jpg") && !$0.hasPrefix(".") }
             #expect(!left.contains("manifest.json") && images.count >= 3 && images.count < 10, "\(name): \(left)")
+            let other = try Shell.lapse(arguments(out, photos: others))
+            #expect(other.status == 1 && other.stderr.contains("file exists"), "\(name): \(other.stderr)")
             let again = try Shell.lapse(arguments(out) + ["--json"])
             #expect(again.status == 0, "\(name): \(again.stderr)")
             let summary = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]

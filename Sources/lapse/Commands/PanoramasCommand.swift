@@ -108,6 +108,14 @@ enum PanoramasCommand: Command {
         for s in made.skipped { console.warn("skipped \(s.file): \(s.reason)") }
         let source = made.source
 
+        var export = PanoramaExport(source: source, outputDirectory: PanoramaSourceOptions.expand(out))
+        export.radius = radius
+        export.resolution = resolution
+        export.overwrite = overwrite
+        export.progress = console.progress
+        export.warning = console.warning
+        try export.checkManifest()   // before the directions service is asked
+
         // The route.
         var route: Route?
         if let routeFile {
@@ -123,12 +131,6 @@ enum PanoramasCommand: Command {
         }
         let sequence = made.sequence
 
-        var export = PanoramaExport(source: source, outputDirectory: PanoramaSourceOptions.expand(out))
-        export.radius = radius
-        export.resolution = resolution
-        export.overwrite = overwrite
-        export.progress = console.progress
-        export.warning = console.warning
         let result: PanoramaExport.Result
         if let route {
             result = try await export.run(points: try route.resampled(every: spacing))
