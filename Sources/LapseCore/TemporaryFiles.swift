@@ -8,18 +8,40 @@ import Synchronization
 ///
 /// Temporary names carry their writer's process id: `….<pid>-<token>.partial[.ext]`.
 public enum TemporaryFiles {
-    private static let live = Mutex<Set<String>>([])
+    private struct State {
+        var live = Set<String>()
+        /// ``removeAll()`` ran: the process is stopping, nothing more is renamed into place.
+        var closed = false
+    }
+    private static let state = Mutex(State())
 
     /// Records a temporary file being written.
-    public static func register(_ path: String) { live.withLock { _ = $0.insert(path) } }
+    public static func register(_ path: String) { state.withLock { _ = $0.live.insert(path) } }
 
     /// Forgets a temporary file (renamed into place or deleted).
-    public static func unregister(_ path: String) { live.withLock { _ = $0.remove(path) } }
+    public static func unregister(_ path: String) { state.withLock { _ = $0.live.remove(path) } }
 
-    /// Deletes every temporary file registered and not yet unregistered. Safe to call from a signal handler's
-    /// dispatch source (not from the raw handler).
+    /// Renames the registered temporary file `path` onto `target` (replacing it) and forgets it, unless the
+    /// process is stopping (``removeAll()`` ran: then `path` is gone). Done under the registry's lock, so that an
+    /// interruption cannot fall between two files written one after the other (a cache entry's record and its
+    /// bytes): either this rename happens before the temporary files are deleted, or neither it nor any later one.
+    /// - Returns: 0, or the `errno` of the failed rename (`ECANCELED` when stopping).
+    public static func rename(_ path: String, to target: String) -> Int32 {
+        state.withLock { s in
+            s.live.remove(path)
+            guard !s.closed else { unlink(path); return ECANCELED }
+            return Glibc.rename(path, target) == 0 ? 0 : errno
+        }
+    }
+
+    /// Deletes every temporary file registered and not yet unregistered, and renames none from then on. Safe to
+    /// call from a signal handler's dispatch source (not from the raw handler).
     public static func removeAll() {
-        for path in live.withLock({ Array($0) }) { unlink(path) }
+        state.withLock { s in
+            s.closed = true
+            for path in s.live { unlink(path) }
+            s.live.removeAll()
+        }
     }
 
     /// Whether `name` (a file name) is a temporary file whose writer no longer runs: after `prefix` comes

@@ -108,20 +108,19 @@ public struct DiskCache: Sendable {
         let folder = url.deletingLastPathComponent()
         let temp = partialFolder.appendingPathComponent("\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).partial")
         TemporaryFiles.register(temp.path)
-        defer { TemporaryFiles.unregister(temp.path) }
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(at: partialFolder, withIntermediateDirectories: true)
             try data.write(to: temp)
         } catch {
+            TemporaryFiles.unregister(temp.path)
             unlink(temp.path)
             throw LapseError(.output, url.path, "cannot write the cache entry")
         }
-        if rename(temp.path, url.path) != 0 {
-            let code = errno
-            let error = LapseError.posix(.output, url.path, "cannot write the cache entry", errno: code)
+        let code = TemporaryFiles.rename(temp.path, to: url.path)
+        if code != 0 {
             unlink(temp.path)
-            throw error
+            throw LapseError.posix(.output, url.path, "cannot write the cache entry", errno: code)
         }
     }
 

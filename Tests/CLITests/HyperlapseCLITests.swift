@@ -18,23 +18,9 @@ import TestSupport
         #expect(first.status == 0, "\(first.stderr)")
 
         let out = dir.appendingPathComponent("run.mp4").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Shell.lapseBinary)
-        process.arguments = common + ["-o", out]
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        // Wait for rendering to be under way, then interrupt.
-        var seen = ""
-        while !seen.contains("render: 2") {
-            let chunk = err.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += String(decoding: chunk, as: UTF8.self)
-        }
+        // Interrupted once rendering is under way.
+        let (process, seen) = try Shell.lapseStopped(common + ["-o", out], signal: SIGINT) { $0.contains("render: 2") }
         #expect(seen.contains("render:"), "\(seen)")
-        process.interrupt()
-        process.waitUntilExit()
         #expect(process.terminationStatus == 130)
         #expect(!FileManager.default.fileExists(atPath: out))
         let left = try files()

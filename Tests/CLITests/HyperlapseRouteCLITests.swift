@@ -50,28 +50,17 @@ import TestSupport
         for (signal, name) in [(SIGKILL, "kill"), (SIGINT, "int")] {
             let cache = dir.appendingPathComponent("cache-\(name)").path
             let out = dir.appendingPathComponent("\(name).mp4").path
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Shell.lapseBinary)
-            process.arguments = arguments(world, cache: cache, output: out)
-            process.environment = ProcessInfo.processInfo.environment.merging(world.environment) { $1 }
-            let err = Pipe()
-            process.standardError = err
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            // Wait until rendering has passed about 40% of the route, then stop it.
-            var seen = ""
-            var passed = 0, points = 0
-            while points == 0 || passed * 5 < points * 2 {
-                let chunk = err.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                seen += String(decoding: chunk, as: UTF8.self)
-                if let m = seen.matches(of: /render: (\d+)\/(\d+) route points/).last {
-                    passed = Int(m.output.1) ?? 0
-                    points = Int(m.output.2) ?? 0
-                }
+            // Stopped once rendering has passed about 40% of the route.
+            func rendered(_ seen: String) -> (passed: Int, points: Int) {
+                guard let m = seen.matches(of: /render: (\d+)\/(\d+) route points/).last else { return (0, 0) }
+                return (Int(m.output.1) ?? 0, Int(m.output.2) ?? 0)
             }
-            kill(process.processIdentifier, signal)
-            process.waitUntilExit()
+            let (process, seen) = try Shell.lapseStopped(arguments(world, cache: cache, output: out), environment: world.environment,
+                                                         signal: signal) { s in
+                let r = rendered(s)
+                return r.points != 0 && r.passed * 5 >= r.points * 2
+            }
+            let (passed, points) = rendered(seen)
             #expect(process.terminationReason == (signal == SIGKILL ? .uncaughtSignal : .exit), "\(name)")
             if signal == SIGINT { #expect(process.terminationStatus == 130) }
             #expect(passed * 5 >= points * 2 && passed < points, "\(name): \(seen)")

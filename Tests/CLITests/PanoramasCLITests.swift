@@ -133,21 +133,7 @@ import TestSupport
         #expect(files.count == 11)
         for (signal, name) in [(SIGKILL, "kill"), (SIGINT, "int")] {
             let out = dir.appendingPathComponent("resume-" + name).path
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Shell.lapseBinary)
-            process.arguments = arguments(out)
-            let err = Pipe()
-            process.standardError = err
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            var seen = ""
-            while !seen.contains("panoramas: 3/10") {
-                let chunk = err.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                seen += String(decoding: chunk, as: UTF8.self)
-            }
-            kill(process.processIdentifier, signal)
-            process.waitUntilExit()
+            _ = try Shell.lapseStopped(arguments(out), signal: signal) { $0.contains("panoramas: 3/10") }
             let left = try FileManager.default.contentsOfDirectory(atPath: out)
             let images = left.filter { $0.hasSuffix(".jpg") && !$0.hasPrefix(".") }
             #expect(!left.contains("manifest.json") && images.count >= 3 && images.count < 10, "\(name): \(left)")

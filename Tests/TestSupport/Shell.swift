@@ -72,4 +72,28 @@ public enum Shell {
     public static func lapse(_ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
         try run(lapseBinary, arguments, environment: environment)
     }
+
+    /// Starts `lapse` with `arguments` (its environment this process's, with `environment` over it), reads its
+    /// stderr until `until` holds for all of it (or it ends), sends it `signal` and waits for it to exit.
+    /// - Returns: the process (exited) and the stderr read.
+    public static func lapseStopped(_ arguments: [String], environment: [String: String] = [:], signal: Int32,
+                                    until: (String) -> Bool) throws -> (process: Process, stderr: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: lapseBinary)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var seen = ""
+        while !until(seen) {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return (process, seen)
+    }
 }
