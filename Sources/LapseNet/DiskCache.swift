@@ -46,8 +46,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 ///
 /// Writes are atomic (a temporary file in the cache's `.partial` folder, then `rename`), so an interrupted run
 /// leaves either a whole entry or none: the temporary files are deleted when the process is interrupted
-/// (``TemporaryFiles``), and those of a process killed outright when the cache is next opened; entries are checked by the caller's `validate` before reuse and deleted when they fail
-/// (a truncated JPEG is fetched again). Safe to use from many tasks at once.
+/// (``TemporaryFiles``, which renames none after that), and those of a process killed outright when the cache
+/// is next opened; entries are checked by the caller's `validate` before reuse and deleted when they fail (a
+/// truncated JPEG is fetched again). Safe to use from many tasks at once.
 public struct DiskCache: Sendable {
     /// The cache's root folder.
     public let directory: URL
