@@ -68,12 +68,12 @@ public struct DiskCache: Sendable {
     /// - Throws: ``LapseError`` `.output` when the folder cannot be created.
     public init(directory: URL? = nil) throws {
         let dir = directory ?? Self.defaultDirectory
+        self.directory = dir
         do {
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: partialFolder, withIntermediateDirectories: true)
         } catch {
             throw LapseError(.output, dir.path, "cannot create the cache folder")
         }
-        self.directory = dir
         TemporaryFiles.removeOrphans(in: partialFolder, prefix: "")
     }
 
@@ -111,7 +111,6 @@ public struct DiskCache: Sendable {
         TemporaryFiles.register(temp.path)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(at: partialFolder, withIntermediateDirectories: true)
             try data.write(to: temp)
         } catch {
             TemporaryFiles.unregister(temp.path)

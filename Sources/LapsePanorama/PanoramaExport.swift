@@ -100,7 +100,6 @@ public struct PanoramaExport: Sendable {
         } catch {
             throw LapseError(.output, outputDirectory, "cannot create the folder")
         }
-        try checkManifest()
         let journal = try Journal(folder: outputDirectory, job: "\(source.name)|\(resolution)|\(jpegQuality)", fresh: overwrite)
         // Distinct panoramas in route order.
         var seen = Set<String>()
