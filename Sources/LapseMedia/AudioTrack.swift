@@ -241,14 +241,12 @@ private final class SourceDecoder {
     let stream: Int
     let start: Double
     let clock: StreamClock
-    private var context: UnsafeMutablePointer<AVCodecContext>?
-    private let packet = Packet()
+    private let decoder: PacketDecoder
     private let frame = Frame()
     private(set) var ended = false
-    private var flushing = false
 
     var displayName: String { input.displayName }
-    var sampleRate: Int { Int(context!.pointee.sample_rate) }
+    var sampleRate: Int { Int(decoder.sampleRate) }
 
     init(source: AudioTrack.Source, options: MediaInput.Options) throws {
         input = try MediaInput(location: source.location, options: options)
@@ -257,60 +255,42 @@ private final class SourceDecoder {
         start = source.start
         clock = StreamClock(input, stream: a)
         let s = input.avStream(a)
-        guard let codec = avcodec_find_decoder(s.pointee.codecpar.pointee.codec_id), let c = avcodec_alloc_context3(codec) else {
-            throw LapseError(.codec, input.displayName, "no decoder for its audio")
+        decoder = try PacketDecoder(parameters: s.pointee.codecpar, name: input.displayName, what: "audio", errorCode: .codec) { c, _ in
+            c.pointee.pkt_timebase = s.pointee.time_base
         }
-        context = c
-        try ffCheck(avcodec_parameters_to_context(c, s.pointee.codecpar), input.displayName, "cannot set up the audio decoder")
-        c.pointee.pkt_timebase = s.pointee.time_base
-        try ffCheck(avcodec_open2(c, codec, nil), input.displayName, "cannot open the audio decoder")
         if start > 0 { try input.seek(to: start, stream: a) }
-    }
-
-    deinit {
-        var c = context
-        avcodec_free_context(&c)
     }
 
     /// `abuffer` arguments: the decoder's format, with time base 1/sample rate (frames are re-timed from `start`).
     var abufferArguments: String {
-        let c = context!.pointee
-        var layout = c.ch_layout
-        if layout.order == AV_CHANNEL_ORDER_UNSPEC { av_channel_layout_default(&layout, c.ch_layout.nb_channels) }
+        var layout = decoder.channelLayout
+        if layout.order == AV_CHANNEL_ORDER_UNSPEC { av_channel_layout_default(&layout, layout.nb_channels) }
         var buf = [CChar](repeating: 0, count: 128)
         av_channel_layout_describe(&layout, &buf, buf.count)
         let layoutName = String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let fmt = av_get_sample_fmt_name(c.sample_fmt).map { String(cString: $0) } ?? "fltp"
-        return "time_base=1/\(c.sample_rate):sample_rate=\(c.sample_rate):sample_fmt=\(fmt):channel_layout=\(layoutName)"
+        let fmt = av_get_sample_fmt_name(decoder.sampleFormat).map { String(cString: $0) } ?? "fltp"
+        let rate = decoder.sampleRate
+        return "time_base=1/\(rate):sample_rate=\(rate):sample_fmt=\(fmt):channel_layout=\(layoutName)"
     }
 
     /// The next decoded frame with pts in 1/sample rate counted from `start` (negative before it), or `nil` at the end.
+    /// A packet the decoder finds invalid is passed over; other errors throw.
     func nextFrame() throws -> Frame? {
-        guard let context else { return nil }
-        while true {
-            let r = avcodec_receive_frame(context, frame.pointer)
-            if r == 0 {
-                let ts = frame.pointer.pointee.best_effort_timestamp
-                let t = ts == lapse_nopts_value ? 0 : clock.seconds(ts) - start
-                frame.pointer.pointee.pts = Int64((t * Double(context.pointee.sample_rate)).rounded())
-                return frame
-            }
-            if r == lapse_averror_eof() { ended = true; return nil }
-            guard r == lapse_averror_eagain() else { try ffCheck(r, input.displayName, "cannot decode the audio"); return nil }
-            if flushing { ended = true; return nil }
-            var got = false
+        guard !ended else { return nil }
+        let got = try decoder.receive(into: frame, read: { packet in
             while try input.read(into: packet) {
-                if Int(packet.pointer.pointee.stream_index) == stream { got = true; break }
+                if Int(packet.pointer.pointee.stream_index) == stream { return true }
+                av_packet_unref(packet.pointer)
             }
-            if got {
-                let s = avcodec_send_packet(context, packet.pointer)
-                if s < 0 && s != lapse_averror_eagain() && s != lapse_averror_invaliddata() {
-                    try ffCheck(s, input.displayName, "cannot decode the audio")
-                }
-            } else {
-                flushing = true
-                _ = avcodec_send_packet(context, nil)
-            }
-        }
+            return false
+        }, failed: { failure in
+            if case .send(let code, _) = failure, code == lapse_averror_invaliddata() { return }
+            try ffCheck(failure.code, input.displayName, "cannot decode the audio")
+        })
+        guard got else { ended = true; return nil }
+        let ts = frame.pointer.pointee.best_effort_timestamp
+        let t = ts == lapse_nopts_value ? 0 : clock.seconds(ts) - start
+        frame.pointer.pointee.pts = Int64((t * Double(decoder.sampleRate)).rounded())
+        return frame
     }
 }

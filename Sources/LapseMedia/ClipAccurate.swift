@@ -18,17 +18,11 @@ struct AccurateClip {
         guard let video = input.videoStreamIndex else { throw LapseError(.invalidInput, input.displayName, "no video stream") }
         let stream = input.avStream(video)
         let par = stream.pointee.codecpar.pointee
-        guard let codec = avcodec_find_decoder(par.codec_id), let decoder = avcodec_alloc_context3(codec) else {
-            throw LapseError(.codec, input.displayName, "no decoder for its video")
+        let decoder = try PacketDecoder(parameters: stream.pointee.codecpar, name: input.displayName, what: "video",
+                                  errorCode: .codec) { context, _ in
+            context.pointee.pkt_timebase = stream.pointee.time_base
+            context.pointee.thread_count = 0
         }
-        defer {
-            var d: UnsafeMutablePointer<AVCodecContext>? = decoder
-            avcodec_free_context(&d)
-        }
-        try ffCheck(avcodec_parameters_to_context(decoder, stream.pointee.codecpar), input.displayName, "cannot set up the video decoder")
-        decoder.pointee.pkt_timebase = stream.pointee.time_base
-        decoder.pointee.thread_count = 0
-        try ffCheck(avcodec_open2(decoder, codec, nil), input.displayName, "cannot open the video decoder")
 
         // Same size (rounded down to even for 4:2:0), the stream's time base, its average frame rate.
         let width = max(2, Int(par.width) & ~1), height = max(2, Int(par.height) & ~1)
@@ -87,7 +81,6 @@ struct AccurateClip {
         var held: Frame?          // the last frame before the start: shown at the start when no frame falls on it
         var written = 0
         var firstTime: Double?
-        var done = false
 
         func encode(_ f: Frame, pts: Int64) throws {
             let src = f.pointer
@@ -115,48 +108,43 @@ struct AccurateClip {
             if let track { try track.write(upTo: Double(pts + frameTicks) * av_q2d(tb), into: encoder) }
         }
 
-        func receive() throws {
-            while !done {
-                let f = Frame()
-                let r = avcodec_receive_frame(decoder, f.pointer)
-                if r == lapse_averror_eagain() || r == lapse_averror_eof() { return }
-                try ffCheck(r, input.displayName, "cannot decode the video")
-                let ts = f.pointer.pointee.best_effort_timestamp
-                guard ts != lapse_nopts_value else { continue }
-                if ts >= endTicks { done = true; return }
-                if ts < startTicks {
-                    held = f
-                    continue
-                }
-                if written == 0 {
-                    if ts > startTicks, let held {
-                        firstTime = options.start
-                        try encode(held, pts: 0)
-                    } else {
-                        firstTime = clock.seconds(ts)
-                    }
-                }
-                try encode(f, pts: ts - startTicks)
+        // The packets read while seeking first, then the input's; an invalid packet is passed over.
+        var next = buffered.makeIterator()
+        func read(_ packet: Packet) throws -> Bool {
+            while let p = next.next() {
+                guard Int(p.pointer.pointee.stream_index) == video else { continue }
+                try ffCheck(av_packet_ref(packet.pointer, p.pointer), input.displayName, "cannot read the video")
+                return true
             }
+            while try input.read(into: packet) {
+                if Int(packet.pointer.pointee.stream_index) == video { return true }
+                av_packet_unref(packet.pointer)
+            }
+            return false
         }
-
-        for p in buffered where Int(p.pointer.pointee.stream_index) == video {
-            let r = avcodec_send_packet(decoder, p.pointer)
-            if r < 0 && r != lapse_averror_invaliddata() { try ffCheck(r, input.displayName, "cannot decode the video") }
-            try receive()
-            if done { break }
+        func failed(_ failure: PacketDecoder.Failure) throws {
+            if case .send(let code, _) = failure, code == lapse_averror_invaliddata() { return }
+            try ffCheck(failure.code, input.displayName, "cannot decode the video")
         }
-        let packet = Packet()
-        while !done {
-            guard try input.read(into: packet) else { break }
-            guard Int(packet.pointer.pointee.stream_index) == video else { continue }
-            let r = avcodec_send_packet(decoder, packet.pointer)
-            if r < 0 && r != lapse_averror_invaliddata() { try ffCheck(r, input.displayName, "cannot decode the video") }
-            try receive()
-        }
-        if !done {
-            _ = avcodec_send_packet(decoder, nil)
-            try receive()
+        while true {
+            let f = Frame()
+            guard try decoder.receive(into: f, read: read, failed: failed) else { break }
+            let ts = f.pointer.pointee.best_effort_timestamp
+            guard ts != lapse_nopts_value else { continue }
+            if ts >= endTicks { break }
+            if ts < startTicks {
+                held = f
+                continue
+            }
+            if written == 0 {
+                if ts > startTicks, let held {
+                    firstTime = options.start
+                    try encode(held, pts: 0)
+                } else {
+                    firstTime = clock.seconds(ts)
+                }
+            }
+            try encode(f, pts: ts - startTicks)
         }
         if written == 0, let held {
             // The range lies within the last frame's display time.

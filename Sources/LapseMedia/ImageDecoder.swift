@@ -101,51 +101,33 @@ public final class DecodedImage: @unchecked Sendable {
         guard streamIndex >= 0, let stream = format.pointee.streams[Int(streamIndex)] else {
             throw LapseError(.invalidInput, path, "no picture in the file")
         }
-        let parameters = stream.pointee.codecpar!
-        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
-            throw LapseError(.invalidInput, path, "no decoder for this image format")
+        let decoder = try PacketDecoder(parameters: stream.pointee.codecpar, name: path, what: "image") { context, codec in
+            context.pointee.err_recognition = AV_EF_EXPLODE | AV_EF_BITSTREAM | AV_EF_BUFFER
+            context.pointee.flags2 |= AV_CODEC_FLAG2_SHOW_ALL
+            context.pointee.lowres = Int32(max(0, min(reduction, Int(codec.pointee.max_lowres))))
         }
-        var codecContext = avcodec_alloc_context3(codec)
-        defer { avcodec_free_context(&codecContext) }
-        guard let codecContext else { throw LapseError(.codec, path, "out of memory") }
-        avcodec_parameters_to_context(codecContext, parameters)
-        codecContext.pointee.err_recognition = AV_EF_EXPLODE | AV_EF_BITSTREAM | AV_EF_BUFFER
-        codecContext.pointee.flags2 |= AV_CODEC_FLAG2_SHOW_ALL
-        codecContext.pointee.lowres = Int32(max(0, min(reduction, Int(codec.pointee.max_lowres))))
-        try ffCheck(avcodec_open2(codecContext, codec, nil), path, "cannot open the decoder", as: .invalidInput)
-
-        let frame = Frame()
-        let packet = Packet()
-        var got = false
-        var lastError: Int32 = 0
-        readLoop: while true {
-            let r = av_read_frame(format, packet.pointer)
-            if r < 0 {
-                if r != lapse_averror_eof() { lastError = r }
-                avcodec_send_packet(codecContext, nil)
-            } else if packet.pointer.pointee.stream_index != streamIndex {
-                av_packet_unref(packet.pointer)
-                continue
-            } else {
-                let s = avcodec_send_packet(codecContext, packet.pointer)
-                av_packet_unref(packet.pointer)
-                if s < 0 && s != lapse_averror_eagain() { lastError = s; break readLoop }
-            }
-            let rr = avcodec_receive_frame(codecContext, frame.pointer)
-            if rr >= 0 { got = true; break }
-            if rr != lapse_averror_eagain() {
-                if rr != lapse_averror_eof() { lastError = rr }
-                break
-            }
-            if r < 0 { break }
-        }
-        guard got, frame.width > 0, frame.height > 0 else {
+        // The first picture; a refused packet or frame ends the decode (the image is corrupt).
+        func undecodable(_ code: Int32) -> LapseError {
             if Self.isAnimatedWebP(path: path, data: data) {
-                throw LapseError(.invalidInput, path, "animated WebP, which FFmpeg 5.1 cannot decode (convert it to a video or to PNGs first)")
+                return LapseError(.invalidInput, path, "animated WebP, which FFmpeg 5.1 cannot decode (convert it to a video or to PNGs first)")
             }
-            let why = lastError < 0 ? ffmpegMessage(lastError) : "no picture could be decoded"
-            throw LapseError(.invalidInput, path, "corrupt or truncated image (\(why))")
+            let why = code < 0 ? ffmpegMessage(code) : "no picture could be decoded"
+            return LapseError(.invalidInput, path, "corrupt or truncated image (\(why))", cause: code < 0 ? .ffmpeg(code) : nil)
         }
+        let frame = Frame()
+        var lastError: Int32 = 0
+        let got = try decoder.receive(into: frame, read: { packet in
+            while true {
+                let r = av_read_frame(format, packet.pointer)
+                if r < 0 {
+                    if r != lapse_averror_eof() { lastError = r }
+                    return false
+                }
+                if packet.pointer.pointee.stream_index == streamIndex { return true }
+                av_packet_unref(packet.pointer)
+            }
+        }, failed: { throw undecodable($0.code) })
+        guard got, frame.width > 0, frame.height > 0 else { throw undecodable(lastError) }
         if (frame.pointer.pointee.decode_error_flags != 0) || (frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT) != 0 {
             throw LapseError(.invalidInput, path, "corrupt or truncated image")
         }

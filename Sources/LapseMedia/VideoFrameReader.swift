@@ -62,7 +62,7 @@ public final class VideoFrameReader {
     public private(set) var decodeErrors = 0
 
     private let input: MediaInput
-    private var codec: UnsafeMutablePointer<AVCodecContext>?
+    private let decoder: PacketDecoder
     private let codecID: AVCodecID
     /// The stream's decoder configuration (avcC / hvcC for MP4), for reading its packets' NAL units.
     private let extradata: [UInt8]
@@ -77,8 +77,6 @@ public final class VideoFrameReader {
     private var currentTime = 0.0
     private var lookahead: Frame?
     private var lookaheadTime = 0.0
-    private var inputEnded = false
-    private var decoderDrained = false
     private var converter: VideoFrameConverter?
     /// The last conversion, by decoded-frame serial number (repeated frames are converted once).
     private var lastOutput: (serial: Int, pixels: PixelBuffer)?
@@ -86,8 +84,6 @@ public final class VideoFrameReader {
     private var lookaheadSerial = 0
     private var serials = 0
     private var lastPts: Int64?
-    /// A packet the decoder refused with EAGAIN, to be sent again after a frame is received.
-    private var packetPending = false
 
     /// Opens a video through ``MediaInput`` (files, http(s) with reconnects and timeouts, HLS).
     /// - Parameters:
@@ -123,25 +119,16 @@ public final class VideoFrameReader {
         }
 
         // VP9 with alpha: only libvpx decodes the alpha plane (stored as BlockAdditional side data).
-        var decoder: UnsafePointer<AVCodec>?
+        var alphaDecoder: UnsafePointer<AVCodec>?
         let alphaMode = av_dict_get(stream.pointee.metadata, "alpha_mode", nil, 0).map { String(cString: $0.pointee.value) }
         if par.pointee.codec_id == AV_CODEC_ID_VP9, alphaMode == "1" {
-            decoder = avcodec_find_decoder_by_name("libvpx-vp9")
+            alphaDecoder = avcodec_find_decoder_by_name("libvpx-vp9")
         } else if par.pointee.codec_id == AV_CODEC_ID_VP8, alphaMode == "1" {
-            decoder = avcodec_find_decoder_by_name("libvpx")
+            alphaDecoder = avcodec_find_decoder_by_name("libvpx")
         }
-        if decoder == nil { decoder = avcodec_find_decoder(par.pointee.codec_id) }
-        guard let decoder, let context = avcodec_alloc_context3(decoder) else {
-            throw LapseError(.invalidInput, name, "no decoder for this video codec")
-        }
-        codec = context
-        avcodec_parameters_to_context(context, par)
-        context.pointee.pkt_timebase = stream.pointee.time_base
-        context.pointee.thread_count = 0
-        let opened2 = avcodec_open2(context, decoder, nil)
-        if opened2 < 0 {
-            avcodec_free_context(&codec)
-            throw LapseError(.invalidInput, name, "cannot open the video decoder: \(ffmpegMessage(opened2))")
+        decoder = try PacketDecoder(parameters: par, codec: alphaDecoder, name: name, what: "video") { context, _ in
+            context.pointee.pkt_timebase = stream.pointee.time_base
+            context.pointee.thread_count = 0
         }
 
         codedWidth = Int(par.pointee.width)
@@ -168,7 +155,7 @@ public final class VideoFrameReader {
         frameRate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : nil
         isHDR = VideoFrameConverter.isHDR(par.pointee.color_trc)
         let pixelFormat = AVPixelFormat(rawValue: par.pointee.format)
-        let descriptor = av_pix_fmt_desc_get(context.pointee.pix_fmt != AV_PIX_FMT_NONE ? context.pointee.pix_fmt : pixelFormat)
+        let descriptor = av_pix_fmt_desc_get(decoder.pixelFormat != AV_PIX_FMT_NONE ? decoder.pixelFormat : pixelFormat)
         hasAlpha = alphaMode == "1" || (descriptor.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA)) != 0 } ?? false)
         let matrix = par.pointee.color_space
         yuvCompatible = pixelFormat == AV_PIX_FMT_YUV420P && !hasAlpha && !isHDR && degrees == 0 && sampleAspectRatio == 1
@@ -178,8 +165,6 @@ public final class VideoFrameReader {
             throw LapseError(.invalidInput, name, "the video stream has no picture size")
         }
     }
-
-    deinit { avcodec_free_context(&codec) }
 
     /// Stops a blocking read in progress or to come (it throws `.cancelled`). Thread-safe.
     public func cancel() { input.cancel() }
@@ -214,13 +199,10 @@ public final class VideoFrameReader {
     /// - Throws: ``LapseError`` `.invalidInput` when the input cannot seek (a live stream).
     public func seek(to seconds: Double) throws {
         try input.seek(to: max(0, seconds), stream: Int(streamIndex))
-        avcodec_flush_buffers(codec)
+        decoder.flush()
         current = nil
         lookahead = nil
-        inputEnded = false
-        decoderDrained = false
         lastPts = nil
-        if packetPending { av_packet_unref(packet.pointer); packetPending = false }
     }
 
     /// The source frame shown at `seconds` (the last frame whose time is ≤ it; the first frame for times
@@ -337,13 +319,13 @@ public final class VideoFrameReader {
     /// Frames no other frame is predicted from are not decoded (`skip_frame = AVDISCARD_NONREF`): ``nextFrame()``
     /// and ``skipFrame()`` give only the others (see ``PacketFrames/isReference``). Set before reading.
     public var skipsNonReferenceFrames = false {
-        didSet { codec?.pointee.skip_frame = skipsNonReferenceFrames ? AVDISCARD_NONREF : AVDISCARD_DEFAULT }
+        didSet { decoder.skipsNonReferenceFrames = skipsNonReferenceFrames }
     }
 
     /// True when the input has no frame after the one last returned and `seconds` is more than one frame
     /// interval past it (for inputs whose duration is unknown).
     public func isAtEnd(after seconds: Double) -> Bool {
-        guard decoderDrained, lookahead == nil, current != nil else { return false }
+        guard decoder.drained, lookahead == nil, current != nil else { return false }
         return seconds > currentTime + 1 / (frameRate ?? 25)
     }
 
@@ -371,51 +353,32 @@ public final class VideoFrameReader {
 
     /// Decodes the next frame; undecodable packets are skipped with a warning.
     private func decodeNext() throws -> (Frame, Double)? {
-        guard let codec else { return nil }
         let frame = Frame()
-        while true {
-            if decoderDrained { return nil }
-            let r = avcodec_receive_frame(codec, frame.pointer)
-            if r >= 0 {
-                var pts = frame.pointer.pointee.best_effort_timestamp
-                if pts == lapse_nopts_value {
-                    let step = frameRate.map { Int64((1 / $0 / av_q2d(timeBase)).rounded()) } ?? 1
-                    pts = (lastPts ?? startTime - step) + step
-                }
-                lastPts = pts
-                return (frame, Double(pts) * av_q2d(timeBase) - origin)
+        let got = try decoder.receive(into: frame, read: { packet in
+            while try input.read(into: packet) {
+                if packet.pointer.pointee.stream_index == streamIndex { return true }
+                av_packet_unref(packet.pointer)
             }
-            if r == lapse_averror_eof() { decoderDrained = true; return nil }
-            if r != lapse_averror_eagain() {
-                decodeErrors += 1
-                warning?("\(name): a frame could not be decoded (\(ffmpegMessage(r))); the previous frame is repeated")
-                continue
-            }
-            if inputEnded { decoderDrained = true; return nil }
-            if !packetPending {
-                if try !input.read(into: packet) {
-                    inputEnded = true
-                    avcodec_send_packet(codec, nil)
-                    continue
-                }
-                guard packet.pointer.pointee.stream_index == streamIndex else {
-                    av_packet_unref(packet.pointer)
-                    continue
-                }
-            }
-            let s = avcodec_send_packet(codec, packet.pointer)
-            // EAGAIN: the decoder's output is full (with frame threads this depends on timing): take a frame out
-            // first and send this same packet again — dropping it would lose a frame.
-            packetPending = s == lapse_averror_eagain()
-            if packetPending { continue }
-            defer { av_packet_unref(packet.pointer) }
-            if s < 0 {
-                decodeErrors += 1
-                let t = Double(packet.pointer.pointee.pts) * av_q2d(timeBase) - origin
+            return false
+        }, failed: { failure in
+            decodeErrors += 1
+            switch failure {
+            case .receive(let code):
+                warning?("\(name): a frame could not be decoded (\(ffmpegMessage(code))); the previous frame is repeated")
+            case .send(let code, let pts):
+                let t = Double(pts) * av_q2d(timeBase) - origin
                 warning?("\(name): the frame at \(TimeValue.format(max(0, t))) could not be decoded "
-                         + "(\(ffmpegMessage(s))); the previous frame is repeated")
+                         + "(\(ffmpegMessage(code))); the previous frame is repeated")
             }
+        })
+        guard got else { return nil }
+        var pts = frame.pointer.pointee.best_effort_timestamp
+        if pts == lapse_nopts_value {
+            let step = frameRate.map { Int64((1 / $0 / av_q2d(timeBase)).rounded()) } ?? 1
+            pts = (lastPts ?? startTime - step) + step
         }
+        lastPts = pts
+        return (frame, Double(pts) * av_q2d(timeBase) - origin)
     }
 }
 
