@@ -165,12 +165,21 @@ public struct GIFJob: Sendable {
         guard !images.isEmpty else { throw LapseError.usage("no input images") }
         let delay = imageDelay ?? 1 / fps
         guard delay > 0, delay.isFinite else { throw LapseError.usage("--delay must be more than 0 seconds") }
-        let first = try DecodedImage(path: images[0].path)
-        let (w, h) = Self.outputSize(displayWidth: first.displayWidth, displayHeight: first.displayHeight, rule: size)
+        // Images are decoded at reduced size where the decoder can and they are shown much smaller (a JPEG at
+        // ½, ¼ or ⅛); the first one's full size decides the GIF's.
+        var firstSize: (width: Int, height: Int)?
+        let rule = size
+        let first = try DecodedImage(path: images[0].path) { w, h in
+            firstSize = (w, h)
+            return Self.outputSize(displayWidth: w, displayHeight: h, rule: rule)
+        }
+        let full = firstSize ?? (first.displayWidth, first.displayHeight)
+        let (w, h) = Self.outputSize(displayWidth: full.width, displayHeight: full.height, rule: size)
         let fitter = FrameFitter(width: w, height: h, mode: .contain, background: RGBA(0, 0, 0, 0))
         let encoder = try GIFEncoder(path: output, width: w, height: h, options: options, overwrite: overwrite)
         let queue = OrderedWorkQueue(images) { i, input in
-            let image = i == 0 ? first : try DecodedImage(path: input.path)
+            let image = i == 0 ? first
+                : try DecodedImage(path: input.path) { fitter.scaledSize(displayWidth: $0, displayHeight: $1) }
             let (sw, sh) = fitter.scaledSize(displayWidth: image.displayWidth, displayHeight: image.displayHeight)
             return Self.centred(try image.pixels(width: sw, height: sh), width: w, height: h)
         }

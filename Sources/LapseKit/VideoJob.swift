@@ -16,7 +16,8 @@ public struct VideoJob: Sendable {
     public var imageDuration: Double = 1
     /// Output frames per second, 1–240. Default 30.
     public var fps: Int = 30
-    /// Frame size; `nil` means the first image's displayed size (rounded down to even numbers).
+    /// Frame size; `nil` means the first image's displayed size (rounded down to even numbers), scaled down to
+    /// ``largestDefaultSide`` and ``largestDefaultPixels`` when larger.
     public var size: (width: Int, height: Int)?
     public var fit: FitMode = .contain
     /// Padding and the colour behind transparent pixels. Default black.
@@ -52,6 +53,22 @@ public struct VideoJob: Sendable {
         public var bytes: Int64
     }
 
+    /// The longest side and the most pixels of a frame size taken from the first image: HEVC level 5.1's largest
+    /// picture (4096 × 2176, 8 912 896 pixels, ITU-T H.265 table A.8), within H.264 level 5.1's 36 864 macroblocks
+    /// (table A-1) — what 4K players and hardware decoders take. A larger size can still be set explicitly.
+    public static let largestDefaultSide = 4096
+    public static let largestDefaultPixels = 8_912_896
+
+    /// The frame size for a first image displayed at `w × h` when none is set: its own, or scaled down (aspect
+    /// kept) to fit ``largestDefaultSide`` and ``largestDefaultPixels``; not yet rounded to even numbers.
+    public static func defaultSize(displayWidth w: Int, displayHeight h: Int) -> (width: Int, height: Int) {
+        let side = Double(largestDefaultSide) / Double(max(w, h))
+        let area = (Double(largestDefaultPixels) / (Double(w) * Double(h))).squareRoot()
+        let f = min(1, side, area)
+        guard f < 1 else { return (w, h) }
+        return (max(1, Int((Double(w) * f).rounded(.down))), max(1, Int((Double(h) * f).rounded(.down))))
+    }
+
     /// The container for an output path's extension, or a usage error naming the extensions allowed.
     public static func container(for output: String) throws -> String {
         let ext = (output as NSString).pathExtension.lowercased()
@@ -78,21 +95,39 @@ public struct VideoJob: Sendable {
         let target = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs.map(\.path) + [audio].compactMap { $0 })
         defer { target.discard() }
 
-        // The first valid image decides the default size.
+        // The first valid image decides the default size. Images are decoded at reduced size where the decoder
+        // can and they are shown much smaller (a JPEG at ½, ¼ or ⅛).
         var skipped = 0
         var firstIndex = 0
         var first: DecodedImage?
+        var firstSize: (width: Int, height: Int)?
+        let chosen = size
         while first == nil && firstIndex < inputs.count {
             do {
-                first = try DecodedImage(path: inputs[firstIndex].path)
+                first = try DecodedImage(path: inputs[firstIndex].path) { w, h in
+                    firstSize = (w, h)
+                    let (fw, fh) = chosen.map { ($0.width, $0.height) } ?? Self.defaultSize(displayWidth: w, displayHeight: h)
+                    return FrameFitter(width: fw, height: fh, mode: fit, background: background).scaledSize(displayWidth: w, displayHeight: h)
+                }
             } catch let error as LapseError where skipInvalid {
                 warning?("skipped \(error.description)")
                 skipped += 1
                 firstIndex += 1
+                firstSize = nil
             }
         }
         guard let first else { throw LapseError(.invalidInput, nil, "no valid image among the \(inputs.count) inputs") }
-        let (width, height) = size.map { ($0.width, $0.height) } ?? (first.displayWidth, first.displayHeight)
+        let (width, height): (Int, Int)
+        if let size {
+            (width, height) = size
+        } else {
+            let full = firstSize ?? (first.displayWidth, first.displayHeight)
+            (width, height) = Self.defaultSize(displayWidth: full.width, displayHeight: full.height)
+            if (width, height) != full {
+                warning?("\(inputs[firstIndex].path) is \(full.width)x\(full.height): the video is \(width & ~1)x\(height & ~1), "
+                         + "the largest frame 4K players take (set a size for another)")
+            }
+        }
         let evenWidth = max(2, width & ~1), evenHeight = max(2, height & ~1)
         let fitter = FrameFitter(width: evenWidth, height: evenHeight, mode: fit, background: background)
 
@@ -123,7 +158,8 @@ public struct VideoJob: Sendable {
         let firstImage = first
         let queue = OrderedWorkQueue(remaining) { i, input in
             do {
-                let image = i == 0 ? firstImage : try DecodedImage(path: input.path)
+                let image = i == 0 ? firstImage
+                    : try DecodedImage(path: input.path) { fitter.scaledSize(displayWidth: $0, displayHeight: $1) }
                 // Straight to the encoder's Y′CbCr when nothing is composited (one conversion, not two).
                 if let picture = try fitter.yuvFrame(for: image) { return Result<EncoderFrame, LapseError>.success(.yuv(picture)) }
                 return Result<EncoderFrame, LapseError>.success(.rgba(try fitter.frame(for: image)))

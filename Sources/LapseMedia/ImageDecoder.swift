@@ -24,32 +24,69 @@ public final class DecodedImage: @unchecked Sendable {
     /// Whether the pixel format carries alpha (or palette transparency).
     public let hasAlpha: Bool
 
-    /// Decodes the first picture in the file at `path`.
-    /// - Throws: ``LapseError`` `.invalidInput` naming the path: missing file, unreadable file, not an image,
-    ///   corrupt or truncated data.
-    public convenience init(path: String) throws {
-        try self.init(path: path, reduction: 0)
-    }
+    /// The most pixels a decoded image may have unless a caller allows more: 16384 × 8192 (134 megapixels,
+    /// Street View's largest panorama; 0.5–1 GB decoded). FFmpeg itself refuses pictures of more than about
+    /// 268 megapixels (`av_image_check_size2`).
+    public static let defaultPixelLimit = 16384 * 8192
 
-    /// Decodes the first picture in the file at `path` at reduced size where the decoder can (JPEG: libavcodec's
+    /// Decodes the first picture in the file at `path`, at reduced size where the decoder can (JPEG: libavcodec's
     /// `lowres`, the picture ½, ¼ or ⅛ as wide for `reduction` 1, 2 or 3, far faster than decoding it whole);
     /// other formats decode at full size. ``storedWidth`` and ``storedHeight`` are the sizes decoded.
-    /// - Throws: as ``init(path:)``.
-    public convenience init(path: String, reduction: Int) throws {
+    /// - Parameters:
+    ///   - reduction: 0…3 (default 0: full size).
+    ///   - pixelLimit: the most pixels the decoded picture may have (default ``defaultPixelLimit``); the size is
+    ///     read from the file's header first (JPEG, PNG, GIF, WebP, BMP), so a larger image is refused before any
+    ///     pixel memory is allocated.
+    /// - Throws: ``LapseError`` `.invalidInput` naming the path: missing file, unreadable file, not an image,
+    ///   corrupt or truncated data, more pixels than `pixelLimit`.
+    public convenience init(path: String, reduction: Int = 0, pixelLimit: Int = DecodedImage.defaultPixelLimit) throws {
         try Self.checkReadable(path)
         try Self.checkSignature(path)
-        try self.init(name: path, data: nil, reduction: reduction)
+        try self.init(name: path, data: nil, header: ImageHeader.read(path: path), reduction: reduction, pixelLimit: pixelLimit)
+    }
+
+    /// Decodes the picture in the file at `path` for showing at a smaller size: a JPEG is decoded at the smallest
+    /// of ½, ¼ and ⅛ size that is still at least as large as `target` says the picture will be shown (so an image
+    /// much larger than the output costs a fraction of its full decode in time and memory); other formats decode
+    /// whole.
+    /// - Parameters:
+    ///   - pixelLimit: as for ``init(path:reduction:pixelLimit:)``, on the pixels decoded.
+    ///   - target: the size the picture will be scaled to, given its displayed (upright) size at full resolution.
+    /// - Throws: as ``init(path:reduction:pixelLimit:)``.
+    public convenience init(path: String, pixelLimit: Int = DecodedImage.defaultPixelLimit,
+                            shownAt target: (_ displayWidth: Int, _ displayHeight: Int) -> (width: Int, height: Int)) throws {
+        try Self.checkReadable(path)
+        try Self.checkSignature(path)
+        let header = ImageHeader.read(path: path)
+        var reduction = 0
+        if let header, header.isJPEG {
+            let swaps = Self.jpegOrientation(path: path)?.swapsAxes ?? false
+            let (w, h) = swaps ? (header.height, header.width) : (header.width, header.height)
+            let (tw, th) = target(w, h)
+            reduction = Self.reduction(width: w, height: h, atLeast: tw, th)
+        }
+        try self.init(name: path, data: nil, header: header, reduction: reduction, pixelLimit: pixelLimit)
+    }
+
+    /// The largest reduction (0…3) that keeps a `width × height` picture at least `targetWidth × targetHeight`
+    /// (libavcodec rounds a reduced size up: ⌈size / 2ⁿ⌉).
+    static func reduction(width: Int, height: Int, atLeast targetWidth: Int, _ targetHeight: Int) -> Int {
+        var n = 0
+        while n < 3, (width + (2 << n) - 1) >> (n + 1) >= targetWidth, (height + (2 << n) - 1) >> (n + 1) >= targetHeight { n += 1 }
+        return n
     }
 
     /// Decodes the first picture in `data` (an encoded JPEG, PNG, WebP… held in memory, e.g. a downloaded tile).
     /// - Parameters:
     ///   - data: the encoded image.
     ///   - name: what to call it in error messages (a URL without its query, a tile name).
-    ///   - reduction: decode at ½ⁿ of the size where the decoder can (see ``init(path:reduction:)``), default 0.
-    /// - Throws: ``LapseError`` `.invalidInput` naming `name` when the data is not a decodable image.
-    public convenience init(data: [UInt8], name: String, reduction: Int = 0) throws {
+    ///   - reduction: decode at ½ⁿ of the size where the decoder can (see ``init(path:reduction:pixelLimit:)``),
+    ///     default 0.
+    ///   - pixelLimit: the most pixels the decoded picture may have (default ``defaultPixelLimit``).
+    /// - Throws: ``LapseError`` `.invalidInput` naming `name` when the data is not a decodable image or is too large.
+    public convenience init(data: [UInt8], name: String, reduction: Int = 0, pixelLimit: Int = DecodedImage.defaultPixelLimit) throws {
         guard !data.isEmpty else { throw LapseError(.invalidInput, name, "empty image data") }
-        try self.init(name: name, data: data, reduction: reduction)
+        try self.init(name: name, data: data, header: ImageHeader.read(data: data), reduction: reduction, pixelLimit: pixelLimit)
     }
 
     /// A WebP file with the animation flag of its VP8X header set (WebP container spec: "RIFF", size, "WEBP",
@@ -65,9 +102,20 @@ public final class DecodedImage: @unchecked Sendable {
             && head[12..<16] == [0x56, 0x50, 0x38, 0x58] && head[20] & 0x02 != 0
     }
 
-    private init(name path: String, data: [UInt8]?, reduction: Int = 0) throws {
+    private init(name path: String, data: [UInt8]?, header: ImageHeader?, reduction: Int, pixelLimit: Int) throws {
         FFmpegLog.quiet()
         self.path = path
+        // The size the decoder will give (libavcodec's mjpeg decoder reduces by up to ⅛), checked before decoding.
+        let reduced = header?.isJPEG == true ? max(0, min(reduction, 3)) : 0
+        func tooLarge(_ width: Int, _ height: Int, decoded: Int) -> LapseError {
+            LapseError(.invalidInput, path, "\(width)x\(height) is \(Self.pixels(decoded))"
+                       + (reduced > 0 ? " at 1/\(1 << reduced) size" : "")
+                       + ", more than the limit of \(Self.pixels(pixelLimit)) for a decoded image")
+        }
+        if let header {
+            let w = (header.width + (1 << reduced) - 1) >> reduced, h = (header.height + (1 << reduced) - 1) >> reduced
+            if w * h > pixelLimit { throw tooLarge(header.width, header.height, decoded: w * h) }
+        }
         var format: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
         let memory = data.map { MemoryReader($0) }
         if let memory {
@@ -105,13 +153,22 @@ public final class DecodedImage: @unchecked Sendable {
             context.pointee.err_recognition = AV_EF_EXPLODE | AV_EF_BITSTREAM | AV_EF_BUFFER
             context.pointee.flags2 |= AV_CODEC_FLAG2_SHOW_ALL
             context.pointee.lowres = Int32(max(0, min(reduction, Int(codec.pointee.max_lowres))))
+            // For a format whose header was not read: libavcodec refuses a picture of more than max_pixels before
+            // allocating it, counting its full size (before lowres) with its buffers' padding, so twice the
+            // limit; the decoded size is checked exactly below.
+            let lowres = Int(context.pointee.lowres)
+            context.pointee.max_pixels = Int64(pixelLimit) << (2 * lowres + 1)
         }
         // The first picture; a refused packet or frame ends the decode (the image is corrupt).
         func undecodable(_ code: Int32) -> LapseError {
             if Self.isAnimatedWebP(path: path, data: data) {
                 return LapseError(.invalidInput, path, "animated WebP, which FFmpeg 5.1 cannot decode (convert it to a video or to PNGs first)")
             }
-            let why = code < 0 ? ffmpegMessage(code) : "no picture could be decoded"
+            var why = code < 0 ? ffmpegMessage(code) : "no picture could be decoded"
+            // What libavcodec answers for a picture of more than max_pixels is one of these (the size unknown here).
+            if header == nil, code == lapse_averror(EINVAL) || code == lapse_averror_invaliddata() {
+                why += ", or more than \(Self.pixels(2 * pixelLimit))"
+            }
             return LapseError(.invalidInput, path, "corrupt or truncated image (\(why))", cause: code < 0 ? .ffmpeg(code) : nil)
         }
         let frame = Frame()
@@ -128,6 +185,7 @@ public final class DecodedImage: @unchecked Sendable {
             }
         }, failed: { throw undecodable($0.code) })
         guard got, frame.width > 0, frame.height > 0 else { throw undecodable(lastError) }
+        if frame.width * frame.height > pixelLimit { throw tooLarge(frame.width, frame.height, decoded: frame.width * frame.height) }
         if (frame.pointer.pointee.decode_error_flags != 0) || (frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT) != 0 {
             throw LapseError(.invalidInput, path, "corrupt or truncated image")
         }
@@ -250,6 +308,11 @@ public final class DecodedImage: @unchecked Sendable {
         let text = String(cString: value).trimmingCharacters(in: .whitespaces)
         guard let v = Int(text) else { return nil }
         return ImageOrientation(rawValue: v)
+    }
+
+    /// "134.2 megapixels" for 134 217 728 pixels, "4096 pixels" below a tenth of a megapixel.
+    private static func pixels(_ count: Int) -> String {
+        count >= 100_000 ? String(format: "%.1f megapixels", Double(count) / 1e6) : "\(count) pixels"
     }
 
     /// Reads the orientation from a JPEG's APP1 Exif segment when FFmpeg did not export it.

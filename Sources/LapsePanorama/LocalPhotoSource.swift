@@ -83,8 +83,15 @@ public struct LocalPhotoSource: PanoramaSource {
 
     public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage {
         guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
-        let decoded = try DecodedImage(path: file)
-        let (w, h) = Self.size(for: resolution, width: decoded.displayWidth, height: decoded.displayHeight)
+        // A JPEG much larger than the view needs is decoded at ½, ¼ or ⅛ size; the size delivered is the full one's.
+        var full: (Int, Int)?
+        let decoded = try DecodedImage(path: file) { w, h in
+            full = (w, h)
+            let (tw, th) = Self.size(for: resolution, width: w, height: h)
+            return (width: tw, height: th)
+        }
+        let (dw, dh) = full ?? (decoded.displayWidth, decoded.displayHeight)
+        let (w, h) = Self.size(for: resolution, width: dw, height: dh)
         return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(width: w, height: h))
     }
 

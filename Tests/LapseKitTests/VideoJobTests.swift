@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 import LapseKit
 import Testing
 import TestSupport
@@ -30,6 +31,30 @@ import TestSupport
         }
         try "\(try colour("d.png", "red"))\t86400\n".write(to: list, atomically: true, encoding: .utf8)
         #expect(try ImageInputs.expand(["@" + list.path]).first?.duration == 86400)
+    }
+
+    /// Without a size, a first image larger than 4K players take gives the largest frame they do (aspect kept,
+    /// with a warning naming the image), and the photos are decoded at half size for it; the frames look like
+    /// the full photos scaled down.
+    @Test func largePhotosGiveAFrameFourKPlayersTake() async throws {
+        #expect(VideoJob.defaultSize(displayWidth: 16000, displayHeight: 8000) == (4096, 2048))
+        #expect(VideoJob.defaultSize(displayWidth: 3000, displayHeight: 4000) == (2585, 3447))
+        #expect(VideoJob.defaultSize(displayWidth: 3840, displayHeight: 2160) == (3840, 2160))
+        let photos = ["GSAG2002.JPG", "R0014760.JPG"].map { TestData.path("pano360/trekview_360/\($0)") }
+        let out = dir.appendingPathComponent("large.mp4").path
+        var job = VideoJob(inputs: photos.map { ImageInput(path: $0) }, output: out)
+        job.overwrite = true
+        let warnings = Mutex<[String]>([])
+        let summary = try await job.run(warning: { message in warnings.withLock { $0.append(message) } })
+        #expect(summary.width == 4096 && summary.height == 2048)
+        #expect(warnings.withLock { $0 } == ["\(photos[0]) is 5760x2880: the video is 4096x2048, the largest frame 4K players take (set a size for another)"])
+        let frames = try self.frames(out, 1024, 512)
+        #expect(frames.count == 60)
+        for (i, photo) in photos.enumerated() {
+            let source = try #require(FFmpegReference.frames(photo, filters: "scale=1024:512:flags=area", size: (1024, 512)).first)
+            let ssim = ImageMetrics.ssim(frames[30 * i + 15], source)
+            #expect(ssim >= 0.9, "\(photo): SSIM \(ssim)")
+        }
     }
 
     @Test func durationsAddUpAndTheLastImageLastsItsWholeTime() async throws {

@@ -19,7 +19,8 @@ enum VideoCommand: Command {
           --image-duration S      seconds each image is shown (default 1.0)
           --duration S            with a single image: the video's length in seconds
           --fps N                 frames per second (default 30)
-          --size WxH              frame size (default: the first image's displayed size, rounded down to even)
+          --size WxH              frame size (default: the first image's displayed size, rounded down to even,
+                                  scaled down to 4096 on a side and 4096x2176's pixels if larger)
           --fit MODE              contain | cover | stretch (default contain)
           --background #RRGGBB    padding and transparency colour (default #000000)
           --codec NAME            h264 | hevc (default h264)
