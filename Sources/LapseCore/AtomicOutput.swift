@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 
 /// An output file written to a temporary path beside its target and renamed into place only on success,
 /// so a failure or an interruption never leaves a half-written file at the target path.
 ///
 /// Usage: create it (this checks the directory and the overwrite rule), write to ``temporaryPath``,
 /// then call ``commit()``; if the work fails, call ``discard()`` (also done on deinit when not committed).
-public final class AtomicOutput: @unchecked Sendable {
-    // @unchecked: the two mutable fields are only touched by commit/discard, which callers use from one task.
+public final class AtomicOutput: Sendable {
     /// Where the file ends up.
     public let path: String
     /// Where to write it meanwhile: a hidden file in the same directory (same file system, so rename is atomic).
     public let temporaryPath: String
     /// Whether ``commit()`` may replace a file at ``path``.
     public let overwrite: Bool
-    private var finished = false
+    /// Set by the first of ``commit()`` and ``discard()``: the other, and any later call, does nothing.
+    private let finished = Atomic(false)
 
     /// The process's umask, read once (reading it means setting it, so only at start-up).
     private static let umaskValue: mode_t = {
@@ -76,8 +77,7 @@ public final class AtomicOutput: @unchecked Sendable {
     /// - Throws: ``LapseError`` `.output` when the temporary file is missing or cannot be moved, or when a file
     ///   appeared at the target (the finished output is then kept under the name the error gives).
     public func commit() throws {
-        guard !finished else { return }
-        finished = true
+        guard !finished.exchange(true, ordering: .acquiringAndReleasing) else { return }
         TemporaryFiles.unregister(temporaryPath)
         // Ordinary file permissions (0666 less the umask), whatever the writer created it with (giflib uses 0600).
         chmod(temporaryPath, 0o666 & ~Self.umaskValue)
@@ -127,8 +127,7 @@ public final class AtomicOutput: @unchecked Sendable {
 
     /// Deletes the temporary file, leaving the target path as it was.
     public func discard() {
-        guard !finished else { return }
-        finished = true
+        guard !finished.exchange(true, ordering: .acquiringAndReleasing) else { return }
         TemporaryFiles.unregister(temporaryPath)
         unlink(temporaryPath)
     }

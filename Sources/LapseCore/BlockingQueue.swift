@@ -12,6 +12,12 @@ public final class BlockingQueue: Sendable {
     /// - Parameter label: the queue's name (shown by debuggers and profilers).
     public init(label: String) { queue = DispatchQueue(label: label) }
 
+    /// Queues `body` after the calls already made and returns at once, without waiting for it or for them:
+    /// for work a synchronous caller must not wait for (it would block its thread while a call runs).
+    public func post(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+
     /// `body`'s result (or error), once it has run on the queue.
     public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 
 /// Frames of an equirectangular 360° video as a hyperlapse's panoramas.
 ///
 /// Without a track the video has no positions: every `frameStep`-th frame becomes a stop, the road is taken to
 /// run the way the video's centre column faces (`panoHeading`, compass degrees), and "distance along the route"
 /// counts frames — so keyframes by frame number work as expected.
-public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
-    // @unchecked: the reader is only used inside `decoder`'s lock.
+public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     public let path: String
     public let frameStep: Int
     public let panoHeading: Double
@@ -15,7 +15,8 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
     let decoder: SequentialDecoder
     /// A second pass over the video, decoded straight to the analysis size (it runs ahead of the render's).
     private let analysisDecoder: SequentialDecoder
-    /// Where each decoder runs: off the concurrency pool (a decode holds its decoder's lock), one call at a time.
+    /// Where each decoder runs: off the concurrency pool (a decode holds its decoder's lock), one call at a time,
+    /// in the order the calls are made.
     private let decoding = BlockingQueue(label: "lapse.video-decoder")
     private let analysisDecoding = BlockingQueue(label: "lapse.video-analysis-decoder")
     /// Presentation times of the video's frames, seconds.
@@ -49,12 +50,13 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
             throw LapseError(.invalidInput, path, "not an equirectangular 360° video (\(reader.displayWidth)x\(reader.displayHeight) is not 2:1)")
         }
         let packets = try VideoFrameReader(path).framesFromPackets()
-        decoder = SequentialDecoder(reader, yuv: reader.yuvFramesAvailable, times: packets?.times,
+        let frameRate = reader.frameRate ?? 30, yuv = reader.yuvFramesAvailable
+        decoder = SequentialDecoder(reader, yuv: yuv, times: packets?.times,
                                     wanted: { [step = self.frameStep] in $0 % step == 0 })
         times = try decoder.frameTimes()
         let small = try VideoFrameReader(path)
         small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2)
-        let stride = max(1, Int(((reader.frameRate ?? 30) / Double(self.frameStep) / 10).rounded()))
+        let stride = max(1, Int((frameRate / Double(self.frameStep) / 10).rounded()))
         let step = self.frameStep
         if let reference = packets?.isReference, reference.count == times.count,
            let stops = Self.referenceStops(reference, frameStep: step, stride: stride) {
@@ -134,13 +136,16 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
 
     /// A segment renders from this stop on: the render's decoder starts at the keyframe before its frame, and
     /// the frames before that are not decoded at all.
+    /// (Queued on the decoder's queue before the frames asked for next: the caller does not wait for a decode.)
     public func startRendering(at stop: HyperlapseStop) {
-        decoder.start(at: Int(stop.routePoint.distanceAlongRoute) * frameStep)
+        let number = Int(stop.routePoint.distanceAlongRoute) * frameStep
+        decoding.post { [decoder] in decoder.start(at: number) }
     }
 
-    /// A frame the stabiliser dropped is not kept by the render's decoder.
+    /// A frame the stabiliser dropped is not kept by the render's decoder. (Queued like ``startRendering(at:)``.)
     public func skip(_ stop: HyperlapseStop) {
-        decoder.discard(number: Int(stop.routePoint.distanceAlongRoute) * frameStep)
+        let number = Int(stop.routePoint.distanceAlongRoute) * frameStep
+        decoding.post { [decoder] in decoder.discard(number: number) }
     }
 
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
@@ -150,18 +155,17 @@ public final class VideoPanoramaFeed: PanoramaFeed, @unchecked Sendable {
 }
 
 /// Decodes a video front to back once, handing out frames by number; frames asked for out of order are kept
-/// until taken (at most the pipeline's concurrency of them).
-final class SequentialDecoder: @unchecked Sendable {
-    // @unchecked: every access goes through `lock`.
-    private let lock = NSLock()
-    private let reader: VideoFrameReader
-    private var decoded = 0
-    /// Frames decoded so far (fewer than the frame numbers reached after ``start(at:)``).
-    private(set) var framesDecoded = 0
-    private var times: [Double]?
-    private var waiting: [Int: Picture] = [:]
+/// until taken (at most the pipeline's concurrency of them). Every call takes the decoder's state under its mutex
+/// for as long as it decodes: callers on the concurrency pool go through a ``BlockingQueue``.
+final class SequentialDecoder: Sendable {
+    private let state: Mutex<State>
     /// Frames come as Y′CbCr as decoded (``VideoFrameReader/nextYUVFrame()``) rather than RGBA.
     let yuv: Bool
+    private let wanted: @Sendable (Int) -> Bool
+    /// The frame numbers the decoder gives, in order, when it gives only some (reference frames); nil: all.
+    private let outputs: [Int]?
+    /// What the video is called in errors.
+    private let name: String
 
     enum Picture: Sendable {
         case rgba(PixelBuffer)
@@ -175,67 +179,79 @@ final class SequentialDecoder: @unchecked Sendable {
             }
         }
     }
-    /// Frames that will not be asked for after all.
-    private var discarded = Set<Int>()
-    private let wanted: @Sendable (Int) -> Bool
-    /// The frame numbers the decoder gives, in order, when it gives only some (reference frames); nil: all.
-    private let outputs: [Int]?
-    /// Index in `outputs` of the next frame the decoder gives.
-    private var cursor = 0
+
+    /// The reader and where it is; only touched under ``state``'s lock.
+    private struct State: ~Copyable {
+        let reader: VideoFrameReader
+        var decoded = 0
+        /// Frames decoded so far (fewer than the frame numbers reached after ``start(at:)``).
+        var framesDecoded = 0
+        var times: [Double]?
+        var waiting: [Int: Picture] = [:]
+        /// Frames that will not be asked for after all.
+        var discarded = Set<Int>()
+        /// Index in `outputs` of the next frame the decoder gives.
+        var cursor = 0
+    }
 
     /// - Parameters:
     ///   - times: the frames' presentation times, when known (else ``frameTimes()`` learns them).
     ///   - outputs: the frame numbers the reader gives, in order, when it gives only some of them
     ///     (``VideoFrameReader/skipsNonReferenceFrames``); nil: every frame.
     ///   - wanted: which frame numbers will be asked for (the others are decoded and dropped).
-    init(_ reader: VideoFrameReader, yuv: Bool, times: [Double]? = nil, outputs: [Int]? = nil, wanted: @escaping @Sendable (Int) -> Bool) {
-        self.reader = reader
+    init(_ reader: sending VideoFrameReader, yuv: Bool, times: [Double]? = nil, outputs: [Int]? = nil, wanted: @escaping @Sendable (Int) -> Bool) {
+        name = reader.name
+        state = Mutex(State(reader: reader, times: times))
         self.yuv = yuv
-        self.times = times
         self.outputs = outputs
         self.wanted = wanted
     }
 
+    /// Frames decoded so far (fewer than the frame numbers reached after ``start(at:)``).
+    var framesDecoded: Int { state.withLock { $0.framesDecoded } }
+
     /// Presentation times of every frame: as given, else from a decode of every frame.
     func frameTimes() throws -> [Double] {
-        lock.lock(); defer { lock.unlock() }
-        if let times, !times.isEmpty { return times }
-        var result: [Double] = []
-        let probe = try VideoFrameReader(readerName)
-        probe.outputSize = (2, 1)
-        while let t = try probe.skipFrame() { result.append(t) }
-        guard !result.isEmpty else { throw LapseError(.invalidInput, readerName, "no decodable frame") }
-        times = result
-        return result
+        try state.withLock { state in
+            if let times = state.times, !times.isEmpty { return times }
+            var result: [Double] = []
+            let probe = try VideoFrameReader(name)
+            probe.outputSize = (2, 1)
+            while let t = try probe.skipFrame() { result.append(t) }
+            guard !result.isEmpty else { throw LapseError(.invalidInput, name, "no decodable frame") }
+            state.times = result
+            return result
+        }
     }
-
-    private var readerName: String { reader.name }
 
     /// Starts decoding at the keyframe at or before frame `number` rather than at the first frame (a hyperlapse's
     /// segment that begins later), so the frames before that keyframe are not decoded. Nothing changes once a
     /// frame was decoded, nor when where the seek lands cannot be told (the video is then read from its start).
     func start(at number: Int) {
-        lock.lock(); defer { lock.unlock() }
-        guard outputs == nil, decoded == 0, waiting.isEmpty, number > 0, let times, number < times.count else { return }
-        // A seek lands on the keyframe at or before its time (a tenth of a millisecond past the frame's, so that
-        // rounding cannot take it one keyframe back); which frame that is, a reader of its own finds out first.
-        let target = times[number] + 1e-4
-        guard let probe = try? VideoFrameReader(readerName), (try? probe.seek(to: target)) != nil,
-              let landed = try? probe.skipFrame(),
-              let k = times.firstIndex(where: { abs($0 - landed) < 1e-6 }), k <= number else { return }
-        do {
-            try reader.seek(to: target)
-            decoded = k
-        } catch {
-            // The decoder's position is unknown now: start again from the first frame.
-            if (try? reader.seek(to: 0)) == nil { return }
+        state.withLock { state in
+            guard outputs == nil, state.decoded == 0, state.waiting.isEmpty, number > 0, let times = state.times,
+                  number < times.count else { return }
+            // A seek lands on the keyframe at or before its time (a tenth of a millisecond past the frame's, so that
+            // rounding cannot take it one keyframe back); which frame that is, a reader of its own finds out first.
+            let target = times[number] + 1e-4
+            guard let probe = try? VideoFrameReader(name), (try? probe.seek(to: target)) != nil,
+                  let landed = try? probe.skipFrame(),
+                  let k = times.firstIndex(where: { abs($0 - landed) < 1e-6 }), k <= number else { return }
+            do {
+                try state.reader.seek(to: target)
+                state.decoded = k
+            } catch {
+                // The decoder's position is unknown now: start again from the first frame.
+                _ = try? state.reader.seek(to: 0)
+            }
         }
     }
 
     /// Frame `number` will not be asked for: it is not kept (nor converted, when not decoded yet).
     func discard(number: Int) {
-        lock.lock(); defer { lock.unlock() }
-        if waiting.removeValue(forKey: number) == nil, number >= decoded { discarded.insert(number) }
+        state.withLock { state in
+            if state.waiting.removeValue(forKey: number) == nil, number >= state.decoded { state.discarded.insert(number) }
+        }
     }
 
     /// Whether ascending `values` hold `value` (binary search).
@@ -249,52 +265,54 @@ final class SequentialDecoder: @unchecked Sendable {
     }
 
     /// The number of the next frame out of the decoder, nil past the last.
-    private var upcoming: Int? {
-        guard let outputs else { return decoded }
-        return cursor < outputs.count ? outputs[cursor] : nil
+    private func upcoming(_ state: borrowing State) -> Int? {
+        guard let outputs else { return state.decoded }
+        return state.cursor < outputs.count ? outputs[state.cursor] : nil
     }
 
     /// The decoder gave frame `number` at `time`: on to the next. A frame whose time is not the one its packet
     /// had means the frames given are not the ones expected (some left out, or others) and is an error.
-    private func advance(past number: Int, time: Double?) throws {
+    private func advance(_ state: inout State, past number: Int, time: Double?) throws {
         if outputs != nil {
-            cursor += 1
-            if let time, let times, number < times.count, abs(times[number] - time) > 1e-3 {
-                throw LapseError(.invalidInput, reader.name, String(format: "frame %d decoded at %.3f s, not at %.3f s as its packet says", number, time, times[number]))
+            state.cursor += 1
+            if let time, let times = state.times, number < times.count, abs(times[number] - time) > 1e-3 {
+                throw LapseError(.invalidInput, name, String(format: "frame %d decoded at %.3f s, not at %.3f s as its packet says", number, time, times[number]))
             }
         }
-        decoded = number + 1
-        framesDecoded += 1
+        state.decoded = number + 1
+        state.framesDecoded += 1
     }
 
     func frame(number: Int) throws -> Picture {
-        lock.lock(); defer { lock.unlock() }
-        if let p = waiting.removeValue(forKey: number) { return p }
-        while let next = upcoming, next <= number {
-            // Frames that will not be asked for are decoded (the codec needs them) but not converted.
-            guard next == number || (wanted(next) && !discarded.contains(next)) else {
-                discarded.remove(next)
-                guard let time = try reader.skipFrame() else {
-                    throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
+        try state.withLock { state in
+            if let p = state.waiting.removeValue(forKey: number) { return p }
+            while let next = upcoming(state), next <= number {
+                // Frames that will not be asked for are decoded (the codec needs them) but not converted.
+                guard next == number || (wanted(next) && !state.discarded.contains(next)) else {
+                    state.discarded.remove(next)
+                    guard let time = try state.reader.skipFrame() else {
+                        throw LapseError(.invalidInput, name, "frame \(number) is past the end of the video")
+                    }
+                    try advance(&state, past: next, time: time)
+                    continue
                 }
-                try advance(past: next, time: time)
-                continue
+                let reader = state.reader
+                let decoded: (Double, Picture)? = yuv ? try reader.nextYUVFrame().map { ($0.time, .yuv($0.frame)) }
+                    : try reader.nextFrame().map { ($0.time, .rgba($0.pixels)) }
+                guard let (time, pixels) = decoded else {
+                    throw LapseError(.invalidInput, name, "frame \(number) is past the end of the video")
+                }
+                try advance(&state, past: next, time: time)
+                if next == number { return pixels }
+                state.waiting[next] = pixels   // asked for by a task that is running behind
             }
-            let next2: (Double, Picture)? = yuv ? try reader.nextYUVFrame().map { ($0.time, .yuv($0.frame)) }
-                : try reader.nextFrame().map { ($0.time, .rgba($0.pixels)) }
-            guard let (time, pixels) = next2 else {
-                throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
+            if let outputs, !Self.sorted(outputs, contains: number), number <= outputs.last ?? -1 {
+                throw LapseError(.other, name, "frame \(number) is not decoded (not a reference frame)")
             }
-            try advance(past: next, time: time)
-            if next == number { return pixels }
-            waiting[next] = pixels   // asked for by a task that is running behind
+            if upcoming(state) == nil, state.waiting[number] == nil, number >= state.decoded {
+                throw LapseError(.invalidInput, name, "frame \(number) is past the end of the video")
+            }
+            throw LapseError(.other, name, "frame \(number) was asked for twice")
         }
-        if let outputs, !Self.sorted(outputs, contains: number), number <= outputs.last ?? -1 {
-            throw LapseError(.other, reader.name, "frame \(number) is not decoded (not a reference frame)")
-        }
-        if upcoming == nil, waiting[number] == nil, number >= decoded {
-            throw LapseError(.invalidInput, reader.name, "frame \(number) is past the end of the video")
-        }
-        throw LapseError(.other, reader.name, "frame \(number) was asked for twice")
     }
 }

@@ -26,6 +26,28 @@ import Testing
         #expect(results == Array(0..<count))
     }
 
+    /// Posted work runs in its place among the calls, and posting returns while a call blocks: the caller (a
+    /// synchronous function) is the one that unblocks it afterwards — were `post` waiting, the test would hang.
+    @Test(.timeLimit(.minutes(1))) func postedWorkKeepsItsPlaceAndDoesNotWait() async throws {
+        let queue = BlockingQueue(label: "test")
+        let gate = DispatchSemaphore(value: 0)
+        let order = Mutex<[String]>([])
+        let started = Atomic(false)
+        let blocked = Task {
+            try await queue.run {
+                started.store(true, ordering: .sequentiallyConsistent)
+                gate.wait()
+                order.withLock { $0.append("blocked") }
+            }
+        }
+        while !started.load(ordering: .sequentiallyConsistent) { await Task.yield() }
+        queue.post { order.withLock { $0.append("posted") } }
+        gate.signal()
+        try await blocked.value
+        try await queue.run { order.withLock { $0.append("after") } }
+        #expect(order.withLock { $0 } == ["blocked", "posted", "after"])
+    }
+
     @Test func errorsComeBack() async {
         struct Failure: Error {}
         await #expect(throws: Failure.self) { try await BlockingQueue(label: "test").run { throw Failure() } }
