@@ -5,7 +5,8 @@ import Foundation
 /// consumer, and hands the results back in input order. Memory stays bounded by `lookahead` results
 /// whatever the number of inputs.
 ///
-/// Used for the pipelines' "decode/render in parallel, encode in order" stage. Errors are delivered in order
+/// Used for the pipelines' "decode/render in parallel, encode in order" stage. The transforms run on threads of
+/// the queue's own, off Swift's concurrency pool; the consumer awaits results. Errors are delivered in order
 /// too: ``next()`` throws the error of the first input whose transform failed, once all earlier results
 /// have been taken. Call ``cancel()`` when stopping before the end, so the threads exit.
 public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: Sendable {
@@ -35,16 +36,39 @@ public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: Sendable
 
     deinit { cancel() }
 
-    /// The next result in input order, waiting for it; `nil` after the last one.
+    /// The next result in input order; `nil` after the last one. A caller waiting for it is suspended (bridged
+    /// with a continuation the worker that delivers it resumes), not blocking one of the concurrency pool's
+    /// threads; cancelling the caller's task cancels the queue.
     /// - Throws: the transform's error for that input, or `CancellationError` after ``cancel()``.
-    public func next() throws -> Output? { try state.next() }
+    public func next() async throws -> Output? {
+        try await withTaskCancellationHandler {
+            while true {
+                switch try state.take() {
+                case .value(let output): return output
+                case .end: return nil
+                case .notYet: await state.waitForChange()
+                }
+            }
+        } onCancel: { [state] in
+            state.cancel()
+        }
+    }
 
     /// Stops issuing work; threads finish their current item and exit.
     public func cancel() { state.cancel() }
 
+    private enum Taken {
+        case value(Output)
+        case end
+        case notYet
+    }
+
     private final class State: @unchecked Sendable {
-        // @unchecked: all mutable state is guarded by `condition`.
+        // @unchecked: all mutable state is guarded by `condition` (the workers' waits need a condition variable,
+        // which Mutex lacks).
         private let condition = NSCondition()
+        /// The consumer, suspended until the result it waits for (or the end, or a cancel) is there.
+        private var waiter: CheckedContinuation<Void, Never>?
         private var iterator: any IteratorProtocol<Input>
         private var exhausted = false
         private var issued = 0
@@ -77,7 +101,9 @@ public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: Sendable
                     exhausted = true
                     running -= 1
                     condition.broadcast()
+                    let consumer = wakeConsumer()
                     condition.unlock()
+                    consumer?.resume()
                     return
                 }
                 let index = issued
@@ -89,22 +115,44 @@ public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: Sendable
                 condition.lock()
                 results[index] = result
                 condition.broadcast()
+                let consumer = wakeConsumer()
                 condition.unlock()
+                consumer?.resume()
             }
         }
 
-        func next() throws -> Output? {
+        /// The suspended consumer, taken to be resumed (after the lock is released) when what it waits for is
+        /// there; called under the lock.
+        private func wakeConsumer() -> CheckedContinuation<Void, Never>? {
+            guard waiter != nil, cancelled || results[consumed] != nil || (exhausted && consumed >= issued) else { return nil }
+            defer { waiter = nil }
+            return waiter
+        }
+
+        /// The next result if it is there.
+        func take() throws -> Taken {
             condition.lock()
             defer { condition.unlock() }
-            while true {
-                if cancelled { throw CancellationError() }
-                if let result = results.removeValue(forKey: consumed) {
-                    consumed += 1
-                    condition.broadcast()
-                    return try result.get()
+            if cancelled { throw CancellationError() }
+            if let result = results.removeValue(forKey: consumed) {
+                consumed += 1
+                condition.broadcast()
+                return .value(try result.get())
+            }
+            return exhausted && consumed >= issued ? .end : .notYet
+        }
+
+        /// Returns once the next result, the end or a cancel is there (at once if it already is).
+        func waitForChange() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                condition.lock()
+                if cancelled || results[consumed] != nil || (exhausted && consumed >= issued) {
+                    condition.unlock()
+                    continuation.resume()
+                    return
                 }
-                if exhausted && consumed >= issued { return nil }
-                condition.wait()
+                waiter = continuation
+                condition.unlock()
             }
         }
 
@@ -112,7 +160,9 @@ public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: Sendable
             condition.lock()
             cancelled = true
             condition.broadcast()
+            let consumer = wakeConsumer()
             condition.unlock()
+            consumer?.resume()
         }
 
         /// Worker threads still running (for tests).

@@ -186,7 +186,7 @@ public struct GIFJob: Sendable {
         defer { queue.cancel() }
         var i = 0
         var seconds = 0.0
-        while let frame = try queue.next() {
+        while let frame = try await queue.next() {
             try Task.checkCancellation()
             let d = images[i].duration ?? delay
             try await encoder.add(frame, duration: d)

@@ -173,7 +173,7 @@ public struct VideoJob: Sendable {
         var done = 0
         var images = 0
         var index = 0
-        while let result = try queue.next() {
+        while let result = try await queue.next() {
             try Task.checkCancellation()
             let count = frameCounts[index]
             index += 1

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Dispatch
 import Foundation
 import LapseCore
 import Synchronization
@@ -26,13 +27,13 @@ private struct Failure: Error, Equatable { var index: Int }
 @Suite struct OrderedWorkTests {
     /// Results come in input order whatever order the threads finish in; an error comes at its place, after
     /// every earlier result.
-    @Test func resultsAndErrorsComeInInputOrder() throws {
+    @Test func resultsAndErrorsComeInInputOrder() async throws {
         let queue = OrderedWorkQueue(0..<200, workers: 4) { i, value -> Int in
             if value % 7 == 0 { usleep(UInt32(200 * (value % 5))) }   // out-of-order finishing
             return value * 2
         }
         var got: [Int] = []
-        while let v = try queue.next() { got.append(v) }
+        while let v = try await queue.next() { got.append(v) }
         #expect(got == (0..<200).map { $0 * 2 })
 
         let failing = OrderedWorkQueue(0..<50, workers: 3) { i, value -> Int in
@@ -40,34 +41,63 @@ private struct Failure: Error, Equatable { var index: Int }
             return value
         }
         var before: [Int] = []
-        let error = try #require(throws: Failure.self) { while let v = try failing.next() { before.append(v) } }
-        #expect(error == Failure(index: 17))
+        do {
+            while let v = try await failing.next() { before.append(v) }
+            Issue.record("no error came")
+        } catch let error as Failure {
+            #expect(error == Failure(index: 17))
+        }
         #expect(before == Array(0..<17))
     }
 
+    /// A consumer waiting for a result is suspended, not holding a pool thread: with eight tasks a core also
+    /// waiting, another task still runs and is the one that lets the transform finish (were the waits blocking
+    /// pool threads, the test would hang until its time limit).
+    @Test(.timeLimit(.minutes(1))) func waitingHoldsNoPoolThread() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let count = 8 * ProcessInfo.processInfo.activeProcessorCount
+        let queues = (0..<count).map { _ in OrderedWorkQueue(0..<1, workers: 1) { _, v -> Int in gate.wait(); return v + 7 } }
+        let waiters = queues.map { queue in Task { try await queue.next() } }
+        let opened = await Task { for _ in 0..<count { gate.signal() }; return true }.value
+        #expect(opened)
+        for w in waiters { #expect(try await w.value == 7) }
+    }
+
+    /// Cancelling the consumer's task ends its wait with CancellationError while the transform still runs.
+    @Test(.timeLimit(.minutes(1))) func cancellingTheConsumerEndsItsWait() async throws {
+        let gate = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        let queue = OrderedWorkQueue(0..<1, workers: 1) { _, v -> Int in entered.signal(); gate.wait(); return v }
+        let consumer = Task { try await queue.next() }
+        entered.wait()
+        consumer.cancel()
+        await #expect(throws: CancellationError.self) { try await consumer.value }
+        gate.signal()
+    }
+
     /// The threads never run more than `lookahead` ahead of the consumer.
-    @Test func workStaysBoundedAheadOfTheConsumer() throws {
+    @Test func workStaysBoundedAheadOfTheConsumer() async throws {
         let started = Mutex(0)
         let queue = OrderedWorkQueue(0..<1000, workers: 2, lookahead: 4) { _, value -> Int in
             started.withLock { $0 += 1 }
             return value
         }
         for expected in 0..<10 {
-            #expect(try queue.next() == expected)
+            #expect(try await queue.next() == expected)
             #expect(started.withLock { $0 } <= expected + 1 + 4 + 2)
         }
         queue.cancel()
-        #expect(throws: CancellationError.self) { try queue.next() }
+        await #expect(throws: CancellationError.self) { try await queue.next() }
     }
 
     /// A queue dropped without cancel() stops its threads: they hold only its shared state, which the queue's
     /// deinit cancels, so they exit and free the input (an endless one here).
-    @Test func aDroppedQueueStopsItsThreads() throws {
+    @Test func aDroppedQueueStopsItsThreads() async throws {
         let freed = Freed()
         do {
             let queue = OrderedWorkQueue(CountingSequence(freed: freed), workers: 2, lookahead: 2) { _, v in v }
-            #expect(try queue.next() == 0)
-            #expect(try queue.next() == 1)
+            #expect(try await queue.next() == 0)
+            #expect(try await queue.next() == 1)
         }
         #expect(freed.semaphore.wait(timeout: .now() + 30) == .success, "the threads still hold the input")
     }
