@@ -112,21 +112,26 @@ public struct GIFJob: Sendable {
         guard start >= 0 else { throw LapseError.usage("--start must be 0 or more") }
         if let end, end <= start { throw LapseError.usage("--end must be after --start") }
         if let duration, duration <= 0 { throw LapseError.usage("--duration must be more than 0") }
-        let reader = try VideoFrameReader(location, options: inputOptions)
-        reader.warning = warning
-        let (w, h) = Self.outputSize(displayWidth: reader.displayWidth, displayHeight: reader.displayHeight, rule: size)
-        guard w <= 65535, h <= 65535 else { throw LapseError.usage("the GIF would be \(w)x\(h), larger than GIF allows") }
-        reader.outputSize = (w, h)
-        if w > reader.displayWidth || h > reader.displayHeight {
-            warning?("\(reader.name): the GIF (\(w)x\(h)) is larger than the video (\(reader.displayWidth)x\(reader.displayHeight)): its frames are upscaled")
+        // The reader opens, reads and decodes on a thread of its own (network waits and decoding off the pool).
+        let source = try await BackgroundVideoReader.open(location, options: inputOptions)
+        let (size, start, end, duration) = (self.size, self.start, self.end, self.duration)
+        let (w, h, stop) = try await source.run { reader -> (Int, Int, Double) in
+            reader.warning = warning
+            let (w, h) = Self.outputSize(displayWidth: reader.displayWidth, displayHeight: reader.displayHeight, rule: size)
+            guard w <= 65535, h <= 65535 else { throw LapseError.usage("the GIF would be \(w)x\(h), larger than GIF allows") }
+            reader.outputSize = (w, h)
+            if w > reader.displayWidth || h > reader.displayHeight {
+                warning?("\(reader.name): the GIF (\(w)x\(h)) is larger than the video (\(reader.displayWidth)x\(reader.displayHeight)): its frames are upscaled")
+            }
+            let videoEnd = reader.duration
+            if let videoEnd, start >= videoEnd {
+                throw LapseError(.notFound, reader.name, "--start \(TimeValue.format(start)) is at or after the end of the video (\(TimeValue.format(videoEnd)))")
+            }
+            var stop = end ?? duration.map { start + $0 } ?? videoEnd ?? .infinity
+            if let videoEnd { stop = min(stop, videoEnd) }
+            if start > 0 { try reader.seek(to: start) }
+            return (w, h, stop)
         }
-        let videoEnd = reader.duration
-        if let videoEnd, start >= videoEnd {
-            throw LapseError(.notFound, reader.name, "--start \(TimeValue.format(start)) is at or after the end of the video (\(TimeValue.format(videoEnd)))")
-        }
-        var stop = end ?? duration.map { start + $0 } ?? videoEnd ?? .infinity
-        if let videoEnd { stop = min(stop, videoEnd) }
-        if start > 0 { try reader.seek(to: start) }
 
         let encoder = try GIFEncoder(path: output, width: w, height: h, options: options, overwrite: overwrite)
         let interval = 1 / fps
@@ -137,8 +142,11 @@ public struct GIFJob: Sendable {
             try Task.checkCancellation()
             let t = start + Double(i) * interval
             if t >= stop - 1e-9 && i > 0 { break }
-            if !stop.isFinite, i > 0, reader.isAtEnd(after: t) { break }
-            let frame = try reader.frame(at: t)
+            let first = i == 0
+            guard let frame = try await source.run({ reader -> PixelBuffer? in
+                if !stop.isFinite, !first, reader.isAtEnd(after: t) { return nil }
+                return try reader.frame(at: t)
+            }) else { break }
             var frameEnd = t + interval
             // A last frame shorter than 2 cs is not shown: this frame lasts to the end instead.
             let isLast = stop.isFinite && Self.cs(stop) - Self.cs(frameEnd) < 2
@@ -150,7 +158,8 @@ public struct GIFJob: Sendable {
             if isLast { break }
         }
         let gif = try await encoder.finish()
-        return Summary(gif: gif, framesSampled: i, start: start, end: lastTime, decodeErrors: reader.decodeErrors)
+        let decodeErrors = try await source.run { $0.decodeErrors }
+        return Summary(gif: gif, framesSampled: i, start: start, end: lastTime, decodeErrors: decodeErrors)
     }
 
     /// Frames the loop below samples from `start` to a finite `stop`: frame i (at start + i·interval) is shown when at

@@ -77,7 +77,10 @@ enum ClipCommand: Command {
         if let audioFile { options.audio = mode == "mix" ? .mix(path: audioFile) : .replace(path: audioFile) }
         MediaInput.silenceLibraryLog()
 
-        let result = try Clipper.clip(input, to: output, options: options, overwrite: overwrite, progress: console.progress)
+        // Network reads that wait, off the concurrency pool.
+        let result = try await BlockingQueue(label: "lapse.clip").run { [options] in
+            try Clipper.clip(input, to: output, options: options, overwrite: overwrite, progress: console.progress)
+        }
         for warning in result.warnings { console.warn(warning) }
 
         var lines: [String] = []
