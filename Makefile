@@ -9,7 +9,7 @@ PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-d
             ffmpeg gifsicle python3 parallel
 LAPSE = .build/$(CONFIG)/lapse
 
-.PHONY: deps build test demo bench clean
+.PHONY: deps build test leakcheck demo bench clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -26,6 +26,15 @@ build: deps
 # tests give servers sub-second deadlines, which parallel CPU-heavy tests on 2 cores could starve.
 test: deps
 	LAPSE_SHARED_DATA=$(SHARED_DATA) swift test -c release -Xswiftc -enable-testing --no-parallel
+	$(MAKE) leakcheck
+
+# LeakSanitizer (with AddressSanitizer, from the toolchain) over every failing initialiser of the media and GIF
+# types (the FailingInit suites), in a debug build of its own: any FFmpeg handle or buffer left allocated, or a freed
+# one used again, fails the run. .ci/lsan.supp lists the toolchain's own leaks, nothing of Lapse's or FFmpeg's.
+leakcheck: deps
+	swift build -c debug --sanitize=address --build-path .build/asan --build-tests
+	LAPSE_SHARED_DATA=$(SHARED_DATA) ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp \
+	  swift test -c debug --sanitize=address --build-path .build/asan --skip-build --filter FailingInit
 
 demo: build
 	@mkdir -p demo
