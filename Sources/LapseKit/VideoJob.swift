@@ -152,7 +152,7 @@ public struct VideoJob: Sendable {
         let videoLength = Double(totalFrames) / Double(fps)
         let audioTrack = try audio.map { try AudioTrack(sources: [.init(location: $0)], duration: videoLength) }
         let encoder = try VideoEncoder(path: target.temporaryPath, container: container, settings: settings,
-                                       audio: audioTrack.map { [$0.streamParameters] } ?? [])
+                                       audioTracks: audioTrack.map { [$0] } ?? [])
 
         let skip = skipInvalid
         let firstImage = first

@@ -84,15 +84,15 @@ public final class AudioTrack {
     }
 
     /// The AAC stream's codec parameters (for a muxer's stream).
-    package var parameters: UnsafePointer<AVCodecParameters> { UnsafePointer(codecParameters!) }
+    var parameters: UnsafePointer<AVCodecParameters> { UnsafePointer(codecParameters!) }
     /// The time base of the packets' timestamps: 1/``sampleRate``.
-    package var timeBase: AVRational { AVRational(num: 1, den: Int32(sampleRate)) }
+    var timeBase: AVRational { AVRational(num: 1, den: Int32(sampleRate)) }
     /// Parameters to give ``VideoEncoder`` for muxing this track beside the video.
-    package var streamParameters: AudioStreamParameters { AudioStreamParameters(parameters: parameters, timeBase: timeBase) }
+    var streamParameters: AudioStreamParameters { AudioStreamParameters(parameters: parameters, timeBase: timeBase) }
 
     /// The next AAC packet if it starts before `seconds` (track time); `nil` when it starts later or the track
     /// has ended. Timestamps are in ``timeBase``.
-    package func nextPacket(before seconds: Double) throws -> Packet? {
+    func nextPacket(before seconds: Double) throws -> Packet? {
         if pending == nil { pending = try produce() }
         guard let p = pending else { return nil }
         let t = Double(p.pointer.pointee.pts) / Double(sampleRate)
@@ -103,7 +103,7 @@ public final class AudioTrack {
     }
 
     /// Writes every packet that starts before `seconds` (track time) to stream `stream` of `muxer`.
-    package func write(upTo seconds: Double, into muxer: ClipMuxer, stream: Int) throws {
+    func write(upTo seconds: Double, into muxer: ClipMuxer, stream: Int) throws {
         let tb = muxer.timeBase(stream)
         while let p = try nextPacket(before: seconds) {
             av_packet_rescale_ts(p.pointer, timeBase, tb)

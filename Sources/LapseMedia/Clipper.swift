@@ -155,13 +155,13 @@ public enum Clipper {
 
 /// The output file of a clip: an `AVFormatContext` for writing, streams copied from an input or given by
 /// codec parameters, `+faststart` for MP4/MOV.
-package final class ClipMuxer {
-    package let path: String
-    package let container: String
+final class ClipMuxer {
+    let path: String
+    let container: String
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private var headerWritten = false
 
-    package init(path: String, container: String) throws {
+    init(path: String, container: String) throws {
         self.path = path
         self.container = container
         var oc: UnsafeMutablePointer<AVFormatContext>?
@@ -179,7 +179,7 @@ package final class ClipMuxer {
 
     /// Adds a stream with `input`'s codec parameters, time base, metadata (language…), disposition and
     /// side data (display matrix…). Returns the output stream's index.
-    package func addStream(copying input: UnsafeMutablePointer<AVStream>) throws -> Int {
+    func addStream(copying input: UnsafeMutablePointer<AVStream>) throws -> Int {
         guard let context, let s = avformat_new_stream(context, nil) else { throw LapseError(.codec, path, "out of memory") }
         try ffCheck(avcodec_parameters_copy(s.pointee.codecpar, input.pointee.codecpar), path, "cannot copy the stream parameters")
         s.pointee.codecpar.pointee.codec_tag = 0
@@ -193,7 +193,7 @@ package final class ClipMuxer {
     }
 
     /// Adds a stream with the given codec parameters and time base. Returns its index.
-    package func addStream(parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational,
+    func addStream(parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational,
                            language: String? = nil) throws -> Int {
         guard let context, let s = avformat_new_stream(context, nil) else { throw LapseError(.codec, path, "out of memory") }
         try ffCheck(avcodec_parameters_copy(s.pointee.codecpar, parameters), path, "cannot copy the stream parameters")
@@ -204,13 +204,13 @@ package final class ClipMuxer {
     }
 
     /// Copies the stream metadata (language, handler name, …) and disposition.
-    package static func copyMetadata(from input: UnsafeMutablePointer<AVStream>, to output: UnsafeMutablePointer<AVStream>) {
+    static func copyMetadata(from input: UnsafeMutablePointer<AVStream>, to output: UnsafeMutablePointer<AVStream>) {
         av_dict_copy(&output.pointee.metadata, input.pointee.metadata, 0)
         output.pointee.disposition = input.pointee.disposition
     }
 
     /// Copies the stream-level side data (display matrix, …).
-    package static func copySideData(from input: UnsafeMutablePointer<AVStream>, to output: UnsafeMutablePointer<AVStream>) {
+    static func copySideData(from input: UnsafeMutablePointer<AVStream>, to output: UnsafeMutablePointer<AVStream>) {
         for i in 0..<Int(input.pointee.nb_side_data) {
             let sd = input.pointee.side_data[i]
             guard let dst = av_stream_new_side_data(output, sd.type, sd.size) else { continue }
@@ -219,16 +219,16 @@ package final class ClipMuxer {
     }
 
     /// Sets the container metadata (`title`, `copyright`, `comment`…); call before ``writeHeader()``.
-    package func setMetadata(_ metadata: [String: String]) {
+    func setMetadata(_ metadata: [String: String]) {
         guard let context else { return }
         for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { av_dict_set(&context.pointee.metadata, key, value, 0) }
     }
 
     /// The time base of output stream `index` (valid after ``writeHeader()``, which may change it).
-    package func timeBase(_ index: Int) -> AVRational { context!.pointee.streams[index]!.pointee.time_base }
+    func timeBase(_ index: Int) -> AVRational { context!.pointee.streams[index]!.pointee.time_base }
 
     /// Opens the file and writes the header (`+faststart` for MP4/MOV).
-    package func writeHeader() throws {
+    func writeHeader() throws {
         guard let context else { return }
         if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
             try ffCheck(avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE), path, "cannot create the file", as: .output)
@@ -241,12 +241,12 @@ package final class ClipMuxer {
     }
 
     /// Writes `packet` (timestamps already in the output stream's time base, `stream_index` set).
-    package func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
+    func write(_ packet: UnsafeMutablePointer<AVPacket>) throws {
         try ffCheck(av_interleaved_write_frame(context, packet), path, "cannot write to the file", as: .output)
     }
 
     /// Writes the index (and moves it to the front for MP4/MOV) and closes the file.
-    package func finish() throws {
+    func finish() throws {
         guard let context, headerWritten else { return }
         try ffCheck(av_write_trailer(context), path, "cannot finish the file", as: .output)
         if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 { avio_closep(&context.pointee.pb) }
@@ -256,17 +256,17 @@ package final class ClipMuxer {
 // MARK: - Finding the start
 
 /// Seconds ↔ stream ticks for one stream of a ``MediaInput`` (times relative to the input's start time).
-package struct StreamClock {
-    package let timeBase: AVRational
-    package let origin: Double
-    package init(_ input: MediaInput, stream: Int) {
+struct StreamClock {
+    let timeBase: AVRational
+    let origin: Double
+    init(_ input: MediaInput, stream: Int) {
         timeBase = input.avStream(stream).pointee.time_base
         origin = input.startTime
     }
-    package func seconds(_ ts: Int64) -> Double {
+    func seconds(_ ts: Int64) -> Double {
         Double(ts) * Double(timeBase.num) / Double(timeBase.den) - origin
     }
-    package func ticks(_ seconds: Double) -> Int64 {
+    func ticks(_ seconds: Double) -> Int64 {
         Int64(((seconds + origin) * Double(timeBase.den) / Double(timeBase.num)).rounded())
     }
 }
@@ -279,7 +279,7 @@ extension MediaInput {
     /// (HLS seeks forward to the next keyframe) it seeks earlier and earlier (by 2, 6, 14… s) until a keyframe
     /// at or before `start` is found, then reads on to the last such keyframe.
     /// - Returns: the buffered packets (the first video packet among them is the keyframe) and the keyframe's time.
-    package func seekToKeyframe(before start: Double) throws -> (packets: [Packet], keyframeTime: Double) {
+    func seekToKeyframe(before start: Double) throws -> (packets: [Packet], keyframeTime: Double) {
         guard let video = videoStreamIndex else { throw LapseError(.invalidInput, displayName, "no video stream") }
         let clock = StreamClock(self, stream: video)
         var back = 0.0

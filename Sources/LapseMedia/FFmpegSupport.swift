@@ -3,7 +3,7 @@ import CFFmpeg
 import LapseCore
 
 /// FFmpeg's message for an error code, e.g. "Invalid data found when processing input".
-package func ffmpegMessage(_ code: Int32) -> String {
+func ffmpegMessage(_ code: Int32) -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     lapse_av_strerror(code, &buffer, buffer.count)
     let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
@@ -17,7 +17,7 @@ package func ffmpegMessage(_ code: Int32) -> String {
 ///   - subject: what the call was about (a path, a redacted URL).
 ///   - doing: what was being done, e.g. "cannot open the encoder".
 @discardableResult
-package func ffCheck(_ code: Int32, _ subject: String?, _ doing: String, as errorCode: LapseError.Code = .codec) throws -> Int32 {
+func ffCheck(_ code: Int32, _ subject: String?, _ doing: String, as errorCode: LapseError.Code = .codec) throws -> Int32 {
     if code < 0 {
         if code == lapse_averror_exit() { throw LapseError(.cancelled, subject, "cancelled") }
         throw LapseError(errorCode, subject, "\(doing): \(ffmpegMessage(code))", cause: .ffmpeg(code))
@@ -27,23 +27,23 @@ package func ffCheck(_ code: Int32, _ subject: String?, _ doing: String, as erro
 
 /// Silences FFmpeg's own logging, once per process: Lapse reports failures itself, as one line each.
 /// Set `LAPSE_FFMPEG_LOG` to a level (`error`, `warning`, `info`, `debug`) to see FFmpeg's messages when diagnosing.
-package enum FFmpegLog {
+enum FFmpegLog {
     private static let once: Void = {
         let levels = ["quiet": AV_LOG_QUIET, "error": AV_LOG_ERROR, "warning": AV_LOG_WARNING,
                       "info": AV_LOG_INFO, "verbose": AV_LOG_VERBOSE, "debug": AV_LOG_DEBUG]
         let wanted = getenv("LAPSE_FFMPEG_LOG").map { String(cString: $0) } ?? "quiet"
         av_log_set_level(levels[wanted] ?? AV_LOG_QUIET)
     }()
-    package static func quiet() { _ = once }
+    static func quiet() { _ = once }
     /// Sets FFmpeg's log level (`AV_LOG_QUIET`, `AV_LOG_ERROR`, `AV_LOG_WARNING`, …).
-    package static func setLevel(_ level: Int32) { av_log_set_level(level) }
+    static func setLevel(_ level: Int32) { av_log_set_level(level) }
 }
 
 /// Owns an `AVFrame`.
-package final class Frame: @unchecked Sendable {
+final class Frame: @unchecked Sendable {
     // @unchecked: a frame is handed from one thread to the next, never used by two at once.
-    package let pointer: UnsafeMutablePointer<AVFrame>
-    package init() {
+    let pointer: UnsafeMutablePointer<AVFrame>
+    init() {
         guard let f = av_frame_alloc() else { fatalError("av_frame_alloc: out of memory") }
         pointer = f
     }
@@ -52,31 +52,31 @@ package final class Frame: @unchecked Sendable {
         av_frame_free(&p)
     }
     /// Allocates buffers for `width × height` in `format` (32-byte aligned).
-    package func allocate(width: Int, height: Int, format: AVPixelFormat) throws {
+    func allocate(width: Int, height: Int, format: AVPixelFormat) throws {
         av_frame_unref(pointer)
         pointer.pointee.width = Int32(width)
         pointer.pointee.height = Int32(height)
         pointer.pointee.format = format.rawValue
         try ffCheck(av_frame_get_buffer(pointer, 0), nil, "cannot allocate a \(width)x\(height) frame")
     }
-    package var width: Int { Int(pointer.pointee.width) }
-    package var height: Int { Int(pointer.pointee.height) }
-    package var format: AVPixelFormat { AVPixelFormat(rawValue: pointer.pointee.format) }
+    var width: Int { Int(pointer.pointee.width) }
+    var height: Int { Int(pointer.pointee.height) }
+    var format: AVPixelFormat { AVPixelFormat(rawValue: pointer.pointee.format) }
 
     /// Plane pointers and line sizes as arrays (AVFrame keeps them in 8-element tuples).
-    package var planes: [UnsafeMutablePointer<UInt8>?] {
+    var planes: [UnsafeMutablePointer<UInt8>?] {
         withUnsafeBytes(of: pointer.pointee.data) { Array($0.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)) }
     }
-    package var lineSizes: [Int32] {
+    var lineSizes: [Int32] {
         withUnsafeBytes(of: pointer.pointee.linesize) { Array($0.bindMemory(to: Int32.self)) }
     }
 }
 
 /// Owns an `AVPacket`.
-package final class Packet: @unchecked Sendable {
+final class Packet: @unchecked Sendable {
     // @unchecked: used by one thread at a time.
-    package let pointer: UnsafeMutablePointer<AVPacket>
-    package init() {
+    let pointer: UnsafeMutablePointer<AVPacket>
+    init() {
         guard let p = av_packet_alloc() else { fatalError("av_packet_alloc: out of memory") }
         pointer = p
     }
@@ -87,11 +87,11 @@ package final class Packet: @unchecked Sendable {
 }
 
 /// Owns an `SwsContext` (cached: reused while the conversion stays the same).
-package final class Scaler: @unchecked Sendable {
+final class Scaler: @unchecked Sendable {
     // @unchecked: used by one thread at a time.
     private var context: OpaquePointer?
     private var key: [Int32] = []
-    package init() {}
+    init() {}
     deinit { sws_freeContext(context) }
 
     /// Scales and converts `src` (its own format and colour space) into `dst`.
@@ -103,7 +103,7 @@ package final class Scaler: @unchecked Sendable {
     ///   - accurate: add `SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP` (exact rounding, chroma
     ///     interpolated at full resolution). Off, swscale may use its fast special-case converters (several times
     ///     faster for YUV → RGBA at the same size, chroma slightly softer).
-    package func scale(
+    func scale(
         src: UnsafePointer<UnsafePointer<UInt8>?>, srcStrides: UnsafePointer<Int32>, srcWidth: Int, srcHeight: Int,
         srcFormat: AVPixelFormat, srcMatrix: Int32 = SWS_CS_ITU709, srcFullRange: Bool = true,
         dst: UnsafePointer<UnsafeMutablePointer<UInt8>?>, dstStrides: UnsafePointer<Int32>, dstWidth: Int, dstHeight: Int,
@@ -132,7 +132,7 @@ package final class Scaler: @unchecked Sendable {
         if h < 0 { try ffCheck(h, nil, "cannot convert the picture") }
     }
 
-    package static func name(_ format: AVPixelFormat) -> String {
+    static func name(_ format: AVPixelFormat) -> String {
         av_get_pix_fmt_name(format).map { String(cString: $0) } ?? "format \(format.rawValue)"
     }
 }

@@ -91,7 +91,7 @@ public final class DecodedImage: @unchecked Sendable {
 
     /// A WebP file with the animation flag of its VP8X header set (WebP container spec: "RIFF", size, "WEBP",
     /// "VP8X", size, then a flags byte whose bit 1 is animation).
-    package static func isAnimatedWebP(path: String, data: [UInt8]?) -> Bool {
+    static func isAnimatedWebP(path: String, data: [UInt8]?) -> Bool {
         var head = data.map { Array($0.prefix(21)) } ?? []
         if data == nil, let handle = FileHandle(forReadingAtPath: path) {
             head = [UInt8]((try? handle.read(upToCount: 21)) ?? Data())

@@ -11,15 +11,15 @@ import Foundation
 /// BMP — BITMAPINFOHEADER's width and height (32-bit little-endian, height negative for top-down); TIFF — the first
 /// IFD's ImageWidth (256) and ImageLength (257) entries (TIFF 6.0 §2, SHORT or LONG, in the file's byte order).
 /// Other formats give nil (the decoder's own `max_pixels` check then applies).
-package struct ImageHeader: Equatable, Sendable {
+struct ImageHeader: Equatable, Sendable {
     /// Size as stored (before any EXIF orientation), pixels.
-    package let width: Int
-    package let height: Int
+    let width: Int
+    let height: Int
     /// Whether the picture is a JPEG (which libavcodec can decode at ½, ¼ or ⅛ size).
-    package let isJPEG: Bool
+    let isJPEG: Bool
 
     /// Reads the header of the file at `path`; nil when it cannot be read or the format is not one of the above.
-    package static func read(path: String) -> ImageHeader? {
+    static func read(path: String) -> ImageHeader? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         return read { offset, count in
@@ -30,7 +30,7 @@ package struct ImageHeader: Equatable, Sendable {
     }
 
     /// Reads the header of an image held in memory.
-    package static func read(data: [UInt8]) -> ImageHeader? {
+    static func read(data: [UInt8]) -> ImageHeader? {
         read { offset, count in
             guard offset >= 0, count >= 0, offset + count <= data.count else { return nil }
             return Array(data[offset..<offset + count])

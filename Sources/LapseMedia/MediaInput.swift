@@ -83,7 +83,7 @@ public final class MediaInput {
     /// True when the data came through a temporary download (see the type's comment).
     public private(set) var downloadedFirst = false
 
-    package private(set) var context: UnsafeMutablePointer<AVFormatContext>?
+    private(set) var context: UnsafeMutablePointer<AVFormatContext>?
     private let options: Options
     private let interrupt: InterruptState
     private var temporaryFile: String?
@@ -177,7 +177,7 @@ public final class MediaInput {
     }
 
     /// The `AVStream` for `index` (package use: codec parameters, side data).
-    package func avStream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
+    func avStream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
         context!.pointee.streams[index]!
     }
 
@@ -204,7 +204,7 @@ public final class MediaInput {
     /// Reads the next packet (any stream) into `packet`.
     /// - Returns: false at the end of the input.
     /// - Throws: ``LapseError`` for read errors (`.network`, `.invalidInput` for a truncated file), `.cancelled`.
-    package func read(into packet: Packet) throws -> Bool {
+    func read(into packet: Packet) throws -> Bool {
         guard let context else { return false }
         av_packet_unref(packet.pointer)
         let started = Date()
@@ -221,7 +221,7 @@ public final class MediaInput {
     }
 
     /// The presentation time of `packet` in seconds from ``startTime`` (its pts, else dts), or `nil`.
-    package func time(of packet: UnsafePointer<AVPacket>) -> Double? {
+    func time(of packet: UnsafePointer<AVPacket>) -> Double? {
         let t = packet.pointee.pts != lapse_nopts_value ? packet.pointee.pts : packet.pointee.dts
         guard t != lapse_nopts_value else { return nil }
         let tb = avStream(Int(packet.pointee.stream_index)).pointee.time_base

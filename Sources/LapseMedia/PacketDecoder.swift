@@ -12,23 +12,23 @@ import LapseCore
 /// at the end of the input send a null packet to drain; EOF from the receive ends the stream.
 ///
 /// The codec context is owned here and never handed out.
-package final class PacketDecoder {
+final class PacketDecoder {
     private let context: UnsafeMutablePointer<AVCodecContext>
     /// The packet being sent (the caller's `read` fills it); kept while the decoder refuses it with EAGAIN.
     private let packet = Packet()
     private var packetPending = false
     private var inputEnded = false
     /// Whether the decoder has given its last frame (EOF after the input's end).
-    package private(set) var drained = false
+    private(set) var drained = false
 
     /// A packet or a frame the decoder refused (codes other than EAGAIN and EOF).
-    package enum Failure {
+    enum Failure {
         /// `avcodec_send_packet` failed; `pts` is the packet's (in the stream's time base).
         case send(code: Int32, pts: Int64)
         /// `avcodec_receive_frame` failed.
         case receive(code: Int32)
 
-        package var code: Int32 {
+        var code: Int32 {
             switch self {
             case .send(let code, _), .receive(let code): return code
             }
@@ -45,7 +45,7 @@ package final class PacketDecoder {
     ///   - configure: sets fields of the context before it is opened (threads, `lowres`, `max_pixels`,
     ///     error recognition); it is given the codec too.
     /// - Throws: ``LapseError`` of `errorCode` naming `name` when there is no decoder or it cannot be opened.
-    package init(parameters: UnsafePointer<AVCodecParameters>, codec: UnsafePointer<AVCodec>? = nil, name: String,
+    init(parameters: UnsafePointer<AVCodecParameters>, codec: UnsafePointer<AVCodec>? = nil, name: String,
                  what: String, errorCode: LapseError.Code = .invalidInput,
                  configure: (UnsafeMutablePointer<AVCodecContext>, UnsafePointer<AVCodec>) -> Void = { _, _ in }) throws {
         guard let codec = codec ?? avcodec_find_decoder(parameters.pointee.codec_id) else {
@@ -72,7 +72,7 @@ package final class PacketDecoder {
     ///     (the refused packet is dropped).
     /// - Returns: false once the decoder is drained (every frame given).
     /// - Throws: what `read` or `failed` throw.
-    package func receive(into frame: Frame, read: (Packet) throws -> Bool, failed: (Failure) throws -> Void) throws -> Bool {
+    func receive(into frame: Frame, read: (Packet) throws -> Bool, failed: (Failure) throws -> Void) throws -> Bool {
         while !drained {
             let r = avcodec_receive_frame(context, frame.pointer)
             if r >= 0 { return true }
@@ -98,7 +98,7 @@ package final class PacketDecoder {
 
     /// Forgets every frame and packet in flight (after a seek): the next ``receive(into:read:failed:)`` starts
     /// from the packets read next.
-    package func flush() {
+    func flush() {
         avcodec_flush_buffers(context)
         if packetPending { av_packet_unref(packet.pointer) }
         packetPending = false
@@ -107,16 +107,16 @@ package final class PacketDecoder {
     }
 
     /// Whether the decoder skips frames no other frame is predicted from (`AVDISCARD_NONREF`).
-    package var skipsNonReferenceFrames: Bool {
+    var skipsNonReferenceFrames: Bool {
         get { context.pointee.skip_frame == AVDISCARD_NONREF }
         set { context.pointee.skip_frame = newValue ? AVDISCARD_NONREF : AVDISCARD_DEFAULT }
     }
 
     /// The pixel format the decoder announces before decoding (`AV_PIX_FMT_NONE` when it does not know yet).
-    package var pixelFormat: AVPixelFormat { context.pointee.pix_fmt }
+    var pixelFormat: AVPixelFormat { context.pointee.pix_fmt }
 
     /// Audio: samples per second, sample format and channel layout as decoded.
-    package var sampleRate: Int32 { context.pointee.sample_rate }
-    package var sampleFormat: AVSampleFormat { context.pointee.sample_fmt }
-    package var channelLayout: AVChannelLayout { context.pointee.ch_layout }
+    var sampleRate: Int32 { context.pointee.sample_rate }
+    var sampleFormat: AVSampleFormat { context.pointee.sample_fmt }
+    var channelLayout: AVChannelLayout { context.pointee.ch_layout }
 }

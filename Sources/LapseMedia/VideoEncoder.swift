@@ -28,7 +28,7 @@ public struct VideoEncoderSettings: Sendable {
     /// Colour description written into the stream: primaries, transfer and matrix. `nil` (the default) is BT.709,
     /// which the RGBA path converts to. Frames given as YUV (`append(yuvFrame:)`) pass through unconverted, so
     /// their caller sets the source's description here.
-    package var colour: (primaries: AVColorPrimaries, transfer: AVColorTransferCharacteristic, matrix: AVColorSpace)?
+    var colour: (primaries: AVColorPrimaries, transfer: AVColorTransferCharacteristic, matrix: AVColorSpace)?
     /// Timestamp of the first frame, in the time base (default 0): a part of a longer video (a hyperlapse's
     /// segment) keeps its frames' global timestamps, and the MP4 an edit list that starts it there.
     public var firstPTS: Int64 = 0
@@ -88,10 +88,17 @@ public final class VideoEncoder {
         try self.init(path: path, container: container, settings: settings, audio: [])
     }
 
+    /// As the public initializer, with the AAC streams of `audioTracks` muxed beside the video (written with
+    /// ``AudioTrack/write(upTo:into:stream:)``, stream `i` for track `i`).
+    /// - Throws: as the public initializer.
+    package convenience init(path: String, container: String, settings: VideoEncoderSettings, audioTracks: [AudioTrack]) throws {
+        try self.init(path: path, container: container, settings: settings, audio: audioTracks.map(\.streamParameters))
+    }
+
     /// As the public initializer, with audio streams to mux beside the video.
     /// - Parameter configure: called with the video stream and the audio streams before the header is written,
     ///   to add stream metadata or side data (e.g. a clip's display matrix and languages).
-    package init(path: String, container: String, settings: VideoEncoderSettings,
+    init(path: String, container: String, settings: VideoEncoderSettings,
                  audio: [AudioStreamParameters],
                  configure: ((UnsafeMutablePointer<AVStream>, [UnsafeMutablePointer<AVStream>]) -> Void)? = nil) throws {
         FFmpegLog.quiet()
@@ -244,7 +251,7 @@ public final class VideoEncoder {
 
     /// Encodes a frame that is already yuv420p at the encoder's size (e.g. decoded and scaled by the caller),
     /// at `pts` in the encoder's time base (default: after the last frame).
-    package func append(yuvFrame: UnsafeMutablePointer<AVFrame>, pts: Int64? = nil) throws {
+    func append(yuvFrame: UnsafeMutablePointer<AVFrame>, pts: Int64? = nil) throws {
         let t = pts ?? nextPts
         yuvFrame.pointee.pts = t
         tagFrame(yuvFrame)
@@ -309,7 +316,7 @@ public final class VideoEncoder {
 
     /// Writes an already-encoded audio packet to audio stream `stream` (0-based among the audio streams given
     /// at init). The packet's timestamps are in that stream's time base.
-    package func writeAudio(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int) throws {
+    func writeAudio(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int) throws {
         guard let format else { return }
         let s = extraStreams[index]
         av_packet_rescale_ts(packet, s.timeBase, s.stream.pointee.time_base)
@@ -345,10 +352,10 @@ public final class VideoEncoder {
 }
 
 /// Codec parameters and time base of an audio stream to be muxed beside the video.
-package struct AudioStreamParameters {
-    package var parameters: UnsafePointer<AVCodecParameters>
-    package var timeBase: AVRational
-    package init(parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational) {
+struct AudioStreamParameters {
+    var parameters: UnsafePointer<AVCodecParameters>
+    var timeBase: AVRational
+    init(parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational) {
         self.parameters = parameters
         self.timeBase = timeBase
     }

@@ -53,7 +53,7 @@ extension YUVFrame {
     }
 
     /// Copies the planes of a decoded `yuv420p` frame of the same size (any line sizes).
-    package init(copying frame: Frame) {
+    init(copying frame: Frame) {
         self.init(width: frame.width, height: frame.height)
         let planes = frame.planes, strides = frame.lineSizes
         func copy(_ plane: Int, _ w: Int, _ h: Int, into out: inout [UInt8]) {

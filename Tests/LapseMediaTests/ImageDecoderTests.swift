@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
-import LapseMedia
+@testable import LapseMedia
 import Testing
 import TestSupport
 
