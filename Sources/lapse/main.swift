@@ -52,6 +52,13 @@ func runMain() async -> Int32 {
         print("lapse \(lapseVersion)")
         return ExitStatus.success
     }
+    // Options for every command may come before it too (`lapse --quiet video …`).
+    var global: [String] = []
+    while let first = tokens.first, ["--quiet", "-q", "--json"].contains(first) { global.append(tokens.removeFirst()) }
+    guard !tokens.isEmpty else {
+        FileHandle.standardError.write(Data("error: no command after \(global.joined(separator: " "))\n\(topHelp)\n".utf8))
+        return ExitStatus.usage
+    }
     let name = tokens.removeFirst()
     guard let command = allCommands.first(where: { $0.name == name }) else {
         FileHandle.standardError.write(Data("error: unknown command '\(name)'\n\(topHelp)\n".utf8))
@@ -61,7 +68,7 @@ func runMain() async -> Int32 {
         print(command.help)
         return ExitStatus.success
     }
-    var arguments = Arguments(tokens)
+    var arguments = Arguments(global + tokens)
     let console = Console(quiet: arguments.flag("--quiet", "-q"), json: arguments.flag("--json"))
     do {
         try await command.run(&arguments, console: console)

@@ -124,4 +124,19 @@ import TestSupport
         #expect(r.status == 0)
         #expect(r.stdout.hasPrefix("lapse "))
     }
+
+    /// --quiet and --json may come before the command as after it: the same output either way.
+    @Test func globalOptionsBeforeTheCommand() throws {
+        let dir = TestData.scratchDirectory("global-options")
+        let image = TestData.path("images/pillow/hopper.png")
+        let before = try Shell.lapse(["--quiet", "--json", "video", image, "-o", dir.appendingPathComponent("a.mp4").path])
+        let after = try Shell.lapse(["video", image, "-o", dir.appendingPathComponent("b.mp4").path, "--quiet", "--json"])
+        #expect(before.status == 0 && after.status == 0, "\(before.stderr) \(after.stderr)")
+        #expect(before.stderr.isEmpty && after.stderr.isEmpty)
+        let a = try JSONSerialization.jsonObject(with: before.stdoutData) as? [String: Any]
+        let b = try JSONSerialization.jsonObject(with: after.stdoutData) as? [String: Any]
+        #expect(a?["frames"] as? Int == 30 && b?["frames"] as? Int == 30, "\(before.stdout)")
+        let alone = try Shell.lapse(["--quiet"])
+        #expect(alone.status == 64 && alone.stderr.hasPrefix("error: no command after --quiet"))
+    }
 }
