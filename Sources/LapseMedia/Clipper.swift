@@ -121,6 +121,9 @@ public enum Clipper {
         if case .mix(let path) = options.audio { try AudioTrack.checkReadable(path, options: audioOptions) }
 
         let input = try MediaInput(location: location, options: options.input)
+        guard !input.isStillImage else {
+            throw LapseError(.invalidInput, input.displayName, "a still image (\(input.formatName)), not a video to cut")
+        }
         let duration = input.duration
         if let duration, options.start >= duration - 0.0005 {
             throw LapseError(.notFound, input.displayName,

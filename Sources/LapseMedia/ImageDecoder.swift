@@ -138,6 +138,15 @@ public final class DecodedImage: @unchecked Sendable {
             avformat_close_input(&f)
             withExtendedLifetime(memory) {}
         }
+        // A video read as an image would give its first frame, silently: refuse one of more than a frame.
+        let demuxerName = String(cString: format.pointee.iformat.pointee.name)
+        if !MediaInput.isImageDemuxer(demuxerName) {
+            let frames = (0..<Int(format.pointee.nb_streams)).map { format.pointee.streams[$0]!.pointee.nb_frames }.max() ?? 0
+            if frames > 1 || format.pointee.duration > Int64(AV_TIME_BASE) / 10 {
+                let seconds = format.pointee.duration > 0 ? String(format: ", %.2f s", Double(format.pointee.duration) / Double(AV_TIME_BASE)) : ""
+                throw LapseError(.invalidInput, path, "a video (\(demuxerName)\(seconds)), not a still image")
+            }
+        }
         // Image demuxers (image2, *_pipe) know the codec from the header: skip the probing decode that
         // avformat_find_stream_info would do (it decodes the picture once more just to learn its pixel format).
         let known = format.pointee.nb_streams == 1

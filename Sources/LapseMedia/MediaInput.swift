@@ -409,6 +409,15 @@ public final class MediaInput {
         }
     }
 
+    /// Whether FFmpeg read the input with one of its still-image demuxers (`image2`, the `*_pipe` ones, GIF,
+    /// APNG, ICO): a picture, or a sequence of them, rather than a video container.
+    public var isStillImage: Bool { Self.isImageDemuxer(formatName) }
+
+    /// Whether a demuxer name (`AVInputFormat.name`) is one of FFmpeg's image demuxers.
+    static func isImageDemuxer(_ name: String) -> Bool {
+        name == "image2" || name == "image2pipe" || name.hasSuffix("_pipe") || ["gif", "apng", "ico"].contains(name)
+    }
+
     // MARK: - Errors
 
     /// A one-line error for FFmpeg code `code`, with the subject redacted and HTTP and network codes named; its

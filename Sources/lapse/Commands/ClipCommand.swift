@@ -28,7 +28,7 @@ enum ClipCommand: Command {
           --audio FILE             a soundtrack from FILE's audio, cut to the clip's length (re-encoded to AAC)
           --audio-mode MODE        replace (default): FILE's audio only; mix: mixed with the clip's own sound
           --timeout SECONDS        network inputs: give up after this long without data (default 15)
-          --overwrite              replace OUTPUT if it exists
+          -y, --overwrite          replace OUTPUT if it exists
           --quiet, --json          no progress / a JSON summary on stdout
 
         Examples:
@@ -49,7 +49,7 @@ enum ClipCommand: Command {
         let audioFile = try arguments.value("--audio")
         let mode = try arguments.choice("--audio-mode", ["replace", "mix"])
         let timeout = try arguments.double("--timeout", in: 0.1...3600)
-        let overwrite = arguments.flag("--overwrite")
+        let overwrite = arguments.flag("--overwrite", "-y")
         let positionals = try arguments.positionals()
 
         guard positionals.count == 1, let input = positionals.first else {

@@ -35,7 +35,7 @@ enum GIFCommand: Command {
           --dither D             dithering 0 (none) to 1 (full, the default)
           --palette MODE         per-frame (default) or global (one palette for all frames)
           --fast                 faster, slightly lower quality
-          --overwrite            replace OUT.gif if it exists
+          -y, --overwrite        replace OUT.gif if it exists
           --quiet, --json        no progress / a JSON summary on stdout
 
         Examples:

@@ -62,7 +62,7 @@ enum HyperlapseCommand: Command {
           --segment K/N                 render only part K of N (frames ⌊(K−1)·F/N⌋ … ⌊K·F/N⌋−1 of the job's F),
                                         e.g. on N machines sharing --cache-dir; join the parts with 'lapse concat'
                                         (README: "Many machines"). Not with --gif: make it from the joined video
-          --overwrite                   replace existing outputs
+          -y, --overwrite               replace existing outputs
 
         Examples:
           lapse hyperlapse --source video:overpass.mp4 --keyframes camera.json -o demo.mp4 --gif demo.gif

@@ -42,7 +42,7 @@ enum PanoramasCommand: Command {
           --panoramax-url URL     Panoramax API (default https://api.panoramax.xyz/api, or $LAPSE_PANORAMAX_URL)
         Output:
           -o, --out DIR           folder for the images and manifest.json (created when missing)
-          --overwrite             replace files from an earlier run
+          -y, --overwrite         replace files from an earlier run
           --quiet, --json         no summary / a JSON summary on stdout
 
         Without a route, local:DIR writes every usable photo and video:FILE every N-th frame.

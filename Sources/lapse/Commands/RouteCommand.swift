@@ -35,7 +35,7 @@ enum RouteCommand: Command {
           -o, --output FILE       .gpx or .geojson
           --spacing M             resample to a point every M metres along the path (start and end kept)
           --smoothing M           with --spacing: heading window, metres before and after each point (default 20)
-          --overwrite             replace FILE if it exists
+          -y, --overwrite         replace FILE if it exists
           --quiet, --json         no summary / a JSON summary on stdout
 
         Examples:

@@ -28,7 +28,7 @@ enum VideoCommand: Command {
           --preset NAME           ultrafast … veryslow (default medium)
           --audio FILE            add the file's audio as AAC, cut to the video's length
           --skip-invalid          skip images that cannot be read, with a warning
-          --overwrite             replace OUTPUT if it exists
+          -y, --overwrite         replace OUTPUT if it exists
           --quiet, --json         no progress / a JSON summary on stdout
 
         Examples:

@@ -24,7 +24,7 @@ enum ViewCommand: Command {
           --pano-roll D          the panorama's own roll, 0 = level
           --interp METHOD        bilinear (default), bicubic or lanczos
           --quality Q            JPEG quality 1…100 (default 95)
-          --overwrite            replace an existing output file
+          -y, --overwrite        replace an existing output file
 
         Benchmarking (bench/render.sh): with --bench N and --raw WxH, PANO is a file of raw RGBA frames of
         that size; N views are rendered (heading turning every frame, the file's frames in turn) and the
@@ -38,7 +38,7 @@ enum ViewCommand: Command {
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
         let output = try arguments.value("-o", "--output")
-        let overwrite = arguments.flag("--overwrite")
+        let overwrite = arguments.flag("--overwrite", "-y")
         let heading = try arguments.double("--heading", in: -1e6...1e6) ?? 0
         let pitch = try arguments.double("--pitch", in: -90...90) ?? 0
         let roll = try arguments.double("--roll", in: -180...180) ?? 0
