@@ -47,6 +47,8 @@ final class Console: Sendable {
 
     private func draw(_ event: ProgressEvent, on screen: inout Screen) {
         let done = event.total.map { event.completed >= $0 } ?? false
+        // "1/1 image", "1 frame": the unit agrees with the total, or with the count when there is none.
+        let unit = (event.total ?? event.completed) == 1 && event.unit.hasSuffix("s") ? String(event.unit.dropLast()) : event.unit
         if isTerminal {
             let now = Date()
             guard done || now.timeIntervalSince(screen.lastDraw) >= 0.1 else { return }
@@ -56,9 +58,9 @@ final class Console: Sendable {
                 let width = 24
                 let filled = Int(fraction * Double(width))
                 line += "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
-                line += "\(event.completed)/\(total) \(event.unit) \(Int(fraction * 100))%"
+                line += "\(event.completed)/\(total) \(unit) \(Int(fraction * 100))%"
             } else {
-                line += "\(event.completed) \(event.unit)"
+                line += "\(event.completed) \(unit)"
             }
             FileHandle.standardError.write(Data(("\r\u{1B}[K" + line + (done ? "\n" : "")).utf8))
             screen.lineOpen = !done
@@ -69,7 +71,7 @@ final class Console: Sendable {
             screen.lastStep[event.stage] = done ? 10 : step
             let total = event.total.map { "/\($0)" } ?? ""
             let percent = event.fraction.map { " (\(Int($0 * 100))%)" } ?? ""
-            FileHandle.standardError.write(Data("\(event.stage): \(event.completed)\(total) \(event.unit)\(percent)\n".utf8))
+            FileHandle.standardError.write(Data("\(event.stage): \(event.completed)\(total) \(unit)\(percent)\n".utf8))
         }
     }
 

@@ -112,8 +112,13 @@ import TestSupport
         #expect(r.status == 0)
         #expect(r.stderr.contains("encode: 30/30 frames (100%)"))
         #expect(r.stdout.contains("wrote \(out)"))
+        #expect(r.stdout.contains("\n1 image in "), "\(r.stdout)")   // one image, not "1 images"
         let quiet = try Shell.lapse(["video", "--quiet", "--overwrite", try good("p.png"), "-o", out])
         #expect(quiet.stderr.isEmpty && quiet.stdout.isEmpty)
+        // A progress count of one agrees with its noun.
+        let gif = try Shell.lapse(["gif", try good("p.png"), "-o", dir.appendingPathComponent("prog.gif").path, "--overwrite"])
+        #expect(gif.stderr.contains("gif: 1/1 image (100%)"), "\(gif.stderr)")
+        #expect(!gif.stderr.contains("1 frames"), "\(gif.stderr)")
     }
 }
 

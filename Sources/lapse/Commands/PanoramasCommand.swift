@@ -150,7 +150,7 @@ enum PanoramasCommand: Command {
         if result.tilesDownloaded + result.tilesFromCache > 0 {
             lines.append("downloads: \(result.tilesDownloaded) fetched, \(result.tilesFromCache) from the cache")
         }
-        if !result.failed.isEmpty { lines.append("\(result.failed.count) panoramas could not be fetched (see warnings)") }
+        if !result.failed.isEmpty { lines.append("\(counted(result.failed.count, "panorama")) could not be fetched (see warnings)") }
         let placeholders = result.written.reduce(0) { $0 + $1.placeholderTiles.count }
         if placeholders > 0 { lines.append("\(placeholders) all-black placeholder tiles detected and not used") }
         console.summary(lines, json: [

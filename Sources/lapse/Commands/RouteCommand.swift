@@ -117,7 +117,7 @@ enum RouteCommand: Command {
         summary["points"] = points
         summary["distance_m"] = (length * 1000).rounded() / 1000
         summary["distance_km"] = (length / 10).rounded() / 100
-        var lines = ["\(output): \(String(format: "%.2f", length / 1000)) km, \(points) points" +
+        var lines = ["\(output): \(String(format: "%.2f", length / 1000)) km, \(counted(points, "point"))" +
                      (spacing.map { " (every \(format($0)) m)" } ?? "") + ", provider \(provider)"]
         if let requests = summary["requests"] as? Int, requests > 1 { lines[0] += " (\(requests) requests)" }
         console.summary(lines, json: summary)

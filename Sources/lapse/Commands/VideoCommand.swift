@@ -86,7 +86,7 @@ enum VideoCommand: Command {
         console.summary([
             "wrote \(summary.output): \(summary.width)x\(summary.height), \(counted(summary.frames, "frame")) at \(summary.fps) fps, "
                 + String(format: "%.2f", summary.duration) + " s, \(formatBytes(summary.bytes))",
-            "\(summary.images) images" + (summary.skipped > 0 ? ", \(summary.skipped) skipped" : "")
+            counted(summary.images, "image") + (summary.skipped > 0 ? ", \(summary.skipped) skipped" : "")
                 + " in " + String(format: "%.1f", seconds) + " s",
         ], json: [
             "output": summary.output, "width": summary.width, "height": summary.height, "frames": summary.frames,
