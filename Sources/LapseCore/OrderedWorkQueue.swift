@@ -36,7 +36,8 @@ public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: Sendable
 
     deinit { cancel() }
 
-    /// The next result in input order; `nil` after the last one. A caller waiting for it is suspended (bridged
+    /// The next result in input order; `nil` after the last one. One consumer at a time: a second call while one
+    /// waits is a programming error (it traps). A caller waiting for it is suspended (bridged
     /// with a continuation the worker that delivers it resumes), not blocking one of the concurrency pool's
     /// threads; cancelling the caller's task cancels the queue.
     /// - Throws: the transform's error for that input, or `CancellationError` after ``cancel()``.
@@ -151,6 +152,7 @@ public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: Sendable
                     continuation.resume()
                     return
                 }
+                precondition(waiter == nil, "OrderedWorkQueue.next() called by two consumers at once")
                 waiter = continuation
                 condition.unlock()
             }

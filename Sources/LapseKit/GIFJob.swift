@@ -182,14 +182,14 @@ public struct GIFJob: Sendable {
             firstSize = (w, h)
             return Self.outputSize(displayWidth: w, displayHeight: h, rule: rule)
         }
-        let full = firstSize ?? (first.displayWidth, first.displayHeight)
+        let full = firstSize ?? (first.fullDisplayWidth, first.fullDisplayHeight)
         let (w, h) = Self.outputSize(displayWidth: full.width, displayHeight: full.height, rule: size)
         let fitter = FrameFitter(width: w, height: h, mode: .contain, background: RGBA(0, 0, 0, 0))
         let encoder = try GIFEncoder(path: output, width: w, height: h, options: options, overwrite: overwrite)
         let queue = OrderedWorkQueue(images) { i, input in
             let image = i == 0 ? first
                 : try DecodedImage(path: input.path) { fitter.scaledSize(displayWidth: $0, displayHeight: $1) }
-            let (sw, sh) = fitter.scaledSize(displayWidth: image.displayWidth, displayHeight: image.displayHeight)
+            let (sw, sh) = fitter.scaledSize(displayWidth: image.fullDisplayWidth, displayHeight: image.fullDisplayHeight)
             return Self.centred(try image.pixels(width: sw, height: sh), width: w, height: h)
         }
         defer { queue.cancel() }

@@ -121,7 +121,7 @@ public struct VideoJob: Sendable {
         if let size {
             (width, height) = size
         } else {
-            let full = firstSize ?? (first.displayWidth, first.displayHeight)
+            let full = firstSize ?? (first.fullDisplayWidth, first.fullDisplayHeight)
             (width, height) = Self.defaultSize(displayWidth: full.width, displayHeight: full.height)
             if (width, height) != full {
                 warning?("\(inputs[firstIndex].path) is \(full.width)x\(full.height): the video is \(width & ~1)x\(height & ~1), "

@@ -46,7 +46,7 @@ public struct FrameFitter: Sendable {
     /// The opaque frame showing `image`.
     /// - Throws: ``LapseError`` when swscale cannot convert the image's pixel format.
     public func frame(for image: DecodedImage) throws -> PixelBuffer {
-        let (sw, sh) = scaledSize(displayWidth: image.displayWidth, displayHeight: image.displayHeight)
+        let (sw, sh) = scaledSize(displayWidth: image.fullDisplayWidth, displayHeight: image.fullDisplayHeight)
         let scaled = try image.pixels(width: sw, height: sh)
         return place(scaled)
     }
@@ -56,7 +56,7 @@ public struct FrameFitter: Sendable {
     /// ``frame(for:)``).
     /// - Throws: ``LapseError`` when swscale cannot convert.
     public func yuvFrame(for image: DecodedImage) throws -> YUVFrame? {
-        let (sw, sh) = scaledSize(displayWidth: image.displayWidth, displayHeight: image.displayHeight)
+        let (sw, sh) = scaledSize(displayWidth: image.fullDisplayWidth, displayHeight: image.fullDisplayHeight)
         guard sw == width, sh == height else { return nil }
         return try image.yuv(width: width, height: height)
     }

@@ -21,6 +21,18 @@ public final class DecodedImage: @unchecked Sendable {
     /// Size when displayed upright (orientation applied), in pixels.
     public var displayWidth: Int { orientation.swapsAxes ? frame.height : frame.width }
     public var displayHeight: Int { orientation.swapsAxes ? frame.width : frame.height }
+    /// The stored size before a reduced decode (``init(path:reduction:pixelLimit:)``), nil when decoded whole.
+    private let fullSize: (width: Int, height: Int)?
+    /// Size when displayed upright at full resolution, whatever the size decoded: what an image is fitted by,
+    /// so a reduced decode (rounded up to whole pixels) fits exactly as the full one would.
+    public var fullDisplayWidth: Int {
+        guard let fullSize else { return displayWidth }
+        return orientation.swapsAxes ? fullSize.height : fullSize.width
+    }
+    public var fullDisplayHeight: Int {
+        guard let fullSize else { return displayHeight }
+        return orientation.swapsAxes ? fullSize.width : fullSize.height
+    }
     /// Whether the pixel format carries alpha (or palette transparency).
     public let hasAlpha: Bool
 
@@ -59,7 +71,7 @@ public final class DecodedImage: @unchecked Sendable {
         try Self.checkSignature(path)
         let header = ImageHeader.read(path: path)
         var reduction = 0
-        if let header, header.isJPEG {
+        if let header, header.reducible {
             let swaps = Self.jpegOrientation(path: path)?.swapsAxes ?? false
             let (w, h) = swaps ? (header.height, header.width) : (header.width, header.height)
             let (tw, th) = target(w, h)
@@ -106,16 +118,24 @@ public final class DecodedImage: @unchecked Sendable {
         FFmpegLog.quiet()
         self.path = path
         // The size the decoder will give (libavcodec's mjpeg decoder reduces by up to ⅛), checked before decoding.
-        let reduced = header?.isJPEG == true ? max(0, min(reduction, 3)) : 0
-        func tooLarge(_ width: Int, _ height: Int, decoded: Int) -> LapseError {
-            LapseError(.invalidInput, path, "\(width)x\(height) is \(Self.pixels(decoded))"
-                       + (reduced > 0 ? " at 1/\(1 << reduced) size" : "")
-                       + ", more than the limit of \(Self.pixels(pixelLimit)) for a decoded image")
+        let reduced = header?.reducible == true ? max(0, min(reduction, 3)) : 0
+        /// `width × height` as decoded is more than the limit (a product that overflows is more than any).
+        func isTooLarge(_ width: Int, _ height: Int) -> Bool {
+            let (product, overflow) = width.multipliedReportingOverflow(by: height)
+            return overflow || product > pixelLimit
+        }
+        func tooLarge(_ width: Int, _ height: Int, decoded: (Int, Int)) -> LapseError {
+            let (product, overflow) = decoded.0.multipliedReportingOverflow(by: decoded.1)
+            return LapseError(.invalidInput, path, "\(width)x\(height) is " + (overflow ? "more pixels than can be counted" : Self.pixels(product))
+                              + (reduced > 0 ? " at 1/\(1 << reduced) size" : "")
+                              + ", more than the limit of \(Self.pixels(pixelLimit)) for a decoded image")
         }
         if let header {
             let w = (header.width + (1 << reduced) - 1) >> reduced, h = (header.height + (1 << reduced) - 1) >> reduced
-            if w * h > pixelLimit { throw tooLarge(header.width, header.height, decoded: w * h) }
+            if isTooLarge(w, h) { throw tooLarge(header.width, header.height, decoded: (w, h)) }
         }
+        // The size shown before any reduction: the header's when the decode is reduced, else the decoded one.
+        fullSize = reduced > 0 ? header.map { ($0.width, $0.height) } : nil
         var format: UnsafeMutablePointer<AVFormatContext>? = avformat_alloc_context()
         let memory = data.map { MemoryReader($0) }
         if let memory {
@@ -166,7 +186,8 @@ public final class DecodedImage: @unchecked Sendable {
             // allocating it, counting its full size (before lowres) with its buffers' padding, so twice the
             // limit; the decoded size is checked exactly below.
             let lowres = Int(context.pointee.lowres)
-            context.pointee.max_pixels = Int64(pixelLimit) << (2 * lowres + 1)
+            let shift = 2 * lowres + 1
+            context.pointee.max_pixels = Int64(pixelLimit) > Int64.max >> shift ? Int64.max : Int64(pixelLimit) << shift
         }
         // The first picture; a refused packet or frame ends the decode (the image is corrupt).
         func undecodable(_ code: Int32) -> LapseError {
@@ -194,7 +215,7 @@ public final class DecodedImage: @unchecked Sendable {
             }
         }, failed: { throw undecodable($0.code) })
         guard got, frame.width > 0, frame.height > 0 else { throw undecodable(lastError) }
-        if frame.width * frame.height > pixelLimit { throw tooLarge(frame.width, frame.height, decoded: frame.width * frame.height) }
+        if isTooLarge(frame.width, frame.height) { throw tooLarge(frame.width, frame.height, decoded: (frame.width, frame.height)) }
         if (frame.pointer.pointee.decode_error_flags != 0) || (frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT) != 0 {
             throw LapseError(.invalidInput, path, "corrupt or truncated image")
         }

@@ -15,8 +15,9 @@ struct ImageHeader: Equatable, Sendable {
     /// Size as stored (before any EXIF orientation), pixels.
     let width: Int
     let height: Int
-    /// Whether the picture is a JPEG (which libavcodec can decode at ½, ¼ or ⅛ size).
-    let isJPEG: Bool
+    /// Whether libavcodec can decode the picture at ½, ¼ or ⅛ size (`lowres`): a JPEG that is not lossless
+    /// (SOF3, 7, 11 and 15 are lossless, which the mjpeg decoder refuses to reduce).
+    let reducible: Bool
 
     /// Reads the header of the file at `path`; nil when it cannot be read or the format is not one of the above.
     static func read(path: String) -> ImageHeader? {
@@ -43,7 +44,7 @@ struct ImageHeader: Equatable, Sendable {
         func be(_ b: [UInt8], _ i: Int, _ n: Int) -> Int { (i..<i + n).reduce(0) { $0 << 8 | Int(b[$1]) } }
         func le(_ b: [UInt8], _ i: Int, _ n: Int) -> Int { (i..<i + n).reversed().reduce(0) { $0 << 8 | Int(b[$1]) } }
         func sized(_ w: Int, _ h: Int, jpeg: Bool = false) -> ImageHeader? {
-            w > 0 && h > 0 ? ImageHeader(width: w, height: h, isJPEG: jpeg) : nil
+            w > 0 && h > 0 ? ImageHeader(width: w, height: h, reducible: jpeg) : nil
         }
         if head.starts(with: [0xFF, 0xD8]) { return jpeg(bytes) }
         guard head.count >= 30 else { return nil }
@@ -91,7 +92,7 @@ struct ImageHeader: Equatable, Sendable {
             let value = type == 3 ? number(entries, at + 8, 2) : number(entries, at + 8, 4)
             if tag == 256 { width = value } else { height = value }
         }
-        return width > 0 && height > 0 ? ImageHeader(width: width, height: height, isJPEG: false) : nil
+        return width > 0 && height > 0 ? ImageHeader(width: width, height: height, reducible: false) : nil
     }
 
     /// The first SOFn segment's size: marker segments walked by their lengths from SOI (fill bytes skipped),
@@ -101,9 +102,11 @@ struct ImageHeader: Equatable, Sendable {
         var i = 2
         for _ in 0..<1024 {
             guard var marker = bytes(i, 2), marker[0] == 0xFF else { return nil }
-            while marker[1] == 0xFF {   // fill bytes before a marker
+            var fill = 0
+            while marker[1] == 0xFF {   // fill bytes before a marker (a few at most in real files)
                 i += 1
-                guard let next = bytes(i, 2) else { return nil }
+                fill += 1
+                guard fill < 256, let next = bytes(i, 2) else { return nil }
                 marker = next
             }
             let code = marker[1]
@@ -113,7 +116,8 @@ struct ImageHeader: Equatable, Sendable {
             if frames.contains(code) {
                 guard length >= 7, let sof = bytes(i + 4, 5) else { return nil }
                 let h = Int(sof[1]) << 8 | Int(sof[2]), w = Int(sof[3]) << 8 | Int(sof[4])
-                return w > 0 && h > 0 ? ImageHeader(width: w, height: h, isJPEG: true) : nil
+                let lossless: Set<UInt8> = [0xC3, 0xC7, 0xCB, 0xCF]
+                return w > 0 && h > 0 ? ImageHeader(width: w, height: h, reducible: !lossless.contains(code)) : nil
             }
             i += 2 + length
         }

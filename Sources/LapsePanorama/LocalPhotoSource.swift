@@ -90,7 +90,7 @@ public struct LocalPhotoSource: PanoramaSource {
             let (tw, th) = Self.size(for: resolution, width: w, height: h)
             return (width: tw, height: th)
         }
-        let (dw, dh) = full ?? (decoded.displayWidth, decoded.displayHeight)
+        let (dw, dh) = full ?? (decoded.fullDisplayWidth, decoded.fullDisplayHeight)
         let (w, h) = Self.size(for: resolution, width: dw, height: dh)
         return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(width: w, height: h))
     }

@@ -62,6 +62,7 @@ import TestSupport
         }
         cases.append(Case(name: "animated.webp", bytes: read("images/pillow/iss634.webp"), mustFail: true, commands: imageCommands))
         cases.append(Case(name: "huge.png", bytes: CraftedImages.png(width: 40000, height: 40000), mustFail: true, commands: imageCommands))
+        cases.append(Case(name: "overflow.png", bytes: CraftedImages.png(width: 0xFFFF_FFFF, height: 0xFFFF_FFFF), mustFail: true, commands: imageCommands))
         cases.append(Case(name: "rowless.png", bytes: CraftedImages.png(width: 640, height: 480), mustFail: true, commands: imageCommands))
         if let big = CraftedImages.jpeg(read("images/pillow/hopper.jpg"), width: 60000, height: 50000) {
             cases.append(Case(name: "huge.jpg", bytes: big, mustFail: true, commands: imageCommands))

@@ -21,28 +21,28 @@ import TestSupport
         #expect(ImageHeader.read(data: [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))) == header)
         let (w, h) = try FFmpegReference.dimensions(path)
         #expect(header.width == w && header.height == h, "\(file): \(header.width)x\(header.height), decoded \(w)x\(h)")
-        #expect(header.isJPEG == (path.hasSuffix(".jpg")))
+        #expect(header.reducible == (path.hasSuffix(".jpg")))
     }
 
     /// A big-endian TIFF's first IFD (ffmpeg writes only little-endian ones): width a SHORT, length a LONG.
     @Test func bigEndianTIFF() {
         let ifd: [UInt8] = [0, 2, 1, 0, 0, 3, 0, 0, 0, 1, 0x01, 0x23, 0, 0, 1, 1, 0, 4, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0]
         let file: [UInt8] = [0x4D, 0x4D, 0, 0x2A, 0, 0, 0, 8] + ifd + [UInt8](repeating: 0, count: 16)
-        #expect(ImageHeader.read(data: file) == ImageHeader(width: 0x123, height: 0x10000, isJPEG: false))
+        #expect(ImageHeader.read(data: file) == ImageHeader(width: 0x123, height: 0x10000, reducible: false))
     }
 
     /// An animated WebP (which FFmpeg 5.1 does not decode) has its canvas size in VP8X.
     @Test func animatedWebPCanvas() throws {
-        #expect(ImageHeader.read(path: TestData.path("images/pillow/iss634.webp")) == ImageHeader(width: 245, height: 245, isJPEG: false))
+        #expect(ImageHeader.read(path: TestData.path("images/pillow/iss634.webp")) == ImageHeader(width: 245, height: 245, reducible: false))
     }
 
     /// The crafted files say what they should (the PNG's chunk CRCs included: CRC-32 of "IEND" is AE426082).
     @Test func craftedHeaders() throws {
         #expect(CraftedImages.crc32(Array("IEND".utf8)) == 0xAE42_6082)
-        #expect(ImageHeader.read(data: CraftedImages.png(width: 30000, height: 20000)) == ImageHeader(width: 30000, height: 20000, isJPEG: false))
+        #expect(ImageHeader.read(data: CraftedImages.png(width: 30000, height: 20000)) == ImageHeader(width: 30000, height: 20000, reducible: false))
         let hopper = [UInt8](try Data(contentsOf: URL(fileURLWithPath: TestData.path("images/pillow/hopper.jpg"))))
         let big = try #require(CraftedImages.jpeg(hopper, width: 60000, height: 50000))
-        #expect(ImageHeader.read(data: big) == ImageHeader(width: 60000, height: 50000, isJPEG: true))
+        #expect(ImageHeader.read(data: big) == ImageHeader(width: 60000, height: 50000, reducible: true))
     }
 
     /// An image of more pixels than the limit is refused from its header, naming the image, its size and the limit.
@@ -110,6 +110,47 @@ import TestSupport
         #expect(max(abs(colour.x), abs(colour.y), abs(colour.z)) <= 1, "\(colour)")
         let png = try DecodedImage(path: TestData.path("images/generated/smptehdbars_1280x720.png")) { _, _ in (160, 90) }
         #expect(png.storedWidth == 1280)
+    }
+
+    /// Sizes whose product overflows are refused like any other too large (they trapped), as are those of a TIFF;
+    /// no limit at all (Int.max) refuses nothing.
+    @Test func overflowingSizesAreRefused() throws {
+        let png = Self.scratch.appendingPathComponent("overflow.png").path
+        try Data(CraftedImages.png(width: 0xFFFF_FFFF, height: 0xFFFF_FFFF)).write(to: URL(fileURLWithPath: png))
+        let error = try #require(throws: LapseError.self) { try DecodedImage(path: png) }
+        #expect(error.reason == "4294967295x4294967295 is more pixels than can be counted, more than the limit of 134.2 megapixels for a decoded image")
+        #expect(try DecodedImage(path: TestData.path("images/pillow/hopper.png"), pixelLimit: .max).storedWidth == 128)
+    }
+
+    /// A lossless JPEG (SOF3), which libavcodec cannot decode reduced, is decoded whole when shown smaller.
+    @Test func losslessJPEGsAreDecodedWhole() throws {
+        let path = Self.scratch.appendingPathComponent("lossless.jpg").path
+        let made = try Shell.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x480", "-frames:v", "1",
+                                            "-c:v", "ljpeg", "-pix_fmt", "bgr0", path])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(ImageHeader.read(path: path)?.reducible == false)
+        let image = try DecodedImage(path: path) { _, _ in (80, 60) }
+        #expect(image.storedWidth == 640)
+    }
+
+    /// A reduced decode of an odd-sized JPEG (rounded up to whole pixels) is fitted by the full size: the frame is
+    /// filled to its edges, as from the full decode (it had a black last column).
+    @Test func oddSizedReducedDecodesFitAsTheFullOne() throws {
+        let path = Self.scratch.appendingPathComponent("odd.jpg").path
+        let made = try Shell.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=white:s=4002x2252,crop=4001:2251:0:0,format=yuvj444p",
+                                            "-frames:v", "1", "-q:v", "2", path])
+        #expect(made.status == 0)
+        let fitter = FrameFitter(width: 1920, height: 1080, mode: .contain, background: RGBA(0, 0, 0))
+        let image = try DecodedImage(path: path) { fitter.scaledSize(displayWidth: $0, displayHeight: $1) }
+        #expect(image.storedWidth == 2001 && image.fullDisplayWidth == 4001 && image.fullDisplayHeight == 2251, "\(image.storedWidth) \(image.fullDisplayWidth) \(image.fullDisplayHeight)")
+        let frame = try fitter.frame(for: image)
+        for y in [0, 540, 1079] {
+            for x in [0, 1919] {
+                let i = (y * 1920 + x) * 4
+                #expect(frame.bytes[i] >= 250, "(\(x), \(y)): \(frame.bytes[i])")
+            }
+        }
+        #expect(try fitter.yuvFrame(for: image) != nil)   // straight to Y′CbCr, as the full decode goes
     }
 
     @Test func reductionChoice() {
