@@ -63,6 +63,6 @@ let package = Package(
         .testTarget(name: "LapseMotionTests", dependencies: ["LapseMotion", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapsePanoramaTests", dependencies: ["LapsePanorama", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseKitTests", dependencies: ["LapseKit", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "LapseGeo"], swiftSettings: swiftSettings),
     ].filter { $0.type != .test || hasSources("Tests/\($0.name)") }
 )

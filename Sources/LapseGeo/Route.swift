@@ -9,11 +9,15 @@ public struct TrackPoint: Hashable, Sendable, Codable {
     public var elevation: Double?
     /// When the point was recorded (GPX `time`), when known.
     public var time: Date?
+    /// Direction of travel, degrees clockwise from true north in [0, 360), when known (a resampled route's
+    /// smoothed heading, written with the route: GPX `gpxtpx:course`, GeoJSON `properties.headings`).
+    public var heading: Double?
 
-    public init(_ coordinate: Coordinate, elevation: Double? = nil, time: Date? = nil) {
+    public init(_ coordinate: Coordinate, elevation: Double? = nil, time: Date? = nil, heading: Double? = nil) {
         self.coordinate = coordinate
         self.elevation = elevation
         self.time = time
+        self.heading = heading
     }
 }
 

@@ -111,7 +111,8 @@ public enum RouteFile {
 extension Route {
     /// A route through resampled points (keeping their elevation and time).
     public init(_ resampled: [RoutePoint], name: String? = nil) {
-        self.init(points: resampled.map { TrackPoint($0.coordinate, elevation: $0.elevation, time: $0.time) }, name: name)
+        self.init(points: resampled.map { TrackPoint($0.coordinate, elevation: $0.elevation, time: $0.time, heading: $0.heading) },
+                  name: name)
     }
 }
 

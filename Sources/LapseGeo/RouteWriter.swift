@@ -2,11 +2,18 @@
 import Foundation
 
 /// GPX 1.1 and GeoJSON text for a route, written piece by piece.
+///
+/// Headings, when the points have them, go where readers look for them: in GPX as Garmin's TrackPointExtension
+/// v2 `course` (degrees true, the extension GPS devices and Strava-style tools read), in GeoJSON as a
+/// `properties.headings` array beside `coordTimes`.
 enum RouteWriter {
+    static let trackPointExtension = "http://www.garmin.com/xmlschemas/TrackPointExtension/v2"
+
     static func gpx(_ route: Route, into out: inout _ChunkedWriter) throws {
+        let headed = route.points.contains { $0.heading != nil }
         try out.write("""
             <?xml version="1.0" encoding="UTF-8"?>
-            <gpx version="1.1" creator="lapse" xmlns="http://www.topografix.com/GPX/1/1">
+            <gpx version="1.1" creator="lapse" xmlns="http://www.topografix.com/GPX/1/1"\(headed ? " xmlns:gpxtpx=\"\(trackPointExtension)\"" : "")>
               <trk>
 
             """)
@@ -14,12 +21,16 @@ enum RouteWriter {
         try out.write("    <trkseg>\n")
         for p in route.points {
             var line = "      <trkpt lat=\"\(fixed(p.coordinate.latitude, 7))\" lon=\"\(fixed(p.coordinate.longitude, 7))\""
-            if p.elevation == nil && p.time == nil {
+            if p.elevation == nil && p.time == nil && p.heading == nil {
                 line += "/>\n"
             } else {
                 line += ">"
                 if let e = p.elevation { line += "<ele>\(fixed(e, 2))</ele>" }
                 if let t = p.time { line += "<time>\(ISO8601.format(t))</time>" }
+                if let h = p.heading {
+                    line += "<extensions><gpxtpx:TrackPointExtension><gpxtpx:course>\(fixed(h, 2))</gpxtpx:course>"
+                        + "</gpxtpx:TrackPointExtension></extensions>"
+                }
                 line += "</trkpt>\n"
             }
             try out.write(line)
@@ -37,6 +48,13 @@ enum RouteWriter {
             try out.write((properties.isEmpty ? "" : ",") + "\"coordTimes\":[")
             for (i, p) in route.points.enumerated() {
                 try out.write((i == 0 ? "" : ",") + "\"\(ISO8601.format(p.time!))\"")
+            }
+            try out.write("]")
+        }
+        if !route.points.isEmpty, route.points.allSatisfy({ $0.heading != nil }) {
+            try out.write((properties.isEmpty && !allTimed ? "" : ",") + "\"headings\":[")
+            for (i, p) in route.points.enumerated() {
+                try out.write((i == 0 ? "" : ",") + fixed(p.heading!, 2))
             }
             try out.write("]")
         }

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import LapseGeo
 import TestSupport
 import Testing
 
@@ -10,6 +11,41 @@ import Testing
 @Suite struct RouteCLITests {
     static let key = "AIzaCLITESTKEY-0987654321"
     let dir = TestData.scratchDirectory("lapse-route-cli")
+
+    /// `--smoothing` changes the headings written with a resampled route (it changed nothing: #18 item 10): GPX
+    /// carries them as Garmin's `gpxtpx:course`, GeoJSON as `properties.headings`, each equal to the library's
+    /// resampled heading; a wider window turns the real track's corners more gently.
+    @Test func smoothingChangesTheHeadingsWritten() throws {
+        let track = TestData.path("geo/sf_30km_h.gpx")
+        func courses(_ smoothing: String, _ ext: String) throws -> [Double] {
+            let out = dir.appendingPathComponent("smooth-\(smoothing).\(ext)").path
+            let r = try Shell.lapse(["route", "--input", track, "--spacing", "50", "--smoothing", smoothing, "-o", out, "-y"])
+            #expect(r.status == 0, "\(r.stderr)")
+            let text = try String(contentsOfFile: out, encoding: .utf8)
+            if ext == "gpx" {
+                #expect(text.contains("xmlns:gpxtpx=\"http://www.garmin.com/xmlschemas/TrackPointExtension/v2\""))
+                let pattern = try NSRegularExpression(pattern: "<gpxtpx:course>([0-9.]+)</gpxtpx:course>")
+                return pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)).map {
+                    Double(text[Range($0.range(at: 1), in: text)!])!
+                }
+            }
+            let json = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+            let properties = json?["properties"] as? [String: Any]
+            return (properties?["headings"] as? [Double]) ?? []
+        }
+        let route = try RouteFile.read(path: track)
+        for smoothing in ["5", "200"] {
+            let expected = try route.resampled(every: 50, smoothing: Double(smoothing)!).map(\.heading)
+            for ext in ["gpx", "geojson"] {
+                let written = try courses(smoothing, ext)
+                #expect(written.count == expected.count, "\(ext) \(smoothing)")
+                #expect(zip(written, expected).allSatisfy { abs($0 - $1) <= 0.005 }, "\(ext) \(smoothing)")
+            }
+        }
+        let narrow = try courses("5", "gpx"), wide = try courses("200", "gpx")
+        let differences = zip(narrow, wide).map { abs((($0 - $1 + 540).truncatingRemainder(dividingBy: 360)) - 180) }
+        #expect(differences.max() ?? 0 > 10, "\(differences.max() ?? 0)")
+    }
 
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 

@@ -34,7 +34,8 @@ enum RouteCommand: Command {
         Output:
           -o, --output FILE       .gpx or .geojson
           --spacing M             resample to a point every M metres along the path (start and end kept)
-          --smoothing M           with --spacing: heading window, metres before and after each point (default 20)
+          --smoothing M           with --spacing: heading window, metres before and after each point (default 20);
+                                  the headings are written with the points (GPX gpxtpx:course, GeoJSON headings)
           -y, --overwrite         replace FILE if it exists
           --quiet, --json         no summary / a JSON summary on stdout
 
