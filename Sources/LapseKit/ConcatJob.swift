@@ -66,6 +66,9 @@ public struct ConcatJob: Sendable {
             let reader = try VideoFrameReader(output)
             var job = GIFJob(source: .video(output), output: gif)
             job.fps = min(50, reader.frameRate ?? 12)
+            if let gifWidth, gifWidth > reader.displayWidth {
+                warning?("the GIF width asked for (\(gifWidth)) is more than the video's: the GIF is \(reader.displayWidth) wide")
+            }
             job.size = .width(max(2, min(reader.displayWidth, gifWidth ?? reader.displayWidth / 3)))
             job.overwrite = overwrite
             gifSummary = try await job.run(progress: progress, warning: warning).gif

@@ -230,6 +230,9 @@ public struct HyperlapseJob: Sendable {
         settings.preset = preset
         settings.firstPTS = segmentSummary?.firstPTS ?? 0
         let encoder = try VideoEncoder(path: video.temporaryPath, container: container, settings: settings)
+        if gif != nil, let gifWidth, gifWidth > width {
+            warning?("the GIF width asked for (\(gifWidth)) is more than the video's: the GIF is \(width) wide")
+        }
         let gifSize: (Int, Int)? = gif.map { _ in
             let gw = max(2, min(width, gifWidth ?? width / 3))
             return (gw, max(2, Int((Double(gw) * Double(height) / Double(width)).rounded())))
@@ -335,6 +338,9 @@ public struct HyperlapseJob: Sendable {
         }
         guard rendered > 0 || segment != nil else {
             throw LapseError(.notFound, feed.name, "no panoramas along the route (\(planner.pointsLookedUp) points looked up, none covered)")
+        }
+        if rendered == 1 && segment == nil {
+            warning?("\(feed.name): one frame only (\(planner.pointsLookedUp) points looked up, one panorama along them): a still picture, not a hyperlapse")
         }
         if lastPoint + 1 < feed.pointCount {   // points without imagery at the end of the route
             progress?(ProgressEvent(stage: "render", completed: feed.pointCount, total: feed.pointCount, unit: feed.pointUnit))

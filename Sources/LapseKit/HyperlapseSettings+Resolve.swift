@@ -106,6 +106,10 @@ extension HyperlapseSettings {
         let hasDirections = s.from != nil || s.to != nil || !(s.via ?? []).isEmpty
         if hasDirections && s.route != nil { throw LapseError.usage("give either --route or --from/--to, not both") }
         if hasDirections && (s.from == nil || s.to == nil) { throw LapseError.usage("give both --from and --to") }
+        if let provider = self.provider, !hasDirections {
+            warning?("the directions provider \(provider) plans nothing here: the route comes from "
+                     + (s.route != nil ? "the route file" : source.hasPrefix("video:") && s.track == nil ? "the video's frames" : "the panoramas' positions or the track"))
+        }
         // A 360° video without a track is read front to back: the efficient path for its frames.
         if source.hasPrefix("video:") && s.track == nil && s.route == nil && !hasDirections {
             if s.lookAt != nil {

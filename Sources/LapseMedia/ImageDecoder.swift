@@ -47,7 +47,7 @@ public final class DecodedImage: @unchecked Sendable {
     /// - Parameters:
     ///   - reduction: 0…3 (default 0: full size).
     ///   - pixelLimit: the most pixels the decoded picture may have (default ``defaultPixelLimit``); the size is
-    ///     read from the file's header first (JPEG, PNG, GIF, WebP, BMP), so a larger image is refused before any
+    ///     read from the file's header first (JPEG, PNG, GIF, WebP, BMP, TIFF), so a larger image is refused before any
     ///     pixel memory is allocated.
     /// - Throws: ``LapseError`` `.invalidInput` naming the path: missing file, unreadable file, not an image,
     ///   corrupt or truncated data, more pixels than `pixelLimit`.

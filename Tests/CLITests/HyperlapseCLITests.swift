@@ -51,6 +51,21 @@ import TestSupport
         #expect(job?["creditPosition"] as? String == "none")
     }
 
+    /// Warnings where a user would want one (#18 item 7): a GIF width larger than the video (clamped), a
+    /// hyperlapse of one frame, a directions provider that plans nothing (the route comes from the video).
+    @Test func warningsForWhatIsNotAsAskedFor() throws {
+        let out = dir.appendingPathComponent("w.mp4").path, gif = dir.appendingPathComponent("w.gif").path
+        let r = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "500", "--size", "320x160",
+                                 "--gif", gif, "--gif-width", "1000", "--provider", "osrm", "-o", out, "-y"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("warning: the GIF width asked for (1000) is more than the video's: the GIF is 320 wide"), "\(r.stderr)")
+        #expect(r.stderr.contains("warning: video overpass-clip.mp4: one frame only"), "\(r.stderr)")
+        #expect(r.stderr.contains("warning: the directions provider osrm plans nothing here: the route comes from the video's frames"), "\(r.stderr)")
+        #expect(try FFmpegReference.dimensions(gif) == (320, 160))
+        let plain = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "30", "--size", "320x160", "-o", out, "-y"])
+        #expect(plain.status == 0 && !plain.stderr.contains("warning:"), "\(plain.stderr)")
+    }
+
     /// The stabilisation in the summary and `--json`: the direction of travel measured (the video's camera faces
     /// back: about 180°) or given (`--forward`), the turn between frames, the pairs measured; `--no-stabilize`
     /// turns it off (null); the job file records every frame's orientation and where it came from.

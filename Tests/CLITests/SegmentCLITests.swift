@@ -156,6 +156,13 @@ import TestSupport
         #expect(r.stderr.contains("\(path("b.mp4")): cannot be joined to \(path("a.mp4")) by stream copy: its video is 480x240, not 320x160"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: path("ab.mp4")))
 
+        // Parts that do join, and a GIF width beyond the video's: clamped, with a warning.
+        #expect(try Shell.lapse(common + ["--size", "320x160", "--segment", "2/2", "-o", path("a2.mp4")]).status == 0)
+        let wide = try Shell.lapse(["concat", path("a.mp4"), path("a2.mp4"), "-o", path("aa.mp4"), "--gif", path("aa.gif"), "--gif-width", "1000"])
+        #expect(wide.status == 0, "\(wide.stderr)")
+        #expect(wide.stderr.contains("warning: the GIF width asked for (1000) is more than the video's: the GIF is 320 wide"), "\(wide.stderr)")
+        #expect(try FFmpegReference.dimensions(path("aa.gif")) == (320, 160))
+
         // Another kind of video: an H.264 of the same size but 4:4:4, or no video at all.
         #expect(try Shell.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=s=320x160:d=0.5", "-pix_fmt", "yuv444p",
                                          "-c:v", "libx264", path("c.mp4")]).status == 0)
