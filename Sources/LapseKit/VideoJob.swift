@@ -14,8 +14,13 @@ public struct VideoJob: Sendable {
     public var output: String
     /// Seconds each image is shown, > 0. Default 1.
     public var imageDuration: Double = 1
-    /// Output frames per second, 1–240. Default 30.
-    public var fps: Int = 30
+    /// Output frame rate, 1–240 frames per second (exact fractions such as 30000/1001). Default 30.
+    public var frameRate = FrameRate(30)
+    /// The frame rate in whole frames per second (setting it sets ``frameRate`` to that number).
+    public var fps: Int {
+        get { Int(frameRate.value.rounded()) }
+        set { frameRate = FrameRate(max(1, newValue)) }
+    }
     /// Frame size; `nil` means the first image's displayed size (rounded down to even numbers), scaled down to
     /// ``largestDefaultSide`` and ``largestDefaultPixels`` when larger.
     public var size: (width: Int, height: Int)?
@@ -48,6 +53,8 @@ public struct VideoJob: Sendable {
         public var width: Int
         public var height: Int
         public var fps: Int
+        /// The exact frame rate (``fps`` rounded to whole frames).
+        public var frameRate: FrameRate
         /// Seconds.
         public var duration: Double
         public var bytes: Int64
@@ -89,7 +96,7 @@ public struct VideoJob: Sendable {
     public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Summary {
         let container = try Self.container(for: output)
         guard imageDuration > 0, imageDuration.isFinite else { throw LapseError.usage("the image duration must be more than 0 seconds") }
-        guard (1...240).contains(fps) else { throw LapseError.usage("the frame rate must be 1 to 240 fps") }
+        guard (1...240).contains(frameRate.value) else { throw LapseError.usage("the frame rate must be 1 to 240 fps") }
         guard (0...51).contains(crf) else { throw LapseError.usage("CRF must be 0 to 51") }
         guard !inputs.isEmpty else { throw LapseError.usage("no input images") }
         let target = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs.map(\.path) + [audio].compactMap { $0 })
@@ -138,18 +145,19 @@ public struct VideoJob: Sendable {
         var elapsed = 0.0, cursor = 0
         for input in remaining {
             elapsed += input.duration ?? imageDuration
-            let end = max(cursor + 1, Int((elapsed * Double(fps)).rounded()))
+            let end = max(cursor + 1, Int((elapsed * frameRate.value).rounded()))
             frameCounts.append(end - cursor)
             cursor = end
         }
         let totalFrames = cursor
 
         var settings = VideoEncoderSettings(width: evenWidth, height: evenHeight, fps: fps)
+        settings.frameRate = (frameRate.numerator, frameRate.denominator)
         settings.codec = codec
         settings.crf = crf
         settings.preset = preset
         settings.metadata = ["encoder": "lapse \(lapseVersion)"]
-        let videoLength = Double(totalFrames) / Double(fps)
+        let videoLength = Double(totalFrames) / frameRate.value
         let audioTrack = try audio.map { try AudioTrack(sources: [.init(location: $0)], duration: videoLength) }
         let encoder = try VideoEncoder(path: target.temporaryPath, container: container, settings: settings,
                                        audioTracks: audioTrack.map { [$0] } ?? [])
@@ -199,8 +207,8 @@ public struct VideoJob: Sendable {
         try target.commit()
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
         return Summary(output: output, images: images, skipped: skipped, frames: encoder.framesWritten,
-                       width: evenWidth, height: evenHeight, fps: fps,
-                       duration: Double(encoder.framesWritten) / Double(fps), bytes: bytes)
+                       width: evenWidth, height: evenHeight, fps: fps, frameRate: frameRate,
+                       duration: Double(encoder.framesWritten) / frameRate.value, bytes: bytes)
     }
 }
 

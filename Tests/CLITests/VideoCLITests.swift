@@ -122,6 +122,29 @@ import TestSupport
     }
 }
 
+/// `--fps` takes the NTSC rates exactly: 29.97 is 30000/1001 in the stream, and the frames' timestamps step by
+/// 1001/30000 s; a rate out of range or not a number is a usage error.
+@Suite struct FrameRateCLITests {
+    @Test func ntscRatesAreExact() throws {
+        let dir = TestData.scratchDirectory("fps-cli")
+        let out = dir.appendingPathComponent("ntsc.mp4").path
+        let r = try Shell.lapse(["video", TestData.path("images/pillow/hopper.png"), "--duration", "2", "--fps", "29.97", "-o", out, "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any]
+        #expect(json?["frame_rate"] as? String == "30000/1001")
+        #expect(json?["frames"] as? Int == 60)
+        let rate = try FFmpegReference.probe(out, ["-select_streams", "v:0", "-show_entries", "stream=r_frame_rate,avg_frame_rate", "-of", "csv=p=0"])
+        #expect(rate.trimmingCharacters(in: .whitespacesAndNewlines) == "30000/1001,30000/1001", "\(rate)")
+        let times = try FFmpegReference.frameTimes(out)
+        #expect(times.count == 60)
+        #expect(times.enumerated().allSatisfy { abs($0.element - Double($0.offset) * 1001 / 30000) < 1e-4 })
+        for bad in ["0", "241", "fast", "30/0"] {
+            let u = try Shell.lapse(["video", TestData.path("images/pillow/hopper.png"), "--fps", bad, "-o", out, "-y"])
+            #expect(u.status == 64 && u.stderr.contains("--fps takes frames per second from 1 to 240"), "\(bad): \(u.stderr)")
+        }
+    }
+}
+
 @Suite struct VersionCLITests {
     @Test(arguments: [["--version"], ["clip", "--version"], ["gif", "--version"]])
     func versionAnywhere(arguments: [String]) throws {

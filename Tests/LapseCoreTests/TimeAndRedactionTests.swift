@@ -40,3 +40,23 @@ import Testing
         #expect(Redaction.message("a b c", hiding: ["a"]) == "a b c")   // too short to be a secret
     }
 }
+
+@Suite struct FrameRateTests {
+    /// Integers, fractions and decimals; the NTSC rates exact as N·1000/1001; nonsense refused.
+    @Test func parses() {
+        #expect(FrameRate.parse("30") == FrameRate(30))
+        #expect(FrameRate.parse("30000/1001") == FrameRate(30000, 1001))
+        #expect(FrameRate.parse("29.97") == FrameRate(30000, 1001))
+        #expect(FrameRate.parse("23.976") == FrameRate(24000, 1001))
+        #expect(FrameRate.parse("59.94") == FrameRate(60000, 1001))
+        #expect(FrameRate.parse("12.5") == FrameRate(25, 2))
+        #expect(FrameRate.parse("50/2") == FrameRate(25))
+        #expect(FrameRate.parse("29.9701") == FrameRate(30000, 1001))   // within NTSC's rounding
+        #expect(FrameRate.parse("12.3456") == FrameRate(12346, 1000))
+        for bad in ["0", "-25", "abc", "30/0", "1/2/3", "inf", "nan", "", "0.0001"] {
+            #expect(FrameRate.parse(bad) == nil, "\(bad)")
+        }
+        #expect(FrameRate(30000, 1001).description == "29.97" && FrameRate(25, 2).description == "12.5"
+                && FrameRate(30).description == "30")
+    }
+}

@@ -18,7 +18,7 @@ enum VideoCommand: Command {
           -o, --output FILE       .mp4, .m4v or .mov
           --image-duration S      seconds each image is shown (default 1.0)
           --duration S            with a single image: the video's length in seconds
-          --fps N                 frames per second (default 30)
+          --fps N                 frames per second, 1–240: 25, 29.97, 30000/1001 (default 30)
           --size WxH              frame size (default: the first image's displayed size, rounded down to even,
                                   scaled down to 4096 on a side and 4096x2176's pixels if larger)
           --fit MODE              contain | cover | stretch (default contain)
@@ -41,7 +41,13 @@ enum VideoCommand: Command {
         guard let output = try arguments.value("-o", "--output") else { throw LapseError.usage("no output file (-o FILE)") }
         let imageDuration = try arguments.double("--image-duration", in: ImageInput.durationRange)
         let duration = try arguments.double("--duration", in: 0.001...86400)
-        let fps = try arguments.int("--fps", in: 1...240) ?? 30
+        var frameRate = FrameRate(30)
+        if let text = try arguments.value("--fps") {
+            guard let rate = FrameRate.parse(text), (1...240).contains(rate.value) else {
+                throw LapseError.usage("--fps takes frames per second from 1 to 240 (25, 29.97, 30000/1001), not '\(text)'")
+            }
+            frameRate = rate
+        }
         let size = try arguments.size("--size")
         let fit = try arguments.choice("--fit", FitMode.allCases.map(\.rawValue)).flatMap(FitMode.init(rawValue:)) ?? .contain
         let backgroundText = try arguments.value("--background")
@@ -69,7 +75,7 @@ enum VideoCommand: Command {
         } else if let imageDuration {
             job.imageDuration = imageDuration
         }
-        job.fps = fps
+        job.frameRate = frameRate
         job.size = size
         job.fit = fit
         job.background = background
@@ -84,13 +90,13 @@ enum VideoCommand: Command {
         let summary = try await job.run(progress: console.progress, warning: console.warning)
         let seconds = Date().timeIntervalSince(started)
         console.summary([
-            "wrote \(summary.output): \(summary.width)x\(summary.height), \(counted(summary.frames, "frame")) at \(summary.fps) fps, "
+            "wrote \(summary.output): \(summary.width)x\(summary.height), \(counted(summary.frames, "frame")) at \(summary.frameRate) fps, "
                 + String(format: "%.2f", summary.duration) + " s, \(formatBytes(summary.bytes))",
             counted(summary.images, "image") + (summary.skipped > 0 ? ", \(summary.skipped) skipped" : "")
                 + " in " + String(format: "%.1f", seconds) + " s",
         ], json: [
             "output": summary.output, "width": summary.width, "height": summary.height, "frames": summary.frames,
-            "fps": summary.fps, "duration": summary.duration, "bytes": summary.bytes, "images": summary.images,
+            "fps": summary.frameRate.value, "frame_rate": "\(summary.frameRate.numerator)/\(summary.frameRate.denominator)", "duration": summary.duration, "bytes": summary.bytes, "images": summary.images,
             "skipped": summary.skipped, "seconds": seconds,
         ])
     }

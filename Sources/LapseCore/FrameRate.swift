@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// A frame rate as a fraction, frames per second `numerator / denominator` (as FFmpeg's `AVRational`), so the
+/// NTSC rates are exact: 29.97 is 30000/1001, not 2997/100.
+public struct FrameRate: Sendable, Equatable, CustomStringConvertible {
+    public let numerator: Int
+    public let denominator: Int
+
+    /// `numerator / denominator` frames per second, both > 0 (reduced by their greatest common divisor).
+    public init(_ numerator: Int, _ denominator: Int = 1) {
+        precondition(numerator > 0 && denominator > 0, "a frame rate is positive")
+        var a = numerator, b = denominator
+        while b != 0 { (a, b) = (b, a % b) }
+        self.numerator = numerator / a
+        self.denominator = denominator / a
+    }
+
+    /// Frames per second.
+    public var value: Double { Double(numerator) / Double(denominator) }
+
+    /// "30", "29.97", "12.5": the rate as people write it (two decimals at most).
+    public var description: String {
+        if denominator == 1 { return String(numerator) }
+        var text = String(Double(Int((value * 100).rounded())) / 100)
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        return text
+    }
+
+    /// Parses `30`, `30000/1001`, or a decimal: the NTSC rates 23.976, 29.97, 47.952, 59.94 and 119.88 (and
+    /// those to two decimals, e.g. 23.98) are N·1000/1001, as ffmpeg's `ntsc` rates; other decimals are taken to
+    /// three decimals (12.5 = 25/2). Nil for anything else, zero, a negative or a non-finite rate.
+    public static func parse(_ text: String) -> FrameRate? {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 2 {
+            guard let n = Int(parts[0]), let d = Int(parts[1]), n > 0, d > 0 else { return nil }
+            return FrameRate(n, d)
+        }
+        guard parts.count == 1, let v = Double(text), v.isFinite, v > 0, v < 1e6 else { return nil }
+        for base in [24, 30, 48, 60, 120] {
+            let ntsc = Double(base) * 1000 / 1001
+            if abs(v - ntsc) < 0.006 && v != Double(base) { return FrameRate(base * 1000, 1001) }
+        }
+        let thousandths = Int((v * 1000).rounded())
+        guard thousandths > 0 else { return nil }
+        return FrameRate(thousandths, 1000)
+    }
+}
