@@ -57,8 +57,12 @@ extension HyperlapseSettings {
         }
         try job.camera.validate()
         job.creditPosition = try Self.creditCorner(s.creditPosition, source: s.source)
-        if try s.directionsService() == .osrm { job.routeCredit = HyperlapseJob.openStreetMapRouteCredit }
-        job.settings = s
+        let service = try s.directionsService()
+        if service == .osrm { job.routeCredit = HyperlapseJob.openStreetMapRouteCredit }
+        // The job file records the provider only when it planned the route (the default's is no setting of this job).
+        var recorded = s
+        if service == nil { recorded.provider = nil }
+        job.settings = recorded
         return job
     }
 

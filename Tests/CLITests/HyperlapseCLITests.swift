@@ -62,6 +62,13 @@ import TestSupport
         #expect(r.stderr.contains("warning: video overpass-clip.mp4: one frame only"), "\(r.stderr)")
         #expect(r.stderr.contains("warning: the directions provider osrm plans nothing here: the route comes from the video's frames"), "\(r.stderr)")
         #expect(try FFmpegReference.dimensions(gif) == (320, 160))
+        // The job file does not record the provider that planned nothing, so its rerun has no such warning.
+        let jobFile = dir.appendingPathComponent("w.job.json")
+        let job = try JSONSerialization.jsonObject(with: Data(contentsOf: jobFile)) as? [String: Any]
+        #expect(job?["provider"] == nil && job?["gifWidth"] as? Int == 1000)
+        let rerun = try Shell.lapse(["hyperlapse", "--config", jobFile.path, "-y"])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(!rerun.stderr.contains("directions provider"), "\(rerun.stderr)")
         let plain = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "30", "--size", "320x160", "-o", out, "-y"])
         #expect(plain.status == 0 && !plain.stderr.contains("warning:"), "\(plain.stderr)")
     }
