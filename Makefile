@@ -31,8 +31,9 @@ test: deps
 # LeakSanitizer (with AddressSanitizer, from the toolchain) over every failing initialiser of the media and GIF
 # types (the FailingInit suites), in a debug build of its own: any FFmpeg handle or buffer left allocated, or a freed
 # one used again, fails the run. .ci/lsan.supp lists the toolchain's own leaks, nothing of Lapse's or FFmpeg's.
+# Linked with the toolchain's lld: Debian's gold prints hundreds of warnings about the sanitizer runtime's symbols.
 leakcheck: deps
-	swift build -c debug --sanitize=address --build-path .build/asan --build-tests
+	swift build -c debug --sanitize=address --build-path .build/asan --build-tests -Xswiftc -use-ld=lld
 	LAPSE_SHARED_DATA=$(SHARED_DATA) ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp \
 	  swift test -c debug --sanitize=address --build-path .build/asan --skip-build --filter FailingInit
 
