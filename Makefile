@@ -3,10 +3,11 @@
 SHELL := /bin/bash
 SHARED_DATA ?= $(abspath ../shared/data)
 CONFIG ?= release
-# Build and runtime libraries, plus the reference tools the tests and benchmarks compare against.
+# Build and runtime libraries (Leaflet for report pages), plus the reference tools the tests and benchmarks compare
+# against and the browser the report tests load pages in (headless Chromium driven by Debian's selenium).
 PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
             libavfilter-dev libimagequant-dev libgif-dev libexif-dev libfreetype-dev fonts-dejavu-core \
-            ffmpeg gifsicle python3 parallel
+            ffmpeg gifsicle python3 parallel libjs-leaflet chromium chromium-driver python3-selenium
 LAPSE = .build/$(CONFIG)/lapse
 
 .PHONY: deps build test leakcheck demo bench clean

@@ -45,9 +45,10 @@ let package = Package(
         .target(name: "LapseMotion", dependencies: ["LapseMedia", "LapseGeo", "LapseCore"], swiftSettings: fast),
         .target(name: "LapsePanorama",
                 dependencies: ["LapseGeo", "LapseNet", "LapseMedia", "LapseCore", "CExif"], swiftSettings: fast),
+        .target(name: "LapseReport", dependencies: ["LapseMedia", "LapseCore"], swiftSettings: swiftSettings),
         .target(name: "LapseKit",
                 dependencies: ["LapseCore", "LapseMedia", "LapseGIF", "LapseGeo", "LapseNet", "LapseRouting",
-                               "LapseRender", "LapseMotion", "LapsePanorama"],
+                               "LapseRender", "LapseMotion", "LapsePanorama", "LapseReport"],
                 swiftSettings: swiftSettings),
         .executableTarget(name: "lapse", dependencies: ["LapseKit"], swiftSettings: swiftSettings),
 

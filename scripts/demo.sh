@@ -11,6 +11,6 @@ mkdir -p demo
   --pano-heading 0 \
   --keyframes "$here/examples/overpass-camera.json" \
   --fps 24 --size 1280x720 \
-  -o demo/hyperlapse.mp4 --gif demo/hyperlapse.gif --overwrite
+  -o demo/hyperlapse.mp4 --gif demo/hyperlapse.gif --report demo/hyperlapse.html --overwrite
 echo "next: a real route, e.g."
 echo "  GOOGLE_MAPS_API_KEY=… $lapse hyperlapse --from 48.8584,2.2945 --to 48.8738,2.2950 --source google -o champs.mp4"

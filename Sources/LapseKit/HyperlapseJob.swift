@@ -45,6 +45,9 @@ public struct HyperlapseJob: Sendable {
     /// Render only one of several equal parts of the job (``Segment``), for many processes or machines at once;
     /// join the parts with ``ConcatJob``. Nil (the default) renders every frame.
     public var segment: Segment?
+    /// Keep what every point had, the panoramas chosen and every frame's camera in ``Summary/report``, for a
+    /// report page (``ReportPage``). Default false.
+    public var recordsReport = false
 
     public init(output: String) { self.output = output }
 
@@ -125,6 +128,8 @@ public struct HyperlapseJob: Sendable {
         public var orientations: [FrameOrientation]
         /// With ``HyperlapseJob/segment``: which frames of the whole job this part rendered.
         public var segment: SegmentSummary?
+        /// With ``HyperlapseJob/recordsReport``: every point, panorama and frame.
+        public var report: HyperlapseReport?
     }
 
     /// What a segment (``HyperlapseJob/Segment``) covered.
@@ -194,7 +199,8 @@ public struct HyperlapseJob: Sendable {
         defer { video.discard(); credits.discard(); jobFile?.discard() }
         let creditsPath = sidecarBase + ".credits.txt"
 
-        var planner = StopPlanner(feed: feed, path: try CameraPath(camera), stabilization: stabilization, progress: progress)
+        var planner = StopPlanner(feed: feed, path: try CameraPath(camera), stabilization: stabilization, progress: progress,
+                                  recordsReport: recordsReport)
         defer { planner.cancel() }
         let crossfade = self.crossfade
 
@@ -251,6 +257,8 @@ public struct HyperlapseJob: Sendable {
         let yuvPath = feed.yuvImages && !crossfade && gifEncoder == nil
         var previous: (frame: PixelBuffer, credit: String?)?
         var rendered = 0, lastPoint = -1, unavailable = 0
+        var reportFrames: [HyperlapseReport.Frame] = [], unavailablePoints: [Int] = []
+        let recordsReport = self.recordsReport, fps = self.fps
         // Lookups run a window ahead (StopPlanner); panoramas are fetched and rendered a few frames ahead of the
         // encoder, fetching only the tiles each frame's view reads.
         var nextPlanned = 0
@@ -277,19 +285,19 @@ public struct HyperlapseJob: Sendable {
                 }
             }
             if yuvPath {
-                guard let picture = try await available({ try await feed.yuvImage(for: frame.stop) }) else { return nil }
+                guard let picture = try await available({ try await feed.yuvImage(for: frame.stop) }) else { return .missing(frame) }
                 try Task.checkCancellation()
                 let view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
                 let credit = frame.stop.attribution?.credit
                 guard frame.tone != nil || (credit != nil && crediting.overlay != nil) else {
-                    return RenderedFrame(pixels: nil, yuv: view, gif: nil, credit: credit, point: frame.point)
+                    return RenderedFrame(pixels: nil, yuv: view, gif: nil, credit: credit, frame: frame)
                 }
                 var rendered = try view.rgba()
                 frame.tone?.apply(to: &rendered)
                 _ = try crediting.apply(credit, to: &rendered)
-                return RenderedFrame(pixels: rendered, yuv: nil, gif: nil, credit: credit, point: frame.point)
+                return RenderedFrame(pixels: rendered, yuv: nil, gif: nil, credit: credit, frame: frame)
             }
-            guard let panorama = try await available({ try await feed.image(for: frame.stop, region: region) }) else { return nil }
+            guard let panorama = try await available({ try await feed.image(for: frame.stop, region: region) }) else { return .missing(frame) }
             try Task.checkCancellation()
             var view = prepared.view
             if view?.sourceWidth != panorama.width || view?.sourceHeight != panorama.height {
@@ -302,14 +310,15 @@ public struct HyperlapseJob: Sendable {
             // The credit goes in here, on all cores, into the frame no one else holds yet; with a crossfade the
             // frame is blended first (clean), and credited as it goes to the encoder.
             let gifFrame = crossfade ? nil : try crediting.apply(credit, to: &rendered)
-            return RenderedFrame(pixels: rendered, yuv: nil, gif: gifFrame, credit: credit, point: frame.point)
+            return RenderedFrame(pixels: rendered, yuv: nil, gif: gifFrame, credit: credit, frame: frame)
         } consume: { index, frame in
             if leadFrame && index == 0 {   // only blended into the segment's first frame
                 previous = frame?.pixels.map { ($0, frame?.credit) }
                 return
             }
-            guard let frame else {
+            guard let frame, !frame.isMissing else {
                 unavailable += 1
+                if let frame { unavailablePoints.append(frame.point) }
                 return
             }
             if let yuv = frame.yuv {
@@ -333,6 +342,13 @@ public struct HyperlapseJob: Sendable {
             }
             rendered += 1
             lastPoint = frame.point
+            if recordsReport {
+                let index = encoder.framesWritten - 1, stop = frame.planned.stop, camera = frame.planned.camera
+                reportFrames.append(HyperlapseReport.Frame(
+                    index: index, time: Double(index) / Double(fps), pano: stop.panoramaID, point: frame.point,
+                    heading: camera.heading, pitch: camera.pitch, fov: camera.fov,
+                    sourcePanoHeading: stop.orientation?.sourceHeading ?? stop.pose.heading, panoHeading: stop.pose.heading))
+            }
             // Progress along the route: the number of frames is known only once the lookup has reached the end.
             progress?(ProgressEvent(stage: "render", completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit))
         }
@@ -372,20 +388,42 @@ public struct HyperlapseJob: Sendable {
                        stabilization: planner.stabilization, orientations: planner.orientations, segment: segmentSummary)
         summary.panoramasAtLowerZoom = feed.panoramasAtLowerZoom
         summary.panoramasUnavailable = unavailable
+        if var report = planner.report {
+            for point in unavailablePoints { report.mark(point: point, .unavailable) }
+            var firstFrame: [String: Int] = [:]
+            for f in reportFrames where firstFrame[f.pano] == nil { firstFrame[f.pano] = f.index }
+            for k in report.panoramas.indices { report.panoramas[k].frame = firstFrame[report.panoramas[k].id] }
+            report.frames = reportFrames
+            summary.report = report
+        }
         return summary
     }
 
 }
 
 /// A frame rendered for the encoder: its pixels (credited, unless crossfading) or, rendered as Y′CbCr and
-/// needing nothing drawn, its Y′CbCr picture; its GIF frame (credited at the GIF's size), its credit, and its
-/// route point.
+/// needing nothing drawn, its Y′CbCr picture; its GIF frame (credited at the GIF's size), its credit, and the
+/// frame planned (stop, camera, route point). Neither pixels nor Y′CbCr: its panorama could not be had.
 private struct RenderedFrame: Sendable {
     var pixels: PixelBuffer?
     var yuv: YUVFrame?
     var gif: PixelBuffer?
     var credit: String?
-    var point: Int
+    var planned: StopPlanner.Frame
+    var point: Int { planned.point }
+    var isMissing: Bool { pixels == nil && yuv == nil }
+
+    init(pixels: PixelBuffer?, yuv: YUVFrame?, gif: PixelBuffer?, credit: String?, frame: StopPlanner.Frame) {
+        self.pixels = pixels
+        self.yuv = yuv
+        self.gif = gif
+        self.credit = credit
+        planned = frame
+    }
+
+    static func missing(_ frame: StopPlanner.Frame) -> RenderedFrame {
+        RenderedFrame(pixels: nil, yuv: nil, gif: nil, credit: nil, frame: frame)
+    }
 }
 
 /// The view a frame's tile selection prepared, for its render (set from the source's task, read after it).

@@ -9,3 +9,4 @@
 @_exported import LapseRender
 @_exported import LapsePanorama
 @_exported import LapseMotion
+@_exported import LapseReport

@@ -136,6 +136,9 @@ public protocol PanoramaFeed: Sendable {
     /// Rendering begins at this stop, not at the first (a segment of the job, ``HyperlapseJob/Segment``), after
     /// every stop was looked up and analysed: a feed that decodes front to back may start there. Default: nothing.
     func startRendering(at stop: HyperlapseStop)
+    /// Where point `index` (0 ..< ``pointCount``) lies, for reports (nil when the feed has no positions; the
+    /// default).
+    func pointCoordinate(_ index: Int) -> Coordinate?
     /// The job has written its outputs: what was kept only for it may go (see ``PanoramaSource/jobFinished()``).
     /// Default: nothing.
     func jobFinished()
@@ -159,6 +162,7 @@ extension PanoramaFeed {
     public func skip(_ stop: HyperlapseStop) {}
     public func startRendering(at stop: HyperlapseStop) {}
     public func jobFinished() {}
+    public func pointCoordinate(_ index: Int) -> Coordinate? { nil }
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         try await image(for: stop, region: nil)
     }

@@ -113,6 +113,8 @@ public struct SourcePanoramaFeed: PanoramaFeed {
 
     public func jobFinished() { source.jobFinished() }
 
+    public func pointCoordinate(_ index: Int) -> Coordinate? { points.indices.contains(index) ? points[index].coordinate : nil }
+
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         guard let pano = stop.panorama else {
             throw LapseError(.invalidInput, name, "stop \(stop.panoramaID) has no panorama metadata")

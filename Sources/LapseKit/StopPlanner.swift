@@ -29,6 +29,8 @@ struct StopPlanner {
     private(set) var duplicatesDropped = 0
     private(set) var pointsLookedUp = 0
     private(set) var attributions: [Attribution] = []
+    /// What every point had, and the panoramas chosen (nil unless asked for).
+    private(set) var report: HyperlapseReport?
     private var seenAttributions = Set<Attribution>()
 
     /// Positions of every frame so far (the camera stands where its panorama was taken), as stabilised and as the
@@ -43,8 +45,7 @@ struct StopPlanner {
     private var sourcePoses: [CameraPose] = []
     private var head = 0
     private var handedOut = 0
-    private var previousID: String?
-    private var lastSequenceIndex: Int?
+    private var filter = LookupFilter()
     private var nextPoint = 0
     private var inFlight: Task<[HyperlapseStop?], any Error>?
     /// Stops looked up, waiting for their picture and the stabiliser.
@@ -69,8 +70,10 @@ struct StopPlanner {
     /// The share of the last motion measured that each stop took.
     private var lastShare: PairMotion?
 
-    init(feed: any PanoramaFeed, path: CameraPath, stabilization: StabilizationOptions, progress: ProgressHandler?) {
+    init(feed: any PanoramaFeed, path: CameraPath, stabilization: StabilizationOptions, progress: ProgressHandler?,
+         recordsReport: Bool = false) {
         self.feed = feed
+        if recordsReport { report = HyperlapseReport(positionsKnown: feed.positionsKnown, pointUnit: feed.pointUnit) }
         self.path = path
         self.progress = progress
         var options = stabilization
@@ -137,20 +140,30 @@ struct StopPlanner {
         pointsLookedUp += found.count
         progress?(ProgressEvent(stage: "lookup", completed: pointsLookedUp, total: feed.pointCount, unit: "points"))
         for (offset, stop) in found.enumerated() {
-            guard let stop else { gaps += 1; previousID = nil; continue }
-            if stop.panoramaID == previousID { duplicatesDropped += 1; continue }
-            // Not back a little in the capture sequence (a point of a noisy track nearest to a photo just before the
-            // last one); a long way back is another part of the route (out and back along the same street).
-            if let k = stop.sequenceIndex, let last = lastSequenceIndex, k < last, last - k <= 30 {
-                duplicatesDropped += 1
-                continue
+            let point = first + offset
+            let status = filter.classify(stop)
+            note(point, stop, status)
+            switch status {
+            case .uncovered: gaps += 1
+            case .duplicate: duplicatesDropped += 1
+            default:
+                guard let stop else { continue }
+                toAnalyse.append((stop, point))
+                if let a = stop.attribution, seenAttributions.insert(a).inserted { attributions.append(a) }
             }
-            previousID = stop.panoramaID
-            if let k = stop.sequenceIndex { lastSequenceIndex = k }
-            toAnalyse.append((stop, first + offset))
-            if let a = stop.attribution, seenAttributions.insert(a).inserted { attributions.append(a) }
         }
     }
+
+    /// Records what point `index` had in the report (when one is kept).
+    private mutating func note(_ index: Int, _ stop: HyperlapseStop?, _ status: HyperlapseReport.PointStatus) {
+        guard var kept = report else { return }
+        report = nil   // no copy of the points while appending
+        kept.note(index, stop, status, feed: feed)
+        report = kept
+    }
+
+    /// Marks point `index` in the report (a stop dropped as stationary, a frame left out).
+    mutating func mark(point index: Int, _ status: HyperlapseReport.PointStatus) { report?.mark(point: index, status) }
 
     private mutating func startWindow() -> Task<[HyperlapseStop?], any Error>? {
         guard nextPoint < feed.pointCount else { return nil }
@@ -249,7 +262,10 @@ struct StopPlanner {
 
     /// Gives a stop to the stabiliser; tells the feed of one dropped.
     private mutating func add(_ stop: HyperlapseStop, point: Int, picture: SphereImage?, motion: PairMotion?) {
-        if !stabilizer.add(stop, point: point, picture: picture, motion: motion) { feed.skip(stop) }
+        if !stabilizer.add(stop, point: point, picture: picture, motion: motion) {
+            feed.skip(stop)
+            mark(point: point, .stationary)
+        }
     }
 
     private mutating func queue(_ output: Stabilizer.Output) {
@@ -286,5 +302,39 @@ struct StopPlanner {
             sourceJitter.append((source.transposed * m.rotation * last.source).angle)
         }
         lastViews = (rendered, source)
+    }
+}
+
+/// Which looked-up points give frames: a point without a panorama is a gap; the same panorama as the point
+/// before, or one a little back in its capture sequence (a point of a noisy track nearest to a photo just before
+/// the last one; a long way back is another part of the route, out and back along the same street), a
+/// duplicate. A gap between two points of one panorama makes the second a new frame (as ``PanoramaLookup``
+/// counts).
+struct LookupFilter {
+    private var previousID: String?
+    private var lastSequenceIndex: Int?
+
+    mutating func classify(_ stop: HyperlapseStop?) -> HyperlapseReport.PointStatus {
+        guard let stop else { previousID = nil; return .uncovered }
+        if stop.panoramaID == previousID { return .duplicate }
+        if let k = stop.sequenceIndex, let last = lastSequenceIndex, k < last, last - k <= 30 { return .duplicate }
+        previousID = stop.panoramaID
+        if let k = stop.sequenceIndex { lastSequenceIndex = k }
+        return .panorama
+    }
+}
+
+extension HyperlapseReport {
+    /// Records what point `index` of `feed` had (and, for a new panorama, the panorama).
+    mutating func note(_ index: Int, _ stop: HyperlapseStop?, _ status: PointStatus, feed: any PanoramaFeed) {
+        let at = stop?.routePoint.coordinate ?? feed.pointCoordinate(index)
+        points.append(Point(index: index, latitude: at?.latitude ?? 0, longitude: at?.longitude ?? 0, status: status,
+                            pano: stop?.panoramaID))
+        if status == .panorama, let stop {
+            panoramas.append(Panorama(
+                id: stop.panoramaID, latitude: stop.position.latitude, longitude: stop.position.longitude,
+                date: stop.panorama?.date, distance: stop.routePoint.coordinate.distance(to: stop.position), point: index,
+                credit: stop.attribution?.credit))
+        }
     }
 }

@@ -21,6 +21,7 @@ extension Command {
 /// Every subcommand, in the order `lapse --help` lists them.
 let allCommands: [any Command.Type] = [
     HyperlapseCommand.self,
+    PreviewCommand.self,
     RouteCommand.self,
     PanoramasCommand.self,
     ViewCommand.self,

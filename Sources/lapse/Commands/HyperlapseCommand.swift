@@ -58,6 +58,9 @@ enum HyperlapseCommand: Command {
                                         Panoramax: "© author · licence · Panoramax"; your photos and videos:
                                         nothing. none: no credit, for your own photos and videos only
                                         (refused for google and panoramax: their terms require it)
+          --report OUT.html             a report page beside the video: the route coloured by coverage, a marker
+                                        per panorama, the video and GIF, a frame strip, the camera's heading,
+                                        the summary and credits (thumbnails in OUT_files/; see also lapse preview)
           --config JOB.json             settings from a job file (flags override it)
           --segment K/N                 render only part K of N (frames ⌊(K−1)·F/N⌋ … ⌊K·F/N⌋−1 of the job's F),
                                         e.g. on N machines sharing --cache-dir; join the parts with 'lapse concat'
@@ -110,6 +113,7 @@ enum HyperlapseCommand: Command {
         }
         let segment = try arguments.value("--segment").map { try HyperlapseJob.Segment(parsing: $0) }
         let config = try arguments.value("--config")
+        let reportPath = try arguments.value("--report").map(PanoramaSourceOptions.expand)
         let overwrite = arguments.flag("--overwrite", "-y")
         let rest = try arguments.positionals()
         guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
@@ -121,6 +125,12 @@ enum HyperlapseCommand: Command {
                 throw LapseError.usage("--gif with --segment: make the GIF from the joined video (lapse concat … --gif OUT.gif)")
             }
             job.segment = segment
+        }
+        if let reportPath {
+            guard segment == nil else { throw LapseError.usage("--report with --segment: report the whole job, not a part") }
+            let inputs = [settings.route, settings.track, settings.keyframes, job.output, job.gif].compactMap { $0 }
+            try ReportPage.checkOutput(reportPath, overwrite: overwrite, inputs: inputs)
+            job.recordsReport = true
         }
         try job.checkOutputs()   // before any route or panorama request
         let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning)
@@ -175,7 +185,7 @@ enum HyperlapseCommand: Command {
             console.warn("\(s.gaps) of \(s.routePoints) \(s.pointUnit) had no panorama within the search radius (--radius)"
                          + (settings.track != nil ? "; does the track cover the video's time?" : ""))
         }
-        console.summary(lines, json: [
+        var json: [String: Any] = [
             "output": s.output, "bytes": s.bytes, "gif": s.gif.map { $0 as Any } ?? NSNull(), "gifBytes": s.gifBytes.map { $0 as Any } ?? NSNull(),
             "distance": s.distance, "routePoints": s.routePoints, "panoramas": s.panoramas,
             "tilesDownloaded": s.tilesDownloaded.map { $0 as Any } ?? NSNull(),
@@ -201,6 +211,16 @@ enum HyperlapseCommand: Command {
                 if let a = st.jitterAfter { o["jitterAfter"] = ["median": a.median, "p90": a.p90] }
                 return o
             } ?? NSNull(),
-        ])
+        ]
+        if let reportPath, let report = s.report {
+            json["report"] = reportPath
+            let credits = ((try? String(contentsOfFile: s.credits, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            let page = ReportPage(title: "Hyperlapse: " + (s.output as NSString).lastPathComponent, report: report,
+                                  summaryJSON: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]),
+                                  video: s.output, gif: s.gif, credits: credits)
+            let written = try page.write(to: reportPath, overwrite: overwrite)
+            lines.insert("wrote \(written.path): the report (\(counted(written.thumbnails, "thumbnail")) in \(written.filesDirectory))", at: lines.count - 1)
+        }
+        console.summary(lines, json: json)
     }
 }

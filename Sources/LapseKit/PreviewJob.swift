@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// A hyperlapse's route and lookups only (`lapse preview`): which points have a panorama, which panoramas, the
+/// duplicates and gaps — no image or tile is fetched, nothing rendered, so a preview costs only the lookups
+/// (Google's `panoIds` and metadata requests, which its terms do not bill as tiles) before any quota or time is
+/// spent on the video. Points are classified as the hyperlapse classifies them (duplicates and gaps alike);
+/// stationary frames are known only once the pictures are analysed, so a preview shows none.
+public struct PreviewJob: Sendable {
+    public init() {}
+
+    /// What the lookups found.
+    public struct Summary: Sendable {
+        public var feed: String
+        /// Route length, metres (0 without positions).
+        public var distance: Double
+        public var routePoints: Int
+        public var pointUnit: String
+        /// Points with a (new) panorama: the frames a hyperlapse would have, before stabilisation drops any.
+        public var panoramas: Int
+        public var duplicatesDropped: Int
+        public var gaps: Int
+        public var report: HyperlapseReport
+    }
+
+    /// Looks every point of `feed` up, a window at a time.
+    /// - Throws: the feed's errors (network, invalid input), `.cancelled`.
+    public func run(feed: any PanoramaFeed, progress: ProgressHandler? = nil) async throws -> Summary {
+        var report = HyperlapseReport(positionsKnown: feed.positionsKnown, pointUnit: feed.pointUnit)
+        var filter = LookupFilter()
+        var start = 0
+        while start < feed.pointCount {
+            let range = start..<min(feed.pointCount, start + max(1, feed.lookupWindow))
+            let found = try await feed.lookup(range)
+            for (offset, stop) in found.enumerated() {
+                report.note(range.lowerBound + offset, stop, filter.classify(stop), feed: feed)
+            }
+            start = range.upperBound
+            progress?(ProgressEvent(stage: "lookup", completed: start, total: feed.pointCount, unit: "points"))
+        }
+        let counts = report.counts
+        return Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit,
+                       panoramas: counts[.panorama] ?? 0, duplicatesDropped: counts[.duplicate] ?? 0,
+                       gaps: counts[.uncovered] ?? 0, report: report)
+    }
+}

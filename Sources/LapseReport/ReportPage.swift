@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseMedia
+
+/// A hyperlapse's report: one HTML page with the route on a map coloured by coverage, a marker per panorama,
+/// the video and GIF, a strip of frame thumbnails (a click seeks the video there), a plot of the camera's heading
+/// (and pitch, fov) against the panoramas' own headings, the summary and the credits.
+///
+/// The page works from `file://` with no network: Leaflet (Debian's `libjs-leaflet`) is inlined, the route and
+/// markers are vector layers that draw on a plain background with a scale bar; only the OpenStreetMap raster
+/// tiles behind them come from the network (with their attribution). Everything else is beside the page, by
+/// relative links: the video, the GIF, and the thumbnails in `PAGE_files/`. The numbers shown are the summary
+/// given (``summaryJSON``: what `--json` prints), read by the page's script.
+public struct ReportPage: Sendable {
+    /// Where Debian's `libjs-leaflet` puts Leaflet.
+    public static let debianLeaflet = "/usr/share/javascript/leaflet"
+
+    public var title: String
+    public var report: HyperlapseReport
+    /// The summary as `--json` prints it (a JSON object); shown as a table.
+    public var summaryJSON: Data
+    /// The MP4 and GIF made (paths), if any: linked, and the thumbnails are taken from the MP4.
+    public var video: String?
+    public var gif: String?
+    /// Credit lines (imagery and route), one per line.
+    public var credits: [String]
+    /// A folder holding `leaflet.min.js` (or `leaflet.js`) and `leaflet.css`.
+    public var leafletDirectory = Self.debianLeaflet
+    /// At most this many thumbnails (every n-th frame beyond that).
+    public var maxThumbnails = 240
+    /// Thumbnail width in pixels (height keeps the video's aspect ratio).
+    public var thumbnailWidth = 160
+
+    public init(title: String, report: HyperlapseReport, summaryJSON: Data, video: String? = nil, gif: String? = nil,
+                credits: [String] = []) {
+        self.title = title
+        self.report = report
+        self.summaryJSON = summaryJSON
+        self.video = video
+        self.gif = gif
+        self.credits = credits
+    }
+
+    /// What ``write(to:overwrite:)`` wrote.
+    public struct Written: Sendable, Equatable {
+        public var path: String
+        /// The thumbnails' folder (`PAGE_files`, beside the page) and how many it holds.
+        public var filesDirectory: String
+        public var thumbnails: Int
+    }
+
+    /// The thumbnails' folder of a page: `PAGE_files` beside it (`report.html` → `report_files`).
+    public static func filesDirectory(of page: String) -> String {
+        (page as NSString).deletingPathExtension + "_files"
+    }
+
+    /// Checks that the page can be written (an `.html` name, its folder, nothing in the way without
+    /// `overwrite`, neither the page nor its files folder one of `inputs`), writing nothing.
+    /// - Throws: ``LapseError`` `.usage` for another extension, `.output` when something is in the way.
+    public static func checkOutput(_ page: String, overwrite: Bool, inputs: [String] = []) throws {
+        let ext = (page as NSString).pathExtension.lowercased()
+        guard ext == "html" || ext == "htm" else { throw LapseError.usage("\(page): the report must end in .html") }
+        try AtomicOutput(path: page, overwrite: overwrite, inputs: inputs).discard()
+        let files = filesDirectory(of: page)
+        if !overwrite, FileManager.default.fileExists(atPath: files) {
+            throw LapseError(.output, files, "exists (use --overwrite to replace it)")
+        }
+    }
+
+    /// Writes the page and its thumbnails (to a temporary folder and file, renamed into place).
+    /// - Throws: ``LapseError`` `.output` when the page or its folder cannot be written (or exist without
+    ///   `overwrite`), `.notFound` when Leaflet is missing, the video reader's errors for the thumbnails.
+    @discardableResult
+    public func write(to page: String, overwrite: Bool) throws -> Written {
+        try Self.checkOutput(page, overwrite: overwrite)
+        let leaflet = try Self.leaflet(in: leafletDirectory)
+        let output = try AtomicOutput(path: page, overwrite: overwrite)
+        defer { output.discard() }
+        let folder = (page as NSString).deletingLastPathComponent
+        let files = Self.filesDirectory(of: page)
+        let staging = (files as NSString).deletingLastPathComponent + "/." + (files as NSString).lastPathComponent
+            + ".partial-\(getpid())"
+        try? FileManager.default.removeItem(atPath: staging)
+        defer { try? FileManager.default.removeItem(atPath: staging) }
+        do {
+            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
+        } catch {
+            throw LapseError(.output, files, "cannot be created: \(error.localizedDescription)")
+        }
+        let thumbs = try video.map { try thumbnails(of: $0, into: staging, as: (files as NSString).lastPathComponent) } ?? []
+        let html = html(leaflet: leaflet, thumbnails: thumbs, base: folder.isEmpty ? "." : folder)
+        try output.write(Data(html.utf8))
+        // The folder first (a page never links to thumbnails that are not there), then the page.
+        if FileManager.default.fileExists(atPath: files) { try? FileManager.default.removeItem(atPath: files) }
+        guard rename(staging, files) == 0 else { throw LapseError.posix(.output, files, "cannot be renamed into place") }
+        try output.commit()
+        return Written(path: page, filesDirectory: files, thumbnails: thumbs.count)
+    }
+
+    /// A thumbnail of a frame: its index, time and relative source.
+    struct Thumbnail: Encodable {
+        var frame: Int
+        var time: Double
+        var src: String
+    }
+
+    /// Every n-th frame of the video (at most ``maxThumbnails``), ``thumbnailWidth`` wide, as JPEG files
+    /// `frame-NNNNN.jpg` in `folder` (named in the page as `name/…`).
+    func thumbnails(of video: String, into folder: String, as name: String) throws -> [Thumbnail] {
+        let reader = try VideoFrameReader(video)
+        let w = max(2, thumbnailWidth)
+        let h = max(2, Int((Double(w) * Double(reader.displayHeight) / Double(max(1, reader.displayWidth))).rounded()) / 2 * 2)
+        reader.outputSize = (w, h)
+        let estimate = reader.duration.flatMap { d in reader.frameRate.map { Int((d * $0).rounded()) } } ?? maxThumbnails
+        let frames = report.frames.isEmpty ? estimate : report.frames.count
+        let step = max(1, Int((Double(frames) / Double(maxThumbnails)).rounded(.up)))
+        // The frames of the report (crossfades put blended frames between them): their indices in the video.
+        let wanted = report.frames.isEmpty ? nil : Set(report.frames.enumerated().filter { $0.offset % step == 0 }.map(\.element.index))
+        var result: [Thumbnail] = []
+        var index = 0
+        while true {
+            let take = wanted.map { $0.contains(index) } ?? (index % step == 0)
+            if take {
+                guard let (time, pixels) = try reader.nextFrame() else { break }
+                let file = String(format: "frame-%05d.jpg", index)
+                try ImageWriter.write(pixels, to: folder + "/" + file, format: .jpeg(quality: 80), overwrite: false)
+                result.append(Thumbnail(frame: index, time: time, src: name + "/" + file))
+            } else if try reader.skipFrame() == nil {
+                break
+            }
+            index += 1
+        }
+        return result
+    }
+
+    /// Leaflet's script and style sheet.
+    static func leaflet(in folder: String) throws -> (script: String, style: String) {
+        let script = [folder + "/leaflet.min.js", folder + "/leaflet.js"].lazy.compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }.first
+        guard let script, let style = try? String(contentsOfFile: folder + "/leaflet.css", encoding: .utf8) else {
+            throw LapseError(.notFound, folder, "has no Leaflet (leaflet.js and leaflet.css; Debian: apt install libjs-leaflet)")
+        }
+        return (script, style)
+    }
+
+    /// `path` relative to the folder `base` (both made absolute first), with `/` separators.
+    static func relative(_ path: String, from base: String) -> String {
+        let cwd = FileManager.default.currentDirectoryPath
+        func parts(_ p: String) -> [String] {
+            let absolute = p.hasPrefix("/") ? p : cwd + "/" + p
+            return (URL(fileURLWithPath: absolute).standardizedFileURL.path as NSString).pathComponents.filter { $0 != "/" }
+        }
+        let target = parts(path), from = parts(base)
+        var common = 0
+        while common < min(target.count, from.count), target[common] == from[common] { common += 1 }
+        let up = [String](repeating: "..", count: from.count - common)
+        return (up + target[common...]).map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? $0 }.joined(separator: "/")
+    }
+
+    /// JSON safe inside a `<script>` element (no `</` that would close it).
+    static func scriptJSON(_ data: Data) -> String {
+        String(decoding: data, as: UTF8.self).replacingOccurrences(of: "</", with: "<\\/")
+    }
+
+    static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    func html(leaflet: (script: String, style: String), thumbnails: [Thumbnail], base: String) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let reportJSON = (try? encoder.encode(report)) ?? Data("{}".utf8)
+        let thumbsJSON = (try? encoder.encode(thumbnails)) ?? Data("[]".utf8)
+        let media = MediaLinks(video: video.map { Self.relative($0, from: base) }, gif: gif.map { Self.relative($0, from: base) })
+        let mediaJSON = (try? encoder.encode(media)) ?? Data("{}".utf8)
+        let creditItems = credits.map { "<li>\(Self.escaped($0))</li>" }.joined(separator: "\n")
+        return """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>\(Self.escaped(title))</title>
+            <style>
+            \(leaflet.style)
+            </style>
+            <style>
+            \(Self.style)
+            </style>
+            <script>
+            \(leaflet.script)
+            </script>
+            </head>
+            <body>
+            <header><h1>\(Self.escaped(title))</h1><p id="subtitle"></p></header>
+            <main>
+            <section id="map-section"><h2>Route and coverage</h2>
+            <div id="map"></div><div id="legend"></div><p id="no-map" hidden></p></section>
+            <section id="media-section"><h2>Result</h2><div id="media"></div></section>
+            <section id="summary-section"><h2>Summary</h2><table id="summary"></table></section>
+            <section id="strip-section"><h2>Frames</h2><div id="frames"></div></section>
+            <section id="plot-section"><h2>Camera</h2>
+            <svg class="plot" id="heading-plot" viewBox="0 0 900 240" role="img" aria-label="headings along the route"></svg>
+            <svg class="plot" id="pitch-plot" viewBox="0 0 900 160" role="img" aria-label="pitch and field of view along the route"></svg>
+            <p id="no-plot" hidden></p></section>
+            <section id="credits-section"><h2>Credits</h2><ul id="credits">
+            \(creditItems)
+            </ul></section>
+            </main>
+            <script type="application/json" id="lapse-report">\(Self.scriptJSON(reportJSON))</script>
+            <script type="application/json" id="lapse-summary">\(Self.scriptJSON(summaryJSON))</script>
+            <script type="application/json" id="lapse-thumbnails">\(Self.scriptJSON(thumbsJSON))</script>
+            <script type="application/json" id="lapse-media">\(Self.scriptJSON(mediaJSON))</script>
+            <script>
+            \(Self.script)
+            </script>
+            </body>
+            </html>
+
+            """
+    }
+
+    struct MediaLinks: Encodable { var video: String?, gif: String? }
+
+    static let style = """
+        body { font: 14px/1.4 "DejaVu Sans", sans-serif; margin: 0; color: #222; background: #fafafa; }
+        header { padding: 12px 20px; background: #263238; color: #fff; }
+        header h1 { margin: 0; font-size: 20px; } header p { margin: 4px 0 0; color: #cfd8dc; }
+        main { padding: 0 20px 20px; max-width: 1200px; }
+        h2 { font-size: 16px; margin: 18px 0 8px; }
+        #map { height: 420px; background: #e9eef2; border: 1px solid #b0bec5; }
+        #legend span { display: inline-block; margin-right: 14px; }
+        #legend i { display: inline-block; width: 22px; height: 4px; margin-right: 5px; vertical-align: middle; }
+        #media video, #media img { max-width: 100%; margin: 0 12px 8px 0; vertical-align: top; background: #000; }
+        #frames { display: flex; flex-wrap: wrap; gap: 4px; }
+        #frames img { cursor: pointer; border: 2px solid transparent; }
+        #frames img:hover { border-color: #ff9800; }
+        svg.plot { width: 100%; max-width: 900px; display: block; background: #fff; border: 1px solid #cfd8dc; margin-bottom: 8px; }
+        svg.plot text { font-size: 11px; fill: #455a64; }
+        svg.plot .axis { stroke: #90a4ae; stroke-width: 1; }
+        svg.plot .series { fill: none; stroke-width: 1.6; }
+        table { border-collapse: collapse; } th, td { text-align: left; padding: 2px 12px 2px 0; border-bottom: 1px solid #eceff1; }
+        th { font-weight: normal; color: #546e7a; }
+        .popup img { display: block; margin-top: 4px; }
+        """
+
+    static let script = """
+        'use strict';
+        const data = id => JSON.parse(document.getElementById(id).textContent);
+        const report = data('lapse-report'), summary = data('lapse-summary'), thumbs = data('lapse-thumbnails'), media = data('lapse-media');
+        const colours = { panorama: '#2e7d32', uncovered: '#c62828', duplicate: '#9e9e9e', stationary: '#ef6c00', unavailable: '#6a1b9a' };
+        const labels = { panorama: 'panorama', uncovered: 'no panorama', duplicate: 'duplicate (dropped)', stationary: 'stationary (dropped)', unavailable: 'could not be had' };
+        const svgNS = 'http://www.w3.org/2000/svg';
+        function el(tag, attrs, parent, text) {
+          const e = tag.startsWith('svg:') ? document.createElementNS(svgNS, tag.slice(4)) : document.createElement(tag);
+          for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+          if (text !== undefined) e.textContent = text;
+          if (parent) parent.appendChild(e);
+          return e;
+        }
+        function thumbFor(frame) {
+          let best = null;
+          for (const t of thumbs) if (best === null || Math.abs(t.frame - frame) < Math.abs(best.frame - frame)) best = t;
+          return best;
+        }
+        const counts = {};
+        for (const p of report.points) counts[p.status] = (counts[p.status] || 0) + 1;
+        document.getElementById('subtitle').textContent = report.points.length + ' ' + report.point_unit + ', ' +
+          report.panoramas.length + ' panoramas, ' + report.frames.length + ' frames';
+
+        // The summary, as --json gave it (nested objects as dotted keys).
+        (function () {
+          const table = document.getElementById('summary');
+          function add(prefix, value) {
+            if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+              for (const [k, v] of Object.entries(value)) add(prefix ? prefix + '.' + k : k, v);
+              return;
+            }
+            const row = el('tr', {}, table);
+            el('th', {}, row, prefix);
+            el('td', { 'data-key': prefix }, row, value === null ? '–' : (Array.isArray(value) ? JSON.stringify(value) : String(value)));
+          }
+          add('', summary);
+        })();
+
+        // The map: the route coloured by what each point had, a marker per panorama.
+        (function () {
+          const noMap = document.getElementById('no-map');
+          if (!report.positions_known || report.points.length === 0 || typeof L === 'undefined') {
+            document.getElementById('map').hidden = true;
+            document.getElementById('legend').hidden = true;
+            noMap.hidden = false;
+            noMap.textContent = report.positions_known ? 'No map: no points.' :
+              'No map: the ' + report.point_unit + ' have no positions (a video without --track).';
+            return;
+          }
+          const map = L.map('map');
+          L.tileLayer('https://tile.openstreetmap.org/{z}/{x}/{y}.png', { maxZoom: 19,
+            attribution: '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors' }).addTo(map);
+          L.control.scale({ metric: true, imperial: false }).addTo(map);
+          const pts = report.points;
+          let run = [[pts[0].latitude, pts[0].longitude]], status = pts[0].status;
+          const lines = [];
+          function finish() { if (run.length) lines.push(L.polyline(run.length > 1 ? run : [run[0], run[0]], { color: colours[status], weight: 5, opacity: 0.9, className: 'route status-' + status }).addTo(map)); }
+          for (let i = 1; i < pts.length; i++) {
+            const ll = [pts[i].latitude, pts[i].longitude];
+            if (pts[i].status !== status) { run.push(ll); finish(); run = [ll]; status = pts[i].status; } else run.push(ll);
+          }
+          finish();
+          for (const p of report.panoramas) {
+            const t = p.frame === null || p.frame === undefined ? null : thumbFor(p.frame);
+            const html = '<div class="popup"><b>' + p.id.replace(/</g, '&lt;') + '</b><br>' + (p.date ? 'taken ' + p.date + '<br>' : '') +
+              p.distance.toFixed(1) + ' m from point ' + p.point + (p.frame === null || p.frame === undefined ? '' : '<br>frame ' + p.frame) +
+              (t ? '<img src="' + t.src + '" width="160" alt="frame ' + t.frame + '">' : '') + '</div>';
+            L.circleMarker([p.latitude, p.longitude], { radius: 5, color: '#0d47a1', weight: 1, fillColor: '#42a5f5', fillOpacity: 0.9, className: 'pano-marker' })
+              .bindPopup(html).addTo(map);
+          }
+          map.fitBounds(L.latLngBounds(pts.map(p => [p.latitude, p.longitude])).pad(0.05));
+          const legend = document.getElementById('legend');
+          for (const s of Object.keys(colours)) {
+            if (!counts[s]) continue;
+            const item = el('span', {}, legend);
+            el('i', { style: 'background:' + colours[s] }, item);
+            item.appendChild(document.createTextNode(labels[s] + ': ' + counts[s]));
+          }
+        })();
+
+        // The video and the GIF.
+        const mediaBox = document.getElementById('media');
+        let video = null;
+        if (media.video) video = el('video', { id: 'video', src: media.video, controls: '', preload: 'auto', width: 640 }, mediaBox);
+        if (media.gif) el('img', { id: 'gif', src: media.gif, alt: 'the GIF', width: 320 }, mediaBox);
+        if (!media.video && !media.gif) el('p', {}, mediaBox, 'No video: a preview runs the route and the lookups only.');
+
+        // The frame strip: a click seeks the video to the frame.
+        (function () {
+          const strip = document.getElementById('frames');
+          if (thumbs.length === 0) { el('p', {}, strip, 'No frames.'); return; }
+          for (const t of thumbs) {
+            const img = el('img', { src: t.src, width: 120, alt: 'frame ' + t.frame, title: 'frame ' + t.frame + ' at ' + t.time.toFixed(2) + ' s', 'data-time': t.time }, strip);
+            img.addEventListener('click', () => { if (video) { video.pause(); video.currentTime = t.time + 0.001; } });
+          }
+        })();
+
+        // Headings along the frames (unwrapped), pitch and fov.
+        function plot(svg, series, height, unit) {
+          const frames = report.frames, left = 50, right = 890, top = 12, bottom = height - 26;
+          const all = series.flatMap(s => s.values);
+          let lo = Math.min(...all), hi = Math.max(...all);
+          if (hi - lo < 10) { const m = (hi + lo) / 2; lo = m - 5; hi = m + 5; }
+          const n = Math.max(1, frames.length - 1);
+          const x = i => left + (right - left) * i / n, y = v => bottom - (bottom - top) * (v - lo) / (hi - lo);
+          el('svg:line', { x1: left, y1: bottom, x2: right, y2: bottom, class: 'axis' }, svg);
+          el('svg:line', { x1: left, y1: top, x2: left, y2: bottom, class: 'axis' }, svg);
+          for (let k = 0; k <= 4; k++) {
+            const v = lo + (hi - lo) * k / 4;
+            el('svg:text', { x: 4, y: y(v) + 4 }, svg, (Math.round(v) || 0) + unit);
+          }
+          el('svg:text', { x: right - 60, y: height - 6 }, svg, 'frame ' + (frames.length - 1));
+          el('svg:text', { x: left, y: height - 6 }, svg, 'frame 0');
+          let lx = left + 90;
+          for (const s of series) {
+            el('svg:polyline', { class: 'series ' + s.name, stroke: s.colour, 'stroke-dasharray': s.dash || '',
+              points: s.values.map((v, i) => x(i).toFixed(1) + ',' + y(v).toFixed(1)).join(' ') }, svg);
+            el('svg:line', { x1: lx, y1: height - 10, x2: lx + 18, y2: height - 10, stroke: s.colour, 'stroke-width': 2 }, svg);
+            el('svg:text', { x: lx + 22, y: height - 6 }, svg, s.label);
+            lx += 30 + s.label.length * 6.5;
+          }
+        }
+        function unwrap(values) {
+          const out = [];
+          for (const v of values) {
+            if (out.length === 0) { out.push(v); continue; }
+            let d = ((v - out[out.length - 1]) % 360 + 540) % 360 - 180;
+            out.push(out[out.length - 1] + d);
+          }
+          return out;
+        }
+        (function () {
+          const f = report.frames;
+          if (f.length === 0) {
+            document.getElementById('heading-plot').hidden = true;
+            document.getElementById('pitch-plot').hidden = true;
+            const p = document.getElementById('no-plot');
+            p.hidden = false;
+            p.textContent = 'No frames: the camera is planned when the hyperlapse renders.';
+            return;
+          }
+          plot(document.getElementById('heading-plot'), [
+            { name: 'camera', label: 'camera heading', colour: '#d84315', values: unwrap(f.map(x => x.heading)) },
+            { name: 'source', label: 'panorama heading (source)', colour: '#78909c', dash: '4 3', values: unwrap(f.map(x => x.source_pano_heading)) },
+            { name: 'stabilised', label: 'panorama heading (posed)', colour: '#1565c0', values: unwrap(f.map(x => x.pano_heading)) },
+          ], 240, '°');
+          plot(document.getElementById('pitch-plot'), [
+            { name: 'pitch', label: 'pitch', colour: '#6a1b9a', values: f.map(x => x.pitch) },
+            { name: 'fov', label: 'field of view', colour: '#2e7d32', values: f.map(x => x.fov) },
+          ], 160, '°');
+        })();
+        """
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseKit
+
+enum PreviewCommand: Command {
+    static let name = "preview"
+    static let summary = "See a hyperlapse's coverage before making it: the route and its lookups on a report page"
+    static let help = """
+        lapse preview (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE) --source SOURCE --report OUT.html [options]
+
+        Plans the route (or reads it) and looks up the panorama nearest to every point, as lapse hyperlapse would,
+        but fetches no image or tile and renders nothing: a page shows the route coloured by coverage (points with
+        a panorama, without one, duplicates), a marker per panorama (pano id, date, distance from the route) and
+        the summary, so you see the coverage before spending quota or time. Open OUT.html in a browser; the map
+        needs the network only for its OpenStreetMap background.
+
+        Route:
+          --from LAT,LNG --to LAT,LNG   plan a route with a directions service
+          --via LAT,LNG                 a point on the way (repeatable)
+          --provider NAME               google (Routes API; default) | google-directions | osrm
+          --key-file FILE               file holding the Google API key instead of GOOGLE_MAPS_API_KEY
+          --osrm-url URL                your own OSRM server
+          --route FILE                  GPX, GeoJSON, KML, 'lat,lng' lines, an encoded polyline or a saved
+                                        Google Directions/Routes API answer
+          --spacing M                   metres between route points (default 10)
+        Panoramas:
+          --source SOURCE               google | panoramax | local:DIR | video:FILE
+          --track GPX                   positions of a video source by time
+          --radius M                    search radius for the nearest panorama (default 50)
+          --frame-step N                video without a track: every N-th frame (default 1)
+          --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse)
+        Output:
+          --report OUT.html             the page (required); nothing else is written
+          -y, --overwrite               replace the page if it exists
+
+        Examples:
+          lapse preview --from 48.8584,2.2945 --to 48.8738,2.2950 --source google --report champs.html
+          lapse preview --route walk.gpx --source panoramax --report walk.html
+        """
+
+    static func run(_ arguments: inout Arguments, console: Console) async throws {
+        var settings = HyperlapseSettings()
+        settings.from = try arguments.value("--from")
+        settings.to = try arguments.value("--to")
+        let via = try arguments.values("--via")
+        settings.via = via.isEmpty ? nil : via
+        settings.provider = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue))
+        settings.route = try arguments.value("--route")
+        settings.source = try arguments.value("--source")
+        settings.track = try arguments.value("--track")
+        settings.spacing = try arguments.double("--spacing", in: 0.5...10000)
+        settings.radius = try arguments.double("--radius", in: 1...1000)
+        settings.frameStep = try arguments.int("--frame-step", in: 1...10000)
+        settings.cacheDir = try arguments.value("--cache-dir")
+        settings.keyFile = try arguments.value("--key-file")
+        settings.osrmURL = try arguments.value("--osrm-url")
+        let report = try arguments.value("--report").map(PanoramaSourceOptions.expand)
+        let overwrite = arguments.flag("--overwrite", "-y")
+        let rest = try arguments.positionals()
+        guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
+        guard let report else { throw LapseError.usage("no report page (--report OUT.html)") }
+        let inputs = [settings.route, settings.track].compactMap { $0 }
+        try ReportPage.checkOutput(report, overwrite: overwrite, inputs: inputs)   // before any request
+
+        let started = Date()
+        let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning)
+        let s = try await PreviewJob().run(feed: feed, progress: console.progress)
+        let seconds = Date().timeIntervalSince(started)
+        let json: [String: Any] = [
+            "source": s.feed, "distance": s.distance, "routePoints": s.routePoints, "panoramas": s.panoramas,
+            "duplicatesDropped": s.duplicatesDropped, "gaps": s.gaps, "report": report, "seconds": seconds,
+        ]
+        let page = ReportPage(title: "Preview: " + s.feed, report: s.report,
+                              summaryJSON: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]),
+                              credits: Set(s.report.panoramas.compactMap(\.credit)).sorted())
+        try page.write(to: report, overwrite: overwrite)
+        let lines = [
+            "wrote \(report): the preview",
+            "source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
+                + "\(s.routePoints) \(s.pointUnit), \(counted(s.panoramas, "panorama")), \(counted(s.duplicatesDropped, "duplicate")), \(counted(s.gaps, "gap")); done in "
+                + String(format: "%.1f", seconds) + " s",
+        ]
+        console.summary(lines, json: json)
+    }
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Loads a Lapse report page in headless Chromium (Debian's chromium and chromium-driver, driven by selenium)
+and prints what a test asserts, as one JSON object: console errors (failed map-tile loads apart), the video's
+readyState and duration, images that did not load (map tiles apart: offline they cannot), the route's and markers' SVG paths, the plot's polylines,
+the summary table, and where the page went when a thumbnail was clicked. A screenshot is saved to argv[2].
+
+usage: check_page.py PAGE.html SCREENSHOT.png"""
+import json
+import sys
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+page, shot = sys.argv[1], sys.argv[2]
+options = webdriver.ChromeOptions()
+for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,2400",
+          "--autoplay-policy=no-user-gesture-required"]:
+    options.add_argument(a)
+options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver.set_page_load_timeout(60)
+try:
+    driver.get("file://" + page)
+    js = driver.execute_script
+    video = None
+    for _ in range(100):
+        video = js("const v = document.getElementById('video'); return v ? [v.readyState, v.duration, v.error && v.error.code] : null")
+        images = js("return Array.from(document.images).filter(i => !i.classList.contains('leaflet-tile')).map(i => [i.getAttribute('src'), i.complete, i.naturalWidth])")
+        if (video is None or video[0] >= 2) and all(c for _, c, _ in images):
+            break
+        time.sleep(0.1)
+    result = {
+        "video": None if video is None else {"ready_state": video[0], "duration": video[1], "error": video[2]},
+        "images": len(images),
+        "broken_images": [s for s, c, w in images if not c or w == 0],
+        "route_paths": js("return Array.from(document.querySelectorAll('path.route')).filter(p => (p.getAttribute('d') || '').length > 4).length"),
+        "route_statuses": js("return Array.from(document.querySelectorAll('path.route')).map(p => Array.from(p.classList).find(c => c.startsWith('status-')))"),
+        "markers": js("return document.querySelectorAll('path.pano-marker').length"),
+        "scale_bar": js("return document.querySelectorAll('.leaflet-control-scale-line').length"),
+        "no_map": js("const e = document.getElementById('no-map'); return e.hidden ? null : e.textContent"),
+        "plot_polylines": js("return Array.from(document.querySelectorAll('#heading-plot polyline, #pitch-plot polyline')).map(p => p.getAttribute('points').trim().split(/\\s+/).length)"),
+        "summary": js("const o = {}; for (const td of document.querySelectorAll('#summary td')) o[td.dataset.key] = td.textContent; return o"),
+        "thumbnails": js("return document.querySelectorAll('#frames img').length"),
+    }
+    strip = driver.find_elements(By.CSS_SELECTOR, "#frames img")
+    if strip and video is not None:
+        target = strip[len(strip) // 2]
+        driver.execute_script("arguments[0].scrollIntoView()", target)
+        target.click()
+        for _ in range(50):
+            seeked = js("const v = document.getElementById('video'); return [v.currentTime, v.seeking]")
+            if not seeked[1]:
+                break
+            time.sleep(0.1)
+        result["clicked_time"] = float(target.get_attribute("data-time"))
+        result["video_time_after_click"] = seeked[0]
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.save_screenshot(shot)
+    logs = driver.get_log("browser")
+    result["console_errors"] = [e["message"] for e in logs if e["level"] == "SEVERE" and "tile.openstreetmap.org" not in e["message"]]
+    result["tile_errors"] = sum(1 for e in logs if e["level"] == "SEVERE" and "tile.openstreetmap.org" in e["message"])
+    print(json.dumps(result))
+finally:
+    driver.quit()

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseMedia
+import Testing
+import TestSupport
+
+/// `lapse hyperlapse --report` and `lapse preview`: the page, loaded in headless Chromium.
+@Suite(.serialized) struct ReportCLITests {
+    let dir = TestData.scratchDirectory("reportcli")
+    static let start = (latitude: 52.44, longitude: 6.89)
+
+    /// A point `metres` along a straight road heading 60° from `start` (flat-earth: a few hundred metres).
+    static func along(_ metres: Double) -> (latitude: Double, longitude: Double) {
+        let north = metres * cos(60 * Double.pi / 180), east = metres * sin(60 * Double.pi / 180)
+        return (start.latitude + north / 111_320, start.longitude + east / (111_320 * cos(start.latitude * Double.pi / 180)))
+    }
+
+    /// 16 frames of the real 360° video (every third, 1024 × 512) as your own photos 2.5 m apart along the road,
+    /// GPS in their EXIF and no compass (as consumer cameras write it); and a route file that goes on 50 m past
+    /// the last photo (points without a panorama).
+    func photoFolder() throws -> (folder: String, route: String) {
+        let folder = dir.appendingPathComponent("photos")
+        try? FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let frames = try FFmpegReference.frames(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
+                                                filters: "select=not(mod(n\\,3))", size: (1024, 512))
+        for k in 0..<16 {
+            let p = Self.along(2.5 * Double(k))
+            try GeotaggedPhoto.write(frames[k], to: folder.appendingPathComponent(String(format: "IMG_%04d.JPG", k)).path,
+                                     latitude: p.latitude, longitude: p.longitude,
+                                     dateTime: String(format: "2026:11:30 10:00:%02d", k))
+        }
+        let route = dir.appendingPathComponent("road.txt").path
+        let ends = [Self.along(0), Self.along(2.5 * 15 + 50)]
+        try ends.map { String(format: "%.7f,%.7f", $0.latitude, $0.longitude) }.joined(separator: "\n")
+            .write(toFile: route, atomically: true, encoding: .utf8)
+        return (folder.path, route)
+    }
+
+    /// `--json`'s object flattened as the page's table shows it (nested keys dotted).
+    static func flattened(_ object: [String: Any], prefix: String = "") -> [String: Any] {
+        var out: [String: Any] = [:]
+        for (k, v) in object {
+            let key = prefix.isEmpty ? k : prefix + "." + k
+            if let nested = v as? [String: Any] { out.merge(flattened(nested, prefix: key)) { $1 } } else { out[key] = v }
+        }
+        return out
+    }
+
+    /// Every value of the `--json` summary is on the page, the same.
+    static func expectSummary(_ page: [String: Any], equals json: [String: Any]) {
+        let shown = page["summary"] as? [String: String] ?? [:]
+        let expected = flattened(json)
+        #expect(Set(shown.keys) == Set(expected.keys))
+        for (key, value) in expected {
+            let text = shown[key] ?? "(missing)"
+            if value is NSNull { #expect(text == "–", "\(key)") }
+            else if let s = value as? String { #expect(text == s, "\(key)") }
+            else if text == "true" || text == "false" { #expect((value as? Bool).map(String.init) == text, "\(key): \(text) vs \(value)") }
+            else if let n = value as? NSNumber {
+                #expect(Double(text).map { abs($0 - n.doubleValue) <= 1e-9 * max(1, abs(n.doubleValue)) } == true, "\(key): \(text) vs \(n)")
+            } else { Issue.record("\(key): \(value) not compared") }
+        }
+    }
+
+    /// The screenshot is a picture, not a blank page: its luma varies (standard deviation over 20 levels).
+    static func expectNotBlank(_ png: String) throws {
+        let shot = try #require(try FFmpegReference.frames(png).first)
+        var sum = 0.0, squares = 0.0
+        let n = shot.width * shot.height
+        for i in stride(from: 0, to: shot.bytes.count, by: 4) {
+            let y = 0.2126 * Double(shot.bytes[i]) + 0.7152 * Double(shot.bytes[i + 1]) + 0.0722 * Double(shot.bytes[i + 2])
+            sum += y
+            squares += y * y
+        }
+        let mean = sum / Double(n)
+        #expect((squares / Double(n) - mean * mean).squareRoot() > 20)
+    }
+
+    func json(_ result: ProcessResult) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any])
+    }
+
+    /// A hyperlapse of your own photos with a report: the page has the route coloured by coverage (the road past
+    /// the photos has none), a marker per panorama, the video (playable, its duration), the GIF, a thumbnail of every
+    /// frame (each the video's frame, scaled), the heading, pitch and fov plots with a point a frame, a scale bar and
+    /// the summary exactly as `--json` gives it; clicking a thumbnail seeks the video to its frame; no console error.
+    @Test func localPhotosReportInABrowser() throws {
+        let (folder, route) = try photoFolder()
+        let out = dir.appendingPathComponent("photos.mp4").path, page = dir.appendingPathComponent("photos.html").path
+        let run = try Shell.lapse(["hyperlapse", "--source", "local:" + folder, "--route", route, "--spacing", "2.5",
+                                   "--radius", "4", "--size", "320x180", "--fps", "8", "-o", out,
+                                   "--gif", dir.appendingPathComponent("photos.gif").path, "--report", page, "--json", "-y"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try json(run)
+        #expect(summary["report"] as? String == page)
+        let frames = try #require(summary["frames"] as? Int)
+        // The page's data agrees with the summary.
+        let report = try #require(try Browser.embeddedJSON(page, id: "lapse-report") as? [String: Any])
+        let points = report["points"] as? [[String: Any]] ?? []
+        let statuses = points.map { $0["status"] as? String ?? "" }
+        #expect(points.count == summary["routePoints"] as? Int)
+        #expect(statuses.filter { $0 == "uncovered" }.count == summary["gaps"] as? Int)
+        #expect(statuses.filter { $0 == "duplicate" }.count == summary["duplicatesDropped"] as? Int)
+        #expect(statuses.filter { $0 == "uncovered" }.count >= 15)   // the 50 m past the photos
+        #expect(report["positions_known"] as? Bool == true)
+        let panoramas = report["panoramas"] as? [[String: Any]] ?? []
+        #expect(panoramas.compactMap { $0["frame"] as? Int }.count == frames)
+        #expect((report["frames"] as? [Any])?.count == frames)
+
+        let shot = dir.appendingPathComponent("photos.png").path
+        let seen = try Browser.check(page, screenshot: shot)
+        #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen["console_errors"] ?? "")")
+        let video = try #require(seen["video"] as? [String: Any])
+        #expect((video["ready_state"] as? Int ?? 0) >= 2)
+        #expect(abs((video["duration"] as? Double ?? 0) - Double(frames) / 8) < 0.01)
+        #expect((seen["broken_images"] as? [String])?.isEmpty == true, "\(seen["broken_images"] ?? "")")
+        #expect(seen["thumbnails"] as? Int == frames)
+        #expect(seen["images"] as? Int == frames + 1)   // and the GIF
+        let drawn = Set(seen["route_statuses"] as? [String] ?? [])
+        #expect(drawn.isSuperset(of: ["status-panorama", "status-uncovered"]), "\(drawn)")
+        #expect((seen["route_paths"] as? Int ?? 0) >= 2)
+        #expect(seen["markers"] as? Int == panoramas.count)
+        #expect(seen["scale_bar"] as? Int == 1)
+        #expect(seen["plot_polylines"] as? [Int] == [Int](repeating: frames, count: 5))
+        #expect(abs((seen["video_time_after_click"] as? Double ?? -1) - (seen["clicked_time"] as? Double ?? -2)) < 0.01)
+        Self.expectSummary(seen, equals: summary)
+        try Self.expectNotBlank(shot)
+
+        // Each thumbnail is its frame of the video, scaled.
+        let thumbs = try #require(try Browser.embeddedJSON(page, id: "lapse-thumbnails") as? [[String: Any]])
+        let decoded = try FFmpegReference.frames(out, size: (160, 90))
+        for t in thumbs where (t["frame"] as? Int ?? 0) % 5 == 0 {
+            let k = try #require(t["frame"] as? Int)
+            let image = try #require(try FFmpegReference.frames(dir.appendingPathComponent(t["src"] as? String ?? "").path).first)
+            #expect(ImageMetrics.ssim(image, decoded[k]) >= 0.9, "thumbnail of frame \(k)")
+        }
+    }
+
+    /// The demo (a video without a track): the page says there is no map and shows the rest — the video, the
+    /// strip and the camera plots; no console error.
+    @Test func demoReportHasNoMap() throws {
+        let out = dir.appendingPathComponent("demo.mp4").path, page = dir.appendingPathComponent("demo.html").path
+        let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let run = try Shell.lapse(["hyperlapse", "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
+                                   "--pano-heading", "0", "--keyframes", here.appendingPathComponent("examples/overpass-camera.json").path,
+                                   "--fps", "24", "--size", "640x360", "-o", out, "--report", page, "--json", "-y"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let summary = try json(run)
+        let frames = try #require(summary["frames"] as? Int)
+        #expect(frames == 120)
+        let seen = try Browser.check(page, screenshot: dir.appendingPathComponent("demo.png").path)
+        #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen["console_errors"] ?? "")")
+        #expect((seen["no_map"] as? String)?.contains("no positions") == true)
+        #expect(seen["route_paths"] as? Int == 0)
+        #expect(((seen["video"] as? [String: Any])?["ready_state"] as? Int ?? 0) >= 2)
+        #expect(abs(((seen["video"] as? [String: Any])?["duration"] as? Double ?? 0) - 5) < 0.01)
+        #expect(seen["thumbnails"] as? Int == 120)
+        #expect((seen["broken_images"] as? [String])?.isEmpty == true)
+        #expect(seen["plot_polylines"] as? [Int] == [Int](repeating: 120, count: 5))
+        Self.expectSummary(seen, equals: summary)
+        try Self.expectNotBlank(dir.appendingPathComponent("demo.png").path)
+    }
+
+    /// `lapse preview` against the Map Tiles stand-in: no tile is requested (the stand-in's log), its points and
+    /// panoramas are exactly the hyperlapse's of the same route, and the page draws the route and a marker per
+    /// panorama, with the summary as `--json` gives it and no console error.
+    @Test func previewMakesNoTileRequest() throws {
+        let world = try RouteWorld(in: dir)
+        let page = dir.appendingPathComponent("preview.html").path
+        let route = ["--route", world.routeFile, "--source", "google", "--spacing", "10", "--radius", "20"]
+        let run = try Shell.lapse(["preview"] + route + ["--cache-dir", dir.appendingPathComponent("cache-p").path,
+                                                         "--report", page, "--json", "-y"], environment: world.environment)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try world.tilesServed(reset: true).isEmpty)
+        let summary = try json(run)
+        #expect(summary["panoramas"] as? Int == world.panoramas.count)
+        let preview = try #require(try Browser.embeddedJSON(page, id: "lapse-report") as? [String: Any])
+        let ids = (preview["panoramas"] as? [[String: Any]] ?? []).map { $0["id"] as? String ?? "" }
+        #expect(ids == world.panoramas.map(\.id))
+
+        let hyperPage = dir.appendingPathComponent("route.html").path
+        let made = try Shell.lapse(["hyperlapse"] + route + ["--size", "320x180", "--zoom", "1", "--cache-dir",
+                                                             dir.appendingPathComponent("cache-h").path,
+                                                             "-o", dir.appendingPathComponent("route.mp4").path,
+                                                             "--report", hyperPage, "--quiet", "-y"], environment: world.environment)
+        #expect(made.status == 0, "\(made.stderr)")
+        let full = try #require(try Browser.embeddedJSON(hyperPage, id: "lapse-report") as? [String: Any])
+        func statuses(_ r: [String: Any]) -> [String] { (r["points"] as? [[String: Any]] ?? []).map { "\($0["status"] ?? "")/\($0["pano"] ?? "-")" } }
+        #expect(statuses(preview) == statuses(full))
+
+        let seen = try Browser.check(page, screenshot: dir.appendingPathComponent("preview.png").path)
+        #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen["console_errors"] ?? "")")
+        #expect(seen["video"] is NSNull)
+        #expect((seen["route_paths"] as? Int ?? 0) >= 1)
+        #expect(seen["markers"] as? Int == world.panoramas.count)
+        #expect(seen["thumbnails"] as? Int == 0)
+        Self.expectSummary(seen, equals: summary)
+        try Self.expectNotBlank(dir.appendingPathComponent("preview.png").path)
+    }
+
+    /// Wrong report names and combinations are usage errors (exit 64, one line, nothing written); a page in the way
+    /// is refused before any work without --overwrite.
+    @Test func badReportArgumentsAreRefused() throws {
+        let out = dir.appendingPathComponent("bad.mp4").path
+        let video = "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
+        for (arguments, words) in [
+            (["hyperlapse", "--source", video, "-o", out, "--report", dir.appendingPathComponent("r.txt").path], "must end in .html"),
+            (["hyperlapse", "--source", video, "-o", out, "--report", dir.appendingPathComponent("r.html").path, "--segment", "1/2"], "--segment"),
+            (["preview", "--source", video], "--report"),
+        ] {
+            let r = try Shell.lapse(arguments)
+            #expect(r.status == 64, "\(arguments)")
+            #expect(r.stderr.contains(words), "\(r.stderr)")
+            #expect(r.stderr.split(separator: "\n").count <= 2, "\(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+        let existing = dir.appendingPathComponent("existing.html").path
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: existing))
+        let r = try Shell.lapse(["hyperlapse", "--source", video, "-o", out, "--report", existing])
+        #expect(r.status == 1 && r.stderr.contains("existing.html"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+        #expect(try String(contentsOfFile: existing, encoding: .utf8) == "mine")
+    }
+}
