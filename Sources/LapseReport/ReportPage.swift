@@ -198,12 +198,12 @@ public struct ReportPage: Sendable {
             <section id="map-section"><h2>Route and coverage</h2>
             <div id="map"></div><div id="legend"></div><p id="no-map" hidden></p></section>
             <section id="media-section"><h2>Result</h2><div id="media"></div></section>
-            <section id="summary-section"><h2>Summary</h2><table id="summary"></table></section>
             <section id="strip-section"><h2>Frames</h2><div id="frames"></div></section>
             <section id="plot-section"><h2>Camera</h2>
             <svg class="plot" id="heading-plot" viewBox="0 0 900 240" role="img" aria-label="headings along the route"></svg>
             <svg class="plot" id="pitch-plot" viewBox="0 0 900 160" role="img" aria-label="pitch and field of view along the route"></svg>
             <p id="no-plot" hidden></p></section>
+            <section id="summary-section"><h2>Summary</h2><table id="summary"></table></section>
             <section id="credits-section"><h2>Credits</h2><ul id="credits">
             \(creditItems)
             </ul></section>
@@ -337,7 +337,9 @@ public struct ReportPage: Sendable {
         (function () {
           const strip = document.getElementById('frames');
           if (thumbs.length === 0) { el('p', {}, strip, 'No frames.'); return; }
-          for (const t of thumbs) {
+          // A thumbnail every few frames: at most 48 in the strip (the markers' popups show the others).
+          const every = Math.ceil(thumbs.length / 48);
+          for (const t of thumbs.filter((_, k) => k % every === 0)) {
             const img = el('img', { src: t.src, width: 120, alt: 'frame ' + t.frame, title: 'frame ' + t.frame + ' at ' + t.time.toFixed(2) + ' s', 'data-time': t.time }, strip);
             img.addEventListener('click', () => { if (video) { video.pause(); video.currentTime = t.time + 0.001; } });
           }

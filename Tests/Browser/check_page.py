@@ -45,20 +45,37 @@ try:
         "summary": js("const o = {}; for (const td of document.querySelectorAll('#summary td')) o[td.dataset.key] = td.textContent; return o"),
         "thumbnails": js("return document.querySelectorAll('#frames img').length"),
     }
+    driver.save_screenshot(shot)
     strip = driver.find_elements(By.CSS_SELECTOR, "#frames img")
     if strip and video is not None:
         target = strip[len(strip) // 2]
         driver.execute_script("arguments[0].scrollIntoView()", target)
         target.click()
         for _ in range(50):
-            seeked = js("const v = document.getElementById('video'); return [v.currentTime, v.seeking]")
-            if not seeked[1]:
+            seeked = js("const v = document.getElementById('video'); return [v.currentTime, v.seeking, v.readyState]")
+            if not seeked[1] and seeked[2] >= 2:
                 break
             time.sleep(0.1)
+        time.sleep(0.3)
         result["clicked_time"] = float(target.get_attribute("data-time"))
         result["video_time_after_click"] = seeked[0]
-    driver.execute_script("window.scrollTo(0, 0)")
-    driver.save_screenshot(shot)
+    markers = driver.find_elements(By.CSS_SELECTOR, "path.pano-marker")
+    if markers:
+        marker = markers[len(markers) // 2]
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", marker)
+        driver.execute_script("arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", marker)
+        popup = None
+        for _ in range(50):
+            popup = js("const p = document.querySelector('.leaflet-popup-content'); if (!p) return null; "
+                       "const i = p.querySelector('img'); return [p.textContent, i ? [i.complete, i.naturalWidth] : null]")
+            if popup and (popup[1] is None or popup[1][0]):
+                break
+            time.sleep(0.1)
+        result["popup_text"] = popup[0] if popup else None
+        result["popup_image"] = None if not popup or popup[1] is None else popup[1][1] > 0
+    # Everything the page loaded but map tiles is a local file (relative links only).
+    result["remote_resources"] = js("return performance.getEntriesByType('resource').map(e => e.name)"
+                                    ".filter(n => !n.startsWith('file:') && !n.includes('tile.openstreetmap.org'))")
     logs = driver.get_log("browser")
     result["console_errors"] = [e["message"] for e in logs if e["level"] == "SEVERE" and "tile.openstreetmap.org" not in e["message"]]
     result["tile_errors"] = sum(1 for e in logs if e["level"] == "SEVERE" and "tile.openstreetmap.org" in e["message"])

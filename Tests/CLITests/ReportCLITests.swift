@@ -121,6 +121,12 @@ import TestSupport
         #expect(drawn.isSuperset(of: ["status-panorama", "status-uncovered"]), "\(drawn)")
         #expect((seen["route_paths"] as? Int ?? 0) >= 2)
         #expect(seen["markers"] as? Int == panoramas.count)
+        // A marker's popup: its pano id, date, distance and the thumbnail of its frame, loaded.
+        let middle = panoramas[panoramas.count / 2]
+        let popup = seen["popup_text"] as? String ?? ""
+        #expect(popup.contains(middle["id"] as? String ?? "?") && popup.contains("taken 2026") && popup.contains(" m from point"), "\(popup)")
+        #expect(seen["popup_image"] as? Bool == true)
+        #expect((seen["remote_resources"] as? [String])?.isEmpty == true, "\(seen["remote_resources"] ?? "")")
         #expect(seen["scale_bar"] as? Int == 1)
         #expect(seen["plot_polylines"] as? [Int] == [Int](repeating: frames, count: 5))
         #expect(abs((seen["video_time_after_click"] as? Double ?? -1) - (seen["clicked_time"] as? Double ?? -2)) < 0.01)
@@ -138,7 +144,7 @@ import TestSupport
     }
 
     /// The demo (a video without a track): the page says there is no map and shows the rest — the video, the
-    /// strip and the camera plots; no console error.
+    /// strip (a thumbnail every third frame) and the camera plots; no console error.
     @Test func demoReportHasNoMap() throws {
         let out = dir.appendingPathComponent("demo.mp4").path, page = dir.appendingPathComponent("demo.html").path
         let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -155,7 +161,7 @@ import TestSupport
         #expect(seen["route_paths"] as? Int == 0)
         #expect(((seen["video"] as? [String: Any])?["ready_state"] as? Int ?? 0) >= 2)
         #expect(abs(((seen["video"] as? [String: Any])?["duration"] as? Double ?? 0) - 5) < 0.01)
-        #expect(seen["thumbnails"] as? Int == 120)
+        #expect(seen["thumbnails"] as? Int == 40)   // every third of 120: at most 48 in the strip
         #expect((seen["broken_images"] as? [String])?.isEmpty == true)
         #expect(seen["plot_polylines"] as? [Int] == [Int](repeating: 120, count: 5))
         Self.expectSummary(seen, equals: summary)
@@ -194,7 +200,9 @@ import TestSupport
         #expect(seen["video"] is NSNull)
         #expect((seen["route_paths"] as? Int ?? 0) >= 1)
         #expect(seen["markers"] as? Int == world.panoramas.count)
+        #expect((seen["popup_text"] as? String)?.contains(" m from point") == true)
         #expect(seen["thumbnails"] as? Int == 0)
+        #expect((seen["remote_resources"] as? [String])?.isEmpty == true, "\(seen["remote_resources"] ?? "")")
         Self.expectSummary(seen, equals: summary)
         try Self.expectNotBlank(dir.appendingPathComponent("preview.png").path)
     }
