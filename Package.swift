@@ -63,6 +63,7 @@ let package = Package(
         .testTarget(name: "LapseRenderTests", dependencies: ["LapseRender", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseMotionTests", dependencies: ["LapseMotion", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapsePanoramaTests", dependencies: ["LapsePanorama", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LapseReportTests", dependencies: ["LapseReport", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseKitTests", dependencies: ["LapseKit", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "LapseGeo"], swiftSettings: swiftSettings),
     ].filter { $0.type != .test || hasSources("Tests/\($0.name)") }

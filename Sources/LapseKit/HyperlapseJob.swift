@@ -390,9 +390,10 @@ public struct HyperlapseJob: Sendable {
         summary.panoramasUnavailable = unavailable
         if var report = planner.report {
             for point in unavailablePoints { report.mark(point: point, .unavailable) }
-            var firstFrame: [String: Int] = [:]
-            for f in reportFrames where firstFrame[f.pano] == nil { firstFrame[f.pano] = f.index }
-            for k in report.panoramas.indices { report.panoramas[k].frame = firstFrame[report.panoramas[k].id] }
+            // A panorama's frame is the one of its route point (the same panorama may come back further on).
+            var frameOfPoint: [Int: Int] = [:]
+            for f in reportFrames where frameOfPoint[f.point] == nil { frameOfPoint[f.point] = f.index }
+            for k in report.panoramas.indices { report.panoramas[k].frame = frameOfPoint[report.panoramas[k].point] }
             report.frames = reportFrames
             summary.report = report
         }

@@ -55,17 +55,42 @@ public struct ReportPage: Sendable {
         (page as NSString).deletingPathExtension + "_files"
     }
 
-    /// Checks that the page can be written (an `.html` name, its folder, nothing in the way without
-    /// `overwrite`, neither the page nor its files folder one of `inputs`), writing nothing.
-    /// - Throws: ``LapseError`` `.usage` for another extension, `.output` when something is in the way.
-    public static func checkOutput(_ page: String, overwrite: Bool, inputs: [String] = []) throws {
+    /// Checks that the page can be written, writing nothing: an `.html` name, its folder, nothing in the way
+    /// without `overwrite`, the page not one of `inputs` (the files the job reads or writes: the video, the
+    /// photos' folder, the cache), none of them inside its files folder, a files folder already there holding
+    /// only a report's thumbnails (it is replaced), and Leaflet in `leafletDirectory`.
+    /// - Throws: ``LapseError`` `.usage` for another extension or an input inside the files folder, `.output`
+    ///   when something is in the way, `.notFound` when Leaflet is missing.
+    public static func checkOutput(_ page: String, overwrite: Bool, inputs: [String] = [],
+                                   leafletDirectory: String = debianLeaflet) throws {
         let ext = (page as NSString).pathExtension.lowercased()
         guard ext == "html" || ext == "htm" else { throw LapseError.usage("\(page): the report must end in .html") }
         try AtomicOutput(path: page, overwrite: overwrite, inputs: inputs).discard()
         let files = filesDirectory(of: page)
-        if !overwrite, FileManager.default.fileExists(atPath: files) {
-            throw LapseError(.output, files, "exists (use --overwrite to replace it)")
+        let inside = resolved(files) + "/"
+        if let input = inputs.first(where: { resolved($0) + "/" == inside || resolved($0).hasPrefix(inside) }) {
+            throw LapseError.usage("\(input) is in \(files), the report's thumbnail folder: give the report another name")
         }
+        if FileManager.default.fileExists(atPath: files) {
+            guard overwrite else { throw LapseError(.output, files, "exists (use --overwrite to replace it)") }
+            try checkReplaceable(files)
+        }
+        _ = try leaflet(in: leafletDirectory)
+    }
+
+    /// A files folder may be replaced only when it holds a report's thumbnails and nothing else.
+    static func checkReplaceable(_ files: String) throws {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: files)) ?? ["?"]
+        guard names.allSatisfy({ $0.hasPrefix("frame-") && $0.hasSuffix(".jpg") }) else {
+            throw LapseError(.output, files, "holds other files than a report's thumbnails: not replaced")
+        }
+    }
+
+    /// `path` made absolute, with its folder's symbolic links resolved.
+    static func resolved(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let url = URL(fileURLWithPath: absolute).standardizedFileURL
+        return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent).path
     }
 
     /// Writes the page and its thumbnails (to a temporary folder and file, renamed into place).
@@ -73,14 +98,21 @@ public struct ReportPage: Sendable {
     ///   `overwrite`), `.notFound` when Leaflet is missing, the video reader's errors for the thumbnails.
     @discardableResult
     public func write(to page: String, overwrite: Bool) throws -> Written {
-        try Self.checkOutput(page, overwrite: overwrite)
+        try Self.checkOutput(page, overwrite: overwrite, inputs: [video, gif].compactMap { $0 }, leafletDirectory: leafletDirectory)
         let leaflet = try Self.leaflet(in: leafletDirectory)
         let output = try AtomicOutput(path: page, overwrite: overwrite)
         defer { output.discard() }
-        let folder = (page as NSString).deletingLastPathComponent
+        let folder = (page as NSString).deletingLastPathComponent.isEmpty ? "." : (page as NSString).deletingLastPathComponent
         let files = Self.filesDirectory(of: page)
-        let staging = (files as NSString).deletingLastPathComponent + "/." + (files as NSString).lastPathComponent
-            + ".partial-\(getpid())"
+        let name = (files as NSString).lastPathComponent
+        // Staging folders are `.NAME.<pid>-….partial`: those of runs no longer alive are removed here.
+        let prefix = "." + name + "."
+        for stale in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        where stale.hasPrefix(prefix) && TemporaryFiles.isOrphan(stale, prefix: prefix) {
+            try? FileManager.default.removeItem(atPath: folder + "/" + stale)
+        }
+        let staging = folder + "/" + prefix + "\(getpid())-thumbnails.partial"
+        let previous = folder + "/" + prefix + "\(getpid())-previous.partial"
         try? FileManager.default.removeItem(atPath: staging)
         defer { try? FileManager.default.removeItem(atPath: staging) }
         do {
@@ -88,13 +120,27 @@ public struct ReportPage: Sendable {
         } catch {
             throw LapseError(.output, files, "cannot be created: \(error.localizedDescription)")
         }
-        let thumbs = try video.map { try thumbnails(of: $0, into: staging, as: (files as NSString).lastPathComponent) } ?? []
-        let html = html(leaflet: leaflet, thumbnails: thumbs, base: folder.isEmpty ? "." : folder)
+        let thumbs = try video.map { try thumbnails(of: $0, into: staging, as: name) } ?? []
+        let html = try html(leaflet: leaflet, thumbnails: thumbs, base: folder)
         try output.write(Data(html.utf8))
-        // The folder first (a page never links to thumbnails that are not there), then the page.
-        if FileManager.default.fileExists(atPath: files) { try? FileManager.default.removeItem(atPath: files) }
-        guard rename(staging, files) == 0 else { throw LapseError.posix(.output, files, "cannot be renamed into place") }
-        try output.commit()
+        // The folder first (a page never links to thumbnails that are not there), then the page; a folder there
+        // before is moved aside and put back if either fails.
+        let replacing = FileManager.default.fileExists(atPath: files)
+        if replacing {
+            try Self.checkReplaceable(files)
+            guard rename(files, previous) == 0 else { throw LapseError.posix(.output, files, "cannot be moved aside") }
+        }
+        do {
+            guard rename(staging, files) == 0 else { throw LapseError.posix(.output, files, "cannot be renamed into place") }
+            try output.commit()
+        } catch {
+            if replacing {
+                try? FileManager.default.removeItem(atPath: files)
+                _ = rename(previous, files)
+            }
+            throw error
+        }
+        if replacing { try? FileManager.default.removeItem(atPath: previous) }
         return Written(path: page, filesDirectory: files, thumbnails: thumbs.count)
     }
 
@@ -116,16 +162,20 @@ public struct ReportPage: Sendable {
         let frames = report.frames.isEmpty ? estimate : report.frames.count
         let step = max(1, Int((Double(frames) / Double(maxThumbnails)).rounded(.up)))
         // The frames of the report (crossfades put blended frames between them): their indices in the video.
-        let wanted = report.frames.isEmpty ? nil : Set(report.frames.enumerated().filter { $0.offset % step == 0 }.map(\.element.index))
+        // Every n-th of the report's frames and every panorama's own (for its marker).
+        let wanted = report.frames.isEmpty ? nil
+            : Set(report.frames.enumerated().filter { $0.offset % step == 0 }.map(\.element.index) + report.panoramas.compactMap(\.frame))
+        let last = wanted?.max() ?? Int.max
+        let encodedName = name.addingPercentEncoding(withAllowedCharacters: Self.pathCharacters) ?? name
         var result: [Thumbnail] = []
         var index = 0
-        while true {
+        while index <= last {
             let take = wanted.map { $0.contains(index) } ?? (index % step == 0)
             if take {
                 guard let (time, pixels) = try reader.nextFrame() else { break }
                 let file = String(format: "frame-%05d.jpg", index)
                 try ImageWriter.write(pixels, to: folder + "/" + file, format: .jpeg(quality: 80), overwrite: false)
-                result.append(Thumbnail(frame: index, time: time, src: name + "/" + file))
+                result.append(Thumbnail(frame: index, time: time, src: encodedName + "/" + file))
             } else if try reader.skipFrame() == nil {
                 break
             }
@@ -145,21 +195,28 @@ public struct ReportPage: Sendable {
 
     /// `path` relative to the folder `base` (both made absolute first), with `/` separators.
     static func relative(_ path: String, from base: String) -> String {
-        let cwd = FileManager.default.currentDirectoryPath
-        func parts(_ p: String) -> [String] {
-            let absolute = p.hasPrefix("/") ? p : cwd + "/" + p
-            return (URL(fileURLWithPath: absolute).standardizedFileURL.path as NSString).pathComponents.filter { $0 != "/" }
-        }
-        let target = parts(path), from = parts(base)
+        func parts(_ p: String) -> [String] { (resolved(p) as NSString).pathComponents.filter { $0 != "/" } }
+        let absolute = base.hasPrefix("/") ? base : FileManager.default.currentDirectoryPath + "/" + base
+        let directory = URL(fileURLWithPath: absolute).standardizedFileURL.resolvingSymlinksInPath().path
+        let target = parts(path), from = (directory as NSString).pathComponents.filter { $0 != "/" }
         var common = 0
         while common < min(target.count, from.count), target[common] == from[common] { common += 1 }
         let up = [String](repeating: "..", count: from.count - common)
-        return (up + target[common...]).map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? $0 }.joined(separator: "/")
+        let link = (up + target[common...]).map { $0.addingPercentEncoding(withAllowedCharacters: pathCharacters) ?? $0 }.joined(separator: "/")
+        return up.isEmpty ? "./" + link : link   // "./": a first segment with a colon is not a scheme
     }
 
-    /// JSON safe inside a `<script>` element (no `</` that would close it).
+    /// What a path segment of a relative link keeps unencoded (no `/`, `?`, `#`, `%`, quotes, `:` …).
+    static let pathCharacters: CharacterSet = {
+        var c = CharacterSet.alphanumerics
+        c.insert(charactersIn: "-._~")
+        return c
+    }()
+
+    /// JSON safe inside a `<script>` element: every `<` written `\u003c` (so neither `</script>` nor `<!--`
+    /// inside a string can end or change the element).
     static func scriptJSON(_ data: Data) -> String {
-        String(decoding: data, as: UTF8.self).replacingOccurrences(of: "</", with: "<\\/")
+        String(decoding: data, as: UTF8.self).replacingOccurrences(of: "<", with: "\\u003c")
     }
 
     static func escaped(_ text: String) -> String {
@@ -167,13 +224,17 @@ public struct ReportPage: Sendable {
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 
-    func html(leaflet: (script: String, style: String), thumbnails: [Thumbnail], base: String) -> String {
+    func html(leaflet: (script: String, style: String), thumbnails: [Thumbnail], base: String) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let reportJSON = (try? encoder.encode(report)) ?? Data("{}".utf8)
-        let thumbsJSON = (try? encoder.encode(thumbnails)) ?? Data("[]".utf8)
+        func json(_ value: some Encodable) throws -> Data {
+            do { return try encoder.encode(value) } catch {
+                throw LapseError(.invalidInput, title, "the report's data cannot be written as JSON: \(error)")
+            }
+        }
+        let reportJSON = try json(report), thumbsJSON = try json(thumbnails)
         let media = MediaLinks(video: video.map { Self.relative($0, from: base) }, gif: gif.map { Self.relative($0, from: base) })
-        let mediaJSON = (try? encoder.encode(media)) ?? Data("{}".utf8)
+        let mediaJSON = try json(media)
         let creditItems = credits.map { "<li>\(Self.escaped($0))</li>" }.joined(separator: "\n")
         return """
             <!DOCTYPE html>
@@ -309,12 +370,15 @@ public struct ReportPage: Sendable {
           }
           finish();
           for (const p of report.panoramas) {
-            const t = p.frame === null || p.frame === undefined ? null : thumbFor(p.frame);
-            const html = '<div class="popup"><b>' + p.id.replace(/</g, '&lt;') + '</b><br>' + (p.date ? 'taken ' + p.date + '<br>' : '') +
-              p.distance.toFixed(1) + ' m from point ' + p.point + (p.frame === null || p.frame === undefined ? '' : '<br>frame ' + p.frame) +
-              (t ? '<img src="' + t.src + '" width="160" alt="frame ' + t.frame + '">' : '') + '</div>';
+            const hasFrame = p.frame !== null && p.frame !== undefined;
+            const t = hasFrame ? thumbFor(p.frame) : null;
+            const box = el('div', { class: 'popup' });
+            el('b', {}, box, p.id);
+            const lines = [p.date ? 'taken ' + p.date : null, p.distance.toFixed(1) + ' m from point ' + p.point, hasFrame ? 'frame ' + p.frame : null];
+            for (const line of lines) if (line) { el('br', {}, box); box.appendChild(document.createTextNode(line)); }
+            if (t) el('img', { src: t.src, width: 160, alt: 'frame ' + t.frame }, box);
             L.circleMarker([p.latitude, p.longitude], { radius: 5, color: '#0d47a1', weight: 1, fillColor: '#42a5f5', fillOpacity: 0.9, className: 'pano-marker' })
-              .bindPopup(html).addTo(map);
+              .bindPopup(box).addTo(map);
           }
           map.fitBounds(L.latLngBounds(pts.map(p => [p.latitude, p.longitude])).pad(0.05));
           const legend = document.getElementById('legend');
@@ -348,8 +412,8 @@ public struct ReportPage: Sendable {
         // Headings along the frames (unwrapped), pitch and fov.
         function plot(svg, series, height, unit) {
           const frames = report.frames, left = 50, right = 890, top = 12, bottom = height - 26;
-          const all = series.flatMap(s => s.values);
-          let lo = Math.min(...all), hi = Math.max(...all);
+          let lo = Infinity, hi = -Infinity;
+          for (const s of series) for (const v of s.values) { if (v < lo) lo = v; if (v > hi) hi = v; }
           if (hi - lo < 10) { const m = (hi + lo) / 2; lo = m - 5; hi = m + 5; }
           const n = Math.max(1, frames.length - 1);
           const x = i => left + (right - left) * i / n, y = v => bottom - (bottom - top) * (v - lo) / (hi - lo);

@@ -3,10 +3,13 @@
 """Loads a Lapse report page in headless Chromium (Debian's chromium and chromium-driver, driven by selenium)
 and prints what a test asserts, as one JSON object: console errors (failed map-tile loads apart), the video's
 readyState and duration, images that did not load (map tiles apart: offline they cannot), the route's and markers' SVG paths, the plot's polylines,
-the summary table, and where the page went when a thumbnail was clicked. A screenshot is saved to argv[2].
+the summary table, and where the page went when a thumbnail was clicked. A screenshot of the page is saved to
+argv[2], and one of the video element after the click to argv[3] if given. No host name resolves (the
+browser is offline whatever the machine has): map tiles fail to load, as they would without network.
 
-usage: check_page.py PAGE.html SCREENSHOT.png"""
+usage: check_page.py PAGE.html SCREENSHOT.png [VIDEO_AFTER_CLICK.png]"""
 import json
+import pathlib
 import sys
 import time
 
@@ -17,13 +20,13 @@ from selenium.webdriver.common.by import By
 page, shot = sys.argv[1], sys.argv[2]
 options = webdriver.ChromeOptions()
 for a in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,2400",
-          "--autoplay-policy=no-user-gesture-required"]:
+          "--autoplay-policy=no-user-gesture-required", "--host-resolver-rules=MAP * ~NOTFOUND"]:
     options.add_argument(a)
 options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 driver.set_page_load_timeout(60)
 try:
-    driver.get("file://" + page)
+    driver.get(pathlib.Path(page).resolve().as_uri())
     js = driver.execute_script
     video = None
     for _ in range(100):
@@ -39,6 +42,7 @@ try:
         "route_paths": js("return Array.from(document.querySelectorAll('path.route')).filter(p => (p.getAttribute('d') || '').length > 4).length"),
         "route_statuses": js("return Array.from(document.querySelectorAll('path.route')).map(p => Array.from(p.classList).find(c => c.startsWith('status-')))"),
         "markers": js("return document.querySelectorAll('path.pano-marker').length"),
+        "attribution": js("const a = document.querySelector('.leaflet-control-attribution'); return a ? a.textContent : null"),
         "scale_bar": js("return document.querySelectorAll('.leaflet-control-scale-line').length"),
         "no_map": js("const e = document.getElementById('no-map'); return e.hidden ? null : e.textContent"),
         "plot_polylines": js("return Array.from(document.querySelectorAll('#heading-plot polyline, #pitch-plot polyline')).map(p => p.getAttribute('points').trim().split(/\\s+/).length)"),
@@ -58,7 +62,12 @@ try:
             time.sleep(0.1)
         time.sleep(0.3)
         result["clicked_time"] = float(target.get_attribute("data-time"))
+        result["clicked_frame"] = int(target.get_attribute("alt").split()[-1])
         result["video_time_after_click"] = seeked[0]
+        if len(sys.argv) > 3:
+            driver.execute_script("arguments[0].controls = false; arguments[0].scrollIntoView()", driver.find_element(By.ID, "video"))
+            time.sleep(0.3)
+            driver.find_element(By.ID, "video").screenshot(sys.argv[3])
     markers = driver.find_elements(By.CSS_SELECTOR, "path.pano-marker")
     if markers:
         marker = markers[len(markers) // 2]

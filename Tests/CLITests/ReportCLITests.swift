@@ -81,20 +81,24 @@ import TestSupport
         try #require(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any])
     }
 
-    /// A hyperlapse of your own photos with a report: the page has the route coloured by coverage (the road past
-    /// the photos has none), a marker per panorama, the video (playable, its duration), the GIF, a thumbnail of every
-    /// frame (each the video's frame, scaled), the heading, pitch and fov plots with a point a frame, a scale bar and
-    /// the summary exactly as `--json` gives it; clicking a thumbnail seeks the video to its frame; no console error.
+    /// A hyperlapse of your own photos with a report (crossfaded: a blended frame between each two): the page has
+    /// the route coloured by coverage (the road past the photos has none) on a plain background with a scale bar
+    /// and OpenStreetMap's credit (the browser is offline), a marker per panorama, the video (playable, its
+    /// duration), the GIF, a thumbnail of every panorama's frame (each the video's frame, scaled), the heading,
+    /// pitch and fov plots with a point a panorama, and the summary exactly as `--json` gives it; clicking a
+    /// thumbnail shows that frame in the video; no console error.
     @Test func localPhotosReportInABrowser() throws {
         let (folder, route) = try photoFolder()
         let out = dir.appendingPathComponent("photos.mp4").path, page = dir.appendingPathComponent("photos.html").path
         let run = try Shell.lapse(["hyperlapse", "--source", "local:" + folder, "--route", route, "--spacing", "2.5",
-                                   "--radius", "4", "--size", "320x180", "--fps", "8", "-o", out,
+                                   "--radius", "4", "--size", "320x180", "--fps", "8", "--crossfade", "-o", out,
                                    "--gif", dir.appendingPathComponent("photos.gif").path, "--report", page, "--json", "-y"])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try json(run)
         #expect(summary["report"] as? String == page)
-        let frames = try #require(summary["frames"] as? Int)
+        let videoFrames = try #require(summary["frames"] as? Int)
+        let frames = try #require(summary["panoramas"] as? Int)   // the report's frames: one a panorama
+        #expect(videoFrames == 2 * frames - 1)
         // The page's data agrees with the summary.
         let report = try #require(try Browser.embeddedJSON(page, id: "lapse-report") as? [String: Any])
         let points = report["points"] as? [[String: Any]] ?? []
@@ -108,12 +112,12 @@ import TestSupport
         #expect(panoramas.compactMap { $0["frame"] as? Int }.count == frames)
         #expect((report["frames"] as? [Any])?.count == frames)
 
-        let shot = dir.appendingPathComponent("photos.png").path
-        let seen = try Browser.check(page, screenshot: shot)
+        let shot = dir.appendingPathComponent("photos.png").path, after = dir.appendingPathComponent("clicked.png").path
+        let seen = try Browser.check(page, screenshot: shot, videoAfterClick: after)
         #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen["console_errors"] ?? "")")
         let video = try #require(seen["video"] as? [String: Any])
         #expect((video["ready_state"] as? Int ?? 0) >= 2)
-        #expect(abs((video["duration"] as? Double ?? 0) - Double(frames) / 8) < 0.01)
+        #expect(abs((video["duration"] as? Double ?? 0) - Double(videoFrames) / 8) < 0.01)
         #expect((seen["broken_images"] as? [String])?.isEmpty == true, "\(seen["broken_images"] ?? "")")
         #expect(seen["thumbnails"] as? Int == frames)
         #expect(seen["images"] as? Int == frames + 1)   // and the GIF
@@ -128,19 +132,68 @@ import TestSupport
         #expect(seen["popup_image"] as? Bool == true)
         #expect((seen["remote_resources"] as? [String])?.isEmpty == true, "\(seen["remote_resources"] ?? "")")
         #expect(seen["scale_bar"] as? Int == 1)
+        #expect((seen["attribution"] as? String)?.contains("OpenStreetMap") == true)
         #expect(seen["plot_polylines"] as? [Int] == [Int](repeating: frames, count: 5))
-        #expect(abs((seen["video_time_after_click"] as? Double ?? -1) - (seen["clicked_time"] as? Double ?? -2)) < 0.01)
         Self.expectSummary(seen, equals: summary)
         try Self.expectNotBlank(shot)
 
-        // Each thumbnail is its frame of the video, scaled.
+        // Each thumbnail is its frame of the video (the panoramas' frames, every second one of the crossfaded
+        // video), scaled.
         let thumbs = try #require(try Browser.embeddedJSON(page, id: "lapse-thumbnails") as? [[String: Any]])
+        #expect(thumbs.map { $0["frame"] as? Int ?? -1 } == (0..<frames).map { 2 * $0 })
         let decoded = try FFmpegReference.frames(out, size: (160, 90))
-        for t in thumbs where (t["frame"] as? Int ?? 0) % 5 == 0 {
+        var images: [Int: PixelBuffer] = [:]
+        for t in thumbs {
             let k = try #require(t["frame"] as? Int)
-            let image = try #require(try FFmpegReference.frames(dir.appendingPathComponent(t["src"] as? String ?? "").path).first)
+            let src = (t["src"] as? String ?? "").removingPercentEncoding ?? ""
+            let image: PixelBuffer = try #require(try FFmpegReference.frames(dir.appendingPathComponent(src).path).first)
+            images[k] = image
             #expect(ImageMetrics.ssim(image, decoded[k]) >= 0.9, "thumbnail of frame \(k)")
         }
+        // The click showed the clicked frame: the video element's picture is that thumbnail's, more than another's.
+        let clicked = try #require(seen["clicked_frame"] as? Int)
+        #expect(abs((seen["video_time_after_click"] as? Double ?? -1) - Double(clicked) / 8) < 0.01)
+        let shown = try #require(try FFmpegReference.frames(after, size: (160, 90)).first)
+        let own = ImageMetrics.ssim(shown, try #require(images[clicked])), other = ImageMetrics.ssim(shown, try #require(images[0]))
+        #expect(own >= 0.7 && own > other + 0.05, "clicked frame \(clicked): SSIM \(own), frame 0's \(other)")
+    }
+
+    /// A page named without a folder, in a folder with a space and a `#`, its video in another folder: every link
+    /// works (the video plays, every thumbnail loads). A thumbnail folder holding other files is never replaced,
+    /// even with --overwrite; an output inside the thumbnail folder is refused; both before any work.
+    @Test func pagesAndVideosInOtherFolders() throws {
+        let work = dir.appendingPathComponent("work space #1")
+        try? FileManager.default.removeItem(at: work)
+        try FileManager.default.createDirectory(at: work.appendingPathComponent("out dir"), withIntermediateDirectories: true)
+        let video = "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
+        let base = ["hyperlapse", "--source", video, "--frame-step", "10", "--size", "320x180", "--quiet"]
+        let run = try Shell.lapse(base + ["-o", "out dir/v.mp4", "--report", "my report.html"], directory: work)
+        #expect(run.status == 0, "\(run.stderr)")
+        let page = work.appendingPathComponent("my report.html").path
+        let media = try #require(try Browser.embeddedJSON(page, id: "lapse-media") as? [String: Any])
+        #expect(media["video"] as? String == "./out%20dir/v.mp4")
+        let seen = try Browser.check(page, screenshot: dir.appendingPathComponent("apart.png").path)
+        #expect(((seen["video"] as? [String: Any])?["ready_state"] as? Int ?? 0) >= 2)
+        #expect((seen["broken_images"] as? [String])?.isEmpty == true, "\(seen["broken_images"] ?? "")")
+        #expect(seen["thumbnails"] as? Int == 12)
+        #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen["console_errors"] ?? "")")
+
+        // Run again with -y: the thumbnail folder is replaced (it holds thumbnails only).
+        let again = try Shell.lapse(base + ["-o", "out dir/v.mp4", "--report", "my report.html", "-y"], directory: work)
+        #expect(again.status == 0, "\(again.stderr)")
+        // A thumbnail folder with something else in it stays as it is.
+        let files = work.appendingPathComponent("my report_files")
+        try Data("notes".utf8).write(to: files.appendingPathComponent("notes.txt"))
+        let refused = try Shell.lapse(base + ["-o", "out dir/w.mp4", "--report", "my report.html", "-y"], directory: work)
+        #expect(refused.status == 1 && refused.stderr.contains("other files"), "\(refused.stderr)")
+        #expect(FileManager.default.fileExists(atPath: files.appendingPathComponent("notes.txt").path))
+        #expect(!FileManager.default.fileExists(atPath: work.appendingPathComponent("out dir/w.mp4").path))
+        // An output inside the page's thumbnail folder.
+        let inside = try Shell.lapse(base + ["-o", "r_files/v.mp4", "--report", "r.html"], directory: work)
+        #expect(inside.status == 64 && inside.stderr.contains("thumbnail folder"), "\(inside.stderr)")
+        // No staging folder is left beside the page.
+        let left = try FileManager.default.contentsOfDirectory(atPath: work.path).filter { $0.hasPrefix(".") }
+        #expect(left.isEmpty, "\(left)")
     }
 
     /// The demo (a video without a track): the page says there is no map and shows the rest — the video, the

@@ -7,9 +7,10 @@ public enum Browser {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Browser/check_page.py").path
 
-    /// Loads `page` and returns what the script measured (see the script), saving a screenshot at `screenshot`.
-    public static func check(_ page: String, screenshot: String) throws -> [String: Any] {
-        let result = try Shell.run("/usr/bin/python3", [script, page, screenshot])
+    /// Loads `page` and returns what the script measured (see the script), saving a screenshot at `screenshot`
+    /// (and of the video element after a thumbnail was clicked at `videoAfterClick`).
+    public static func check(_ page: String, screenshot: String, videoAfterClick: String? = nil) throws -> [String: Any] {
+        let result = try Shell.run("/usr/bin/python3", [script, page, screenshot] + (videoAfterClick.map { [$0] } ?? []))
         guard result.status == 0, let object = try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any] else {
             throw ReferenceError(message: "the browser check of \(page) failed (\(result.status)): \(result.stderr)")
         }
@@ -23,7 +24,6 @@ public enum Browser {
               let end = html.range(of: "</script>", range: start.upperBound..<html.endIndex) else {
             throw ReferenceError(message: "\(page) has no \(id) data")
         }
-        let text = html[start.upperBound..<end.lowerBound].replacingOccurrences(of: "<\\/", with: "</")
-        return try JSONSerialization.jsonObject(with: Data(text.utf8))
+        return try JSONSerialization.jsonObject(with: Data(html[start.upperBound..<end.lowerBound].utf8))
     }
 }

@@ -14,8 +14,9 @@ public enum Shell {
     /// Runs `executable` (a path, or a name looked up in PATH) with `arguments` and waits for it.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                           stdin: Data? = nil) throws -> ProcessResult {
+                           stdin: Data? = nil, directory: URL? = nil) throws -> ProcessResult {
         let process = Process()
+        if let directory { process.currentDirectoryURL = directory }
         if executable.contains("/") {
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
@@ -67,10 +68,10 @@ public enum Shell {
         return TestData.projectRoot.appendingPathComponent(".build/debug/lapse").path
     }()
 
-    /// Runs `lapse` with `arguments`.
+    /// Runs `lapse` with `arguments` (in `directory`, default this process's).
     @discardableResult
-    public static func lapse(_ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
-        try run(lapseBinary, arguments, environment: environment)
+    public static func lapse(_ arguments: [String], environment: [String: String]? = nil, directory: URL? = nil) throws -> ProcessResult {
+        try run(lapseBinary, arguments, environment: environment, directory: directory)
     }
 
     /// Starts `lapse` with `arguments` (its environment this process's, with `environment` over it), reads its

@@ -128,7 +128,9 @@ enum HyperlapseCommand: Command {
         }
         if let reportPath {
             guard segment == nil else { throw LapseError.usage("--report with --segment: report the whole job, not a part") }
-            let inputs = [settings.route, settings.track, settings.keyframes, job.output, job.gif].compactMap { $0 }
+            let source = settings.source.flatMap { s in ["local:", "video:"].first { s.hasPrefix($0) }.map { String(s.dropFirst($0.count)) } }
+            let inputs = [settings.route, settings.track, settings.keyframes, job.output, job.gif, source, settings.cacheDir]
+                .compactMap { $0 }.map(PanoramaSourceOptions.expand)
             try ReportPage.checkOutput(reportPath, overwrite: overwrite, inputs: inputs)
             job.recordsReport = true
         }

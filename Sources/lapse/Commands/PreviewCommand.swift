@@ -59,7 +59,8 @@ enum PreviewCommand: Command {
         let rest = try arguments.positionals()
         guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
         guard let report else { throw LapseError.usage("no report page (--report OUT.html)") }
-        let inputs = [settings.route, settings.track].compactMap { $0 }
+        let source = settings.source.flatMap { s in ["local:", "video:"].first { s.hasPrefix($0) }.map { String(s.dropFirst($0.count)) } }
+        let inputs = [settings.route, settings.track, source, settings.cacheDir].compactMap { $0 }.map(PanoramaSourceOptions.expand)
         try ReportPage.checkOutput(report, overwrite: overwrite, inputs: inputs)   // before any request
 
         let started = Date()
