@@ -74,8 +74,8 @@ enum HyperlapseCommand: Command {
           lapse hyperlapse --config demo/hyperlapse.job.json --overwrite
         """
 
-    static func run(_ arguments: inout Arguments, console: Console) async throws {
-        var flags = HyperlapseSettings()
+    /// The route and panorama options `lapse hyperlapse` and `lapse preview` share.
+    static func parseRouteAndSource(_ arguments: inout Arguments, into flags: inout HyperlapseSettings) throws {
         flags.from = try arguments.value("--from")
         flags.to = try arguments.value("--to")
         let via = try arguments.values("--via")
@@ -85,6 +85,24 @@ enum HyperlapseCommand: Command {
         flags.source = try arguments.value("--source")
         flags.track = try arguments.value("--track")
         flags.spacing = try arguments.double("--spacing", in: 0.5...10000)
+        flags.radius = try arguments.double("--radius", in: 1...1000)
+        flags.frameStep = try arguments.int("--frame-step", in: 1...10000)
+        flags.cacheDir = try arguments.value("--cache-dir")
+        flags.keyFile = try arguments.value("--key-file")
+        flags.osrmURL = try arguments.value("--osrm-url")
+    }
+
+    /// The files and folders a job of `settings` reads (route, track, camera file, the photos' folder or the
+    /// video, the cache), tilde-expanded: a report may not be written over or into them.
+    static func readPaths(_ settings: HyperlapseSettings) -> [String] {
+        let source = settings.source.flatMap { s in ["local:", "video:"].first { s.hasPrefix($0) }.map { String(s.dropFirst($0.count)) } }
+        return [settings.route, settings.track, settings.keyframes, source, settings.cacheDir].compactMap { $0 }
+            .map(PanoramaSourceOptions.expand)
+    }
+
+    static func run(_ arguments: inout Arguments, console: Console) async throws {
+        var flags = HyperlapseSettings()
+        try parseRouteAndSource(&arguments, into: &flags)
         flags.size = try arguments.size("--size").map { "\($0.width)x\($0.height)" }
         flags.fov = try arguments.double("--fov", in: 1...179)
         flags.fps = try arguments.int("--fps", in: 1...120)
@@ -96,14 +114,9 @@ enum HyperlapseCommand: Command {
         flags.output = try arguments.value("-o", "--output")
         flags.gif = try arguments.value("--gif")
         flags.gifWidth = try arguments.int("--gif-width", in: 16...4096)
-        flags.cacheDir = try arguments.value("--cache-dir")
-        flags.radius = try arguments.double("--radius", in: 1...1000)
         flags.crf = try arguments.double("--crf", in: 0...51)
         flags.preset = try arguments.value("--preset")
         flags.panoHeading = try arguments.double("--pano-heading", in: -360...360)
-        flags.frameStep = try arguments.int("--frame-step", in: 1...10000)
-        flags.keyFile = try arguments.value("--key-file")
-        flags.osrmURL = try arguments.value("--osrm-url")
         flags.forward = try arguments.double("--forward", in: -360...360)
         flags.toneMatch = arguments.flag("--no-tone-match") ? false : nil
         flags.stabilize = arguments.flag("--no-stabilize") ? false : nil
@@ -128,9 +141,7 @@ enum HyperlapseCommand: Command {
         }
         if let reportPath {
             guard segment == nil else { throw LapseError.usage("--report with --segment: report the whole job, not a part") }
-            let source = settings.source.flatMap { s in ["local:", "video:"].first { s.hasPrefix($0) }.map { String(s.dropFirst($0.count)) } }
-            let inputs = [settings.route, settings.track, settings.keyframes, job.output, job.gif, source, settings.cacheDir]
-                .compactMap { $0 }.map(PanoramaSourceOptions.expand)
+            let inputs = readPaths(settings) + [job.output, job.gif].compactMap { $0 }
             try ReportPage.checkOutput(reportPath, overwrite: overwrite, inputs: inputs)
             job.recordsReport = true
         }

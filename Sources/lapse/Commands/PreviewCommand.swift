@@ -40,28 +40,13 @@ enum PreviewCommand: Command {
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
         var settings = HyperlapseSettings()
-        settings.from = try arguments.value("--from")
-        settings.to = try arguments.value("--to")
-        let via = try arguments.values("--via")
-        settings.via = via.isEmpty ? nil : via
-        settings.provider = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue))
-        settings.route = try arguments.value("--route")
-        settings.source = try arguments.value("--source")
-        settings.track = try arguments.value("--track")
-        settings.spacing = try arguments.double("--spacing", in: 0.5...10000)
-        settings.radius = try arguments.double("--radius", in: 1...1000)
-        settings.frameStep = try arguments.int("--frame-step", in: 1...10000)
-        settings.cacheDir = try arguments.value("--cache-dir")
-        settings.keyFile = try arguments.value("--key-file")
-        settings.osrmURL = try arguments.value("--osrm-url")
+        try HyperlapseCommand.parseRouteAndSource(&arguments, into: &settings)
         let report = try arguments.value("--report").map(PanoramaSourceOptions.expand)
         let overwrite = arguments.flag("--overwrite", "-y")
         let rest = try arguments.positionals()
         guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
         guard let report else { throw LapseError.usage("no report page (--report OUT.html)") }
-        let source = settings.source.flatMap { s in ["local:", "video:"].first { s.hasPrefix($0) }.map { String(s.dropFirst($0.count)) } }
-        let inputs = [settings.route, settings.track, source, settings.cacheDir].compactMap { $0 }.map(PanoramaSourceOptions.expand)
-        try ReportPage.checkOutput(report, overwrite: overwrite, inputs: inputs)   // before any request
+        try ReportPage.checkOutput(report, overwrite: overwrite, inputs: HyperlapseCommand.readPaths(settings))   // before any request
 
         let started = Date()
         let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning)
