@@ -414,7 +414,7 @@ struct StreamCopyClip {
         var videoDone = false
         var audioDone = copyAudio == nil
         var trailing: [Packet] = []  // video packets past the end, kept until we know whether a frame needs them
-        var videoFrames = 0, audioPackets = 0, hiddenFrames = 0
+        var videoFrames = 0, audioPackets = 0, hiddenFrames = 0, framesPastEnd = 0
         let expected = max(1, Int(((options.end - keyframeTime) * (input.videoStream?.frameRate ?? 30)).rounded()))
 
         func writeVideo(_ p: Packet) throws {
@@ -448,6 +448,7 @@ struct StreamCopyClip {
                     return
                 }
                 for t in trailing { try writeVideo(t) }  // a reference of this in-range frame
+                framesPastEnd += trailing.count
                 trailing.removeAll()
                 try writeVideo(p)
             } else if let a = copyAudio, index == a, let outAudio {
@@ -480,6 +481,8 @@ struct StreamCopyClip {
         }
         if let track, let outTrack { try track.write(upTo: .infinity, into: muxer, stream: outTrack) }
         try muxer.finish()
+        // Frames past the end kept as references of the last ones: the edit list ends at the cut, hiding them.
+        if editList && framesPastEnd > 0 { try MP4EditList.trimVideo(path, to: options.end - zero) }
         guard videoFrames > 0 else {
             throw LapseError(.invalidInput, input.displayName, "no video frames in \(TimeValue.format(options.start))–\(TimeValue.format(options.end))")
         }

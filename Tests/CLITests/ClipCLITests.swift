@@ -30,6 +30,36 @@ struct ClipCLITests {
         #expect(json?["hidden_frames"] as? Int == 30)
     }
 
+    /// A stream copy ending inside a group of B-frames (H.265 and H.264 with B-pyramids): the frames after the
+    /// end that the last ones reference are written but hidden by the edit list, so a player shows exactly the
+    /// source's frames from the start to the end — the same pictures, none past the end, none left out — and the
+    /// video lasts the duration asked for (it showed 1.14 s and two frames past the end of a 1 s HEVC cut).
+    @Test(arguments: [("hdr10_pq_hevc10_320x180.mp4", 0.5, 1.0), ("gop4s_bframes_av_10s.mp4", 5.0, 1.9)])
+    func streamCopyShowsExactlyTheRange(file: String, start: Double, duration: Double) throws {
+        let source = Self.synthetic + "/" + file
+        let out = TestData.scratchDirectory().appendingPathComponent("range.mp4").path
+        let r = try Shell.lapse(["clip", source, "-o", out, "--start", String(start), "--duration", String(duration), "--quiet"])
+        #expect(r.status == 0, "\(r.stderr)")
+        /// (seconds, picture checksum) of every frame a player shows, as ffmpeg decodes it.
+        func shown(_ path: String) throws -> [(Double, String)] {
+            let md5 = try Shell.run("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v", "-f", "framemd5", "-"])
+            let timeBase = md5.stdout.split(separator: "\n").first { $0.hasPrefix("#tb 0:") }.map { line -> Double in
+                let parts = line.split(separator: " ").last!.split(separator: "/")
+                return Double(parts[0])! / Double(parts[1])!
+            } ?? 1
+            return md5.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
+                let f = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                return (Double(f[2])! * timeBase, f[5])
+            }
+        }
+        let expected = try shown(source).filter { $0.0 >= start - 1e-6 && $0.0 < start + duration - 1e-6 }.map(\.1)
+        let got = try shown(out)
+        #expect(got.map(\.1) == expected, "\(got.count) frames shown, \(expected.count) in the range")
+        #expect(abs((got.first?.0 ?? -1)) < 1e-6)
+        let length = try FFmpegReference.probe(out, ["-select_streams", "v", "-show_entries", "stream=duration", "-of", "csv=p=0"])
+        #expect(abs((Double(length.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - duration) < 0.002, "\(length)")
+    }
+
     @Test func accurateCut() throws {
         let dir = TestData.scratchDirectory()
         let out = dir.appendingPathComponent("exact.mkv").path
