@@ -31,7 +31,14 @@ struct FrameDiffer {
         var needsClear: Bool
     }
 
-    /// A frame's pixels packed one word per pixel, alpha made binary (< 128 → fully transparent 0, else 255).
+    /// The alpha below which a pixel is transparent in a GIF (which has no partial transparency): a little under
+    /// half, so that a half-transparent edge stays opaque whether its alpha came exactly (128 in a PNG) or coded
+    /// lossily (VP9's alpha plane wobbles by ±6 around it, which a threshold of 128 turned into a see-through
+    /// hairline and holes).
+    static let alphaThreshold: UInt32 = 112
+
+    /// A frame's pixels packed one word per pixel, alpha made binary (< ``alphaThreshold`` → fully transparent 0,
+    /// else 255).
     static func binarized(_ frame: PixelBuffer) -> [UInt32] {
         var out = [UInt32](repeating: 0, count: frame.width * frame.height)
         frame.bytes.withUnsafeBytes { raw in
@@ -39,7 +46,7 @@ struct FrameDiffer {
             out.withUnsafeMutableBufferPointer { dst in
                 for i in 0..<dst.count {
                     let v = src[i]
-                    dst[i] = v >> 24 < 128 ? 0 : v | 0xFF00_0000
+                    dst[i] = v >> 24 < alphaThreshold ? 0 : v | 0xFF00_0000
                 }
             }
         }

@@ -6,7 +6,7 @@ import LapseMedia
 /// Streams RGBA frames into an animated GIF (GIF89a).
 ///
 /// Each frame added goes through three stages:
-/// 1. in order, on the caller's task: alpha made binary (< 128 transparent), its content measured
+/// 1. in order, on the caller's task: alpha made binary (< 112 transparent), its content measured
 ///    (``FrameAnalysis``: is it mostly smooth, like a wall or sky?), compared with what is displayed (pixels
 ///    within ``GIFOptions/changeTolerance`` of it become transparent — with per-frame palettes only where
 ///    the neighbourhood is textured, and nowhere in a smooth frame —, the frame is cropped to the changed
@@ -79,7 +79,7 @@ public final class GIFEncoder {
 
     /// Adds the next frame.
     /// - Parameters:
-    ///   - frame: RGBA, `width × height`; alpha < 128 is transparent.
+    ///   - frame: RGBA, `width × height`; alpha < 112 is transparent (a GIF has no partial transparency).
     ///   - duration: how long it is shown, in seconds (> 0).
     /// - Throws: ``LapseError`` `.usage` for a frame of another size or a non-positive duration;
     ///   `.codec`/`.output` when quantizing or writing fails.

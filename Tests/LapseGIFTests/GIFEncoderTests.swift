@@ -13,7 +13,7 @@ func testFrame(width: Int = 96, height: Int = 64, offset: Int = 0, alphaHole: Bo
         for x in 0..<width {
             var c = RGBA(UInt8(x * 255 / width), UInt8(y * 255 / height), UInt8((x + y) * 127 / (width + height) + 64))
             if x >= 10 + offset, x < 26 + offset, y >= 20, y < 36 { c = RGBA(250, 250, 30) }
-            if alphaHole, x < width / 3 { c.a = x < width / 6 ? 0 : 127 }
+            if alphaHole, x < width / 2 { c.a = x < width / 6 ? 0 : x < width / 3 ? 111 : 112 }
             p[x, y] = c
         }
     }
@@ -94,8 +94,9 @@ func encode(_ frames: [(PixelBuffer, Double)], options: GIFOptions = GIFOptions(
     }
 
     @Test(arguments: [GIFPaletteMode.perFrame, .global])
-    func alphaBelow128IsTransparentAndClearsWhatWasShown(palette: GIFPaletteMode) async throws {
-        // Frame 1 opaque, frame 2 with a transparent band on the left, frame 3 opaque again.
+    func alphaBelow112IsTransparentAndClearsWhatWasShown(palette: GIFPaletteMode) async throws {
+        // Frame 1 opaque, frame 2 with a transparent band on the left (alpha 0, then 111) and one just opaque
+        // enough (112), frame 3 opaque again.
         let frames = [testFrame(), testFrame(alphaHole: true), testFrame(offset: 2)]
         let (_, gif) = try await encode(frames.map { ($0, 0.1) }, options: GIFOptions(palette: palette))
         let shown = gif.compositedFrames()
@@ -103,8 +104,9 @@ func encode(_ frames: [(PixelBuffer, Double)], options: GIFOptions = GIFOptions(
         for y in stride(from: 0, to: 64, by: 7) {
             #expect(shown[0][5, y].a == 255)
             #expect(shown[1][5, y].a == 0)        // alpha 0
-            #expect(shown[1][20, y].a == 0)       // alpha 127
-            #expect(shown[1][40, y].a == 255)     // opaque
+            #expect(shown[1][20, y].a == 0)       // alpha 111
+            #expect(shown[1][40, y].a == 255)     // alpha 112
+            #expect(shown[1][60, y].a == 255)     // opaque
             #expect(shown[2][5, y].a == 255)
         }
         #expect(ImageMetrics.psnr(shown[2], frames[2]) >= 30)
