@@ -60,6 +60,15 @@ struct Arguments {
         return v
     }
 
+    /// An option parsed as a frame rate (25, 29.97, 30000/1001; ``FrameRate/parse(_:)``) within `range` fps.
+    mutating func frameRate(_ name: String, in range: ClosedRange<Double>) throws -> FrameRate? {
+        guard let text = try value(name) else { return nil }
+        guard let rate = FrameRate.parse(text), range.contains(rate.value) else {
+            throw LapseError.usage("\(name) takes frames per second from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound)) (25, 29.97, 30000/1001), not '\(text)'")
+        }
+        return rate
+    }
+
     /// An option parsed as a whole number within `range`.
     mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = try value(name) else { return nil }

@@ -51,6 +51,29 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
+    /// `--fps` takes rationals and decimals alike: 25/2 and 12.5 give the same GIF (byte for byte), its delays
+    /// adding up to the range (2 s: 25 frames of 8 cs); 1/0 and 0/1 are usage errors.
+    @Test func rationalFrameRates() throws {
+        let dir = TestData.scratchDirectory("gif-fps")
+        let source = TestData.path("video/regift-test-file.mov")
+        var made: [Data] = []
+        for fps in ["25/2", "12.5"] {
+            let out = dir.appendingPathComponent("fps-\(made.count).gif").path
+            let r = try Shell.lapse(["gif", source, "--fps", fps, "--duration", "2", "--width", "160", "-o", out, "--json", "-y"])
+            #expect(r.status == 0, "\(r.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any])
+            let delays = try #require(json["delays"] as? [Int])
+            #expect(delays.reduce(0, +) == 200)
+            #expect(delays.allSatisfy { $0 % 8 == 0 }, "\(delays)")
+            made.append(try Data(contentsOf: URL(fileURLWithPath: out)))
+        }
+        #expect(made[0] == made[1])
+        for bad in ["1/0", "0/1", "x"] {
+            let r = try Shell.lapse(["gif", source, "--fps", bad, "-o", dir.appendingPathComponent("bad.gif").path])
+            #expect(r.status == 64 && r.stderr.contains("--fps takes frames per second"), "\(bad): \(r.stderr)")
+        }
+    }
+
     @Test func writesAGIFAndAJSONSummary() throws {
         let dir = TestData.scratchDirectory("gif-cli")
         let out = dir.appendingPathComponent("r.gif").path

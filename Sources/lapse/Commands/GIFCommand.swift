@@ -23,7 +23,7 @@ enum GIFCommand: Command {
           --start T              video: start at T (seconds, or [HH:]MM:SS[.mmm]); default 0
           --end T                video: stop at T
           --duration T           video: length from --start (instead of --end); default: to the end
-          --fps N                video: frames per second, up to 50 (default 10)
+          --fps N                video: frames per second, up to 50 (default 10; 12.5, 30000/1001 too)
           --delay S              images: seconds each image is shown (default 1/fps = 0.1)
           --width W              width in pixels, height from the aspect ratio
           --height H             height in pixels, width from the aspect ratio
@@ -53,7 +53,7 @@ enum GIFCommand: Command {
         let start = try arguments.time("--start")
         let end = try arguments.time("--end")
         let duration = try arguments.time("--duration")
-        let fps = try arguments.double("--fps", in: 0.1...50)
+        let fps = try arguments.frameRate("--fps", in: 0.1...50)?.value
         let delay = try arguments.double("--delay", in: 0.01...655.35)
         let width = try arguments.int("--width", in: 1...65535)
         let height = try arguments.int("--height", in: 1...65535)

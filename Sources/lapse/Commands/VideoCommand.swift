@@ -41,13 +41,7 @@ enum VideoCommand: Command {
         guard let output = try arguments.value("-o", "--output") else { throw LapseError.usage("no output file (-o FILE)") }
         let imageDuration = try arguments.double("--image-duration", in: ImageInput.durationRange)
         let duration = try arguments.double("--duration", in: 0.001...86400)
-        var frameRate = FrameRate(30)
-        if let text = try arguments.value("--fps") {
-            guard let rate = FrameRate.parse(text), (1...240).contains(rate.value) else {
-                throw LapseError.usage("--fps takes frames per second from 1 to 240 (25, 29.97, 30000/1001), not '\(text)'")
-            }
-            frameRate = rate
-        }
+        let frameRate = try arguments.frameRate("--fps", in: 1...240) ?? FrameRate(30)
         let size = try arguments.size("--size")
         let fit = try arguments.choice("--fit", FitMode.allCases.map(\.rawValue)).flatMap(FitMode.init(rawValue:)) ?? .contain
         let backgroundText = try arguments.value("--background")
