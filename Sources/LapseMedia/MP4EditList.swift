@@ -15,8 +15,9 @@ enum MP4EditList {
     static func trimVideo(_ path: String, to seconds: Double) throws {
         guard let handle = FileHandle(forUpdatingAtPath: path) else { throw LapseError.posix(.output, path, "cannot be opened") }
         defer { try? handle.close() }
-        guard let data = try handle.readToEnd() else { throw LapseError(.output, path, "cannot be read") }
-        var bytes = [UInt8](data)
+        // Only the movie box is read (the media data may be gigabytes): the top-level boxes' headers are walked.
+        let (moovOffset, moovData) = try movieBox(handle, path)
+        var bytes = [UInt8](moovData)
         guard let moov = children(of: bytes, in: 0..<bytes.count).first(where: { $0.type == "moov" }),
               let mvhd = children(of: bytes, in: moov.body).first(where: { $0.type == "mvhd" }) else {
             throw LapseError(.output, path, "has no movie header to trim")
@@ -55,11 +56,36 @@ enum MP4EditList {
         let mvhdDuration = mvhd.body.lowerBound + (bytes[mvhd.body.lowerBound] == 1 ? 24 : 16)
         write(&bytes, longest, at: mvhdDuration, size: bytes[mvhd.body.lowerBound] == 1 ? 8 : 4)
         do {
-            try handle.seek(toOffset: 0)
+            try handle.seek(toOffset: moovOffset)
             try handle.write(contentsOf: Data(bytes))
         } catch {
             throw LapseError(.output, path, "cannot be written: \(error.localizedDescription)")
         }
+    }
+
+    /// The `moov` box (header included) and where it starts in the file.
+    static func movieBox(_ handle: FileHandle, _ path: String) throws -> (UInt64, Data) {
+        do {
+            let end = try handle.seekToEnd()
+            var at: UInt64 = 0
+            while at + 8 <= end {
+                try handle.seek(toOffset: at)
+                let header = [UInt8](try handle.read(upToCount: 16) ?? Data())
+                guard header.count >= 8 else { break }
+                var size = read(header, at: 0, size: 4)
+                if size == 1, header.count >= 16 { size = read(header, at: 8, size: 8) } else if size == 0 { size = end - at }
+                guard size >= 8, at + size <= end else { break }
+                if String(decoding: header[4..<8], as: UTF8.self) == "moov" {
+                    guard size < 1 << 30 else { break }
+                    try handle.seek(toOffset: at)
+                    return (at, try handle.read(upToCount: Int(size)) ?? Data())
+                }
+                at += size
+            }
+        } catch {
+            throw LapseError(.output, path, "cannot be read: \(error.localizedDescription)")
+        }
+        throw LapseError(.output, path, "has no movie box to trim")
     }
 
     struct Box {
