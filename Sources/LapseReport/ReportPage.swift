@@ -265,7 +265,7 @@ public struct ReportPage: Sendable {
             <svg class="plot" id="pitch-plot" viewBox="0 0 900 160" role="img" aria-label="pitch and field of view along the route"></svg>
             <p id="no-plot" hidden></p></section>
             <section id="summary-section"><h2>Summary</h2><table id="summary"></table></section>
-            <section id="credits-section"><h2>Credits</h2><ul id="credits">
+            <section id="credits-section"\(credits.isEmpty ? " hidden" : "")><h2>Credits</h2><ul id="credits">
             \(creditItems)
             </ul></section>
             </main>
@@ -446,8 +446,8 @@ public struct ReportPage: Sendable {
         (function () {
           const f = report.frames;
           if (f.length === 0) {
-            document.getElementById('heading-plot').hidden = true;
-            document.getElementById('pitch-plot').hidden = true;
+            document.getElementById('heading-plot').style.display = 'none';   // SVG has no hidden property
+            document.getElementById('pitch-plot').style.display = 'none';
             const p = document.getElementById('no-plot');
             p.hidden = false;
             p.textContent = 'No frames: the camera is planned when the hyperlapse renders.';
