@@ -156,10 +156,8 @@ struct StopPlanner {
 
     /// Records what point `index` had in the report (when one is kept).
     private mutating func note(_ index: Int, _ stop: HyperlapseStop?, _ status: HyperlapseReport.PointStatus) {
-        guard var kept = report else { return }
-        report = nil   // no copy of the points while appending
-        kept.note(index, stop, status, feed: feed)
-        report = kept
+        let feed = self.feed   // read before the report is mutated in place (exclusive access to self)
+        report?.note(index, stop, status, feed: feed)
     }
 
     /// Marks point `index` in the report (a stop dropped as stationary, a frame left out).

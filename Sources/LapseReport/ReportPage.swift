@@ -63,6 +63,12 @@ public struct ReportPage: Sendable {
     ///   when something is in the way, `.notFound` when Leaflet is missing.
     public static func checkOutput(_ page: String, overwrite: Bool, inputs: [String] = [],
                                    leafletDirectory: String = debianLeaflet) throws {
+        try checkPaths(page, overwrite: overwrite, inputs: inputs)
+        _ = try leaflet(in: leafletDirectory)
+    }
+
+    /// ``checkOutput(_:overwrite:inputs:leafletDirectory:)`` but for Leaflet.
+    static func checkPaths(_ page: String, overwrite: Bool, inputs: [String]) throws {
         let ext = (page as NSString).pathExtension.lowercased()
         guard ext == "html" || ext == "htm" else { throw LapseError.usage("\(page): the report must end in .html") }
         try AtomicOutput(path: page, overwrite: overwrite, inputs: inputs).discard()
@@ -75,7 +81,6 @@ public struct ReportPage: Sendable {
             guard overwrite else { throw LapseError(.output, files, "exists (use --overwrite to replace it)") }
             try checkReplaceable(files)
         }
-        _ = try leaflet(in: leafletDirectory)
     }
 
     /// A files folder may be replaced only when it holds a report's thumbnails and nothing else.
@@ -98,7 +103,7 @@ public struct ReportPage: Sendable {
     ///   `overwrite`), `.notFound` when Leaflet is missing, the video reader's errors for the thumbnails.
     @discardableResult
     public func write(to page: String, overwrite: Bool) throws -> Written {
-        try Self.checkOutput(page, overwrite: overwrite, inputs: [video, gif].compactMap { $0 }, leafletDirectory: leafletDirectory)
+        try Self.checkPaths(page, overwrite: overwrite, inputs: [video, gif].compactMap { $0 })
         let leaflet = try Self.leaflet(in: leafletDirectory)
         let output = try AtomicOutput(path: page, overwrite: overwrite)
         defer { output.discard() }
