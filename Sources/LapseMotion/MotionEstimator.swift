@@ -8,7 +8,7 @@ import LapseCore
 ///    place (a car's dashboard and interior, the mount, a blurred nadir) are masked, unless nearly everything
 ///    stays (the camera stood still: the rotation is then the identity).
 /// 2. **Yaw, coarsely**: the circular cross-correlation of the two pictures' gradient magnitudes over the
-///    columns, on the quarter and half levels, within 60° of the horizon.
+///    columns, on the third and second levels (a quarter and half of the finest), within 60° of the horizon.
 /// 3. **Correspondences**: corners of A (``FeatureTracker``) predicted into B by the rotation so far and tracked
 ///    by pyramidal Lucas–Kanade, kept when tracking back lands within a pixel of the start; done twice, the
 ///    second time from the rotation the first fit gave.
@@ -27,6 +27,10 @@ public struct MotionEstimator: Sendable {
     /// The motion from `a` to `b`, or `nil` when too few correspondences agree (featureless or unrelated
     /// pictures).
     public func motion(from a: SphereImage, to b: SphereImage) -> PairMotion? {
+        if a.width != b.width {
+            let width = min(a.width, b.width)
+            return motion(from: a.reduced(toWidth: width), to: b.reduced(toWidth: width))
+        }
         let mask = Self.staticMask(a, b)
         if mask.fraction > 0.95 {
             return PairMotion(rotation: .identity, uncertainty: 0.05, tracked: 0, inliers: 0, travel: nil, travelUncertainty: nil, parallax: 0,

@@ -219,6 +219,12 @@ public struct GoogleStreetViewSource: PanoramaSource {
         try await image(for: panorama, resolution: resolution, region: nil)
     }
 
+    /// The panorama at the smallest zoom at least `width` pixels wide, but no wider than 512 asked for: Google's
+    /// own panoramas give their zoom-0 tile (512 × 256), one billed request, where 1024 would take two.
+    public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
+        try await image(for: panorama, resolution: .atLeast(width: min(width, 512)), region: nil)
+    }
+
     /// As ``image(for:resolution:)``, fetching only the tiles `region` touches (all when `nil`); the pixels of the
     /// other tiles are unset. Placeholders are looked for among the fetched tiles.
     public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution,

@@ -31,8 +31,8 @@ public protocol PanoramaSource: Sendable {
     func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?) async throws -> PanoramaImage
 
     /// The whole panorama, small, for motion analysis: equirectangular and at least `width` pixels wide where the
-    /// source has that much, made as cheaply as the source allows (Google's lowest zoom, one tile; a photo decoded
-    /// at reduced scale). Default: ``image(for:resolution:)`` at `.atLeast(width:)`.
+    /// source has that much, made as cheaply as the source allows (a photo decoded at reduced scale; Google's
+    /// lowest zoom, one tile, narrower). Default: ``image(for:resolution:)`` at `.atLeast(width:)`.
     /// - Throws: as ``image(for:resolution:)``.
     func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage
 
