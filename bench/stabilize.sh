@@ -4,7 +4,7 @@
 #
 # What the stabiliser costs: the same hyperlapse with and without it (--no-stabilize), in one run, on
 #   video:  the real 360° video overpass-clip.mp4 (120 frames of 2048x1024) -> 1280x720 H.264 CRF 20 medium, 24 fps
-#           (the analysis decodes the video's 33 reference frames again at 512x256 and measures 29 pairs);
+#           (the analysis decodes the video's 33 reference frames again at 1024x512 and measures 29 pairs);
 #   route:  N (default 100) Street View panoramas at zoom 3 from the Map Tiles stand-in on loopback
 #           (Tests/Fixtures/maptiles_route_world.py, real 360 photos, one every 10 m), tile cache warm
 #           (the analysis reads each panorama's zoom-0 tile and measures each pair).

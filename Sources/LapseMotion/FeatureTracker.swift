@@ -68,13 +68,16 @@ enum FeatureTracker {
     /// to fine over the pyramid, at most 12 Gauss–Newton steps a level, the window's means subtracted (so a
     /// residual difference of brightness does not move the track). `nil` when the window has no texture or the
     /// track does not converge to a close match.
-    static func track(_ point: SIMD2<Double>, from a: SphereImage, to b: SphereImage, guess: SIMD2<Double>) -> SIMD2<Double>? {
+    /// - Parameter coarsest: the coarsest level searched (all of them by default); a guess within a few pixels
+    ///   (tracking back to where a track started) needs only the finest two.
+    static func track(_ point: SIMD2<Double>, from a: SphereImage, to b: SphereImage, guess: SIMD2<Double>,
+                      coarsest: Int = .max) -> SIMD2<Double>? {
         let r = radius, side = 2 * r + 1, count = side * side, wide = side + 2
         // Scratch (on the stack): the template, its gradients, B's samples, and the template's wider window.
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: 4 * count + wide * wide) { scratch in
             let template = scratch.baseAddress!, gradX = template + count, gradY = gradX + count
             let samples = gradY + count, around = samples + count
-            let top = a.levels.count - 1
+            let top = min(a.levels.count - 1, coarsest)
             // Level-L coordinates of a level-0 position: (x0 − (2^L − 1)/2) / 2^L.
             func down(_ p: SIMD2<Double>, _ l: Int) -> SIMD2<Double> {
                 let s = Double(1 << l)

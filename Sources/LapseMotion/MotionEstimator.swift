@@ -8,7 +8,7 @@ import LapseCore
 ///    place (a car's dashboard and interior, the mount, a blurred nadir) are masked, unless nearly everything
 ///    stays (the camera stood still: the rotation is then the identity).
 /// 2. **Yaw, coarsely**: the circular cross-correlation of the two pictures' gradient magnitudes over the
-///    columns, on the third and second levels (a quarter and half of the finest), within 60° of the horizon.
+///    columns, on the two coarsest levels (128 and 256 wide), within 60° of the horizon.
 /// 3. **Correspondences**: corners of A (``FeatureTracker``) predicted into B by the rotation so far and tracked
 ///    by pyramidal Lucas–Kanade, kept when tracking back lands within a pixel of the start; done twice, the
 ///    second time from the rotation the first fit gave.
@@ -255,14 +255,16 @@ public struct MotionEstimator: Sendable {
             }
             return s
         }
-        let coarseA = gradients(a.levels[2], masked: true, scale: 2), coarseB = gradients(b.levels[2], masked: false, scale: 2)
-        let wc = a.levels[2].width
+        // On the two coarsest levels (128 and 256 wide); the mask is on level 1.
+        let c = a.levels.count - 1, f = c - 1
+        let coarseA = gradients(a.levels[c], masked: true, scale: 1 << (c - 1)), coarseB = gradients(b.levels[c], masked: false, scale: 1 << (c - 1))
+        let wc = a.levels[c].width
         let coarse = (0..<wc).map { score(coarseA, coarseB, wc, $0) }
         let peaks = (0..<wc).filter { s in
             coarse[s] >= coarse[(s + 1) % wc] && coarse[s] > coarse[(s + wc - 1) % wc]
         }.sorted { coarse[$0] > coarse[$1] }.prefix(3)
-        let fineA = gradients(a.levels[1], masked: true, scale: 1), fineB = gradients(b.levels[1], masked: false, scale: 1)
-        let wf = a.levels[1].width
+        let fineA = gradients(a.levels[f], masked: true, scale: 1 << (f - 1)), fineB = gradients(b.levels[f], masked: false, scale: 1 << (f - 1))
+        let wf = a.levels[f].width
         return peaks.map { best in
             var scores: [Int: Float] = [:]
             for s in (2 * best - 3)...(2 * best + 3) { scores[s] = score(fineA, fineB, wf, (s % wf + wf) % wf) }
@@ -289,7 +291,7 @@ public struct MotionEstimator: Sendable {
             let da = SphereImage.direction(x: p.x, y: p.y, width: w)
             let guess = SphereImage.pixel(of: predicted * da, width: w)
             guard let q = FeatureTracker.track(p, from: a, to: b, guess: SIMD2(guess.x, guess.y)),
-                  let back = FeatureTracker.track(q, from: b, to: a, guess: p) else { continue }
+                  let back = FeatureTracker.track(q, from: b, to: a, guess: p, coarsest: 1) else { continue }
             var dx = abs(back.x - p.x)
             if dx > Double(w) / 2 { dx = Double(w) - dx }
             guard dx * dx + (back.y - p.y) * (back.y - p.y) < 1 else { continue }
