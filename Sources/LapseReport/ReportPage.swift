@@ -45,8 +45,9 @@ public struct ReportPage: Sendable {
     /// What ``write(to:overwrite:)`` wrote.
     public struct Written: Sendable, Equatable {
         public var path: String
-        /// The thumbnails' folder (`PAGE_files`, beside the page) and how many it holds.
-        public var filesDirectory: String
+        /// The thumbnails' folder (`PAGE_files`, beside the page; nil when there are none: no folder is made)
+        /// and how many it holds.
+        public var filesDirectory: String?
         public var thumbnails: Int
     }
 
@@ -70,7 +71,7 @@ public struct ReportPage: Sendable {
     /// ``checkOutput(_:overwrite:inputs:leafletDirectory:)`` but for Leaflet.
     static func checkPaths(_ page: String, overwrite: Bool, inputs: [String]) throws {
         let ext = (page as NSString).pathExtension.lowercased()
-        guard ext == "html" || ext == "htm" else { throw LapseError.usage("\(page): the report must end in .html") }
+        guard ext == "html" || ext == "htm" else { throw LapseError.usage("\(page): the report must end in .html or .htm") }
         try AtomicOutput(path: page, overwrite: overwrite, inputs: inputs).discard()
         let files = filesDirectory(of: page)
         let inside = resolved(files) + "/"
@@ -131,6 +132,13 @@ public struct ReportPage: Sendable {
         // The folder first (a page never links to thumbnails that are not there), then the page; a folder there
         // before is moved aside and put back if either fails.
         let replacing = FileManager.default.fileExists(atPath: files)
+        if thumbs.isEmpty {
+            // No thumbnails, no folder: the page alone (a thumbnails folder of the page it replaces goes with it).
+            if replacing { try Self.checkReplaceable(files) }
+            try output.commit()
+            if replacing { try? FileManager.default.removeItem(atPath: files) }
+            return Written(path: page, filesDirectory: nil, thumbnails: 0)
+        }
         if replacing {
             try Self.checkReplaceable(files)
             guard rename(files, previous) == 0 else { throw LapseError.posix(.output, files, "cannot be moved aside") }

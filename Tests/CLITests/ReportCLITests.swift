@@ -232,6 +232,8 @@ import TestSupport
                                                          "--report", page, "--json", "-y"], environment: world.environment)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try world.tilesServed(reset: true).isEmpty)
+        // Nothing but the page: no thumbnails, so no thumbnails' folder.
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("preview_files").path))
         let summary = try json(run)
         #expect(summary["panoramas"] as? Int == world.panoramas.count)
         let preview = try #require(try Browser.embeddedJSON(page, id: "lapse-report") as? [String: Any])

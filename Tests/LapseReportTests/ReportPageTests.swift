@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import LapseCore
 @testable import LapseReport
 import Testing
 import TestSupport
@@ -29,6 +30,34 @@ import TestSupport
         #expect(seen["images"] as? Int == 0)   // no <img> made of the date
         #expect(seen["markers"] as? Int == 1 && (seen["route_paths"] as? Int ?? 0) == 1)
         #expect((seen["summary"] as? [String: String])?["source"] == "</script>x")
+    }
+
+    /// A page without a video has no thumbnails and makes no `PAGE_files` folder; written over a page that had
+    /// thumbnails (`overwrite`), their folder goes with the old page; a folder holding anything else is left as it
+    /// is and the page is not written.
+    @Test func aPageWithoutThumbnailsMakesNoFolder() throws {
+        let report = HyperlapseReport(positionsKnown: false, pointUnit: "video frames")
+        let summary = Data("{}".utf8)
+        let page = dir.appendingPathComponent("bare.html").path, files = ReportPage.filesDirectory(of: page)
+        try? FileManager.default.removeItem(atPath: page)
+        try? FileManager.default.removeItem(atPath: files)
+        let written = try ReportPage(title: "t", report: report, summaryJSON: summary).write(to: page, overwrite: false)
+        #expect(written.filesDirectory == nil && written.thumbnails == 0)
+        #expect(FileManager.default.fileExists(atPath: page) && !FileManager.default.fileExists(atPath: files))
+        // An earlier page's thumbnails: replaced with the page, so removed.
+        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: false)
+        try Data([0xFF, 0xD8]).write(to: URL(fileURLWithPath: files + "/frame-00000.jpg"))
+        try ReportPage(title: "again", report: report, summaryJSON: summary).write(to: page, overwrite: true)
+        #expect(!FileManager.default.fileExists(atPath: files))
+        #expect(try String(contentsOfFile: page, encoding: .utf8).contains("<title>again"))
+        // Someone else's folder of that name: refused, untouched, the old page kept.
+        try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: false)
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: files + "/notes.txt"))
+        #expect(throws: LapseError.self) {
+            try ReportPage(title: "third", report: report, summaryJSON: summary).write(to: page, overwrite: true)
+        }
+        #expect(FileManager.default.fileExists(atPath: files + "/notes.txt"))
+        #expect(try String(contentsOfFile: page, encoding: .utf8).contains("<title>again"))
     }
 
     /// Relative links from the page's folder: beside it, below it, above it; segments percent-encoded, a colon

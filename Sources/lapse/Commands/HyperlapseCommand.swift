@@ -232,7 +232,8 @@ enum HyperlapseCommand: Command {
                                   summaryJSON: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]),
                                   video: s.output, gif: s.gif, credits: credits)
             let written = try page.write(to: reportPath, overwrite: overwrite)
-            lines.insert("wrote \(written.path): the report (\(counted(written.thumbnails, "thumbnail")) in \(written.filesDirectory))", at: lines.count - 1)
+            let thumbnails = written.filesDirectory.map { " (\(counted(written.thumbnails, "thumbnail")) in \($0))" } ?? ""
+            lines.insert("wrote \(written.path): the report\(thumbnails)", at: lines.count - 1)
         }
         console.summary(lines, json: json)
     }
