@@ -340,8 +340,10 @@ public struct ReportPage: Sendable {
         }
         const counts = {};
         for (const p of report.points) counts[p.status] = (counts[p.status] || 0) + 1;
-        document.getElementById('subtitle').textContent = report.points.length + ' ' + report.point_unit + ', ' +
-          report.panoramas.length + ' panoramas, ' + report.frames.length + ' frames';
+        // "1 frame", "2 frames"; the point unit is given plural ("route points", "video frames").
+        const counted = (n, plural) => n + ' ' + (n === 1 && plural.endsWith('s') ? plural.slice(0, -1) : plural);
+        document.getElementById('subtitle').textContent = counted(report.points.length, report.point_unit) + ', ' +
+          counted(report.panoramas.length, 'panoramas') + ', ' + counted(report.frames.length, 'frames');
 
         // The summary, as --json gave it (nested objects as dotted keys).
         (function () {

@@ -48,6 +48,7 @@ try:
         "plot_polylines": js("return Array.from(document.querySelectorAll('#heading-plot polyline, #pitch-plot polyline')).map(p => p.getAttribute('points').trim().split(/\\s+/).length)"),
         "summary": js("const o = {}; for (const td of document.querySelectorAll('#summary td')) o[td.dataset.key] = td.textContent; return o"),
         "thumbnails": js("return document.querySelectorAll('#frames img').length"),
+        "subtitle": js("return document.getElementById('subtitle').textContent"),
     }
     driver.save_screenshot(shot)
     strip = driver.find_elements(By.CSS_SELECTOR, "#frames img")

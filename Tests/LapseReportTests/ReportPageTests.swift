@@ -30,6 +30,7 @@ import TestSupport
         #expect(seen["images"] as? Int == 0)   // no <img> made of the date
         #expect(seen["markers"] as? Int == 1 && (seen["route_paths"] as? Int ?? 0) == 1)
         #expect((seen["summary"] as? [String: String])?["source"] == "</script>x")
+        #expect(seen["subtitle"] as? String == "1 route point, 1 panorama, 0 frames")
     }
 
     /// A page without a video has no thumbnails and makes no `PAGE_files` folder; written over a page that had
