@@ -4,8 +4,9 @@ import Testing
 import TestSupport
 
 @Suite struct GIFCLITests {
-    /// Bad inputs and outputs: a one-line error, exit 1, and no output file.
-    @Test(arguments: ["not-a-video", "truncated", "http-404", "unwritable", "missing"])
+    /// Bad inputs and outputs: a one-line error, exit 1, and no output file; a server that stops sending gives
+    /// up after `--timeout`, saying so.
+    @Test(arguments: ["not-a-video", "truncated", "http-404", "stalled", "unwritable", "missing"])
     func badInputFailsCleanly(kind: String) throws {
         let dir = TestData.scratchDirectory("gif-cli")
         var output = dir.appendingPathComponent("out.gif").path
@@ -22,14 +23,18 @@ import TestSupport
         case "http-404":
             server = try LocalServer(script: "http_file_server.py", arguments: ["--root", TestData.path("video")])
             input = "\(server!.baseURL)/__status/404/regift-test-file.mov?key=hidden"
+        case "stalled":
+            server = try LocalServer(script: "http_file_server.py", arguments: ["--root", TestData.path("video")])
+            input = "\(server!.baseURL)/__stall/regift-test-file.mov?key=hidden"
         case "unwritable":
             input = TestData.path("video/iphone_rotated.mov")
             output = dir.appendingPathComponent("no/such/dir/out.gif").path
         default:
             input = dir.appendingPathComponent("missing.mov").path
         }
-        let result = try Shell.lapse(["gif", input, "-o", output, "--quiet"])
+        let result = try Shell.lapse(["gif", input, "-o", output, "--quiet"] + (kind == "stalled" ? ["--timeout", "1"] : []))
         server?.stop()
+        if kind == "stalled" { #expect(result.stderr.contains("timed out: no data for 1 s"), "\(result.stderr)") }
         #expect(result.status == 1, "\(kind): \(result.stderr)")
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(kind): \(result.stderr)")

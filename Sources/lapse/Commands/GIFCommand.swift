@@ -35,6 +35,7 @@ enum GIFCommand: Command {
           --dither D             dithering 0 (none) to 1 (full, the default)
           --palette MODE         per-frame (default) or global (one palette for all frames)
           --fast                 faster, slightly lower quality
+          --timeout SECONDS      network inputs: give up after this long without data (default 15)
           -y, --overwrite        replace OUT.gif if it exists
           --quiet, --json        no progress / a JSON summary on stdout
 
@@ -64,6 +65,7 @@ enum GIFCommand: Command {
         let dither = try arguments.double("--dither", in: 0...1)
         let palette = try arguments.choice("--palette", GIFPaletteMode.allCases.map(\.rawValue))
         let fast = arguments.flag("--fast")
+        let timeout = try arguments.double("--timeout", in: 0.1...3600)
         let overwrite = arguments.flag("--overwrite", "-y")
         let inputs = try arguments.positionals()
 
@@ -104,6 +106,7 @@ enum GIFCommand: Command {
             source = .images(try ImageInputs.expand(inputs))
         }
         var job = GIFJob(source: source, output: output)
+        if let timeout { job.inputOptions.readTimeout = timeout }
         job.start = start ?? 0
         job.end = end
         job.duration = duration
