@@ -87,6 +87,10 @@ import Testing
         let plain = try Shell.lapse(["route", "--input", TestData.path("geo/sf_30km_h.gpx"), "-o", path("sf.gpx")])
         #expect(plain.status == 0)
         #expect(plain.stdout == "\(path("sf.gpx")): \(String(format: "%.2f", length / 1000)) km, 49 points, provider file\n")
+        // --route, as hyperlapse and preview name it, reads the same file.
+        let named = try Shell.lapse(["route", "--route", TestData.path("geo/sf_30km_h.gpx"), "-o", path("sf-route.gpx")])
+        #expect(named.status == 0, "\(named.stderr)")
+        #expect(FileManager.default.contents(atPath: path("sf-route.gpx")) == FileManager.default.contents(atPath: path("sf.gpx")))
     }
 
     @Test func resamplingEveryTenMetres() throws {

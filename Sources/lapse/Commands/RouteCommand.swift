@@ -29,6 +29,7 @@ enum RouteCommand: Command {
           --input FILE            .gpx (tracks or routes), .geojson/.json, .kml, .txt/.csv (lat,lng lines),
                                   .polyline / .polyline6 (encoded polyline), a saved Google Directions or Routes
                                   API answer (.json); other names: detected from the content
+                                  (also --route FILE, as hyperlapse and preview name it)
           --input-format FMT      gpx | geojson | kml | lines | polyline | polyline6 | google-directions |
                                   google-routes (overrides the detection)
         Output:
@@ -55,7 +56,7 @@ enum RouteCommand: Command {
         let keyFile = try arguments.value("--key-file")
         let googleURL = try arguments.value("--google-url")
         let osrmURL = try arguments.value("--osrm-url")
-        let input = try arguments.value("--input", "-i")
+        let input = try arguments.value("--input", "-i", "--route")
         let inputFormat = try arguments.choice("--input-format", RouteFileFormat.allCases.map(\.rawValue)).flatMap(RouteFileFormat.init(rawValue:))
         let spacing = try arguments.double("--spacing", in: 0.01...1_000_000)
         let smoothing = try arguments.double("--smoothing", in: 0...100_000)
