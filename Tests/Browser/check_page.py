@@ -49,6 +49,7 @@ try:
         "summary": js("const o = {}; for (const td of document.querySelectorAll('#summary td')) o[td.dataset.key] = td.textContent; return o"),
         "thumbnails": js("return document.querySelectorAll('#frames img').length"),
         "subtitle": js("return document.getElementById('subtitle').textContent"),
+        "credits": js("return Array.from(document.querySelectorAll('#credits li')).map(li => li.textContent)"),
     }
     driver.save_screenshot(shot)
     strip = driver.find_elements(By.CSS_SELECTOR, "#frames img")

@@ -115,6 +115,11 @@ import TestSupport
         let shot = dir.appendingPathComponent("photos.png").path, after = dir.appendingPathComponent("clicked.png").path
         let seen = try Browser.check(page, screenshot: shot, videoAfterClick: after)
         #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen["console_errors"] ?? "")")
+        // The credits: the sidecar's lines, a list item each, without the sidecar's "- " marks.
+        let sidecar = try String(contentsOfFile: dir.appendingPathComponent("photos.credits.txt").path, encoding: .utf8)
+        let items = sidecar.split(separator: "\n").map { $0.hasPrefix("- ") ? String($0.dropFirst(2)) : String($0) }
+        #expect(sidecar.contains("\n- "))
+        #expect(seen["credits"] as? [String] == items, "\(seen["credits"] ?? "")")
         let video = try #require(seen["video"] as? [String: Any])
         #expect((video["ready_state"] as? Int ?? 0) >= 2)
         #expect(abs((video["duration"] as? Double ?? 0) - Double(videoFrames) / 8) < 0.01)

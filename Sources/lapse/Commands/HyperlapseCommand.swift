@@ -227,7 +227,9 @@ enum HyperlapseCommand: Command {
         ]
         if let reportPath, let report = s.report {
             json["report"] = reportPath
-            let credits = ((try? String(contentsOfFile: s.credits, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            // The sidecar's lines, its "- " list marks left to the page's list.
+            let credits = ((try? String(contentsOfFile: s.credits, encoding: .utf8)) ?? "").split(separator: "\n")
+                .map { $0.hasPrefix("- ") ? String($0.dropFirst(2)) : String($0) }
             let page = ReportPage(title: "Hyperlapse: " + (s.output as NSString).lastPathComponent, report: report,
                                   summaryJSON: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]),
                                   video: s.output, gif: s.gif, credits: credits)
