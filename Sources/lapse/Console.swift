@@ -93,8 +93,18 @@ final class Console: Sendable {
         }
     }
 
-    /// The one-line error on stderr (always shown).
-    func error(_ message: String) {
+    /// The one-line error on stderr (always shown); with `--json`, also as a JSON object on stdout, in place of
+    /// the summary: `{"error": {"code": …, "input": …, "message": …, "exit_status": …}}` (`code` one of
+    /// ``LapseError/Code``'s names, `input` the file or URL it concerns when there is one, `message` the line
+    /// shown on stderr without its `error: `).
+    func error(_ message: String, code: String = "other", input: String? = nil, exitStatus: Int32) {
+        if json {
+            var object: [String: Any] = ["code": code, "message": message, "exit_status": Int(exitStatus)]
+            if let input { object["input"] = input }
+            if let data = try? JSONSerialization.data(withJSONObject: ["error": object], options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
+                FileHandle.standardOutput.write(data + Data("\n".utf8))
+            }
+        }
         screen.withLock { s in
             s.closeLine()
             FileHandle.standardError.write(Data("error: \(message)\n".utf8))

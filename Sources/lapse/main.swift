@@ -76,14 +76,12 @@ func runMain() async -> Int32 {
     } catch var error as LapseError {
         // Name the file the user asked for, not the temporary file it was being written as.
         if let subject = error.subject, let target = AtomicOutput.targetPath(ofTemporary: subject) { error.subject = target }
-        console.error(error.description)
-        if error.code == .usage {
-            FileHandle.standardError.write(Data("usage: \(command.usageLine)\n".utf8))
-            return ExitStatus.usage
-        }
-        return error.code == .cancelled ? ExitStatus.interrupted : ExitStatus.failure
+        let status = error.code == .usage ? ExitStatus.usage : error.code == .cancelled ? ExitStatus.interrupted : ExitStatus.failure
+        console.error(error.description, code: error.code.description, input: error.subject.map(Redaction.url), exitStatus: status)
+        if error.code == .usage { FileHandle.standardError.write(Data("usage: \(command.usageLine)\n".utf8)) }
+        return status
     } catch {
-        console.error(String(describing: error))
+        console.error(String(describing: error), exitStatus: ExitStatus.failure)
         return ExitStatus.failure
     }
 }
