@@ -21,15 +21,21 @@ struct Arguments {
         return found
     }
 
-    /// Removes every occurrence of an option with a value and returns the values in order.
-    mutating func values(_ names: String...) throws -> [String] {
+    /// Removes every occurrence of an option with a value (under any of its names) and returns the values in
+    /// the order given. A value after a space never looks like an option (`-o --quiet` is an error: `-o` has no
+    /// value); one that does is given with `=` (`--title=--x`). Negative numbers (`-30`, `-33.8,151.2`) are values.
+    mutating func values(_ names: String...) throws -> [String] { try values(names) }
+
+    private mutating func values(_ names: [String]) throws -> [String] {
         var result: [String] = []
         var i = 0
         while i < tokens.count {
             let t = tokens[i]
             if t == "--" { break }
             if names.contains(t) {
-                guard i + 1 < tokens.count else { throw LapseError.usage("\(t) needs a value") }
+                guard i + 1 < tokens.count, !Self.looksLikeOption(tokens[i + 1]) else {
+                    throw LapseError.usage("\(t) needs a value" + (i + 1 < tokens.count ? " (\(tokens[i + 1]) is an option; give a value that starts with - as \(t)=VALUE)" : ""))
+                }
                 result.append(tokens[i + 1])
                 tokens.removeSubrange(i...i + 1)
                 continue
@@ -44,11 +50,15 @@ struct Arguments {
         return result
     }
 
-    /// Removes an option that may be given once; the last one wins when repeated.
-    mutating func value(_ names: String...) throws -> String? {
-        var result: [String] = []
-        for n in names { result += try values(n) }
-        return result.last
+    /// Removes an option that may be given once; the last one given wins when repeated, whichever of its names
+    /// (`-o a.gif --output b.gif` writes b.gif).
+    mutating func value(_ names: String...) throws -> String? { try values(names).last }
+
+    /// `--name`, `-x` (a letter after the dash); not `-`, `-30` or `-.5`.
+    static func looksLikeOption(_ token: String) -> Bool {
+        guard token.hasPrefix("-"), token.count >= 2 else { return false }
+        let second = token[token.index(after: token.startIndex)]
+        return second == "-" || second.isLetter
     }
 
     /// An option parsed as a number within `range`.
