@@ -8,14 +8,23 @@ extension HyperlapseJob {
     public static let shareAlikeNotice =
         "This video is a derivative of CC-BY-SA imagery and is licensed under CC BY-SA 4.0: https://creativecommons.org/licenses/by-sa/4.0/"
 
-    /// The credits sidecar (`OUT.credits.txt`): one line per distinct attribution, the route's credit, the
-    /// licence of the video when the imagery's licence requires one.
-    static func creditsText(_ attributions: [Attribution], feed: String, routeCredit: String? = nil) -> String {
-        var lines = ["Imagery credits (\(feed)):"]
-        lines += attributions.isEmpty ? ["(the source gave no attribution)"] : attributions.map { "- " + $0.line }
+    /// What to credit, a line each: every distinct attribution (or that the source gave none), the route's
+    /// credit, and the video's licence when the imagery's licence requires one. The sidecar lists these; the
+    /// report page shows them (``Summary/creditLines``).
+    static func creditLines(_ attributions: [Attribution], routeCredit: String? = nil) -> [String] {
+        var lines = attributions.isEmpty ? ["(the source gave no attribution)"] : attributions.map(\.line)
         if let routeCredit { lines.append(routeCredit) }
         if attributions.contains(where: \.isShareAlike) { lines.append(shareAlikeNotice) }
-        lines.append("Made with lapse \(lapseVersion).")
+        return lines
+    }
+
+    /// The credits sidecar (`OUT.credits.txt`): a heading naming the feed, ``creditLines(_:routeCredit:)`` with
+    /// the attributions as a "- " list, and the version of lapse that made it.
+    static func creditsText(_ attributions: [Attribution], feed: String, routeCredit: String? = nil) -> String {
+        let listed = Set(attributions.map(\.line))
+        let lines = ["Imagery credits (\(feed)):"]
+            + creditLines(attributions, routeCredit: routeCredit).map { listed.contains($0) ? "- " + $0 : $0 }
+            + ["Made with lapse \(lapseVersion)."]
         return lines.joined(separator: "\n") + "\n"
     }
 

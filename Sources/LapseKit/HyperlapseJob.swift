@@ -120,8 +120,12 @@ public struct HyperlapseJob: Sendable {
         public var gifBytes: Int64?
         /// The GIF as written (size, delays, loop count), when one was asked for.
         public var gifSummary: GIFSummary?
+        /// The credits sidecar's path (`OUT.credits.txt`).
         public var credits: String
         public var attributions: [Attribution]
+        /// What the sidecar credits, a line each without its list marks: the imagery's attributions, the route's
+        /// credit, the video's licence when the imagery's requires one (empty when no frame was made).
+        public var creditLines: [String] = []
         /// What the stabilisation found (nil when it was off).
         public var stabilization: StabilizationReport?
         /// Every frame's orientation and where it came from, in order (empty when stabilisation was off).
@@ -388,6 +392,7 @@ public struct HyperlapseJob: Sendable {
                        stabilization: planner.stabilization, orientations: planner.orientations, segment: segmentSummary)
         summary.panoramasAtLowerZoom = feed.panoramasAtLowerZoom
         summary.panoramasUnavailable = unavailable
+        summary.creditLines = Self.creditLines(attributions, routeCredit: routeCredit)
         if var report = planner.report {
             for point in unavailablePoints { report.mark(point: point, .unavailable) }
             // A panorama's frame is the one of its route point (the same panorama may come back further on).

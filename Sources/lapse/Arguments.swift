@@ -22,7 +22,7 @@ struct Arguments {
     }
 
     /// Removes every occurrence of an option with a value (under any of its names) and returns the values in
-    /// the order given. A value after a space never looks like an option (`-o --quiet` is an error: `-o` has no
+    /// the order given. A value after a space never looks like an option (`-o --fast` is an error: `-o` has no
     /// value); one that does is given with `=` (`--title=--x`). Negative numbers (`-30`, `-33.8,151.2`) are values.
     mutating func values(_ names: String...) throws -> [String] { try values(names) }
 

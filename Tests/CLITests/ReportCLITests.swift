@@ -115,10 +115,13 @@ import TestSupport
         let shot = dir.appendingPathComponent("photos.png").path, after = dir.appendingPathComponent("clicked.png").path
         let seen = try Browser.check(page, screenshot: shot, videoAfterClick: after)
         #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen["console_errors"] ?? "")")
-        // The credits: the sidecar's lines, a list item each, without the sidecar's "- " marks.
+        // The credits: what the sidecar credits (between its heading and its "Made with" line), a list item each,
+        // without the sidecar's "- " marks.
         let sidecar = try String(contentsOfFile: dir.appendingPathComponent("photos.credits.txt").path, encoding: .utf8)
-        let items = sidecar.split(separator: "\n").map { $0.hasPrefix("- ") ? String($0.dropFirst(2)) : String($0) }
-        #expect(sidecar.contains("\n- "))
+        let lines = sidecar.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("Imagery credits") == true && lines.last?.hasPrefix("Made with lapse") == true)
+        let items = lines.dropFirst().dropLast().map { $0.hasPrefix("- ") ? String($0.dropFirst(2)) : String($0) }
+        #expect(sidecar.contains("\n- ") && !items.isEmpty)
         #expect(seen["credits"] as? [String] == items, "\(seen["credits"] ?? "")")
         let video = try #require(seen["video"] as? [String: Any])
         #expect((video["ready_state"] as? Int ?? 0) >= 2)

@@ -227,12 +227,9 @@ enum HyperlapseCommand: Command {
         ]
         if let reportPath, let report = s.report {
             json["report"] = reportPath
-            // The sidecar's lines, its "- " list marks left to the page's list.
-            let credits = ((try? String(contentsOfFile: s.credits, encoding: .utf8)) ?? "").split(separator: "\n")
-                .map { $0.hasPrefix("- ") ? String($0.dropFirst(2)) : String($0) }
             let page = ReportPage(title: "Hyperlapse: " + (s.output as NSString).lastPathComponent, report: report,
                                   summaryJSON: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]),
-                                  video: s.output, gif: s.gif, credits: credits)
+                                  video: s.output, gif: s.gif, credits: s.creditLines)
             let written = try page.write(to: reportPath, overwrite: overwrite)
             let thumbnails = written.filesDirectory.map { " (\(counted(written.thumbnails, "thumbnail")) in \($0))" } ?? ""
             lines.insert("wrote \(written.path): the report\(thumbnails)", at: lines.count - 1)
