@@ -24,7 +24,7 @@ struct ClipCLITests {
         #expect(again.stderr.contains("--overwrite"))
         let over = try Shell.lapse(["clip", Self.gop, "-o", out, "--start", "5", "--end", "7", "--overwrite", "--json"])
         #expect(over.status == 0)
-        let json = try JSONSerialization.jsonObject(with: over.stdoutData) as? [String: Any]
+        let json = try JSONSummary.parse(over.stdoutData)
         #expect(json?["keyframe_time"] as? Double == 4)
         #expect(json?["video_frames"] as? Int == 90)   // written, including the run-in from the keyframe at 4 s
         #expect(json?["hidden_frames"] as? Int == 30)

@@ -66,7 +66,7 @@ import TestSupport
             let out = dir.appendingPathComponent("fps-\(made.count).gif").path
             let r = try Shell.lapse(["gif", source, "--fps", fps, "--duration", "2", "--width", "160", "-o", out, "--json", "-y"])
             #expect(r.status == 0, "\(r.stderr)")
-            let json = try #require(try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any])
+            let json = try #require(try JSONSummary.parse(r.stdoutData))
             let delays = try #require(json["delays"] as? [Int])
             #expect(delays.reduce(0, +) == 200)
             #expect(delays.allSatisfy { $0 % 8 == 0 }, "\(delays)")
@@ -85,7 +85,7 @@ import TestSupport
         let result = try Shell.lapse(["gif", TestData.path("video/regift-test-file.mov"), "--fps", "5", "--duration", "3.2",
                                       "--no-loop", "--width", "200", "-o", out, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
-        let json = try #require(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any])
+        let json = try #require(try JSONSummary.parse(result.stdoutData))
         #expect(json["width"] as? Int == 200)
         #expect(json["height"] as? Int == 106)
         let delays = try #require(json["delays"] as? [Int])
@@ -106,7 +106,7 @@ import TestSupport
         let result = try Shell.lapse(["gif", TestData.path("video/synthetic/rgba_png_seq"), "--delay", "0.25",
                                       "--scale", "1", "-o", out, "--json"])
         #expect(result.status == 0, "\(result.stderr)")
-        let json = try #require(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any])
+        let json = try #require(try JSONSummary.parse(result.stdoutData))
         // Frames 3 and 4, 8 and 9 of this sequence are identical: merged, their delays summed.
         #expect(json["delays"] as? [Int] == [25, 25, 50, 25, 25, 25, 50, 25])
         let info = try Shell.run("gifsicle", ["--info", out])

@@ -79,7 +79,7 @@ import TestSupport
 
             let again = try Shell.lapse(arguments(world, cache: cache, output: out) + ["--quiet", "--json"], environment: world.environment)
             #expect(again.status == 0, "\(name): \(again.stderr)")
-            let summary = try JSONSerialization.jsonObject(with: again.stdoutData) as? [String: Any] ?? [:]
+            let summary = try JSONSummary.parse(again.stdoutData) ?? [:]
             #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data(contentsOf: URL(fileURLWithPath: reference)), "\(name)")
             let leftAfterRerun = try partials()
             #expect(leftAfterRerun.isEmpty, "\(name): \(leftAfterRerun)")
@@ -88,7 +88,7 @@ import TestSupport
             #expect(Set(rerun.keys).isDisjoint(with: cachedAfterStop), "\(name): a cached tile was downloaded again")
             #expect(Set(rerun.keys).union(cachedAfterStop) == allTiles, "\(name)")
             // The summary tells the cache's part.
-            #expect(summary["tilesDownloaded"] as? Int == rerun.count && summary["tilesFromCache"] as? Int == cachedAfterStop.count,
+            #expect(summary["tiles_downloaded"] as? Int == rerun.count && summary["tiles_from_cache"] as? Int == cachedAfterStop.count,
                     "\(name): \(summary)")
         }
     }

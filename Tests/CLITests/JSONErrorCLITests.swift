@@ -24,7 +24,7 @@ import TestSupport
         #expect(r.status == status, "\(r.stderr)")
         let line = try #require(r.stderr.split(separator: "\n").first { $0.hasPrefix("error: ") })
         #expect(plain.stderr == r.stderr)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
+        let object = try #require(try JSONSummary.parse(Data(r.stdout.utf8)), "\(r.stdout)")
         #expect(object.keys.sorted() == ["error"])
         let error = try #require(object["error"] as? [String: Any])
         #expect(error["exit_status"] as? Int == Int(status))

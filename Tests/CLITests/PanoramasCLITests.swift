@@ -74,8 +74,8 @@ import TestSupport
         #expect(try stats(server)["by_kind"] as? [String: Int] == before)
         let again = try Shell.lapse(args + ["--overwrite", "--json"], environment: env)
         #expect(again.status == 0, "\(again.stderr)")
-        let summary = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
-        #expect(summary?["fromCache"] as? Int == 6 && summary?["downloaded"] as? Int == 0)
+        let summary = try JSONSummary.parse(Data(again.stdout.utf8))
+        #expect(summary?["from_cache"] as? Int == 6 && summary?["downloaded"] as? Int == 0)
         #expect((try stats(server)["by_kind"] as? [String: Int])?["tiles"] == 6)
     }
 
@@ -141,7 +141,7 @@ import TestSupport
             #expect(other.status == 1 && other.stderr.contains("file exists"), "\(name): \(other.stderr)")
             let again = try Shell.lapse(arguments(out) + ["--json"])
             #expect(again.status == 0, "\(name): \(again.stderr)")
-            let summary = try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any]
+            let summary = try JSONSummary.parse(Data(again.stdout.utf8))
             #expect(summary?["resumed"] as? Int == images.count, "\(name): \(again.stdout)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == files, "\(name)")
             for file in files {
@@ -157,7 +157,7 @@ import TestSupport
         let r = try Shell.lapse(["panoramas", "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
                                  "--every", "60", "--width", "512", "--out", out, "--json"])
         #expect(r.status == 0, "\(r.stderr)")
-        let summary = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        let summary = try JSONSummary.parse(Data(r.stdout.utf8))
         #expect(summary?["written"] as? [String] == ["0001_video%400.000.jpg", "0002_video%402.002.jpg"])
     }
 

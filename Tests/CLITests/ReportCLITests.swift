@@ -78,7 +78,7 @@ import TestSupport
     }
 
     func json(_ result: ProcessResult) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any])
+        try #require(try JSONSummary.parse(result.stdoutData))
     }
 
     /// A hyperlapse of your own photos with a report (crossfaded: a blended frame between each two): the page has
@@ -103,9 +103,9 @@ import TestSupport
         let report = try #require(try Browser.embeddedJSON(page, id: "lapse-report") as? [String: Any])
         let points = report["points"] as? [[String: Any]] ?? []
         let statuses = points.map { $0["status"] as? String ?? "" }
-        #expect(points.count == summary["routePoints"] as? Int)
+        #expect(points.count == summary["route_points"] as? Int)
         #expect(statuses.filter { $0 == "uncovered" }.count == summary["gaps"] as? Int)
-        #expect(statuses.filter { $0 == "duplicate" }.count == summary["duplicatesDropped"] as? Int)
+        #expect(statuses.filter { $0 == "duplicate" }.count == summary["duplicates_dropped"] as? Int)
         #expect(statuses.filter { $0 == "uncovered" }.count >= 15)   // the 50 m past the photos
         #expect(report["positions_known"] as? Bool == true)
         let panoramas = report["panoramas"] as? [[String: Any]] ?? []

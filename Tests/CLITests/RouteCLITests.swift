@@ -50,7 +50,7 @@ import Testing
     func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
 
     func json(_ result: ProcessResult) throws -> [String: Any] {
-        try #require(try JSONSerialization.jsonObject(with: result.stdoutData) as? [String: Any], "stdout: \(result.stdout)")
+        try #require(try JSONSummary.parse(result.stdoutData), "stdout: \(result.stdout)")
     }
 
     /// Haversine on the 6 371 008.8 m sphere, written out here as an independent check of the tool's distances.
@@ -291,7 +291,7 @@ import Testing
         let small = try peakKB(TestData.path("geo/sf_30km_h.gpx"), path("small.geojson"))
         let large = try peakKB(big, path("big.geojson"))
         #expect(small.status == 0 && large.status == 0)
-        let summary = try JSONSerialization.jsonObject(with: large.stdout) as? [String: Any]
+        let summary = try JSONSummary.parse(large.stdout)
         #expect(summary?["points"] as? Int == 150_000)
         let growthKB = large.kB - small.kB
         // 150 000 points held as values need ~7 MB; a DOM or the whole file in memory would need more than the file.

@@ -49,10 +49,10 @@ import TestSupport
         let parts = try runAtOnce((1...3).map { common + ["--segment", "\($0)/3", "-o", path("part-\($0).mp4"), "--json"] })
         for (k, r) in parts.enumerated() {
             #expect(r.status == 0, "\(r.stderr)")
-            let json = try #require(try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any])
+            let json = try #require(try JSONSummary.parse(r.stdoutData))
             let segment = try #require(json["segment"] as? [String: Any])
-            #expect(segment["jobFrames"] as? Int == 120)
-            #expect(segment["firstFrame"] as? Int == 40 * k)
+            #expect(segment["job_frames"] as? Int == 120)
+            #expect(segment["first_frame"] as? Int == 40 * k)
             #expect(segment["frames"] as? Int == 40)
             // Global timestamps: part K starts at frame 40·(K−1), as the MP4's edit list says.
             let start = try FFmpegReference.probe(path("part-\(k + 1).mp4"), ["-select_streams", "v:0", "-show_entries", "stream=start_time", "-of", "csv=p=0"])
@@ -66,7 +66,7 @@ import TestSupport
         let join = try Shell.lapse(["concat", path("part-1.mp4"), path("part-2.mp4"), path("part-3.mp4"),
                                     "-o", path("joined.mp4"), "--gif", path("joined.gif"), "--json"])
         #expect(join.status == 0, "\(join.stderr)")
-        let summary = try #require(try JSONSerialization.jsonObject(with: join.stdoutData) as? [String: Any])
+        let summary = try #require(try JSONSummary.parse(join.stdoutData))
         #expect(summary["frames"] as? Int == 120)
         #expect(abs((summary["duration"] as? Double ?? 0) - 5) < 1e-6)
 
@@ -107,8 +107,8 @@ import TestSupport
         var times: [Int] = []
         for (k, r) in parts.enumerated() {
             #expect(r.status == 0, "\(r.stderr)")
-            let segment = try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any]
-            #expect((segment?["segment"] as? [String: Any])?["firstFrame"] as? Int == firsts[k])
+            let segment = try JSONSummary.parse(r.stdoutData)
+            #expect((segment?["segment"] as? [String: Any])?["first_frame"] as? Int == firsts[k])
             let pts = try packetTimes(path("part-\(k + 1).mp4"))
             #expect(pts.count == counts[k])
             times += pts

@@ -60,7 +60,7 @@ import TestSupport
                                        try good("a.png"), badPath, try good("b.png"), "-o", out])
         #expect(skipped.status == 0, "\(skipped.stderr)")
         #expect(skipped.stderr.contains("warning: skipped \(badPath)"))
-        let summary = try #require(try JSONSerialization.jsonObject(with: skipped.stdoutData) as? [String: Any])
+        let summary = try #require(try JSONSummary.parse(skipped.stdoutData))
         #expect(summary["images"] as? Int == 2)
         #expect(summary["skipped"] as? Int == 1)
         // A skipped image takes no time: 2 × 0.5 s.
@@ -130,7 +130,7 @@ import TestSupport
         let out = dir.appendingPathComponent("ntsc.mp4").path
         let r = try Shell.lapse(["video", TestData.path("images/pillow/hopper.png"), "--duration", "2", "--fps", "29.97", "-o", out, "--json"])
         #expect(r.status == 0, "\(r.stderr)")
-        let json = try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any]
+        let json = try JSONSummary.parse(r.stdoutData)
         #expect(json?["frame_rate"] as? String == "30000/1001")
         #expect(json?["frames"] as? Int == 60)
         let rate = try FFmpegReference.probe(out, ["-select_streams", "v:0", "-show_entries", "stream=r_frame_rate,avg_frame_rate", "-of", "csv=p=0"])
@@ -161,8 +161,8 @@ import TestSupport
         let after = try Shell.lapse(["video", image, "-o", dir.appendingPathComponent("b.mp4").path, "--quiet", "--json"])
         #expect(before.status == 0 && after.status == 0, "\(before.stderr) \(after.stderr)")
         #expect(before.stderr.isEmpty && after.stderr.isEmpty)
-        let a = try JSONSerialization.jsonObject(with: before.stdoutData) as? [String: Any]
-        let b = try JSONSerialization.jsonObject(with: after.stdoutData) as? [String: Any]
+        let a = try JSONSummary.parse(before.stdoutData)
+        let b = try JSONSummary.parse(after.stdoutData)
         #expect(a?["frames"] as? Int == 30 && b?["frames"] as? Int == 30, "\(before.stdout)")
         let alone = try Shell.lapse(["--quiet"])
         #expect(alone.status == 64 && alone.stderr.hasPrefix("error: no command after --quiet"))

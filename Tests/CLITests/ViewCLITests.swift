@@ -63,9 +63,9 @@ import TestSupport
         let out = dir.appendingPathComponent("default.png").path
         let r = try Shell.lapse(["view", pano, "-o", out, "--json"])
         #expect(r.status == 0, "\(r.stderr)")
-        let json = try #require(try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any])
+        let json = try #require(try JSONSummary.parse(r.stdoutData))
         #expect(json["width"] as? Int == 1280 && json["height"] as? Int == 720 && json["output"] as? String == out)
-        #expect(json["panoramaWidth"] as? Int == 2048)
+        #expect(json["panorama_width"] as? Int == 2048)
         let image = try DecodedImage(path: out)
         #expect(image.displayWidth == 1280 && image.displayHeight == 720)
     }
@@ -136,8 +136,8 @@ import TestSupport
         #expect(r.status == 0)
         let b = try Shell.lapse(["view", raw, "--raw", "512x256", "--bench", "5", "--size", "64x36", "--json"])
         #expect(b.status == 0, "\(b.stderr)")
-        let json = try #require(try JSONSerialization.jsonObject(with: b.stdoutData) as? [String: Any])
+        let json = try #require(try JSONSummary.parse(b.stdoutData))
         #expect(json["frames"] as? Int == 5)
-        #expect((json["renderSeconds"] as? Double ?? -1) >= 0)
+        #expect((json["render_seconds"] as? Double ?? -1) >= 0)
     }
 }

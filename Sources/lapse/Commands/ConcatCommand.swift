@@ -54,8 +54,8 @@ enum ConcatCommand: Command {
         lines.append("done in " + String(format: "%.1f", Date().timeIntervalSince(started)) + " s")
         console.summary(lines, json: [
             "output": s.output, "bytes": s.bytes, "inputs": inputs, "frames": s.frames, "duration": s.duration,
-            "inputDurations": s.inputDurations, "credits": s.credits.map { $0 as Any } ?? NSNull(),
-            "gif": s.gif.map { $0.path as Any } ?? NSNull(), "gifBytes": s.gif.map { $0.bytes as Any } ?? NSNull(),
+            "input_durations": s.inputDurations, "credits": s.credits.map { $0 as Any } ?? NSNull(),
+            "gif": s.gif.map { $0.path as Any } ?? NSNull(), "gif_bytes": s.gif.map { $0.bytes as Any } ?? NSNull(),
         ])
     }
 }

@@ -131,7 +131,7 @@ enum GIFCommand: Command {
         ], json: [
             "output": gif.path, "width": gif.width, "height": gif.height, "frames": gif.frameCount,
             "delays": gif.delays, "duration": gif.duration, "loop": gif.loopCount as Any, "bytes": gif.bytes,
-            "framesSampled": summary.framesSampled, "seconds": seconds, "decodeErrors": summary.decodeErrors,
+            "frames_sampled": summary.framesSampled, "seconds": seconds, "decode_errors": summary.decodeErrors,
         ])
     }
 }

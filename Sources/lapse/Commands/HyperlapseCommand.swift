@@ -152,8 +152,8 @@ enum HyperlapseCommand: Command {
         let seconds = Date().timeIntervalSince(started)
         if let part = s.segment, !part.written {
             console.summary(["segment \(part.segment): no frames (the job has \(counted(part.jobFrames, "frame")), fewer than \(part.segment.count) segments); nothing written"],
-                            json: ["segment": part.segment.description, "jobFrames": part.jobFrames, "frames": 0,
-                                   "firstFrame": part.frames.lowerBound, "written": false, "output": NSNull(), "seconds": seconds])
+                            json: ["segment": part.segment.description, "job_frames": part.jobFrames, "frames": 0,
+                                   "first_frame": part.frames.lowerBound, "written": false, "output": NSNull(), "seconds": seconds])
             return
         }
         var lines = [
@@ -199,29 +199,29 @@ enum HyperlapseCommand: Command {
                          + (settings.track != nil ? "; does the track cover the video's time?" : ""))
         }
         var json: [String: Any] = [
-            "output": s.output, "bytes": s.bytes, "gif": s.gif.map { $0 as Any } ?? NSNull(), "gifBytes": s.gifBytes.map { $0 as Any } ?? NSNull(),
-            "distance": s.distance, "routePoints": s.routePoints, "panoramas": s.panoramas,
-            "tilesDownloaded": s.tilesDownloaded.map { $0 as Any } ?? NSNull(),
-            "tilesFromCache": s.tilesFromCache.map { $0 as Any } ?? NSNull(),
-            "panoramasAtLowerZoom": s.panoramasAtLowerZoom,
-            "panoramasUnavailable": s.panoramasUnavailable,
+            "output": s.output, "bytes": s.bytes, "gif": s.gif.map { $0 as Any } ?? NSNull(), "gif_bytes": s.gifBytes.map { $0 as Any } ?? NSNull(),
+            "distance": s.distance, "route_points": s.routePoints, "panoramas": s.panoramas,
+            "tiles_downloaded": s.tilesDownloaded.map { $0 as Any } ?? NSNull(),
+            "tiles_from_cache": s.tilesFromCache.map { $0 as Any } ?? NSNull(),
+            "panoramas_at_lower_zoom": s.panoramasAtLowerZoom,
+            "panoramas_unavailable": s.panoramasUnavailable,
             "width": job.width, "height": job.height, "fps": job.fps,
-            "duplicatesDropped": s.duplicatesDropped, "gaps": s.gaps, "frames": s.frames, "duration": s.duration,
+            "duplicates_dropped": s.duplicatesDropped, "gaps": s.gaps, "frames": s.frames, "duration": s.duration,
             "credits": s.credits, "seconds": seconds, "source": s.feed,
             "segment": s.segment.map { part -> Any in
-                ["segment": part.segment.description, "jobFrames": part.jobFrames, "firstFrame": part.frames.lowerBound,
-                 "frames": part.frames.count, "firstPTS": part.firstPTS, "written": true]
+                ["segment": part.segment.description, "job_frames": part.jobFrames, "first_frame": part.frames.lowerBound,
+                 "frames": part.frames.count, "first_pts": part.firstPTS, "written": true]
             } ?? NSNull(),
             "stabilization": s.stabilization.map { st -> Any in
                 var o: [String: Any] = [
-                    "pairsMeasured": st.pairsMeasured, "pairsUnmeasured": st.pairsUnmeasured, "analysisStride": st.analysisStride,
-                    "stationaryDropped": st.stationaryDropped, "toneMatched": st.toneMatched,
-                    "travelDirection": (st.forward ?? st.mountLongitude).map { $0 as Any } ?? NSNull(),
-                    "travelDirectionGiven": st.forward != nil,
+                    "pairs_measured": st.pairsMeasured, "pairs_unmeasured": st.pairsUnmeasured, "analysis_stride": st.analysisStride,
+                    "stationary_dropped": st.stationaryDropped, "tone_matched": st.toneMatched,
+                    "travel_direction": (st.forward ?? st.mountLongitude).map { $0 as Any } ?? NSNull(),
+                    "travel_direction_given": st.forward != nil,
                 ]
-                if let m = st.mountLatitude { o["travelElevation"] = m }
-                if let b = st.jitterBefore { o["jitterBefore"] = ["median": b.median, "p90": b.p90] }
-                if let a = st.jitterAfter { o["jitterAfter"] = ["median": a.median, "p90": a.p90] }
+                if let m = st.mountLatitude { o["travel_elevation"] = m }
+                if let b = st.jitterBefore { o["jitter_before"] = ["median": b.median, "p90": b.p90] }
+                if let a = st.jitterAfter { o["jitter_after"] = ["median": a.median, "p90": a.p90] }
                 return o
             } ?? NSNull(),
         ]

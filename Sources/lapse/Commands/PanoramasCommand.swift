@@ -155,10 +155,10 @@ enum PanoramasCommand: Command {
         if placeholders > 0 { lines.append("\(placeholders) all-black placeholder tiles detected and not used") }
         console.summary(lines, json: [
             "source": source.name, "output": out, "manifest": result.manifestPath,
-            "points": c.points, "withImagery": c.withImagery, "withoutImagery": c.withoutImagery,
-            "uniquePanoramas": c.uniquePanoramas, "consecutiveDuplicates": c.consecutiveDuplicates,
+            "points": c.points, "with_imagery": c.withImagery, "without_imagery": c.withoutImagery,
+            "unique_panoramas": c.uniquePanoramas, "consecutive_duplicates": c.consecutiveDuplicates,
             "written": result.written.map(\.file), "failed": result.failed.map { ["id": $0.id, "reason": $0.reason] },
-            "downloaded": result.tilesDownloaded, "fromCache": result.tilesFromCache, "placeholderTiles": placeholders,
+            "downloaded": result.tilesDownloaded, "from_cache": result.tilesFromCache, "placeholder_tiles": placeholders,
             "resumed": result.resumed,
         ])
         // What was written stays (and is in the manifest); the run still failed.
