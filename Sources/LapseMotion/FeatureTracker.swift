@@ -14,24 +14,28 @@ enum FeatureTracker {
     /// differences, columns wrapping), per pixel: how well a window there can be tracked.
     static func cornerScores(_ image: SphereImage) -> [Float] {
         let level = image.levels[0]
-        let w = level.width, h = level.height, p = level.pixels
-        var xx = [Float](repeating: 0, count: w * h), xy = xx, yy = xx
-        for y in 1..<(h - 1) {
-            for x in 0..<w {
-                let i = y * w + x
-                let right = x + 1 == w ? i + 1 - w : i + 1, left = x == 0 ? i - 1 + w : i - 1
-                let gx = (p[right] - p[left]) * 0.5, gy = (p[i + w] - p[i - w]) * 0.5
-                xx[i] = gx * gx; xy[i] = gx * gy; yy[i] = gy * gy
+        let w = level.width, h = level.height
+        return [Float](unsafeUninitializedCapacity: w * h) { scores, count in
+            level.pixels.withUnsafeBufferPointer { p in
+                // Three planes: gx², gx·gy, gy² (zero on the first and last rows).
+                BoxFilter.means(width: w, height: h, radius: 3, channels: 3, fill: { y, row in
+                    guard y > 0, y < h - 1 else { row.initialize(repeating: 0, count: 3 * w); return }
+                    let above = p.baseAddress! + (y - 1) * w, here = above + w, below = here + w
+                    for x in 0..<w {
+                        let right = x + 1 == w ? 0 : x + 1, left = x == 0 ? w - 1 : x - 1
+                        let gx = (here[right] - here[left]) * 0.5, gy = (below[x] - above[x]) * 0.5
+                        row[x] = gx * gx; row[w + x] = gx * gy; row[2 * w + x] = gy * gy
+                    }
+                }, emit: { y, m in
+                    let sxx = m, sxy = m + w, syy = m + 2 * w, out = scores.baseAddress! + y * w
+                    for x in 0..<w {
+                        let half = (sxx[x] + syy[x]) / 2
+                        out[x] = half - ((sxx[x] - syy[x]) * (sxx[x] - syy[x]) / 4 + sxy[x] * sxy[x]).squareRoot()
+                    }
+                })
             }
+            count = w * h
         }
-        let sxx = MotionEstimator.boxMean(xx, w, h, radius: 3), sxy = MotionEstimator.boxMean(xy, w, h, radius: 3)
-        let syy = MotionEstimator.boxMean(yy, w, h, radius: 3)
-        var scores = [Float](repeating: 0, count: w * h)
-        for i in 0..<(w * h) {
-            let half = (sxx[i] + syy[i]) / 2
-            scores[i] = half - ((sxx[i] - syy[i]) * (sxx[i] - syy[i]) / 4 + sxy[i] * sxy[i]).squareRoot()
-        }
-        return scores
     }
 
     /// The strongest corner of each `cell × cell` block of the finest level within `maxLatitude` degrees of the

@@ -150,8 +150,14 @@ public struct MotionEstimator: Sendable {
         /// The mask grown by `radius` pixels (a square), columns wrapping.
         func dilated(radius r: Int) -> StaticMask {
             let h = flags.count / width
-            let values = flags.map { $0 ? Float(1) : 0 }
-            let grown = MotionEstimator.boxMean(values, width, h, radius: r).map { $0 > 0.001 }
+            var grown = [Bool](repeating: false, count: flags.count)
+            flags.withUnsafeBufferPointer { f in
+                BoxFilter.means(width: width, height: h, radius: r, channels: 1, fill: { y, row in
+                    for x in 0..<width { row[x] = f[y * width + x] ? 1 : 0 }
+                }, emit: { y, m in
+                    for x in 0..<width where m[x] > 0.001 { grown[y * width + x] = true }
+                })
+            }
             return StaticMask(flags: grown, width: width, fraction: fraction)
         }
     }
@@ -160,62 +166,31 @@ public struct MotionEstimator: Sendable {
     /// and correlates with the same neighbourhood of B by more than 0.95 (normalised cross-correlation, so an
     /// exposure change between the two does not hide what stayed put).
     static func staticMask(_ a: SphereImage, _ b: SphereImage) -> StaticMask {
-        let la = a.levels[1].pixels, lb = b.levels[1].pixels
         let w = a.levels[1].width, h = a.levels[1].height
-        let ma = boxMean(la, w, h, radius: 2), mb = boxMean(lb, w, h, radius: 2)
-        let aa = boxMean(la.map { $0 * $0 }, w, h, radius: 2), bb = boxMean(lb.map { $0 * $0 }, w, h, radius: 2)
-        let ab = boxMean(zip(la, lb).map { $0 * $1 }, w, h, radius: 2)
         var flags = [Bool](repeating: false, count: w * h)
         var textured = 0, still = 0
-        for i in 0..<(w * h) {
-            let va = aa[i] - ma[i] * ma[i], vb = bb[i] - mb[i] * mb[i]
-            guard va > 9 else { continue }
-            textured += 1
-            let correlation = (ab[i] - ma[i] * mb[i]) / max(1e-6, (va * max(vb, 0)).squareRoot())
-            if correlation > 0.95 { flags[i] = true; still += 1 }
+        a.levels[1].pixels.withUnsafeBufferPointer { la in
+            b.levels[1].pixels.withUnsafeBufferPointer { lb in
+                // Five planes: A, B, A², B², A·B.
+                BoxFilter.means(width: w, height: h, radius: 2, channels: 5, fill: { y, row in
+                    let pa = la.baseAddress! + y * w, pb = lb.baseAddress! + y * w
+                    for x in 0..<w {
+                        row[x] = pa[x]; row[w + x] = pb[x]
+                        row[2 * w + x] = pa[x] * pa[x]; row[3 * w + x] = pb[x] * pb[x]; row[4 * w + x] = pa[x] * pb[x]
+                    }
+                }, emit: { y, m in
+                    let ma = m, mb = m + w, aa = m + 2 * w, bb = m + 3 * w, ab = m + 4 * w
+                    for x in 0..<w {
+                        let va = aa[x] - ma[x] * ma[x], vb = bb[x] - mb[x] * mb[x]
+                        guard va > 9 else { continue }
+                        textured += 1
+                        let correlation = (ab[x] - ma[x] * mb[x]) / max(1e-6, (va * max(vb, 0)).squareRoot())
+                        if correlation > 0.95 { flags[y * w + x] = true; still += 1 }
+                    }
+                })
+            }
         }
         return StaticMask(flags: flags, width: w, fraction: textured == 0 ? 1 : Double(still) / Double(textured))
-    }
-
-    /// The mean over a (2r+1)² box, columns wrapping, rows clamped: running sums along the rows, then down the
-    /// columns (a few additions a pixel whatever r).
-    static func boxMean(_ values: [Float], _ w: Int, _ h: Int, radius r: Int) -> [Float] {
-        var horizontal = [Float](repeating: 0, count: w * h)
-        var out = [Float](repeating: 0, count: w * h)
-        let n = 1 / Float((2 * r + 1) * (2 * r + 1))
-        values.withUnsafeBufferPointer { v in
-            horizontal.withUnsafeMutableBufferPointer { hz in
-                for y in 0..<h {
-                    let row = y * w
-                    var s: Float = 0
-                    for dx in -r...r { s += v[row + (dx + w) % w] }
-                    for x in 0..<w {
-                        hz[row + x] = s
-                        var add = x + r + 1, drop = x - r
-                        if add >= w { add -= w }
-                        if drop < 0 { drop += w }
-                        s += v[row + add] - v[row + drop]
-                    }
-                }
-            }
-            horizontal.withUnsafeBufferPointer { hz in
-                out.withUnsafeMutableBufferPointer { o in
-                    var column = [Float](repeating: 0, count: w)
-                    for dy in -r...r {
-                        let row = min(max(dy, 0), h - 1) * w
-                        for x in 0..<w { column[x] += hz[row + x] }
-                    }
-                    for y in 0..<h {
-                        let add = min(y + r + 1, h - 1) * w, drop = max(y - r, 0) * w, row = y * w
-                        for x in 0..<w {
-                            o[row + x] = column[x] * n
-                            column[x] += hz[add + x] - hz[drop + x]
-                        }
-                    }
-                }
-            }
-        }
-        return out
     }
 
     // MARK: Coarse yaw
@@ -237,7 +212,7 @@ public struct MotionEstimator: Sendable {
                     if masked, let mask, mask.isStatic(x * scale, y * scale) { g[i] = 0 }
                 }
             }
-            var smooth = boxMean(g, w, h, radius: 1)
+            var smooth = BoxFilter.mean(g, w, h, radius: 1)
             let mean = smooth.reduce(0, +) / Float(smooth.count)
             for i in smooth.indices { smooth[i] -= mean }
             return smooth

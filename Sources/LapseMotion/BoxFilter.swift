@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+/// Means over a (2r+1)² box of planes made row by row, columns wrapping and rows clamped: a running sum along
+/// each row, then one down the columns over a ring of 2r+2 rows of those sums, so that no whole plane of
+/// intermediate values is ever allocated (a few additions a pixel whatever r). The order of the additions is
+/// fixed, so the same planes always give the same means to the last bit.
+enum BoxFilter {
+    /// Streams the box means of `channels` planes of `width × height`.
+    /// - Parameters:
+    ///   - fill: writes row `y` of every plane into its buffer (`channels · width` values, plane by plane); it is
+    ///     called once a row, rows in order.
+    ///   - emit: receives the means of row `y` of every plane (`channels · width` values, plane by plane), rows
+    ///     in order.
+    static func means(width w: Int, height h: Int, radius r: Int, channels c: Int,
+                      fill: (_ y: Int, _ row: UnsafeMutablePointer<Float>) -> Void,
+                      emit: (_ y: Int, _ means: UnsafePointer<Float>) -> Void) {
+        precondition(w > 2 * r && h > 0 && c > 0)
+        let span = c * w, ringRows = 2 * r + 2
+        let n = 1 / Float((2 * r + 1) * (2 * r + 1))
+        // Scratch: one row of the planes, the ring of horizontal sums, the column sums, one row of means.
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: span * (ringRows + 3)) { scratch in
+            let source = scratch.baseAddress!, ring = source + span, column = ring + span * ringRows
+            let out = column + span
+            var made = 0   // rows of horizontal sums made so far
+            func sums(_ y: Int) -> UnsafeMutablePointer<Float> {
+                while made <= y {
+                    fill(made, source)
+                    let hz = ring + (made % ringRows) * span
+                    for k in 0..<c {
+                        let v = source + k * w, o = hz + k * w
+                        var s: Float = 0
+                        for dx in -r...r { s += v[(dx + w) % w] }
+                        for x in 0..<w {
+                            o[x] = s
+                            var add = x + r + 1, drop = x - r
+                            if add >= w { add -= w }
+                            if drop < 0 { drop += w }
+                            s += v[add] - v[drop]
+                        }
+                    }
+                    made += 1
+                }
+                return ring + (y % ringRows) * span
+            }
+            column.initialize(repeating: 0, count: span)
+            for dy in -r...r {
+                let hz = sums(min(max(dy, 0), h - 1))
+                for i in 0..<span { column[i] += hz[i] }
+            }
+            for y in 0..<h {
+                for i in 0..<span { out[i] = column[i] * n }
+                emit(y, out)
+                guard y + 1 < h else { break }
+                let add = sums(min(y + r + 1, h - 1)), drop = ring + (max(y - r, 0) % ringRows) * span
+                for i in 0..<span { column[i] += add[i] - drop[i] }
+            }
+        }
+    }
+
+    /// The box means of one plane (`width · height` values, row by row).
+    static func mean(_ values: [Float], _ w: Int, _ h: Int, radius r: Int) -> [Float] {
+        [Float](unsafeUninitializedCapacity: w * h) { out, count in
+            values.withUnsafeBufferPointer { v in
+                means(width: w, height: h, radius: r, channels: 1,
+                      fill: { y, row in row.update(from: v.baseAddress! + y * w, count: w) },
+                      emit: { y, m in (out.baseAddress! + y * w).initialize(from: m, count: w) })
+            }
+            count = w * h
+        }
+    }
+}
