@@ -45,3 +45,28 @@ public struct FrameRate: Sendable, Equatable, CustomStringConvertible {
         return FrameRate(thousandths, 1000)
     }
 }
+
+/// In a JSON file (a hyperlapse's job file): a whole rate as a number (`12`), any other as the fraction's text
+/// (`"30000/1001"`); read from a number (`12`, `12.5`, `29.97`) or a text ``FrameRate/parse(_:)`` takes.
+extension FrameRate: Codable {
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let rate: FrameRate?
+        if let whole = try? container.decode(Int.self) {
+            rate = whole > 0 ? FrameRate(whole) : nil
+        } else if let number = try? container.decode(Double.self) {
+            rate = FrameRate.parse(String(number))
+        } else {
+            rate = FrameRate.parse(try container.decode(String.self))
+        }
+        guard let rate else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a frame rate (12, 29.97 or 30000/1001)")
+        }
+        self = rate
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if denominator == 1 { try container.encode(numerator) } else { try container.encode("\(numerator)/\(denominator)") }
+    }
+}

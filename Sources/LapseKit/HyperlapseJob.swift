@@ -17,8 +17,13 @@ public struct HyperlapseJob: Sendable {
     /// Frame size in pixels (even).
     public var width = 1280
     public var height = 720
-    /// Output frame rate.
-    public var fps = 12
+    /// Output frame rate, 1–120 frames per second (exact fractions such as 30000/1001). Default 12.
+    public var frameRate = FrameRate(12)
+    /// The frame rate in whole frames per second (setting it sets ``frameRate`` to that number).
+    public var fps: Int {
+        get { Int(frameRate.value.rounded()) }
+        set { frameRate = FrameRate(max(1, newValue)) }
+    }
     /// How the camera moves; default: along the road, 90° fov.
     public var camera = CameraScript(mode: .route(offset: 0), fov: 90, pitch: 0)
     /// Blend consecutive panoramas: one extra frame, half of each, between every two.
@@ -142,7 +147,7 @@ public struct HyperlapseJob: Sendable {
         /// The job's frames (before crossfading), and this segment's range of them.
         public var jobFrames: Int
         public var frames: Range<Int>
-        /// Timestamp of the segment's first frame in the video's time base (1/fps).
+        /// Timestamp of the segment's first frame in the video's time base (1/frame rate).
         public var firstPTS: Int64
         /// False when the segment had no frames (N larger than the job's frames): nothing was written.
         public var written: Bool
@@ -164,7 +169,9 @@ public struct HyperlapseJob: Sendable {
         guard width >= 16, height >= 16, width % 2 == 0, height % 2 == 0 else {
             throw LapseError.usage("the frame size must be even and at least 16x16, not \(width)x\(height)")
         }
-        guard (1...120).contains(fps) else { throw LapseError.usage("the frame rate must be 1 to 120 fps") }
+        guard (1...120).contains(frameRate.value) else {
+            throw LapseError.usage("the frame rate must be 1 to 120 fps, not \(frameRate)")
+        }
         let container = try VideoJob.container(for: output)
         if let gif, (gif as NSString).pathExtension.lowercased() != "gif" {
             throw LapseError.usage("\(gif): the GIF output must end in .gif")
@@ -236,6 +243,7 @@ public struct HyperlapseJob: Sendable {
         }
 
         var settings = VideoEncoderSettings(width: width, height: height, fps: fps)
+        settings.frameRate = (frameRate.numerator, frameRate.denominator)
         settings.crf = crf
         settings.preset = preset
         settings.firstPTS = segmentSummary?.firstPTS ?? 0
@@ -255,14 +263,14 @@ public struct HyperlapseJob: Sendable {
                                        gifSize: gifSize.map { (width: $0.0, height: $0.1) })
 
         let projector = try Projector(width: width, height: height)
-        let frameDuration = 1 / Double(fps)
+        let frameDuration = 1 / frameRate.value
         // A video decoded as Y′CbCr is rendered plane by plane straight into the encoder's frames, unless a frame
         // needs its RGBA (a crossfade, a GIF, a credit or a tone gain: then only its view is converted).
         let yuvPath = feed.yuvImages && !crossfade && gifEncoder == nil
         var previous: (frame: PixelBuffer, credit: String?)?
         var rendered = 0, lastPoint = -1, unavailable = 0
         var reportFrames: [HyperlapseReport.Frame] = [], unavailablePoints: [Int] = []
-        let recordsReport = self.recordsReport, fps = self.fps
+        let recordsReport = self.recordsReport, frameRate = self.frameRate
         // Lookups run a window ahead (StopPlanner); panoramas are fetched and rendered a few frames ahead of the
         // encoder, fetching only the tiles each frame's view reads.
         var nextPlanned = 0
@@ -349,7 +357,7 @@ public struct HyperlapseJob: Sendable {
             if recordsReport {
                 let index = encoder.framesWritten - 1, stop = frame.planned.stop, camera = frame.planned.camera
                 reportFrames.append(HyperlapseReport.Frame(
-                    index: index, time: Double(index) / Double(fps), pano: stop.panoramaID, point: frame.point,
+                    index: index, time: Double(index) / frameRate.value, pano: stop.panoramaID, point: frame.point,
                     heading: camera.heading, pitch: camera.pitch, fov: camera.fov,
                     sourcePanoHeading: stop.orientation?.sourceHeading ?? stop.pose.heading, panoHeading: stop.pose.heading))
             }
@@ -387,7 +395,7 @@ public struct HyperlapseJob: Sendable {
         var summary = Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit, panoramas: rendered,
                        duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
                        tilesDownloaded: tiles?.downloaded, tilesFromCache: tiles?.fromCache, frames: encoder.framesWritten,
-                       duration: Double(encoder.framesWritten) / Double(fps), output: output, bytes: bytes,
+                       duration: Double(encoder.framesWritten) / frameRate.value, output: output, bytes: bytes,
                        gif: gif, gifBytes: gifSummary?.bytes, gifSummary: gifSummary, credits: creditsPath, attributions: attributions,
                        stabilization: planner.stabilization, orientations: planner.orientations, segment: segmentSummary)
         summary.panoramasAtLowerZoom = feed.panoramasAtLowerZoom

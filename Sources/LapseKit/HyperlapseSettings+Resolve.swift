@@ -9,7 +9,7 @@ extension HyperlapseSettings {
         s.spacing = 10
         s.size = "1280x720"
         s.fov = 90
-        s.fps = 12
+        s.fps = FrameRate(12)
         s.zoom = "auto"
         s.crossfade = false
         s.radius = 50
@@ -33,7 +33,7 @@ extension HyperlapseSettings {
         }
         job.width = parts[0] & ~1
         job.height = parts[1] & ~1
-        job.fps = s.fps ?? 12
+        job.frameRate = s.fps ?? FrameRate(12)
         job.crossfade = s.crossfade ?? false
         job.gif = s.gif
         job.gifWidth = s.gifWidth

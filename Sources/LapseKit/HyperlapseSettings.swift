@@ -32,8 +32,9 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var size: String?
     /// Horizontal field of view in degrees (default 90).
     public var fov: Double?
-    /// Frames per second of the output (default 12).
-    public var fps: Int?
+    /// Frames per second of the output, 1–120 (default 12); in the file a number (`12`, `29.97`) or a fraction's text
+    /// (`"30000/1001"`), as ``FrameRate`` reads and writes it.
+    public var fps: FrameRate?
     /// Aim the camera at this `"lat,lng"` in every frame.
     public var lookAt: String?
     /// Degrees added to the road's heading (90 looks right, 180 back).

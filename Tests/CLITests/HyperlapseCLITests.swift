@@ -51,6 +51,44 @@ import TestSupport
         #expect(job?["creditPosition"] as? String == "none")
     }
 
+    /// `--fps` takes rationals here as in `lapse video` (#18 item 2): 29.97 is 30000/1001 in the stream, the
+    /// frames step by 1001/30000 s, the GIF's delays add up to the video's length, and the job file records the
+    /// fraction, so its rerun gives the same bytes; out of range or not a rate is a usage error.
+    @Test func frameRateTakesRationals() throws {
+        let out = dir.appendingPathComponent("ntsc.mp4").path, gif = dir.appendingPathComponent("ntsc.gif").path
+        let r = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "10", "--size", "320x160", "--fps", "29.97",
+                                 "--gif", gif, "--json", "-o", out])
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try #require(try JSONSummary.parse(r.stdoutData))
+        #expect(json["frame_rate"] as? String == "30000/1001")
+        #expect(json["frames"] as? Int == 12)
+        #expect(abs((json["duration"] as? Double ?? 0) - 12 * 1001 / 30000) < 1e-9, "\(json)")
+        let rate = try FFmpegReference.probe(out, ["-select_streams", "v:0", "-show_entries", "stream=r_frame_rate,avg_frame_rate", "-of", "csv=p=0"])
+        #expect(rate.trimmingCharacters(in: .whitespacesAndNewlines) == "30000/1001,30000/1001", "\(rate)")
+        let times = try FFmpegReference.frameTimes(out)
+        #expect(times.count == 12)
+        #expect(times.enumerated().allSatisfy { abs($0.element - Double($0.offset) * 1001 / 30000) < 1e-4 }, "\(times)")
+        // The GIF's delays (centiseconds, read by gifsicle) add up to the video's 0.4004 s.
+        let info = try Shell.run("gifsicle", ["--info", gif]).stdout
+        let delays = info.components(separatedBy: "delay ").dropFirst().compactMap { Double($0.prefix { $0 != "s" }) }
+        #expect(delays.count == 12 && Int((delays.reduce(0, +) * 100).rounded()) == 40, "\(info)")
+        let text = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "60", "--size", "320x160", "--fps", "25/2",
+                                    "-o", dir.appendingPathComponent("half.mp4").path])
+        #expect(text.stdout.contains("2 frames at 12.5 fps, 0.2 s"), "\(text.stdout)")
+
+        let jobFile = dir.appendingPathComponent("ntsc.job.json")
+        let job = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: jobFile)) as? [String: Any])
+        #expect(job["fps"] as? String == "30000/1001", "\(job)")
+        let again = dir.appendingPathComponent("ntsc2.mp4").path
+        let rerun = try Shell.lapse(["hyperlapse", "--config", jobFile.path, "-o", again, "--quiet"])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: again)) == Data(contentsOf: URL(fileURLWithPath: out)))
+        for bad in ["0", "121", "fast", "30/0"] {
+            let u = try Shell.lapse(["hyperlapse", "--source", source, "--fps", bad, "-o", out, "-y"])
+            #expect(u.status == 64 && u.stderr.contains("--fps takes frames per second from 1 to 120"), "\(bad): \(u.stderr)")
+        }
+    }
+
     /// Warnings where a user would want one (#18 item 7): a GIF width larger than the video (clamped), a
     /// hyperlapse of one frame, a directions provider that plans nothing (the route comes from the video).
     @Test func warningsForWhatIsNotAsAskedFor() throws {

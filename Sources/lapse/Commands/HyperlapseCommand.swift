@@ -49,7 +49,7 @@ enum HyperlapseCommand: Command {
           -o, --output OUT.mp4          the video (.mp4, .m4v, .mov); OUT.credits.txt and OUT.job.json are written beside it
           --gif OUT.gif                 a GIF as well (--gif-width W, default a third of the video's width)
           --size WxH                    frame size (default 1280x720)
-          --fps N                       frames per second (default 12)
+          --fps N                       frames per second, 1-120 (default 12; 12.5, 29.97, 30000/1001)
           --crossfade                   blend consecutive panoramas (a blended frame between each two: twice the frames)
           --crf N, --preset NAME        H.264 quality (default 20, medium)
           --credit-position CORNER      where each frame's credit goes: bottom-right (default), bottom-left,
@@ -105,7 +105,7 @@ enum HyperlapseCommand: Command {
         try parseRouteAndSource(&arguments, into: &flags)
         flags.size = try arguments.size("--size").map { "\($0.width)x\($0.height)" }
         flags.fov = try arguments.double("--fov", in: 1...179)
-        flags.fps = try arguments.int("--fps", in: 1...120)
+        flags.fps = try arguments.frameRate("--fps", in: 1...120)
         flags.lookAt = try arguments.value("--look-at")
         flags.headingOffset = try arguments.double("--heading-offset", in: -360...360)
         flags.keyframes = try arguments.value("--keyframes")
@@ -157,7 +157,7 @@ enum HyperlapseCommand: Command {
             return
         }
         var lines = [
-            "wrote \(s.output): \(job.width)x\(job.height), \(counted(s.frames, "frame")) at \(job.fps) fps, "
+            "wrote \(s.output): \(job.width)x\(job.height), \(counted(s.frames, "frame")) at \(job.frameRate) fps, "
                 + String(format: "%.1f", s.duration) + " s, \(formatBytes(s.bytes))",
         ]
         if let part = s.segment {
@@ -205,7 +205,8 @@ enum HyperlapseCommand: Command {
             "tiles_from_cache": s.tilesFromCache.map { $0 as Any } ?? NSNull(),
             "panoramas_at_lower_zoom": s.panoramasAtLowerZoom,
             "panoramas_unavailable": s.panoramasUnavailable,
-            "width": job.width, "height": job.height, "fps": job.fps,
+            "width": job.width, "height": job.height, "fps": job.frameRate.value,
+            "frame_rate": "\(job.frameRate.numerator)/\(job.frameRate.denominator)",
             "duplicates_dropped": s.duplicatesDropped, "gaps": s.gaps, "frames": s.frames, "duration": s.duration,
             "credits": s.credits, "seconds": seconds, "source": s.feed,
             "segment": s.segment.map { part -> Any in
