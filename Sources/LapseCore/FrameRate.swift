@@ -49,7 +49,7 @@ public struct FrameRate: Sendable, Equatable, CustomStringConvertible {
 /// In a JSON file (a hyperlapse's job file): a whole rate as a number (`12`), any other as the fraction's text
 /// (`"30000/1001"`); read from a number (`12`, `12.5`, `29.97`) or a text ``FrameRate/parse(_:)`` takes.
 extension FrameRate: Codable {
-    public init(from decoder: Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let rate: FrameRate?
         if let whole = try? container.decode(Int.self) {
@@ -65,7 +65,7 @@ extension FrameRate: Codable {
         self = rate
     }
 
-    public func encode(to encoder: Encoder) throws {
+    public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         if denominator == 1 { try container.encode(numerator) } else { try container.encode("\(numerator)/\(denominator)") }
     }

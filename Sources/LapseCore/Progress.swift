@@ -23,6 +23,50 @@ public struct ProgressEvent: Sendable, Equatable {
         guard let total, total > 0 else { return nil }
         return min(1, Double(completed) / Double(total))
     }
+
+    /// Finished: the total is known and reached.
+    public var isDone: Bool { total.map { completed >= $0 } ?? false }
+
+    /// The unit as it agrees with the count: "1/1 image", "1 frame", "2 frames" (the total's number when known).
+    public var countedUnit: String {
+        (total ?? completed) == 1 && unit.hasSuffix("s") ? String(unit.dropLast()) : unit
+    }
+
+    /// The stage's line on a terminal, `elapsed` seconds after its first event: its name, a 24-cell bar, the count
+    /// and percentage when the total is known; the rate and the time left (ETA, m:ss or h:mm:ss, rounded up) once
+    /// it has run half a second; its time when finished. E.g.
+    /// `render [#########...............] 48/120 frames 40%, 12 frames/s, ETA 0:06`,
+    /// `render [########################] 120/120 frames 100%, 9.8 s`, `analyse 60 panoramas, 54 panoramas/s`.
+    public func terminalLine(elapsed: Double) -> String {
+        var line = stage + " "
+        if let fraction, let total {
+            let width = 24
+            let filled = min(width, Int(fraction * Double(width)))
+            line += "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+            line += "\(completed)/\(total) \(countedUnit) \(Int(fraction * 100))%"
+        } else {
+            line += "\(completed) \(countedUnit)"
+        }
+        if isDone {
+            line += ", " + Self.decimal(elapsed) + " s"
+        } else if elapsed >= 0.5, completed > 0 {
+            let rate = Double(completed) / elapsed
+            line += ", " + (rate < 10 ? Self.decimal(rate) : String(Int(rate.rounded()))) + " \(unit)/s"
+            if let total {
+                let left = Int((Double(total - completed) / rate).rounded(.up))
+                let (h, m, s) = (left / 3600, left / 60 % 60, left % 60)
+                line += ", ETA " + (h > 0 ? "\(h):" + Self.twoDigits(m) : "\(m)") + ":" + Self.twoDigits(s)
+            }
+        }
+        return line
+    }
+
+    private static func decimal(_ v: Double) -> String {
+        let tenths = Int((v * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
+    private static func twoDigits(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
 }
 
 /// Where jobs send their progress. Called from any thread; must return quickly.

@@ -5,8 +5,11 @@ import Synchronization
 
 /// Where the CLI talks to the user: progress and warnings on stderr, results and `--json` on stdout.
 ///
-/// On a terminal (stderr is a TTY and TERM is not `dumb`) progress redraws one line, at most 10 times a second;
-/// otherwise it prints a plain line at each 10% step; with `--quiet`, nothing but errors.
+/// On a terminal (stderr is a TTY and TERM is not `dumb`) every stage under way has one line, redrawn in place at
+/// most 10 times a second: `render [#########...............] 48/120 frames 40%, 11.6 frames/s, ETA 0:06` (rate
+/// and ETA once the stage has run half a second); a finished stage's line stays, with the stage's time. Stages
+/// that run at once (lookups ahead of rendering) each keep their own line. Otherwise (a pipe, a file) a plain line
+/// at each 10% step; with `--quiet`, nothing but errors.
 final class Console: Sendable {
     let quiet: Bool
     let json: Bool
@@ -15,13 +18,45 @@ final class Console: Sendable {
     private struct Screen {
         var lastDraw = Date.distantPast
         var lastStep: [String: Int] = [:]
-        var lineOpen = false
+        /// On a terminal: the stages whose lines are drawn at the bottom, in the order they began, from the
+        /// first one not finished (a finished line above it is left where it is).
+        var live: [(stage: String, line: String, done: Bool)] = []
+        /// When each stage's first event came.
+        var started: [String: Date] = [:]
+        /// Lines of ``live`` on the screen, the cursor at the start of the line below them.
+        var drawn = 0
 
-        mutating func closeLine() {
-            if lineOpen { FileHandle.standardError.write(Data("\n".utf8)); lineOpen = false }
+        /// Rewrites the live lines in place, then drops the finished ones at the top.
+        mutating func redraw() {
+            var text = drawn > 0 ? "\u{1B}[\(drawn)F" : ""
+            for entry in live { text += "\u{1B}[K" + entry.line + "\n" }
+            FileHandle.standardError.write(Data(text.utf8))
+            drawn = live.count
+            while let first = live.first, first.done { live.removeFirst(); drawn -= 1 }
+        }
+
+        /// Draws the live lines as they stand and leaves them there: what is written next goes below them.
+        mutating func settle() {
+            if !live.isEmpty { redraw() }
+            live = []; drawn = 0
+        }
+
+        /// Clears the live lines (the cursor where the first was), for a line to be written in their place.
+        mutating func clear() {
+            guard drawn > 0 else { return }
+            FileHandle.standardError.write(Data("\u{1B}[\(drawn)F\u{1B}[J".utf8))
+            drawn = 0
         }
     }
     private let screen = Mutex(Screen())
+
+    /// A line cut to the terminal's width (less one column), so that it never wraps and the lines redrawn in
+    /// place stay where they are.
+    private static func fitted(_ line: String) -> String {
+        var size = winsize()
+        guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 1, line.count >= Int(size.ws_col) else { return line }
+        return String(line.prefix(Int(size.ws_col) - 1))
+    }
 
     init(quiet: Bool, json: Bool) {
         self.quiet = quiet
@@ -46,24 +81,21 @@ final class Console: Sendable {
     }
 
     private func draw(_ event: ProgressEvent, on screen: inout Screen) {
-        let done = event.total.map { event.completed >= $0 } ?? false
-        // "1/1 image", "1 frame": the unit agrees with the total, or with the count when there is none.
-        let unit = (event.total ?? event.completed) == 1 && event.unit.hasSuffix("s") ? String(event.unit.dropLast()) : event.unit
+        let done = event.isDone, unit = event.countedUnit
         if isTerminal {
             let now = Date()
+            let started = screen.started[event.stage] ?? now
+            screen.started[event.stage] = started
+            let line = Self.fitted(event.terminalLine(elapsed: now.timeIntervalSince(started)))
+            if let k = screen.live.firstIndex(where: { $0.stage == event.stage }) {
+                if screen.live[k].done { return }   // a stage that finished and began again keeps its last line
+                screen.live[k] = (event.stage, line, done)
+            } else {
+                screen.live.append((event.stage, line, done))
+            }
             guard done || now.timeIntervalSince(screen.lastDraw) >= 0.1 else { return }
             screen.lastDraw = now
-            var line = "\(event.stage) "
-            if let fraction = event.fraction, let total = event.total {
-                let width = 24
-                let filled = Int(fraction * Double(width))
-                line += "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
-                line += "\(event.completed)/\(total) \(unit) \(Int(fraction * 100))%"
-            } else {
-                line += "\(event.completed) \(unit)"
-            }
-            FileHandle.standardError.write(Data(("\r\u{1B}[K" + line + (done ? "\n" : "")).utf8))
-            screen.lineOpen = !done
+            screen.redraw()
         } else {
             let step = event.fraction.map { Int($0 * 10) } ?? (event.completed / 100)
             guard screen.lastStep[event.stage] != step || done else { return }
@@ -75,21 +107,23 @@ final class Console: Sendable {
         }
     }
 
-    /// A one-line warning on stderr (even with --quiet? no: quiet means quiet; warnings are shown unless quiet).
+    /// A one-line warning on stderr (not shown with --quiet); on a terminal, above the progress lines.
     func warn(_ message: String) {
         guard !quiet else { return }
         screen.withLock { s in
-            s.closeLine()
+            s.clear()
             FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
+            if !s.live.isEmpty { s.redraw() }
         }
     }
 
-    /// An informational line on stderr (not shown with --quiet).
+    /// An informational line on stderr (not shown with --quiet); on a terminal, above the progress lines.
     func info(_ message: String) {
         guard !quiet else { return }
         screen.withLock { s in
-            s.closeLine()
+            s.clear()
             FileHandle.standardError.write(Data("\(message)\n".utf8))
+            if !s.live.isEmpty { s.redraw() }
         }
     }
 
@@ -106,7 +140,7 @@ final class Console: Sendable {
             }
         }
         screen.withLock { s in
-            s.closeLine()
+            s.settle()
             FileHandle.standardError.write(Data("error: \(message)\n".utf8))
         }
     }
@@ -120,7 +154,7 @@ final class Console: Sendable {
         }
         guard !quiet else { return }
         screen.withLock { s in
-            s.closeLine()
+            s.settle()
             // Without --json the summary is the command's result: stdout. With --json, stdout is for JSON only.
             let text = lines.joined(separator: "\n") + "\n"
             if json { FileHandle.standardError.write(Data(text.utf8)) } else { FileHandle.standardOutput.write(Data(text.utf8)) }
