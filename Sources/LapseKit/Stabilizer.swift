@@ -7,7 +7,10 @@ public struct StabilizationOptions: Sendable, Equatable {
     /// off, every panorama is posed as its source says.
     public var enabled = true
     /// The direction of travel in the pictures, degrees right of their centre column (any source), instead of
-    /// the one measured from the motion between them.
+    /// the one measured from the motion between them. Without stabilisation (``enabled`` false) it still turns
+    /// each panorama whose source does not know its heading (``HyperlapseStop/headingUncertainty`` nil: a video,
+    /// photos posed by the bearing between them), so that the camera along the road looks `forward` from the
+    /// centre column; a heading the source knows (Street View's) is kept.
     public var forward: Double?
     /// Match each frame's tone to a running reference (default on).
     public var toneMatch = true
@@ -184,7 +187,11 @@ struct Stabilizer {
     @discardableResult
     mutating func add(_ stop: HyperlapseStop, point: Int, picture: SphereImage?, motion measured: PairMotion?) -> Bool {
         guard options.enabled else {
-            outputs.append(Output(stop: stop, original: stop, point: point, motion: nil, tone: nil))
+            var posed = stop
+            if let f = options.forward, stop.headingUncertainty == nil {
+                posed.pose.heading = ((stop.pose.heading - f).truncatingRemainder(dividingBy: 360) + 360).truncatingRemainder(dividingBy: 360)
+            }
+            outputs.append(Output(stop: posed, original: stop, point: point, motion: nil, tone: nil))
             return true
         }
         var motion: PairMotion?

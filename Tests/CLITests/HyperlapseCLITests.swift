@@ -51,6 +51,23 @@ import TestSupport
         #expect(job?["creditPosition"] as? String == "none")
     }
 
+    /// `--forward D` holds without stabilisation too: a video (whose heading nobody knows) is turned so that the
+    /// camera along the road looks D right of its centre column — the same frames as `--heading-offset D`, not
+    /// those of the centre column.
+    @Test func forwardWithoutStabilisation() throws {
+        func run(_ name: String, _ extra: [String]) throws -> Data {
+            let out = dir.appendingPathComponent(name + ".mp4").path
+            let r = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "30", "--size", "320x160", "--no-stabilize",
+                                     "--quiet", "-o", out, "-y"] + extra)
+            #expect(r.status == 0, "\(r.stderr)")
+            return try Data(contentsOf: URL(fileURLWithPath: out))
+        }
+        let forward = try run("fw", ["--forward", "180"]), offset = try run("fo", ["--heading-offset", "180"])
+        let plain = try run("fp", [])
+        #expect(forward == offset)
+        #expect(forward != plain)
+    }
+
     /// `--fps` takes rationals here as in `lapse video` (#18 item 2): 29.97 is 30000/1001 in the stream, the
     /// frames step by 1001/30000 s, the GIF's delays add up to the video's length, and the job file records the
     /// fraction, so its rerun gives the same bytes; out of range or not a rate is a usage error.
