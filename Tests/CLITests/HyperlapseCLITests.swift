@@ -66,6 +66,11 @@ import TestSupport
         let plain = try run("fp", [])
         #expect(forward == offset)
         #expect(forward != plain)
+        // Street View's headings are known: said before anything else (here, before the missing key).
+        let google = try Shell.lapse(["hyperlapse", "--source", "google", "--from", "48.85,2.35", "--to", "48.86,2.35",
+                                      "--no-stabilize", "--forward", "10", "-o", dir.appendingPathComponent("g.mp4").path],
+                                     environment: ["GOOGLE_MAPS_API_KEY": ""])
+        #expect(google.stderr.hasPrefix("warning: --forward with --no-stabilize turns only panoramas whose heading is not known"), "\(google.stderr)")
     }
 
     /// `--fps` takes rationals here as in `lapse video` (#18 item 2): 29.97 is 30000/1001 in the stream, the

@@ -39,7 +39,8 @@ enum HyperlapseCommand: Command {
                                         the road follows it where no track tells the way
           --no-tone-match               keep each panorama's exposure and white balance as it is (a video's are
                                         always kept: its exposure follows the light smoothly)
-          --no-stabilize                pose every panorama as its source says (no motion analysis)
+          --no-stabilize                pose every panorama as its source says (no motion analysis; --forward
+                                        still turns those whose heading is not known: a video, bare photos)
         Camera (one of; default: along the road):
           --look-at LAT,LNG             always aim at this point (needs positions: not for a video without --track)
           --heading-offset D            look D degrees right of the road (negative: left, 180: back)
@@ -121,8 +122,8 @@ enum HyperlapseCommand: Command {
         flags.toneMatch = arguments.flag("--no-tone-match") ? false : nil
         flags.stabilize = arguments.flag("--no-stabilize") ? false : nil
         flags.creditPosition = try arguments.choice("--credit-position", CreditCorner.allCases.map(\.rawValue) + ["none"])
-        if flags.stabilize == false, flags.forward != nil {
-            console.warn("--forward has no effect with --no-stabilize (the panoramas are posed as their source says)")
+        if flags.stabilize == false, flags.forward != nil, flags.source == "google" {
+            console.warn("--forward with --no-stabilize turns only panoramas whose heading is not known: Street View's are posed as Google says")
         }
         let segment = try arguments.value("--segment").map { try HyperlapseJob.Segment(parsing: $0) }
         let config = try arguments.value("--config")
