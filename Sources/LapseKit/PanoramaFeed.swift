@@ -111,6 +111,10 @@ public protocol PanoramaFeed: Sendable {
     /// a few at a time concurrently, in increasing order of stops, ahead of ``image(for:region:)``.
     /// Default: ``image(for:region:)`` of the whole panorama.
     func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer
+    /// The motion analysis's picture of a stop (``SphereImage``), made from ``analysisImage(for:)`` or, where the
+    /// source has its pixels in another form, straight from those (a video's Y′CbCr frames). Called as
+    /// ``analysisImage(for:)`` would be. Default: `SphereImage(analysisImage(for: stop))`.
+    func analysisPicture(for stop: HyperlapseStop) async throws -> SphereImage
     /// Whether the stops are one camera's consecutive captures along its own path (your 360° photos, a 360°
     /// video), rather than panoramas found along a route planned apart from them: then the direction of travel
     /// is measured from the pictures, and a frame whose camera did not move is dropped. Default false.
@@ -165,5 +169,8 @@ extension PanoramaFeed {
     public func pointCoordinate(_ index: Int) -> Coordinate? { nil }
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         try await image(for: stop, region: nil)
+    }
+    public func analysisPicture(for stop: HyperlapseStop) async throws -> SphereImage {
+        try SphereImage(try await analysisImage(for: stop))
     }
 }

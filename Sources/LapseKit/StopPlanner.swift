@@ -206,7 +206,7 @@ struct StopPlanner {
                 let stop = batch[i].stop
                 group.addTask {
                     do {
-                        return .picture(k, try SphereImage(try await feed.analysisImage(for: stop)))
+                        return .picture(k, try await feed.analysisPicture(for: stop))
                     } catch let error as LapseError where error.code == .cancelled {
                         throw error
                     } catch is CancellationError {

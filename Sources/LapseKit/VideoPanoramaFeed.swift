@@ -55,7 +55,10 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
                                     wanted: { [step = self.frameStep] in $0 % step == 0 })
         times = try decoder.frameTimes()
         let small = try VideoFrameReader(path)
-        small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2)
+        // Frames of 2048·k × 1024·k come as Y′CbCr, at their size, for SphereImage to reduce (no conversion to
+        // RGBA); others as RGBA scaled to the analysis size.
+        let analysisYUV = small.yuvFramesAvailable && small.codedWidth % (2 * SphereImage.standardWidth) == 0
+        if !analysisYUV { small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2) }
         let stride = max(1, Int((frameRate / Double(self.frameStep) / 10).rounded()))
         let step = self.frameStep
         if let reference = packets?.isReference, reference.count == times.count,
@@ -66,12 +69,12 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
             analysedStops = Set(stops)
             let gaps = zip(stops.dropFirst(), stops).map { $0 - $1 }.sorted()
             analysisStride = gaps.isEmpty ? stride : gaps[gaps.count / 2]
-            analysisDecoder = SequentialDecoder(small, yuv: false, times: times, outputs: reference.indices.filter { reference[$0] },
+            analysisDecoder = SequentialDecoder(small, yuv: analysisYUV, times: times, outputs: reference.indices.filter { reference[$0] },
                                                 wanted: { frames.contains($0) })
         } else {
             analysedStops = nil
             analysisStride = stride
-            analysisDecoder = SequentialDecoder(small, yuv: false, times: times, wanted: { $0 % (step * stride) == 0 })
+            analysisDecoder = SequentialDecoder(small, yuv: analysisYUV, times: times, wanted: { $0 % (step * stride) == 0 })
         }
     }
 
@@ -150,7 +153,17 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
 
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         let number = Int(stop.routePoint.distanceAlongRoute) * frameStep
-        return try await analysisDecoding.run { [analysisDecoder] in try analysisDecoder.frame(number: number) }.rgba()
+        let pixels = try await analysisDecoding.run { [analysisDecoder] in try analysisDecoder.frame(number: number) }.rgba()
+        let w = SphereImage.standardWidth
+        return pixels.width > w ? try pixels.resized(width: w, height: w / 2) : pixels
+    }
+
+    public func analysisPicture(for stop: HyperlapseStop) async throws -> SphereImage {
+        let number = Int(stop.routePoint.distanceAlongRoute) * frameStep
+        switch try await analysisDecoding.run({ [analysisDecoder] in try analysisDecoder.frame(number: number) }) {
+        case .yuv(let frame): return try SphereImage(frame)
+        case .rgba(let pixels): return try SphereImage(pixels)
+        }
     }
 }
 

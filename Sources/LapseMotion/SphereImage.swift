@@ -152,8 +152,86 @@ public struct SphereImage: Sendable {
                 }
             }
         }
-        let mean = sum / weight
-        // Normalise the luma by the band's mean and deviation (cos-weighted, as the channel statistics).
+        let cw = Self.colourWidth, ch = cw / 2, block = w / cw
+        var colour = [SIMD3<Float>](repeating: .zero, count: cw * ch)
+        small.bytes.withUnsafeBufferPointer { b in
+            for y in 0..<(ch * block) {
+                for x in 0..<(cw * block) {
+                    let i = (y * w + x) * 4
+                    colour[(y / block) * cw + x / block] += SIMD3(Float(b[i]), Float(b[i + 1]), Float(b[i + 2]))
+                }
+            }
+        }
+        let n = Float(block * block)
+        self.init(luma: luma, width: w, channelMean: sum / weight, colour: colour.map { $0 / n })
+    }
+
+    /// Makes the analysis picture of an equirectangular panorama decoded as Y′CbCr (BT.709, limited range, as a
+    /// video's frames come) without converting the whole frame to RGBA first: Y′ and chroma averaged over blocks
+    /// to the analysis size, each such pixel turned into R′G′B′ (ITU-R BT.709-6; clipped to 0…255 as the RGBA
+    /// path clips, which matters: a blown sky is a quarter of a car video's pixels above 255), then as ``init(_:)``
+    /// from there. A frame that is not `2048·k × 1024·k` (k ≥ 1) is converted to RGBA and made by ``init(_:)``.
+    /// - Throws: ``LapseError`` `.codec` when the conversion to RGBA is needed and fails.
+    public init(_ frame: YUVFrame) throws {
+        let w = Self.standardWidth, h = w / 2
+        guard frame.width % (2 * w) == 0, frame.height * 2 == frame.width else {
+            try self.init(frame.rgba())
+            return
+        }
+        let f = frame.width / w, cf = f / 2, fw = frame.width, cw = frame.chromaWidth
+        let lumaScale = 1 / Float(f * f), chromaScale = 1 / Float(cf * cf)
+        var luma = [Float](repeating: 0, count: w * h)
+        let ccw = Self.colourWidth, cch = ccw / 2, block = w / ccw
+        var colour = [SIMD3<Float>](repeating: .zero, count: ccw * cch)
+        var sum = SIMD3<Double>(repeating: 0), weight = 0.0
+        frame.y.withUnsafeBufferPointer { yp in
+            frame.cb.withUnsafeBufferPointer { up in
+                frame.cr.withUnsafeBufferPointer { vp in
+                    for y in 0..<h {
+                        let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
+                        let inBand = abs(latitude) <= .pi / 3
+                        var rowSum = SIMD3<Float>(repeating: 0)
+                        for x in 0..<w {
+                            var ys = 0, us = 0, vs = 0
+                            if f == 2 {   // a 2048-wide video: 2 × 2 luma, one chroma sample
+                                let a = 2 * y * fw + 2 * x, c = y * cw + x
+                                ys = Int(yp[a]) + Int(yp[a + 1]) + Int(yp[a + fw]) + Int(yp[a + fw + 1])
+                                us = Int(up[c]); vs = Int(vp[c])
+                            } else {
+                                for j in 0..<f {
+                                    let row = (y * f + j) * fw + x * f
+                                    for i in 0..<f { ys += Int(yp[row + i]) }
+                                }
+                                for j in 0..<cf {
+                                    let row = (y * cf + j) * cw + x * cf
+                                    for i in 0..<cf { us += Int(up[row + i]); vs += Int(vp[row + i]) }
+                                }
+                            }
+                            let l = 1.164384 * (Float(ys) * lumaScale - 16)
+                            let b = Float(us) * chromaScale - 128, r = Float(vs) * chromaScale - 128
+                            let c = pointwiseMin(pointwiseMax(SIMD3(l + 1.792741 * r, l - 0.213249 * b - 0.532909 * r, l + 2.112402 * b),
+                                                              .zero), SIMD3(repeating: 255))
+                            luma[y * w + x] = 0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z
+                            colour[(y / block) * ccw + x / block] += c
+                            if inBand { rowSum += c }
+                        }
+                        if inBand {
+                            sum += SIMD3<Double>(Double(rowSum.x), Double(rowSum.y), Double(rowSum.z)) * cos(latitude)
+                            weight += cos(latitude) * Double(w)
+                        }
+                    }
+                }
+            }
+        }
+        let n = Float(block * block)
+        self.init(luma: luma, width: w, channelMean: sum / weight, colour: colour.map { $0 / n })
+    }
+
+    /// The picture from its luma at `width × width/2` (normalised here: mean 128, deviation 48 over the rows within
+    /// 60° of the horizon, cos-weighted) and its colour statistics.
+    private init(luma unnormalised: [Float], width w: Int, channelMean: SIMD3<Double>, colour: [SIMD3<Float>]) {
+        let h = w / 2
+        var luma = unnormalised
         var lumaSum = 0.0, lumaSquares = 0.0, lumaWeight = 0.0
         for y in 0..<h {
             let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
@@ -166,22 +244,9 @@ public struct SphereImage: Sendable {
         let lumaDeviation = max(1, (lumaSquares / lumaWeight - lumaMean * lumaMean).squareRoot())
         let gain = Float(48 / lumaDeviation), offset = Float(128 - lumaMean * 48 / lumaDeviation)
         for i in luma.indices { luma[i] = luma[i] * gain + offset }
-        channelMean = mean
-        let cw = Self.colourWidth, ch = cw / 2, block = w / cw
-        var colour = [SIMD3<Float>](repeating: .zero, count: cw * ch)
-        small.bytes.withUnsafeBufferPointer { b in
-            for y in 0..<(ch * block) {
-                for x in 0..<(cw * block) {
-                    let i = (y * w + x) * 4
-                    colour[(y / block) * cw + x / block] += SIMD3(Float(b[i]), Float(b[i + 1]), Float(b[i + 2]))
-                }
-            }
-        }
-        let n = Float(block * block)
-        self.colour = colour.map { $0 / n }
         var levels = [Level(width: w, height: h, pixels: luma)]
         while levels.last!.width > 128 { levels.append(levels.last!.halved()) }
-        self.levels = levels
+        self.init(levels: levels, channelMean: channelMean, colour: colour)
     }
 
     private init(levels: [Level], channelMean: SIMD3<Double>, colour: [SIMD3<Float>]) {

@@ -161,3 +161,46 @@ enum OverpassFrames {
         return frames
     }
 }
+
+/// The analysis picture made straight from a video's Y′CbCr frame is the one made from its RGBA: normalised luma
+/// within 1.5 code values (mean absolute difference; swscale's area scaling against block means), colour statistics
+/// within 1.5, and the motions measured between frames the same to 0.1° of rotation and 1° of travel.
+@Suite struct SphereImageYUVTests {
+    @Test func yuvPicturesAreTheRGBAOnes() throws {
+        let reader = try VideoFrameReader(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+        var frames: [YUVFrame] = []
+        var k = 0
+        while frames.count < 6, let (_, frame) = try reader.nextYUVFrame() {
+            if k % 4 == 0 { frames.append(frame) }
+            k += 1
+        }
+        #expect(frames.count == 6 && frames[0].width == 2048)
+        let fromYUV = try frames.map { try SphereImage($0) }
+        let fromRGBA = try frames.map { try SphereImage($0.rgba()) }
+        for (a, b) in zip(fromYUV, fromRGBA) {
+            #expect(a.width == 1024 && b.width == 1024)
+            let luma = zip(a.levels[0].pixels, b.levels[0].pixels).map { Double(abs($0 - $1)) }.reduce(0, +) / Double(a.levels[0].pixels.count)
+            #expect(luma < 1.5, "\(luma)")
+            let meanDifference = a.channelMean - b.channelMean
+            let largest = max(abs(meanDifference.x), abs(meanDifference.y), abs(meanDifference.z))
+            #expect(largest < 1.5, "\(a.channelMean) \(b.channelMean)")
+            var colourSum = 0.0
+            for (p, q) in zip(a.colour, b.colour) {
+                let d = p - q
+                colourSum += Double(max(abs(d.x), abs(d.y), abs(d.z)))
+            }
+            let colour = colourSum / Double(a.colour.count)
+            #expect(colour < 1.5, "\(colour)")
+        }
+        let estimator = MotionEstimator()
+        for i in 0..<(frames.count - 1) {
+            let a = try #require(estimator.motion(from: fromYUV[i], to: fromYUV[i + 1]))
+            let b = try #require(estimator.motion(from: fromRGBA[i], to: fromRGBA[i + 1]))
+            let between = (a.rotation * b.rotation.transposed).angle
+            #expect(between < 0.1, "pair \(i): \(between)°")
+            if let ta = a.travel, let tb = b.travel {
+                #expect(acos(min(1, (ta * tb).sum())) * 180 / .pi < 1, "pair \(i)")
+            }
+        }
+    }
+}
