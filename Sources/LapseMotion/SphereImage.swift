@@ -82,6 +82,22 @@ public struct SphereImage: Sendable {
             var x0 = (Int(fx) - r) % width
             if x0 < 0 { x0 += width }
             let y0 = Int(fy) - r
+            if x0 + side < width, y0 >= 0, y0 + side < height {
+                // Neither wrapping nor clamping (nearly every window): whole rows, the same arithmetic.
+                pixels.withUnsafeBufferPointer { p in
+                    var k = 0
+                    for j in 0..<side {
+                        let a = p.baseAddress! + (y0 + j) * width + x0, b = a + width
+                        for i in 0..<side {
+                            let top = a[i] + (a[i + 1] - a[i]) * ax
+                            let bottom = b[i] + (b[i + 1] - b[i]) * ax
+                            o[k + i] = top + (bottom - top) * ay
+                        }
+                        k += side
+                    }
+                }
+                return
+            }
             // The window's columns and their right neighbours, wrapping around.
             withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * side) { columns in
                 var xa = x0
