@@ -57,7 +57,7 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         let small = try VideoFrameReader(path)
         // Frames of 2048·k × 1024·k come as Y′CbCr, at their size, for SphereImage to reduce (no conversion to
         // RGBA); others as RGBA scaled to the analysis size.
-        let analysisYUV = small.yuvFramesAvailable && small.codedWidth % (2 * SphereImage.standardWidth) == 0
+        let analysisYUV = small.yuvFramesAvailable && SphereImage.reducesDirectly(width: small.codedWidth, height: small.codedHeight)
         if !analysisYUV { small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2) }
         let stride = max(1, Int((frameRate / Double(self.frameStep) / 10).rounded()))
         let step = self.frameStep
@@ -152,18 +152,22 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     }
 
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
-        let number = Int(stop.routePoint.distanceAlongRoute) * frameStep
-        let pixels = try await analysisDecoding.run { [analysisDecoder] in try analysisDecoder.frame(number: number) }.rgba()
+        let pixels = try await analysisFrame(for: stop).rgba()
         let w = SphereImage.standardWidth
         return pixels.width > w ? try pixels.resized(width: w, height: w / 2) : pixels
     }
 
     public func analysisPicture(for stop: HyperlapseStop) async throws -> SphereImage {
-        let number = Int(stop.routePoint.distanceAlongRoute) * frameStep
-        switch try await analysisDecoding.run({ [analysisDecoder] in try analysisDecoder.frame(number: number) }) {
+        switch try await analysisFrame(for: stop) {
         case .yuv(let frame): return try SphereImage(frame)
         case .rgba(let pixels): return try SphereImage(pixels)
         }
+    }
+
+    /// The analysis decoder's frame of a stop, as it decodes them (Y′CbCr at full size or RGBA at 1024 wide).
+    private func analysisFrame(for stop: HyperlapseStop) async throws -> SequentialDecoder.Picture {
+        let number = Int(stop.routePoint.distanceAlongRoute) * frameStep
+        return try await analysisDecoding.run { [analysisDecoder] in try analysisDecoder.frame(number: number) }
     }
 }
 

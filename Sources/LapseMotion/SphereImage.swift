@@ -190,7 +190,7 @@ public struct SphereImage: Sendable {
     /// - Throws: ``LapseError`` `.codec` when the conversion to RGBA is needed and fails.
     public init(_ frame: YUVFrame) throws {
         let w = Self.standardWidth, h = w / 2
-        guard frame.width % (2 * w) == 0, frame.height * 2 == frame.width else {
+        guard Self.reducesDirectly(width: frame.width, height: frame.height) else {
             try self.init(frame.rgba())
             return
         }
@@ -241,6 +241,12 @@ public struct SphereImage: Sendable {
         }
         let n = Float(block * block)
         self.init(luma: luma, width: w, channelMean: sum / weight, colour: colour.map { $0 / n })
+    }
+
+    /// Whether ``init(_:)-(YUVFrame)`` reduces a Y′CbCr frame of this size straight to the analysis size
+    /// (`2048·k × 1024·k`, k ≥ 1) rather than converting it to RGBA first.
+    public static func reducesDirectly(width: Int, height: Int) -> Bool {
+        width % (2 * standardWidth) == 0 && height * 2 == width
     }
 
     /// The picture from its luma at `width × width/2` (normalised here: mean 128, deviation 48 over the rows within
