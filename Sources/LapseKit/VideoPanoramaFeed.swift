@@ -59,6 +59,8 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         // RGBA); others as RGBA scaled to the analysis size.
         let analysisYUV = small.yuvFramesAvailable && SphereImage.reducesDirectly(width: small.codedWidth, height: small.codedHeight)
         if !analysisYUV { small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2) }
+        // Analysed at a quarter of the pixels or fewer, where the deblocking filter's edges average out.
+        small.skipsLoopFilter = true
         let stride = max(1, Int((frameRate / Double(self.frameStep) / 10).rounded()))
         let step = self.frameStep
         if let reference = packets?.isReference, reference.count == times.count,

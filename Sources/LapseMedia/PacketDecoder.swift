@@ -112,6 +112,14 @@ final class PacketDecoder {
         set { context.pointee.skip_frame = newValue ? AVDISCARD_NONREF : AVDISCARD_DEFAULT }
     }
 
+    /// Whether the decoder leaves out the in-loop deblocking filter of every frame (`skip_loop_filter =
+    /// AVDISCARD_ALL`): faster (H.264: about a fifth of the decode), and the pictures differ from the stream's by
+    /// block-edge errors that accumulate to the next keyframe. For pictures that are only analysed.
+    var skipsLoopFilter: Bool {
+        get { context.pointee.skip_loop_filter == AVDISCARD_ALL }
+        set { context.pointee.skip_loop_filter = newValue ? AVDISCARD_ALL : AVDISCARD_DEFAULT }
+    }
+
     /// The pixel format the decoder announces before decoding (`AV_PIX_FMT_NONE` when it does not know yet).
     var pixelFormat: AVPixelFormat { context.pointee.pix_fmt }
 
