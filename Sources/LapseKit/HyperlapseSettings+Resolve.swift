@@ -39,6 +39,12 @@ extension HyperlapseSettings {
         job.gifWidth = s.gifWidth
         job.crf = s.crf ?? 20
         job.preset = s.preset ?? "medium"
+        guard VideoEncoderSettings.presets.contains(job.preset) else {
+            throw LapseError.usage("preset takes one of \(VideoEncoderSettings.presets.joined(separator: ", ")), not '\(job.preset)'")
+        }
+        if let t = s.timeout, !(0.1...3600).contains(t) {
+            throw LapseError.usage("timeout takes seconds from 0.1 to 3600, not \(t)")
+        }
         job.stabilization = StabilizationOptions(enabled: s.stabilize ?? true, forward: s.forward, toneMatch: s.toneMatch ?? true)
         if let f = s.forward, !(f.isFinite && (-360...360).contains(f)) {
             throw LapseError.usage("forward takes degrees from -360 to 360, not \(f)")
@@ -126,6 +132,7 @@ extension HyperlapseSettings {
         options.track = s.track
         options.keyFile = s.keyFile
         options.cacheDirectory = s.cacheDir
+        options.requestTimeout = s.timeout
         let client = try options.makeClient()
         // Tiles come a panorama at a time, several at once: report them as one running count.
         let made = try options.make(client: client, videoFrameStep: s.frameStep ?? 1,

@@ -6,7 +6,8 @@ import Foundation
 /// The job file is JSON with these keys (all optional; flags given on the command line override the file):
 /// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
-/// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `stabilize`, `forward`, `toneMatch`, `creditPosition` (and
+/// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `timeout`, `stabilize`, `forward`, `toneMatch`,
+/// `creditPosition` (and
 /// `frames`, which a run writes and a read ignores). After a run the effective settings are written next to the output as
 /// `OUT.job.json` (paths made absolute), so the same hyperlapse can be rendered again with `--config OUT.job.json`
 /// from any folder.
@@ -66,6 +67,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var keyFile: String?
     /// An OSRM server for `provider: osrm` (else `LAPSE_OSRM_URL`, else the public demo server).
     public var osrmURL: String?
+    /// Deadline of each HTTP attempt (routes, metadata, tiles) in seconds, 0.1–3600 (default 30; retried as usual).
+    public var timeout: Double?
     /// Steady the panoramas from their pictures (default true).
     public var stabilize: Bool?
     /// The direction of travel in the pictures, degrees right of their centre column (default: measured).
@@ -89,14 +92,14 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
            gif == (output as NSString).deletingPathExtension + ".gif" {
             result.gif = (newOutput as NSString).deletingPathExtension + ".gif"
         }
-        // Every key, listed explicitly (keep in step with CodingKeys).
-        func take<T>(_ kp: WritableKeyPath<HyperlapseSettings, T?>) { if let v = other[keyPath: kp] { result[keyPath: kp] = v } }
-        take(\.from); take(\.to); take(\.via); take(\.provider); take(\.route); take(\.source); take(\.track)
-        take(\.spacing); take(\.size); take(\.fov); take(\.fps); take(\.lookAt); take(\.headingOffset)
-        take(\.keyframes); take(\.zoom); take(\.crossfade); take(\.output); take(\.gif); take(\.gifWidth)
-        take(\.cacheDir); take(\.radius); take(\.crf); take(\.preset); take(\.panoHeading); take(\.frameStep)
-        take(\.keyFile); take(\.osrmURL); take(\.stabilize); take(\.forward); take(\.toneMatch); take(\.creditPosition)
-        return result
+        // Every key `other` sets (its JSON form leaves out what it does not) replaces this one's.
+        let encoder = JSONEncoder()
+        guard let mine = try? JSONSerialization.jsonObject(with: encoder.encode(result)) as? [String: Any],
+              let theirs = try? JSONSerialization.jsonObject(with: encoder.encode(other)) as? [String: Any],
+              let merged = try? JSONSerialization.data(withJSONObject: mine.merging(theirs) { _, new in new }),
+              let decoded = try? JSONDecoder().decode(HyperlapseSettings.self, from: merged)
+        else { preconditionFailure("HyperlapseSettings does not round-trip through JSON") }
+        return decoded
     }
 
     /// Reads a job file.
@@ -152,6 +155,6 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     enum CodingKeys: String, CodingKey, CaseIterable {
         case from, to, via, provider, route, source, track, spacing, size, fov, fps, lookAt, headingOffset, keyframes,
              zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile, osrmURL,
-             stabilize, forward, toneMatch, creditPosition, frames
+             timeout, stabilize, forward, toneMatch, creditPosition, frames
     }
 }

@@ -21,6 +21,8 @@ public struct PanoramaSourceOptions: Sendable {
     public var useCache = true
     /// HTTP requests at once.
     public var concurrency = 8
+    /// Deadline of each HTTP attempt in seconds (nil: ``HTTPClient/Configuration/requestTimeout``'s default).
+    public var requestTimeout: Double?
     public var environment: [String: String]
 
     public init(source: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -37,6 +39,7 @@ public struct PanoramaSourceOptions: Sendable {
     public func makeClient() throws -> HTTPClient {
         var configuration = HTTPClient.Configuration()
         configuration.maxConcurrentRequests = concurrency
+        if let requestTimeout { configuration.requestTimeout = requestTimeout }
         if let key = try googleKey() { configuration.secrets.append(key) }
         return HTTPClient(configuration: configuration)
     }

@@ -19,8 +19,11 @@ public struct VideoEncoderSettings: Sendable {
     /// and uses the High 4:4:4 Predictive profile, which some hardware players cannot decode (x265 at CRF 0 is
     /// near-lossless, not lossless).
     public var crf: Double = 20
-    /// x264/x265 preset: ultrafast … veryslow. Default `medium`.
+    /// x264/x265 preset: one of ``presets``. Default `medium`.
     public var preset: String = "medium"
+    /// The presets of x264 and x265, fastest first (`x264 --fullhelp`).
+    public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower",
+                                 "veryslow", "placebo"]
     /// Largest distance between keyframes in frames (the GOP length); `nil` for the encoder's default (250).
     public var keyframeInterval: Int?
     /// Container metadata (`title`, `comment`, `copyright`, `artist`…), written into the file.

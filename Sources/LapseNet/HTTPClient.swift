@@ -181,9 +181,9 @@ public final class HTTPClient: Sendable {
                 // now (offline, every lookup would otherwise wait out its backoff).
                 if Self.isUnreachable(error), !reachedHosts.withLock({ $0.contains(Self.hostKey(request.url)) }) {
                     await slots.release()
-                    throw LapseError(.network, subject(request.url), Self.describe(transport: error))
+                    throw LapseError(.network, subject(request.url), Self.describe(transport: error, deadline: c.requestTimeout))
                 }
-                outcome = .retry(Self.describe(transport: error), after: nil)
+                outcome = .retry(Self.describe(transport: error, deadline: c.requestTimeout), after: nil)
             }
             await slots.release()
             switch outcome {
@@ -299,10 +299,10 @@ public final class HTTPClient: Sendable {
         return [.cannotFindHost, .dnsLookupFailed, .notConnectedToInternet, .cannotConnectToHost].contains(u.code)
     }
 
-    private static func describe(transport error: any Error) -> String {
+    private static func describe(transport error: any Error, deadline: Double) -> String {
         if let u = error as? URLError {
             switch u.code {
-            case .timedOut: return "timed out"
+            case .timedOut: return "timed out after \(Self.format(deadline)) s"
             case .cannotConnectToHost: return "connection refused (is the server running and the URL right?)"
             case .networkConnectionLost: return "connection lost"
             case .cannotFindHost, .dnsLookupFailed: return "host not found (offline, or a wrong URL?)"

@@ -11,13 +11,12 @@ struct Arguments {
 
     var isEmpty: Bool { tokens.isEmpty }
 
-    /// Removes a boolean flag; true when it was present (any number of times).
+    /// Removes a boolean flag; true when it was present (any number of times) before `--`.
     mutating func flag(_ names: String...) -> Bool {
-        var found = false
-        tokens.removeAll { t in
-            if names.contains(t) { found = true; return true }
-            return false
-        }
+        let end = tokens.firstIndex(of: "--") ?? tokens.endIndex
+        let before = tokens[..<end].filter { !names.contains($0) }
+        let found = before.count < end
+        tokens = Array(before) + tokens[end...]
         return found
     }
 
@@ -53,6 +52,7 @@ struct Arguments {
     /// Removes an option that may be given once; the last one given wins when repeated, whichever of its names
     /// (`-o a.gif --output b.gif` writes b.gif).
     mutating func value(_ names: String...) throws -> String? { try values(names).last }
+    mutating func value(_ names: [String]) throws -> String? { try values(names).last }
 
     /// `--name`, `-x` (a letter after the dash); not `-`, `-30` or `-.5`.
     static func looksLikeOption(_ token: String) -> Bool {

@@ -48,7 +48,9 @@ func runMain() async -> Int32 {
         print(topHelp)
         return tokens.isEmpty ? ExitStatus.usage : ExitStatus.success
     }
-    if tokens.contains("--version") && !tokens.contains("--help") && !tokens.contains("-h") {
+    // Options end at `--`: what follows is an input even if it is named like one (`-- --help`).
+    func given(_ names: String...) -> Bool { (tokens.firstIndex(of: "--").map { tokens[..<$0] } ?? tokens[...]).contains { names.contains($0) } }
+    if given("--version") && !given("--help", "-h") {
         print("lapse \(lapseVersion)")
         return ExitStatus.success
     }
@@ -64,7 +66,7 @@ func runMain() async -> Int32 {
         FileHandle.standardError.write(Data("error: unknown command '\(name)'\n\(topHelp)\n".utf8))
         return ExitStatus.usage
     }
-    if tokens.contains("--help") || tokens.contains("-h") {
+    if given("--help", "-h") {
         print(command.help)
         return ExitStatus.success
     }

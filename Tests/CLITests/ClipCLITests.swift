@@ -26,8 +26,10 @@ struct ClipCLITests {
         #expect(over.status == 0)
         let json = try JSONSummary.parse(over.stdoutData)
         #expect(json?["keyframe_time"] as? Double == 4)
-        #expect(json?["video_frames"] as? Int == 90)   // written, including the run-in from the keyframe at 4 s
+        // The frames shown, as the text counts them; the run-in from the keyframe at 4 s is written but hidden.
+        #expect(json?["video_frames"] as? Int == 60)
         #expect(json?["hidden_frames"] as? Int == 30)
+        #expect(over.stderr.contains("60 video frames (+30 before the start"), "\(over.stderr)")
     }
 
     /// A stream copy ending inside a group of B-frames (H.265 and H.264 with B-pyramids): the frames after the

@@ -241,7 +241,7 @@ import Testing
         (["--from", "1,0", "-o", "x.gpx"], "give both --from and --to"),
         (["-o", "x.gpx"], "no route: give --from and --to, or --input FILE"),
         (["--input", "a.gpx", "--from", "1,1", "--to", "2,2", "-o", "x.gpx"], "either --input or --from"),
-        (["--input", "a.gpx"], "no output file"),
+        (["--input", "a.gpx"], "no output (-o FILE.gpx"),
         (["--input", "a.gpx", "-o", "x.kml"], "must end in .gpx or .geojson"),
         (["--input", "a.gpx", "-o", "x.gpx", "--spacing", "0"], "--spacing takes a number"),
         (["--input", "a.gpx", "-o", "x.gpx", "--frobnicate"], "unknown option --frobnicate"),

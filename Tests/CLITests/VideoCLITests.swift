@@ -27,7 +27,7 @@ import TestSupport
     }
 
     @Test(arguments: [
-        (["video"], "no output file"),
+        (["video"], "no output (-o OUT.mp4)"),
         (["video", "-o", "x.avi", "a.png"], "must end in .mp4"),
         (["video", "--fps", "0", "-o", "x.mp4", "a.png"], "--fps takes"),
         (["video", "--bogus", "-o", "x.mp4", "a.png"], "unknown option --bogus"),

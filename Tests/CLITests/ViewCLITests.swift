@@ -89,7 +89,7 @@ import TestSupport
         (["view"], "give the panorama"),
         (["view", "p.jpg"], "-o VIEW.png"),
         (["view", "p.jpg", "-o", "v.gif"], "must end in .png, .jpg or .jpeg"),
-        (["view", "p.jpg", "-o", "v.png", "--fov", "180"], "--fov must be more than 0"),
+        (["view", "p.jpg", "-o", "v.png", "--fov", "180"], "--fov takes a number from 1 to 179"),
         (["view", "p.jpg", "-o", "v.png", "--fov", "abc"], "--fov takes a number"),
         (["view", "p.jpg", "-o", "v.png", "--pitch", "95"], "--pitch takes a number from -90 to 90"),
         (["view", "p.jpg", "-o", "v.png", "--interp", "nearest"], "--interp takes one of bilinear, bicubic, lanczos"),

@@ -179,6 +179,44 @@ import TestSupport
         #expect(file.overridden(by: HyperlapseSettings()).gif == "/w/anim/other.gif")
     }
 
+    /// Flags over a job file without a list of keys to keep in step: every key a job file can hold (all of them set
+    /// here, each to a value unlike its default) is taken from the flags when they give it and kept otherwise,
+    /// numbers exactly.
+    @Test func everySettingIsOverridden() throws {
+        let json = """
+            {"from": "1,2", "to": "3,4", "via": ["5,6"], "provider": "osrm", "route": "/r.gpx", "source": "google",
+             "track": "/t.gpx", "spacing": 7.25, "size": "640x360", "fov": 75.5, "fps": "30000/1001", "lookAt": "1,1",
+             "headingOffset": 12.5, "keyframes": "/k.json", "zoom": "3", "crossfade": true, "output": "/o.mp4",
+             "gif": "/g.gif", "gifWidth": 320, "cacheDir": "/c", "radius": 33.3, "crf": 18.5, "preset": "slow",
+             "panoHeading": 123.456789012345, "frameStep": 3, "keyFile": "/key", "osrmURL": "http://x", "timeout": 2.5,
+             "stabilize": false, "forward": -33.3, "toneMatch": false, "creditPosition": "top-left"}
+            """
+        let all = try JSONDecoder().decode(HyperlapseSettings.self, from: Data(json.utf8))
+        let keys = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(all)) as? [String: Any]).keys
+        #expect(keys.count == 32)   // every key (HyperlapseSettings.CodingKeys) but `frames`, which a run writes
+        #expect(HyperlapseSettings().overridden(by: all) == all)
+        #expect(all.overridden(by: HyperlapseSettings()) == all)
+        var one = HyperlapseSettings()
+        one.panoHeading = 0.1 + 0.2
+        one.via = []
+        var expected = all
+        expected.panoHeading = 0.1 + 0.2
+        expected.via = []
+        #expect(all.overridden(by: one) == expected)
+    }
+
+    /// A job file's preset and timeout are checked before any work, as the flags are.
+    @Test func jobFilePresetAndTimeoutAreChecked() {
+        var s = HyperlapseSettings()
+        s.output = "/tmp/never.mp4"
+        s.source = "google"
+        s.preset = "fastest"
+        #expect { try s.makeJob(overwrite: false) } throws: { "\($0)".contains("preset takes one of ultrafast") }
+        s.preset = "slow"
+        s.timeout = 0
+        #expect { try s.makeJob(overwrite: false) } throws: { "\($0)".contains("timeout takes seconds from 0.1 to 3600") }
+    }
+
     @Test func jobFilePathsAreMadeAbsolute() {
         var s = HyperlapseSettings()
         s.source = "video:clips/a.mp4"

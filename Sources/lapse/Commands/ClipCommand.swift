@@ -40,7 +40,7 @@ enum ClipCommand: Command {
         """
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
-        let output = try arguments.value("-o", "--output")
+        let out = try OutputOptions(&arguments)
         let start = try arguments.time("--start")
         let end = try arguments.time("--end")
         let duration = try arguments.time("--duration")
@@ -48,15 +48,15 @@ enum ClipCommand: Command {
         let noAudio = arguments.flag("--no-audio")
         let audioFile = try arguments.value("--audio")
         let mode = try arguments.choice("--audio-mode", ["replace", "mix"])
-        let timeout = try arguments.double("--timeout", in: 0.1...3600)
-        let overwrite = arguments.flag("--overwrite", "-y")
+        let timeout = try NetworkOptions(&arguments).timeout
+        let overwrite = out.overwrite
         let positionals = try arguments.positionals()
 
         guard positionals.count == 1, let input = positionals.first else {
             throw LapseError.usage(positionals.isEmpty ? "give one INPUT (a file or an http(s) URL)"
                                                        : "give one INPUT, not \(positionals.count)")
         }
-        guard let output else { throw LapseError.usage("give the output file with -o FILE") }
+        let output = try out.required("FILE")
         guard let start else { throw LapseError.usage("give the start of the range with --start T") }
         if end != nil && duration != nil { throw LapseError.usage("give --end or --duration, not both") }
         guard let stop = end ?? duration.map({ start + $0 }) else {
@@ -98,7 +98,9 @@ enum ClipCommand: Command {
         var json: [String: Any] = [
             "output": output, "start": result.start, "end": result.end, "keyframe_time": result.keyframeTime,
             "hidden_frames": result.hiddenFrames,
-            "edit_list": result.usesEditList, "duration": result.duration, "video_frames": result.videoFrames,
+            "edit_list": result.usesEditList, "duration": result.duration,
+            // As the text: the frames a player shows; the pre-roll the edit list hides is hidden_frames.
+            "video_frames": result.videoFrames - result.hiddenFrames,
             "audio": result.hasAudio, "accurate": accurate, "container": result.container,
         ]
         if let d = result.mediaDuration { json["media_duration"] = d }

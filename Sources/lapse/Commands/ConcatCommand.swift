@@ -28,12 +28,12 @@ enum ConcatCommand: Command {
         """
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
-        let output = try arguments.value("-o", "--output")
+        let out = try OutputOptions(&arguments)
         let gif = try arguments.value("--gif")
         let gifWidth = try arguments.int("--gif-width", in: 16...4096)
-        let overwrite = arguments.flag("--overwrite", "-y")
+        let overwrite = out.overwrite
         let inputs = try arguments.positionals()
-        guard let output else { throw LapseError.usage("give the joined video with -o OUT.mp4") }
+        let output = try out.required("OUT.mp4")
         guard inputs.count >= 2 else {
             throw LapseError.usage(inputs.isEmpty ? "give the videos to join" : "give at least two videos to join, not one")
         }

@@ -50,7 +50,8 @@ enum GIFCommand: Command {
                                                "flv", "wmv", "mpg", "mpeg", "3gp", "ogv", "gif"]
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
-        guard let output = try arguments.value("-o", "--output") else { throw LapseError.usage("no output file (-o FILE)") }
+        let out = try OutputOptions(&arguments)
+        let output = try out.required("OUT.gif")
         let start = try arguments.time("--start")
         let end = try arguments.time("--end")
         let duration = try arguments.time("--duration")
@@ -65,8 +66,8 @@ enum GIFCommand: Command {
         let dither = try arguments.double("--dither", in: 0...1)
         let palette = try arguments.choice("--palette", GIFPaletteMode.allCases.map(\.rawValue))
         let fast = arguments.flag("--fast")
-        let timeout = try arguments.double("--timeout", in: 0.1...3600)
-        let overwrite = arguments.flag("--overwrite", "-y")
+        let timeout = try NetworkOptions(&arguments).timeout
+        let overwrite = out.overwrite
         let inputs = try arguments.positionals()
 
         guard !inputs.isEmpty else { throw LapseError.usage("no input (a video, or images)") }

@@ -33,6 +33,8 @@ enum HyperlapseCommand: Command {
                                         N × fps / its frame rate times as fast)
           --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse); Google tiles are kept as
                                         their Cache-Control allows (README: "What is kept on disk")
+          --timeout SECONDS             deadline of each HTTP request: route, metadata, tiles (default 30; failed
+                                        requests are retried)
         Stabilisation (default: on):
           --forward D                   the direction of travel in the pictures, D degrees right of their centre
                                         column (default: measured from the motion between them); the camera along
@@ -91,6 +93,7 @@ enum HyperlapseCommand: Command {
         flags.cacheDir = try arguments.value("--cache-dir")
         flags.keyFile = try arguments.value("--key-file")
         flags.osrmURL = try arguments.value("--osrm-url")
+        flags.timeout = try NetworkOptions(&arguments).timeout
     }
 
     /// The files and folders a job of `settings` reads (route, track, camera file, the photos' folder or the
@@ -104,19 +107,22 @@ enum HyperlapseCommand: Command {
     static func run(_ arguments: inout Arguments, console: Console) async throws {
         var flags = HyperlapseSettings()
         try parseRouteAndSource(&arguments, into: &flags)
-        flags.size = try arguments.size("--size").map { "\($0.width)x\($0.height)" }
-        flags.fov = try arguments.double("--fov", in: 1...179)
+        let view = try ViewOptions(&arguments)
+        flags.size = view.size.map { "\($0.width)x\($0.height)" }
+        flags.fov = view.fov
         flags.fps = try arguments.frameRate("--fps", in: 1...120)
         flags.lookAt = try arguments.value("--look-at")
         flags.headingOffset = try arguments.double("--heading-offset", in: -360...360)
         flags.keyframes = try arguments.value("--keyframes")
         flags.zoom = try arguments.choice("--zoom", ["auto", "0", "1", "2", "3", "4", "5"])
         flags.crossfade = arguments.flag("--crossfade") ? true : nil
-        flags.output = try arguments.value("-o", "--output")
+        let out = try OutputOptions(&arguments)
+        flags.output = out.path
         flags.gif = try arguments.value("--gif")
         flags.gifWidth = try arguments.int("--gif-width", in: 16...4096)
-        flags.crf = try arguments.double("--crf", in: 0...51)
-        flags.preset = try arguments.value("--preset")
+        let encoder = try EncoderOptions(&arguments)
+        flags.crf = encoder.crf
+        flags.preset = encoder.preset
         flags.panoHeading = try arguments.double("--pano-heading", in: -360...360)
         flags.forward = try arguments.double("--forward", in: -360...360)
         flags.toneMatch = arguments.flag("--no-tone-match") ? false : nil
@@ -128,7 +134,7 @@ enum HyperlapseCommand: Command {
         let segment = try arguments.value("--segment").map { try HyperlapseJob.Segment(parsing: $0) }
         let config = try arguments.value("--config")
         let reportPath = try arguments.value("--report").map(PanoramaSourceOptions.expand)
-        let overwrite = arguments.flag("--overwrite", "-y")
+        let overwrite = out.overwrite
         let rest = try arguments.positionals()
         guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
 

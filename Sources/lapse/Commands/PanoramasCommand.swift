@@ -37,11 +37,12 @@ enum PanoramasCommand: Command {
           --cache-dir DIR         tile and metadata cache (default $XDG_CACHE_HOME/lapse or ~/.cache/lapse)
           --no-cache              neither read nor write the cache
           --concurrency N         HTTP requests at once (default 8)
+          --timeout SECONDS       deadline of each HTTP request (default 30; failed requests are retried)
           --key-file FILE         file holding the Google API key instead of GOOGLE_MAPS_API_KEY
           --maptiles-url URL      Map Tiles API base (default https://tile.googleapis.com, or $LAPSE_MAPTILES_URL)
           --panoramax-url URL     Panoramax API (default https://api.panoramax.xyz/api, or $LAPSE_PANORAMAX_URL)
         Output:
-          -o, --out DIR           folder for the images and manifest.json (created when missing)
+          -o, --output DIR        folder for the images and manifest.json (created when missing; --out too)
           -y, --overwrite         replace files from an earlier run
           --quiet, --json         no summary / a JSON summary on stdout
 
@@ -57,7 +58,8 @@ enum PanoramasCommand: Command {
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
         let env = ProcessInfo.processInfo.environment
-        guard let out = try arguments.value("-o", "--out", "--output") else { throw LapseError.usage("no output folder (--out DIR)") }
+        let output = try OutputOptions(&arguments, aliases: ["--out"])
+        guard let out = output.path else { throw LapseError.usage("no output folder (-o DIR)") }
         guard let sourceText = try arguments.value("--source") else {
             throw LapseError.usage("no panorama source (--source google|panoramax|local:DIR|video:FILE)")
         }
@@ -79,7 +81,8 @@ enum PanoramasCommand: Command {
         let keyFile = try arguments.value("--key-file")
         let maptilesURL = try arguments.value("--maptiles-url") ?? env["LAPSE_MAPTILES_URL"]
         let panoramaxURL = try arguments.value("--panoramax-url") ?? env["LAPSE_PANORAMAX_URL"]
-        let overwrite = arguments.flag("--overwrite", "-y")
+        let overwrite = output.overwrite
+        let timeout = try NetworkOptions(&arguments).timeout
         let extra = try arguments.positionals()
         guard extra.isEmpty else { throw LapseError.usage("unexpected argument '\(extra[0])'") }
 
@@ -103,6 +106,7 @@ enum PanoramasCommand: Command {
         options.cacheDirectory = cacheDir
         options.useCache = !noCache
         options.concurrency = concurrency
+        options.requestTimeout = timeout
         let client = try options.makeClient()
         let made = try options.make(client: client, videoFrameStep: every, progress: console.progress, warning: console.warning)
         for s in made.skipped { console.warn("skipped \(s.file): \(s.reason)") }

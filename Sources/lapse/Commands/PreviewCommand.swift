@@ -29,8 +29,9 @@ enum PreviewCommand: Command {
           --radius M                    search radius for the nearest panorama (default 50)
           --frame-step N                video without a track: every N-th frame (default 1)
           --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse)
+          --timeout SECONDS             deadline of each HTTP request (default 30; failed requests are retried)
         Output:
-          --report OUT.html             the page (required); nothing else is written
+          -o, --report OUT.html         the page (required; --output too); nothing else is written
           -y, --overwrite               replace the page if it exists
 
         Examples:
@@ -41,8 +42,9 @@ enum PreviewCommand: Command {
     static func run(_ arguments: inout Arguments, console: Console) async throws {
         var settings = HyperlapseSettings()
         try HyperlapseCommand.parseRouteAndSource(&arguments, into: &settings)
-        let report = try arguments.value("--report").map(PanoramaSourceOptions.expand)
-        let overwrite = arguments.flag("--overwrite", "-y")
+        let out = try OutputOptions(&arguments, aliases: ["--report"])
+        let report = out.path
+        let overwrite = out.overwrite
         let rest = try arguments.positionals()
         guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
         guard let report else { throw LapseError.usage("no report page (--report OUT.html)") }

@@ -25,6 +25,7 @@ enum RouteCommand: Command {
                                   $LAPSE_GOOGLE_DIRECTIONS_URL)
           --osrm-url URL          OSRM server (default https://router.project-osrm.org, or $LAPSE_OSRM_URL);
                                   your own server works, e.g. http://localhost:5000
+          --timeout SECONDS       deadline of each HTTP request (default 30; failed requests are retried)
         Route from a file:
           --input FILE            .gpx (tracks or routes), .geojson/.json, .kml, .txt/.csv (lat,lng lines),
                                   .polyline / .polyline6 (encoded polyline), a saved Google Directions or Routes
@@ -47,7 +48,8 @@ enum RouteCommand: Command {
         """
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
-        guard let output = try arguments.value("-o", "--output") else { throw LapseError.usage("no output file (-o FILE.gpx or FILE.geojson)") }
+        let out = try OutputOptions(&arguments)
+        let output = try out.required("FILE.gpx or FILE.geojson")
         let from = try arguments.value("--from").map { try coordinate($0, option: "--from") }
         let to = try arguments.value("--to").map { try coordinate($0, option: "--to") }
         let via = try arguments.values("--via").map { try coordinate($0, option: "--via") }
@@ -60,7 +62,8 @@ enum RouteCommand: Command {
         let inputFormat = try arguments.choice("--input-format", RouteFileFormat.allCases.map(\.rawValue)).flatMap(RouteFileFormat.init(rawValue:))
         let spacing = try arguments.double("--spacing", in: 0.01...1_000_000)
         let smoothing = try arguments.double("--smoothing", in: 0...100_000)
-        let overwrite = arguments.flag("--overwrite", "-y")
+        let overwrite = out.overwrite
+        let timeout = try NetworkOptions(&arguments).timeout
         let extra = try arguments.positionals()
         guard extra.isEmpty else { throw LapseError.usage("unexpected argument '\(extra[0])'") }
         guard let outputFormat = RouteFileFormat(pathExtension: output), outputFormat.isWritable else {
@@ -82,8 +85,13 @@ enum RouteCommand: Command {
             if inputFormat != nil { throw LapseError.usage("--input-format is for --input") }
             source = .directions(DirectionsRequest(origin: from, destination: to, waypoints: via, mode: mode))
         }
-        let configuration = DirectionsConfiguration(service: providerName.flatMap(DirectionsService.init(rawValue:)) ?? .google,
+        var configuration = DirectionsConfiguration(service: providerName.flatMap(DirectionsService.init(rawValue:)) ?? .google,
                                                     keyFile: keyFile, googleBaseURL: googleURL, osrmBaseURL: osrmURL)
+        if let timeout {
+            var client = HTTPClient.Configuration()
+            client.requestTimeout = timeout
+            configuration.client = HTTPClient(configuration: client)
+        }
         if !overwrite && FileManager.default.fileExists(atPath: output) {  // before any network request
             throw LapseError(.output, output, "file exists (use --overwrite to replace it)")
         }

@@ -38,7 +38,8 @@ enum VideoCommand: Command {
         """
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
-        guard let output = try arguments.value("-o", "--output") else { throw LapseError.usage("no output file (-o FILE)") }
+        let out = try OutputOptions(&arguments)
+        let output = try out.required("OUT.mp4")
         let imageDuration = try arguments.double("--image-duration", in: ImageInput.durationRange)
         let duration = try arguments.double("--duration", in: 0.001...86400)
         let frameRate = try arguments.frameRate("--fps", in: 1...240) ?? FrameRate(30)
@@ -46,12 +47,11 @@ enum VideoCommand: Command {
         let fit = try arguments.choice("--fit", FitMode.allCases.map(\.rawValue)).flatMap(FitMode.init(rawValue:)) ?? .contain
         let backgroundText = try arguments.value("--background")
         let codec = try arguments.choice("--codec", ["h264", "hevc"]).flatMap(VideoEncoderSettings.Codec.init(rawValue:)) ?? .h264
-        let crf = try arguments.double("--crf", in: 0...51) ?? 20
-        let preset = try arguments.choice("--preset", ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium",
-                                                       "slow", "slower", "veryslow", "placebo"]) ?? "medium"
+        let encoder = try EncoderOptions(&arguments)
+        let crf = encoder.crf ?? 20, preset = encoder.preset ?? "medium"
         let audio = try arguments.value("--audio")
         let skipInvalid = arguments.flag("--skip-invalid")
-        let overwrite = arguments.flag("--overwrite", "-y")
+        let overwrite = out.overwrite
         let inputs = try arguments.positionals()
         guard !inputs.isEmpty else { throw LapseError.usage("no input images") }
         var background = RGBA(0, 0, 0)

@@ -17,7 +17,7 @@ enum ViewCommand: Command {
           --heading D            compass heading of the view's centre in degrees: 0 north, 90 east (default 0)
           --pitch D              degrees up from the horizon, negative looks down, -90…90 (default 0)
           --roll D               degrees of roll about the viewing axis, -180…180 (default 0)
-          --fov D                horizontal field of view in degrees, more than 0, less than 180 (default 90)
+          --fov D                horizontal field of view in degrees, 1 to 179 (default 90)
           --size WxH             output size in pixels (default 1280x720)
           --pano-heading D       compass heading the panorama's centre column faces (default 0)
           --pano-tilt D          the panorama's own tilt, 0 = level (Google metadata tilt minus 90)
@@ -37,13 +37,15 @@ enum ViewCommand: Command {
         """
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
-        let output = try arguments.value("-o", "--output")
-        let overwrite = arguments.flag("--overwrite", "-y")
+        let out = try OutputOptions(&arguments)
+        let output = out.path
+        let overwrite = out.overwrite
         let heading = try arguments.double("--heading", in: -1e6...1e6) ?? 0
         let pitch = try arguments.double("--pitch", in: -90...90) ?? 0
         let roll = try arguments.double("--roll", in: -180...180) ?? 0
-        let fov = try arguments.double("--fov", in: 0...180) ?? 90
-        let size = try arguments.size("--size") ?? (1280, 720)
+        let viewOptions = try ViewOptions(&arguments)
+        let fov = viewOptions.fov ?? 90
+        let size = viewOptions.size ?? (1280, 720)
         let panoHeading = try arguments.double("--pano-heading", in: -1e6...1e6) ?? 0
         let panoTilt = try arguments.double("--pano-tilt", in: -90...90) ?? 0
         let panoRoll = try arguments.double("--pano-roll", in: -180...180) ?? 0
@@ -54,9 +56,6 @@ enum ViewCommand: Command {
         let positionals = try arguments.positionals()
         guard positionals.count == 1, let input = positionals.first else {
             throw LapseError.usage(positionals.isEmpty ? "give the panorama to view" : "give exactly one panorama")
-        }
-        guard fov > 0, fov < 180 else {
-            throw LapseError.usage("--fov must be more than 0 and less than 180 degrees, not \(fov)")
         }
         let camera = CameraPose(heading: heading, pitch: pitch, roll: roll, fov: fov)
         let pose = PanoramaPose(heading: panoHeading, tilt: panoTilt, roll: panoRoll)

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseKit
+
+// The options several commands share, each declared once here: its names, its range and its error, so that
+// `-o`, `-y`, `--timeout`, `--crf`, `--preset`, `--size` and `--fov` mean the same in every command.
+
+/// `-o/--output PATH` and `-y/--overwrite`.
+struct OutputOptions {
+    /// The output given (the last of its names), tilde-expanded; nil when none was.
+    var path: String?
+    var overwrite: Bool
+
+    /// - Parameter aliases: further names of the output in this command (`lapse panoramas`' `--out`).
+    init(_ arguments: inout Arguments, aliases: [String] = []) throws {
+        path = try arguments.value(["-o", "--output"] + aliases).map(PanoramaSourceOptions.expand)
+        overwrite = arguments.flag("-y", "--overwrite")
+    }
+
+    /// The output, or a usage error: "no output (-o WHAT)".
+    func required(_ what: String) throws -> String {
+        guard let path else { throw LapseError.usage("no output (-o \(what))") }
+        return path
+    }
+}
+
+/// `--timeout SECONDS` (0.1 to 3600): how long a network read may wait. For HTTP requests (routes, panoramas,
+/// tiles) each attempt's deadline, retried as usual; for a video read over the network, the longest wait for data.
+struct NetworkOptions {
+    var timeout: Double?
+
+    static let range: ClosedRange<Double> = 0.1...3600
+
+    init(_ arguments: inout Arguments) throws {
+        timeout = try arguments.double("--timeout", in: Self.range)
+    }
+}
+
+/// `--crf N` (0 to 51) and `--preset NAME` (an x264 preset).
+struct EncoderOptions {
+    var crf: Double?
+    var preset: String?
+
+    init(_ arguments: inout Arguments) throws {
+        crf = try arguments.double("--crf", in: 0...51)
+        preset = try arguments.choice("--preset", VideoEncoderSettings.presets)
+    }
+}
+
+/// `--size WxH` and `--fov D` (1 to 179 degrees: a perspective view narrower than a half-turn) of a rendered view.
+struct ViewOptions {
+    var size: (width: Int, height: Int)?
+    var fov: Double?
+
+    init(_ arguments: inout Arguments) throws {
+        size = try arguments.size("--size")
+        fov = try arguments.double("--fov", in: 1...179)
+    }
+}
