@@ -133,9 +133,8 @@ final class Console: Sendable {
     /// shown on stderr without its `error: `).
     func error(_ message: String, code: String = "other", input: String? = nil, exitStatus: Int32) {
         if json {
-            var object: [String: Any] = ["code": code, "message": message, "exit_status": Int(exitStatus)]
-            if let input { object["input"] = input }
-            if let data = try? JSONSerialization.data(withJSONObject: ["error": object], options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
+            let object = Summary.ErrorReport(error: .init(code: code, message: message, exitStatus: Int(exitStatus), input: input))
+            if let data = try? SummaryJSON.data(object) {
                 FileHandle.standardOutput.write(data + Data("\n".utf8))
             }
         }
@@ -145,10 +144,11 @@ final class Console: Sendable {
         }
     }
 
-    /// The final summary: `lines` as text on stderr, or `object` as JSON on stdout with `--json`.
-    func summary(_ lines: [String], json object: [String: Any]) {
+    /// The final summary: `lines` as text on stdout (stderr with `--json`), and with `--json` `object` as JSON on
+    /// stdout (``SummaryJSON``).
+    func summary(_ lines: [String], json object: some Encodable) {
         if json {
-            if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
+            if let data = try? SummaryJSON.data(object) {
                 FileHandle.standardOutput.write(data + Data("\n".utf8))
             }
         }

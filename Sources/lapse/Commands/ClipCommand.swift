@@ -95,15 +95,10 @@ enum ClipCommand: Command {
         let hidden = result.hiddenFrames > 0 ? " (+\(result.hiddenFrames) before the start, hidden by the edit list)" : ""
         lines.append("wrote \(output): \(String(format: "%.3f", result.duration)) s, \(counted(result.videoFrames - result.hiddenFrames, "video frame"))\(hidden)"
                      + (result.hasAudio ? ", audio" : ", no audio"))
-        var json: [String: Any] = [
-            "output": output, "start": result.start, "end": result.end, "keyframe_time": result.keyframeTime,
-            "hidden_frames": result.hiddenFrames,
-            "edit_list": result.usesEditList, "duration": result.duration,
-            // As the text: the frames a player shows; the pre-roll the edit list hides is hidden_frames.
-            "video_frames": result.videoFrames - result.hiddenFrames,
-            "audio": result.hasAudio, "accurate": accurate, "container": result.container,
-        ]
-        if let d = result.mediaDuration { json["media_duration"] = d }
-        console.summary(lines, json: json)
+        console.summary(lines, json: Summary.Clip(
+            output: output, start: result.start, end: result.end, keyframeTime: result.keyframeTime,
+            videoFrames: result.videoFrames - result.hiddenFrames, hiddenFrames: result.hiddenFrames,
+            editList: result.usesEditList, duration: result.duration, mediaDuration: result.mediaDuration,
+            audio: result.hasAudio, accurate: accurate, container: result.container))
     }
 }

@@ -52,10 +52,8 @@ enum ConcatCommand: Command {
         }
         if let credits = s.credits { lines.append("credits in \(credits)") }
         lines.append("done in " + String(format: "%.1f", Date().timeIntervalSince(started)) + " s")
-        console.summary(lines, json: [
-            "output": s.output, "bytes": s.bytes, "inputs": inputs, "frames": s.frames, "duration": s.duration,
-            "input_durations": s.inputDurations, "credits": s.credits.map { $0 as Any } ?? NSNull(),
-            "gif": s.gif.map { $0.path as Any } ?? NSNull(), "gif_bytes": s.gif.map { $0.bytes as Any } ?? NSNull(),
-        ])
+        console.summary(lines, json: Summary.Concat(
+            output: s.output, bytes: s.bytes, inputs: inputs, frames: s.frames, duration: s.duration,
+            inputDurations: s.inputDurations, credits: s.credits, gif: s.gif?.path, gifBytes: s.gif?.bytes))
     }
 }

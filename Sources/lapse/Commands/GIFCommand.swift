@@ -129,10 +129,9 @@ enum GIFCommand: Command {
                 + String(format: "%.2f", gif.duration) + " s, \(loopText), \(formatBytes(gif.bytes))",
             "\(counted(summary.framesSampled, "frame")) sampled in " + String(format: "%.1f", seconds) + " s"
                 + (summary.decodeErrors > 0 ? ", \(summary.decodeErrors) undecodable frames repeated" : ""),
-        ], json: [
-            "output": gif.path, "width": gif.width, "height": gif.height, "frames": gif.frameCount,
-            "delays": gif.delays, "duration": gif.duration, "loop": gif.loopCount as Any, "bytes": gif.bytes,
-            "frames_sampled": summary.framesSampled, "seconds": seconds, "decode_errors": summary.decodeErrors,
-        ])
+        ], json: Summary.GIF(
+            output: gif.path, width: gif.width, height: gif.height, frames: gif.frameCount, delays: gif.delays.map { Int($0) },
+            duration: gif.duration, loop: gif.loopCount, bytes: gif.bytes, framesSampled: summary.framesSampled,
+            decodeErrors: summary.decodeErrors, seconds: seconds))
     }
 }

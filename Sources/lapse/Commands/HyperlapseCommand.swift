@@ -159,8 +159,8 @@ enum HyperlapseCommand: Command {
         let seconds = Date().timeIntervalSince(started)
         if let part = s.segment, !part.written {
             console.summary(["segment \(part.segment): no frames (the job has \(counted(part.jobFrames, "frame")), fewer than \(part.segment.count) segments); nothing written"],
-                            json: ["segment": part.segment.description, "job_frames": part.jobFrames, "frames": 0,
-                                   "first_frame": part.frames.lowerBound, "written": false, "output": NSNull(), "seconds": seconds])
+                            json: Summary.EmptySegment(segment: part.segment.description, jobFrames: part.jobFrames,
+                                                      firstFrame: part.frames.lowerBound, seconds: seconds))
             return
         }
         var lines = [
@@ -205,38 +205,29 @@ enum HyperlapseCommand: Command {
             console.warn("\(s.gaps) of \(s.routePoints) \(s.pointUnit) had no panorama within the search radius (--radius)"
                          + (settings.track != nil ? "; does the track cover the video's time?" : ""))
         }
-        var json: [String: Any] = [
-            "output": s.output, "bytes": s.bytes, "gif": s.gif.map { $0 as Any } ?? NSNull(), "gif_bytes": s.gifBytes.map { $0 as Any } ?? NSNull(),
-            "distance": s.distance, "route_points": s.routePoints, "panoramas": s.panoramas,
-            "tiles_downloaded": s.tilesDownloaded.map { $0 as Any } ?? NSNull(),
-            "tiles_from_cache": s.tilesFromCache.map { $0 as Any } ?? NSNull(),
-            "panoramas_at_lower_zoom": s.panoramasAtLowerZoom,
-            "panoramas_unavailable": s.panoramasUnavailable,
-            "width": job.width, "height": job.height, "fps": job.frameRate.value,
-            "frame_rate": "\(job.frameRate.numerator)/\(job.frameRate.denominator)",
-            "duplicates_dropped": s.duplicatesDropped, "gaps": s.gaps, "frames": s.frames, "duration": s.duration,
-            "credits": s.credits, "seconds": seconds, "source": s.feed,
-            "segment": s.segment.map { part -> Any in
-                ["segment": part.segment.description, "job_frames": part.jobFrames, "first_frame": part.frames.lowerBound,
-                 "frames": part.frames.count, "first_pts": part.firstPTS, "written": true]
-            } ?? NSNull(),
-            "stabilization": s.stabilization.map { st -> Any in
-                var o: [String: Any] = [
-                    "pairs_measured": st.pairsMeasured, "pairs_unmeasured": st.pairsUnmeasured, "analysis_stride": st.analysisStride,
-                    "stationary_dropped": st.stationaryDropped, "tone_matched": st.toneMatched,
-                    "travel_direction": (st.forward ?? st.mountLongitude).map { $0 as Any } ?? NSNull(),
-                    "travel_direction_given": st.forward != nil,
-                ]
-                if let m = st.mountLatitude { o["travel_elevation"] = m }
-                if let b = st.jitterBefore { o["jitter_before"] = ["median": b.median, "p90": b.p90] }
-                if let a = st.jitterAfter { o["jitter_after"] = ["median": a.median, "p90": a.p90] }
-                return o
-            } ?? NSNull(),
-        ]
+        var json = Summary.Hyperlapse(
+            output: s.output, bytes: s.bytes, gif: s.gif, gifBytes: s.gifBytes, distance: s.distance,
+            routePoints: s.routePoints, panoramas: s.panoramas, tilesDownloaded: s.tilesDownloaded,
+            tilesFromCache: s.tilesFromCache, panoramasAtLowerZoom: s.panoramasAtLowerZoom,
+            panoramasUnavailable: s.panoramasUnavailable, width: job.width, height: job.height, fps: job.frameRate.value,
+            frameRate: "\(job.frameRate.numerator)/\(job.frameRate.denominator)", duplicatesDropped: s.duplicatesDropped,
+            gaps: s.gaps, frames: s.frames, duration: s.duration, credits: s.credits, seconds: seconds, source: s.feed,
+            segment: s.segment.map { part in
+                .init(segment: part.segment.description, jobFrames: part.jobFrames, firstFrame: part.frames.lowerBound,
+                      frames: part.frames.count, firstPTS: part.firstPTS, written: true)
+            },
+            stabilization: s.stabilization.map { st in
+                .init(pairsMeasured: st.pairsMeasured, pairsUnmeasured: st.pairsUnmeasured, analysisStride: st.analysisStride,
+                      stationaryDropped: st.stationaryDropped, toneMatched: st.toneMatched,
+                      travelDirection: st.forward ?? st.mountLongitude, travelDirectionGiven: st.forward != nil,
+                      travelElevation: st.mountLatitude,
+                      jitterBefore: st.jitterBefore.map { .init(median: $0.median, p90: $0.p90) },
+                      jitterAfter: st.jitterAfter.map { .init(median: $0.median, p90: $0.p90) })
+            })
         if let reportPath, let report = s.report {
-            json["report"] = reportPath
+            json.report = reportPath
             let page = ReportPage(title: "Hyperlapse: " + (s.output as NSString).lastPathComponent, report: report,
-                                  summaryJSON: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]),
+                                  summaryJSON: try SummaryJSON.data(json, compact: true),
                                   video: s.output, gif: s.gif, credits: s.creditLines)
             let written = try page.write(to: reportPath, overwrite: overwrite)
             let thumbnails = written.filesDirectory.map { " (\(counted(written.thumbnails, "thumbnail")) in \($0))" } ?? ""

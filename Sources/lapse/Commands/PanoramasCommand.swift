@@ -157,14 +157,12 @@ enum PanoramasCommand: Command {
         if !result.failed.isEmpty { lines.append("\(counted(result.failed.count, "panorama")) could not be fetched (see warnings)") }
         let placeholders = result.written.reduce(0) { $0 + $1.placeholderTiles.count }
         if placeholders > 0 { lines.append("\(placeholders) all-black placeholder tiles detected and not used") }
-        console.summary(lines, json: [
-            "source": source.name, "output": out, "manifest": result.manifestPath,
-            "points": c.points, "with_imagery": c.withImagery, "without_imagery": c.withoutImagery,
-            "unique_panoramas": c.uniquePanoramas, "consecutive_duplicates": c.consecutiveDuplicates,
-            "written": result.written.map(\.file), "failed": result.failed.map { ["id": $0.id, "reason": $0.reason] },
-            "downloaded": result.tilesDownloaded, "from_cache": result.tilesFromCache, "placeholder_tiles": placeholders,
-            "resumed": result.resumed,
-        ])
+        console.summary(lines, json: Summary.Panoramas(
+            source: source.name, output: out, manifest: result.manifestPath, points: c.points,
+            withImagery: c.withImagery, withoutImagery: c.withoutImagery, uniquePanoramas: c.uniquePanoramas,
+            consecutiveDuplicates: c.consecutiveDuplicates, written: result.written.map(\.file),
+            failed: result.failed.map { .init(id: $0.id, reason: $0.reason) }, downloaded: result.tilesDownloaded,
+            fromCache: result.tilesFromCache, placeholderTiles: placeholders, resumed: result.resumed))
         // What was written stays (and is in the manifest); the run still failed.
         if let first = result.failed.first {
             let more = result.failed.count > 1 ? " (and \(result.failed.count - 1) more, see the warnings)" : ""

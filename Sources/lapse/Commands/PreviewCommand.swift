@@ -54,12 +54,10 @@ enum PreviewCommand: Command {
         let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning)
         let s = try await PreviewJob().run(feed: feed, progress: console.progress)
         let seconds = Date().timeIntervalSince(started)
-        let json: [String: Any] = [
-            "source": s.feed, "distance": s.distance, "route_points": s.routePoints, "panoramas": s.panoramas,
-            "duplicates_dropped": s.duplicatesDropped, "gaps": s.gaps, "report": report, "seconds": seconds,
-        ]
+        let json = Summary.Preview(source: s.feed, distance: s.distance, routePoints: s.routePoints, panoramas: s.panoramas,
+                                  duplicatesDropped: s.duplicatesDropped, gaps: s.gaps, report: report, seconds: seconds)
         let page = ReportPage(title: "Preview: " + s.feed, report: s.report,
-                              summaryJSON: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]),
+                              summaryJSON: try SummaryJSON.data(json, compact: true),
                               credits: Set(s.report.panoramas.compactMap(\.credit)).sorted())
         try page.write(to: report, overwrite: overwrite)
         let lines = [

@@ -99,12 +99,6 @@ enum RouteCommand: Command {
         for warning in loaded.warnings { console.warn(warning) }
         var route = loaded.route
         let provider = loaded.provider
-        var summary: [String: Any] = [:]
-        if let input { summary["input"] = input }
-        if let reported = loaded.reportedDistance {
-            summary["requests"] = loaded.requestCount
-            summary["reported_distance_m"] = reported
-        }
 
         let points: Int
         let length: Double
@@ -113,7 +107,6 @@ enum RouteCommand: Command {
             route = Route(resampled, name: route.name)
             points = resampled.count
             length = resampled.last?.distanceAlongRoute ?? 0
-            summary["spacing_m"] = spacing
         } else {
             points = route.points.count
             length = route.length
@@ -121,15 +114,14 @@ enum RouteCommand: Command {
         try AtomicOutput.checkDistinct(output: output, from: [input].compactMap { $0 })
         try RouteFile.write(route, to: output, format: outputFormat, overwrite: overwrite)
 
-        summary["output"] = output
-        summary["format"] = outputFormat.rawValue
-        summary["provider"] = provider
-        summary["points"] = points
-        summary["distance_m"] = (length * 1000).rounded() / 1000
-        summary["distance_km"] = (length / 10).rounded() / 100
+        let summary = Summary.Route(
+            input: input, requests: loaded.reportedDistance == nil ? nil : loaded.requestCount,
+            reportedDistanceM: loaded.reportedDistance, spacingM: spacing, output: output, format: outputFormat.rawValue,
+            provider: provider, points: points, distanceM: (length * 1000).rounded() / 1000,
+            distanceKm: (length / 10).rounded() / 100)
         var lines = ["\(output): \(String(format: "%.2f", length / 1000)) km, \(counted(points, "point"))" +
                      (spacing.map { " (every \(format($0)) m)" } ?? "") + ", provider \(provider)"]
-        if let requests = summary["requests"] as? Int, requests > 1 { lines[0] += " (\(requests) requests)" }
+        if let requests = summary.requests, requests > 1 { lines[0] += " (\(requests) requests)" }
         console.summary(lines, json: summary)
     }
 

@@ -88,10 +88,10 @@ enum VideoCommand: Command {
                 + String(format: "%.2f", summary.duration) + " s, \(formatBytes(summary.bytes))",
             counted(summary.images, "image") + (summary.skipped > 0 ? ", \(summary.skipped) skipped" : "")
                 + " in " + String(format: "%.1f", seconds) + " s",
-        ], json: [
-            "output": summary.output, "width": summary.width, "height": summary.height, "frames": summary.frames,
-            "fps": summary.frameRate.value, "frame_rate": "\(summary.frameRate.numerator)/\(summary.frameRate.denominator)", "duration": summary.duration, "bytes": summary.bytes, "images": summary.images,
-            "skipped": summary.skipped, "seconds": seconds,
-        ])
+        ], json: Summary.Video(
+            output: summary.output, width: summary.width, height: summary.height, frames: summary.frames,
+            fps: summary.frameRate.value, frameRate: "\(summary.frameRate.numerator)/\(summary.frameRate.denominator)",
+            duration: summary.duration, bytes: summary.bytes, images: summary.images, skipped: summary.skipped,
+            seconds: seconds))
     }
 }

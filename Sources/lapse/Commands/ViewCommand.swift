@@ -70,8 +70,8 @@ enum ViewCommand: Command {
                 "rendered \(r.frames) views of \(size.width)x\(size.height) from \(raw.width)x\(raw.height) (\(interp.rawValue))",
                 String(format: "render %.3f s (%.2f ms a frame, %.0f fps), reading %.3f s, total %.3f s",
                        r.renderSeconds, 1000 * r.renderSeconds / Double(r.frames), fps, r.readSeconds, r.totalSeconds),
-            ], json: ["frames": r.frames, "render_seconds": r.renderSeconds, "read_seconds": r.readSeconds,
-                      "total_seconds": r.totalSeconds])
+            ], json: Summary.RenderBench(frames: r.frames, renderSeconds: r.renderSeconds, readSeconds: r.readSeconds,
+                                        totalSeconds: r.totalSeconds))
             return
         }
         if raw != nil { throw LapseError.usage("--raw is only for --bench") }
@@ -99,8 +99,8 @@ enum ViewCommand: Command {
         try ImageWriter.write(view, to: output, format: format, overwrite: overwrite)
         console.summary([
             "wrote \(output) (\(size.width)x\(size.height), heading \(fmt(heading))°, pitch \(fmt(pitch))°, fov \(fmt(fov))°)",
-        ], json: ["output": output, "width": size.width, "height": size.height, "heading": heading, "pitch": pitch,
-                  "roll": roll, "fov": fov, "panorama_width": panorama.width, "panorama_height": panorama.height])
+        ], json: Summary.View(output: output, width: size.width, height: size.height, heading: heading, pitch: pitch,
+                             roll: roll, fov: fov, panoramaWidth: panorama.width, panoramaHeight: panorama.height))
     }
 
     private static func fmt(_ v: Double) -> String {
