@@ -7,15 +7,15 @@ extension HyperlapseSettings {
     public static let defaults: HyperlapseSettings = {
         var s = HyperlapseSettings()
         s.spacing = 10
-        s.size = "1280x720"
+        s.size = FrameSize(width: 1280, height: 720)
         s.fov = 90
         s.fps = FrameRate(12)
-        s.zoom = "auto"
+        s.zoom = .auto
         s.crossfade = false
         s.radius = 50
         s.crf = 20
         s.preset = "medium"
-        s.provider = "google"
+        s.provider = .google
         s.frameStep = 1
         return s
     }()
@@ -27,12 +27,12 @@ extension HyperlapseSettings {
         let s = HyperlapseSettings.defaults.overridden(by: self)
         guard let output = s.output else { throw LapseError.usage("no output file (-o OUT.mp4)") }
         var job = HyperlapseJob(output: output)
-        let parts = (s.size ?? "1280x720").lowercased().split(separator: "x").compactMap { Int($0) }
-        guard parts.count == 2, (16...8192).contains(parts[0]), (16...8192).contains(parts[1]) else {
-            throw LapseError.usage("size takes WIDTHxHEIGHT such as 1280x720, not '\(s.size ?? "")'")
+        let size = s.size ?? FrameSize(width: 1280, height: 720)
+        guard (16...8192).contains(size.width), (16...8192).contains(size.height) else {
+            throw LapseError.usage("size takes 16x16 to 8192x8192, not \(size)")
         }
-        job.width = parts[0] & ~1
-        job.height = parts[1] & ~1
+        job.width = size.width & ~1
+        job.height = size.height & ~1
         job.frameRate = s.fps ?? FrameRate(12)
         job.crossfade = s.crossfade ?? false
         job.gif = s.gif
@@ -77,29 +77,23 @@ extension HyperlapseSettings {
     /// - Throws: ``LapseError`` `.usage` for a provider that is not one of ``DirectionsService``'s names.
     func directionsService() throws -> DirectionsService? {
         guard from != nil || to != nil || !(via ?? []).isEmpty else { return nil }
-        guard let name = provider else { return .google }
-        guard let service = DirectionsService(rawValue: name) else {
-            throw LapseError.usage("provider takes \(DirectionsService.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'")
-        }
-        return service
+        return provider ?? .google
     }
 
-    /// The credit corner `text` names (nil: the default, bottom right); `none` draws none.
-    /// - Throws: ``LapseError`` `.usage` for another word, and for `none` with Google Street View or Panoramax,
-    ///   whose imagery must be credited in the picture.
-    static func creditCorner(_ text: String?, source: String?) throws -> CreditCorner? {
-        guard let text else { return .bottomRight }
-        if text == "none" {
+    /// The credit corner of `position` (nil: the default, bottom right); nil for `none`.
+    /// - Throws: ``LapseError`` `.usage` for `none` with Google Street View or Panoramax, whose imagery must be
+    ///   credited in the picture.
+    static func creditCorner(_ position: CreditPosition?, source: String?) throws -> CreditCorner? {
+        switch position ?? .corner(.bottomRight) {
+        case .corner(let corner):
+            return corner
+        case .none:
             if let source, source == "google" || source == "panoramax" {
                 let name = source == "google" ? Attribution.googleStreetView : Attribution.panoramax
                 throw LapseError.usage("--credit-position none is for your own photos and videos: \(name) imagery must carry its credit")
             }
             return nil
         }
-        guard let corner = CreditCorner(rawValue: text) else {
-            throw LapseError.usage("--credit-position takes one of \(CreditCorner.allCases.map(\.rawValue).joined(separator: ", ")), none, not '\(text)'")
-        }
-        return corner
     }
 
     /// The panorama feed these settings name: the route (planned with a directions service or read from a file,
@@ -117,7 +111,7 @@ extension HyperlapseSettings {
         if hasDirections && s.route != nil { throw LapseError.usage("give either --route or --from/--to, not both") }
         if hasDirections && (s.from == nil || s.to == nil) { throw LapseError.usage("give both --from and --to") }
         if let provider = self.provider, !hasDirections {
-            warning?("the directions provider \(provider) plans nothing here: the route comes from "
+            warning?("the directions provider \(provider.rawValue) plans nothing here: the route comes from "
                      + (s.route != nil ? "the route file" : source.hasPrefix("video:") && s.track == nil ? "the video's frames" : "the panoramas' positions or the track"))
         }
         // A 360° video without a track is read front to back: the efficient path for its frames.
@@ -162,12 +156,11 @@ extension HyperlapseSettings {
         }
         let points = try route.resampled(every: s.spacing ?? 10)
         let resolution: PanoramaResolution
-        if let zoom = s.zoom, zoom != "auto" {
-            guard let z = Int(zoom), (0...5).contains(z) else { throw LapseError.usage("zoom takes auto or 0 to 5, not '\(zoom)'") }
+        if case .level(let z) = s.zoom {
+            guard (0...5).contains(z) else { throw LapseError.usage("zoom takes auto or 0 to 5, not \(z)") }
             resolution = .zoom(z)
         } else {
-            let width = (s.size ?? "1280x720").lowercased().split(separator: "x").first.flatMap { Int($0) } ?? 1280
-            resolution = SourcePanoramaFeed.autoResolution(frameWidth: width, fov: s.fov ?? 90)
+            resolution = SourcePanoramaFeed.autoResolution(frameWidth: s.size?.width ?? 1280, fov: s.fov ?? 90)
         }
         var feed = SourcePanoramaFeed(source: made.source, points: points, radius: s.radius ?? 50, resolution: resolution)
         feed.panoHeading = s.panoHeading

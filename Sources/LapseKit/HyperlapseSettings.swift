@@ -19,7 +19,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var via: [String]?
     /// Directions service for `from`/`to`: `google` (the Routes API, default), `google-directions` (the legacy
     /// Directions API) or `osrm`.
-    public var provider: String?
+    public var provider: DirectionsService?
     /// A route file instead of `from`/`to`: GPX, GeoJSON, KML, `lat,lng` lines, an encoded polyline or a saved
     /// Google Directions/Routes API answer.
     public var route: String?
@@ -29,8 +29,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var track: String?
     /// Metres between route points (default 10).
     public var spacing: Double?
-    /// Frame size `WxH` (default 1280x720).
-    public var size: String?
+    /// Frame size (default 1280x720; `"1280x720"` in a job file).
+    public var size: FrameSize?
     /// Horizontal field of view in degrees (default 90).
     public var fov: Double?
     /// Frames per second of the output, 1–120 (default 12); in the file a number (`12`, `29.97`) or a fraction's text
@@ -43,7 +43,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// A camera file (JSON, see ``CameraScript``) with keyframes and shots.
     public var keyframes: String?
     /// Street View zoom: `auto` (default, from the frame size and fov) or 0–5.
-    public var zoom: String?
+    public var zoom: Zoom?
     /// Blend consecutive panoramas.
     public var crossfade: Bool?
     /// The MP4 to write.
@@ -77,11 +77,76 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var toneMatch: Bool?
     /// The corner of the frames' credit: `bottom-right` (default), `bottom-left`, `top-left`, `top-right`, or
     /// `none` (no credit: only for your own photos and videos, refused for `google` and `panoramax`).
-    public var creditPosition: String?
+    public var creditPosition: CreditPosition?
     /// Written by a run, ignored when read: every frame's orientation and where it came from.
     public var frames: [FrameOrientation]?
 
     public init() {}
+
+    /// Street View zoom: from the frame size and fov, or a level 0–5 (`"auto"`, `"3"` or `3` in a job file).
+    public enum Zoom: Sendable, Hashable, Codable, CustomStringConvertible {
+        case auto
+        case level(Int)
+
+        /// `auto` or `0`…`5`.
+        public init?(parsing text: String) {
+            if text == "auto" { self = .auto } else if let z = Int(text), (0...5).contains(z) { self = .level(z) } else { return nil }
+        }
+
+        public var description: String {
+            switch self {
+            case .auto: "auto"
+            case .level(let z): String(z)
+            }
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            let zoom = (try? container.decode(Int.self)).flatMap { Zoom(parsing: String($0)) }
+                ?? (try? container.decode(String.self)).flatMap(Zoom.init(parsing:))
+            guard let zoom else { throw DecodingError.dataCorruptedError(in: container, debugDescription: "not auto or 0 to 5") }
+            self = zoom
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(description)
+        }
+    }
+
+    /// Where the frames' credit goes: a corner, or nowhere (`none`: only for your own photos and videos).
+    /// `"bottom-right"`, …, `"none"` in a job file.
+    public enum CreditPosition: Sendable, Hashable, Codable, CustomStringConvertible {
+        case corner(CreditCorner)
+        case none
+
+        /// Every name, corners first.
+        public static let names = CreditCorner.allCases.map(\.rawValue) + ["none"]
+
+        public init?(parsing text: String) {
+            if text == "none" { self = .none } else if let c = CreditCorner(rawValue: text) { self = .corner(c) } else { return nil }
+        }
+
+        public var description: String {
+            switch self {
+            case .corner(let c): c.rawValue
+            case .none: "none"
+            }
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            guard let position = CreditPosition(parsing: try container.decode(String.self)) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not one of \(Self.names.joined(separator: ", "))")
+            }
+            self = position
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(description)
+        }
+    }
 
     /// `self` with every value set in `other` replacing this one (command-line flags over a job file).
     /// A GIF named after the output (`OUT.gif` beside `OUT.mp4`) follows a new output given in `other`
@@ -121,6 +186,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
             return settings
         } catch let DecodingError.typeMismatch(_, context) {
             throw LapseError(.invalidInput, path, "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type")
+        } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
+            throw LapseError(.invalidInput, path, "'\(context.codingPath.map(\.stringValue).joined(separator: "."))': \(context.debugDescription)")
         } catch {
             throw LapseError(.invalidInput, path, "cannot read the job: \(error)")
         }

@@ -5,7 +5,7 @@ import LapseGeo
 import LapseNet
 
 /// The directions services Lapse can ask.
-public enum DirectionsService: String, Sendable, CaseIterable {
+public enum DirectionsService: String, Sendable, CaseIterable, Codable {
     /// The Google Routes API (``GoogleRoutes``): what a Google Cloud project can enable today.
     case google
     /// The legacy Google Directions API (``GoogleDirections``), for keys of projects that still have it.

@@ -44,8 +44,8 @@ import TestSupport
         s.route = world.routeFile
         s.source = "google"
         s.radius = 20
-        s.size = "640x360"
-        s.zoom = "1"
+        s.size = FrameSize(width: 640, height: 360)
+        s.zoom = .level(1)
         s.crf = 0   // lossless: the frames as drawn, but for the conversion to 4:2:0
         s.stabilize = false
         s.cacheDir = dir.appendingPathComponent("cache").path
@@ -164,7 +164,7 @@ import TestSupport
             s.route = route
             s.source = "panoramax"
             s.radius = 15
-            s.size = "640x360"
+            s.size = FrameSize(width: 640, height: 360)
             s.crf = 0
             s.stabilize = false
             s.cacheDir = dir.appendingPathComponent("cache").path
@@ -215,7 +215,7 @@ import TestSupport
         s.route = nil
         s.from = "\(route.first!.latitude),\(route.first!.longitude)"
         s.to = "\(route.last!.latitude),\(route.last!.longitude)"
-        s.provider = "osrm"
+        s.provider = .osrm
         let job = try s.makeJob(overwrite: false)
         #expect(job.routeCredit == HyperlapseJob.openStreetMapRouteCredit)
         let summary = try await job.run(feed: try await s.makeFeed(environment: world.environment.merging(["LAPSE_OSRM_URL": directions.baseURL + "/osrm"]) { $1 }))
@@ -232,7 +232,7 @@ import TestSupport
         #expect(tags["copyright"] == "Google Street View — © 2026 Stand-in Route Imagery; Route data © OpenStreetMap contributors (ODbL), https://www.openstreetmap.org/copyright", "\(tags)")
         #expect(tags["comment"] == "Hyperlapse made with lapse \(lapseVersion). Imagery: Google Street View — © 2026 Stand-in Route Imagery. "
                 + "Route data © OpenStreetMap contributors (ODbL), https://www.openstreetmap.org/copyright", "\(tags)")
-        s.provider = "google"
+        s.provider = .google
         #expect(try s.makeJob(overwrite: true).routeCredit == nil)
         s.provider = nil
         #expect(try s.makeJob(overwrite: true).routeCredit == nil)   // Google Directions, the default
@@ -246,7 +246,7 @@ import TestSupport
             var s = HyperlapseSettings()
             s.source = "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
             s.frameStep = 40
-            s.size = "320x160"
+            s.size = FrameSize(width: 320, height: 160)
             s.stabilize = false
             s.output = dir.appendingPathComponent(name + ".mp4").path
             var job = try s.makeJob(overwrite: false)
@@ -287,10 +287,10 @@ import TestSupport
         s.source = "video:x.mp4"
         #expect(try s.makeJob(overwrite: false).creditPosition == .bottomRight)
         for corner in CreditCorner.allCases {
-            s.creditPosition = corner.rawValue
+            s.creditPosition = .corner(corner)
             #expect(try s.makeJob(overwrite: false).creditPosition == corner)
         }
-        s.creditPosition = "none"
+        s.creditPosition = HyperlapseSettings.CreditPosition.none
         #expect(try s.makeJob(overwrite: false).creditPosition == nil)
         s.source = "local:pics"
         #expect(try s.makeJob(overwrite: false).creditPosition == nil)
@@ -300,18 +300,21 @@ import TestSupport
                 (error as? LapseError) == .usage("--credit-position none is for your own photos and videos: \(name) imagery must carry its credit")
             }
         }
-        s.creditPosition = "middle"
-        #expect { try s.makeJob(overwrite: false) } throws: { error in
-            (error as? LapseError) == .usage("--credit-position takes one of bottom-right, bottom-left, top-left, top-right, none, not 'middle'")
+        // Another word is refused where it is read: a job file names the key.
+        let middle = dir.appendingPathComponent("middle.job.json")
+        try Data(#"{"creditPosition": "middle"}"#.utf8).write(to: middle)
+        #expect { try HyperlapseSettings.read(path: middle.path) } throws: { error in
+            (error as? LapseError)?.description
+                == "\(middle.path): 'creditPosition': not one of bottom-right, bottom-left, top-left, top-right, none"
         }
         // A job file keeps it; flags override it.
-        s.creditPosition = "top-left"
+        s.creditPosition = .corner(.topLeft)
         let file = dir.appendingPathComponent("c.job.json")
         try s.jsonData().write(to: file)
         let read = try HyperlapseSettings.read(path: file.path)
-        #expect(read.creditPosition == "top-left")
+        #expect(read.creditPosition == .corner(.topLeft))
         var flags = HyperlapseSettings()
-        flags.creditPosition = "bottom-left"
-        #expect(read.overridden(by: flags).creditPosition == "bottom-left")
+        flags.creditPosition = .corner(.bottomLeft)
+        #expect(read.overridden(by: flags).creditPosition == .corner(.bottomLeft))
     }
 }

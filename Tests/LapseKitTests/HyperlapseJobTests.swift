@@ -15,7 +15,7 @@ import TestSupport
         settings.source = "video:" + overpass
         settings.stabilize = false
         settings.frameStep = 20
-        settings.size = "320x180"
+        settings.size = FrameSize(width: 320, height: 180)
         settings.crf = 12
         settings.output = dir.appendingPathComponent("v.mp4").path
         let job = try settings.makeJob(overwrite: false)
@@ -41,7 +41,7 @@ import TestSupport
         let credits = try String(contentsOfFile: dir.appendingPathComponent("v.credits.txt").path, encoding: .utf8)
         #expect(credits.contains("overpass-clip.mp4"))
         let again = try HyperlapseSettings.read(path: dir.appendingPathComponent("v.job.json").path)
-        #expect(again.source == settings.source && again.frameStep == 20 && again.size == "320x180")
+        #expect(again.source == settings.source && again.frameStep == 20 && again.size == FrameSize(width: 320, height: 180))
     }
 
     /// `video:` source, stabilised: the direction of travel is measured from the pictures, 180° from the video's
@@ -51,7 +51,7 @@ import TestSupport
         var settings = HyperlapseSettings()
         settings.source = "video:" + overpass
         settings.frameStep = 4
-        settings.size = "320x180"
+        settings.size = FrameSize(width: 320, height: 180)
         settings.output = dir.appendingPathComponent("travel.mp4").path
         let summary = try await settings.makeJob(overwrite: false).run(feed: try await settings.makeFeed())
         #expect(summary.frames == 30)
@@ -85,7 +85,7 @@ import TestSupport
         var settings = HyperlapseSettings()
         settings.source = "video:" + overpass
         settings.frameStep = 30
-        settings.size = "256x144"
+        settings.size = FrameSize(width: 256, height: 144)
         settings.headingOffset = 30
         settings.output = dir.appendingPathComponent("a.mp4").path
         _ = try await settings.makeJob(overwrite: false).run(feed: try await settings.makeFeed())
@@ -105,7 +105,7 @@ import TestSupport
             var settings = HyperlapseSettings()
             settings.source = "video:" + overpass
             settings.frameStep = 6
-            settings.size = "320x180"
+            settings.size = FrameSize(width: 320, height: 180)
             settings.crf = 12
             settings.stabilize = false
             settings.output = dir.appendingPathComponent(name + ".mp4").path
@@ -131,7 +131,7 @@ import TestSupport
         var settings = HyperlapseSettings()
         settings.source = "video:" + overpass
         settings.frameStep = 40
-        settings.size = "320x160"
+        settings.size = FrameSize(width: 320, height: 160)
         settings.crossfade = true
         settings.output = dir.appendingPathComponent("c.mp4").path
         settings.gif = dir.appendingPathComponent("c.gif").path
@@ -251,7 +251,7 @@ import TestSupport
                 """.utf8).write(to: URL(fileURLWithPath: camera))
             var settings = HyperlapseSettings()
             settings.source = "video:" + overpass
-            settings.size = "96x48"
+            settings.size = FrameSize(width: 96, height: 48)
             settings.crf = 0   // lossless: the frames as rendered
             settings.keyframes = camera
             settings.output = dir.appendingPathComponent("\(name).mp4").path

@@ -37,7 +37,7 @@ import TestSupport
         s.source = "panoramax"
         s.spacing = 10
         s.radius = 8
-        s.size = "320x180"
+        s.size = FrameSize(width: 320, height: 180)
         s.cacheDir = dir.appendingPathComponent("cache-" + name).path
         s.output = dir.appendingPathComponent(name + ".mp4").path
         return s

@@ -16,8 +16,8 @@ import TestSupport
         s.source = "google"
         s.spacing = 10
         s.radius = 20
-        s.size = "640x360"
-        s.zoom = "1"   // 1024 x 512 panoramas: small, for speed
+        s.size = FrameSize(width: 640, height: 360)
+        s.zoom = .level(1)   // 1024 x 512 panoramas: small, for speed
         s.cacheDir = dir.appendingPathComponent("cache").path
         s.output = dir.appendingPathComponent(name).path
         return s

@@ -58,7 +58,7 @@ import TestSupport
         var s = HyperlapseSettings()
         s.source = "local:" + folder
         s.spacing = 2.5
-        s.size = "320x180"
+        s.size = FrameSize(width: 320, height: 180)
         s.crf = 12
         s.output = dir.appendingPathComponent(name + ".mp4").path
         configure(&s)
@@ -251,7 +251,7 @@ import TestSupport
         var s = HyperlapseSettings()
         s.source = "video:" + path
         s.frameStep = 3
-        s.size = "320x180"
+        s.size = FrameSize(width: 320, height: 180)
         s.output = dir.appendingPathComponent("stop-out.mp4").path
         let summary = try await s.makeJob(overwrite: false).run(feed: try await s.makeFeed())
         let report = try #require(summary.stabilization)

@@ -28,7 +28,7 @@ import TestSupport
         s.source = "google"
         s.spacing = 10
         s.radius = 8
-        s.size = "1280x720"    // auto zoom: at least 3840 px of panorama
+        s.size = FrameSize(width: 1280, height: 720)    // auto zoom: at least 3840 px of panorama
         s.stabilize = false
         s.cacheDir = dir.appendingPathComponent("cache").path
         s.output = dir.appendingPathComponent("sizes.mp4").path

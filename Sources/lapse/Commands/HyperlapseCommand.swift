@@ -83,7 +83,7 @@ enum HyperlapseCommand: Command {
         flags.to = try arguments.value("--to")
         let via = try arguments.values("--via")
         flags.via = via.isEmpty ? nil : via
-        flags.provider = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue))
+        flags.provider = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue)).flatMap(DirectionsService.init(rawValue:))
         flags.route = try arguments.value("--route")
         flags.source = try arguments.value("--source")
         flags.track = try arguments.value("--track")
@@ -108,13 +108,13 @@ enum HyperlapseCommand: Command {
         var flags = HyperlapseSettings()
         try parseRouteAndSource(&arguments, into: &flags)
         let view = try ViewOptions(&arguments)
-        flags.size = view.size.map { "\($0.width)x\($0.height)" }
+        flags.size = view.size.map { FrameSize(width: $0.width, height: $0.height) }
         flags.fov = view.fov
         flags.fps = try arguments.frameRate("--fps", in: 1...120)
         flags.lookAt = try arguments.value("--look-at")
         flags.headingOffset = try arguments.double("--heading-offset", in: -360...360)
         flags.keyframes = try arguments.value("--keyframes")
-        flags.zoom = try arguments.choice("--zoom", ["auto", "0", "1", "2", "3", "4", "5"])
+        flags.zoom = try arguments.choice("--zoom", ["auto", "0", "1", "2", "3", "4", "5"]).flatMap(HyperlapseSettings.Zoom.init(parsing:))
         flags.crossfade = arguments.flag("--crossfade") ? true : nil
         let out = try OutputOptions(&arguments)
         flags.output = out.path
@@ -127,7 +127,8 @@ enum HyperlapseCommand: Command {
         flags.forward = try arguments.double("--forward", in: -360...360)
         flags.toneMatch = arguments.flag("--no-tone-match") ? false : nil
         flags.stabilize = arguments.flag("--no-stabilize") ? false : nil
-        flags.creditPosition = try arguments.choice("--credit-position", CreditCorner.allCases.map(\.rawValue) + ["none"])
+        flags.creditPosition = try arguments.choice("--credit-position", HyperlapseSettings.CreditPosition.names)
+            .flatMap(HyperlapseSettings.CreditPosition.init(parsing:))
         if flags.stabilize == false, flags.forward != nil, flags.source == "google" {
             console.warn("--forward with --no-stabilize turns only panoramas whose heading is not known: Street View's are posed as Google says")
         }

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// A frame's size in pixels, written `WIDTHxHEIGHT` (`1280x720`) on the command line and in job files.
+public struct FrameSize: Sendable, Hashable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// `WIDTHxHEIGHT` (`x` or `X`), each a whole number from 1 to 16384; nil for anything else.
+    public init?(parsing text: String) {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (1...16384).contains(w), (1...16384).contains(h)
+        else { return nil }
+        self.init(width: w, height: h)
+    }
+
+    /// `1280x720`.
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// In a JSON file: the text `"1280x720"`.
+extension FrameSize: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        guard let size = FrameSize(parsing: try container.decode(String.self)) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not WIDTHxHEIGHT (such as 1280x720)")
+        }
+        self = size
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
