@@ -50,7 +50,8 @@ let package = Package(
                 dependencies: ["LapseCore", "LapseMedia", "LapseGIF", "LapseGeo", "LapseNet", "LapseRouting",
                                "LapseRender", "LapseMotion", "LapsePanorama", "LapseReport"],
                 swiftSettings: swiftSettings),
-        .executableTarget(name: "lapse", dependencies: ["LapseKit"], swiftSettings: swiftSettings),
+        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
+        .executableTarget(name: "lapse", dependencies: ["LapseKit", "CMalloc"], swiftSettings: swiftSettings),
 
         .target(name: "TestSupport", dependencies: ["LapseMedia", "LapseCore"], path: "Tests/TestSupport",
                 swiftSettings: swiftSettings),
