@@ -126,7 +126,7 @@ extension HyperlapseSettings {
         options.track = s.track
         options.keyFile = s.keyFile
         options.cacheDirectory = s.cacheDir
-        options.requestTimeout = s.timeout
+        options.timeout = s.timeout
         let client = try options.makeClient()
         // Tiles come a panorama at a time, several at once: report them as one running count.
         let made = try options.make(client: client, videoFrameStep: s.frameStep ?? 1,

@@ -21,8 +21,9 @@ public struct PanoramaSourceOptions: Sendable {
     public var useCache = true
     /// HTTP requests at once.
     public var concurrency = 8
-    /// Deadline of each HTTP attempt in seconds (nil: ``HTTPClient/Configuration/requestTimeout``'s default).
-    public var requestTimeout: Double?
+    /// Deadline of each HTTP request in seconds, its retries included (nil: ``HTTPClient/Configuration``'s
+    /// defaults: 30 s an attempt, no total).
+    public var timeout: Double?
     public var environment: [String: String]
 
     public init(source: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -39,7 +40,10 @@ public struct PanoramaSourceOptions: Sendable {
     public func makeClient() throws -> HTTPClient {
         var configuration = HTTPClient.Configuration()
         configuration.maxConcurrentRequests = concurrency
-        if let requestTimeout { configuration.requestTimeout = requestTimeout }
+        if let timeout {
+            configuration.requestTimeout = timeout
+            configuration.totalTimeout = timeout
+        }
         if let key = try googleKey() { configuration.secrets.append(key) }
         return HTTPClient(configuration: configuration)
     }

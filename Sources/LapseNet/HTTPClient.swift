@@ -35,6 +35,10 @@ public final class HTTPClient: Sendable {
         public var maxRetryAfter: Double = 120
         /// Deadline of one attempt in seconds, from sending to the last byte (default 30).
         public var requestTimeout: Double = 30
+        /// Deadline of a request with all its attempts and the waits between them, in seconds from its first
+        /// attempt (nil, the default: none beyond ``maxAttempts`` × ``requestTimeout`` and the backoff). Each
+        /// attempt gets what is left, at most ``requestTimeout``; no retry starts that could not finish in time.
+        public var totalTimeout: Double?
         /// Strings (API keys, tokens) to hide from every error message.
         public var secrets: [String] = []
         /// `User-Agent` header (default `lapse/VERSION`).
@@ -162,13 +166,19 @@ public final class HTTPClient: Sendable {
         var lastProblem = ""
         var lastCode = LapseError.Code.network
         var lastStatus: Int?
-        for attempt in 1...c.maxAttempts {
+        var attempts = 0
+        var giveUp: Date?   // from the first attempt on, with a total timeout
+        attempting: for attempt in 1...c.maxAttempts {
             if Task.isCancelled { throw LapseError(.cancelled, subject(request.url), "cancelled") }
             await slots.acquire()
+            if giveUp == nil, let total = c.totalTimeout { giveUp = Date().addingTimeInterval(total) }
+            let left = giveUp.map { $0.timeIntervalSinceNow } ?? .infinity
             counters.update { $0.attempts += 1; if attempt > 1 { $0.retries += 1 } }
+            attempts = attempt
+            let attemptDeadline = min(c.requestTimeout, max(0.05, left))
             let outcome: Outcome
             do {
-                let response = try await perform(urlRequest, deadline: c.requestTimeout)
+                let response = try await perform(urlRequest, deadline: attemptDeadline)
                 reachedHosts.withLock { _ = $0.insert(Self.hostKey(request.url)) }
                 outcome = classify(response, accept: accept, temporaryRefusal: temporaryRefusal)
             } catch let error as AttemptError {
@@ -181,9 +191,9 @@ public final class HTTPClient: Sendable {
                 // now (offline, every lookup would otherwise wait out its backoff).
                 if Self.isUnreachable(error), !reachedHosts.withLock({ $0.contains(Self.hostKey(request.url)) }) {
                     await slots.release()
-                    throw LapseError(.network, subject(request.url), Self.describe(transport: error, deadline: c.requestTimeout))
+                    throw LapseError(.network, subject(request.url), Self.describe(transport: error, deadline: attemptDeadline))
                 }
-                outcome = .retry(Self.describe(transport: error, deadline: c.requestTimeout), after: nil)
+                outcome = .retry(Self.describe(transport: error, deadline: attemptDeadline), after: nil)
             }
             await slots.release()
             switch outcome {
@@ -203,12 +213,14 @@ public final class HTTPClient: Sendable {
                     }
                     delay = max(retryAfter, delay * 0.25)
                 }
+                // No time left for another attempt after the wait: give up now.
+                if let giveUp, giveUp.timeIntervalSinceNow < delay + 0.05 { break attempting }
                 do { try await c.sleep(delay) } catch {
                     throw LapseError(.cancelled, subject(request.url), "cancelled")
                 }
             }
         }
-        let reason = c.maxAttempts == 1 ? lastProblem : "\(lastProblem) (after \(c.maxAttempts) attempts)"
+        let reason = attempts == 1 ? lastProblem : "\(lastProblem) (after \(attempts) attempts)"
         throw LapseError(lastCode, subject(request.url), Redaction.message(reason, hiding: c.secrets),
                          cause: lastStatus.map(LapseError.Cause.http))
     }

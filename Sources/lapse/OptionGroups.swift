@@ -24,8 +24,9 @@ struct OutputOptions {
     }
 }
 
-/// `--timeout SECONDS` (0.1 to 3600): how long a network read may wait. For HTTP requests (routes, panoramas,
-/// tiles) each attempt's deadline, retried as usual; for a video read over the network, the longest wait for data.
+/// `--timeout SECONDS` (0.1 to 3600): how long a network read may wait. An HTTP request (a route, panorama
+/// metadata, a tile) gives up this long after it was first sent, its retries included; a video read over the
+/// network gives up after this long without data.
 struct NetworkOptions {
     var timeout: Double?
 

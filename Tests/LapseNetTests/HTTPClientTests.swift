@@ -153,6 +153,25 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
         #expect(recorder.delays.count == 1)
     }
 
+    /// A total deadline bounds the request with its retries: a stalled first attempt gets the whole of it (well
+    /// under the per-attempt deadline), and no retry follows that could not finish in time.
+    @Test func totalTimeoutBoundsTheRetries() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        var c = HTTPClient.Configuration()
+        c.maxAttempts = 5
+        c.requestTimeout = 20
+        c.totalTimeout = 0.4
+        let recorder = DelayRecorder()
+        c.sleep = recorder.sleep
+        let http = HTTPClient(configuration: c)
+        await #expect {
+            _ = try await http.get(URL(string: server.baseURL + "/stall?seconds=30")!)
+        } throws: { error in
+            (error as? LapseError)?.code == .network && "\(error)".hasSuffix("timed out after 0.4 s")
+        }
+        #expect(http.statistics.attempts == 1 && recorder.delays.isEmpty)
+    }
+
     @Test func stalledAttemptIsRetried() async throws {
         let server = try LocalServer(script: "net_standin.py")
         let r = try await client(timeout: 2, recorder: DelayRecorder())

@@ -33,8 +33,8 @@ enum HyperlapseCommand: Command {
                                         N × fps / its frame rate times as fast)
           --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse); Google tiles are kept as
                                         their Cache-Control allows (README: "What is kept on disk")
-          --timeout SECONDS             deadline of each HTTP request: route, metadata, tiles (default 30; failed
-                                        requests are retried)
+          --timeout SECONDS             give up on an HTTP request (route, metadata, tile) after this long,
+                                        retries included (default: 30 s an attempt, 5 attempts)
         Stabilisation (default: on):
           --forward D                   the direction of travel in the pictures, D degrees right of their centre
                                         column (default: measured from the motion between them); the camera along

@@ -37,7 +37,7 @@ enum PanoramasCommand: Command {
           --cache-dir DIR         tile and metadata cache (default $XDG_CACHE_HOME/lapse or ~/.cache/lapse)
           --no-cache              neither read nor write the cache
           --concurrency N         HTTP requests at once (default 8)
-          --timeout SECONDS       deadline of each HTTP request (default 30; failed requests are retried)
+          --timeout SECONDS       give up on an HTTP request after this long, retries included (default: 30 s an attempt)
           --key-file FILE         file holding the Google API key instead of GOOGLE_MAPS_API_KEY
           --maptiles-url URL      Map Tiles API base (default https://tile.googleapis.com, or $LAPSE_MAPTILES_URL)
           --panoramax-url URL     Panoramax API (default https://api.panoramax.xyz/api, or $LAPSE_PANORAMAX_URL)
@@ -106,7 +106,7 @@ enum PanoramasCommand: Command {
         options.cacheDirectory = cacheDir
         options.useCache = !noCache
         options.concurrency = concurrency
-        options.requestTimeout = timeout
+        options.timeout = timeout
         let client = try options.makeClient()
         let made = try options.make(client: client, videoFrameStep: every, progress: console.progress, warning: console.warning)
         for s in made.skipped { console.warn("skipped \(s.file): \(s.reason)") }

@@ -29,7 +29,7 @@ enum PreviewCommand: Command {
           --radius M                    search radius for the nearest panorama (default 50)
           --frame-step N                video without a track: every N-th frame (default 1)
           --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse)
-          --timeout SECONDS             deadline of each HTTP request (default 30; failed requests are retried)
+          --timeout SECONDS             give up on an HTTP request after this long, retries included (default: 30 s an attempt)
         Output:
           -o, --report OUT.html         the page (required; --output too); nothing else is written
           -y, --overwrite               replace the page if it exists

@@ -25,7 +25,7 @@ enum RouteCommand: Command {
                                   $LAPSE_GOOGLE_DIRECTIONS_URL)
           --osrm-url URL          OSRM server (default https://router.project-osrm.org, or $LAPSE_OSRM_URL);
                                   your own server works, e.g. http://localhost:5000
-          --timeout SECONDS       deadline of each HTTP request (default 30; failed requests are retried)
+          --timeout SECONDS       give up on an HTTP request after this long, retries included (default: 30 s an attempt)
         Route from a file:
           --input FILE            .gpx (tracks or routes), .geojson/.json, .kml, .txt/.csv (lat,lng lines),
                                   .polyline / .polyline6 (encoded polyline), a saved Google Directions or Routes
@@ -90,6 +90,7 @@ enum RouteCommand: Command {
         if let timeout {
             var client = HTTPClient.Configuration()
             client.requestTimeout = timeout
+            client.totalTimeout = timeout
             configuration.client = HTTPClient(configuration: client)
         }
         if !overwrite && FileManager.default.fileExists(atPath: output) {  // before any network request
