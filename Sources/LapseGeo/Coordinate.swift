@@ -47,13 +47,7 @@ public struct Coordinate: Hashable, Sendable, Codable, CustomStringConvertible {
     /// `"lat,lng"` with up to 7 decimals (about 1 cm), the form ``parse(_:)`` reads.
     public var description: String { "\(Self.format(latitude)),\(Self.format(longitude))" }
 
-    static func format(_ v: Double) -> String {
-        guard v.isFinite else { return String(v) }
-        var s = String(format: "%.7f", v)
-        while s.hasSuffix("0") { s.removeLast() }
-        if s.hasSuffix(".") { s.removeLast() }
-        return s == "-0" ? "0" : s
-    }
+    static func format(_ v: Double) -> String { NumberText.compact(v, digits: 7) }
 
     // Codable: {"latitude": …, "longitude": …}, validated on decoding.
     private enum CodingKeys: String, CodingKey { case latitude, longitude }

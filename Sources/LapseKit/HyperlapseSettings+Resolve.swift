@@ -102,7 +102,7 @@ extension HyperlapseSettings {
     /// - Throws: ``LapseError`` `.usage` for a missing or unknown source, a missing route, Google without a key;
     ///   `.invalidInput` for unreadable route files or videos; the directions service's errors.
     public func makeFeed(progress: ProgressHandler? = nil, warning: WarningHandler? = nil,
-                         environment: [String: String] = ProcessInfo.processInfo.environment) async throws -> any PanoramaFeed {
+                         environment: [String: String] = [:]) async throws -> any PanoramaFeed {
         let s = HyperlapseSettings.defaults.overridden(by: self)
         guard let source = s.source else {
             throw LapseError.usage("no panorama source (--source google|panoramax|local:DIR|video:FILE)")

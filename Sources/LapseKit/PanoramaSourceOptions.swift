@@ -26,7 +26,10 @@ public struct PanoramaSourceOptions: Sendable {
     public var timeout: Double?
     public var environment: [String: String]
 
-    public init(source: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    /// - Parameter environment: where `GOOGLE_MAPS_API_KEY`, the `LAPSE_*_URL` base URLs and the cache's
+    ///   `XDG_CACHE_HOME`/`HOME` are looked up (the library reads no environment of its own; the command line
+    ///   passes its process's).
+    public init(source: String, environment: [String: String] = [:]) {
         self.source = source
         self.environment = environment
     }
@@ -72,7 +75,10 @@ public struct PanoramaSourceOptions: Sendable {
     public func make(client: HTTPClient, videoFrameStep: Int = 30, progress: ProgressHandler? = nil,
                      warning: WarningHandler? = nil) throws -> Made {
         if track != nil && !source.hasPrefix("video:") { throw LapseError.usage("--track is for --source video:FILE") }
-        let cache: DiskCache? = useCache ? try DiskCache(directory: cacheDirectory.map { URL(fileURLWithPath: Self.expand($0)) }) : nil
+        let cache: DiskCache? = useCache
+            ? try DiskCache(directory: cacheDirectory.map { URL(fileURLWithPath: Self.expand($0)) }
+                ?? DiskCache.defaultDirectory(environment: environment))
+            : nil
         if source == "google" {
             guard let key = try googleKey() else {
                 throw LapseError(.denied, "Google Street View", "no API key: set GOOGLE_MAPS_API_KEY or give --key-file")

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import CFFmpeg
+import Synchronization
 import LapseCore
 
 /// FFmpeg's message for an error code, e.g. "Invalid data found when processing input".
@@ -25,16 +26,21 @@ func ffCheck(_ code: Int32, _ subject: String?, _ doing: String, as errorCode: L
     return code
 }
 
-/// Silences FFmpeg's own logging, once per process: Lapse reports failures itself, as one line each.
-/// Set `LAPSE_FFMPEG_LOG` to a level (`error`, `warning`, `info`, `debug`) to see FFmpeg's messages when diagnosing.
+/// Silences FFmpeg's own logging, once per process, unless a level was chosen first (``level(named:)``, which
+/// `lapse` calls with `LAPSE_FFMPEG_LOG`): Lapse reports failures itself, as one line each.
 enum FFmpegLog {
-    private static let once: Void = {
-        let levels = ["quiet": AV_LOG_QUIET, "error": AV_LOG_ERROR, "warning": AV_LOG_WARNING,
-                      "info": AV_LOG_INFO, "verbose": AV_LOG_VERBOSE, "debug": AV_LOG_DEBUG]
-        let wanted = getenv("LAPSE_FFMPEG_LOG").map { String(cString: $0) } ?? "quiet"
-        av_log_set_level(levels[wanted] ?? AV_LOG_QUIET)
-    }()
+    static let levels = ["quiet": AV_LOG_QUIET, "error": AV_LOG_ERROR, "warning": AV_LOG_WARNING,
+                         "info": AV_LOG_INFO, "verbose": AV_LOG_VERBOSE, "debug": AV_LOG_DEBUG]
+    private static let chosen = Mutex<Int32?>(nil)
+    private static let once: Void = { av_log_set_level(chosen.withLock { $0 } ?? AV_LOG_QUIET) }()
     static func quiet() { _ = once }
+    /// Chooses the level by name (`quiet`, `error`, `warning`, `info`, `verbose`, `debug`); false for another.
+    static func level(named name: String) -> Bool {
+        guard let level = levels[name] else { return false }
+        chosen.withLock { $0 = level }
+        av_log_set_level(level)
+        return true
+    }
     /// Sets FFmpeg's log level (`AV_LOG_QUIET`, `AV_LOG_ERROR`, `AV_LOG_WARNING`, …).
     static func setLevel(_ level: Int32) { av_log_set_level(level) }
 }

@@ -132,9 +132,13 @@ public final class MediaInput {
         if let temporaryFile { unlink(temporaryFile) }
     }
 
-    /// Turns FFmpeg's own log output off (unless `LAPSE_FFMPEG_LOG` asks for it), so that errors reach users
-    /// only as Lapse's one-line messages (FFmpeg otherwise prints lines such as "error reading header").
+    /// Turns FFmpeg's own log output off (unless ``showLibraryLog(level:)`` chose a level), so that errors reach
+    /// users only as Lapse's one-line messages (FFmpeg otherwise prints lines such as "error reading header").
     public static func silenceLibraryLog() { FFmpegLog.quiet() }
+
+    /// Shows FFmpeg's own messages from `level` on (`quiet`, `error`, `warning`, `info`, `verbose`, `debug`), to
+    /// diagnose; false (and nothing changed) for another name. `lapse` calls it with `LAPSE_FFMPEG_LOG`.
+    public static func showLibraryLog(level: String) -> Bool { FFmpegLog.level(named: level) }
 
     /// Asks every blocking call in progress or to come to stop: they throw `.cancelled`. Thread-safe.
     public func cancel() { interrupt.cancel() }

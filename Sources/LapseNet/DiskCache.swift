@@ -53,9 +53,10 @@ public struct DiskCache: Sendable {
     /// The cache's root folder.
     public let directory: URL
 
-    /// `$XDG_CACHE_HOME/lapse`, or `~/.cache/lapse` when XDG_CACHE_HOME is unset or not absolute.
-    public static var defaultDirectory: URL {
-        let env = ProcessInfo.processInfo.environment
+    /// `$XDG_CACHE_HOME/lapse`, or `$HOME/.cache/lapse` when XDG_CACHE_HOME is unset or not absolute, from
+    /// `environment` (the XDG Base Directory Specification; the library reads no environment of its own: a
+    /// command line passes its process's).
+    public static func defaultDirectory(environment env: [String: String]) -> URL {
         if let xdg = env["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
             return URL(fileURLWithPath: xdg).appendingPathComponent("lapse", isDirectory: true)
         }
@@ -64,10 +65,10 @@ public struct DiskCache: Sendable {
     }
 
     /// Opens (and creates) a cache.
-    /// - Parameter directory: the root folder; ``defaultDirectory`` when `nil`.
+    /// - Parameter directory: the root folder.
     /// - Throws: ``LapseError`` `.output` when the folder cannot be created.
-    public init(directory: URL? = nil) throws {
-        let dir = directory ?? Self.defaultDirectory
+    public init(directory: URL) throws {
+        let dir = directory
         self.directory = dir
         do {
             try FileManager.default.createDirectory(at: partialFolder, withIntermediateDirectories: true)

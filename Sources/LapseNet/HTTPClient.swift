@@ -298,9 +298,8 @@ public final class HTTPClient: Sendable {
         }
     }
 
-    static func format(_ seconds: Double) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.1f", seconds)
-    }
+    /// Seconds in messages: `0.4`, `30` (to the hundredth).
+    static func format(_ seconds: Double) -> String { NumberText.compact(seconds, digits: 2) }
 
     static func hostKey(_ url: URL) -> String { "\(url.host ?? ""):\(url.port ?? -1)" }
 

@@ -218,5 +218,5 @@ public struct PanoramaExport: Sendable {
         try output.commit()
     }
 
-    static func format(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(v) }
+    static func format(_ v: Double) -> String { NumberText.compact(v) }
 }

@@ -32,7 +32,7 @@ public struct DirectionsConfiguration: Sendable {
     public var client: HTTPClient
 
     public init(service: DirectionsService = .google, keyFile: String? = nil, googleBaseURL: String? = nil,
-                osrmBaseURL: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+                osrmBaseURL: String? = nil, environment: [String: String] = [:],
                 client: HTTPClient = .shared) {
         self.service = service
         self.keyFile = keyFile

@@ -65,7 +65,7 @@ struct Arguments {
     mutating func double(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
         guard let text = try value(name) else { return nil }
         guard let v = Double(text), v.isFinite, range.contains(v) else {
-            throw LapseError.usage("\(name) takes a number from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound)), not '\(text)'")
+            throw LapseError.usage("\(name) takes a number from \(NumberText.compact(range.lowerBound)) to \(NumberText.compact(range.upperBound)), not '\(text)'")
         }
         return v
     }
@@ -74,7 +74,7 @@ struct Arguments {
     mutating func frameRate(_ name: String, in range: ClosedRange<Double>) throws -> FrameRate? {
         guard let text = try value(name) else { return nil }
         guard let rate = FrameRate.parse(text), range.contains(rate.value) else {
-            throw LapseError.usage("\(name) takes frames per second from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound)) (25, 29.97, 30000/1001), not '\(text)'")
+            throw LapseError.usage("\(name) takes frames per second from \(NumberText.compact(range.lowerBound)) to \(NumberText.compact(range.upperBound)) (25, 29.97, 30000/1001), not '\(text)'")
         }
         return rate
     }
@@ -130,9 +130,5 @@ struct Arguments {
         }
         tokens = []
         return result
-    }
-
-    private static func format(_ v: Double) -> String {
-        v == v.rounded() && abs(v) < 1e15 ? String(Int(v)) : String(v)
     }
 }

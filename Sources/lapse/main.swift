@@ -96,6 +96,11 @@ func runMain() async -> Int32 {
 _ = mallopt(M_MMAP_THRESHOLD, 32 << 20)
 _ = mallopt(M_TRIM_THRESHOLD, 1 << 30)
 
+// FFmpeg's own messages, to diagnose: LAPSE_FFMPEG_LOG=warning (the library reads no environment itself).
+if let level = ProcessInfo.processInfo.environment["LAPSE_FFMPEG_LOG"], !MediaInput.showLibraryLog(level: level) {
+    FileHandle.standardError.write(Data("warning: LAPSE_FFMPEG_LOG=\(level) is not quiet, error, warning, info, verbose or debug\n".utf8))
+}
+
 let signalSources = installSignalHandlers()
 let status = await runMain()
 withExtendedLifetime(signalSources) {}

@@ -79,11 +79,8 @@ import TestSupport
     }
 
     @Test func defaultDirectoryFollowsXDG() {
-        let d = DiskCache.defaultDirectory.path
-        if let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
-            #expect(d == xdg + "/lapse")
-        } else {
-            #expect(d.hasSuffix("/.cache/lapse"))
-        }
+        #expect(DiskCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "/x/cache", "HOME": "/h"]).path == "/x/cache/lapse")
+        #expect(DiskCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/h"]).path == "/h/.cache/lapse")
+        #expect(DiskCache.defaultDirectory(environment: ["HOME": "/h"]).path == "/h/.cache/lapse")
     }
 }

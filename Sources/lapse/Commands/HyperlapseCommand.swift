@@ -154,7 +154,8 @@ enum HyperlapseCommand: Command {
             job.recordsReport = true
         }
         try job.checkOutputs()   // before any route or panorama request
-        let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning)
+        let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning,
+                                               environment: ProcessInfo.processInfo.environment)
         let started = Date()
         let s = try await job.run(feed: feed, progress: console.progress, warning: console.warning)
         let seconds = Date().timeIntervalSince(started)

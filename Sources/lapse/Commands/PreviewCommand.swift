@@ -51,7 +51,8 @@ enum PreviewCommand: Command {
         try ReportPage.checkOutput(report, overwrite: overwrite, inputs: HyperlapseCommand.readPaths(settings))   // before any request
 
         let started = Date()
-        let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning)
+        let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning,
+                                               environment: ProcessInfo.processInfo.environment)
         let s = try await PreviewJob().run(feed: feed, progress: console.progress)
         let seconds = Date().timeIntervalSince(started)
         let json = Summary.Preview(source: s.feed, distance: s.distance, routePoints: s.routePoints, panoramas: s.panoramas,

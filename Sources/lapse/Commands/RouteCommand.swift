@@ -86,7 +86,8 @@ enum RouteCommand: Command {
             source = .directions(DirectionsRequest(origin: from, destination: to, waypoints: via, mode: mode))
         }
         var configuration = DirectionsConfiguration(service: providerName.flatMap(DirectionsService.init(rawValue:)) ?? .google,
-                                                    keyFile: keyFile, googleBaseURL: googleURL, osrmBaseURL: osrmURL)
+                                                    keyFile: keyFile, googleBaseURL: googleURL, osrmBaseURL: osrmURL,
+                                                    environment: ProcessInfo.processInfo.environment)
         if let timeout {
             var client = HTTPClient.Configuration()
             client.requestTimeout = timeout
@@ -121,7 +122,7 @@ enum RouteCommand: Command {
             provider: provider, points: points, distanceM: (length * 1000).rounded() / 1000,
             distanceKm: (length / 10).rounded() / 100)
         var lines = ["\(output): \(String(format: "%.2f", length / 1000)) km, \(counted(points, "point"))" +
-                     (spacing.map { " (every \(format($0)) m)" } ?? "") + ", provider \(provider)"]
+                     (spacing.map { " (every \(NumberText.compact($0)) m)" } ?? "") + ", provider \(provider)"]
         if let requests = summary.requests, requests > 1 { lines[0] += " (\(requests) requests)" }
         console.summary(lines, json: summary)
     }
@@ -132,7 +133,4 @@ enum RouteCommand: Command {
         }
     }
 
-    private static func format(_ v: Double) -> String {
-        v == v.rounded() ? String(Int(v)) : String(v)
-    }
 }

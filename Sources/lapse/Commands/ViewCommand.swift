@@ -98,12 +98,8 @@ enum ViewCommand: Command {
         }
         try ImageWriter.write(view, to: output, format: format, overwrite: overwrite)
         console.summary([
-            "wrote \(output) (\(size.width)x\(size.height), heading \(fmt(heading))°, pitch \(fmt(pitch))°, fov \(fmt(fov))°)",
+            "wrote \(output) (\(size.width)x\(size.height), heading \(NumberText.compact(heading, digits: 2))°, pitch \(NumberText.compact(pitch, digits: 2))°, fov \(NumberText.compact(fov, digits: 2))°)",
         ], json: Summary.View(output: output, width: size.width, height: size.height, heading: heading, pitch: pitch,
                              roll: roll, fov: fov, panoramaWidth: panorama.width, panoramaHeight: panorama.height))
-    }
-
-    private static func fmt(_ v: Double) -> String {
-        v == v.rounded() ? String(Int(v)) : String(format: "%.2f", v)
     }
 }
