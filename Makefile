@@ -10,7 +10,7 @@ PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-d
             ffmpeg gifsicle python3 parallel libjs-leaflet chromium chromium-driver python3-selenium
 LAPSE = .build/$(CONFIG)/lapse
 
-.PHONY: deps build test leakcheck demo bench clean
+.PHONY: deps build test lint format leakcheck demo bench clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -28,6 +28,15 @@ build: deps
 test: deps
 	LAPSE_SHARED_DATA=$(SHARED_DATA) swift test -c release -Xswiftc -enable-testing --no-parallel
 	$(MAKE) leakcheck
+
+# The code as the toolchain's swift-format writes it (.swift-format: 4 spaces, lines of 120), and no line longer than
+# 120 characters (swift-format leaves long string literals and comments alone). `make format` rewrites the files.
+lint: deps
+	swift format lint --strict --parallel --recursive Sources Tests Package.swift
+	python3 scripts/long-lines.py --limit 120 Sources Tests Package.swift
+
+format:
+	swift format format --in-place --parallel --recursive Sources Tests Package.swift
 
 # LeakSanitizer (with AddressSanitizer, from the toolchain) over every failing initialiser of the media and GIF
 # types (the FailingInit suites), in a debug build of its own: any FFmpeg handle or buffer left allocated, or a freed

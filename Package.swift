@@ -6,9 +6,9 @@ import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
-    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("ExistentialAny")
 ]
-let fast = swiftSettings  // no unsafeFlags: they would make the package unusable as a dependency
+let fast = swiftSettings // no unsafeFlags: they would make the package unusable as a dependency
 
 /// A test target is declared only once its folder holds Swift files (a fresh clone has no empty folders).
 func hasSources(_ folder: String) -> Bool {
@@ -21,14 +21,18 @@ let package = Package(
     name: "Lapse",
     products: [
         .library(name: "LapseKit", targets: ["LapseKit"]),
-        .executable(name: "lapse", targets: ["lapse"]),
+        .executable(name: "lapse", targets: ["lapse"])
     ],
     targets: [
         // C bridges: module maps and shim headers only.
         .systemLibrary(
             name: "CFFmpeg", pkgConfig: "libavformat",
-            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev",
-                              "libswresample-dev", "libavfilter-dev"])]),
+            providers: [
+                .apt([
+                    "libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev",
+                    "libswresample-dev", "libavfilter-dev"
+                ])
+            ]),
         .systemLibrary(name: "CImageQuant", pkgConfig: "imagequant", providers: [.apt(["libimagequant-dev"])]),
         .systemLibrary(name: "CGIF", providers: [.apt(["libgif-dev"])]),
         .systemLibrary(name: "CExif", pkgConfig: "libexif", providers: [.apt(["libexif-dev"])]),
@@ -37,35 +41,49 @@ let package = Package(
         // Swift modules, one concern each; data flows route → panoramas → frames → encoder → file.
         .target(name: "LapseCore", swiftSettings: swiftSettings),
         .target(name: "LapseMedia", dependencies: ["CFFmpeg", "LapseCore"], swiftSettings: fast),
-        .target(name: "LapseGIF", dependencies: ["CImageQuant", "CGIF", "LapseMedia", "LapseCore"], swiftSettings: fast),
+        .target(
+            name: "LapseGIF", dependencies: ["CImageQuant", "CGIF", "LapseMedia", "LapseCore"], swiftSettings: fast),
         .target(name: "LapseGeo", dependencies: ["LapseCore"], swiftSettings: swiftSettings),
         .target(name: "LapseNet", dependencies: ["LapseCore"], swiftSettings: swiftSettings),
-        .target(name: "LapseRouting", dependencies: ["LapseGeo", "LapseNet", "LapseCore"], swiftSettings: swiftSettings),
-        .target(name: "LapseRender", dependencies: ["CFreeType", "LapseMedia", "LapseGeo", "LapseCore"], swiftSettings: fast),
+        .target(
+            name: "LapseRouting", dependencies: ["LapseGeo", "LapseNet", "LapseCore"], swiftSettings: swiftSettings),
+        .target(
+            name: "LapseRender", dependencies: ["CFreeType", "LapseMedia", "LapseGeo", "LapseCore"], swiftSettings: fast
+        ),
         .target(name: "LapseMotion", dependencies: ["LapseMedia", "LapseGeo", "LapseCore"], swiftSettings: fast),
-        .target(name: "LapsePanorama",
-                dependencies: ["LapseGeo", "LapseNet", "LapseMedia", "LapseCore", "CExif"], swiftSettings: fast),
+        .target(
+            name: "LapsePanorama",
+            dependencies: ["LapseGeo", "LapseNet", "LapseMedia", "LapseCore", "CExif"], swiftSettings: fast),
         .target(name: "LapseReport", dependencies: ["LapseMedia", "LapseCore"], swiftSettings: swiftSettings),
-        .target(name: "LapseKit",
-                dependencies: ["LapseCore", "LapseMedia", "LapseGIF", "LapseGeo", "LapseNet", "LapseRouting",
-                               "LapseRender", "LapseMotion", "LapsePanorama", "LapseReport"],
-                swiftSettings: swiftSettings),
+        .target(
+            name: "LapseKit",
+            dependencies: [
+                "LapseCore", "LapseMedia", "LapseGIF", "LapseGeo", "LapseNet", "LapseRouting",
+                "LapseRender", "LapseMotion", "LapsePanorama", "LapseReport"
+            ],
+            swiftSettings: swiftSettings),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .executableTarget(name: "lapse", dependencies: ["LapseKit", "CMalloc"], swiftSettings: swiftSettings),
 
-        .target(name: "TestSupport", dependencies: ["LapseMedia", "LapseCore"], path: "Tests/TestSupport",
-                swiftSettings: swiftSettings),
+        .target(
+            name: "TestSupport", dependencies: ["LapseMedia", "LapseCore"], path: "Tests/TestSupport",
+            swiftSettings: swiftSettings),
         .testTarget(name: "LapseCoreTests", dependencies: ["LapseCore", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseMediaTests", dependencies: ["LapseMedia", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseGIFTests", dependencies: ["LapseGIF", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseGeoTests", dependencies: ["LapseGeo", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseNetTests", dependencies: ["LapseNet", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "LapseRoutingTests", dependencies: ["LapseRouting", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "LapseRenderTests", dependencies: ["LapseRender", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "LapseMotionTests", dependencies: ["LapseMotion", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "LapsePanoramaTests", dependencies: ["LapsePanorama", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "LapseReportTests", dependencies: ["LapseReport", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LapseRoutingTests", dependencies: ["LapseRouting", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LapseRenderTests", dependencies: ["LapseRender", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LapseMotionTests", dependencies: ["LapseMotion", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LapsePanoramaTests", dependencies: ["LapsePanorama", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LapseReportTests", dependencies: ["LapseReport", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseKitTests", dependencies: ["LapseKit", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "LapseGeo"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "LapseGeo"], swiftSettings: swiftSettings)
     ].filter { $0.type != .test || hasSources("Tests/\($0.name)") }
 )

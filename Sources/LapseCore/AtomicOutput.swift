@@ -29,7 +29,7 @@ public final class AtomicOutput: Sendable {
     /// - Throws: ``LapseError`` `.usage` naming the output.
     public static func checkDistinct(output path: String, from inputs: [String]) throws {
         var target = stat()
-        guard stat(path, &target) == 0 else { return }  // a new file cannot be an input
+        guard stat(path, &target) == 0 else { return } // a new file cannot be an input
         for input in inputs where !input.contains("://") {
             var source = stat()
             if stat(input, &source) == 0 && source.st_dev == target.st_dev && source.st_ino == target.st_ino {
@@ -95,11 +95,18 @@ public final class AtomicOutput: Sendable {
             for n in 1...999 {
                 let alternative = base + "-\(n)" + (ext.isEmpty ? "" : "." + ext)
                 if Self.moveWithoutReplacing(temporaryPath, to: alternative) == 0 {
-                    throw LapseError(.output, path, "a file appeared here while the job ran and was kept (--overwrite replaces it); the finished output is \(alternative)")
+                    throw LapseError(
+                        .output, path,
+                        """
+                        a file appeared here while the job ran and was kept (--overwrite replaces it); the \
+                        finished output is \(alternative)
+                        """
+                    )
                 }
             }
             unlink(temporaryPath)
-            throw LapseError(.output, path, "a file appeared here while the job ran and was kept (--overwrite replaces it)")
+            throw LapseError(
+                .output, path, "a file appeared here while the job ran and was kept (--overwrite replaces it)")
         default:
             throw failure(errno: moved)
         }
@@ -119,7 +126,9 @@ public final class AtomicOutput: Sendable {
             return 0
         }
         let error = errno
-        guard error == EPERM || error == ENOTSUP || error == EOPNOTSUPP || error == EXDEV || error == EMLINK else { return error }
+        guard error == EPERM || error == ENOTSUP || error == EOPNOTSUPP || error == EXDEV || error == EMLINK else {
+            return error
+        }
         // No hard links here (some network and FUSE file systems): check, then rename.
         if access(target, F_OK) == 0 { return EEXIST }
         return rename(source, target) == 0 ? 0 : errno
@@ -134,13 +143,16 @@ public final class AtomicOutput: Sendable {
 
     deinit { discard() }
 
-    /// The target path of a temporary path made by ``init(path:overwrite:inputs:)`` (`DIR/.NAME.PID-TOKEN.partial[.EXT]`
+    /// The target path of a temporary path made by ``init(path:overwrite:inputs:)``
+    /// (`DIR/.NAME.PID-TOKEN.partial[.EXT]`
     /// → `DIR/NAME`), or nil for any other path: errors met while writing name the file the user asked for.
     public static func targetPath(ofTemporary temporary: String) -> String? {
         let url = URL(fileURLWithPath: temporary)
         let name = url.lastPathComponent
-        guard name.hasPrefix("."), let range = name.range(of: #"\.[0-9]+-[0-9a-f]+\.partial(\.[^.]*)?$"#, options: .regularExpression),
-              range.lowerBound > name.index(after: name.startIndex) else { return nil }
+        guard name.hasPrefix("."),
+            let range = name.range(of: #"\.[0-9]+-[0-9a-f]+\.partial(\.[^.]*)?$"#, options: .regularExpression),
+            range.lowerBound > name.index(after: name.startIndex)
+        else { return nil }
         let target = String(name[name.index(after: name.startIndex)..<range.lowerBound])
         let folder = url.deletingLastPathComponent().path
         return temporary.contains("/") ? (folder as NSString).appendingPathComponent(target) : target

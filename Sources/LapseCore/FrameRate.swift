@@ -60,13 +60,18 @@ extension FrameRate: Codable {
             rate = FrameRate.parse(try container.decode(String.self))
         }
         guard let rate else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a frame rate (12, 29.97 or 30000/1001)")
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "not a frame rate (12, 29.97 or 30000/1001)")
         }
         self = rate
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
-        if denominator == 1 { try container.encode(numerator) } else { try container.encode("\(numerator)/\(denominator)") }
+        if denominator == 1 {
+            try container.encode(numerator)
+        } else {
+            try container.encode("\(numerator)/\(denominator)")
+        }
     }
 }

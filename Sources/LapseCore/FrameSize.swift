@@ -14,7 +14,8 @@ public struct FrameSize: Sendable, Hashable, CustomStringConvertible {
     /// `WIDTHxHEIGHT` (`x` or `X`), each a whole number from 1 to 16384; nil for anything else.
     public init?(parsing text: String) {
         let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (1...16384).contains(w), (1...16384).contains(h)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (1...16384).contains(w),
+            (1...16384).contains(h)
         else { return nil }
         self.init(width: w, height: h)
     }
@@ -28,7 +29,8 @@ extension FrameSize: Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         guard let size = FrameSize(parsing: try container.decode(String.self)) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not WIDTHxHEIGHT (such as 1280x720)")
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "not WIDTHxHEIGHT (such as 1280x720)")
         }
         self = size
     }

@@ -19,7 +19,9 @@ public struct ImageInput: Sendable, Equatable {
 /// Expands what users give as image inputs — files, directories, `@list.txt` files — into a list of images.
 public enum ImageInputs {
     /// File name extensions taken from a directory (lower case). Explicitly named files may have any extension.
-    public static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "jxl", "avif", "ppm", "pgm", "tga"]
+    public static let imageExtensions: Set<String> = [
+        "jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "jxl", "avif", "ppm", "pgm", "tga"
+    ]
 
     /// Expands `arguments` in order:
     /// - a directory → its image files (by extension, hidden files skipped), in natural order (`img2` before `img10`);
@@ -52,7 +54,8 @@ public enum ImageInputs {
         } catch {
             throw LapseError(.invalidInput, directory, "cannot read the directory")
         }
-        let images = names
+        let images =
+            names
             .filter { !$0.hasPrefix(".") && imageExtensions.contains(($0 as NSString).pathExtension.lowercased()) }
             .sorted(by: naturalLess)
         guard !images.isEmpty else { throw LapseError(.invalidInput, directory, "no image files in this directory") }
@@ -61,11 +64,15 @@ public enum ImageInputs {
 
     static func readList(_ listPath: String) throws -> [ImageInput] {
         guard let data = FileManager.default.contents(atPath: listPath) else {
-            throw LapseError(.invalidInput, listPath, FileManager.default.fileExists(atPath: listPath) ? "cannot read the list file" : "no such file")
+            throw LapseError(
+                .invalidInput, listPath,
+                FileManager.default.fileExists(atPath: listPath) ? "cannot read the list file" : "no such file")
         }
         let base = (listPath as NSString).deletingLastPathComponent
         var result: [ImageInput] = []
-        for (number, rawLine) in String(decoding: data, as: UTF8.self).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+        for (number, rawLine) in String(decoding: data, as: UTF8.self).split(
+            omittingEmptySubsequences: false, whereSeparator: \.isNewline
+        ).enumerated() {
             let line = rawLine.trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
             if line.trimmingCharacters(in: .whitespaces).isEmpty || line.hasPrefix("#") { continue }
             let fields = line.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
@@ -75,11 +82,13 @@ public enum ImageInputs {
             if fields.count == 2 {
                 let text = fields[1].trimmingCharacters(in: .whitespaces)
                 guard let d = Double(text), d.isFinite, d > 0 else {
-                    throw LapseError(.invalidInput, "\(listPath):\(number + 1)", "'\(text)' is not a duration in seconds")
+                    throw LapseError(
+                        .invalidInput, "\(listPath):\(number + 1)", "'\(text)' is not a duration in seconds")
                 }
                 // As --image-duration: a day at most (a longer still is a mistake, and would encode for ever).
                 guard ImageInput.durationRange.contains(d) else {
-                    throw LapseError(.invalidInput, "\(listPath):\(number + 1)", "duration \(text) s is outside 0.001…86400 s")
+                    throw LapseError(
+                        .invalidInput, "\(listPath):\(number + 1)", "duration \(text) s is outside 0.001…86400 s")
                 }
                 duration = d
             }

@@ -71,7 +71,9 @@ public struct LapseError: Error, CustomStringConvertible, Sendable, Equatable {
 
     /// The failure of a system call that set `errno` (read here, so call it right after the call): the reason
     /// is `doing` followed by the system's message, the cause ``Cause/posix(_:)``.
-    public static func posix(_ code: Code, _ subject: String?, _ doing: String, errno value: Int32 = errno) -> LapseError {
+    public static func posix(_ code: Code, _ subject: String?, _ doing: String, errno value: Int32 = errno)
+        -> LapseError
+    {
         LapseError(code, subject, "\(doing): \(String(cString: strerror(value)))", cause: .posix(value))
     }
 

@@ -17,11 +17,12 @@ public func forEachOrdered<T: Sendable>(
     consume: (Int, T) async throws -> Void
 ) async throws {
     var issued = 0
-    try await forEachOrdered(pulling: {
-        guard issued < count else { return nil }
-        defer { issued += 1 }
-        return issued
-    }, concurrency: concurrency, produce: produce, consume: consume)
+    try await forEachOrdered(
+        pulling: {
+            guard issued < count else { return nil }
+            defer { issued += 1 }
+            return issued
+        }, concurrency: concurrency, produce: produce, consume: consume)
 }
 
 /// As ``forEachOrdered(count:concurrency:produce:consume:)`` for a sequence whose length is not known in advance:

@@ -20,12 +20,15 @@ public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: Sendable
     ///   - workers: threads, ≥ 1 (default: the number of active processors).
     ///   - lookahead: most results computed ahead of the consumer, ≥ `workers` (default `2 × workers`).
     ///   - transform: called with each input's index and value, on a worker thread.
-    public init<S: Sequence>(_ inputs: S, workers: Int = ProcessInfo.processInfo.activeProcessorCount,
-                             lookahead: Int? = nil,
-                             transform: @escaping @Sendable (Int, Input) throws -> Output) where S.Element == Input {
+    public init<S: Sequence>(
+        _ inputs: S, workers: Int = ProcessInfo.processInfo.activeProcessorCount,
+        lookahead: Int? = nil,
+        transform: @escaping @Sendable (Int, Input) throws -> Output
+    ) where S.Element == Input {
         let workers = max(1, workers)
-        let state = State(iterator: inputs.makeIterator(), lookahead: max(workers, lookahead ?? 2 * workers),
-                          transform: transform, workers: workers)
+        let state = State(
+            iterator: inputs.makeIterator(), lookahead: max(workers, lookahead ?? 2 * workers),
+            transform: transform, workers: workers)
         self.state = state
         for _ in 0..<workers {
             let thread = Thread { state.work() }
@@ -80,8 +83,11 @@ public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: Sendable
         private let lookahead: Int
         private let transform: @Sendable (Int, Input) throws -> Output
 
-        init(iterator: any IteratorProtocol<Input>, lookahead: Int, transform: @escaping @Sendable (Int, Input) throws -> Output,
-             workers: Int) {
+        init(
+            iterator: any IteratorProtocol<Input>, lookahead: Int,
+            transform: @escaping @Sendable (Int, Input) throws -> Output,
+            workers: Int
+        ) {
             self.iterator = iterator
             self.lookahead = lookahead
             self.transform = transform
@@ -125,7 +131,9 @@ public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: Sendable
         /// The suspended consumer, taken to be resumed (after the lock is released) when what it waits for is
         /// there; called under the lock.
         private func wakeConsumer() -> CheckedContinuation<Void, Never>? {
-            guard waiter != nil, cancelled || results[consumed] != nil || (exhausted && consumed >= issued) else { return nil }
+            guard waiter != nil, cancelled || results[consumed] != nil || (exhausted && consumed >= issued) else {
+                return nil
+            }
             defer { waiter = nil }
             return waiter
         }

@@ -48,9 +48,10 @@ package struct Rotation: Equatable, Sendable {
             return Rotation(r0: [1, -v.z, v.y], r1: [v.z, 1, -v.x], r2: [-v.y, v.x, 1]).orthonormalized
         }
         let k = v / angle, c = cos(angle), s = sin(angle), t = 1 - c
-        return Rotation(r0: [t * k.x * k.x + c, t * k.x * k.y - s * k.z, t * k.x * k.z + s * k.y],
-                        r1: [t * k.x * k.y + s * k.z, t * k.y * k.y + c, t * k.y * k.z - s * k.x],
-                        r2: [t * k.x * k.z - s * k.y, t * k.y * k.z + s * k.x, t * k.z * k.z + c])
+        return Rotation(
+            r0: [t * k.x * k.x + c, t * k.x * k.y - s * k.z, t * k.x * k.z + s * k.y],
+            r1: [t * k.x * k.y + s * k.z, t * k.y * k.y + c, t * k.y * k.z - s * k.x],
+            r2: [t * k.x * k.z - s * k.y, t * k.y * k.z + s * k.x, t * k.z * k.z + c])
     }
 
     /// The axis-angle vector (radians) of this rotation: `Rotation.exp(r.log) == r`.

@@ -49,7 +49,9 @@ public enum TemporaryFiles {
     public static func isOrphan(_ name: String, prefix: String) -> Bool {
         guard name.hasPrefix(prefix), name.contains(".partial") else { return false }
         let rest = name.dropFirst(prefix.count)
-        guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]), pid > 0, pid != getpid() else { return false }
+        guard let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]), pid > 0, pid != getpid() else {
+            return false
+        }
         // kill(pid, 0) fails with ESRCH when no such process exists.
         return kill(pid, 0) != 0 && errno == ESRCH
     }

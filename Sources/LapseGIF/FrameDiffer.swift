@@ -113,7 +113,8 @@ struct FrameDiffer {
                         let dstRow = y * rect.width
                         for x in 0..<rect.width {
                             let n = cur[srcRow + x]
-                            if n == 0 || Self.same(n, ref[srcRow + x], tolerances.map { Int32($0[srcRow + x]) } ?? tol) {
+                            if n == 0 || Self.same(n, ref[srcRow + x], tolerances.map { Int32($0[srcRow + x]) } ?? tol)
+                            {
                                 continue
                             }
                             dst[dstRow + x] = n

@@ -54,8 +54,10 @@ public final class GIFEncoder {
     ///   - overwrite: replace an existing file.
     ///   - progress: receives `encode` events counted in frames written.
     /// - Throws: ``LapseError`` `.output` (directory missing or not writable, file exists), `.usage` (size).
-    public init(path: String, width: Int, height: Int, options: GIFOptions = GIFOptions(), overwrite: Bool = false,
-                progress: ProgressHandler? = nil) throws {
+    public init(
+        path: String, width: Int, height: Int, options: GIFOptions = GIFOptions(), overwrite: Bool = false,
+        progress: ProgressHandler? = nil
+    ) throws {
         guard (1...65535).contains(width), (1...65535).contains(height) else {
             throw LapseError.usage("a GIF is 1 to 65535 pixels wide and high, not \(width)x\(height)")
         }
@@ -68,10 +70,12 @@ public final class GIFEncoder {
         window = max(1, options.framesInFlight ?? 2 * ProcessInfo.processInfo.activeProcessorCount)
         if options.palette == .global {
             global = try GlobalPalette(options: options)
-            spill = try SpillFile(directory: URL(fileURLWithPath: output.temporaryPath).deletingLastPathComponent().path)
+            spill = try SpillFile(
+                directory: URL(fileURLWithPath: output.temporaryPath).deletingLastPathComponent().path)
         } else {
-            writer = try GIFWriter(path: output.temporaryPath, width: width, height: height,
-                                   loopCount: options.loopCount, globalPalette: nil)
+            writer = try GIFWriter(
+                path: output.temporaryPath, width: width, height: height,
+                loopCount: options.loopCount, globalPalette: nil)
         }
     }
 
@@ -94,22 +98,24 @@ public final class GIFEncoder {
         framesAdded += 1
         elapsed += duration
         if pending != nil, centiseconds(pendingEnd) - pendingStartCs < 2 {
-            pendingEnd = elapsed  // shown under 2 cs: this frame is dropped, the previous one lasts longer
+            pendingEnd = elapsed // shown under 2 cs: this frame is dropped, the previous one lasts longer
             return
         }
         let pixels = FrameDiffer.binarized(frame)
         // Smooth frames (walls, sky: banding and specks show) are redrawn exactly; elsewhere the tolerance
         // only applies where the neighbourhood is textured enough to hide it.
         let adaptive = options.adaptive && options.palette == .perFrame
-        let smooth = adaptive
+        let smooth =
+            adaptive
             && FrameAnalysis.smoothShare(pixels, width: width, height: height) >= FrameAnalysis.smoothFrameShare
-        let tolerances = adaptive && !smooth
+        let tolerances =
+            adaptive && !smooth
             ? FrameAnalysis.toleranceMap(pixels, width: width, height: height, tolerance: options.effectiveTolerance)
             : nil
         if smooth { differ.tolerance = 0 } else { differ.tolerance = options.effectiveTolerance }
         var comparison = differ.compare(pixels, tolerances: tolerances)
         if pending != nil, comparison.changed == nil, !comparison.needsClear {
-            pendingEnd = elapsed  // identical: merged
+            pendingEnd = elapsed // identical: merged
             return
         }
         if comparison.needsClear, var p = pending {
@@ -130,8 +136,9 @@ public final class GIFEncoder {
         }
         let full = GIFRect(x: 0, y: 0, width: width, height: height)
         let rect = first ? full : (comparison.changed ?? GIFRect(x: 0, y: 0, width: 1, height: 1))
-        pending = PreparedFrame(rect: rect, pixels: differ.draw(pixels, in: rect, tolerances: tolerances), delay: 0,
-                                disposal: .keep, fixedRect: first, smooth: smooth)
+        pending = PreparedFrame(
+            rect: rect, pixels: differ.draw(pixels, in: rect, tolerances: tolerances), delay: 0,
+            disposal: .keep, fixedRect: first, smooth: smooth)
         pendingEnd = elapsed
     }
 
@@ -148,8 +155,9 @@ public final class GIFEncoder {
             try await emit(p)
             if let global, let spill {
                 try global.finish()
-                let writer = try GIFWriter(path: output.temporaryPath, width: width, height: height,
-                                           loopCount: options.loopCount, globalPalette: global.palette)
+                let writer = try GIFWriter(
+                    path: output.temporaryPath, width: width, height: height,
+                    loopCount: options.loopCount, globalPalette: global.palette)
                 self.writer = writer
                 try spill.finishWriting()
                 while let frame = try spill.next() {
@@ -166,8 +174,9 @@ public final class GIFEncoder {
             try output.commit()
             finished = true
             let size = (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? NSNumber)?.int64Value
-            return GIFSummary(path: output.path, width: width, height: height, delays: delays,
-                              loopCount: options.loopCount, bytes: size ?? 0, framesAdded: framesAdded)
+            return GIFSummary(
+                path: output.path, width: width, height: height, delays: delays,
+                loopCount: options.loopCount, bytes: size ?? 0, framesAdded: framesAdded)
         } catch {
             cancel()
             throw error
@@ -247,8 +256,10 @@ private final class SpillFile {
     }
 
     func append(_ f: PreparedFrame) throws {
-        let header: [Int] = [f.rect.x, f.rect.y, f.rect.width, f.rect.height, f.delay, f.disposal.rawValue,
-                             f.fixedRect ? 1 : 0]
+        let header: [Int] = [
+            f.rect.x, f.rect.y, f.rect.width, f.rect.height, f.delay, f.disposal.rawValue,
+            f.fixedRect ? 1 : 0
+        ]
         var data = header.withUnsafeBytes { Data($0) }
         data.append(contentsOf: f.pixels)
         try handle.write(contentsOf: data)
@@ -265,7 +276,8 @@ private final class SpillFile {
         guard let body = try handle.read(upToCount: n), body.count == n else {
             throw LapseError(.output, nil, "temporary frame file is truncated")
         }
-        return PreparedFrame(rect: rect, pixels: [UInt8](body), delay: v[4],
-                             disposal: GIFDisposal(rawValue: v[5]) ?? .keep, fixedRect: v[6] != 0)
+        return PreparedFrame(
+            rect: rect, pixels: [UInt8](body), delay: v[4],
+            disposal: GIFDisposal(rawValue: v[5]) ?? .keep, fixedRect: v[6] != 0)
     }
 }

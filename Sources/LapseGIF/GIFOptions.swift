@@ -43,8 +43,10 @@ public struct GIFOptions: Sendable, Equatable {
     /// picture). For tests.
     var repeatIndices = true
 
-    public init(quality: Int = 90, dithering: Double = 1, palette: GIFPaletteMode = .perFrame, loopCount: Int? = 0,
-                fast: Bool = false, changeTolerance: Int? = nil, framesInFlight: Int? = nil) {
+    public init(
+        quality: Int = 90, dithering: Double = 1, palette: GIFPaletteMode = .perFrame, loopCount: Int? = 0,
+        fast: Bool = false, changeTolerance: Int? = nil, framesInFlight: Int? = nil
+    ) {
         self.quality = quality
         self.dithering = dithering
         self.palette = palette

@@ -81,10 +81,12 @@ public struct GIFFile: Sendable {
                 let c = map.pointee.Colors[index]
                 pixels[i * 4] = c.Red; pixels[i * 4 + 1] = c.Green; pixels[i * 4 + 2] = c.Blue; pixels[i * 4 + 3] = 255
             }
-            images.append(Image(x: Int(desc.Left), y: Int(desc.Top), width: w, height: h,
-                                delay: hasGCB ? Int(gcb.DelayTime) : 0, disposal: hasGCB ? Int(gcb.DisposalMode) : 0,
-                                transparentIndex: transparent, hasLocalColorMap: desc.ColorMap != nil,
-                                colorCount: count, pixels: pixels))
+            images.append(
+                Image(
+                    x: Int(desc.Left), y: Int(desc.Top), width: w, height: h,
+                    delay: hasGCB ? Int(gcb.DelayTime) : 0, disposal: hasGCB ? Int(gcb.DisposalMode) : 0,
+                    transparentIndex: transparent, hasLocalColorMap: desc.ColorMap != nil,
+                    colorCount: count, pixels: pixels))
         }
         self.loopCount = loop
         self.images = images

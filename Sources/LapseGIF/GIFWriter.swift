@@ -203,18 +203,20 @@ final class GIFWriter {
         guard let gif else { throw LapseError(.output, path, "file already closed") }
         let delay = min(65535, max(2, frame.delay))
         delays.append(delay)
-        var gcb = GraphicsControlBlock(DisposalMode: Int32(frame.disposal.rawValue), UserInputFlag: false,
-                                       DelayTime: Int32(delay),
-                                       TransparentColor: Int32(frame.transparentIndex ?? Int(NO_TRANSPARENT_COLOR)))
+        var gcb = GraphicsControlBlock(
+            DisposalMode: Int32(frame.disposal.rawValue), UserInputFlag: false,
+            DelayTime: Int32(delay),
+            TransparentColor: Int32(frame.transparentIndex ?? Int(NO_TRANSPARENT_COLOR)))
         var ext = [UInt8](repeating: 0, count: 4)
         let n = EGifGCBToExtension(&gcb, &ext)
         try check(EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, Int32(n), ext), "cannot write a frame")
         let map = frame.usesGlobalPalette ? nil : Self.makeMap(frame.palette)
         defer { if let map { GifFreeMapObject(map) } }
         let r = frame.rect
-        try check(EGifPutImageDesc(gif, Int32(r.x), Int32(r.y), Int32(r.width), Int32(r.height), false, map),
-                  "cannot write a frame")
-        var line = frame.indices  // EGifPutLine modifies its line: give it a copy.
+        try check(
+            EGifPutImageDesc(gif, Int32(r.x), Int32(r.y), Int32(r.width), Int32(r.height), false, map),
+            "cannot write a frame")
+        var line = frame.indices // EGifPutLine modifies its line: give it a copy.
         try check(EGifPutLine(gif, &line, Int32(line.count)), "cannot write a frame")
     }
 

@@ -97,11 +97,13 @@ enum Quantizer {
             }
             if smooth {
                 let colors = Int((255 * pow(Double(q) / 100, 10)).rounded())
-                return Profile(space: .rgb, quality: 100, maxColors: Int32(max(16, min(Int(Quantizer.maxColors), colors))),
-                               linear: true, ditheringScale: 0.5, speed: 7)
+                return Profile(
+                    space: .rgb, quality: 100, maxColors: Int32(max(16, min(Int(Quantizer.maxColors), colors))),
+                    linear: true, ditheringScale: 0.5, speed: 7)
             }
-            return Profile(space: .ycc, quality: Int((Double(q) + 0.3 * Double(100 - q)).rounded()),
-                           maxColors: Quantizer.maxColors, linear: true)
+            return Profile(
+                space: .ycc, quality: Int((Double(q) + 0.3 * Double(100 - q)).rounded()),
+                maxColors: Quantizer.maxColors, linear: true)
         }
 
         /// libimagequant's gamma argument (0 = its default, sRGB).
@@ -137,8 +139,9 @@ enum Quantizer {
     static func rgb(_ c: RGBAColor, from space: Space) -> RGBAColor {
         guard space == .ycc, c.a >= 128 else { return c }
         let y = Double(c.r), cb = expand(Double(c.g) - 127.5), cr = expand(Double(c.b) - 127.5)
-        return RGBAColor(r: clamp(y + 1.402 * cr), g: clamp(y - 0.344136 * cb - 0.714136 * cr),
-                         b: clamp(y + 1.772 * cb), a: c.a)
+        return RGBAColor(
+            r: clamp(y + 1.402 * cr), g: clamp(y - 0.344136 * cb - 0.714136 * cr),
+            b: clamp(y + 1.772 * cb), a: c.a)
     }
 
     /// Chooses one frame's own palette (the slow part, run in parallel); remapping follows in display order
@@ -168,8 +171,9 @@ enum Quantizer {
             throw LapseError(.codec, nil, "libimagequant: quantization failed (error \(status.rawValue))")
         }
         _ = liq_set_dithering_level(result, Float(max(0, min(1, options.dithering * profile.ditheringScale))))
-        return QuantizedFrame(frame: frame, attr: attr, image: image, result: result, profile: profile,
-                              repeatIndices: options.repeatIndices)
+        return QuantizedFrame(
+            frame: frame, attr: attr, image: image, result: result, profile: profile,
+            repeatIndices: options.repeatIndices)
     }
 
     static func copyToMalloc(_ bytes: [UInt8]) -> UnsafeMutableRawPointer {
@@ -185,8 +189,10 @@ enum Quantizer {
     /// - Parameter overBackground: the image was given the displayed frame as background, so transparent
     ///   pixels chosen by libimagequant are deliberate ("the background shows this pixel better").
     /// - Parameter space: the space the palette is in (converted back to RGB here).
-    static func remap(_ frame: PreparedFrame, image: OpaquePointer, result: OpaquePointer,
-                      globalPalette: [RGBAColor]?, overBackground: Bool = false, space: Space = .rgb) throws -> IndexedFrame {
+    static func remap(
+        _ frame: PreparedFrame, image: OpaquePointer, result: OpaquePointer,
+        globalPalette: [RGBAColor]?, overBackground: Bool = false, space: Space = .rgb
+    ) throws -> IndexedFrame {
         let count = frame.rect.width * frame.rect.height
         var indices = [UInt8](repeating: 0, count: count)
         let status = indices.withUnsafeMutableBytes { liq_write_remapped_image(result, image, $0.baseAddress!, count) }
@@ -210,8 +216,9 @@ enum Quantizer {
                 let src = raw.bindMemory(to: UInt32.self)
                 indices.withUnsafeMutableBufferPointer { dst in
                     for i in 0..<count {
-                        if src[i] >> 24 == 0 { dst[i] = tIndex }
-                        else if !opaqueOf[Int(dst[i])] {
+                        if src[i] >> 24 == 0 {
+                            dst[i] = tIndex
+                        } else if !opaqueOf[Int(dst[i])] {
                             dst[i] = overBackground ? tIndex : nearestOpaque(src[i], palette)
                         }
                     }
@@ -221,9 +228,10 @@ enum Quantizer {
             throw LapseError(.codec, nil, "libimagequant: no palette slot left for transparency")
         }
         let shared = globalPalette != nil && globalPalette! == palette
-        return IndexedFrame(rect: frame.rect, indices: indices, palette: shared ? globalPalette! : palette,
-                            transparentIndex: transparent, usesGlobalPalette: shared, delay: frame.delay,
-                            disposal: frame.disposal, fixedRect: frame.fixedRect)
+        return IndexedFrame(
+            rect: frame.rect, indices: indices, palette: shared ? globalPalette! : palette,
+            transparentIndex: transparent, usesGlobalPalette: shared, delay: frame.delay,
+            disposal: frame.disposal, fixedRect: frame.fixedRect)
     }
 
     /// The closest opaque palette entry (for the rare opaque pixel libimagequant mapped to a transparent one).
@@ -242,7 +250,9 @@ enum Quantizer {
         let n = Int(p.pointee.count)
         return withUnsafeBytes(of: p.pointee.entries) { raw in
             let colors = raw.bindMemory(to: liq_color.self)
-            return (0..<min(n, 256)).map { RGBAColor(r: colors[$0].r, g: colors[$0].g, b: colors[$0].b, a: colors[$0].a) }
+            return (0..<min(n, 256)).map {
+                RGBAColor(r: colors[$0].r, g: colors[$0].g, b: colors[$0].b, a: colors[$0].a)
+            }
         }
     }
 }
@@ -276,8 +286,11 @@ final class GlobalPalette {
     /// Adds a frame's colours (transparent pixels included: they reserve the transparent entry).
     func add(_ frame: PreparedFrame) throws {
         try frame.pixels.withUnsafeBytes { raw in
-            guard let image = liq_image_create_rgba(attr, raw.baseAddress!, Int32(frame.rect.width),
-                                                    Int32(frame.rect.height), 0) else {
+            guard
+                let image = liq_image_create_rgba(
+                    attr, raw.baseAddress!, Int32(frame.rect.width),
+                    Int32(frame.rect.height), 0)
+            else {
                 throw LapseError(.codec, nil, "libimagequant: cannot take a frame")
             }
             defer { liq_image_destroy(image) }
@@ -306,8 +319,11 @@ final class GlobalPalette {
     func remap(_ frame: PreparedFrame) throws -> IndexedFrame {
         guard let result else { throw LapseError(.codec, nil, "global palette used before it was built") }
         return try frame.pixels.withUnsafeBytes { raw in
-            guard let image = liq_image_create_rgba(attr, raw.baseAddress!, Int32(frame.rect.width),
-                                                    Int32(frame.rect.height), 0) else {
+            guard
+                let image = liq_image_create_rgba(
+                    attr, raw.baseAddress!, Int32(frame.rect.width),
+                    Int32(frame.rect.height), 0)
+            else {
                 throw LapseError(.codec, nil, "libimagequant: cannot take a frame")
             }
             defer { liq_image_destroy(image) }
@@ -331,8 +347,10 @@ final class QuantizedFrame: @unchecked Sendable {
     /// Whether the writer should make pixels repeat their left neighbour's index where that shows the same.
     let repeatIndices: Bool
 
-    init(frame: PreparedFrame, attr: OpaquePointer, image: OpaquePointer, result: OpaquePointer,
-         profile: Quantizer.Profile, repeatIndices: Bool) {
+    init(
+        frame: PreparedFrame, attr: OpaquePointer, image: OpaquePointer, result: OpaquePointer,
+        profile: Quantizer.Profile, repeatIndices: Bool
+    ) {
         self.profile = profile
         self.repeatIndices = repeatIndices
         self.frame = frame
@@ -356,8 +374,10 @@ final class QuantizedFrame: @unchecked Sendable {
         if let background {
             let pixels = Quantizer.copyToMalloc(background)
             Quantizer.convert(pixels, count: frame.rect.width * frame.rect.height, to: profile.space)
-            if let bg = liq_image_create_rgba(attr, pixels, Int32(frame.rect.width), Int32(frame.rect.height),
-                                              profile.gamma) {
+            if let bg = liq_image_create_rgba(
+                attr, pixels, Int32(frame.rect.width), Int32(frame.rect.height),
+                profile.gamma)
+            {
                 _ = liq_image_set_memory_ownership(bg, Int32(LIQ_OWN_PIXELS.rawValue))
                 // liq_image_set_background takes ownership of `bg`.
                 over = liq_image_set_background(image, bg) == LIQ_OK
@@ -365,8 +385,9 @@ final class QuantizedFrame: @unchecked Sendable {
                 free(pixels)
             }
         }
-        var indexed = try Quantizer.remap(frame, image: image, result: result, globalPalette: nil,
-                                          overBackground: over, space: profile.space)
+        var indexed = try Quantizer.remap(
+            frame, image: image, result: result, globalPalette: nil,
+            overBackground: over, space: profile.space)
         indexed.repeatIndices = repeatIndices
         return indexed
     }

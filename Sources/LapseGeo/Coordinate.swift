@@ -13,7 +13,8 @@ public struct Coordinate: Hashable, Sendable, Codable, CustomStringConvertible {
     /// Degrees east of Greenwich, -180…180.
     public let longitude: Double
 
-    /// - Throws: ``LapseError`` `.invalidInput` when latitude ∉ [-90, 90], longitude ∉ [-180, 180] or either is not finite.
+    /// - Throws: ``LapseError`` `.invalidInput` when latitude ∉ [-90, 90], longitude ∉ [-180, 180] or either is not
+    ///   finite.
     public init(latitude: Double, longitude: Double) throws {
         guard latitude.isFinite, latitude >= -90, latitude <= 90 else {
             throw LapseError(.invalidInput, nil, "latitude \(Self.format(latitude)) is outside -90…90")
@@ -27,8 +28,9 @@ public struct Coordinate: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// A coordinate from values the caller guarantees to be in range (checked only in debug builds).
     public init(uncheckedLatitude latitude: Double, longitude: Double) {
-        assert(latitude >= -90 && latitude <= 90 && longitude >= -180 && longitude <= 180,
-               "coordinate out of range: \(latitude), \(longitude)")
+        assert(
+            latitude >= -90 && latitude <= 90 && longitude >= -180 && longitude <= 180,
+            "coordinate out of range: \(latitude), \(longitude)")
         self.latitude = latitude
         self.longitude = longitude
     }
@@ -157,7 +159,7 @@ public func normalizeDegrees(_ degrees: Double) -> Double {
     guard degrees.isFinite else { return degrees }
     var a = degrees.truncatingRemainder(dividingBy: 360)
     if a < 0 { a += 360 }
-    if a >= 360 { a -= 360 }  // -1e-17 + 360 rounds to 360
+    if a >= 360 { a -= 360 } // -1e-17 + 360 rounds to 360
     return a
 }
 

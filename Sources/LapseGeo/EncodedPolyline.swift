@@ -35,7 +35,8 @@ public enum EncodedPolyline {
     ///   - string: the encoded text; surrounding whitespace is ignored. JSON escapes (`\\`) must already be undone.
     ///   - precision: 5 (Google) or 6 (OSRM); 1…7 accepted.
     /// - Returns: the coordinates, in order (empty for an empty string).
-    /// - Throws: ``LapseError`` `.invalidInput` (subject `nil`; callers add the file or URL) when a character is outside
+    /// - Throws: ``LapseError`` `.invalidInput` (subject `nil`; callers add the file or URL) when a character is
+    ///   outside
     ///   `?`…`~`, the text ends inside a value, a latitude has no longitude, a value overflows, or a decoded
     ///   coordinate lies outside the valid range (which usually means the wrong precision).
     public static func decode(_ string: String, precision: Int = 5) throws -> [Coordinate] {
@@ -44,8 +45,12 @@ public enum EncodedPolyline {
         var result: [Coordinate] = []
         var lat = 0, lng = 0
         var utf8 = Substring(string).utf8[...]
-        while let first = utf8.first, first == 0x20 || first == 0x0A || first == 0x0D || first == 0x09 { utf8 = utf8.dropFirst() }
-        while let last = utf8.last, last == 0x20 || last == 0x0A || last == 0x0D || last == 0x09 { utf8 = utf8.dropLast() }
+        while let first = utf8.first, first == 0x20 || first == 0x0A || first == 0x0D || first == 0x09 {
+            utf8 = utf8.dropFirst()
+        }
+        while let last = utf8.last, last == 0x20 || last == 0x0A || last == 0x0D || last == 0x09 {
+            utf8 = utf8.dropLast()
+        }
         var iterator = utf8.makeIterator()
         var offset = 0
         func next() throws -> Int? {
@@ -54,13 +59,15 @@ public enum EncodedPolyline {
             while true {
                 guard let byte = iterator.next() else {
                     if !sawAny { return nil }
-                    throw LapseError(.invalidInput, nil, "encoded polyline ends inside a value (at character \(offset))")
+                    throw LapseError(
+                        .invalidInput, nil, "encoded polyline ends inside a value (at character \(offset))")
                 }
                 offset += 1
                 sawAny = true
                 guard byte >= 63 && byte <= 126 else {
-                    throw LapseError(.invalidInput, nil,
-                                     "encoded polyline has an invalid character \(describe(byte)) at position \(offset)")
+                    throw LapseError(
+                        .invalidInput, nil,
+                        "encoded polyline has an invalid character \(describe(byte)) at position \(offset)")
                 }
                 let chunk = Int(byte) - 63
                 guard shift <= 30 else {
@@ -80,8 +87,13 @@ public enum EncodedPolyline {
             lng += dLng
             let latitude = Double(lat) / factor, longitude = Double(lng) / factor
             guard latitude >= -90 && latitude <= 90 && longitude >= -180 && longitude <= 180 else {
-                throw LapseError(.invalidInput, nil,
-                                 "encoded polyline decodes to \(Coordinate.format(latitude)),\(Coordinate.format(longitude)) (point \(result.count + 1)), outside the valid range; wrong precision?")
+                throw LapseError(
+                    .invalidInput, nil,
+                    """
+                    encoded polyline decodes to \(Coordinate.format(latitude)),\(Coordinate.format(longitude)) \
+                    (point \(result.count + 1)), outside the valid range; wrong precision?
+                    """
+                )
             }
             result.append(Coordinate(uncheckedLatitude: latitude, longitude: longitude))
         }

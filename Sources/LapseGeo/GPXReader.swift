@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 import LapseCore
 
@@ -47,7 +47,8 @@ enum XMLErrors {
             .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
         if !sawRoot && code == 4 { return "the file is empty or not XML" }
         if code == 5 || code == 77 || code == 73 || code == 76 { return truncated(parser) }
-        return "malformed XML at line \(line)" + (detail.map { ": \($0)" } ?? (code != 0 ? " (libxml2 error \(code))" : ""))
+        return "malformed XML at line \(line)"
+            + (detail.map { ": \($0)" } ?? (code != 0 ? " (libxml2 error \(code))" : ""))
     }
 
     static func truncated(_ parser: XMLParser) -> String {
@@ -77,8 +78,10 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
     private var text = ""
     private var collectingText = false
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                qualifiedName qName: String?, attributes: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+        qualifiedName qName: String?, attributes: [String: String] = [:]
+    ) {
         let name = elementName
         defer { stack.append(name) }
         if stack.isEmpty {
@@ -91,15 +94,20 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
         case "trkpt", "rtept":
             let isTrack = name == "trkpt"
             guard let latText = attributes["lat"], let lonText = attributes["lon"] else {
-                // Not fatal yet: a file cut off inside the tag looks like this too, and truncation is the better message.
+                // Not fatal yet: a file cut off inside the tag looks like this too, and truncation is the better
+                // message.
                 if deferredError == nil {
-                    deferredError = LapseError(.invalidInput, nil, "<\(name)> without lat and lon at line \(parser.lineNumber)")
+                    deferredError = LapseError(
+                        .invalidInput, nil, "<\(name)> without lat and lon at line \(parser.lineNumber)")
                 }
                 return
             }
             guard let lat = Double(latText.trimmedASCII),
-                  let lon = Double(lonText.trimmedASCII) else {
-                return fail(parser, "<\(name)> has lat=\"\(latText)\" lon=\"\(lonText)\", not numbers, at line \(parser.lineNumber)")
+                let lon = Double(lonText.trimmedASCII)
+            else {
+                return fail(
+                    parser,
+                    "<\(name)> has lat=\"\(latText)\" lon=\"\(lonText)\", not numbers, at line \(parser.lineNumber)")
             }
             do { current = (try Coordinate(latitude: lat, longitude: lon), isTrack) } catch let e as LapseError {
                 return fail(parser, "\(e.reason) at line \(parser.lineNumber)")
@@ -115,7 +123,9 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
         }
     }
 
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+    func parser(
+        _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?
+    ) {
         stack.removeLast()
         if stack.isEmpty { closedRoot = true }
         if extensionsDepth > 0 { extensionsDepth -= 1; return }
@@ -134,7 +144,7 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
                 elevation = v
             }
         case "time":
-            if collectingText { time = ISO8601.parse(endText()) }  // an unreadable time is dropped, not fatal
+            if collectingText { time = ISO8601.parse(endText()) } // an unreadable time is dropped, not fatal
         case "name":
             if collectingText {
                 let t = endText()
@@ -150,7 +160,7 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
     }
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {
-        if collectingText { text += string }  // arrives in pieces
+        if collectingText { text += string } // arrives in pieces
     }
 
     private func startText() { collectingText = true; text = "" }

@@ -13,7 +13,9 @@ enum GeoJSONReader {
         do { object = try JSONSerialization.jsonObject(with: data) } catch {
             throw LapseError(.invalidInput, nil, "not valid JSON" + jsonErrorDetail(error))
         }
-        guard let root = object as? [String: Any] else { throw LapseError(.invalidInput, nil, "GeoJSON must be a JSON object") }
+        guard let root = object as? [String: Any] else {
+            throw LapseError(.invalidInput, nil, "GeoJSON must be a JSON object")
+        }
         guard root["type"] is String else { throw LapseError(.invalidInput, nil, "GeoJSON object without \"type\"") }
         var reader = Walker()
         try reader.visit(root, times: nil)
@@ -45,7 +47,9 @@ enum GeoJSONReader {
                     throw LapseError(.invalidInput, nil, "FeatureCollection without a \"features\" array")
                 }
                 for f in features {
-                    guard let f = f as? [String: Any] else { throw LapseError(.invalidInput, nil, "a feature is not an object") }
+                    guard let f = f as? [String: Any] else {
+                        throw LapseError(.invalidInput, nil, "a feature is not an object")
+                    }
                     try visit(f, times: nil)
                 }
             case "Feature":
@@ -61,7 +65,9 @@ enum GeoJSONReader {
                     throw LapseError(.invalidInput, nil, "GeometryCollection without a \"geometries\" array")
                 }
                 for g in geometries {
-                    guard let g = g as? [String: Any] else { throw LapseError(.invalidInput, nil, "a geometry is not an object") }
+                    guard let g = g as? [String: Any] else {
+                        throw LapseError(.invalidInput, nil, "a geometry is not an object")
+                    }
                     try visit(g, times: nil)
                 }
             case "LineString":
@@ -75,7 +81,8 @@ enum GeoJSONReader {
                 }
                 for (k, line) in lines.enumerated() {
                     guard let line = line as? [Any] else {
-                        throw LapseError(.invalidInput, nil, "MultiLineString line \(k + 1) is not an array of positions")
+                        throw LapseError(
+                            .invalidInput, nil, "MultiLineString line \(k + 1) is not an array of positions")
                     }
                     try addLine(line, times: (times?[safe: k]) as? [Any])
                 }
@@ -88,13 +95,17 @@ enum GeoJSONReader {
 
         mutating func addLine(_ positions: [Any], times: [Any]?) throws {
             lineIndex += 1
-            guard !positions.isEmpty else { throw LapseError(.invalidInput, nil, "line \(lineIndex) has no coordinates") }
+            guard !positions.isEmpty else {
+                throw LapseError(.invalidInput, nil, "line \(lineIndex) has no coordinates")
+            }
             sawLine = true
             let useTimes = times?.count == positions.count ? times : nil
             for (k, p) in positions.enumerated() {
                 guard let values = p as? [Any], values.count >= 2,
-                      let lon = (values[0] as? NSNumber)?.doubleValue, let lat = (values[1] as? NSNumber)?.doubleValue else {
-                    throw LapseError(.invalidInput, nil, "position \(k + 1) of line \(lineIndex) is not [longitude, latitude]")
+                    let lon = (values[0] as? NSNumber)?.doubleValue, let lat = (values[1] as? NSNumber)?.doubleValue
+                else {
+                    throw LapseError(
+                        .invalidInput, nil, "position \(k + 1) of line \(lineIndex) is not [longitude, latitude]")
                 }
                 let coordinate: Coordinate
                 do { coordinate = try Coordinate(latitude: lat, longitude: lon) } catch let e as LapseError {
@@ -123,11 +134,14 @@ enum LinesReader {
             if line.isEmpty || line.hasPrefix("#") { continue }
             let parts = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmedASCII }
             guard parts.count == 2 || parts.count == 3, let lat = Double(parts[0]), let lng = Double(parts[1]) else {
-                throw LapseError(.invalidInput, nil, "line \(lineNumber) is '\(line.prefix(60))', not latitude,longitude")
+                throw LapseError(
+                    .invalidInput, nil, "line \(lineNumber) is '\(line.prefix(60))', not latitude,longitude")
             }
             do {
-                points.append(TrackPoint(try Coordinate(latitude: lat, longitude: lng),
-                                         elevation: parts.count == 3 ? Double(parts[2]) : nil))
+                points.append(
+                    TrackPoint(
+                        try Coordinate(latitude: lat, longitude: lng),
+                        elevation: parts.count == 3 ? Double(parts[2]) : nil))
             } catch let e as LapseError {
                 throw LapseError(.invalidInput, nil, "line \(lineNumber): \(e.reason)")
             }

@@ -64,8 +64,9 @@ public enum GoogleRouteResponse {
         let status = root["status"] as? String ?? "OK"
         guard status == "OK" else {
             let message = (root["error_message"] as? String).map { ": " + $0 } ?? ""
-            throw LapseError(status == "ZERO_RESULTS" || status == "NOT_FOUND" ? .notFound : .invalidInput, nil,
-                             "the Directions answer has status \(status), no route\(message)")
+            throw LapseError(
+                status == "ZERO_RESULTS" || status == "NOT_FOUND" ? .notFound : .invalidInput, nil,
+                "the Directions answer has status \(status), no route\(message)")
         }
         return try parseDirections(root)
     }
@@ -81,12 +82,14 @@ public enum GoogleRouteResponse {
         for leg in legs {
             distance += ((leg["distance"] as? [String: Any])?["value"] as? NSNumber)?.doubleValue ?? 0
             let legSteps = leg["steps"] as? [[String: Any]] ?? []
-            steps += legSteps.isEmpty ? [nil] : legSteps.map { ($0["polyline"] as? [String: Any])?["points"] as? String }
+            steps +=
+                legSteps.isEmpty ? [nil] : legSteps.map { ($0["polyline"] as? [String: Any])?["points"] as? String }
         }
         if legs.isEmpty { steps = [nil] }
         let overview = (route["overview_polyline"] as? [String: Any])?["points"] as? String
-        return try assemble(steps: steps, overview: overview, distance: distance,
-                            warnings: route["warnings"] as? [String] ?? [])
+        return try assemble(
+            steps: steps, overview: overview, distance: distance,
+            warnings: route["warnings"] as? [String] ?? [])
     }
 
     /// The first route of a Routes API answer.
@@ -101,7 +104,9 @@ public enum GoogleRouteResponse {
             // A step without a polyline is a zero-length manoeuvre; a leg without steps leaves only the overview.
             if legSteps.isEmpty { steps.append(nil) }
             for step in legSteps {
-                if let encoded = (step["polyline"] as? [String: Any])?["encodedPolyline"] as? String { steps.append(encoded) }
+                if let encoded = (step["polyline"] as? [String: Any])?["encodedPolyline"] as? String {
+                    steps.append(encoded)
+                }
             }
         }
         if legs.isEmpty || steps.isEmpty { steps = [nil] }
@@ -112,7 +117,9 @@ public enum GoogleRouteResponse {
     }
 
     /// Joins the step polylines, or falls back to the overview when any step has none.
-    private static func assemble(steps: [String?], overview: String?, distance: Double, warnings: [String]) throws -> Parsed {
+    private static func assemble(steps: [String?], overview: String?, distance: Double, warnings: [String]) throws
+        -> Parsed
+    {
         var warnings = warnings
         if steps.contains(where: { $0 == nil }) {
             guard let overview else {

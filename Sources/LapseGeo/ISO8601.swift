@@ -24,10 +24,12 @@ enum ISO8601 {
             return true
         }
         guard let year = number(4), expect(45), let month = number(2), expect(45), let day = number(2),
-              i < b.count, b[i] == 84 || b[i] == 116 || b[i] == 32 else { return nil }
+            i < b.count, b[i] == 84 || b[i] == 116 || b[i] == 32
+        else { return nil }
         i += 1
         guard let hour = number(2), expect(58), let minute = number(2), expect(58), let second = number(2),
-              (1...12).contains(month), (1...31).contains(day), hour <= 24, minute <= 59, second <= 60 else { return nil }
+            (1...12).contains(month), (1...31).contains(day), hour <= 24, minute <= 59, second <= 60
+        else { return nil }
         var fraction = 0.0
         if i < b.count, b[i] == 46 || b[i] == 44 {
             i += 1
@@ -38,15 +40,18 @@ enum ISO8601 {
         }
         var offset = 0
         if i < b.count {
-            if b[i] == 90 || b[i] == 122 { i += 1 }
-            else if b[i] == 43 || b[i] == 45 {
+            if b[i] == 90 || b[i] == 122 {
+                i += 1
+            } else if b[i] == 43 || b[i] == 45 {
                 let sign = b[i] == 45 ? -1 : 1
                 i += 1
                 guard let oh = number(2) else { return nil }
                 _ = expect(58)
                 guard let om = number(2) else { return nil }
                 offset = sign * (oh * 3600 + om * 60)
-            } else { return nil }
+            } else {
+                return nil
+            }
         }
         guard i == b.count else { return nil }
         let days = daysFromCivil(year, month, day)
@@ -63,8 +68,11 @@ enum ISO8601 {
         let days = Int((Double(whole) / 86_400).rounded(.down))
         let secs = whole - days * 86_400
         let (y, m, d) = civilFromDays(days)
-        func pad(_ v: Int, _ n: Int) -> String { let s = String(v); return String(repeating: "0", count: max(0, n - s.count)) + s }
-        var s = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secs / 3600, 2)):\(pad(secs / 60 % 60, 2)):\(pad(secs % 60, 2))"
+        func pad(_ v: Int, _ n: Int) -> String {
+            let s = String(v); return String(repeating: "0", count: max(0, n - s.count)) + s
+        }
+        var s = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
+        s += "T\(pad(secs / 3600, 2)):\(pad(secs / 60 % 60, 2)):\(pad(secs % 60, 2))"
         if millis != 0 { s += ".\(pad(millis, 3))" }
         return s + "Z"
     }
@@ -97,7 +105,8 @@ extension Substring {
     /// `trimmingCharacters(in:)`, which dominated the time to read large GPX files.
     var trimmedASCII: Substring {
         func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
-        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) }) else {
+        guard let first = utf8.firstIndex(where: { !isSpace($0) }), let last = utf8.lastIndex(where: { !isSpace($0) })
+        else {
             return Substring()
         }
         return self[first...last]

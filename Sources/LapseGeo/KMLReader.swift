@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 import LapseCore
 
@@ -18,7 +18,9 @@ enum KMLReader {
         parser.delegate = delegate
         let ok = parser.parse()
         if let error = delegate.error { throw error }
-        guard ok else { throw LapseError(.invalidInput, nil, XMLErrors.describe(parser, sawRoot: delegate.sawRoot, root: "kml")) }
+        guard ok else {
+            throw LapseError(.invalidInput, nil, XMLErrors.describe(parser, sawRoot: delegate.sawRoot, root: "kml"))
+        }
         guard delegate.sawRoot else { throw LapseError(.invalidInput, nil, "not a KML file (no <kml> element)") }
         guard delegate.closedRoot else { throw LapseError(.invalidInput, nil, XMLErrors.truncated(parser)) }
         guard !delegate.points.isEmpty else { throw LapseError(.invalidInput, nil, "no LineString coordinates") }
@@ -28,10 +30,13 @@ enum KMLReader {
     /// Parses `lon,lat[,alt] lon,lat[,alt] …`.
     static func parseTuples(_ text: String, line: Int) throws -> [TrackPoint] {
         var result: [TrackPoint] = []
-        for (k, tuple) in text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }).enumerated() {
+        for (k, tuple) in text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" })
+            .enumerated()
+        {
             let parts = tuple.split(separator: ",", omittingEmptySubsequences: false)
             guard parts.count == 2 || parts.count == 3, let lon = Double(parts[0]), let lat = Double(parts[1]) else {
-                throw LapseError(.invalidInput, nil, "coordinate \(k + 1) near line \(line) is '\(tuple)', not lon,lat[,alt]")
+                throw LapseError(
+                    .invalidInput, nil, "coordinate \(k + 1) near line \(line) is '\(tuple)', not lon,lat[,alt]")
             }
             let coordinate: Coordinate
             do { coordinate = try Coordinate(latitude: lat, longitude: lon) } catch let e as LapseError {
@@ -54,8 +59,10 @@ final class _KMLDelegate: NSObject, XMLParserDelegate {
     private var text = ""
     private var collecting: String?
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                qualifiedName qName: String?, attributes: [String: String] = [:]) {
+    func parser(
+        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+        qualifiedName qName: String?, attributes: [String: String] = [:]
+    ) {
         if stack.isEmpty {
             sawRoot = elementName == "kml"
             if !sawRoot {
@@ -68,7 +75,9 @@ final class _KMLDelegate: NSObject, XMLParserDelegate {
         stack.append(elementName)
     }
 
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+    func parser(
+        _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?
+    ) {
         stack.removeLast()
         if stack.isEmpty { closedRoot = true }
         guard let what = collecting, what == elementName else { return }

@@ -27,23 +27,37 @@ extension Route {
     /// - Throws: ``LapseError`` `.usage` when `spacing` is not positive and finite, `smoothing` is negative, or the
     ///   spacing would give more than ``maximumResampledPoints`` points; `.invalidInput` when the route has no points.
     public func resampled(every spacing: Double, smoothing: Double = 20) throws -> [RoutePoint] {
-        guard spacing.isFinite, spacing > 0 else { throw LapseError.usage("spacing must be a positive number of metres") }
+        guard spacing.isFinite, spacing > 0 else {
+            throw LapseError.usage("spacing must be a positive number of metres")
+        }
         guard smoothing.isFinite, smoothing >= 0 else { throw LapseError.usage("heading smoothing must be ≥ 0 metres") }
         guard !points.isEmpty else { throw LapseError(.invalidInput, name, "the route has no points") }
         let path = _PathGeometry(points)
         let total = path.length
         guard total > 0 else {
             let p = points[0]
-            return [RoutePoint(coordinate: p.coordinate, distanceAlongRoute: 0, heading: 0,
-                               elevation: p.elevation, time: p.time)]
+            return [
+                RoutePoint(
+                    coordinate: p.coordinate, distanceAlongRoute: 0, heading: 0,
+                    elevation: p.elevation, time: p.time)
+            ]
         }
         // Sample distances: 0, spacing, 2·spacing, … and the end (not duplicated when it falls on the grid).
         guard total / spacing < Double(Self.maximumResampledPoints) else {
-            throw LapseError.usage("a point every \(spacing) m along \(Int(total / 1000)) km is more than \(Self.maximumResampledPoints) points; use a larger spacing")
+            throw LapseError.usage(
+                """
+                a point every \(spacing) m along \(Int(total / 1000)) km is more than \
+                \(Self.maximumResampledPoints) points; use a larger spacing
+                """
+            )
         }
         let steps = Int((total / spacing).rounded(.down))
         var distances = (0...steps).map { Double($0) * spacing }
-        if total - distances[distances.count - 1] > spacing * 1e-9 { distances.append(total) } else { distances[distances.count - 1] = total }
+        if total - distances[distances.count - 1] > spacing * 1e-9 {
+            distances.append(total)
+        } else {
+            distances[distances.count - 1] = total
+        }
 
         var result: [RoutePoint] = []
         result.reserveCapacity(distances.count)
@@ -54,7 +68,9 @@ extension Route {
             while let next = path.segment(after: segment), path.cumulative[next] <= s { segment = next }
             let position = path.position(segment: segment, at: s)
             let tangent = path.tangent(segment: segment, at: s, position: position)
-            let heading = smoothing == 0 ? tangent
+            let heading =
+                smoothing == 0
+                ? tangent
                 : path.averageHeading(from: s - smoothing, to: s + smoothing, startSegment: &windowStart) ?? tangent
             let a = points[segment], b = points[segment + 1]
             let f = path.fraction(segment: segment, at: s)
@@ -62,8 +78,10 @@ extension Route {
             if let ea = a.elevation, let eb = b.elevation { elevation = ea + (eb - ea) * f }
             var time: Date?
             if let ta = a.time, let tb = b.time { time = ta.addingTimeInterval(tb.timeIntervalSince(ta) * f) }
-            result.append(RoutePoint(coordinate: position, distanceAlongRoute: s, heading: heading,
-                                     elevation: elevation, time: time))
+            result.append(
+                RoutePoint(
+                    coordinate: position, distanceAlongRoute: s, heading: heading,
+                    elevation: elevation, time: time))
         }
         return result
     }

@@ -60,7 +60,9 @@ public struct Route: Hashable, Sendable, Codable {
     /// Appends `other`, leaving out its first point when it equals this route's last point (a shared seam).
     public mutating func append(_ other: Route) {
         var rest = other.points[...]
-        if let last = points.last, let first = rest.first, last.coordinate == first.coordinate { rest = rest.dropFirst() }
+        if let last = points.last, let first = rest.first, last.coordinate == first.coordinate {
+            rest = rest.dropFirst()
+        }
         points += rest
     }
 }

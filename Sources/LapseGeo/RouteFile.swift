@@ -22,14 +22,22 @@ public enum RouteFile {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue
         if size == 0 { throw LapseError(.invalidInput, path, "the file is empty") }
         let resolved: RouteFileFormat
-        if let format { resolved = format }
-        else if let byName = RouteFileFormat(pathExtension: path) { resolved = byName }
-        else {
-            guard let handle = FileHandle(forReadingAtPath: path) else { throw LapseError(.invalidInput, path, "cannot open") }
+        if let format {
+            resolved = format
+        } else if let byName = RouteFileFormat(pathExtension: path) {
+            resolved = byName
+        } else {
+            guard let handle = FileHandle(forReadingAtPath: path) else {
+                throw LapseError(.invalidInput, path, "cannot open")
+            }
             let head = (try? handle.read(upToCount: 4096)) ?? Data()
             try? handle.close()
             guard let sniffed = RouteFileFormat(sniffing: head) else {
-                throw LapseError(.invalidInput, path, head.isEmpty ? "the file is empty" : "not a route file (GPX, GeoJSON, KML, lat,lng lines or an encoded polyline)")
+                throw LapseError(
+                    .invalidInput, path,
+                    head.isEmpty
+                        ? "the file is empty"
+                        : "not a route file (GPX, GeoJSON, KML, lat,lng lines or an encoded polyline)")
             }
             resolved = sniffed
         }
@@ -42,7 +50,8 @@ public enum RouteFile {
                 // A `.json` file may be a saved Google answer rather than GeoJSON: recognised by its content.
                 let data = try contents(path)
                 if let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                   GoogleRouteResponse.kind(of: root) != nil {
+                    GoogleRouteResponse.kind(of: root) != nil
+                {
                     route = Route(coordinates: try GoogleRouteResponse.parse(root).coordinates)
                 } else {
                     route = try GeoJSONReader.read(data: data)
@@ -52,8 +61,10 @@ public enum RouteFile {
                 guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
                     throw LapseError(.invalidInput, nil, "not a JSON object")
                 }
-                let parsed = resolved == .googleDirections ? try GoogleRouteResponse.parseDirectionsAnswer(root)
-                                                           : try GoogleRouteResponse.parseRoutes(root)
+                let parsed =
+                    resolved == .googleDirections
+                    ? try GoogleRouteResponse.parseDirectionsAnswer(root)
+                    : try GoogleRouteResponse.parseRoutes(root)
                 route = Route(coordinates: parsed.coordinates)
             case .lines: route = try LinesReader.read(text: String(decoding: try contents(path), as: UTF8.self))
             case .polyline, .polyline6:
@@ -78,7 +89,9 @@ public enum RouteFile {
     ///   - format: `.gpx` or `.geojson`; `nil` picks it from the extension.
     ///   - overwrite: replace an existing file.
     /// - Throws: ``LapseError`` `.usage` for a format Lapse cannot write; `.output` when the file cannot be written.
-    public static func write(_ route: Route, to path: String, format: RouteFileFormat? = nil, overwrite: Bool = false) throws {
+    public static func write(_ route: Route, to path: String, format: RouteFileFormat? = nil, overwrite: Bool = false)
+        throws
+    {
         guard let format = format ?? RouteFileFormat(pathExtension: path), format.isWritable else {
             throw LapseError(.usage, path, "route files are written as .gpx or .geojson")
         }
@@ -111,8 +124,11 @@ public enum RouteFile {
 extension Route {
     /// A route through resampled points (keeping their elevation and time).
     public init(_ resampled: [RoutePoint], name: String? = nil) {
-        self.init(points: resampled.map { TrackPoint($0.coordinate, elevation: $0.elevation, time: $0.time, heading: $0.heading) },
-                  name: name)
+        self.init(
+            points: resampled.map {
+                TrackPoint($0.coordinate, elevation: $0.elevation, time: $0.time, heading: $0.heading)
+            },
+            name: name)
     }
 }
 

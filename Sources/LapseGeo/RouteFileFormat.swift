@@ -52,9 +52,13 @@ public enum RouteFileFormat: String, Sendable, CaseIterable, CustomStringConvert
         guard let first = trimmed.first else { return nil }
         switch first {
         case "<":
-            if text.range(of: "<gpx", options: .caseInsensitive) != nil { self = .gpx }
-            else if text.range(of: "<kml", options: .caseInsensitive) != nil { self = .kml }
-            else { return nil }
+            if text.range(of: "<gpx", options: .caseInsensitive) != nil {
+                self = .gpx
+            } else if text.range(of: "<kml", options: .caseInsensitive) != nil {
+                self = .kml
+            } else {
+                return nil
+            }
         case "{": self = .geojson
         case "0"..."9", "-", "+", ".", "#": self = .lines
         default:

@@ -14,8 +14,10 @@ public struct RoutePoint: Hashable, Sendable, Codable {
     /// Interpolated between source points that both have a time.
     public var time: Date?
 
-    public init(coordinate: Coordinate, distanceAlongRoute: Double, heading: Double,
-                elevation: Double? = nil, time: Date? = nil) {
+    public init(
+        coordinate: Coordinate, distanceAlongRoute: Double, heading: Double,
+        elevation: Double? = nil, time: Date? = nil
+    ) {
         self.coordinate = coordinate
         self.distanceAlongRoute = distanceAlongRoute
         self.heading = heading

@@ -11,16 +11,19 @@ enum RouteWriter {
 
     static func gpx(_ route: Route, into out: inout _ChunkedWriter) throws {
         let headed = route.points.contains { $0.heading != nil }
-        try out.write("""
+        let namespace = headed ? " xmlns:gpxtpx=\"\(trackPointExtension)\"" : ""
+        try out.write(
+            """
             <?xml version="1.0" encoding="UTF-8"?>
-            <gpx version="1.1" creator="lapse" xmlns="http://www.topografix.com/GPX/1/1"\(headed ? " xmlns:gpxtpx=\"\(trackPointExtension)\"" : "")>
+            <gpx version="1.1" creator="lapse" xmlns="http://www.topografix.com/GPX/1/1"\(namespace)>
               <trk>
 
             """)
         if let name = route.name { try out.write("    <name>\(xmlEscape(name))</name>\n") }
         try out.write("    <trkseg>\n")
         for p in route.points {
-            var line = "      <trkpt lat=\"\(fixed(p.coordinate.latitude, 7))\" lon=\"\(fixed(p.coordinate.longitude, 7))\""
+            var line =
+                "      <trkpt lat=\"\(fixed(p.coordinate.latitude, 7))\" lon=\"\(fixed(p.coordinate.longitude, 7))\""
             if p.elevation == nil && p.time == nil && p.heading == nil {
                 line += "/>\n"
             } else {
@@ -28,7 +31,8 @@ enum RouteWriter {
                 if let e = p.elevation { line += "<ele>\(fixed(e, 2))</ele>" }
                 if let t = p.time { line += "<time>\(ISO8601.format(t))</time>" }
                 if let h = p.heading {
-                    line += "<extensions><gpxtpx:TrackPointExtension><gpxtpx:course>\(fixed(h, 2))</gpxtpx:course>"
+                    line +=
+                        "<extensions><gpxtpx:TrackPointExtension><gpxtpx:course>\(fixed(h, 2))</gpxtpx:course>"
                         + "</gpxtpx:TrackPointExtension></extensions>"
                 }
                 line += "</trkpt>\n"
@@ -67,7 +71,8 @@ enum RouteWriter {
         try out.write("\n]}}\n")
     }
 
-    /// `value` with at most `digits` decimals, trailing zeros removed (no exponent notation, as XML and JSON readers expect).
+    /// `value` with at most `digits` decimals, trailing zeros removed (no exponent notation, as XML and JSON readers
+    /// expect).
     static func fixed(_ value: Double, _ digits: Int) -> String {
         guard value.isFinite else { return "0" }
         var scale = 1.0

@@ -17,17 +17,25 @@ public enum TrackHeadings {
     ///   - halfWindow: metres of displacement either side (default 25).
     ///   - minimumSpan: metres the window's ends must lie apart (default 20).
     /// - Returns: one compass heading (degrees, [0, 360)) or nil per fix.
-    public static func headings(_ positions: [Coordinate], halfWindow: Double = 25, minimumSpan: Double = 20) -> [Double?] {
+    public static func headings(_ positions: [Coordinate], halfWindow: Double = 25, minimumSpan: Double = 20)
+        -> [Double?]
+    {
         positions.indices.map { heading(at: $0, in: positions, halfWindow: halfWindow, minimumSpan: minimumSpan) }
     }
 
     /// The heading at fix `i` (see ``headings(_:halfWindow:minimumSpan:)``).
-    public static func heading(at i: Int, in positions: [Coordinate], halfWindow: Double = 25, minimumSpan: Double = 20) -> Double? {
+    public static func heading(at i: Int, in positions: [Coordinate], halfWindow: Double = 25, minimumSpan: Double = 20)
+        -> Double?
+    {
         guard positions.indices.contains(i) else { return nil }
         let here = positions[i]
         var lo = i, hi = i
-        while lo > 0, positions[lo - 1].distance(to: here) <= halfWindow || positions[lo].distance(to: here) < 1 { lo -= 1 }
-        while hi + 1 < positions.count, positions[hi + 1].distance(to: here) <= halfWindow || positions[hi].distance(to: here) < 1 { hi += 1 }
+        while lo > 0, positions[lo - 1].distance(to: here) <= halfWindow || positions[lo].distance(to: here) < 1 {
+            lo -= 1
+        }
+        while hi + 1 < positions.count,
+            positions[hi + 1].distance(to: here) <= halfWindow || positions[hi].distance(to: here) < 1
+        { hi += 1 }
         // Near the ends of the track (or at a stop) widen the window on the side that has fixes until it spans
         // `2 · halfWindow` metres, as the windows of the travel around it do.
         while positions[lo].distance(to: positions[hi]) < 2 * halfWindow, lo > 0 || hi + 1 < positions.count {

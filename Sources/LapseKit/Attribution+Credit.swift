@@ -37,7 +37,8 @@ extension Attribution {
     /// too (4.0 accepts works under the earlier versions).
     public var isShareAlike: Bool {
         guard let licence else { return false }
-        let normal = licence.lowercased().replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: "_", with: "-")
+        let normal = licence.lowercased().replacingOccurrences(of: " ", with: "-").replacingOccurrences(
+            of: "_", with: "-")
         return normal.contains("cc-by-sa") || normal.contains("creativecommons.org/licenses/by-sa")
     }
 }

@@ -47,16 +47,20 @@ public struct ConcatJob: Sendable {
         }
         let creditsPath = (output as NSString).deletingPathExtension + ".credits.txt"
         let sidecars = inputs.map { ($0 as NSString).deletingPathExtension + ".credits.txt" }
-        let mergedCredits = try sidecars.allSatisfy(FileManager.default.fileExists(atPath:))
+        let mergedCredits =
+            try sidecars.allSatisfy(FileManager.default.fileExists(atPath:))
             ? Self.mergedLines(sidecars.map { try String(contentsOfFile: $0, encoding: .utf8) }) : nil
         // Every output is checked before anything is written.
-        let credits = try mergedCredits.map { _ in try AtomicOutput(path: creditsPath, overwrite: overwrite, inputs: inputs + sidecars) }
+        let credits = try mergedCredits.map { _ in
+            try AtomicOutput(path: creditsPath, overwrite: overwrite, inputs: inputs + sidecars)
+        }
         defer { credits?.discard() }
         if let gif { try AtomicOutput(path: gif, overwrite: overwrite, inputs: inputs).discard() }
         try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs).discard()
 
         let metadata = try Self.mergedMetadata(Concatenator.metadata(of: inputs))
-        let result = try Concatenator.concat(inputs, to: output, metadata: metadata, overwrite: overwrite, progress: progress)
+        let result = try Concatenator.concat(
+            inputs, to: output, metadata: metadata, overwrite: overwrite, progress: progress)
         if let credits, let mergedCredits {
             try credits.write(Data(mergedCredits.utf8))
             try credits.commit()
@@ -67,15 +71,21 @@ public struct ConcatJob: Sendable {
             var job = GIFJob(source: .video(output), output: gif)
             job.fps = min(50, reader.frameRate ?? 12)
             if let gifWidth, gifWidth > reader.displayWidth {
-                warning?("the GIF width asked for (\(gifWidth)) is more than the video's: the GIF is \(reader.displayWidth) wide")
+                warning?(
+                    """
+                    the GIF width asked for (\(gifWidth)) is more than the video's: the GIF is \
+                    \(reader.displayWidth) wide
+                    """
+                )
             }
             job.size = .width(max(2, min(reader.displayWidth, gifWidth ?? reader.displayWidth / 3)))
             job.overwrite = overwrite
             gifSummary = try await job.run(progress: progress, warning: warning).gif
         }
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
-        return Summary(output: output, bytes: bytes, frames: result.videoFrames, duration: result.duration,
-                       inputDurations: result.inputDurations, credits: mergedCredits.map { _ in creditsPath }, gif: gifSummary)
+        return Summary(
+            output: output, bytes: bytes, frames: result.videoFrames, duration: result.duration,
+            inputDurations: result.inputDurations, credits: mergedCredits.map { _ in creditsPath }, gif: gifSummary)
     }
 
     /// One set of container tags from the inputs': a tag equal in all is kept; `copyright` lists each distinct
@@ -89,7 +99,8 @@ public struct ConcatJob: Sendable {
             let separator = key == "copyright" ? "; " : "\n"
             var parts: [String] = []
             for value in values {
-                for part in (key == "copyright" ? value.components(separatedBy: "; ") : [value]) where !parts.contains(part) {
+                for part in (key == "copyright" ? value.components(separatedBy: "; ") : [value])
+                where !parts.contains(part) {
                     parts.append(part)
                 }
             }

@@ -91,10 +91,14 @@ public struct GIFJob: Sendable {
     ///   `.invalidInput`/`.network` (input cannot be read; no decodable frame), `.notFound` (start beyond the end).
     ///   On any error no file is left at ``output``.
     public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Summary {
-        guard fps > 0, fps <= 50, fps.isFinite else { throw LapseError.usage("the frame rate must be more than 0 and at most 50 fps") }
+        guard fps > 0, fps <= 50, fps.isFinite else {
+            throw LapseError.usage("the frame rate must be more than 0 and at most 50 fps")
+        }
         guard (1...100).contains(options.quality) else { throw LapseError.usage("quality must be 1 to 100") }
         guard (0...1).contains(options.dithering) else { throw LapseError.usage("dithering must be 0 to 1") }
-        if case .scale(let f) = size, !(f > 0 && f <= 10) { throw LapseError.usage("the scale must be more than 0 and at most 10") }
+        if case .scale(let f) = size, !(f > 0 && f <= 10) {
+            throw LapseError.usage("the scale must be more than 0 and at most 10")
+        }
         // Fail on an unwritable or existing output before any (network) reading.
         let inputs: [String]
         switch source {
@@ -108,7 +112,9 @@ public struct GIFJob: Sendable {
         }
     }
 
-    private func runVideo(_ location: String, progress: ProgressHandler?, warning: WarningHandler?) async throws -> Summary {
+    private func runVideo(_ location: String, progress: ProgressHandler?, warning: WarningHandler?) async throws
+        -> Summary
+    {
         guard start >= 0 else { throw LapseError.usage("--start must be 0 or more") }
         if let end, end <= start { throw LapseError.usage("--end must be after --start") }
         if let duration, duration <= 0 { throw LapseError.usage("--duration must be more than 0") }
@@ -117,15 +123,29 @@ public struct GIFJob: Sendable {
         let (size, start, end, duration) = (self.size, self.start, self.end, self.duration)
         let (w, h, stop) = try await source.run { reader -> (Int, Int, Double) in
             reader.warning = warning
-            let (w, h) = Self.outputSize(displayWidth: reader.displayWidth, displayHeight: reader.displayHeight, rule: size)
-            guard w <= 65535, h <= 65535 else { throw LapseError.usage("the GIF would be \(w)x\(h), larger than GIF allows") }
+            let (w, h) = Self.outputSize(
+                displayWidth: reader.displayWidth, displayHeight: reader.displayHeight, rule: size)
+            guard w <= 65535, h <= 65535 else {
+                throw LapseError.usage("the GIF would be \(w)x\(h), larger than GIF allows")
+            }
             reader.outputSize = (w, h)
             if w > reader.displayWidth || h > reader.displayHeight {
-                warning?("\(reader.name): the GIF (\(w)x\(h)) is larger than the video (\(reader.displayWidth)x\(reader.displayHeight)): its frames are upscaled")
+                warning?(
+                    """
+                    \(reader.name): the GIF (\(w)x\(h)) is larger than the video \
+                    (\(reader.displayWidth)x\(reader.displayHeight)): its frames are upscaled
+                    """
+                )
             }
             let videoEnd = reader.duration
             if let videoEnd, start >= videoEnd {
-                throw LapseError(.notFound, reader.name, "--start \(TimeValue.format(start)) is at or after the end of the video (\(TimeValue.format(videoEnd)))")
+                throw LapseError(
+                    .notFound, reader.name,
+                    """
+                    --start \(TimeValue.format(start)) is at or after the end of the video \
+                    (\(TimeValue.format(videoEnd)))
+                    """
+                )
             }
             var stop = end ?? duration.map { start + $0 } ?? videoEnd ?? .infinity
             if let videoEnd { stop = min(stop, videoEnd) }
@@ -143,10 +163,12 @@ public struct GIFJob: Sendable {
             let t = start + Double(i) * interval
             if t >= stop - 1e-9 && i > 0 { break }
             let first = i == 0
-            guard let frame = try await source.run({ reader -> PixelBuffer? in
-                if !stop.isFinite, !first, reader.isAtEnd(after: t) { return nil }
-                return try reader.frame(at: t)
-            }) else { break }
+            guard
+                let frame = try await source.run({ reader -> PixelBuffer? in
+                    if !stop.isFinite, !first, reader.isAtEnd(after: t) { return nil }
+                    return try reader.frame(at: t)
+                })
+            else { break }
             var frameEnd = t + interval
             // A last frame shorter than 2 cs is not shown: this frame lasts to the end instead.
             let isLast = stop.isFinite && Self.cs(stop) - Self.cs(frameEnd) < 2
@@ -170,7 +192,9 @@ public struct GIFJob: Sendable {
         return n
     }
 
-    private func runImages(_ images: [ImageInput], progress: ProgressHandler?, warning: WarningHandler?) async throws -> Summary {
+    private func runImages(_ images: [ImageInput], progress: ProgressHandler?, warning: WarningHandler?) async throws
+        -> Summary
+    {
         guard !images.isEmpty else { throw LapseError.usage("no input images") }
         let delay = imageDelay ?? 1 / fps
         guard delay > 0, delay.isFinite else { throw LapseError.usage("--delay must be more than 0 seconds") }
@@ -187,9 +211,12 @@ public struct GIFJob: Sendable {
         let fitter = FrameFitter(width: w, height: h, mode: .contain, background: RGBA(0, 0, 0, 0))
         let encoder = try GIFEncoder(path: output, width: w, height: h, options: options, overwrite: overwrite)
         let queue = OrderedWorkQueue(images) { i, input in
-            let image = i == 0 ? first
+            let image =
+                i == 0
+                ? first
                 : try DecodedImage(path: input.path) { fitter.scaledSize(displayWidth: $0, displayHeight: $1) }
-            let (sw, sh) = fitter.scaledSize(displayWidth: image.fullDisplayWidth, displayHeight: image.fullDisplayHeight)
+            let (sw, sh) = fitter.scaledSize(
+                displayWidth: image.fullDisplayWidth, displayHeight: image.fullDisplayHeight)
             return Self.centred(try image.pixels(width: sw, height: sh), width: w, height: h)
         }
         defer { queue.cancel() }

@@ -3,10 +3,14 @@ import Foundation
 
 extension HyperlapseJob {
     /// The credit of a route planned by OSRM (OpenStreetMap data, under the ODbL), for ``routeCredit``.
-    public static let openStreetMapRouteCredit = "Route data © OpenStreetMap contributors (ODbL), https://www.openstreetmap.org/copyright"
+    public static let openStreetMapRouteCredit =
+        "Route data © OpenStreetMap contributors (ODbL), https://www.openstreetmap.org/copyright"
     /// What the sidecar and the metadata say when any imagery is CC BY-SA (``Attribution/isShareAlike``).
     public static let shareAlikeNotice =
-        "This video is a derivative of CC-BY-SA imagery and is licensed under CC BY-SA 4.0: https://creativecommons.org/licenses/by-sa/4.0/"
+        """
+        This video is a derivative of CC-BY-SA imagery and is licensed under CC BY-SA 4.0: \
+        https://creativecommons.org/licenses/by-sa/4.0/
+        """
 
     /// What to credit, a line each: every distinct attribution (or that the source gave none), the route's
     /// credit, and the video's licence when the imagery's licence requires one. The sidecar lists these; the
@@ -22,7 +26,8 @@ extension HyperlapseJob {
     /// the attributions as a "- " list, and the version of lapse that made it.
     static func creditsText(_ attributions: [Attribution], feed: String, routeCredit: String? = nil) -> String {
         let listed = Set(attributions.map(\.line))
-        let lines = ["Imagery credits (\(feed)):"]
+        let lines =
+            ["Imagery credits (\(feed)):"]
             + creditLines(attributions, routeCredit: routeCredit).map { listed.contains($0) ? "- " + $0 : $0 }
             + ["Made with lapse \(lapseVersion)."]
         return lines.joined(separator: "\n") + "\n"
@@ -33,8 +38,10 @@ extension HyperlapseJob {
     static func creditsMetadata(_ attributions: [Attribution], routeCredit: String? = nil) -> [String: String] {
         let imagery = attributions.map(\.line).joined(separator: "; ")
         let shareAlike = attributions.contains(where: \.isShareAlike)
-        let copyright = [imagery.isEmpty ? nil : imagery, routeCredit,
-                         shareAlike ? "video licensed under CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/" : nil]
+        let copyright = [
+            imagery.isEmpty ? nil : imagery, routeCredit,
+            shareAlike ? "video licensed under CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/" : nil
+        ]
         var comment = "Hyperlapse made with lapse \(lapseVersion). Imagery: " + imagery
         if let routeCredit { comment += ". " + routeCredit }
         if shareAlike { comment += ". " + shareAlikeNotice }

@@ -83,7 +83,8 @@ public struct HyperlapseJob: Sendable {
         public init(parsing text: String) throws {
             let parts = text.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, let k = Int(parts[0].trimmingCharacters(in: .whitespaces)),
-                  let n = Int(parts[1].trimmingCharacters(in: .whitespaces)) else {
+                let n = Int(parts[1].trimmingCharacters(in: .whitespaces))
+            else {
                 throw LapseError.usage("--segment takes K/N (e.g. 2/8), not '\(text)'")
             }
             try self.init(index: k, count: n)
@@ -181,7 +182,7 @@ public struct HyperlapseJob: Sendable {
             try AtomicOutput(path: gif, overwrite: overwrite).discard()
         }
         try camera.validate()
-        if creditPosition != nil { _ = try TextRenderer() }   // the font, before any download
+        if creditPosition != nil { _ = try TextRenderer() } // the font, before any download
         return container
     }
 
@@ -194,7 +195,9 @@ public struct HyperlapseJob: Sendable {
         let inputs = [source, settings?.route, settings?.track, settings?.keyframes].compactMap { $0 }
         let video = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs)
         let credits = try AtomicOutput(path: sidecarBase + ".credits.txt", overwrite: overwrite, inputs: inputs)
-        let jobFile = try settings.map { _ in try AtomicOutput(path: sidecarBase + ".job.json", overwrite: overwrite, inputs: inputs) }
+        let jobFile = try settings.map { _ in
+            try AtomicOutput(path: sidecarBase + ".job.json", overwrite: overwrite, inputs: inputs)
+        }
         return (video, credits, jobFile)
     }
 
@@ -202,16 +205,19 @@ public struct HyperlapseJob: Sendable {
     /// - Throws: ``LapseError``: `.notFound` when the route has no coverage, `.usage` for bad settings, `.output`
     ///   for outputs that cannot be written, `.invalidInput` when the credits' font is missing, the feed's errors
     ///   (network, invalid input), `.cancelled`.
-    public func run(feed: any PanoramaFeed, progress: ProgressHandler? = nil,
-                    warning: WarningHandler? = nil) async throws -> Summary {
+    public func run(
+        feed: any PanoramaFeed, progress: ProgressHandler? = nil,
+        warning: WarningHandler? = nil
+    ) async throws -> Summary {
         let container = try validated()
         // Check every output up front, before any download.
         let (video, credits, jobFile) = try openOutputs()
         defer { video.discard(); credits.discard(); jobFile?.discard() }
         let creditsPath = sidecarBase + ".credits.txt"
 
-        var planner = StopPlanner(feed: feed, path: try CameraPath(camera), stabilization: stabilization, progress: progress,
-                                  recordsReport: recordsReport)
+        var planner = StopPlanner(
+            feed: feed, path: try CameraPath(camera), stabilization: stabilization, progress: progress,
+            recordsReport: recordsReport)
         defer { planner.cancel() }
         let crossfade = self.crossfade
 
@@ -231,14 +237,16 @@ public struct HyperlapseJob: Sendable {
             for frame in all[..<start] { feed.skip(frame.stop) }
             if let first = planned?.first, start > 0 { feed.startRendering(at: first.stop) }
             let firstPTS = Int64(crossfade ? max(0, 2 * range.lowerBound - 1) : range.lowerBound)
-            segmentSummary = SegmentSummary(segment: segment, jobFrames: all.count, frames: range, firstPTS: firstPTS,
-                                            written: !range.isEmpty)
+            segmentSummary = SegmentSummary(
+                segment: segment, jobFrames: all.count, frames: range, firstPTS: firstPTS,
+                written: !range.isEmpty)
             if range.isEmpty {
-                return Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit,
-                               panoramas: 0, duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
-                               tilesDownloaded: nil, tilesFromCache: nil, frames: 0, duration: 0, output: output, bytes: 0,
-                               gif: nil, gifBytes: nil, gifSummary: nil, credits: creditsPath, attributions: [],
-                               stabilization: planner.stabilization, orientations: [], segment: segmentSummary)
+                return Summary(
+                    feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit,
+                    panoramas: 0, duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
+                    tilesDownloaded: nil, tilesFromCache: nil, frames: 0, duration: 0, output: output, bytes: 0,
+                    gif: nil, gifBytes: nil, gifSummary: nil, credits: creditsPath, attributions: [],
+                    stabilization: planner.stabilization, orientations: [], segment: segmentSummary)
             }
         }
 
@@ -256,11 +264,13 @@ public struct HyperlapseJob: Sendable {
             return (gw, max(2, Int((Double(gw) * Double(height) / Double(width)).rounded())))
         }
         let gifEncoder = try gif.map { path in
-            try GIFEncoder(path: path, width: gifSize!.0, height: gifSize!.1, options: GIFOptions(), overwrite: overwrite)
+            try GIFEncoder(
+                path: path, width: gifSize!.0, height: gifSize!.1, options: GIFOptions(), overwrite: overwrite)
         }
         defer { gifEncoder?.cancel() }
-        let crediting = FrameCrediting(overlay: try creditPosition.map { try CreditOverlay(corner: $0) },
-                                       gifSize: gifSize.map { (width: $0.0, height: $0.1) })
+        let crediting = FrameCrediting(
+            overlay: try creditPosition.map { try CreditOverlay(corner: $0) },
+            gifSize: gifSize.map { (width: $0.0, height: $0.1) })
 
         let projector = try Projector(width: width, height: height)
         let frameDuration = 1 / frameRate.value
@@ -274,30 +284,37 @@ public struct HyperlapseJob: Sendable {
         // Lookups run a window ahead (StopPlanner); panoramas are fetched and rendered a few frames ahead of the
         // encoder, fetching only the tiles each frame's view reads.
         var nextPlanned = 0
-        try await forEachOrdered(pulling: {
-            guard let planned else { return try await planner.next() }
-            defer { nextPlanned += 1 }
-            return nextPlanned < planned.count ? planned[nextPlanned] : nil
-        },
-                                 concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1)) { frame -> RenderedFrame? in
+        try await forEachOrdered(
+            pulling: {
+                guard let planned else { return try await planner.next() }
+                defer { nextPlanned += 1 }
+                return nextPlanned < planned.count ? planned[nextPlanned] : nil
+            },
+            concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1)
+        ) { frame -> RenderedFrame? in
             // The view is prepared once for the panorama's size (chosen by the source) and shared by the tile
             // selection and the render.
             let prepared = PreparedViewSlot()
             let region = PanoramaRegion { w, h, cw, ch in
-                let view = try projector.prepare(sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera)
+                let view = try projector.prepare(
+                    sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera)
                 prepared.view = view
                 return try projector.footprint(view, cellWidth: cw, cellHeight: ch)
             }
             // A panorama that cannot be had (gone since the lookup, no imagery at any zoom, a picture that does
             // not decode): its frame is left out, not the job.
             func available<T>(_ fetch: () async throws -> T) async throws -> T? {
-                do { return try await fetch() } catch let error as LapseError where error.code == .notFound || error.code == .invalidInput {
+                do { return try await fetch() } catch let error as LapseError
+                    where error.code == .notFound || error.code == .invalidInput
+                {
                     warning?("\(feed.name) pano \(frame.stop.panoramaID): \(error.reason); its frame is left out")
                     return nil
                 }
             }
             if yuvPath {
-                guard let picture = try await available({ try await feed.yuvImage(for: frame.stop) }) else { return .missing(frame) }
+                guard let picture = try await available({ try await feed.yuvImage(for: frame.stop) }) else {
+                    return .missing(frame)
+                }
                 try Task.checkCancellation()
                 let view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
                 let credit = frame.stop.attribution?.credit
@@ -309,12 +326,15 @@ public struct HyperlapseJob: Sendable {
                 _ = try crediting.apply(credit, to: &rendered)
                 return RenderedFrame(pixels: rendered, yuv: nil, gif: nil, credit: credit, frame: frame)
             }
-            guard let panorama = try await available({ try await feed.image(for: frame.stop, region: region) }) else { return .missing(frame) }
+            guard let panorama = try await available({ try await feed.image(for: frame.stop, region: region) }) else {
+                return .missing(frame)
+            }
             try Task.checkCancellation()
             var view = prepared.view
             if view?.sourceWidth != panorama.width || view?.sourceHeight != panorama.height {
-                view = try projector.prepare(sourceWidth: panorama.width, sourceHeight: panorama.height,
-                                             pose: frame.stop.pose, camera: frame.camera)
+                view = try projector.prepare(
+                    sourceWidth: panorama.width, sourceHeight: panorama.height,
+                    pose: frame.stop.pose, camera: frame.camera)
             }
             var rendered = try projector.render(panorama, view: view!)
             frame.tone?.apply(to: &rendered)
@@ -324,7 +344,7 @@ public struct HyperlapseJob: Sendable {
             let gifFrame = crossfade ? nil : try crediting.apply(credit, to: &rendered)
             return RenderedFrame(pixels: rendered, yuv: nil, gif: gifFrame, credit: credit, frame: frame)
         } consume: { index, frame in
-            if leadFrame && index == 0 {   // only blended into the segment's first frame
+            if leadFrame && index == 0 { // only blended into the segment's first frame
                 previous = frame?.pixels.map { ($0, frame?.credit) }
                 return
             }
@@ -338,12 +358,15 @@ public struct HyperlapseJob: Sendable {
             } else if crossfade, let pixels = frame.pixels {
                 var frames = [(pixels, frame.credit)]
                 if let previous {
-                    frames.insert((previous.frame.blended(with: pixels, amount: 0.5),
-                                   Self.blendedCredit(previous.credit, frame.credit)), at: 0)
+                    frames.insert(
+                        (
+                            previous.frame.blended(with: pixels, amount: 0.5),
+                            Self.blendedCredit(previous.credit, frame.credit)
+                        ), at: 0)
                 }
                 previous = (pixels, frame.credit)
                 for (pixels, credit) in frames {
-                    var credited = pixels   // a copy: `previous` keeps the frame without its credit for the next blend
+                    var credited = pixels // a copy: `previous` keeps the frame without its credit for the next blend
                     let gifFrame = try crediting.apply(credit, to: &credited)
                     try encoder.append(credited)
                     if let gifEncoder, let gifFrame { try await gifEncoder.add(gifFrame, duration: frameDuration) }
@@ -356,28 +379,42 @@ public struct HyperlapseJob: Sendable {
             lastPoint = frame.point
             if recordsReport {
                 let index = encoder.framesWritten - 1, stop = frame.planned.stop, camera = frame.planned.camera
-                reportFrames.append(HyperlapseReport.Frame(
-                    index: index, time: Double(index) / frameRate.value, pano: stop.panoramaID, point: frame.point,
-                    heading: camera.heading, pitch: camera.pitch, fov: camera.fov,
-                    sourcePanoHeading: stop.orientation?.sourceHeading ?? stop.pose.heading, panoHeading: stop.pose.heading))
+                reportFrames.append(
+                    HyperlapseReport.Frame(
+                        index: index, time: Double(index) / frameRate.value, pano: stop.panoramaID, point: frame.point,
+                        heading: camera.heading, pitch: camera.pitch, fov: camera.fov,
+                        sourcePanoHeading: stop.orientation?.sourceHeading ?? stop.pose.heading,
+                        panoHeading: stop.pose.heading))
             }
             // Progress along the route: the number of frames is known only once the lookup has reached the end.
-            progress?(ProgressEvent(stage: "render", completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit))
+            progress?(
+                ProgressEvent(stage: "render", completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit)
+            )
         }
         guard rendered > 0 || segment != nil else {
-            throw LapseError(.notFound, feed.name, "no panoramas along the route (\(planner.pointsLookedUp) points looked up, none covered)")
+            throw LapseError(
+                .notFound, feed.name,
+                "no panoramas along the route (\(planner.pointsLookedUp) points looked up, none covered)")
         }
         if rendered == 1 && segment == nil {
-            warning?("\(feed.name): one frame only (\(planner.pointsLookedUp) points looked up, one panorama along them): a still picture, not a hyperlapse")
+            warning?(
+                """
+                \(feed.name): one frame only (\(planner.pointsLookedUp) points looked up, one panorama along \
+                them): a still picture, not a hyperlapse
+                """
+            )
         }
-        if lastPoint + 1 < feed.pointCount {   // points without imagery at the end of the route
-            progress?(ProgressEvent(stage: "render", completed: feed.pointCount, total: feed.pointCount, unit: feed.pointUnit))
+        if lastPoint + 1 < feed.pointCount { // points without imagery at the end of the route
+            progress?(
+                ProgressEvent(stage: "render", completed: feed.pointCount, total: feed.pointCount, unit: feed.pointUnit)
+            )
         }
         // A segment credits what its own frames showed; a whole job, every panorama used.
-        let attributions = planned.map { frames in
-            var seen = Set<Attribution>()
-            return frames.compactMap(\.stop.attribution).filter { seen.insert($0).inserted }
-        } ?? planner.attributions
+        let attributions =
+            planned.map { frames in
+                var seen = Set<Attribution>()
+                return frames.compactMap(\.stop.attribution).filter { seen.insert($0).inserted }
+            } ?? planner.attributions
         // The MP4 index (and its metadata) is written last: the credits of every panorama used go in.
         try encoder.finish(metadata: Self.creditsMetadata(attributions, routeCredit: routeCredit))
         try credits.write(Data(Self.creditsText(attributions, feed: feed.name, routeCredit: routeCredit).utf8))
@@ -392,12 +429,15 @@ public struct HyperlapseJob: Sendable {
         feed.jobFinished()
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
         let tiles = feed.tiles
-        var summary = Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit, panoramas: rendered,
-                       duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
-                       tilesDownloaded: tiles?.downloaded, tilesFromCache: tiles?.fromCache, frames: encoder.framesWritten,
-                       duration: Double(encoder.framesWritten) / frameRate.value, output: output, bytes: bytes,
-                       gif: gif, gifBytes: gifSummary?.bytes, gifSummary: gifSummary, credits: creditsPath, attributions: attributions,
-                       stabilization: planner.stabilization, orientations: planner.orientations, segment: segmentSummary)
+        var summary = Summary(
+            feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit,
+            panoramas: rendered,
+            duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
+            tilesDownloaded: tiles?.downloaded, tilesFromCache: tiles?.fromCache, frames: encoder.framesWritten,
+            duration: Double(encoder.framesWritten) / frameRate.value, output: output, bytes: bytes,
+            gif: gif, gifBytes: gifSummary?.bytes, gifSummary: gifSummary, credits: creditsPath,
+            attributions: attributions,
+            stabilization: planner.stabilization, orientations: planner.orientations, segment: segmentSummary)
         summary.panoramasAtLowerZoom = feed.panoramasAtLowerZoom
         summary.panoramasUnavailable = unavailable
         summary.creditLines = Self.creditLines(attributions, routeCredit: routeCredit)

@@ -40,19 +40,25 @@ extension HyperlapseSettings {
         job.crf = s.crf ?? 20
         job.preset = s.preset ?? "medium"
         guard VideoEncoderSettings.presets.contains(job.preset) else {
-            throw LapseError.usage("preset takes one of \(VideoEncoderSettings.presets.joined(separator: ", ")), not '\(job.preset)'")
+            throw LapseError.usage(
+                "preset takes one of \(VideoEncoderSettings.presets.joined(separator: ", ")), not '\(job.preset)'")
         }
         if let t = s.timeout, !(0.1...3600).contains(t) {
             throw LapseError.usage("timeout takes seconds from 0.1 to 3600, not \(t)")
         }
-        job.stabilization = StabilizationOptions(enabled: s.stabilize ?? true, forward: s.forward, toneMatch: s.toneMatch ?? true)
+        job.stabilization = StabilizationOptions(
+            enabled: s.stabilize ?? true, forward: s.forward, toneMatch: s.toneMatch ?? true)
         if let f = s.forward, !(f.isFinite && (-360...360).contains(f)) {
             throw LapseError.usage("forward takes degrees from -360 to 360, not \(f)")
         }
         job.overwrite = overwrite
         let camerasGiven = [s.lookAt != nil, s.headingOffset != nil, s.keyframes != nil].filter { $0 }.count
-        guard camerasGiven <= 1 else { throw LapseError.usage("give only one of --look-at, --heading-offset and --keyframes") }
-        guard let fov = s.fov, fov > 0, fov < 180 else { throw LapseError.usage("the fov must be more than 0 and less than 180 degrees") }
+        guard camerasGiven <= 1 else {
+            throw LapseError.usage("give only one of --look-at, --heading-offset and --keyframes")
+        }
+        guard let fov = s.fov, fov > 0, fov < 180 else {
+            throw LapseError.usage("the fov must be more than 0 and less than 180 degrees")
+        }
         if let keyframes = s.keyframes {
             job.camera = try CameraScript.read(path: keyframes)
             if self.fov != nil { job.camera.fov = fov }
@@ -90,7 +96,8 @@ extension HyperlapseSettings {
         case .none:
             if let source, source == "google" || source == "panoramax" {
                 let name = source == "google" ? Attribution.googleStreetView : Attribution.panoramax
-                throw LapseError.usage("--credit-position none is for your own photos and videos: \(name) imagery must carry its credit")
+                throw LapseError.usage(
+                    "--credit-position none is for your own photos and videos: \(name) imagery must carry its credit")
             }
             return nil
         }
@@ -101,8 +108,10 @@ extension HyperlapseSettings {
     /// - Parameter progress: receives route and download progress.
     /// - Throws: ``LapseError`` `.usage` for a missing or unknown source, a missing route, Google without a key;
     ///   `.invalidInput` for unreadable route files or videos; the directions service's errors.
-    public func makeFeed(progress: ProgressHandler? = nil, warning: WarningHandler? = nil,
-                         environment: [String: String] = [:]) async throws -> any PanoramaFeed {
+    public func makeFeed(
+        progress: ProgressHandler? = nil, warning: WarningHandler? = nil,
+        environment: [String: String] = [:]
+    ) async throws -> any PanoramaFeed {
         let s = HyperlapseSettings.defaults.overridden(by: self)
         guard let source = s.source else {
             throw LapseError.usage("no panorama source (--source google|panoramax|local:DIR|video:FILE)")
@@ -111,13 +120,22 @@ extension HyperlapseSettings {
         if hasDirections && s.route != nil { throw LapseError.usage("give either --route or --from/--to, not both") }
         if hasDirections && (s.from == nil || s.to == nil) { throw LapseError.usage("give both --from and --to") }
         if let provider = self.provider, !hasDirections {
-            warning?("the directions provider \(provider.rawValue) plans nothing here: the route comes from "
-                     + (s.route != nil ? "the route file" : source.hasPrefix("video:") && s.track == nil ? "the video's frames" : "the panoramas' positions or the track"))
+            warning?(
+                "the directions provider \(provider.rawValue) plans nothing here: the route comes from "
+                    + (s.route != nil
+                        ? "the route file"
+                        : source.hasPrefix("video:") && s.track == nil
+                            ? "the video's frames" : "the panoramas' positions or the track"))
         }
         // A 360° video without a track is read front to back: the efficient path for its frames.
         if source.hasPrefix("video:") && s.track == nil && s.route == nil && !hasDirections {
             if s.lookAt != nil {
-                throw LapseError.usage("--look-at needs positions, and a video without --track has none: give --track GPX, or use --heading-offset or --keyframes")
+                throw LapseError.usage(
+                    """
+                    --look-at needs positions, and a video without --track has none: give --track GPX, or use \
+                    --heading-offset or --keyframes
+                    """
+                )
             }
             let path = PanoramaSourceOptions.expand(String(source.dropFirst("video:".count)))
             return try VideoPanoramaFeed(path: path, frameStep: s.frameStep ?? 1, panoHeading: s.panoHeading ?? 0)
@@ -129,18 +147,21 @@ extension HyperlapseSettings {
         options.timeout = s.timeout
         let client = try options.makeClient()
         // Tiles come a panorama at a time, several at once: report them as one running count.
-        let made = try options.make(client: client, videoFrameStep: s.frameStep ?? 1,
-                                    progress: progress.map { DownloadTally(forwardingTo: $0).handler }, warning: warning)
+        let made = try options.make(
+            client: client, videoFrameStep: s.frameStep ?? 1,
+            progress: progress.map { DownloadTally(forwardingTo: $0).handler }, warning: warning)
         for skipped in made.skipped { warning?("skipped \(skipped.file): \(skipped.reason)") }
 
         var route: Route
         if let file = s.route {
             route = try await RouteSource.file(PanoramaSourceOptions.expand(file)).load().route
         } else if let from = s.from, let to = s.to {
-            let request = DirectionsRequest(origin: try Coordinate.parse(from), destination: try Coordinate.parse(to),
-                                            waypoints: try (s.via ?? []).map { try Coordinate.parse($0) })
-            let configuration = DirectionsConfiguration(service: try s.directionsService() ?? .google, keyFile: s.keyFile,
-                                                        osrmBaseURL: s.osrmURL, environment: environment, client: client)
+            let request = DirectionsRequest(
+                origin: try Coordinate.parse(from), destination: try Coordinate.parse(to),
+                waypoints: try (s.via ?? []).map { try Coordinate.parse($0) })
+            let configuration = DirectionsConfiguration(
+                service: try s.directionsService() ?? .google, keyFile: s.keyFile,
+                osrmBaseURL: s.osrmURL, environment: environment, client: client)
             progress?(ProgressEvent(stage: "route", completed: 0, total: 1, unit: "routes"))
             let loaded = try await RouteSource.directions(request).load(configuration)
             for w in loaded.warnings { warning?(w) }
@@ -162,7 +183,8 @@ extension HyperlapseSettings {
         } else {
             resolution = SourcePanoramaFeed.autoResolution(frameWidth: s.size?.width ?? 1280, fov: s.fov ?? 90)
         }
-        var feed = SourcePanoramaFeed(source: made.source, points: points, radius: s.radius ?? 50, resolution: resolution)
+        var feed = SourcePanoramaFeed(
+            source: made.source, points: points, radius: s.radius ?? 50, resolution: resolution)
         feed.panoHeading = s.panoHeading
         return feed
     }
@@ -180,7 +202,9 @@ final class DownloadTally: Sendable {
         { [self] event in
             guard event.stage == "tiles" else { return forward(event) }
             guard event.completed > 0 else { return }
-            let count = tiles.withLock { $0 += 1; return $0 }
+            let count = tiles.withLock {
+                $0 += 1; return $0
+            }
             forward(ProgressEvent(stage: "download", completed: count, total: nil, unit: "tiles"))
         }
     }

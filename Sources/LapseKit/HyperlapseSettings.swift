@@ -8,7 +8,8 @@ import Foundation
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
 /// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `timeout`, `stabilize`, `forward`, `toneMatch`,
 /// `creditPosition` (and
-/// `frames`, which a run writes and a read ignores). After a run the effective settings are written next to the output as
+/// `frames`, which a run writes and a read ignores). After a run the effective settings are written next to the output
+/// as
 /// `OUT.job.json` (paths made absolute), so the same hyperlapse can be rendered again with `--config OUT.job.json`
 /// from any folder.
 public struct HyperlapseSettings: Codable, Sendable, Equatable {
@@ -90,7 +91,13 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
 
         /// `auto` or `0`…`5`.
         public init?(parsing text: String) {
-            if text == "auto" { self = .auto } else if let z = Int(text), (0...5).contains(z) { self = .level(z) } else { return nil }
+            if text == "auto" {
+                self = .auto
+            } else if let z = Int(text), (0...5).contains(z) {
+                self = .level(z)
+            } else {
+                return nil
+            }
         }
 
         public var description: String {
@@ -102,9 +109,12 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
-            let zoom = (try? container.decode(Int.self)).flatMap { Zoom(parsing: String($0)) }
+            let zoom =
+                (try? container.decode(Int.self)).flatMap { Zoom(parsing: String($0)) }
                 ?? (try? container.decode(String.self)).flatMap(Zoom.init(parsing:))
-            guard let zoom else { throw DecodingError.dataCorruptedError(in: container, debugDescription: "not auto or 0 to 5") }
+            guard let zoom else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not auto or 0 to 5")
+            }
             self = zoom
         }
 
@@ -124,7 +134,13 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         public static let names = CreditCorner.allCases.map(\.rawValue) + ["none"]
 
         public init?(parsing text: String) {
-            if text == "none" { self = .none } else if let c = CreditCorner(rawValue: text) { self = .corner(c) } else { return nil }
+            if text == "none" {
+                self = .none
+            } else if let c = CreditCorner(rawValue: text) {
+                self = .corner(c)
+            } else {
+                return nil
+            }
         }
 
         public var description: String {
@@ -137,7 +153,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         public init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
             guard let position = CreditPosition(parsing: try container.decode(String.self)) else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "not one of \(Self.names.joined(separator: ", "))")
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "not one of \(Self.names.joined(separator: ", "))")
             }
             self = position
         }
@@ -154,15 +171,16 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public func overridden(by other: HyperlapseSettings) -> HyperlapseSettings {
         var result = self
         if let output, let gif, let newOutput = other.output, other.gif == nil,
-           gif == (output as NSString).deletingPathExtension + ".gif" {
+            gif == (output as NSString).deletingPathExtension + ".gif"
+        {
             result.gif = (newOutput as NSString).deletingPathExtension + ".gif"
         }
         // Every key `other` sets (its JSON form leaves out what it does not) replaces this one's.
         let encoder = JSONEncoder()
         guard let mine = try? JSONSerialization.jsonObject(with: encoder.encode(result)) as? [String: Any],
-              let theirs = try? JSONSerialization.jsonObject(with: encoder.encode(other)) as? [String: Any],
-              let merged = try? JSONSerialization.data(withJSONObject: mine.merging(theirs) { _, new in new }),
-              let decoded = try? JSONDecoder().decode(HyperlapseSettings.self, from: merged)
+            let theirs = try? JSONSerialization.jsonObject(with: encoder.encode(other)) as? [String: Any],
+            let merged = try? JSONSerialization.data(withJSONObject: mine.merging(theirs) { _, new in new }),
+            let decoded = try? JSONDecoder().decode(HyperlapseSettings.self, from: merged)
         else { preconditionFailure("HyperlapseSettings does not round-trip through JSON") }
         return decoded
     }
@@ -171,7 +189,9 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// - Throws: ``LapseError`` `.invalidInput` naming the file: missing, not JSON, unknown key or wrong type.
     public static func read(path: String) throws -> HyperlapseSettings {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw LapseError(.invalidInput, path, FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file")
+            throw LapseError(
+                .invalidInput, path,
+                FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file")
         }
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw LapseError(.invalidInput, path, "not a JSON object")
@@ -182,12 +202,16 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         }
         do {
             var settings = try JSONDecoder().decode(HyperlapseSettings.self, from: data)
-            settings.frames = nil   // a record of the run that wrote the file, not a setting
+            settings.frames = nil // a record of the run that wrote the file, not a setting
             return settings
         } catch let DecodingError.typeMismatch(_, context) {
-            throw LapseError(.invalidInput, path, "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type")
+            throw LapseError(
+                .invalidInput, path,
+                "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type")
         } catch let DecodingError.dataCorrupted(context) where !context.codingPath.isEmpty {
-            throw LapseError(.invalidInput, path, "'\(context.codingPath.map(\.stringValue).joined(separator: "."))': \(context.debugDescription)")
+            throw LapseError(
+                .invalidInput, path,
+                "'\(context.codingPath.map(\.stringValue).joined(separator: "."))': \(context.debugDescription)")
         } catch {
             throw LapseError(.invalidInput, path, "cannot read the job: \(error)")
         }
@@ -196,7 +220,9 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// The settings with every file path made absolute (against `directory`, default the current one), so a job
     /// file works from any folder: `route`, `track`, `keyframes`, `keyFile`, `cacheDir`, `output`, `gif` and the
     /// path of `local:` and `video:` sources. URLs and absolute paths are kept.
-    public func withAbsolutePaths(relativeTo directory: String = FileManager.default.currentDirectoryPath) -> HyperlapseSettings {
+    public func withAbsolutePaths(relativeTo directory: String = FileManager.default.currentDirectoryPath)
+        -> HyperlapseSettings
+    {
         func absolute(_ path: String?) -> String? {
             guard let path, !path.hasPrefix("/"), !path.contains("://") else { return path }
             let expanded = (path as NSString).expandingTildeInPath
@@ -205,7 +231,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         }
         var s = self
         s.route = absolute(route); s.track = absolute(track); s.keyframes = absolute(keyframes)
-        s.keyFile = absolute(keyFile); s.cacheDir = absolute(cacheDir); s.output = absolute(output); s.gif = absolute(gif)
+        s.keyFile = absolute(keyFile); s.cacheDir = absolute(cacheDir); s.output = absolute(output);
+        s.gif = absolute(gif)
         for prefix in ["video:", "local:"] where source?.hasPrefix(prefix) == true {
             s.source = prefix + (absolute(String(source!.dropFirst(prefix.count))) ?? "")
         }
@@ -221,7 +248,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case from, to, via, provider, route, source, track, spacing, size, fov, fps, lookAt, headingOffset, keyframes,
-             zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile, osrmURL,
-             timeout, stabilize, forward, toneMatch, creditPosition, frames
+            zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile,
+            osrmURL,
+            timeout, stabilize, forward, toneMatch, creditPosition, frames
     }
 }

@@ -54,9 +54,11 @@ public struct HyperlapseStop: Sendable {
     public var panorama: PanoramaMetadata?
 
     /// - Parameter position: where the panorama was taken; default the route point's coordinate.
-    public init(panoramaID: String, routePoint: RoutePoint, position: Coordinate? = nil, pose: PanoramaPose,
-                attribution: Attribution? = nil, panorama: PanoramaMetadata? = nil, headingUncertainty: Double? = nil,
-                levelUncertainty: Double? = nil, sequenceIndex: Int? = nil) {
+    public init(
+        panoramaID: String, routePoint: RoutePoint, position: Coordinate? = nil, pose: PanoramaPose,
+        attribution: Attribution? = nil, panorama: PanoramaMetadata? = nil, headingUncertainty: Double? = nil,
+        levelUncertainty: Double? = nil, sequenceIndex: Int? = nil
+    ) {
         self.panorama = panorama
         self.sequenceIndex = sequenceIndex
         self.headingUncertainty = headingUncertainty

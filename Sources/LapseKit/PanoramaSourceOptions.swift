@@ -72,34 +72,53 @@ public struct PanoramaSourceOptions: Sendable {
     ///     cannot be placed in its full frame), once each.
     /// - Throws: ``LapseError`` `.usage` for an unknown source, `--track` with another source or a bad base URL;
     ///   `.denied` for Google without a key; `.invalidInput` for an unreadable folder, video or track.
-    public func make(client: HTTPClient, videoFrameStep: Int = 30, progress: ProgressHandler? = nil,
-                     warning: WarningHandler? = nil) throws -> Made {
+    public func make(
+        client: HTTPClient, videoFrameStep: Int = 30, progress: ProgressHandler? = nil,
+        warning: WarningHandler? = nil
+    ) throws -> Made {
         if track != nil && !source.hasPrefix("video:") { throw LapseError.usage("--track is for --source video:FILE") }
-        let cache: DiskCache? = useCache
-            ? try DiskCache(directory: cacheDirectory.map { URL(fileURLWithPath: Self.expand($0)) }
-                ?? DiskCache.defaultDirectory(environment: environment))
+        let cache: DiskCache? =
+            useCache
+            ? try DiskCache(
+                directory: cacheDirectory.map { URL(fileURLWithPath: Self.expand($0)) }
+                    ?? DiskCache.defaultDirectory(environment: environment))
             : nil
         if source == "google" {
             guard let key = try googleKey() else {
-                throw LapseError(.denied, "Google Street View", "no API key: set GOOGLE_MAPS_API_KEY or give --key-file")
+                throw LapseError(
+                    .denied, "Google Street View", "no API key: set GOOGLE_MAPS_API_KEY or give --key-file")
             }
-            let base = try DirectionsConfiguration.serviceURL(mapTilesBaseURL ?? environment["LAPSE_MAPTILES_URL"], option: "--maptiles-url") ?? GoogleStreetViewSource.defaultBaseURL
-            return Made(source: try GoogleStreetViewSource(apiKey: key, baseURL: base, client: client, cache: cache, progress: progress),
-                        sequence: nil, skipped: [], track: nil)
+            let base =
+                try DirectionsConfiguration.serviceURL(
+                    mapTilesBaseURL ?? environment["LAPSE_MAPTILES_URL"], option: "--maptiles-url")
+                ?? GoogleStreetViewSource.defaultBaseURL
+            return Made(
+                source: try GoogleStreetViewSource(
+                    apiKey: key, baseURL: base, client: client, cache: cache, progress: progress),
+                sequence: nil, skipped: [], track: nil)
         }
         if source == "panoramax" {
-            let base = try DirectionsConfiguration.serviceURL(panoramaxBaseURL ?? environment["LAPSE_PANORAMAX_URL"], option: "--panoramax-url") ?? PanoramaxSource.defaultBaseURL
-            return Made(source: PanoramaxSource(baseURL: base, client: client, cache: cache, warning: warning),
-                        sequence: nil, skipped: [], track: nil)
+            let base =
+                try DirectionsConfiguration.serviceURL(
+                    panoramaxBaseURL ?? environment["LAPSE_PANORAMAX_URL"], option: "--panoramax-url")
+                ?? PanoramaxSource.defaultBaseURL
+            return Made(
+                source: PanoramaxSource(baseURL: base, client: client, cache: cache, warning: warning),
+                sequence: nil, skipped: [], track: nil)
         }
         if source.hasPrefix("local:") {
             let local = try LocalPhotoSource(directory: Self.expand(String(source.dropFirst("local:".count))))
-            return Made(source: local, sequence: local.panoramas, skipped: local.skipped.map { ($0.file, $0.reason) }, track: nil)
+            return Made(
+                source: local, sequence: local.panoramas, skipped: local.skipped.map { ($0.file, $0.reason) },
+                track: nil)
         }
         if source.hasPrefix("video:") {
             let track = try track.map { try RouteFile.read(path: Self.expand($0)) }
-            let video = try VideoPanoramaSource(path: Self.expand(String(source.dropFirst("video:".count))), track: track)
-            return Made(source: video, sequence: track == nil ? video.frames(every: videoFrameStep) : nil, skipped: [], track: track)
+            let video = try VideoPanoramaSource(
+                path: Self.expand(String(source.dropFirst("video:".count))), track: track)
+            return Made(
+                source: video, sequence: track == nil ? video.frames(every: videoFrameStep) : nil, skipped: [],
+                track: track)
         }
         throw LapseError.usage("--source takes google, panoramax, local:DIR or video:FILE, not '\(source)'")
     }

@@ -39,8 +39,9 @@ public struct PreviewJob: Sendable {
             progress?(ProgressEvent(stage: "lookup", completed: start, total: feed.pointCount, unit: "points"))
         }
         let counts = report.counts
-        return Summary(feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit,
-                       panoramas: counts[.panorama] ?? 0, duplicatesDropped: counts[.duplicate] ?? 0,
-                       gaps: counts[.uncovered] ?? 0, report: report)
+        return Summary(
+            feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit,
+            panoramas: counts[.panorama] ?? 0, duplicatesDropped: counts[.duplicate] ?? 0,
+            gaps: counts[.uncovered] ?? 0, report: report)
     }
 }

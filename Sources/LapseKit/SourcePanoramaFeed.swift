@@ -62,10 +62,13 @@ public struct SourcePanoramaFeed: PanoramaFeed {
                 let point = window[match.index]
                 return HyperlapseStop(
                     panoramaID: pano.id, routePoint: point, position: pano.coordinate,
-                    pose: PanoramaPose(heading: known ? pano.heading : normalizeDegrees(panoHeading ?? placeholderHeading(pano, point)),
-                                       tilt: pano.tilt, roll: pano.roll),
-                    attribution: Attribution(source: Self.displayName(pano.source), copyright: pano.copyright,
-                                             author: pano.author, licence: pano.licence),
+                    pose: PanoramaPose(
+                        heading: known
+                            ? pano.heading : normalizeDegrees(panoHeading ?? placeholderHeading(pano, point)),
+                        tilt: pano.tilt, roll: pano.roll),
+                    attribution: Attribution(
+                        source: Self.displayName(pano.source), copyright: pano.copyright,
+                        author: pano.author, licence: pano.licence),
                     panorama: pano, headingUncertainty: Self.headingUncertainty(pano),
                     levelUncertainty: Self.levelUncertainty(pano), sequenceIndex: captureOrder?[pano.id])
             }
@@ -113,7 +116,9 @@ public struct SourcePanoramaFeed: PanoramaFeed {
 
     public func jobFinished() { source.jobFinished() }
 
-    public func pointCoordinate(_ index: Int) -> Coordinate? { points.indices.contains(index) ? points[index].coordinate : nil }
+    public func pointCoordinate(_ index: Int) -> Coordinate? {
+        points.indices.contains(index) ? points[index].coordinate : nil
+    }
 
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         guard let pano = stop.panorama else {
@@ -140,7 +145,9 @@ private final class TileTally: Sendable {
     private let counts = Mutex(Counts())
 
     func add(downloaded d: Int, fromCache c: Int, lowerZoom: Bool = false) {
-        counts.withLock { $0.downloaded += d; $0.fromCache += c; $0.any = $0.any || d + c > 0; if lowerZoom { $0.lowerZooms += 1 } }
+        counts.withLock {
+            $0.downloaded += d; $0.fromCache += c; $0.any = $0.any || d + c > 0; if lowerZoom { $0.lowerZooms += 1 }
+        }
     }
 
     /// Frames whose panorama came from a lower zoom than asked for.

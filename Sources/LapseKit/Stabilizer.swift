@@ -91,7 +91,8 @@ public struct StabilizationReport: Sendable, Equatable {
 ///   (``PanoramaFeed/followsCamera``) the track's bearing (``TrackHeadings``) as the heading of the direction of
 ///   travel measured in the picture (the one it and the four frames either side agree on); for a panorama of a
 ///   planned route whose source knows no heading (a Panoramax picture without `view:azimuth`), the bearing to
-///   the next frame's panorama as the heading of the direction of travel measured in its picture (`positions`); the level from the source's tilt and roll, else the prior
+///   the next frame's panorama as the heading of the direction of travel measured in its picture (`positions`); the
+/// level from the source's tilt and roll, else the prior
 ///   that the camera is upright (3°). The first frame, if nothing else gives its heading, keeps the source's.
 /// - Direction of travel: the route's (planned routes) or, for a camera's own track, the measured direction of
 ///   travel (``PairMotion/travel``, or ``StabilizationOptions/forward``) turned into the world and averaged
@@ -189,7 +190,8 @@ struct Stabilizer {
         guard options.enabled else {
             var posed = stop
             if let f = options.forward, stop.headingUncertainty == nil {
-                posed.pose.heading = ((stop.pose.heading - f).truncatingRemainder(dividingBy: 360) + 360).truncatingRemainder(dividingBy: 360)
+                posed.pose.heading = ((stop.pose.heading - f).truncatingRemainder(dividingBy: 360) + 360)
+                    .truncatingRemainder(dividingBy: 360)
             }
             outputs.append(Output(stop: posed, original: stop, point: point, motion: nil, tone: nil))
             return true
@@ -199,7 +201,7 @@ struct Stabilizer {
             // From the last frame kept: through the stationary frames dropped since.
             motion = carried.map { c in measured.flatMap { c.then($0) } } ?? (dropping ? nil : measured)
             if let m = motion, followsCamera, m.travel == nil, m.parallax < 0.05, m.rotation.angle < 0.3 {
-                stationaryDropped += 1   // the camera has not moved: keep the earlier frame as the reference
+                stationaryDropped += 1 // the camera has not moved: keep the earlier frame as the reference
                 carried = m
                 dropping = true
                 return false
@@ -207,7 +209,8 @@ struct Stabilizer {
             carried = nil
             dropping = false
             if let m = motion, let before = analysed.last?.stop ?? smoothing.last?.stop ?? oriented.last?.stop,
-               let a = before.headingUncertainty, let b = stop.headingUncertainty {
+                let a = before.headingUncertainty, let b = stop.headingUncertainty
+            {
                 let expected = angleDifference(from: before.pose.heading, to: stop.pose.heading)
                 let limit = max(5, 4 * (a * a + b * b + m.uncertainty * m.uncertainty).squareRoot())
                 if abs(angleDifference(from: expected, to: m.yawPitchRoll.yaw)) > limit { motion = nil }
@@ -292,7 +295,8 @@ struct Stabilizer {
         //    heading.
         while let entry = analysed.first {
             let hasNext = analysed.count > (followsCamera ? consensusWindow + 1 : 1)
-            let trackReady = !followsCamera || !positionsKnown
+            let trackReady =
+                !followsCamera || !positionsKnown
                 || track.last.map { $0.distance(to: entry.stop.position) >= 50 } ?? false
             guard ended || (hasNext && trackReady) else { break }
             analysed.removeFirst()
@@ -318,7 +322,9 @@ struct Stabilizer {
             oriented.append(e)
         }
         // 3. Out, once the travel window around a frame is oriented.
-        while nextOut < oriented.count, ended && smoothing.isEmpty && analysed.isEmpty || nextOut + travelWindow < oriented.count {
+        while nextOut < oriented.count,
+            ended && smoothing.isEmpty && analysed.isEmpty || nextOut + travelWindow < oriented.count
+        {
             outputs.append(output(nextOut))
             nextOut += 1
             if nextOut > travelWindow {
@@ -331,7 +337,8 @@ struct Stabilizer {
     /// The direction of travel in `e`'s picture that the frames around it agree on: theirs (up to
     /// ``consensusWindow`` either side: the later ones `analysed`'s first, `e` just taken off it; the earlier
     /// ones ``recent``) turned into `e`'s frame by the rotations measured between them (a chain broken where one
-    /// was not measured), and of those the mean of the ones within 6° of their medoid (the one nearest all the others). One pair's focus of expansion is off by a few degrees,
+    /// was not measured), and of those the mean of the ones within 6° of their medoid (the one nearest all the others).
+    /// One pair's focus of expansion is off by a few degrees,
     /// now and then by tens (other vehicles, a featureless stretch); the rotations between frames are good to a
     /// tenth of a degree, so their neighbours' outvote it. Nil when no frame in the window has one.
     private func consensusTravel(_ e: Entry) -> SIMD3<Double>? {
@@ -383,13 +390,16 @@ struct Stabilizer {
                 let given = options.forward != nil
                 // One standard deviation (degrees) of the frame's own pair's direction, for the elevation's.
                 let measured = given ? nil : e.consensus.map { _ in e.travelUncertainty ?? 10 }
-                headings.append(.init(direction: v, heading: bearing, sigma: given ? 5 : 10, gate: given ? nil : 25,
-                                      elevation: measured == nil ? nil : 0, elevationSigma: max(2.5, 3 * (measured ?? 0))))
+                headings.append(
+                    .init(
+                        direction: v, heading: bearing, sigma: given ? 5 : 10, gate: given ? nil : 25,
+                        elevation: measured == nil ? nil : 0, elevationSigma: max(2.5, 3 * (measured ?? 0))))
                 e.sources.append("track")
             }
         } else if !followsCamera, positionsKnown, e.stop.headingUncertainty == nil, let v = e.travel,
-                  index - trackStart + 1 < track.count, case let next = track[index - trackStart + 1],
-                  e.stop.position.distance(to: next) >= 5 {
+            index - trackStart + 1 < track.count, case let next = track[index - trackStart + 1],
+            e.stop.position.distance(to: next) >= 5
+        {
             // A panorama whose source knows no heading on a planned route (a Panoramax picture without
             // view:azimuth): the direction of travel measured in its picture towards the next frame's panorama is
             // the bearing to where that one was taken (their positions a few metres off, hence the spread).
@@ -405,8 +415,9 @@ struct Stabilizer {
         }
         if e.motion != nil { e.sources.append("pixels") }
         let level = e.stop.levelUncertainty
-        return .init(motion: e.motion, headings: headings, tilt: level == nil ? 0 : e.stop.pose.tilt,
-                     roll: level == nil ? 0 : e.stop.pose.roll, levelSigma: level ?? 3)
+        return .init(
+            motion: e.motion, headings: headings, tilt: level == nil ? 0 : e.stop.pose.tilt,
+            roll: level == nil ? 0 : e.stop.pose.roll, levelSigma: level ?? 3)
     }
 
     private func output(_ k: Int) -> Output {
@@ -415,7 +426,7 @@ struct Stabilizer {
         let (yaw, pitch, roll) = r.yawPitchRoll
         var travel = e.stop.routePoint.heading
         if let bearing = e.trackBearing {
-            travel = bearing   // a camera's own track: the way it went
+            travel = bearing // a camera's own track: the way it went
         } else if followsCamera || options.forward != nil {
             let window = oriented[max(0, k - travelWindow)...min(oriented.count - 1, k + travelWindow)]
             let level = window.compactMap(\.worldTravel).map { SIMD2($0.x, $0.z) }.filter { ($0 * $0).sum() > 1e-6 }
@@ -434,10 +445,11 @@ struct Stabilizer {
         stop.routePoint.heading = travel
         // Recorded to 1/10 000 of a degree (the render uses the pose itself).
         func fixed(_ v: Double) -> Double { (v * 10_000).rounded() / 10_000 }
-        stop.orientation = FrameOrientation(pano: stop.panoramaID, heading: fixed(normalizeDegrees(yaw)), tilt: fixed(pitch), roll: fixed(roll),
-                                            sourceHeading: fixed(e.stop.pose.heading),
-                                            from: e.sources.isEmpty ? "neighbours" : e.sources.joined(separator: "+"),
-                                            travel: fixed(travel), toneGains: e.tone.map { [fixed($0.gains.x), fixed($0.gains.y), fixed($0.gains.z)] })
+        stop.orientation = FrameOrientation(
+            pano: stop.panoramaID, heading: fixed(normalizeDegrees(yaw)), tilt: fixed(pitch), roll: fixed(roll),
+            sourceHeading: fixed(e.stop.pose.heading),
+            from: e.sources.isEmpty ? "neighbours" : e.sources.joined(separator: "+"),
+            travel: fixed(travel), toneGains: e.tone.map { [fixed($0.gains.x), fixed($0.gains.y), fixed($0.gains.z)] })
         return Output(stop: stop, original: e.stop, point: e.point, motion: e.motion, tone: e.tone)
     }
 }

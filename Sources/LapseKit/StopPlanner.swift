@@ -70,15 +70,18 @@ struct StopPlanner {
     /// The share of the last motion measured that each stop took.
     private var lastShare: PairMotion?
 
-    init(feed: any PanoramaFeed, path: CameraPath, stabilization: StabilizationOptions, progress: ProgressHandler?,
-         recordsReport: Bool = false) {
+    init(
+        feed: any PanoramaFeed, path: CameraPath, stabilization: StabilizationOptions, progress: ProgressHandler?,
+        recordsReport: Bool = false
+    ) {
         self.feed = feed
         if recordsReport { report = HyperlapseReport(positionsKnown: feed.positionsKnown, pointUnit: feed.pointUnit) }
         self.path = path
         self.progress = progress
         var options = stabilization
         if feed.continuousCapture { options.toneMatch = false }
-        stabilizer = Stabilizer(options: options, followsCamera: feed.followsCamera, positionsKnown: feed.positionsKnown)
+        stabilizer = Stabilizer(
+            options: options, followsCamera: feed.followsCamera, positionsKnown: feed.positionsKnown)
     }
 
     /// What the stabilisation found (nil when it was off).
@@ -89,7 +92,8 @@ struct StopPlanner {
             mountLongitude: mount.map { atan2($0.x, $0.z) * 180 / .pi },
             mountLatitude: mount.map { asin(min(1, max(-1, -$0.y))) * 180 / .pi },
             forward: stabilizer.options.forward, pairsMeasured: stabilizer.pairsMeasured,
-            pairsUnmeasured: stabilizer.pairsUnmeasured, analysisStride: max(1, feed.analysisStride), stationaryDropped: stabilizer.stationaryDropped,
+            pairsUnmeasured: stabilizer.pairsUnmeasured, analysisStride: max(1, feed.analysisStride),
+            stationaryDropped: stabilizer.stationaryDropped,
             jitterBefore: .init(sourceJitter), jitterAfter: .init(jitter), toneMatched: stabilizer.toneMatched)
     }
 
@@ -134,7 +138,11 @@ struct StopPlanner {
     private mutating func takeWindow() async throws {
         if inFlight == nil { inFlight = startWindow() }
         guard let task = inFlight else { return }
-        let found = try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+        let found = try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
         inFlight = startWindow()
         let first = pointsLookedUp
         pointsLookedUp += found.count
@@ -156,7 +164,7 @@ struct StopPlanner {
 
     /// Records what point `index` had in the report (when one is kept).
     private mutating func note(_ index: Int, _ stop: HyperlapseStop?, _ status: HyperlapseReport.PointStatus) {
-        let feed = self.feed   // read before the report is mutated in place (exclusive access to self)
+        let feed = self.feed // read before the report is mutated in place (exclusive access to self)
         report?.note(index, stop, status, feed: feed)
     }
 
@@ -227,8 +235,8 @@ struct StopPlanner {
                 case .picture(let k, let picture):
                     pictures[k] = picture
                     received[k] = true
-                    measure(k)       // from the one before
-                    measure(k + 1)   // to the one after, if it came first
+                    measure(k) // from the one before
+                    measure(k + 1) // to the one after, if it came first
                 case .motion(let k, let motion):
                     motions[k] = motion
                 }
@@ -326,13 +334,17 @@ extension HyperlapseReport {
     /// Records what point `index` of `feed` had (and, for a new panorama, the panorama).
     mutating func note(_ index: Int, _ stop: HyperlapseStop?, _ status: PointStatus, feed: any PanoramaFeed) {
         let at = stop?.routePoint.coordinate ?? feed.pointCoordinate(index)
-        points.append(Point(index: index, latitude: at?.latitude ?? 0, longitude: at?.longitude ?? 0, status: status,
-                            pano: stop?.panoramaID))
+        points.append(
+            Point(
+                index: index, latitude: at?.latitude ?? 0, longitude: at?.longitude ?? 0, status: status,
+                pano: stop?.panoramaID))
         if status == .panorama, let stop {
-            panoramas.append(Panorama(
-                id: stop.panoramaID, latitude: stop.position.latitude, longitude: stop.position.longitude,
-                date: stop.panorama?.date, distance: stop.routePoint.coordinate.distance(to: stop.position), point: index,
-                credit: stop.attribution?.credit))
+            panoramas.append(
+                Panorama(
+                    id: stop.panoramaID, latitude: stop.position.latitude, longitude: stop.position.longitude,
+                    date: stop.panorama?.date, distance: stop.routePoint.coordinate.distance(to: stop.position),
+                    point: index,
+                    credit: stop.attribution?.credit))
         }
     }
 }

@@ -95,11 +95,14 @@ public struct VideoJob: Sendable {
     ///   `.cancelled` when the task is cancelled. On any error no file is left at ``output``.
     public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Summary {
         let container = try Self.container(for: output)
-        guard imageDuration > 0, imageDuration.isFinite else { throw LapseError.usage("the image duration must be more than 0 seconds") }
+        guard imageDuration > 0, imageDuration.isFinite else {
+            throw LapseError.usage("the image duration must be more than 0 seconds")
+        }
         guard (1...240).contains(frameRate.value) else { throw LapseError.usage("the frame rate must be 1 to 240 fps") }
         guard (0...51).contains(crf) else { throw LapseError.usage("CRF must be 0 to 51") }
         guard !inputs.isEmpty else { throw LapseError.usage("no input images") }
-        let target = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs.map(\.path) + [audio].compactMap { $0 })
+        let target = try AtomicOutput(
+            path: output, overwrite: overwrite, inputs: inputs.map(\.path) + [audio].compactMap { $0 })
         defer { target.discard() }
 
         // The first valid image decides the default size. Images are decoded at reduced size where the decoder
@@ -113,8 +116,10 @@ public struct VideoJob: Sendable {
             do {
                 first = try DecodedImage(path: inputs[firstIndex].path) { w, h in
                     firstSize = (w, h)
-                    let (fw, fh) = chosen.map { ($0.width, $0.height) } ?? Self.defaultSize(displayWidth: w, displayHeight: h)
-                    return FrameFitter(width: fw, height: fh, mode: fit, background: background).scaledSize(displayWidth: w, displayHeight: h)
+                    let (fw, fh) =
+                        chosen.map { ($0.width, $0.height) } ?? Self.defaultSize(displayWidth: w, displayHeight: h)
+                    return FrameFitter(width: fw, height: fh, mode: fit, background: background).scaledSize(
+                        displayWidth: w, displayHeight: h)
                 }
             } catch let error as LapseError where skipInvalid {
                 warning?("skipped \(error.description)")
@@ -131,8 +136,12 @@ public struct VideoJob: Sendable {
             let full = firstSize ?? (first.fullDisplayWidth, first.fullDisplayHeight)
             (width, height) = Self.defaultSize(displayWidth: full.width, displayHeight: full.height)
             if (width, height) != full {
-                warning?("\(inputs[firstIndex].path) is \(full.width)x\(full.height): the video is \(width & ~1)x\(height & ~1), "
-                         + "the largest frame 4K players take (set a size for another)")
+                warning?(
+                    """
+                    \(inputs[firstIndex].path) is \(full.width)x\(full.height): the video is \
+                    \(width & ~1)x\(height & ~1), 
+                    """
+                        + "the largest frame 4K players take (set a size for another)")
             }
         }
         let evenWidth = max(2, width & ~1), evenHeight = max(2, height & ~1)
@@ -159,17 +168,22 @@ public struct VideoJob: Sendable {
         settings.metadata = ["encoder": "lapse \(lapseVersion)"]
         let videoLength = Double(totalFrames) / frameRate.value
         let audioTrack = try audio.map { try AudioTrack(sources: [.init(location: $0)], duration: videoLength) }
-        let encoder = try VideoEncoder(path: target.temporaryPath, container: container, settings: settings,
-                                       audioTracks: audioTrack.map { [$0] } ?? [])
+        let encoder = try VideoEncoder(
+            path: target.temporaryPath, container: container, settings: settings,
+            audioTracks: audioTrack.map { [$0] } ?? [])
 
         let skip = skipInvalid
         let firstImage = first
         let queue = OrderedWorkQueue(remaining) { i, input in
             do {
-                let image = i == 0 ? firstImage
+                let image =
+                    i == 0
+                    ? firstImage
                     : try DecodedImage(path: input.path) { fitter.scaledSize(displayWidth: $0, displayHeight: $1) }
                 // Straight to the encoder's Y′CbCr when nothing is composited (one conversion, not two).
-                if let picture = try fitter.yuvFrame(for: image) { return Result<EncoderFrame, LapseError>.success(.yuv(picture)) }
+                if let picture = try fitter.yuvFrame(for: image) {
+                    return Result<EncoderFrame, LapseError>.success(.yuv(picture))
+                }
                 return Result<EncoderFrame, LapseError>.success(.rgba(try fitter.frame(for: image)))
             } catch let error as LapseError {
                 if skip { return .failure(error) }
@@ -202,13 +216,15 @@ public struct VideoJob: Sendable {
                 done += count
             }
         }
-        try audioTrack?.write(upTo: encoder.duration, into: encoder)  // the video may be shorter than planned (skipped images)
+        // the video may be shorter than planned (skipped images)
+        try audioTrack?.write(upTo: encoder.duration, into: encoder)
         try encoder.finish()
         try target.commit()
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
-        return Summary(output: output, images: images, skipped: skipped, frames: encoder.framesWritten,
-                       width: evenWidth, height: evenHeight, fps: fps, frameRate: frameRate,
-                       duration: Double(encoder.framesWritten) / frameRate.value, bytes: bytes)
+        return Summary(
+            output: output, images: images, skipped: skipped, frames: encoder.framesWritten,
+            width: evenWidth, height: evenHeight, fps: fps, frameRate: frameRate,
+            duration: Double(encoder.framesWritten) / frameRate.value, bytes: bytes)
     }
 }
 

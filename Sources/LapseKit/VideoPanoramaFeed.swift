@@ -47,36 +47,43 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         self.panoHeading = panoHeading
         let reader = try VideoFrameReader(path)
         guard reader.displayWidth == 2 * reader.displayHeight else {
-            throw LapseError(.invalidInput, path, "not an equirectangular 360° video (\(reader.displayWidth)x\(reader.displayHeight) is not 2:1)")
+            throw LapseError(
+                .invalidInput, path,
+                "not an equirectangular 360° video (\(reader.displayWidth)x\(reader.displayHeight) is not 2:1)")
         }
         let packets = try VideoFrameReader(path).framesFromPackets()
         let frameRate = reader.frameRate ?? 30, yuv = reader.yuvFramesAvailable
-        decoder = SequentialDecoder(reader, yuv: yuv, times: packets?.times,
-                                    wanted: { [step = self.frameStep] in $0 % step == 0 })
+        decoder = SequentialDecoder(
+            reader, yuv: yuv, times: packets?.times,
+            wanted: { [step = self.frameStep] in $0 % step == 0 })
         times = try decoder.frameTimes()
         let small = try VideoFrameReader(path)
         // Frames of 2048·k × 1024·k come as Y′CbCr, at their size, for SphereImage to reduce (no conversion to
         // RGBA); others as RGBA scaled to the analysis size.
-        let analysisYUV = small.yuvFramesAvailable && SphereImage.reducesDirectly(width: small.codedWidth, height: small.codedHeight)
+        let analysisYUV =
+            small.yuvFramesAvailable && SphereImage.reducesDirectly(width: small.codedWidth, height: small.codedHeight)
         if !analysisYUV { small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2) }
         // Analysed at a quarter of the pixels or fewer, where the deblocking filter's edges average out.
         small.skipsLoopFilter = true
         let stride = max(1, Int((frameRate / Double(self.frameStep) / 10).rounded()))
         let step = self.frameStep
         if let reference = packets?.isReference, reference.count == times.count,
-           let stops = Self.referenceStops(reference, frameStep: step, stride: stride) {
+            let stops = Self.referenceStops(reference, frameStep: step, stride: stride)
+        {
             // Only reference frames are decoded for the analysis, and those analysed converted.
             small.skipsNonReferenceFrames = true
             let frames = Set(stops.map { $0 * step })
             analysedStops = Set(stops)
             let gaps = zip(stops.dropFirst(), stops).map { $0 - $1 }.sorted()
             analysisStride = gaps.isEmpty ? stride : gaps[gaps.count / 2]
-            analysisDecoder = SequentialDecoder(small, yuv: analysisYUV, times: times, outputs: reference.indices.filter { reference[$0] },
-                                                wanted: { frames.contains($0) })
+            analysisDecoder = SequentialDecoder(
+                small, yuv: analysisYUV, times: times, outputs: reference.indices.filter { reference[$0] },
+                wanted: { frames.contains($0) })
         } else {
             analysedStops = nil
             analysisStride = stride
-            analysisDecoder = SequentialDecoder(small, yuv: analysisYUV, times: times, wanted: { $0 % (step * stride) == 0 })
+            analysisDecoder = SequentialDecoder(
+                small, yuv: analysisYUV, times: times, wanted: { $0 % (step * stride) == 0 })
         }
     }
 
@@ -93,7 +100,9 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         for n in candidates.dropFirst() where n - picked.last! >= stride { picked.append(n) }
         if let last = candidates.last, last != picked.last! { picked.append(last) }
         // The frames after the last one analysed follow its motion: no more than the stride of them either.
-        guard zip(picked.dropFirst(), picked).allSatisfy({ $0 - $1 <= 2 * stride }), stops - 1 - picked.last! <= 2 * stride else {
+        guard zip(picked.dropFirst(), picked).allSatisfy({ $0 - $1 <= 2 * stride }),
+            stops - 1 - picked.last! <= 2 * stride
+        else {
             return nil
         }
         return picked
@@ -110,10 +119,13 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         let origin = Coordinate(uncheckedLatitude: 0, longitude: 0)
         let attribution = Attribution(source: (path as NSString).lastPathComponent)
         return range.map { n in
-            let point = RoutePoint(coordinate: origin, distanceAlongRoute: Double(n), heading: normalizeDegrees(panoHeading))
-            // The frame number makes the id unique (two frames may share a timestamp; stops with equal ids are dropped).
-            return HyperlapseStop(panoramaID: String(format: "frame %d (t=%.3f)", n * frameStep, times[n * frameStep]), routePoint: point,
-                                  pose: PanoramaPose(heading: panoHeading), attribution: attribution)
+            let point = RoutePoint(
+                coordinate: origin, distanceAlongRoute: Double(n), heading: normalizeDegrees(panoHeading))
+            // The frame number makes the id unique (two frames may share a timestamp; stops with equal ids are
+            // dropped).
+            return HyperlapseStop(
+                panoramaID: String(format: "frame %d (t=%.3f)", n * frameStep, times[n * frameStep]), routePoint: point,
+                pose: PanoramaPose(heading: panoHeading), attribution: attribution)
         }
     }
 
@@ -218,7 +230,10 @@ final class SequentialDecoder: Sendable {
     ///   - outputs: the frame numbers the reader gives, in order, when it gives only some of them
     ///     (``VideoFrameReader/skipsNonReferenceFrames``); nil: every frame.
     ///   - wanted: which frame numbers will be asked for (the others are decoded and dropped).
-    init(_ reader: sending VideoFrameReader, yuv: Bool, times: [Double]? = nil, outputs: [Int]? = nil, wanted: @escaping @Sendable (Int) -> Bool) {
+    init(
+        _ reader: sending VideoFrameReader, yuv: Bool, times: [Double]? = nil, outputs: [Int]? = nil,
+        wanted: @escaping @Sendable (Int) -> Bool
+    ) {
         name = reader.name
         state = Mutex(State(reader: reader, times: times))
         self.yuv = yuv
@@ -249,13 +264,15 @@ final class SequentialDecoder: Sendable {
     func start(at number: Int) {
         state.withLock { state in
             guard outputs == nil, state.decoded == 0, state.waiting.isEmpty, number > 0, let times = state.times,
-                  number < times.count else { return }
+                number < times.count
+            else { return }
             // A seek lands on the keyframe at or before its time (a tenth of a millisecond past the frame's, so that
             // rounding cannot take it one keyframe back); which frame that is, a reader of its own finds out first.
             let target = times[number] + 1e-4
             guard let probe = try? VideoFrameReader(name), (try? probe.seek(to: target)) != nil,
-                  let landed = try? probe.skipFrame(),
-                  let k = times.firstIndex(where: { abs($0 - landed) < 1e-6 }), k <= number else { return }
+                let landed = try? probe.skipFrame(),
+                let k = times.firstIndex(where: { abs($0 - landed) < 1e-6 }), k <= number
+            else { return }
             do {
                 try state.reader.seek(to: target)
                 state.decoded = k
@@ -269,7 +286,9 @@ final class SequentialDecoder: Sendable {
     /// Frame `number` will not be asked for: it is not kept (nor converted, when not decoded yet).
     func discard(number: Int) {
         state.withLock { state in
-            if state.waiting.removeValue(forKey: number) == nil, number >= state.decoded { state.discarded.insert(number) }
+            if state.waiting.removeValue(forKey: number) == nil, number >= state.decoded {
+                state.discarded.insert(number)
+            }
         }
     }
 
@@ -295,7 +314,11 @@ final class SequentialDecoder: Sendable {
         if outputs != nil {
             state.cursor += 1
             if let time, let times = state.times, number < times.count, abs(times[number] - time) > 1e-3 {
-                throw LapseError(.invalidInput, name, String(format: "frame %d decoded at %.3f s, not at %.3f s as its packet says", number, time, times[number]))
+                throw LapseError(
+                    .invalidInput, name,
+                    String(
+                        format: "frame %d decoded at %.3f s, not at %.3f s as its packet says", number, time,
+                        times[number]))
             }
         }
         state.decoded = number + 1
@@ -316,14 +339,16 @@ final class SequentialDecoder: Sendable {
                     continue
                 }
                 let reader = state.reader
-                let decoded: (Double, Picture)? = yuv ? try reader.nextYUVFrame().map { ($0.time, .yuv($0.frame)) }
+                let decoded: (Double, Picture)? =
+                    yuv
+                    ? try reader.nextYUVFrame().map { ($0.time, .yuv($0.frame)) }
                     : try reader.nextFrame().map { ($0.time, .rgba($0.pixels)) }
                 guard let (time, pixels) = decoded else {
                     throw LapseError(.invalidInput, name, "frame \(number) is past the end of the video")
                 }
                 try advance(&state, past: next, time: time)
                 if next == number { return pixels }
-                state.waiting[next] = pixels   // asked for by a task that is running behind
+                state.waiting[next] = pixels // asked for by a task that is running behind
             }
             if let outputs, !Self.sorted(outputs, contains: number), number <= outputs.last ?? -1 {
                 throw LapseError(.other, name, "frame \(number) is not decoded (not a reference frame)")

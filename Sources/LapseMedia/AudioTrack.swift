@@ -52,8 +52,10 @@ public final class AudioTrack {
     ///   - options: how network sources are opened.
     ///   - bitRate: AAC bit rate in bits per second; default 160 000.
     /// - Throws: ``LapseError`` `.invalidInput` when a source has no audio stream, and what ``MediaInput`` throws.
-    public init(sources: [Source], duration: Double, options: MediaInput.Options = MediaInput.Options(),
-                bitRate: Int = 160_000) throws {
+    public init(
+        sources: [Source], duration: Double, options: MediaInput.Options = MediaInput.Options(),
+        bitRate: Int = 160_000
+    ) throws {
         precondition(!sources.isEmpty, "an audio track needs a source")
         FFmpegLog.quiet()
         self.duration = max(0.001, duration)
@@ -152,8 +154,9 @@ public final class AudioTrack {
         }
         for (i, d) in decoders.enumerated() {
             var src: UnsafeMutablePointer<AVFilterContext>?
-            try ffCheck(avfilter_graph_create_filter(&src, abuffer, "in\(i)", d.abufferArguments, nil, g),
-                        d.displayName, "cannot set up the audio filter")
+            try ffCheck(
+                avfilter_graph_create_filter(&src, abuffer, "in\(i)", d.abufferArguments, nil, g),
+                d.displayName, "cannot set up the audio filter")
             sources.append(src!)
             guard let io = avfilter_inout_alloc() else { throw LapseError(.codec, nil, "out of memory") }
             io.pointee.name = av_strdup("in\(i)")
@@ -163,7 +166,9 @@ public final class AudioTrack {
             outputs = io
         }
         var sinkContext: UnsafeMutablePointer<AVFilterContext>?
-        try ffCheck(avfilter_graph_create_filter(&sinkContext, abuffersink, "out", nil, nil, g), nil, "cannot set up the audio filter")
+        try ffCheck(
+            avfilter_graph_create_filter(&sinkContext, abuffersink, "out", nil, nil, g), nil,
+            "cannot set up the audio filter")
         sink = sinkContext
         guard let sinkIO = avfilter_inout_alloc() else { throw LapseError(.codec, nil, "out of memory") }
         inputs = sinkIO
@@ -172,7 +177,8 @@ public final class AudioTrack {
         sinkIO.pointee.pad_idx = 0
         sinkIO.pointee.next = nil
         let d = String(format: "%.6f", duration)
-        let format = "aresample=\(sampleRate),aformat=sample_fmts=fltp:sample_rates=\(sampleRate):channel_layouts=stereo"
+        let format =
+            "aresample=\(sampleRate),aformat=sample_fmts=fltp:sample_rates=\(sampleRate):channel_layouts=stereo"
         var description = ""
         for i in decoders.indices {
             // Each input begins at its own start (its frames are timed from there): trim the samples before it.
@@ -181,11 +187,13 @@ public final class AudioTrack {
         if decoders.count == 1 {
             description += "[a0]"
         } else {
-            description += decoders.indices.map { "[a\($0)]" }.joined()
+            description +=
+                decoders.indices.map { "[a\($0)]" }.joined()
                 + "amix=inputs=\(decoders.count):duration=longest:dropout_transition=0,"
         }
         description += "apad=whole_dur=\(d),atrim=end=\(d),\(format)[out]"
-        try ffCheck(avfilter_graph_parse_ptr(g, description, &inputs, &outputs, nil), nil, "cannot set up the audio filter")
+        try ffCheck(
+            avfilter_graph_parse_ptr(g, description, &inputs, &outputs, nil), nil, "cannot set up the audio filter")
         try ffCheck(avfilter_graph_config(g, nil), nil, "cannot set up the audio filter")
         av_buffersink_set_frame_size(sinkContext, UInt32(encoder!.pointee.frame_size))
     }
@@ -222,8 +230,9 @@ public final class AudioTrack {
         for (i, d) in decoders.enumerated() where !d.ended {
             any = true
             if let f = try d.nextFrame() {
-                try ffCheck(av_buffersrc_add_frame_flags(sources[i], f.pointer, Int32(AV_BUFFERSRC_FLAG_KEEP_REF)),
-                            d.displayName, "the audio filter refused a frame")
+                try ffCheck(
+                    av_buffersrc_add_frame_flags(sources[i], f.pointer, Int32(AV_BUFFERSRC_FLAG_KEEP_REF)),
+                    d.displayName, "the audio filter refused a frame")
             } else {
                 try ffCheck(av_buffersrc_add_frame_flags(sources[i], nil, 0), d.displayName, "the audio filter failed")
             }
@@ -250,12 +259,16 @@ private final class SourceDecoder {
 
     init(source: AudioTrack.Source, options: MediaInput.Options) throws {
         input = try MediaInput(location: source.location, options: options)
-        guard let a = input.audioStreamIndex else { throw LapseError(.invalidInput, input.displayName, "no audio stream") }
+        guard let a = input.audioStreamIndex else {
+            throw LapseError(.invalidInput, input.displayName, "no audio stream")
+        }
         stream = a
         start = source.start
         clock = StreamClock(input, stream: a)
         let s = input.avStream(a)
-        decoder = try PacketDecoder(parameters: s.pointee.codecpar, name: input.displayName, what: "audio", errorCode: .codec) { c, _ in
+        decoder = try PacketDecoder(
+            parameters: s.pointee.codecpar, name: input.displayName, what: "audio", errorCode: .codec
+        ) { c, _ in
             c.pointee.pkt_timebase = s.pointee.time_base
         }
         if start > 0 { try input.seek(to: start, stream: a) }
@@ -277,16 +290,19 @@ private final class SourceDecoder {
     /// A packet the decoder finds invalid is passed over; other errors throw.
     func nextFrame() throws -> Frame? {
         guard !ended else { return nil }
-        let got = try decoder.receive(into: frame, read: { packet in
-            while try input.read(into: packet) {
-                if Int(packet.pointer.pointee.stream_index) == stream { return true }
-                av_packet_unref(packet.pointer)
-            }
-            return false
-        }, failed: { failure in
-            if case .send(let code, _) = failure, code == lapse_averror_invaliddata() { return }
-            try ffCheck(failure.code, input.displayName, "cannot decode the audio")
-        })
+        let got = try decoder.receive(
+            into: frame,
+            read: { packet in
+                while try input.read(into: packet) {
+                    if Int(packet.pointer.pointee.stream_index) == stream { return true }
+                    av_packet_unref(packet.pointer)
+                }
+                return false
+            },
+            failed: { failure in
+                if case .send(let code, _) = failure, code == lapse_averror_invaliddata() { return }
+                try ffCheck(failure.code, input.displayName, "cannot decode the audio")
+            })
         guard got else { ended = true; return nil }
         let ts = frame.pointer.pointee.best_effort_timestamp
         let t = ts == lapse_nopts_value ? 0 : clock.seconds(ts) - start

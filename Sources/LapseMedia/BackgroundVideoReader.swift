@@ -16,9 +16,13 @@ public final class BackgroundVideoReader: Sendable {
 
     /// Opens `location` on the reader's own thread (see ``VideoFrameReader/init(_:options:)``).
     /// - Throws: as ``VideoFrameReader/init(_:options:)``.
-    public static func open(_ location: String, options: MediaInput.Options = MediaInput.Options()) async throws -> BackgroundVideoReader {
+    public static func open(_ location: String, options: MediaInput.Options = MediaInput.Options()) async throws
+        -> BackgroundVideoReader
+    {
         let queue = BlockingQueue(label: "lapse.video-reader")
-        return try await queue.run { BackgroundVideoReader(try VideoFrameReader(location, options: options), queue: queue) }
+        return try await queue.run {
+            BackgroundVideoReader(try VideoFrameReader(location, options: options), queue: queue)
+        }
     }
 
     /// Runs `body` with the reader on its thread and gives back its result.

@@ -15,11 +15,15 @@ struct AccurateClip {
     let progress: ProgressHandler?
 
     func run() throws -> ClipResult {
-        guard let video = input.videoStreamIndex else { throw LapseError(.invalidInput, input.displayName, "no video stream") }
+        guard let video = input.videoStreamIndex else {
+            throw LapseError(.invalidInput, input.displayName, "no video stream")
+        }
         let stream = input.avStream(video)
         let par = stream.pointee.codecpar.pointee
-        let decoder = try PacketDecoder(parameters: stream.pointee.codecpar, name: input.displayName, what: "video",
-                                  errorCode: .codec) { context, _ in
+        let decoder = try PacketDecoder(
+            parameters: stream.pointee.codecpar, name: input.displayName, what: "video",
+            errorCode: .codec
+        ) { context, _ in
             context.pointee.pkt_timebase = stream.pointee.time_base
             context.pointee.thread_count = 0
         }
@@ -41,26 +45,37 @@ struct AccurateClip {
         switch options.audio {
         case .original:
             if input.audioStreamIndex != nil {
-                track = try AudioTrack(sources: [.init(location: input.location, start: options.start)],
-                                       duration: length, options: options.input)
+                track = try AudioTrack(
+                    sources: [.init(location: input.location, start: options.start)],
+                    duration: length, options: options.input)
             }
         case .none: break
         case .replace(let file):
             track = try AudioTrack(sources: [.init(location: file)], duration: length, options: options.input)
         case .mix(let file):
             var sources: [AudioTrack.Source] = [.init(location: file)]
-            if input.audioStreamIndex != nil { sources.insert(.init(location: input.location, start: options.start), at: 0) }
+            if input.audioStreamIndex != nil {
+                sources.insert(.init(location: input.location, start: options.start), at: 0)
+            }
             track = try AudioTrack(sources: sources, duration: length, options: options.input)
         }
         let audioStream = input.audioStreamIndex.map { input.avStream($0) }
         // Pixels pass through in the source's matrix (only the range may change): describe them as the source does,
         // with BT.601 for untagged standard-definition-style sources as FFmpeg's decoders assume.
         let sourceColour = stream.pointee.codecpar.pointee
-        settings.colour = (sourceColour.color_primaries == AVCOL_PRI_UNSPECIFIED ? (sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_PRI_BT709 : AVCOL_PRI_SMPTE170M) : sourceColour.color_primaries,
-                           sourceColour.color_trc == AVCOL_TRC_UNSPECIFIED ? (sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_TRC_BT709 : AVCOL_TRC_SMPTE170M) : sourceColour.color_trc,
-                           sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M)
-        let encoder = try VideoEncoder(path: path, container: container, settings: settings,
-                                       audio: track.map { [$0.streamParameters] } ?? []) { v, audio in
+        settings.colour = (
+            sourceColour.color_primaries == AVCOL_PRI_UNSPECIFIED
+                ? (sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_PRI_BT709 : AVCOL_PRI_SMPTE170M)
+                : sourceColour.color_primaries,
+            sourceColour.color_trc == AVCOL_TRC_UNSPECIFIED
+                ? (sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_TRC_BT709 : AVCOL_TRC_SMPTE170M)
+                : sourceColour.color_trc,
+            sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M
+        )
+        let encoder = try VideoEncoder(
+            path: path, container: container, settings: settings,
+            audio: track.map { [$0.streamParameters] } ?? []
+        ) { v, audio in
             ClipMuxer.copySideData(from: stream, to: v)
             av_dict_copy(&v.pointee.metadata, stream.pointee.metadata, 0)
             if let audioStream, let a = audio.first {
@@ -78,7 +93,7 @@ struct AccurateClip {
         let scaler = Scaler()
         let yuv = Frame()
         try yuv.allocate(width: width, height: height, format: AV_PIX_FMT_YUV420P)
-        var held: Frame?          // the last frame before the start: shown at the start when no frame falls on it
+        var held: Frame? // the last frame before the start: shown at the start when no frame falls on it
         var written = 0
         var firstTime: Double?
 
@@ -94,11 +109,12 @@ struct AccurateClip {
                 let matrix = src.pointee.colorspace == AVCOL_SPC_BT709 ? SWS_CS_ITU709 : SWS_CS_ITU601
                 try planes.withUnsafeBufferPointer { p in
                     try f.lineSizes.withUnsafeBufferPointer { s in
-                        try scaler.scale(src: p.baseAddress!, srcStrides: s.baseAddress!, srcWidth: f.width, srcHeight: f.height,
-                                         srcFormat: f.format, srcMatrix: matrix,
-                                         srcFullRange: src.pointee.color_range == AVCOL_RANGE_JPEG,
-                                         dst: &dst, dstStrides: &dstStrides, dstWidth: width, dstHeight: height,
-                                         dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: matrix, dstFullRange: false)
+                        try scaler.scale(
+                            src: p.baseAddress!, srcStrides: s.baseAddress!, srcWidth: f.width, srcHeight: f.height,
+                            srcFormat: f.format, srcMatrix: matrix,
+                            srcFullRange: src.pointee.color_range == AVCOL_RANGE_JPEG,
+                            dst: &dst, dstStrides: &dstStrides, dstWidth: width, dstHeight: height,
+                            dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: matrix, dstFullRange: false)
                     }
                 }
                 try encoder.append(yuvFrame: yuv.pointer, pts: pts)
@@ -152,13 +168,16 @@ struct AccurateClip {
             try encode(held, pts: 0)
         }
         guard written > 0 else {
-            throw LapseError(.invalidInput, input.displayName, "no video frames in \(TimeValue.format(options.start))–\(TimeValue.format(options.end))")
+            throw LapseError(
+                .invalidInput, input.displayName,
+                "no video frames in \(TimeValue.format(options.start))–\(TimeValue.format(options.end))")
         }
         if let track { try track.write(upTo: .infinity, into: encoder) }
         try encoder.finish()
-        return ClipResult(start: options.start, end: options.end, keyframeTime: firstTime ?? options.start,
-                          usesEditList: false, duration: length, videoFrames: written,
-                          audioPackets: track?.packetsWritten ?? 0, hasAudio: track != nil, mediaDuration: nil,
-                          bytesRead: input.bytesRead, container: container)
+        return ClipResult(
+            start: options.start, end: options.end, keyframeTime: firstTime ?? options.start,
+            usesEditList: false, duration: length, videoFrames: written,
+            audioPackets: track?.packetsWritten ?? 0, hasAudio: track != nil, mediaDuration: nil,
+            bytesRead: input.bytesRead, container: container)
     }
 }

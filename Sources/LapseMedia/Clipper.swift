@@ -102,11 +102,18 @@ public enum Clipper {
     /// - Returns: what was cut (see ``ClipResult``).
     /// - Throws: ``LapseError``: `.usage` (end not after start, unknown extension), `.notFound` (start at or
     ///   beyond the media's end; the message gives its duration), `.output`, and everything ``MediaInput`` throws.
-    public static func clip(_ location: String, to output: String, options: ClipOptions, overwrite: Bool = false,
-                            progress: ProgressHandler? = nil) throws -> ClipResult {
+    public static func clip(
+        _ location: String, to output: String, options: ClipOptions, overwrite: Bool = false,
+        progress: ProgressHandler? = nil
+    ) throws -> ClipResult {
         guard options.start >= 0, options.start.isFinite else { throw LapseError.usage("the start must be a time ≥ 0") }
         guard options.end > options.start else {
-            throw LapseError.usage("the end (\(TimeValue.format(options.end))) must come after the start (\(TimeValue.format(options.start)))")
+            throw LapseError.usage(
+                """
+                the end (\(TimeValue.format(options.end))) must come after the start \
+                (\(TimeValue.format(options.start)))
+                """
+            )
         }
         let container = try container(for: output)
         var inputs = [location]
@@ -122,28 +129,43 @@ public enum Clipper {
 
         let input = try MediaInput(location: location, options: options.input)
         guard !input.isStillImage else {
-            throw LapseError(.invalidInput, input.displayName, "a still image (\(input.formatName)), not a video to cut")
+            throw LapseError(
+                .invalidInput, input.displayName, "a still image (\(input.formatName)), not a video to cut")
         }
         let duration = input.duration
         if let duration, options.start >= duration - 0.0005 {
-            throw LapseError(.notFound, input.displayName,
-                             "the start \(TimeValue.format(options.start)) is at or beyond the end of the media (its duration is \(TimeValue.format(duration)))")
+            throw LapseError(
+                .notFound, input.displayName,
+                """
+                the start \(TimeValue.format(options.start)) is at or beyond the end of the media (its duration \
+                is \(TimeValue.format(duration)))
+                """
+            )
         }
         var range = options
         if let duration { range.end = min(options.end, duration) }
         do {
             var result: ClipResult
             if options.accurate {
-                result = try AccurateClip(input: input, options: range, container: container,
-                                          path: target.temporaryPath, progress: progress).run()
+                result = try AccurateClip(
+                    input: input, options: range, container: container,
+                    path: target.temporaryPath, progress: progress
+                ).run()
             } else {
-                result = try StreamCopyClip(input: input, options: range, container: container,
-                                            path: target.temporaryPath, progress: progress).run()
+                result = try StreamCopyClip(
+                    input: input, options: range, container: container,
+                    path: target.temporaryPath, progress: progress
+                ).run()
             }
             result.mediaDuration = duration
             if container == "matroska", let rotation = input.videoStream?.rotation, rotation != 0 {
                 // FFmpeg 5.1's Matroska muxer writes no display matrix.
-                result.warnings.append("the input is rotated \(Int(rotation))° but Matroska cannot store that: players will show it sideways (use .mp4 or .mov to keep it)")
+                result.warnings.append(
+                    """
+                    the input is rotated \(Int(rotation))° but Matroska cannot store that: players will show it \
+                    sideways (use .mp4 or .mov to keep it)
+                    """
+                )
             }
             try target.commit()
             return result
@@ -168,7 +190,9 @@ final class ClipMuxer {
         self.path = path
         self.container = container
         var oc: UnsafeMutablePointer<AVFormatContext>?
-        try ffCheck(avformat_alloc_output_context2(&oc, nil, container, path), path, "cannot create a \(container) file", as: .output)
+        try ffCheck(
+            avformat_alloc_output_context2(&oc, nil, container, path), path, "cannot create a \(container) file",
+            as: .output)
         context = oc
     }
 
@@ -183,8 +207,12 @@ final class ClipMuxer {
     /// Adds a stream with `input`'s codec parameters, time base, metadata (language…), disposition and
     /// side data (display matrix…). Returns the output stream's index.
     func addStream(copying input: UnsafeMutablePointer<AVStream>) throws -> Int {
-        guard let context, let s = avformat_new_stream(context, nil) else { throw LapseError(.codec, path, "out of memory") }
-        try ffCheck(avcodec_parameters_copy(s.pointee.codecpar, input.pointee.codecpar), path, "cannot copy the stream parameters")
+        guard let context, let s = avformat_new_stream(context, nil) else {
+            throw LapseError(.codec, path, "out of memory")
+        }
+        try ffCheck(
+            avcodec_parameters_copy(s.pointee.codecpar, input.pointee.codecpar), path,
+            "cannot copy the stream parameters")
         s.pointee.codecpar.pointee.codec_tag = 0
         s.pointee.time_base = input.pointee.time_base
         s.pointee.avg_frame_rate = input.pointee.avg_frame_rate
@@ -196,9 +224,13 @@ final class ClipMuxer {
     }
 
     /// Adds a stream with the given codec parameters and time base. Returns its index.
-    func addStream(parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational,
-                           language: String? = nil) throws -> Int {
-        guard let context, let s = avformat_new_stream(context, nil) else { throw LapseError(.codec, path, "out of memory") }
+    func addStream(
+        parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational,
+        language: String? = nil
+    ) throws -> Int {
+        guard let context, let s = avformat_new_stream(context, nil) else {
+            throw LapseError(.codec, path, "out of memory")
+        }
         try ffCheck(avcodec_parameters_copy(s.pointee.codecpar, parameters), path, "cannot copy the stream parameters")
         s.pointee.codecpar.pointee.codec_tag = 0
         s.pointee.time_base = timeBase
@@ -224,7 +256,9 @@ final class ClipMuxer {
     /// Sets the container metadata (`title`, `copyright`, `comment`…); call before ``writeHeader()``.
     func setMetadata(_ metadata: [String: String]) {
         guard let context else { return }
-        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { av_dict_set(&context.pointee.metadata, key, value, 0) }
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            av_dict_set(&context.pointee.metadata, key, value, 0)
+        }
     }
 
     /// The time base of output stream `index` (valid after ``writeHeader()``, which may change it).
@@ -234,7 +268,8 @@ final class ClipMuxer {
     func writeHeader() throws {
         guard let context else { return }
         if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
-            try ffCheck(avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE), path, "cannot create the file", as: .output)
+            try ffCheck(
+                avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE), path, "cannot create the file", as: .output)
         }
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
@@ -302,23 +337,23 @@ extension MediaInput {
                     let isKey = p.pointer.pointee.flags & AV_PKT_FLAG_KEY != 0
                     if isKey, pts != lapse_nopts_value {
                         var t = clock.seconds(pts)
-                        if abs(t) < 1e-9 { t = 0 }  // rounding noise, printed as -0.000 otherwise
+                        if abs(t) < 1e-9 { t = 0 } // rounding noise, printed as -0.000 otherwise
                         if firstKeyframe == nil { firstKeyframe = t }
                         if t <= start + 1e-6 {
                             keyframe = t
                             // Video from an earlier keyframe is not needed; other streams are filtered by time later.
                             buffer.removeAll { Int($0.pointer.pointee.stream_index) == video }
                         } else if keyframe == nil {
-                            break  // the first keyframe found is already past the start: seek earlier
+                            break // the first keyframe found is already past the start: seek earlier
                         }
                     }
-                    if keyframe == nil { continue }  // video before the first usable keyframe
+                    if keyframe == nil { continue } // video before the first usable keyframe
                     buffer.append(p)
                     // Later keyframes all have dts ≥ this one's: none at or before `start` can follow.
                     if dts != lapse_nopts_value, clock.seconds(dts) > start + 1e-6 { break }
                     continue
                 }
-                buffer.append(p)  // other streams: kept, filtered by time later
+                buffer.append(p) // other streams: kept, filtered by time later
             }
             if let keyframe {
                 return (buffer, keyframe)
@@ -366,7 +401,9 @@ struct StreamCopyClip {
     let progress: ProgressHandler?
 
     func run() throws -> ClipResult {
-        guard let video = input.videoStreamIndex else { throw LapseError(.invalidInput, input.displayName, "no video stream") }
+        guard let video = input.videoStreamIndex else {
+            throw LapseError(.invalidInput, input.displayName, "no video stream")
+        }
         let muxer = try ClipMuxer(path: path, container: container)
         let outVideo = try muxer.addStream(copying: input.avStream(video))
         let copyAudio = options.audio == .original ? input.audioStreamIndex : nil
@@ -393,8 +430,9 @@ struct StreamCopyClip {
         default: break
         }
         if let track {
-            outTrack = try muxer.addStream(parameters: track.parameters, timeBase: track.timeBase,
-                                           language: input.audioStream?.language)
+            outTrack = try muxer.addStream(
+                parameters: track.parameters, timeBase: track.timeBase,
+                language: input.audioStream?.language)
         }
         try muxer.writeHeader()
 
@@ -407,13 +445,13 @@ struct StreamCopyClip {
         let aShift = aClock?.ticks(zero) ?? 0
         let aEnd = aClock?.ticks(options.end) ?? 0
         // Audio: keep one packet before the start as decoder pre-roll (hidden by the edit list).
-        let aFrom = aClock?.ticks(max(editList ? options.start - 0.05 : keyframeTime, 0) ) ?? 0
+        let aFrom = aClock?.ticks(max(editList ? options.start - 0.05 : keyframeTime, 0)) ?? 0
         let aInTB = copyAudio.map { input.avStream($0).pointee.time_base } ?? AVRational(num: 1, den: 1)
         let aOutTB = outAudio.map { muxer.timeBase($0) } ?? AVRational(num: 1, den: 1)
 
         var videoDone = false
         var audioDone = copyAudio == nil
-        var trailing: [Packet] = []  // video packets past the end, kept until we know whether a frame needs them
+        var trailing: [Packet] = [] // video packets past the end, kept until we know whether a frame needs them
         var videoFrames = 0, audioPackets = 0, hiddenFrames = 0, framesPastEnd = 0
         let expected = max(1, Int(((options.end - keyframeTime) * (input.videoStream?.frameRate ?? 30)).rounded()))
 
@@ -427,7 +465,8 @@ struct StreamCopyClip {
             pk.pointee.pos = -1
             try muxer.write(pk)
             videoFrames += 1
-            progress?(ProgressEvent(stage: "clip", completed: min(videoFrames, expected), total: expected, unit: "frames"))
+            progress?(
+                ProgressEvent(stage: "clip", completed: min(videoFrames, expected), total: expected, unit: "frames"))
         }
 
         func handle(_ p: Packet) throws {
@@ -447,7 +486,7 @@ struct StreamCopyClip {
                     trailing.append(p)
                     return
                 }
-                for t in trailing { try writeVideo(t) }  // a reference of this in-range frame
+                for t in trailing { try writeVideo(t) } // a reference of this in-range frame
                 framesPastEnd += trailing.count
                 trailing.removeAll()
                 try writeVideo(p)
@@ -458,7 +497,11 @@ struct StreamCopyClip {
                 if pts >= aEnd { audioDone = true; return }
                 if pts + max(pk.pointee.duration, 0) <= aFrom { return }
                 pk.pointee.pts = pts - aShift
-                if pk.pointee.dts != lapse_nopts_value { pk.pointee.dts -= aShift } else { pk.pointee.dts = pk.pointee.pts }
+                if pk.pointee.dts != lapse_nopts_value {
+                    pk.pointee.dts -= aShift
+                } else {
+                    pk.pointee.dts = pk.pointee.pts
+                }
                 av_packet_rescale_ts(pk, aInTB, aOutTB)
                 pk.pointee.stream_index = Int32(outAudio)
                 pk.pointee.pos = -1
@@ -484,13 +527,16 @@ struct StreamCopyClip {
         // Frames past the end kept as references of the last ones: the edit list ends at the cut, hiding them.
         if editList && framesPastEnd > 0 { try MP4EditList.trimVideo(path, to: options.end - zero) }
         guard videoFrames > 0 else {
-            throw LapseError(.invalidInput, input.displayName, "no video frames in \(TimeValue.format(options.start))–\(TimeValue.format(options.end))")
+            throw LapseError(
+                .invalidInput, input.displayName,
+                "no video frames in \(TimeValue.format(options.start))–\(TimeValue.format(options.end))")
         }
-        var result = ClipResult(start: options.start, end: options.end, keyframeTime: keyframeTime, usesEditList: editList,
-                                duration: options.end - zero, videoFrames: videoFrames,
-                                audioPackets: track?.packetsWritten ?? audioPackets,
-                                hasAudio: outAudio != nil || outTrack != nil, mediaDuration: nil,
-                                bytesRead: input.bytesRead, container: container)
+        var result = ClipResult(
+            start: options.start, end: options.end, keyframeTime: keyframeTime, usesEditList: editList,
+            duration: options.end - zero, videoFrames: videoFrames,
+            audioPackets: track?.packetsWritten ?? audioPackets,
+            hasAudio: outAudio != nil || outTrack != nil, mediaDuration: nil,
+            bytesRead: input.bytesRead, container: container)
         result.hiddenFrames = hiddenFrames
         return result
     }

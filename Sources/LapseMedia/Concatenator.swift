@@ -38,13 +38,16 @@ public enum Concatenator {
     /// - Throws: ``LapseError``: `.usage` (fewer than two inputs, an unknown extension), `.invalidInput` naming the
     ///   input whose streams differ from the first input's (and how), or that cannot be read or starts with frames
     ///   hidden by an edit list (a cut by stream copy, which cannot be joined without re-encoding), `.output`.
-    public static func concat(_ inputs: [String], to output: String, metadata: [String: String]? = nil,
-                              overwrite: Bool = false, progress: ProgressHandler? = nil) throws -> ConcatResult {
+    public static func concat(
+        _ inputs: [String], to output: String, metadata: [String: String]? = nil,
+        overwrite: Bool = false, progress: ProgressHandler? = nil
+    ) throws -> ConcatResult {
         guard inputs.count >= 2 else { throw LapseError.usage("give at least two videos to join") }
         let container = try Clipper.container(for: output)
         let target = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs)
         do {
-            let result = try join(inputs, path: target.temporaryPath, container: container, metadata: metadata, progress: progress)
+            let result = try join(
+                inputs, path: target.temporaryPath, container: container, metadata: metadata, progress: progress)
             try target.commit()
             return result
         } catch {
@@ -67,8 +70,10 @@ public enum Concatenator {
         input.streams.filter { [.video, .audio, .subtitle].contains($0.kind) && !$0.isAttachedPicture }.map(\.index)
     }
 
-    private static func join(_ paths: [String], path: String, container: String, metadata: [String: String]?,
-                             progress: ProgressHandler?) throws -> ConcatResult {
+    private static func join(
+        _ paths: [String], path: String, container: String, metadata: [String: String]?,
+        progress: ProgressHandler?
+    ) throws -> ConcatResult {
         var options = MediaInput.Options()
         options.requireVideo = true
         // Every input is opened (and checked against the first) before anything is written.
@@ -78,13 +83,23 @@ public enum Concatenator {
         for input in inputs.dropFirst() {
             let streams = copiedStreams(of: input)
             guard streams.count == layout.count else {
-                throw LapseError(.invalidInput, input.displayName,
-                                 "cannot be joined to \(first.displayName): it has \(streams.count) streams to join, \(first.displayName) has \(layout.count)")
+                throw LapseError(
+                    .invalidInput, input.displayName,
+                    """
+                    cannot be joined to \(first.displayName): it has \(streams.count) streams to join, \
+                    \(first.displayName) has \(layout.count)
+                    """
+                )
             }
             for (a, b) in zip(layout, streams) {
                 if let difference = difference(first.avStream(a).pointee.codecpar, input.avStream(b).pointee.codecpar) {
-                    throw LapseError(.invalidInput, input.displayName,
-                                     "cannot be joined to \(first.displayName) by stream copy: \(difference) (render every part with the same settings)")
+                    throw LapseError(
+                        .invalidInput, input.displayName,
+                        """
+                        cannot be joined to \(first.displayName) by stream copy: \(difference) (render every part \
+                        with the same settings)
+                        """
+                    )
                 }
             }
         }
@@ -95,7 +110,7 @@ public enum Concatenator {
         try muxer.writeHeader()
 
         let packet = Packet()
-        var offset = 0.0                       // seconds: where the current input starts in the output
+        var offset = 0.0 // seconds: where the current input starts in the output
         var lastDTS = [Int64](repeating: Int64.min, count: layout.count)
         var videoFrames = 0, packets = 0
         var durations: [Double] = []
@@ -109,8 +124,13 @@ public enum Concatenator {
             // parts before it is out of order (or another job's).
             let frame = 1 / (input.videoStream?.frameRate ?? 30)
             if origin >= frame - 1e-6, abs(origin - offset) > frame / 2 {
-                throw LapseError(.invalidInput, input.displayName,
-                                 "starts at \(TimeValue.format(origin)) of its video, but the inputs before it end at \(TimeValue.format(offset)): give the parts in order, every one")
+                throw LapseError(
+                    .invalidInput, input.displayName,
+                    """
+                    starts at \(TimeValue.format(origin)) of its video, but the inputs before it end at \
+                    \(TimeValue.format(offset)): give the parts in order, every one
+                    """
+                )
             }
             var end = origin
             while try input.read(into: packet) {
@@ -123,8 +143,13 @@ public enum Concatenator {
                     // Audio an edit list hides is the encoder's priming: left out. Hidden video frames are a cut by
                     // stream copy, which would show twice.
                     guard k != videoSlot else {
-                        throw LapseError(.invalidInput, input.displayName,
-                                         "starts with frames an edit list hides (a cut made by stream copy): it cannot be joined without re-encoding")
+                        throw LapseError(
+                            .invalidInput, input.displayName,
+                            """
+                            starts with frames an edit list hides (a cut made by stream copy): it cannot be \
+                            joined without re-encoding
+                            """
+                        )
                     }
                     continue
                 }
@@ -141,7 +166,9 @@ public enum Concatenator {
                 // Decoding order stays strictly increasing across the joins.
                 if p.pointee.dts != lapse_nopts_value {
                     if p.pointee.dts <= lastDTS[k] { p.pointee.dts = lastDTS[k] + 1 }
-                    if p.pointee.pts != lapse_nopts_value, p.pointee.pts < p.pointee.dts { p.pointee.pts = p.pointee.dts }
+                    if p.pointee.pts != lapse_nopts_value, p.pointee.pts < p.pointee.dts {
+                        p.pointee.pts = p.pointee.dts
+                    }
                     lastDTS[k] = p.pointee.dts
                 }
                 p.pointee.stream_index = Int32(outputStreams[k])
@@ -155,8 +182,9 @@ public enum Concatenator {
             progress?(ProgressEvent(stage: "concat", completed: n + 1, total: inputs.count, unit: "inputs"))
         }
         try muxer.finish()
-        return ConcatResult(videoFrames: videoFrames, packets: packets, duration: offset, inputDurations: durations,
-                            inputMetadata: inputs.map(containerMetadata), container: container)
+        return ConcatResult(
+            videoFrames: videoFrames, packets: packets, duration: offset, inputDurations: durations,
+            inputMetadata: inputs.map(containerMetadata), container: container)
     }
 
     /// The earliest start (first presentation time) of `streams`, seconds in the input's timeline; 0 when the
@@ -164,21 +192,30 @@ public enum Concatenator {
     private static func firstPresentationTime(of input: MediaInput, streams: [Int]) -> Double {
         let starts = streams.compactMap { i -> Double? in
             let s = input.avStream(i)
-            return s.pointee.start_time == lapse_nopts_value ? nil : Double(s.pointee.start_time) * av_q2d(s.pointee.time_base)
+            return s.pointee.start_time == lapse_nopts_value
+                ? nil : Double(s.pointee.start_time) * av_q2d(s.pointee.time_base)
         }
         return starts.min() ?? 0
     }
 
     /// How two streams' codec parameters differ in a way a decoder would notice, or nil.
-    static func difference(_ a: UnsafeMutablePointer<AVCodecParameters>, _ b: UnsafeMutablePointer<AVCodecParameters>) -> String? {
+    static func difference(_ a: UnsafeMutablePointer<AVCodecParameters>, _ b: UnsafeMutablePointer<AVCodecParameters>)
+        -> String?
+    {
         let x = a.pointee, y = b.pointee
         func codec(_ p: AVCodecParameters) -> String { String(cString: avcodec_get_name(p.codec_id)) }
         if x.codec_type != y.codec_type { return "its streams are of other kinds" }
         if x.codec_id != y.codec_id { return "its codec is \(codec(y)), not \(codec(x))" }
         if x.codec_type == AVMEDIA_TYPE_VIDEO {
-            if x.width != y.width || x.height != y.height { return "its video is \(y.width)x\(y.height), not \(x.width)x\(x.height)" }
+            if x.width != y.width || x.height != y.height {
+                return "its video is \(y.width)x\(y.height), not \(x.width)x\(x.height)"
+            }
             if x.format != y.format {
-                return "its pixel format is \(Scaler.name(AVPixelFormat(rawValue: y.format))), not \(Scaler.name(AVPixelFormat(rawValue: x.format)))"
+                return
+                    """
+                    its pixel format is \(Scaler.name(AVPixelFormat(rawValue: y.format))), not \
+                    \(Scaler.name(AVPixelFormat(rawValue: x.format)))
+                    """
             }
         }
         if x.codec_type == AVMEDIA_TYPE_AUDIO {
@@ -188,7 +225,8 @@ public enum Concatenator {
             }
         }
         if x.profile != y.profile { return "its \(codec(y)) profile differs" }
-        let same = x.extradata_size == y.extradata_size
+        let same =
+            x.extradata_size == y.extradata_size
             && (x.extradata_size == 0 || memcmp(x.extradata, y.extradata, Int(x.extradata_size)) == 0)
         if !same { return "its \(codec(y)) decoder configuration (extradata: the encoder's settings) differs" }
         return nil

@@ -18,7 +18,8 @@ func ffmpegMessage(_ code: Int32) -> String {
 ///   - subject: what the call was about (a path, a redacted URL).
 ///   - doing: what was being done, e.g. "cannot open the encoder".
 @discardableResult
-func ffCheck(_ code: Int32, _ subject: String?, _ doing: String, as errorCode: LapseError.Code = .codec) throws -> Int32 {
+func ffCheck(_ code: Int32, _ subject: String?, _ doing: String, as errorCode: LapseError.Code = .codec) throws -> Int32
+{
     if code < 0 {
         if code == lapse_averror_exit() { throw LapseError(.cancelled, subject, "cancelled") }
         throw LapseError(errorCode, subject, "\(doing): \(ffmpegMessage(code))", cause: .ffmpeg(code))
@@ -29,8 +30,10 @@ func ffCheck(_ code: Int32, _ subject: String?, _ doing: String, as errorCode: L
 /// Silences FFmpeg's own logging, once per process, unless a level was chosen first (``level(named:)``, which
 /// `lapse` calls with `LAPSE_FFMPEG_LOG`): Lapse reports failures itself, as one line each.
 enum FFmpegLog {
-    static let levels = ["quiet": AV_LOG_QUIET, "error": AV_LOG_ERROR, "warning": AV_LOG_WARNING,
-                         "info": AV_LOG_INFO, "verbose": AV_LOG_VERBOSE, "debug": AV_LOG_DEBUG]
+    static let levels = [
+        "quiet": AV_LOG_QUIET, "error": AV_LOG_ERROR, "warning": AV_LOG_WARNING,
+        "info": AV_LOG_INFO, "verbose": AV_LOG_VERBOSE, "debug": AV_LOG_DEBUG
+    ]
     private static let chosen = Mutex<Int32?>(nil)
     private static let once: Void = { av_log_set_level(chosen.withLock { $0 } ?? AV_LOG_QUIET) }()
     static func quiet() { _ = once }
@@ -112,26 +115,37 @@ final class Scaler: @unchecked Sendable {
     func scale(
         src: UnsafePointer<UnsafePointer<UInt8>?>, srcStrides: UnsafePointer<Int32>, srcWidth: Int, srcHeight: Int,
         srcFormat: AVPixelFormat, srcMatrix: Int32 = SWS_CS_ITU709, srcFullRange: Bool = true,
-        dst: UnsafePointer<UnsafeMutablePointer<UInt8>?>, dstStrides: UnsafePointer<Int32>, dstWidth: Int, dstHeight: Int,
+        dst: UnsafePointer<UnsafeMutablePointer<UInt8>?>, dstStrides: UnsafePointer<Int32>, dstWidth: Int,
+        dstHeight: Int,
         dstFormat: AVPixelFormat, dstMatrix: Int32 = SWS_CS_ITU709, dstFullRange: Bool = false,
         flags: Int32 = SWS_BICUBIC, accurate: Bool = true
     ) throws {
-        let k: [Int32] = [Int32(srcWidth), Int32(srcHeight), srcFormat.rawValue, srcMatrix, srcFullRange ? 1 : 0,
-                          Int32(dstWidth), Int32(dstHeight), dstFormat.rawValue, dstMatrix, dstFullRange ? 1 : 0, flags,
-                          accurate ? 1 : 0]
+        let k: [Int32] = [
+            Int32(srcWidth), Int32(srcHeight), srcFormat.rawValue, srcMatrix, srcFullRange ? 1 : 0,
+            Int32(dstWidth), Int32(dstHeight), dstFormat.rawValue, dstMatrix, dstFullRange ? 1 : 0, flags,
+            accurate ? 1 : 0
+        ]
         if k != key || context == nil {
             sws_freeContext(context)
-            context = sws_getContext(Int32(srcWidth), Int32(srcHeight), srcFormat, Int32(dstWidth), Int32(dstHeight),
-                                     dstFormat, accurate ? flags | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP : flags,
-                                     nil, nil, nil)
+            context = sws_getContext(
+                Int32(srcWidth), Int32(srcHeight), srcFormat, Int32(dstWidth), Int32(dstHeight),
+                dstFormat, accurate ? flags | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP : flags,
+                nil, nil, nil)
             guard let context else {
-                throw LapseError(.codec, nil, "cannot convert \(Self.name(srcFormat)) \(srcWidth)x\(srcHeight) to \(Self.name(dstFormat)) \(dstWidth)x\(dstHeight)")
+                throw LapseError(
+                    .codec, nil,
+                    """
+                    cannot convert \(Self.name(srcFormat)) \(srcWidth)x\(srcHeight) to \(Self.name(dstFormat)) \
+                    \(dstWidth)x\(dstHeight)
+                    """
+                )
             }
             // sws_setColorspaceDetails: table for the YUV side(s), range flags, brightness/contrast/saturation.
             let srcTable = sws_getCoefficients(srcMatrix)
             let dstTable = sws_getCoefficients(dstMatrix)
-            sws_setColorspaceDetails(context, srcTable, srcFullRange ? 1 : 0, dstTable, dstFullRange ? 1 : 0,
-                                     0, 1 << 16, 1 << 16)
+            sws_setColorspaceDetails(
+                context, srcTable, srcFullRange ? 1 : 0, dstTable, dstFullRange ? 1 : 0,
+                0, 1 << 16, 1 << 16)
             key = k
         }
         let h = sws_scale(context, src, srcStrides, 0, Int32(srcHeight), dst, dstStrides)

@@ -38,7 +38,11 @@ public struct FrameFitter: Sendable {
             let sx = Double(width) / Double(w), sy = Double(height) / Double(h)
             let s = mode == .contain ? min(sx, sy) : max(sx, sy)
             var sw = Int((Double(w) * s).rounded()), sh = Int((Double(h) * s).rounded())
-            if mode == .contain { sw = min(sw, width); sh = min(sh, height) } else { sw = max(sw, width); sh = max(sh, height) }
+            if mode == .contain {
+                sw = min(sw, width); sh = min(sh, height)
+            } else {
+                sw = max(sw, width); sh = max(sh, height)
+            }
             return (max(1, sw), max(1, sh))
         }
     }

@@ -54,7 +54,8 @@ public final class DecodedImage: @unchecked Sendable {
     public convenience init(path: String, reduction: Int = 0, pixelLimit: Int = DecodedImage.defaultPixelLimit) throws {
         try Self.checkReadable(path)
         try Self.checkSignature(path)
-        try self.init(name: path, data: nil, header: ImageHeader.read(path: path), reduction: reduction, pixelLimit: pixelLimit)
+        try self.init(
+            name: path, data: nil, header: ImageHeader.read(path: path), reduction: reduction, pixelLimit: pixelLimit)
     }
 
     /// Decodes the picture in the file at `path` for showing at a smaller size: a JPEG is decoded at the smallest
@@ -65,8 +66,10 @@ public final class DecodedImage: @unchecked Sendable {
     ///   - pixelLimit: as for ``init(path:reduction:pixelLimit:)``, on the pixels decoded.
     ///   - target: the size the picture will be scaled to, given its displayed (upright) size at full resolution.
     /// - Throws: as ``init(path:reduction:pixelLimit:)``.
-    public convenience init(path: String, pixelLimit: Int = DecodedImage.defaultPixelLimit,
-                            shownAt target: (_ displayWidth: Int, _ displayHeight: Int) -> (width: Int, height: Int)) throws {
+    public convenience init(
+        path: String, pixelLimit: Int = DecodedImage.defaultPixelLimit,
+        shownAt target: (_ displayWidth: Int, _ displayHeight: Int) -> (width: Int, height: Int)
+    ) throws {
         try Self.checkReadable(path)
         try Self.checkSignature(path)
         let header = ImageHeader.read(path: path)
@@ -84,7 +87,9 @@ public final class DecodedImage: @unchecked Sendable {
     /// (libavcodec rounds a reduced size up: ⌈size / 2ⁿ⌉).
     static func reduction(width: Int, height: Int, atLeast targetWidth: Int, _ targetHeight: Int) -> Int {
         var n = 0
-        while n < 3, (width + (2 << n) - 1) >> (n + 1) >= targetWidth, (height + (2 << n) - 1) >> (n + 1) >= targetHeight { n += 1 }
+        while n < 3, (width + (2 << n) - 1) >> (n + 1) >= targetWidth,
+            (height + (2 << n) - 1) >> (n + 1) >= targetHeight
+        { n += 1 }
         return n
     }
 
@@ -96,9 +101,12 @@ public final class DecodedImage: @unchecked Sendable {
     ///     default 0.
     ///   - pixelLimit: the most pixels the decoded picture may have (default ``defaultPixelLimit``).
     /// - Throws: ``LapseError`` `.invalidInput` naming `name` when the data is not a decodable image or is too large.
-    public convenience init(data: [UInt8], name: String, reduction: Int = 0, pixelLimit: Int = DecodedImage.defaultPixelLimit) throws {
+    public convenience init(
+        data: [UInt8], name: String, reduction: Int = 0, pixelLimit: Int = DecodedImage.defaultPixelLimit
+    ) throws {
         guard !data.isEmpty else { throw LapseError(.invalidInput, name, "empty image data") }
-        try self.init(name: name, data: data, header: ImageHeader.read(data: data), reduction: reduction, pixelLimit: pixelLimit)
+        try self.init(
+            name: name, data: data, header: ImageHeader.read(data: data), reduction: reduction, pixelLimit: pixelLimit)
     }
 
     /// A WebP file with the animation flag of its VP8X header set (WebP container spec: "RIFF", size, "WEBP",
@@ -126,9 +134,11 @@ public final class DecodedImage: @unchecked Sendable {
         }
         func tooLarge(_ width: Int, _ height: Int, decoded: (Int, Int)) -> LapseError {
             let (product, overflow) = decoded.0.multipliedReportingOverflow(by: decoded.1)
-            return LapseError(.invalidInput, path, "\(width)x\(height) is " + (overflow ? "more pixels than can be counted" : Self.pixels(product))
-                              + (reduced > 0 ? " at 1/\(1 << reduced) size" : "")
-                              + ", more than the limit of \(Self.pixels(pixelLimit)) for a decoded image")
+            return LapseError(
+                .invalidInput, path,
+                "\(width)x\(height) is " + (overflow ? "more pixels than can be counted" : Self.pixels(product))
+                    + (reduced > 0 ? " at 1/\(1 << reduced) size" : "")
+                    + ", more than the limit of \(Self.pixels(pixelLimit)) for a decoded image")
         }
         if let header {
             let w = (header.width + (1 << reduced) - 1) >> reduced, h = (header.height + (1 << reduced) - 1) >> reduced
@@ -146,12 +156,17 @@ public final class DecodedImage: @unchecked Sendable {
         // larger part of decoding a 512x512 tile): name the demuxer when the signature is a JPEG's or a PNG's.
         var demuxer: UnsafePointer<AVInputFormat>?
         if let data {
-            if data.starts(with: [0xFF, 0xD8, 0xFF]) { demuxer = av_find_input_format("jpeg_pipe") }
-            else if data.starts(with: [0x89, 0x50, 0x4E, 0x47]) { demuxer = av_find_input_format("png_pipe") }
+            if data.starts(with: [0xFF, 0xD8, 0xFF]) {
+                demuxer = av_find_input_format("jpeg_pipe")
+            } else if data.starts(with: [0x89, 0x50, 0x4E, 0x47]) {
+                demuxer = av_find_input_format("png_pipe")
+            }
         }
         let openCode = avformat_open_input(&format, data == nil ? path : "", demuxer, nil)
         guard openCode >= 0, let format else {
-            throw LapseError(.invalidInput, path, "not an image FFmpeg can read (\(ffmpegMessage(openCode)))", cause: .ffmpeg(openCode))
+            throw LapseError(
+                .invalidInput, path, "not an image FFmpeg can read (\(ffmpegMessage(openCode)))",
+                cause: .ffmpeg(openCode))
         }
         defer {
             var f: UnsafeMutablePointer<AVFormatContext>? = format
@@ -161,15 +176,19 @@ public final class DecodedImage: @unchecked Sendable {
         // A video read as an image would give its first frame, silently: refuse one of more than a frame.
         let demuxerName = String(cString: format.pointee.iformat.pointee.name)
         if !MediaInput.isImageDemuxer(demuxerName) {
-            let frames = (0..<Int(format.pointee.nb_streams)).map { format.pointee.streams[$0]!.pointee.nb_frames }.max() ?? 0
+            let frames =
+                (0..<Int(format.pointee.nb_streams)).map { format.pointee.streams[$0]!.pointee.nb_frames }.max() ?? 0
             if frames > 1 || format.pointee.duration > Int64(AV_TIME_BASE) / 10 {
-                let seconds = format.pointee.duration > 0 ? String(format: ", %.2f s", Double(format.pointee.duration) / Double(AV_TIME_BASE)) : ""
+                let seconds =
+                    format.pointee.duration > 0
+                    ? String(format: ", %.2f s", Double(format.pointee.duration) / Double(AV_TIME_BASE)) : ""
                 throw LapseError(.invalidInput, path, "a video (\(demuxerName)\(seconds)), not a still image")
             }
         }
         // Image demuxers (image2, *_pipe) know the codec from the header: skip the probing decode that
         // avformat_find_stream_info would do (it decodes the picture once more just to learn its pixel format).
-        let known = format.pointee.nb_streams == 1
+        let known =
+            format.pointee.nb_streams == 1
             && format.pointee.streams[0]!.pointee.codecpar.pointee.codec_id != AV_CODEC_ID_NONE
         if !known {
             try ffCheck(avformat_find_stream_info(format, nil), path, "not a readable image", as: .invalidInput)
@@ -178,7 +197,8 @@ public final class DecodedImage: @unchecked Sendable {
         guard streamIndex >= 0, let stream = format.pointee.streams[Int(streamIndex)] else {
             throw LapseError(.invalidInput, path, "no picture in the file")
         }
-        let decoder = try PacketDecoder(parameters: stream.pointee.codecpar, name: path, what: "image") { context, codec in
+        let decoder = try PacketDecoder(parameters: stream.pointee.codecpar, name: path, what: "image") {
+            context, codec in
             context.pointee.err_recognition = AV_EF_EXPLODE | AV_EF_BITSTREAM | AV_EF_BUFFER
             context.pointee.flags2 |= AV_CODEC_FLAG2_SHOW_ALL
             context.pointee.lowres = Int32(max(0, min(reduction, Int(codec.pointee.max_lowres))))
@@ -192,39 +212,49 @@ public final class DecodedImage: @unchecked Sendable {
         // The first picture; a refused packet or frame ends the decode (the image is corrupt).
         func undecodable(_ code: Int32) -> LapseError {
             if Self.isAnimatedWebP(path: path, data: data) {
-                return LapseError(.invalidInput, path, "animated WebP, which FFmpeg 5.1 cannot decode (convert it to a video or to PNGs first)")
+                return LapseError(
+                    .invalidInput, path,
+                    "animated WebP, which FFmpeg 5.1 cannot decode (convert it to a video or to PNGs first)")
             }
             var why = code < 0 ? ffmpegMessage(code) : "no picture could be decoded"
             // What libavcodec answers for a picture of more than max_pixels is one of these (the size unknown here).
             if header == nil, code == lapse_averror(EINVAL) || code == lapse_averror_invaliddata() {
                 why += ", or more than \(Self.pixels(2 * pixelLimit))"
             }
-            return LapseError(.invalidInput, path, "corrupt or truncated image (\(why))", cause: code < 0 ? .ffmpeg(code) : nil)
+            return LapseError(
+                .invalidInput, path, "corrupt or truncated image (\(why))", cause: code < 0 ? .ffmpeg(code) : nil)
         }
         let frame = Frame()
         var lastError: Int32 = 0
-        let got = try decoder.receive(into: frame, read: { packet in
-            while true {
-                let r = av_read_frame(format, packet.pointer)
-                if r < 0 {
-                    if r != lapse_averror_eof() { lastError = r }
-                    return false
+        let got = try decoder.receive(
+            into: frame,
+            read: { packet in
+                while true {
+                    let r = av_read_frame(format, packet.pointer)
+                    if r < 0 {
+                        if r != lapse_averror_eof() { lastError = r }
+                        return false
+                    }
+                    if packet.pointer.pointee.stream_index == streamIndex { return true }
+                    av_packet_unref(packet.pointer)
                 }
-                if packet.pointer.pointee.stream_index == streamIndex { return true }
-                av_packet_unref(packet.pointer)
-            }
-        }, failed: { throw undecodable($0.code) })
+            }, failed: { throw undecodable($0.code) })
         guard got, frame.width > 0, frame.height > 0 else { throw undecodable(lastError) }
-        if isTooLarge(frame.width, frame.height) { throw tooLarge(frame.width, frame.height, decoded: (frame.width, frame.height)) }
-        if (frame.pointer.pointee.decode_error_flags != 0) || (frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT) != 0 {
+        if isTooLarge(frame.width, frame.height) {
+            throw tooLarge(frame.width, frame.height, decoded: (frame.width, frame.height))
+        }
+        if (frame.pointer.pointee.decode_error_flags != 0) || (frame.pointer.pointee.flags & AV_FRAME_FLAG_CORRUPT) != 0
+        {
             throw LapseError(.invalidInput, path, "corrupt or truncated image")
         }
         self.frame = frame
         let descriptor = av_pix_fmt_desc_get(frame.format)
         let formatHasAlpha = descriptor.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA)) != 0 } ?? false
         hasAlpha = formatHasAlpha || frame.format == AV_PIX_FMT_PAL8
-        orientation = Self.orientation(of: frame.pointer)
-            ?? (data.map { ExifOrientationReader.orientation(inJPEG: Array($0.prefix(65536))) } ?? Self.jpegOrientation(path: path))
+        orientation =
+            Self.orientation(of: frame.pointer)
+            ?? (data.map { ExifOrientationReader.orientation(inJPEG: Array($0.prefix(65536))) }
+                ?? Self.jpegOrientation(path: path))
             ?? .up
     }
 
@@ -245,15 +275,17 @@ public final class DecodedImage: @unchecked Sendable {
     }
 
     /// The picture at `width × height` as the encoder's Y′CbCr (BT.709 limited range 4:2:0), in one swscale pass
-    /// from the decoded planes (scaling, chroma resampling), the range mapped and a 3 × 3 matrix on the result for a source
+    /// from the decoded planes (scaling, chroma resampling), the range mapped and a 3 × 3 matrix on the result for a
+    /// source
     /// of another matrix (JPEG's BT.601: luma takes its block's chroma; ITU-T H.273's derivation of E′Y, E′Pb, E′Pr
     /// from each matrix's Kr and Kb). Nil for what needs the RGBA path: alpha, an EXIF orientation other than
     /// upright, RGB or palette sources, BT.2020.
     /// - Throws: ``LapseError`` `.codec` when swscale cannot convert.
     public func yuv(width: Int, height: Int) throws -> YUVFrame? {
         guard !hasAlpha, orientation == .up, let descriptor = av_pix_fmt_desc_get(frame.format),
-              descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL) == 0,
-              descriptor.pointee.nb_components == 3, descriptor.pointee.comp.0.depth == 8 else { return nil }
+            descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL) == 0,
+            descriptor.pointee.nb_components == 3, descriptor.pointee.comp.0.depth == 8
+        else { return nil }
         let (matrix, full) = colourSpace()
         guard matrix == SWS_CS_ITU601 || matrix == SWS_CS_ITU709 else { return nil }
         let format = Self.plainFormat(frame.format)
@@ -265,11 +297,12 @@ public final class DecodedImage: @unchecked Sendable {
                 try out.cr.withUnsafeMutableBufferPointer { cr in
                     var dst: [UnsafeMutablePointer<UInt8>?] = [y.baseAddress, cb.baseAddress, cr.baseAddress, nil]
                     var dstStrides: [Int32] = [Int32(width), Int32((width + 1) / 2), Int32((width + 1) / 2), 0]
-                    try Scaler().scale(src: planes, srcStrides: strides, srcWidth: frame.width, srcHeight: frame.height,
-                                       srcFormat: format, srcMatrix: matrix, srcFullRange: full,
-                                       dst: &dst, dstStrides: &dstStrides, dstWidth: width, dstHeight: height,
-                                       dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: matrix, dstFullRange: full,
-                                       flags: (width < frame.width || height < frame.height) ? SWS_AREA : SWS_BICUBIC)
+                    try Scaler().scale(
+                        src: planes, srcStrides: strides, srcWidth: frame.width, srcHeight: frame.height,
+                        srcFormat: format, srcMatrix: matrix, srcFullRange: full,
+                        dst: &dst, dstStrides: &dstStrides, dstWidth: width, dstHeight: height,
+                        dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: matrix, dstFullRange: full,
+                        flags: (width < frame.width || height < frame.height) ? SWS_AREA : SWS_BICUBIC)
                 }
             }
         }
@@ -288,14 +321,17 @@ public final class DecodedImage: @unchecked Sendable {
         let format = Self.plainFormat(frame.format)
         let w = out.width, h = out.height
         try out.bytes.withUnsafeMutableBytes { raw in
-            var dst: [UnsafeMutablePointer<UInt8>?] = [raw.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
+            var dst: [UnsafeMutablePointer<UInt8>?] = [
+                raw.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil
+            ]
             var dstStrides: [Int32] = [Int32(w * 4), 0, 0, 0]
-            try scaler.scale(src: planes, srcStrides: strides, srcWidth: frame.width, srcHeight: frame.height,
-                             srcFormat: format, srcMatrix: matrix, srcFullRange: full,
-                             dst: &dst, dstStrides: &dstStrides, dstWidth: w, dstHeight: h,
-                             dstFormat: AV_PIX_FMT_RGBA, dstMatrix: matrix, dstFullRange: true,
-                             flags: (w < frame.width || h < frame.height) ? SWS_AREA : (accurate ? SWS_BICUBIC : SWS_BILINEAR),
-                             accurate: accurate)
+            try scaler.scale(
+                src: planes, srcStrides: strides, srcWidth: frame.width, srcHeight: frame.height,
+                srcFormat: format, srcMatrix: matrix, srcFullRange: full,
+                dst: &dst, dstStrides: &dstStrides, dstWidth: w, dstHeight: h,
+                dstFormat: AV_PIX_FMT_RGBA, dstMatrix: matrix, dstFullRange: true,
+                flags: (w < frame.width || h < frame.height) ? SWS_AREA : (accurate ? SWS_BICUBIC : SWS_BILINEAR),
+                accurate: accurate)
         }
         if !hasAlpha {
             // swscale leaves alpha at 255 for formats without it, but be certain.
@@ -321,8 +357,10 @@ public final class DecodedImage: @unchecked Sendable {
     /// else BT.601 limited (WebP/VP8 is BT.601).
     private func colourSpace() -> (Int32, Bool) {
         let f = frame.pointer.pointee
-        let full = f.color_range == AVCOL_RANGE_JPEG
-            || [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P].contains(frame.format)
+        let full =
+            f.color_range == AVCOL_RANGE_JPEG
+            || [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P, AV_PIX_FMT_YUVJ440P].contains(
+                frame.format)
         let matrix: Int32
         switch f.colorspace {
         case AVCOL_SPC_BT709: matrix = SWS_CS_ITU709
@@ -334,7 +372,8 @@ public final class DecodedImage: @unchecked Sendable {
 
     private static func orientation(of frame: UnsafeMutablePointer<AVFrame>) -> ImageOrientation? {
         guard let entry = av_dict_get(frame.pointee.metadata, "Orientation", nil, 0),
-              let value = entry.pointee.value else { return nil }
+            let value = entry.pointee.value
+        else { return nil }
         let text = String(cString: value).trimmingCharacters(in: .whitespaces)
         guard let v = Int(text) else { return nil }
         return ImageOrientation(rawValue: v)
@@ -360,7 +399,8 @@ public final class DecodedImage: @unchecked Sendable {
         let signatures: [String: [[UInt8]]] = [
             "jpg": [[0xFF, 0xD8]], "jpeg": [[0xFF, 0xD8]], "png": [[0x89, 0x50, 0x4E, 0x47]],
             "webp": [[0x52, 0x49, 0x46, 0x46]], "gif": [[0x47, 0x49, 0x46, 0x38]], "bmp": [[0x42, 0x4D]],
-            "tif": [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A]], "tiff": [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A]],
+            "tif": [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A]],
+            "tiff": [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A]]
         ]
         guard let expected = signatures[ext], let handle = FileHandle(forReadingAtPath: path) else { return }
         defer { try? handle.close() }
@@ -431,30 +471,33 @@ private final class MemoryReader {
         let size: Int32 = 32768
         let buffer = av_malloc(Int(size))!.assumingMemoryBound(to: UInt8.self)
         let opaque = Unmanaged.passUnretained(self).toOpaque()
-        context = avio_alloc_context(buffer, size, 0, opaque, { opaque, buf, size in
-            let reader = Unmanaged<MemoryReader>.fromOpaque(opaque!).takeUnretainedValue()
-            let n = min(Int(size), reader.bytes.count - reader.position)
-            if n <= 0 { return lapse_averror_eof() }
-            reader.bytes.withUnsafeBufferPointer { src in
-                buf!.update(from: src.baseAddress! + reader.position, count: n)
-            }
-            reader.position += n
-            return Int32(n)
-        }, nil, { opaque, offset, whence in
-            let reader = Unmanaged<MemoryReader>.fromOpaque(opaque!).takeUnretainedValue()
-            if whence & AVSEEK_SIZE != 0 { return Int64(reader.bytes.count) }
-            let base: Int
-            switch whence & ~AVSEEK_FORCE {
-            case SEEK_SET: base = 0
-            case SEEK_CUR: base = reader.position
-            case SEEK_END: base = reader.bytes.count
-            default: return -1
-            }
-            let target = base + Int(offset)
-            guard target >= 0, target <= reader.bytes.count else { return -1 }
-            reader.position = target
-            return Int64(target)
-        })
+        context = avio_alloc_context(
+            buffer, size, 0, opaque,
+            { opaque, buf, size in
+                let reader = Unmanaged<MemoryReader>.fromOpaque(opaque!).takeUnretainedValue()
+                let n = min(Int(size), reader.bytes.count - reader.position)
+                if n <= 0 { return lapse_averror_eof() }
+                reader.bytes.withUnsafeBufferPointer { src in
+                    buf!.update(from: src.baseAddress! + reader.position, count: n)
+                }
+                reader.position += n
+                return Int32(n)
+            }, nil,
+            { opaque, offset, whence in
+                let reader = Unmanaged<MemoryReader>.fromOpaque(opaque!).takeUnretainedValue()
+                if whence & AVSEEK_SIZE != 0 { return Int64(reader.bytes.count) }
+                let base: Int
+                switch whence & ~AVSEEK_FORCE {
+                case SEEK_SET: base = 0
+                case SEEK_CUR: base = reader.position
+                case SEEK_END: base = reader.bytes.count
+                default: return -1
+                }
+                let target = base + Int(offset)
+                guard target >= 0, target <= reader.bytes.count else { return -1 }
+                reader.position = target
+                return Int64(target)
+            })
     }
 
     deinit {

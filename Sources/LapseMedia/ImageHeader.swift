@@ -25,7 +25,8 @@ struct ImageHeader: Equatable, Sendable {
         defer { try? handle.close() }
         return read { offset, count in
             guard (try? handle.seek(toOffset: UInt64(offset))) != nil, let data = try? handle.read(upToCount: count),
-                  data.count == count else { return nil }
+                data.count == count
+            else { return nil }
             return [UInt8](data)
         }
     }
@@ -48,7 +49,9 @@ struct ImageHeader: Equatable, Sendable {
         }
         if head.starts(with: [0xFF, 0xD8]) { return jpeg(bytes) }
         guard head.count >= 30 else { return nil }
-        if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), head[12..<16] == [0x49, 0x48, 0x44, 0x52] {
+        if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
+            head[12..<16] == [0x49, 0x48, 0x44, 0x52]
+        {
             return sized(be(head, 16, 4), be(head, 20, 4))
         }
         if head.starts(with: Array("GIF8".utf8)) { return sized(le(head, 6, 2), le(head, 8, 2)) }
@@ -103,14 +106,14 @@ struct ImageHeader: Equatable, Sendable {
         for _ in 0..<1024 {
             guard var marker = bytes(i, 2), marker[0] == 0xFF else { return nil }
             var fill = 0
-            while marker[1] == 0xFF {   // fill bytes before a marker (a few at most in real files)
+            while marker[1] == 0xFF { // fill bytes before a marker (a few at most in real files)
                 i += 1
                 fill += 1
                 guard fill < 256, let next = bytes(i, 2) else { return nil }
                 marker = next
             }
             let code = marker[1]
-            if code == 0xD8 || (0xD0...0xD7).contains(code) || code == 0x01 { i += 2; continue }   // no length
+            if code == 0xD8 || (0xD0...0xD7).contains(code) || code == 0x01 { i += 2; continue } // no length
             if code == 0xD9 || code == 0xDA { return nil }
             guard let length = bytes(i + 2, 2).map({ Int($0[0]) << 8 | Int($0[1]) }), length >= 2 else { return nil }
             if frames.contains(code) {

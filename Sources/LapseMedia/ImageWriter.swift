@@ -32,13 +32,16 @@ public enum ImageWriter {
     /// - Parameters:
     ///   - image: the pixels (RGBA, straight alpha).
     ///   - path: the target file.
-    ///   - format: the file format; `nil` picks it from the extension (see ``ImageFileFormat/forPath(_:jpegQuality:)``).
+    ///   - format: the file format; `nil` picks it from the extension (see
+    /// ``ImageFileFormat/forPath(_:jpegQuality:)``).
     ///   - overwrite: replace an existing file; otherwise an existing file is an error.
     /// - Throws: ``LapseError`` `.usage` for an extension that is neither PNG nor JPEG (when `format` is nil)
     ///   or a quality outside 1…100; `.output` when the file exists (without `overwrite`), the directory is
     ///   missing or not writable; `.codec` when the encoder fails.
-    public static func write(_ image: PixelBuffer, to path: String, format: ImageFileFormat? = nil,
-                             overwrite: Bool) throws {
+    public static func write(
+        _ image: PixelBuffer, to path: String, format: ImageFileFormat? = nil,
+        overwrite: Bool
+    ) throws {
         guard let format = format ?? ImageFileFormat.forPath(path) else {
             throw LapseError.usage("\(path): the image file name must end in .png, .jpg or .jpeg")
         }
@@ -73,7 +76,8 @@ public enum ImageWriter {
             qscale = Int32((2 + Double(100 - quality) * 29 / 99).rounded())
         }
         guard let codec = avcodec_find_encoder(codecID) else {
-            throw LapseError(.codec, nil, "the \(codecID == AV_CODEC_ID_PNG ? "png" : "mjpeg") encoder is not available")
+            throw LapseError(
+                .codec, nil, "the \(codecID == AV_CODEC_ID_PNG ? "png" : "mjpeg") encoder is not available")
         }
         var context = avcodec_alloc_context3(codec)
         defer { avcodec_free_context(&context) }
@@ -92,8 +96,9 @@ public enum ImageWriter {
         try ffCheck(avcodec_open2(context, codec, nil), nil, "cannot open the image encoder")
 
         let frame = Frame()
-        try frame.allocate(width: image.width, height: image.height,
-                           format: codecID == AV_CODEC_ID_MJPEG ? AV_PIX_FMT_YUV420P : pixelFormat)
+        try frame.allocate(
+            width: image.width, height: image.height,
+            format: codecID == AV_CODEC_ID_MJPEG ? AV_PIX_FMT_YUV420P : pixelFormat)
         try fill(frame, from: image, format: pixelFormat)
         if codecID == AV_CODEC_ID_MJPEG {
             frame.pointer.pointee.format = AV_PIX_FMT_YUVJ420P.rawValue
@@ -151,10 +156,11 @@ public enum ImageWriter {
                 var srcStrides: [Int32] = [Int32(w * 4), 0, 0, 0]
                 var dstPlanes = Array(planes.prefix(4))
                 var dstStrides = Array(strides.prefix(4))
-                try scaler.scale(src: &srcPlanes, srcStrides: &srcStrides, srcWidth: w, srcHeight: h,
-                                 srcFormat: AV_PIX_FMT_RGBA,
-                                 dst: &dstPlanes, dstStrides: &dstStrides, dstWidth: w, dstHeight: h,
-                                 dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: SWS_CS_ITU601, dstFullRange: true)
+                try scaler.scale(
+                    src: &srcPlanes, srcStrides: &srcStrides, srcWidth: w, srcHeight: h,
+                    srcFormat: AV_PIX_FMT_RGBA,
+                    dst: &dstPlanes, dstStrides: &dstStrides, dstWidth: w, dstHeight: h,
+                    dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: SWS_CS_ITU601, dstFullRange: true)
             }
         }
     }

@@ -13,16 +13,20 @@ enum MP4EditList {
     /// Ends the video track's presentation `seconds` after its start (when it lasts longer).
     /// - Throws: ``LapseError`` `.output` when the file cannot be read or written or has no video edit list.
     static func trimVideo(_ path: String, to seconds: Double) throws {
-        guard let handle = FileHandle(forUpdatingAtPath: path) else { throw LapseError.posix(.output, path, "cannot be opened") }
+        guard let handle = FileHandle(forUpdatingAtPath: path) else {
+            throw LapseError.posix(.output, path, "cannot be opened")
+        }
         defer { try? handle.close() }
         // Only the movie box is read (the media data may be gigabytes): the top-level boxes' headers are walked.
         let (moovOffset, moovData) = try movieBox(handle, path)
         var bytes = [UInt8](moovData)
         guard let moov = children(of: bytes, in: 0..<bytes.count).first(where: { $0.type == "moov" }),
-              let mvhd = children(of: bytes, in: moov.body).first(where: { $0.type == "mvhd" }) else {
+            let mvhd = children(of: bytes, in: moov.body).first(where: { $0.type == "mvhd" })
+        else {
             throw LapseError(.output, path, "has no movie header to trim")
         }
-        let movieScale = UInt64(read(bytes, at: mvhd.body.lowerBound + (bytes[mvhd.body.lowerBound] == 1 ? 20 : 12), size: 4))
+        let movieScale = UInt64(
+            read(bytes, at: mvhd.body.lowerBound + (bytes[mvhd.body.lowerBound] == 1 ? 20 : 12), size: 4))
         let target = UInt64((seconds * Double(movieScale)).rounded())
         var longest: UInt64 = 0, trimmed = false
         for trak in children(of: bytes, in: moov.body) where trak.type == "trak" {
@@ -32,8 +36,9 @@ enum MP4EditList {
             let durationAt = tkhd.body.lowerBound + (v1 ? 28 : 20), durationSize = v1 ? 8 : 4
             var duration = read(bytes, at: durationAt, size: durationSize)
             if isVideo(bytes, parts),
-               let edts = parts.first(where: { $0.type == "edts" }),
-               let elst = children(of: bytes, in: edts.body).first(where: { $0.type == "elst" }) {
+                let edts = parts.first(where: { $0.type == "edts" }),
+                let elst = children(of: bytes, in: edts.body).first(where: { $0.type == "elst" })
+            {
                 let ev1 = bytes[elst.body.lowerBound] == 1, entrySize = ev1 ? 20 : 12
                 let count = Int(read(bytes, at: elst.body.lowerBound + 4, size: 4))
                 let first = elst.body.lowerBound + 8
@@ -73,7 +78,11 @@ enum MP4EditList {
                 let header = [UInt8](try handle.read(upToCount: 16) ?? Data())
                 guard header.count >= 8 else { break }
                 var size = read(header, at: 0, size: 4)
-                if size == 1, header.count >= 16 { size = read(header, at: 8, size: 8) } else if size == 0 { size = end - at }
+                if size == 1, header.count >= 16 {
+                    size = read(header, at: 8, size: 8)
+                } else if size == 0 {
+                    size = end - at
+                }
                 guard size >= 8, at + size <= end else { break }
                 if String(decoding: header[4..<8], as: UTF8.self) == "moov" {
                     guard size < 1 << 30 else { break }
@@ -117,9 +126,11 @@ enum MP4EditList {
     /// Whether a track's `mdia/hdlr` says `vide`.
     static func isVideo(_ bytes: [UInt8], _ parts: [Box]) -> Bool {
         guard let mdia = parts.first(where: { $0.type == "mdia" }),
-              let hdlr = children(of: bytes, in: mdia.body).first(where: { $0.type == "hdlr" }),
-              hdlr.body.count >= 12 else { return false }
-        return String(decoding: bytes[(hdlr.body.lowerBound + 8)..<(hdlr.body.lowerBound + 12)], as: UTF8.self) == "vide"
+            let hdlr = children(of: bytes, in: mdia.body).first(where: { $0.type == "hdlr" }),
+            hdlr.body.count >= 12
+        else { return false }
+        return String(decoding: bytes[(hdlr.body.lowerBound + 8)..<(hdlr.body.lowerBound + 12)], as: UTF8.self)
+            == "vide"
     }
 
     static func read(_ bytes: [UInt8], at offset: Int, size: Int) -> UInt64 {

@@ -109,7 +109,9 @@ public final class MediaInput {
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 throw LapseError(.invalidInput, displayName, "no such file", cause: .posix(ENOENT))
             }
-            if isDirectory.boolValue { throw LapseError(.invalidInput, displayName, "is a directory, not a media file") }
+            if isDirectory.boolValue {
+                throw LapseError(.invalidInput, displayName, "is a directory, not a media file")
+            }
             guard FileManager.default.isReadableFile(atPath: path) else {
                 throw LapseError(.invalidInput, displayName, "permission denied")
             }
@@ -284,12 +286,14 @@ public final class MediaInput {
 
     private func _needsDownload() -> Bool {
         guard let context, let pb = context.pointee.pb, pb.pointee.seekable & AVIO_SEEKABLE_NORMAL == 0,
-              formatName.hasPrefix("mov") else { return false }
+            formatName.hasPrefix("mov")
+        else { return false }
         let position = avio_tell(pb)
         for i in 0..<Int(context.pointee.nb_streams) {
             let s = avStream(i)
             if avformat_index_get_entries_count(s) > 0, let entry = avformat_index_get_entry(s, 0),
-               entry.pointee.pos < position {
+                entry.pointee.pos < position
+            {
                 return true
             }
         }
@@ -311,8 +315,9 @@ public final class MediaInput {
             }
         }
         if end > size {
-            throw LapseError(.invalidInput, displayName,
-                             "the file is truncated (\(size) bytes; its index refers to data up to byte \(end))")
+            throw LapseError(
+                .invalidInput, displayName,
+                "the file is truncated (\(size) bytes; its index refers to data up to byte \(end))")
         }
     }
 
@@ -349,7 +354,8 @@ public final class MediaInput {
             let n = buffer.withUnsafeMutableBufferPointer { avio_read(io, $0.baseAddress, Int32($0.count)) }
             if n == lapse_averror_eof() || n == 0 {
                 if Date().timeIntervalSince(readStarted) >= options.readTimeout * 0.9 {
-                    throw LapseError(.network, displayName, "timed out: no data for \(Self.seconds(options.readTimeout))")
+                    throw LapseError(
+                        .network, displayName, "timed out: no data for \(Self.seconds(options.readTimeout))")
                 }
                 break
             }
@@ -387,24 +393,28 @@ public final class MediaInput {
             }
             let language = av_dict_get(s.pointee.metadata, "language", nil, 0).map { String(cString: $0.pointee.value) }
             let fr = s.pointee.avg_frame_rate
-            list.append(Stream(
-                index: i, kind: kind,
-                codecName: avcodec_get_name(par.codec_id).map { String(cString: $0) } ?? "unknown",
-                timeBase: (Int(tb.num), Int(tb.den)),
-                startTime: toSeconds(s.pointee.start_time),
-                duration: s.pointee.duration > 0 ? toSeconds(s.pointee.duration) : nil,
-                width: kind == .video ? Int(par.width) : 0, height: kind == .video ? Int(par.height) : 0,
-                rotation: rotation,
-                frameRate: fr.num > 0 && fr.den > 0 ? Double(fr.num) / Double(fr.den) : nil,
-                sampleRate: kind == .audio ? Int(par.sample_rate) : 0,
-                channels: kind == .audio ? Int(par.ch_layout.nb_channels) : 0,
-                language: language.flatMap { $0.isEmpty || $0 == "und" ? nil : $0 },
-                isAttachedPicture: s.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0))
+            list.append(
+                Stream(
+                    index: i, kind: kind,
+                    codecName: avcodec_get_name(par.codec_id).map { String(cString: $0) } ?? "unknown",
+                    timeBase: (Int(tb.num), Int(tb.den)),
+                    startTime: toSeconds(s.pointee.start_time),
+                    duration: s.pointee.duration > 0 ? toSeconds(s.pointee.duration) : nil,
+                    width: kind == .video ? Int(par.width) : 0, height: kind == .video ? Int(par.height) : 0,
+                    rotation: rotation,
+                    frameRate: fr.num > 0 && fr.den > 0 ? Double(fr.num) / Double(fr.den) : nil,
+                    sampleRate: kind == .audio ? Int(par.sample_rate) : 0,
+                    channels: kind == .audio ? Int(par.ch_layout.nb_channels) : 0,
+                    language: language.flatMap { $0.isEmpty || $0 == "und" ? nil : $0 },
+                    isAttachedPicture: s.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0))
         }
         streams = list
         let v = av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
-        if v >= 0, !list[Int(v)].isAttachedPicture { videoStreamIndex = Int(v) }
-        else { videoStreamIndex = list.first { $0.kind == .video && !$0.isAttachedPicture }?.index }
+        if v >= 0, !list[Int(v)].isAttachedPicture {
+            videoStreamIndex = Int(v)
+        } else {
+            videoStreamIndex = list.first { $0.kind == .video && !$0.isAttachedPicture }?.index
+        }
         let a = av_find_best_stream(context, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
         audioStreamIndex = a >= 0 ? Int(a) : nil
         if options.requireVideo, videoStreamIndex == nil {

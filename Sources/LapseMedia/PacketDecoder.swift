@@ -45,16 +45,20 @@ final class PacketDecoder {
     ///   - configure: sets fields of the context before it is opened (threads, `lowres`, `max_pixels`,
     ///     error recognition); it is given the codec too.
     /// - Throws: ``LapseError`` of `errorCode` naming `name` when there is no decoder or it cannot be opened.
-    init(parameters: UnsafePointer<AVCodecParameters>, codec: UnsafePointer<AVCodec>? = nil, name: String,
-                 what: String, errorCode: LapseError.Code = .invalidInput,
-                 configure: (UnsafeMutablePointer<AVCodecContext>, UnsafePointer<AVCodec>) -> Void = { _, _ in }) throws {
+    init(
+        parameters: UnsafePointer<AVCodecParameters>, codec: UnsafePointer<AVCodec>? = nil, name: String,
+        what: String, errorCode: LapseError.Code = .invalidInput,
+        configure: (UnsafeMutablePointer<AVCodecContext>, UnsafePointer<AVCodec>) -> Void = { _, _ in }
+    ) throws {
         guard let codec = codec ?? avcodec_find_decoder(parameters.pointee.codec_id) else {
             throw LapseError(errorCode, name, "no decoder for this \(what) format")
         }
         guard let context = avcodec_alloc_context3(codec) else { throw LapseError(.codec, name, "out of memory") }
         self.context = context
         // From here deinit frees the context on any throw.
-        try ffCheck(avcodec_parameters_to_context(context, parameters), name, "cannot set up the \(what) decoder", as: errorCode)
+        try ffCheck(
+            avcodec_parameters_to_context(context, parameters), name, "cannot set up the \(what) decoder", as: errorCode
+        )
         configure(context, codec)
         try ffCheck(avcodec_open2(context, codec, nil), name, "cannot open the \(what) decoder", as: errorCode)
     }
@@ -78,7 +82,7 @@ final class PacketDecoder {
             if r >= 0 { return true }
             if r == lapse_averror_eof() { drained = true; break }
             if r != lapse_averror_eagain() { try failed(.receive(code: r)); continue }
-            if inputEnded { drained = true; break }   // a decoder that wants input after the flush: nothing more
+            if inputEnded { drained = true; break } // a decoder that wants input after the flush: nothing more
             if !packetPending {
                 guard try read(packet) else {
                     inputEnded = true

@@ -12,14 +12,19 @@ extension PixelBuffer {
         let flags = (width < self.width || height < self.height) ? SWS_AREA : SWS_BICUBIC
         try bytes.withUnsafeBytes { src in
             try out.bytes.withUnsafeMutableBytes { dst in
-                var srcPlanes: [UnsafePointer<UInt8>?] = [src.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
+                var srcPlanes: [UnsafePointer<UInt8>?] = [
+                    src.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil
+                ]
                 var srcStrides: [Int32] = [Int32(stride), 0, 0, 0]
-                var dstPlanes: [UnsafeMutablePointer<UInt8>?] = [dst.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
+                var dstPlanes: [UnsafeMutablePointer<UInt8>?] = [
+                    dst.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil
+                ]
                 var dstStrides: [Int32] = [Int32(width * 4), 0, 0, 0]
-                try scaler.scale(src: &srcPlanes, srcStrides: &srcStrides, srcWidth: self.width, srcHeight: self.height,
-                                 srcFormat: AV_PIX_FMT_RGBA, dst: &dstPlanes, dstStrides: &dstStrides,
-                                 dstWidth: width, dstHeight: height, dstFormat: AV_PIX_FMT_RGBA,
-                                 dstFullRange: true, flags: flags)
+                try scaler.scale(
+                    src: &srcPlanes, srcStrides: &srcStrides, srcWidth: self.width, srcHeight: self.height,
+                    srcFormat: AV_PIX_FMT_RGBA, dst: &dstPlanes, dstStrides: &dstStrides,
+                    dstWidth: width, dstHeight: height, dstFormat: AV_PIX_FMT_RGBA,
+                    dstFullRange: true, flags: flags)
             }
         }
         return out

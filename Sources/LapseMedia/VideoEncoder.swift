@@ -22,8 +22,10 @@ public struct VideoEncoderSettings: Sendable {
     /// x264/x265 preset: one of ``presets``. Default `medium`.
     public var preset: String = "medium"
     /// The presets of x264 and x265, fastest first (`x264 --fullhelp`).
-    public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower",
-                                 "veryslow", "placebo"]
+    public static let presets = [
+        "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower",
+        "veryslow", "placebo"
+    ]
     /// Largest distance between keyframes in frames (the GOP length); `nil` for the encoder's default (250).
     public var keyframeInterval: Int?
     /// Container metadata (`title`, `comment`, `copyright`, `artist`…), written into the file.
@@ -94,16 +96,20 @@ public final class VideoEncoder {
     /// As the public initializer, with the AAC streams of `audioTracks` muxed beside the video (written with
     /// ``AudioTrack/write(upTo:into:stream:)``, stream `i` for track `i`).
     /// - Throws: as the public initializer.
-    package convenience init(path: String, container: String, settings: VideoEncoderSettings, audioTracks: [AudioTrack]) throws {
+    package convenience init(path: String, container: String, settings: VideoEncoderSettings, audioTracks: [AudioTrack])
+        throws
+    {
         try self.init(path: path, container: container, settings: settings, audio: audioTracks.map(\.streamParameters))
     }
 
     /// As the public initializer, with audio streams to mux beside the video.
     /// - Parameter configure: called with the video stream and the audio streams before the header is written,
     ///   to add stream metadata or side data (e.g. a clip's display matrix and languages).
-    init(path: String, container: String, settings: VideoEncoderSettings,
-                 audio: [AudioStreamParameters],
-                 configure: ((UnsafeMutablePointer<AVStream>, [UnsafeMutablePointer<AVStream>]) -> Void)? = nil) throws {
+    init(
+        path: String, container: String, settings: VideoEncoderSettings,
+        audio: [AudioStreamParameters],
+        configure: ((UnsafeMutablePointer<AVStream>, [UnsafeMutablePointer<AVStream>]) -> Void)? = nil
+    ) throws {
         FFmpegLog.quiet()
         self.settings = settings
         self.path = path
@@ -116,7 +122,9 @@ public final class VideoEncoder {
             throw LapseError(.codec, nil, "the \(encoderName) encoder is not available in this FFmpeg")
         }
         var format: UnsafeMutablePointer<AVFormatContext>?
-        try ffCheck(avformat_alloc_output_context2(&format, nil, container, path), path, "cannot create a \(container) file", as: .output)
+        try ffCheck(
+            avformat_alloc_output_context2(&format, nil, container, path), path, "cannot create a \(container) file",
+            as: .output)
         guard let format else { throw LapseError(.output, path, "cannot create the output") }
         guard let stream = avformat_new_stream(format, nil) else {
             avformat_free_context(format)
@@ -128,7 +136,8 @@ public final class VideoEncoder {
         guard let context = avcodec_alloc_context3(codec) else { throw LapseError(.codec, path, "out of memory") }
         codecContext = context
         let frameRate = AVRational(num: Int32(settings.frameRate.num), den: Int32(settings.frameRate.den))
-        let timeBase = settings.timeBase.map { AVRational(num: Int32($0.num), den: Int32($0.den)) } ?? av_inv_q(frameRate)
+        let timeBase =
+            settings.timeBase.map { AVRational(num: Int32($0.num), den: Int32($0.den)) } ?? av_inv_q(frameRate)
         context.pointee.width = Int32(settings.width)
         context.pointee.height = Int32(settings.height)
         context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
@@ -163,9 +172,16 @@ public final class VideoEncoder {
         }
         let openCode = avcodec_open2(context, codec, &options)
         if openCode < 0 {
-            throw LapseError(.usage, nil, "cannot open \(encoderName) with preset '\(settings.preset)' and CRF \(settings.crf): \(ffmpegMessage(openCode))")
+            throw LapseError(
+                .usage, nil,
+                """
+                cannot open \(encoderName) with preset '\(settings.preset)' and CRF \(settings.crf): \
+                \(ffmpegMessage(openCode))
+                """
+            )
         }
-        try ffCheck(avcodec_parameters_from_context(stream.pointee.codecpar, context), path, "cannot set up the video stream")
+        try ffCheck(
+            avcodec_parameters_from_context(stream.pointee.codecpar, context), path, "cannot set up the video stream")
         if settings.codec == .hevc {
             stream.pointee.codecpar.pointee.codec_tag = Self.fourCC("hvc1")
         }
@@ -174,7 +190,8 @@ public final class VideoEncoder {
 
         for a in audio {
             guard let s = avformat_new_stream(format, nil) else { throw LapseError(.codec, path, "out of memory") }
-            try ffCheck(avcodec_parameters_copy(s.pointee.codecpar, a.parameters), path, "cannot set up the audio stream")
+            try ffCheck(
+                avcodec_parameters_copy(s.pointee.codecpar, a.parameters), path, "cannot set up the audio stream")
             s.pointee.codecpar.pointee.codec_tag = 0
             s.pointee.time_base = a.timeBase
             extraStreams.append((s, a.timeBase))
@@ -183,7 +200,8 @@ public final class VideoEncoder {
         configure?(stream, extraStreams.map(\.stream))
 
         if format.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
-            try ffCheck(avio_open(&format.pointee.pb, path, AVIO_FLAG_WRITE), path, "cannot create the file", as: .output)
+            try ffCheck(
+                avio_open(&format.pointee.pb, path, AVIO_FLAG_WRITE), path, "cannot create the file", as: .output)
         }
         var muxOptions: OpaquePointer?
         defer { av_dict_free(&muxOptions) }
@@ -221,7 +239,8 @@ public final class VideoEncoder {
     /// (an image held on screen for several frames), at consecutive timestamps.
     /// - Parameter pts: timestamp of the first copy in the encoder's time base; default: right after the last frame.
     public func append(_ pixels: PixelBuffer, count: Int = 1, pts: Int64? = nil) throws {
-        precondition(pixels.width == settings.width && pixels.height == settings.height, "frame size differs from the encoder's")
+        precondition(
+            pixels.width == settings.width && pixels.height == settings.height, "frame size differs from the encoder's")
         try prepare(pixels)
         var t = pts ?? nextPts
         for _ in 0..<max(1, count) {
@@ -234,13 +253,18 @@ public final class VideoEncoder {
     /// conversion, its BT.709 limited-range values are the output's.
     /// - Parameter pts: timestamp of the first copy in the encoder's time base; default: right after the last frame.
     public func append(_ picture: YUVFrame, count: Int = 1, pts: Int64? = nil) throws {
-        precondition(picture.width == settings.width && picture.height == settings.height, "frame size differs from the encoder's")
+        precondition(
+            picture.width == settings.width && picture.height == settings.height,
+            "frame size differs from the encoder's")
         try ffCheck(av_frame_make_writable(frame.pointer), path, "cannot get a frame buffer")
         let planes = frame.planes, strides = frame.lineSizes
         func copy(_ source: [UInt8], _ plane: Int, _ w: Int, _ h: Int) {
             let dst = planes[plane]!, stride = Int(strides[plane])
             source.withUnsafeBytes { src in
-                for row in 0..<h { (dst + row * stride).update(from: src.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * w, count: w) }
+                for row in 0..<h {
+                    (dst + row * stride).update(
+                        from: src.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * w, count: w)
+                }
             }
         }
         copy(picture.y, 0, picture.width, picture.height)
@@ -273,11 +297,12 @@ public final class VideoEncoder {
         try pixels.bytes.withUnsafeBytes { raw in
             var src: [UnsafePointer<UInt8>?] = [raw.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
             var srcStrides: [Int32] = [Int32(pixels.stride), 0, 0, 0]
-            try scaler.scale(src: &src, srcStrides: &srcStrides, srcWidth: pixels.width, srcHeight: pixels.height,
-                             srcFormat: AV_PIX_FMT_RGBA, srcMatrix: SWS_CS_ITU709, srcFullRange: true,
-                             dst: &dst, dstStrides: &dstStrides, dstWidth: settings.width, dstHeight: settings.height,
-                             dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: SWS_CS_ITU709, dstFullRange: false,
-                             flags: SWS_POINT)
+            try scaler.scale(
+                src: &src, srcStrides: &srcStrides, srcWidth: pixels.width, srcHeight: pixels.height,
+                srcFormat: AV_PIX_FMT_RGBA, srcMatrix: SWS_CS_ITU709, srcFullRange: true,
+                dst: &dst, dstStrides: &dstStrides, dstWidth: settings.width, dstHeight: settings.height,
+                dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: SWS_CS_ITU709, dstFullRange: false,
+                flags: SWS_POINT)
         }
     }
 
@@ -310,11 +335,13 @@ public final class VideoEncoder {
             try ffCheck(r, path, "encoding failed")
             // Every frame lasts one tick of the frame rate: this gives the last frame its full duration.
             if packet.pointer.pointee.duration <= 0 {
-                packet.pointer.pointee.duration = av_rescale_q(1, av_inv_q(codecContext.pointee.framerate), codecContext.pointee.time_base)
+                packet.pointer.pointee.duration = av_rescale_q(
+                    1, av_inv_q(codecContext.pointee.framerate), codecContext.pointee.time_base)
             }
             av_packet_rescale_ts(packet.pointer, codecContext.pointee.time_base, stream.pointee.time_base)
             packet.pointer.pointee.stream_index = stream.pointee.index
-            try ffCheck(av_interleaved_write_frame(format, packet.pointer), path, "cannot write to the file", as: .output)
+            try ffCheck(
+                av_interleaved_write_frame(format, packet.pointer), path, "cannot write to the file", as: .output)
         }
     }
 

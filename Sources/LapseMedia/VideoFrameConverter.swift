@@ -5,7 +5,8 @@ import LapseCore
 /// Turns decoded video frames into upright RGBA ``PixelBuffer``s of one size with a libavfilter graph:
 /// `scale` (the frame's own YUV matrix and range; the size already accounts for the sample aspect ratio),
 /// then for PQ/HLG input a tone map to BT.709 SDR (`zscale` → linear light, `tonemap=hable`, `zscale` → BT.709,
-/// the common FFmpeg recipe, ending in RGB so no chroma is lost), then the display-matrix rotation (`transpose`, `hflip`/`vflip`),
+/// the common FFmpeg recipe, ending in RGB so no chroma is lost), then the display-matrix rotation (`transpose`,
+/// `hflip`/`vflip`),
 /// then `format=rgba` (alpha kept when the decoder gives it).
 ///
 /// The graph is built for the first frame and rebuilt whenever the decoded size or pixel format changes.
@@ -50,8 +51,10 @@ final class VideoFrameConverter {
         let matrix = untaggedHD ? ":in_color_matrix=bt709" : ""
         var filters = ["scale=\(sw):\(sh):flags=bicubic+accurate_rnd+full_chroma_int\(matrix)", "setsar=1"]
         if hdr && toneMap {
-            filters += ["zscale=t=linear:npl=100", "format=gbrpf32le", "zscale=p=bt709",
-                        "tonemap=tonemap=hable:desat=0", "zscale=t=bt709:m=bt709:r=pc", "format=gbrp"]
+            filters += [
+                "zscale=t=linear:npl=100", "format=gbrpf32le", "zscale=p=bt709",
+                "tonemap=tonemap=hable:desat=0", "zscale=t=bt709:m=bt709:r=pc", "format=gbrp"
+            ]
         }
         filters += rotationFilters
         filters.append("format=rgba")
@@ -61,17 +64,22 @@ final class VideoFrameConverter {
     /// Converts one decoded frame.
     func convert(_ frame: Frame) throws -> PixelBuffer {
         let f = frame.pointer.pointee
-        let k: [Int32] = [f.width, f.height, f.format, f.sample_aspect_ratio.num, f.sample_aspect_ratio.den,
-                          Int32(f.color_trc.rawValue), Int32(f.colorspace.rawValue)]
+        let k: [Int32] = [
+            f.width, f.height, f.format, f.sample_aspect_ratio.num, f.sample_aspect_ratio.den,
+            Int32(f.color_trc.rawValue), Int32(f.colorspace.rawValue)
+        ]
         if k != key || graph == nil { try build(frame); key = k }
-        try ffCheck(av_buffersrc_add_frame_flags(source, frame.pointer, Int32(AV_BUFFERSRC_FLAG_KEEP_REF)), nil,
-                    "cannot filter a video frame")
+        try ffCheck(
+            av_buffersrc_add_frame_flags(source, frame.pointer, Int32(AV_BUFFERSRC_FLAG_KEEP_REF)), nil,
+            "cannot filter a video frame")
         av_frame_unref(output.pointer)
         try ffCheck(av_buffersink_get_frame(sink, output.pointer), nil, "cannot filter a video frame")
         defer { av_frame_unref(output.pointer) }
         guard output.width == width, output.height == height, output.format == AV_PIX_FMT_RGBA else {
-            throw LapseError(.codec, nil, "the filter graph gave \(output.width)x\(output.height) "
-                             + "\(Scaler.name(output.format)), not \(width)x\(height) rgba")
+            throw LapseError(
+                .codec, nil,
+                "the filter graph gave \(output.width)x\(output.height) "
+                    + "\(Scaler.name(output.format)), not \(width)x\(height) rgba")
         }
         var pixels = PixelBuffer(width: width, height: height, fill: RGBA(0, 0, 0, 0))
         let src = output.planes[0]!, stride = Int(output.lineSizes[0]), row = width * 4
@@ -94,13 +102,16 @@ final class VideoFrameConverter {
         graph = g
         let f = frame.pointer.pointee
         let sar = f.sample_aspect_ratio.num > 0 ? f.sample_aspect_ratio : AVRational(num: 1, den: 1)
-        let args = "video_size=\(f.width)x\(f.height):pix_fmt=\(f.format):time_base=1/1:pixel_aspect=\(sar.num)/\(sar.den)"
+        let args =
+            "video_size=\(f.width)x\(f.height):pix_fmt=\(f.format):time_base=1/1:pixel_aspect=\(sar.num)/\(sar.den)"
         var src: UnsafeMutablePointer<AVFilterContext>?
         var snk: UnsafeMutablePointer<AVFilterContext>?
-        try ffCheck(avfilter_graph_create_filter(&src, avfilter_get_by_name("buffer"), "in", args, nil, g), nil,
-                    "cannot set up the video filters")
-        try ffCheck(avfilter_graph_create_filter(&snk, avfilter_get_by_name("buffersink"), "out", nil, nil, g), nil,
-                    "cannot set up the video filters")
+        try ffCheck(
+            avfilter_graph_create_filter(&src, avfilter_get_by_name("buffer"), "in", args, nil, g), nil,
+            "cannot set up the video filters")
+        try ffCheck(
+            avfilter_graph_create_filter(&snk, avfilter_get_by_name("buffersink"), "out", nil, nil, g), nil,
+            "cannot set up the video filters")
         var outputs = avfilter_inout_alloc()
         var inputs = avfilter_inout_alloc()
         defer { avfilter_inout_free(&outputs); avfilter_inout_free(&inputs) }
@@ -114,8 +125,9 @@ final class VideoFrameConverter {
         inputs!.pointee.next = nil
         let untagged = f.colorspace == AVCOL_SPC_UNSPECIFIED && Self.isHD(Int(f.width), Int(f.height))
         let description = chain(hdr: Self.isHDR(f.color_trc), untaggedHD: untagged)
-        try ffCheck(avfilter_graph_parse_ptr(g, description, &inputs, &outputs, nil), nil,
-                    "cannot set up the video filters '\(description)'")
+        try ffCheck(
+            avfilter_graph_parse_ptr(g, description, &inputs, &outputs, nil), nil,
+            "cannot set up the video filters '\(description)'")
         try ffCheck(avfilter_graph_config(g, nil), nil, "cannot set up the video filters '\(description)'")
         source = src
         sink = snk

@@ -108,7 +108,8 @@ public final class VideoFrameReader {
         }
         streamIndex = index
         codecID = par.pointee.codec_id
-        extradata = par.pointee.extradata_size > 0 && par.pointee.extradata != nil
+        extradata =
+            par.pointee.extradata_size > 0 && par.pointee.extradata != nil
             ? [UInt8](UnsafeBufferPointer(start: par.pointee.extradata, count: Int(par.pointee.extradata_size))) : []
         timeBase = stream.pointee.time_base
         startTime = stream.pointee.start_time == lapse_nopts_value ? 0 : stream.pointee.start_time
@@ -120,7 +121,9 @@ public final class VideoFrameReader {
 
         // VP9 with alpha: only libvpx decodes the alpha plane (stored as BlockAdditional side data).
         var alphaDecoder: UnsafePointer<AVCodec>?
-        let alphaMode = av_dict_get(stream.pointee.metadata, "alpha_mode", nil, 0).map { String(cString: $0.pointee.value) }
+        let alphaMode = av_dict_get(stream.pointee.metadata, "alpha_mode", nil, 0).map {
+            String(cString: $0.pointee.value)
+        }
         if par.pointee.codec_id == AV_CODEC_ID_VP9, alphaMode == "1" {
             alphaDecoder = avcodec_find_decoder_by_name("libvpx-vp9")
         } else if par.pointee.codec_id == AV_CODEC_ID_VP8, alphaMode == "1" {
@@ -133,7 +136,8 @@ public final class VideoFrameReader {
 
         codedWidth = Int(par.pointee.width)
         codedHeight = Int(par.pointee.height)
-        let sarRational = par.pointee.sample_aspect_ratio.num > 0 && par.pointee.sample_aspect_ratio.den > 0
+        let sarRational =
+            par.pointee.sample_aspect_ratio.num > 0 && par.pointee.sample_aspect_ratio.den > 0
             ? par.pointee.sample_aspect_ratio : stream.pointee.sample_aspect_ratio
         sampleAspectRatio = sarRational.num > 0 && sarRational.den > 0 ? av_q2d(sarRational) : 1
         let (degrees, filters) = Self.rotation(of: stream)
@@ -156,11 +160,14 @@ public final class VideoFrameReader {
         isHDR = VideoFrameConverter.isHDR(par.pointee.color_trc)
         let pixelFormat = AVPixelFormat(rawValue: par.pointee.format)
         let descriptor = av_pix_fmt_desc_get(decoder.pixelFormat != AV_PIX_FMT_NONE ? decoder.pixelFormat : pixelFormat)
-        hasAlpha = alphaMode == "1" || (descriptor.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA)) != 0 } ?? false)
+        hasAlpha =
+            alphaMode == "1" || (descriptor.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA)) != 0 } ?? false)
         let matrix = par.pointee.color_space
-        yuvCompatible = pixelFormat == AV_PIX_FMT_YUV420P && !hasAlpha && !isHDR && degrees == 0 && sampleAspectRatio == 1
+        yuvCompatible =
+            pixelFormat == AV_PIX_FMT_YUV420P && !hasAlpha && !isHDR && degrees == 0 && sampleAspectRatio == 1
             && par.pointee.color_range != AVCOL_RANGE_JPEG
-            && (matrix == AVCOL_SPC_BT709 || (matrix == AVCOL_SPC_UNSPECIFIED && VideoFrameConverter.isHD(codedWidth, codedHeight)))
+            && (matrix == AVCOL_SPC_BT709
+                || (matrix == AVCOL_SPC_UNSPECIFIED && VideoFrameConverter.isHD(codedWidth, codedHeight)))
         guard codedWidth > 0, codedHeight > 0 else {
             throw LapseError(.invalidInput, name, "the video stream has no picture size")
         }
@@ -250,7 +257,13 @@ public final class VideoFrameReader {
         guard let time = try skipFrame() else { return nil }
         let f = current!
         guard f.format == AV_PIX_FMT_YUV420P, f.width == codedWidth, f.height == codedHeight else {
-            throw LapseError(.invalidInput, name, "a frame came as \(Scaler.name(f.format)) \(f.width)x\(f.height), not yuv420p \(codedWidth)x\(codedHeight)")
+            throw LapseError(
+                .invalidInput, name,
+                """
+                a frame came as \(Scaler.name(f.format)) \(f.width)x\(f.height), not yuv420p \
+                \(codedWidth)x\(codedHeight)
+                """
+            )
         }
         return (time, YUVFrame(copying: f))
     }
@@ -345,8 +358,9 @@ public final class VideoFrameReader {
         if let last = lastOutput, last.serial == id { return last.pixels }
         if converter == nil {
             let swap = rotation == 90 || rotation == 270
-            converter = VideoFrameConverter(width: outputSize.width, height: outputSize.height,
-                                            rotationFilters: rotationFilters, swapsAxes: swap, toneMap: true)
+            converter = VideoFrameConverter(
+                width: outputSize.width, height: outputSize.height,
+                rotationFilters: rotationFilters, swapsAxes: swap, toneMap: true)
         }
         let p = try converter!.convert(frame)
         lastOutput = (id, p)
@@ -361,23 +375,29 @@ public final class VideoFrameReader {
     /// Decodes the next frame; undecodable packets are skipped with a warning.
     private func decodeNext() throws -> (Frame, Double)? {
         let frame = Frame()
-        let got = try decoder.receive(into: frame, read: { packet in
-            while try input.read(into: packet) {
-                if packet.pointer.pointee.stream_index == streamIndex { return true }
-                av_packet_unref(packet.pointer)
-            }
-            return false
-        }, failed: { failure in
-            decodeErrors += 1
-            switch failure {
-            case .receive(let code):
-                warning?("\(name): a frame could not be decoded (\(ffmpegMessage(code))); the previous frame is repeated")
-            case .send(let code, let pts):
-                let t = Double(pts) * av_q2d(timeBase) - origin
-                warning?("\(name): the frame at \(TimeValue.format(max(0, t))) could not be decoded "
-                         + "(\(ffmpegMessage(code))); the previous frame is repeated")
-            }
-        })
+        let got = try decoder.receive(
+            into: frame,
+            read: { packet in
+                while try input.read(into: packet) {
+                    if packet.pointer.pointee.stream_index == streamIndex { return true }
+                    av_packet_unref(packet.pointer)
+                }
+                return false
+            },
+            failed: { failure in
+                decodeErrors += 1
+                switch failure {
+                case .receive(let code):
+                    warning?(
+                        "\(name): a frame could not be decoded (\(ffmpegMessage(code))); the previous frame is repeated"
+                    )
+                case .send(let code, let pts):
+                    let t = Double(pts) * av_q2d(timeBase) - origin
+                    warning?(
+                        "\(name): the frame at \(TimeValue.format(max(0, t))) could not be decoded "
+                            + "(\(ffmpegMessage(code))); the previous frame is repeated")
+                }
+            })
         guard got else { return nil }
         var pts = frame.pointer.pointee.best_effort_timestamp
         if pts == lapse_nopts_value {
@@ -399,7 +419,8 @@ struct NALHeaderReader {
         switch codecID {
         case AV_CODEC_ID_H264:
             hevc = false
-            // avcC: configurationVersion 1, …, lengthSizeMinusOne in the low two bits of byte 4 (ISO/IEC 14496-15 §5.3.3.1).
+            // avcC: configurationVersion 1, …, lengthSizeMinusOne in the low two bits of byte 4 (ISO/IEC 14496-15
+            // §5.3.3.1).
             lengthSize = extradata.count >= 7 && extradata[0] == 1 ? Int(extradata[4] & 3) + 1 : 0
         case AV_CODEC_ID_HEVC:
             hevc = true
@@ -408,7 +429,7 @@ struct NALHeaderReader {
         default:
             return nil
         }
-        if lengthSize == 3 { return nil }   // not allowed
+        if lengthSize == 3 { return nil } // not allowed
     }
 
     /// Whether the packet's picture is a reference picture: any of its slices says so. Nil when the packet holds
@@ -421,12 +442,12 @@ struct NALHeaderReader {
             let b = data[header]
             if hevc {
                 let type = Int(b >> 1) & 0x3F
-                guard type < 32 else { return true }   // not a slice (VCL types are 0…31)
+                guard type < 32 else { return true } // not a slice (VCL types are 0…31)
                 sawSlice = true
                 if !(type <= 14 && type % 2 == 0) { reference = true }
             } else {
                 let type = Int(b & 0x1F)
-                guard type == 1 || type == 5 else { return true }   // coded slices (IDR or not)
+                guard type == 1 || type == 5 else { return true } // coded slices (IDR or not)
                 sawSlice = true
                 if b & 0x60 != 0 { reference = true }
             }

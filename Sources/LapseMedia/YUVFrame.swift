@@ -39,12 +39,15 @@ extension YUVFrame {
                     try out.bytes.withUnsafeMutableBytes { raw in
                         var src: [UnsafePointer<UInt8>?] = [yp.baseAddress, up.baseAddress, vp.baseAddress, nil]
                         var srcStrides: [Int32] = [Int32(width), Int32(chromaWidth), Int32(chromaWidth), 0]
-                        var dst: [UnsafeMutablePointer<UInt8>?] = [raw.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil]
+                        var dst: [UnsafeMutablePointer<UInt8>?] = [
+                            raw.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil
+                        ]
                         var dstStrides: [Int32] = [Int32(width * 4), 0, 0, 0]
-                        try Scaler().scale(src: &src, srcStrides: &srcStrides, srcWidth: width, srcHeight: height,
-                                           srcFormat: AV_PIX_FMT_YUV420P, srcMatrix: SWS_CS_ITU709, srcFullRange: false,
-                                           dst: &dst, dstStrides: &dstStrides, dstWidth: width, dstHeight: height,
-                                           dstFormat: AV_PIX_FMT_RGBA, dstMatrix: SWS_CS_ITU709, dstFullRange: true)
+                        try Scaler().scale(
+                            src: &src, srcStrides: &srcStrides, srcWidth: width, srcHeight: height,
+                            srcFormat: AV_PIX_FMT_YUV420P, srcMatrix: SWS_CS_ITU709, srcFullRange: false,
+                            dst: &dst, dstStrides: &dstStrides, dstWidth: width, dstHeight: height,
+                            dstFormat: AV_PIX_FMT_RGBA, dstMatrix: SWS_CS_ITU709, dstFullRange: true)
                     }
                 }
             }
@@ -77,16 +80,20 @@ extension YUVFrame {
     mutating func convertMatrix(fromKr kr0: Double, kb kb0: Double, toKr kr1: Double, kb kb1: Double) {
         func forward(_ kr: Double, _ kb: Double) -> [[Double]] {
             let kg = 1 - kr - kb
-            return [[kr, kg, kb],
-                    [-kr / (2 * (1 - kb)), -kg / (2 * (1 - kb)), 0.5],
-                    [0.5, -kg / (2 * (1 - kr)), -kb / (2 * (1 - kr))]]
+            return [
+                [kr, kg, kb],
+                [-kr / (2 * (1 - kb)), -kg / (2 * (1 - kb)), 0.5],
+                [0.5, -kg / (2 * (1 - kr)), -kb / (2 * (1 - kr))]
+            ]
         }
         func inverse(_ kr: Double, _ kb: Double) -> [[Double]] {
             let kg = 1 - kr - kb
             // R′ = Y + 2(1 − Kr)·Pr, B′ = Y + 2(1 − Kb)·Pb, G′ = (Y − Kr·R′ − Kb·B′) / Kg.
-            return [[1, 0, 2 * (1 - kr)],
-                    [1, -2 * kb * (1 - kb) / kg, -2 * kr * (1 - kr) / kg],
-                    [1, 2 * (1 - kb), 0]]
+            return [
+                [1, 0, 2 * (1 - kr)],
+                [1, -2 * kb * (1 - kb) / kg, -2 * kr * (1 - kr) / kg],
+                [1, 2 * (1 - kb), 0]
+            ]
         }
         let a = forward(kr1, kb1), b = inverse(kr0, kb0)
         var m = [[Double]](repeating: [0, 0, 0], count: 3)

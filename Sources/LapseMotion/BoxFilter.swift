@@ -11,9 +11,11 @@ enum BoxFilter {
     ///     called once a row, rows in order.
     ///   - emit: receives the means of row `y` of every plane (`channels · width` values, plane by plane), rows
     ///     in order.
-    static func means(width w: Int, height h: Int, radius r: Int, channels c: Int,
-                      fill: (_ y: Int, _ row: UnsafeMutablePointer<Float>) -> Void,
-                      emit: (_ y: Int, _ means: UnsafePointer<Float>) -> Void) {
+    static func means(
+        width w: Int, height h: Int, radius r: Int, channels c: Int,
+        fill: (_ y: Int, _ row: UnsafeMutablePointer<Float>) -> Void,
+        emit: (_ y: Int, _ means: UnsafePointer<Float>) -> Void
+    ) {
         precondition(w > 2 * r && h > 0 && c > 0)
         let span = c * w, ringRows = 2 * r + 2
         let n = 1 / Float((2 * r + 1) * (2 * r + 1))
@@ -21,7 +23,7 @@ enum BoxFilter {
         withUnsafeTemporaryAllocation(of: Float.self, capacity: span * (ringRows + 3)) { scratch in
             let source = scratch.baseAddress!, ring = source + span, column = ring + span * ringRows
             let out = column + span
-            var made = 0   // rows of horizontal sums made so far
+            var made = 0 // rows of horizontal sums made so far
             func sums(_ y: Int) -> UnsafeMutablePointer<Float> {
                 while made <= y {
                     fill(made, source)
@@ -61,9 +63,10 @@ enum BoxFilter {
     static func mean(_ values: [Float], _ w: Int, _ h: Int, radius r: Int) -> [Float] {
         [Float](unsafeUninitializedCapacity: w * h) { out, count in
             values.withUnsafeBufferPointer { v in
-                means(width: w, height: h, radius: r, channels: 1,
-                      fill: { y, row in row.update(from: v.baseAddress! + y * w, count: w) },
-                      emit: { y, m in (out.baseAddress! + y * w).initialize(from: m, count: w) })
+                means(
+                    width: w, height: h, radius: r, channels: 1,
+                    fill: { y, row in row.update(from: v.baseAddress! + y * w, count: w) },
+                    emit: { y, m in (out.baseAddress! + y * w).initialize(from: m, count: w) })
             }
             count = w * h
         }

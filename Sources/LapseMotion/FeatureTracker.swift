@@ -18,21 +18,24 @@ enum FeatureTracker {
         return [Float](unsafeUninitializedCapacity: w * h) { scores, count in
             level.pixels.withUnsafeBufferPointer { p in
                 // Three planes: gx², gx·gy, gy² (zero on the first and last rows).
-                BoxFilter.means(width: w, height: h, radius: 3, channels: 3, fill: { y, row in
-                    guard y > 0, y < h - 1 else { row.initialize(repeating: 0, count: 3 * w); return }
-                    let above = p.baseAddress! + (y - 1) * w, here = above + w, below = here + w
-                    for x in 0..<w {
-                        let right = x + 1 == w ? 0 : x + 1, left = x == 0 ? w - 1 : x - 1
-                        let gx = (here[right] - here[left]) * 0.5, gy = (below[x] - above[x]) * 0.5
-                        row[x] = gx * gx; row[w + x] = gx * gy; row[2 * w + x] = gy * gy
-                    }
-                }, emit: { y, m in
-                    let sxx = m, sxy = m + w, syy = m + 2 * w, out = scores.baseAddress! + y * w
-                    for x in 0..<w {
-                        let half = (sxx[x] + syy[x]) / 2
-                        out[x] = half - ((sxx[x] - syy[x]) * (sxx[x] - syy[x]) / 4 + sxy[x] * sxy[x]).squareRoot()
-                    }
-                })
+                BoxFilter.means(
+                    width: w, height: h, radius: 3, channels: 3,
+                    fill: { y, row in
+                        guard y > 0, y < h - 1 else { row.initialize(repeating: 0, count: 3 * w); return }
+                        let above = p.baseAddress! + (y - 1) * w, here = above + w, below = here + w
+                        for x in 0..<w {
+                            let right = x + 1 == w ? 0 : x + 1, left = x == 0 ? w - 1 : x - 1
+                            let gx = (here[right] - here[left]) * 0.5, gy = (below[x] - above[x]) * 0.5
+                            row[x] = gx * gx; row[w + x] = gx * gy; row[2 * w + x] = gy * gy
+                        }
+                    },
+                    emit: { y, m in
+                        let sxx = m, sxy = m + w, syy = m + 2 * w, out = scores.baseAddress! + y * w
+                        for x in 0..<w {
+                            let half = (sxx[x] + syy[x]) / 2
+                            out[x] = half - ((sxx[x] - syy[x]) * (sxx[x] - syy[x]) / 4 + sxy[x] * sxy[x]).squareRoot()
+                        }
+                    })
             }
             count = w * h
         }
@@ -41,8 +44,10 @@ enum FeatureTracker {
     /// The strongest corner of each `cell × cell` block of the finest level within `maxLatitude` degrees of the
     /// horizon (every second pixel each way), where its score (``cornerScores(_:)``) exceeds `threshold` (luma
     /// units squared) and `excluded(x, y)` is false; the `limit` strongest of them.
-    static func corners(in image: SphereImage, scores: [Float], cell: Int = 8, maxLatitude: Double = 70,
-                        threshold: Float = 10, limit: Int = 320, excluded: (Int, Int) -> Bool) -> [SIMD2<Double>] {
+    static func corners(
+        in image: SphereImage, scores: [Float], cell: Int = 8, maxLatitude: Double = 70,
+        threshold: Float = 10, limit: Int = 320, excluded: (Int, Int) -> Bool
+    ) -> [SIMD2<Double>] {
         let w = image.width, h = image.height
         let margin = Int((Double(h) * (90 - maxLatitude) / 180).rounded(.up))
         var result: [(Float, SIMD2<Double>)] = []
@@ -74,8 +79,10 @@ enum FeatureTracker {
     /// track does not converge to a close match.
     /// - Parameter coarsest: the coarsest level searched (all of them by default); a guess within a few pixels
     ///   (tracking back to where a track started) needs only the finest two.
-    static func track(_ point: SIMD2<Double>, from a: SphereImage, to b: SphereImage, guess: SIMD2<Double>,
-                      coarsest: Int = .max) -> SIMD2<Double>? {
+    static func track(
+        _ point: SIMD2<Double>, from a: SphereImage, to b: SphereImage, guess: SIMD2<Double>,
+        coarsest: Int = .max
+    ) -> SIMD2<Double>? {
         let r = radius, side = 2 * r + 1, count = side * side, wide = side + 2
         // Scratch (on the stack): the template, its gradients, B's samples, and the template's wider window.
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: 4 * count + wide * wide) { scratch in
@@ -109,7 +116,9 @@ enum FeatureTracker {
                 }
                 mean /= Float(count)
                 var gxx: Float = 0, gxy: Float = 0, gyy: Float = 0
-                for i in 0..<count { gxx += gradX[i] * gradX[i]; gxy += gradX[i] * gradY[i]; gyy += gradY[i] * gradY[i] }
+                for i in 0..<count {
+                    gxx += gradX[i] * gradX[i]; gxy += gradX[i] * gradY[i]; gyy += gradY[i] * gradY[i]
+                }
                 let det = gxx * gyy - gxy * gxy
                 let half = (gxx + gyy) / 2
                 let minEigen = half - ((gxx - gyy) * (gxx - gyy) / 4 + gxy * gxy).squareRoot()
@@ -134,7 +143,7 @@ enum FeatureTracker {
                 }
                 residual /= Float(count)
                 g = SIMD2(Double(gx), Double(gy))
-                if l > 0 { g = g * 2 + SIMD2(repeating: 0.5) }   // level-(L−1) coordinates
+                if l > 0 { g = g * 2 + SIMD2(repeating: 0.5) } // level-(L−1) coordinates
             }
             guard residual < 12, g.y > 0, g.y < Double(b.height - 1) else { return nil }
             return g

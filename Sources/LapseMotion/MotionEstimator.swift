@@ -33,8 +33,11 @@ public struct MotionEstimator: Sendable {
         }
         let mask = Self.staticMask(a, b)
         if mask.fraction > 0.95 {
-            return PairMotion(rotation: .identity, uncertainty: 0.05, tracked: 0, inliers: 0, travel: nil, travelUncertainty: nil, parallax: 0,
-                              staticFraction: mask.fraction, exposure: Self.exposure(a, b, [(SIMD3(0, 0, 1), SIMD3(0, 0, 1))], same: true))
+            return PairMotion(
+                rotation: .identity, uncertainty: 0.05, tracked: 0, inliers: 0, travel: nil, travelUncertainty: nil,
+                parallax: 0,
+                staticFraction: mask.fraction,
+                exposure: Self.exposure(a, b, [(SIMD3(0, 0, 1), SIMD3(0, 0, 1))], same: true))
         }
         // Every corner is tracked; those whose window reaches a static pixel are marked.
         let scores = FeatureTracker.cornerScores(a)
@@ -50,8 +53,10 @@ public struct MotionEstimator: Sendable {
         let pool = moving.count >= 80 ? moving : Array(corners.indices)
         let sample = Array(stride(from: 0, to: pool.count, by: max(1, pool.count / 40)).map { pool[$0] })
         for yaw in candidates where candidates.count > 1 {
-            let found = Self.correspondences(sample.map { corners[$0] }, sample.map { still[$0] }, from: a, to: b,
-                                             predicted: Rotation.yaw(-yaw)).count
+            let found = Self.correspondences(
+                sample.map { corners[$0] }, sample.map { still[$0] }, from: a, to: b,
+                predicted: Rotation.yaw(-yaw)
+            ).count
             if found > best.tracked { best = (yaw, found) }
             if 2 * found >= sample.count { break }
         }
@@ -74,23 +79,30 @@ public struct MotionEstimator: Sendable {
             world = fit(moving, threshold: threshold)
             all = moving.count == tracks.count ? world : fit(tracks.map { ($0.a, $0.b) }, threshold: threshold)
         }
-        guard let chosen = Self.choose(world: world, all: all, worldPairs: tracks.filter { !$0.still }.map { ($0.a, $0.b) },
-                                       total: tracks.count)
+        guard
+            let chosen = Self.choose(
+                world: world, all: all, worldPairs: tracks.filter { !$0.still }.map { ($0.a, $0.b) },
+                total: tracks.count)
         else { return nil }
-        return PairMotion(rotation: chosen.rotation, uncertainty: chosen.uncertainty, tracked: chosen.count,
-                          inliers: chosen.inliers, travel: chosen.travel.map { chosen.rotation.transposed * $0 },
-                          travelUncertainty: chosen.travel == nil ? nil : chosen.travelUncertainty,
-                          parallax: chosen.parallax, staticFraction: mask.fraction,
-                          exposure: Self.exposure(a, b, tracks.map { ($0.a, $0.b) }, same: false))
+        return PairMotion(
+            rotation: chosen.rotation, uncertainty: chosen.uncertainty, tracked: chosen.count,
+            inliers: chosen.inliers, travel: chosen.travel.map { chosen.rotation.transposed * $0 },
+            travelUncertainty: chosen.travel == nil ? nil : chosen.travelUncertainty,
+            parallax: chosen.parallax, staticFraction: mask.fraction,
+            exposure: Self.exposure(a, b, tracks.map { ($0.a, $0.b) }, same: false))
     }
 
     /// The median ratio, per channel, of B's colour over A's at corresponding points (both between 12 and 240,
     /// neither dark nor clipped); at least 12 of them (or, with `same`, every pixel of the colour pictures compared
     /// in place: the camera stood still).
-    static func exposure(_ a: SphereImage, _ b: SphereImage, _ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], same: Bool) -> SIMD3<Double>? {
+    static func exposure(
+        _ a: SphereImage, _ b: SphereImage, _ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], same: Bool
+    ) -> SIMD3<Double>? {
         var ratios: [[Double]] = [[], [], []]
         func add(_ ca: SIMD3<Float>, _ cb: SIMD3<Float>) {
-            for c in 0..<3 where ca[c] > 12 && ca[c] < 240 && cb[c] > 12 && cb[c] < 240 { ratios[c].append(Double(cb[c] / ca[c])) }
+            for c in 0..<3 where ca[c] > 12 && ca[c] < 240 && cb[c] > 12 && cb[c] < 240 {
+                ratios[c].append(Double(cb[c] / ca[c]))
+            }
         }
         if same {
             for (ca, cb) in zip(a.colour, b.colour) { add(ca, cb) }
@@ -107,9 +119,10 @@ public struct MotionEstimator: Sendable {
     /// RANSAC and the refinement on `pairs`; nil with fewer than ``minimumInliers`` agreeing.
     private func fit(_ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], threshold: Double) -> Fit? {
         guard pairs.count >= minimumInliers,
-              let initial = Self.ransac(pairs, threshold: threshold),
-              let refined = Self.refine(pairs, rotation: initial),
-              refined.inliers >= minimumInliers else { return nil }
+            let initial = Self.ransac(pairs, threshold: threshold),
+            let refined = Self.refine(pairs, rotation: initial),
+            refined.inliers >= minimumInliers
+        else { return nil }
         return refined
     }
 
@@ -152,11 +165,14 @@ public struct MotionEstimator: Sendable {
             let h = flags.count / width
             var grown = [Bool](repeating: false, count: flags.count)
             flags.withUnsafeBufferPointer { f in
-                BoxFilter.means(width: width, height: h, radius: r, channels: 1, fill: { y, row in
-                    for x in 0..<width { row[x] = f[y * width + x] ? 1 : 0 }
-                }, emit: { y, m in
-                    for x in 0..<width where m[x] > 0.001 { grown[y * width + x] = true }
-                })
+                BoxFilter.means(
+                    width: width, height: h, radius: r, channels: 1,
+                    fill: { y, row in
+                        for x in 0..<width { row[x] = f[y * width + x] ? 1 : 0 }
+                    },
+                    emit: { y, m in
+                        for x in 0..<width where m[x] > 0.001 { grown[y * width + x] = true }
+                    })
             }
             return StaticMask(flags: grown, width: width, fraction: fraction)
         }
@@ -172,22 +188,26 @@ public struct MotionEstimator: Sendable {
         a.levels[1].pixels.withUnsafeBufferPointer { la in
             b.levels[1].pixels.withUnsafeBufferPointer { lb in
                 // Five planes: A, B, A², B², A·B.
-                BoxFilter.means(width: w, height: h, radius: 2, channels: 5, fill: { y, row in
-                    let pa = la.baseAddress! + y * w, pb = lb.baseAddress! + y * w
-                    for x in 0..<w {
-                        row[x] = pa[x]; row[w + x] = pb[x]
-                        row[2 * w + x] = pa[x] * pa[x]; row[3 * w + x] = pb[x] * pb[x]; row[4 * w + x] = pa[x] * pb[x]
-                    }
-                }, emit: { y, m in
-                    let ma = m, mb = m + w, aa = m + 2 * w, bb = m + 3 * w, ab = m + 4 * w
-                    for x in 0..<w {
-                        let va = aa[x] - ma[x] * ma[x], vb = bb[x] - mb[x] * mb[x]
-                        guard va > 9 else { continue }
-                        textured += 1
-                        let correlation = (ab[x] - ma[x] * mb[x]) / max(1e-6, (va * max(vb, 0)).squareRoot())
-                        if correlation > 0.95 { flags[y * w + x] = true; still += 1 }
-                    }
-                })
+                BoxFilter.means(
+                    width: w, height: h, radius: 2, channels: 5,
+                    fill: { y, row in
+                        let pa = la.baseAddress! + y * w, pb = lb.baseAddress! + y * w
+                        for x in 0..<w {
+                            row[x] = pa[x]; row[w + x] = pb[x]
+                            row[2 * w + x] = pa[x] * pa[x]; row[3 * w + x] = pb[x] * pb[x];
+                            row[4 * w + x] = pa[x] * pb[x]
+                        }
+                    },
+                    emit: { y, m in
+                        let ma = m, mb = m + w, aa = m + 2 * w, bb = m + 3 * w, ab = m + 4 * w
+                        for x in 0..<w {
+                            let va = aa[x] - ma[x] * ma[x], vb = bb[x] - mb[x] * mb[x]
+                            guard va > 9 else { continue }
+                            textured += 1
+                            let correlation = (ab[x] - ma[x] * mb[x]) / max(1e-6, (va * max(vb, 0)).squareRoot())
+                            if correlation > 0.95 { flags[y * w + x] = true; still += 1 }
+                        }
+                    })
             }
         }
         return StaticMask(flags: flags, width: w, fraction: textured == 0 ? 1 : Double(still) / Double(textured))
@@ -202,7 +222,7 @@ public struct MotionEstimator: Sendable {
         func gradients(_ level: SphereImage.Level, masked: Bool, scale: Int) -> [Float] {
             let w = level.width, h = level.height
             var g = [Float](repeating: 0, count: w * h)
-            let margin = h / 6   // 60° of latitude either side of the horizon
+            let margin = h / 6 // 60° of latitude either side of the horizon
             for y in max(1, margin)..<min(h - 1, h - margin) {
                 for x in 0..<w {
                     let i = y * w + x
@@ -232,13 +252,15 @@ public struct MotionEstimator: Sendable {
         }
         // On the two coarsest levels (128 and 256 wide); the mask is on level 1.
         let c = a.levels.count - 1, f = c - 1
-        let coarseA = gradients(a.levels[c], masked: true, scale: 1 << (c - 1)), coarseB = gradients(b.levels[c], masked: false, scale: 1 << (c - 1))
+        let coarseA = gradients(a.levels[c], masked: true, scale: 1 << (c - 1)),
+            coarseB = gradients(b.levels[c], masked: false, scale: 1 << (c - 1))
         let wc = a.levels[c].width
         let coarse = (0..<wc).map { score(coarseA, coarseB, wc, $0) }
         let peaks = (0..<wc).filter { s in
             coarse[s] >= coarse[(s + 1) % wc] && coarse[s] > coarse[(s + wc - 1) % wc]
         }.sorted { coarse[$0] > coarse[$1] }.prefix(3)
-        let fineA = gradients(a.levels[f], masked: true, scale: 1 << (f - 1)), fineB = gradients(b.levels[f], masked: false, scale: 1 << (f - 1))
+        let fineA = gradients(a.levels[f], masked: true, scale: 1 << (f - 1)),
+            fineB = gradients(b.levels[f], masked: false, scale: 1 << (f - 1))
         let wf = a.levels[f].width
         return peaks.map { best in
             var scores: [Int: Float] = [:]
@@ -258,15 +280,18 @@ public struct MotionEstimator: Sendable {
 
     /// The corners tracked from A into B (unit vectors, and their `still` flag), the search started where
     /// `predicted` puts them, kept when the track back lands within a pixel of the corner.
-    static func correspondences(_ corners: [SIMD2<Double>], _ still: [Bool], from a: SphereImage, to b: SphereImage,
-                                predicted: Rotation) -> [Track] {
+    static func correspondences(
+        _ corners: [SIMD2<Double>], _ still: [Bool], from a: SphereImage, to b: SphereImage,
+        predicted: Rotation
+    ) -> [Track] {
         let w = a.width
         var result: [Track] = []
         for (p, isStill) in zip(corners, still) {
             let da = SphereImage.direction(x: p.x, y: p.y, width: w)
             let guess = SphereImage.pixel(of: predicted * da, width: w)
             guard let q = FeatureTracker.track(p, from: a, to: b, guess: SIMD2(guess.x, guess.y)),
-                  let back = FeatureTracker.track(q, from: b, to: a, guess: p, coarsest: 1) else { continue }
+                let back = FeatureTracker.track(q, from: b, to: a, guess: p, coarsest: 1)
+            else { continue }
             var dx = abs(back.x - p.x)
             if dx > Double(w) / 2 { dx = Double(w) - dx }
             guard dx * dx + (back.y - p.y) * (back.y - p.y) < 1 else { continue }
@@ -292,7 +317,7 @@ public struct MotionEstimator: Sendable {
             [xx + yy + zz, yz - zy, zx - xz, xy - yx],
             [yz - zy, xx - yy - zz, xy + yx, zx + xz],
             [zx - xz, xy + yx, -xx + yy - zz, yz + zy],
-            [xy - yx, zx + xz, yz + zy, -xx - yy + zz],
+            [xy - yx, zx + xz, yz + zy, -xx - yy + zz]
         ]
         let q = SymmetricEigen(n).vectors[0]
         let (q0, qx, qy, qz) = (q[0], q[1], q[2], q[3])
@@ -336,7 +361,9 @@ public struct MotionEstimator: Sendable {
 
     /// The pairs within `limit` (sine of the angle) of the epipolar planes of `rotation` and the direction of
     /// travel most nearly perpendicular to every `R a × b` (or, with no parallax, of `R a`).
-    static func epipolarInliers(_ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], rotation: Rotation, limit: Double) -> [Int] {
+    static func epipolarInliers(_ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], rotation: Rotation, limit: Double)
+        -> [Int]
+    {
         let m = pairs.map { rotation * $0.a }
         var scatter = [[Double]](repeating: [0, 0, 0], count: 3)
         var moved = 0.0
@@ -481,16 +508,18 @@ public struct MotionEstimator: Sendable {
         }
         if let t0 = travel {
             // The direction of travel where the epipolar planes meet best, from where the flow streams out of.
-            let (t, sigma) = refineTravel(pairs.map { rotation * $0.a }, pairs.map(\.b), from: t0, scale: scaleOrDefault(scale))
+            let (t, sigma) = refineTravel(
+                pairs.map { rotation * $0.a }, pairs.map(\.b), from: t0, scale: scaleOrDefault(scale))
             travel = t
             travelSigma = sigma
         }
         let inliers = weights.filter { $0 > 0.5 }.count
         let smallest = SymmetricEigen(information).values[2]
         let sigma = smallest > 0 ? scale / smallest.squareRoot() * 180 / .pi : 180
-        return Fit(rotation: rotation, travel: travel, travelUncertainty: travelSigma, uncertainty: max(0.05, sigma),
-                   count: pairs.count,
-                   inliers: inliers, parallax: parallax)
+        return Fit(
+            rotation: rotation, travel: travel, travelUncertainty: travelSigma, uncertainty: max(0.05, sigma),
+            count: pairs.count,
+            inliers: inliers, parallax: parallax)
     }
 }
 
@@ -500,7 +529,9 @@ public struct MotionEstimator: Sendable {
 /// distances `b·(t×m)/|t×m|` of the derotated correspondences `m`, `b` (Cauchy weights, scale from the residuals'
 /// median; points near t, or moving towards it, left out), with one standard deviation of its error (degrees)
 /// from the fit's information.
-func refineTravel(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], from start: SIMD3<Double>, scale: Double) -> (SIMD3<Double>, Double) {
+func refineTravel(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], from start: SIMD3<Double>, scale: Double) -> (
+    SIMD3<Double>, Double
+) {
     var t = start / length(start)
     var scale = scale
     var sigma = 180.0
@@ -580,7 +611,8 @@ func focusOfExpansion(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], weights: [Doub
         let centre = best
         for i in -5...5 {
             for j in -5...5 {
-                let lon = centre.longitude + Double(i) * h, lat = min(max(centre.latitude + Double(j) * h, -.pi / 2), .pi / 2)
+                let lon = centre.longitude + Double(i) * h,
+                    lat = min(max(centre.latitude + Double(j) * h, -.pi / 2), .pi / 2)
                 let v = score(direction(lon, lat), flows)
                 if v > best.score { best = (v, lon, lat) }
             }
@@ -608,7 +640,8 @@ func median(_ values: [Double]) -> Double {
 /// x with h·x = g for a symmetric positive definite 3 × 3 h; nil when singular.
 func solve3(_ h: [[Double]], _ g: SIMD3<Double>) -> SIMD3<Double>? {
     let a = h
-    let det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+    let det =
+        a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
         + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
     guard abs(det) > 1e-18 else { return nil }
     func column(_ c: Int) -> [[Double]] {
@@ -636,4 +669,3 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
-

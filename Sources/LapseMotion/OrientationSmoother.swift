@@ -37,8 +37,10 @@ public struct OrientationSmoother: Sendable {
             self.init(direction: SIMD3(0, 0, 1), heading: heading, sigma: sigma)
         }
 
-        package init(direction: SIMD3<Double>, heading: Double, sigma: Double, gate: Double? = nil,
-                     elevation: Double? = nil, elevationSigma: Double = 5) {
+        package init(
+            direction: SIMD3<Double>, heading: Double, sigma: Double, gate: Double? = nil,
+            elevation: Double? = nil, elevationSigma: Double = 5
+        ) {
             self.direction = direction
             self.heading = heading
             self.sigma = sigma
@@ -104,7 +106,8 @@ public struct OrientationSmoother: Sendable {
         var state: Rotation, covariance: Matrix3, predicted: Rotation, predictedCovariance: Matrix3
         var headings = evidence.headings
         if let last = newest {
-            let (turn, sigma) = evidence.motion.map { ($0.rotation.transposed, $0.uncertainty) }
+            let (turn, sigma) =
+                evidence.motion.map { ($0.rotation.transposed, $0.uncertainty) }
                 ?? (Rotation.identity, unmeasuredTurn)
             predicted = (last.filtered * turn).orthonormalized
             predictedCovariance = last.covariance + Matrix3.identity * Self.variance(sigma)
@@ -130,7 +133,8 @@ public struct OrientationSmoother: Sendable {
         for h in headings { Self.updateHeading(&state, &covariance, h) }
         // (The first frame's level was set from the same evidence.)
         if newest != nil { Self.updateLevel(&state, &covariance, up: evidence.up, sigma: evidence.levelSigma) }
-        newest = Step(filtered: state, covariance: covariance, predicted: predicted, predictedCovariance: predictedCovariance)
+        newest = Step(
+            filtered: state, covariance: covariance, predicted: predicted, predictedCovariance: predictedCovariance)
         steps.append(newest!)
         while steps.count > lag { settleFirst() }
     }
@@ -174,7 +178,7 @@ public struct OrientationSmoother: Sendable {
     static func updateHeading(_ state: inout Rotation, _ covariance: inout Matrix3, _ h: Heading) {
         let f = state * h.direction
         let d = f.x * f.x + f.z * f.z
-        guard d > 0.05 else { return }   // nearly vertical: no heading
+        guard d > 0.05 else { return } // nearly vertical: no heading
         var innovation = (h.heading * .pi / 180 - atan2(f.x, f.z)).truncatingRemainder(dividingBy: 2 * .pi)
         if innovation > .pi { innovation -= 2 * .pi } else if innovation < -.pi { innovation += 2 * .pi }
         // ∂heading/∂δ for f' = f + δ × f.
@@ -213,7 +217,9 @@ public struct OrientationSmoother: Sendable {
     }
 
     /// One scalar measurement: innovation `y` with Jacobian `h` (per unit of δ) and noise variance `r`.
-    static func update(_ state: inout Rotation, _ covariance: inout Matrix3, _ h: SIMD3<Double>, _ y: Double, _ r: Double) {
+    static func update(
+        _ state: inout Rotation, _ covariance: inout Matrix3, _ h: SIMD3<Double>, _ y: Double, _ r: Double
+    ) {
         let ph = covariance * h
         let s = (h * ph).sum() + r
         guard s > 0 else { return }
@@ -242,7 +248,9 @@ struct Matrix3: Sendable {
     /// `a·bᵀ`.
     init(outer a: SIMD3<Double>, _ b: SIMD3<Double>) { self.init(r0: a.x * b, r1: a.y * b, r2: a.z * b) }
 
-    var transposed: Matrix3 { Matrix3(r0: SIMD3(r0.x, r1.x, r2.x), r1: SIMD3(r0.y, r1.y, r2.y), r2: SIMD3(r0.z, r1.z, r2.z)) }
+    var transposed: Matrix3 {
+        Matrix3(r0: SIMD3(r0.x, r1.x, r2.x), r1: SIMD3(r0.y, r1.y, r2.y), r2: SIMD3(r0.z, r1.z, r2.z))
+    }
     var symmetrized: Matrix3 { (self + transposed) * 0.5 }
 
     var inverse: Matrix3 {
@@ -254,7 +262,9 @@ struct Matrix3: Sendable {
     static func + (a: Matrix3, b: Matrix3) -> Matrix3 { Matrix3(r0: a.r0 + b.r0, r1: a.r1 + b.r1, r2: a.r2 + b.r2) }
     static func - (a: Matrix3, b: Matrix3) -> Matrix3 { Matrix3(r0: a.r0 - b.r0, r1: a.r1 - b.r1, r2: a.r2 - b.r2) }
     static func * (a: Matrix3, s: Double) -> Matrix3 { Matrix3(r0: a.r0 * s, r1: a.r1 * s, r2: a.r2 * s) }
-    static func * (a: Matrix3, v: SIMD3<Double>) -> SIMD3<Double> { SIMD3((a.r0 * v).sum(), (a.r1 * v).sum(), (a.r2 * v).sum()) }
+    static func * (a: Matrix3, v: SIMD3<Double>) -> SIMD3<Double> {
+        SIMD3((a.r0 * v).sum(), (a.r1 * v).sum(), (a.r2 * v).sum())
+    }
     static func * (a: Matrix3, b: Matrix3) -> Matrix3 {
         let bt = b.transposed
         func row(_ r: SIMD3<Double>) -> SIMD3<Double> { SIMD3((r * bt.r0).sum(), (r * bt.r1).sum(), (r * bt.r2).sum()) }

@@ -44,13 +44,14 @@ public struct PairMotion: Sendable, Equatable {
     public func then(_ next: PairMotion) -> PairMotion {
         var exposureAC: SIMD3<Double>?
         if let a = exposure, let b = next.exposure { exposureAC = a * b }
-        return PairMotion(rotation: next.rotation * rotation,
-                          uncertainty: (uncertainty * uncertainty + next.uncertainty * next.uncertainty).squareRoot(),
-                          tracked: min(tracked, next.tracked), inliers: min(inliers, next.inliers),
-                          travel: next.travel.map { rotation.transposed * $0 } ?? travel,
-                          travelUncertainty: next.travel == nil ? travelUncertainty : next.travelUncertainty,
-                          parallax: parallax + next.parallax,
-                          staticFraction: next.staticFraction, exposure: exposureAC)
+        return PairMotion(
+            rotation: next.rotation * rotation,
+            uncertainty: (uncertainty * uncertainty + next.uncertainty * next.uncertainty).squareRoot(),
+            tracked: min(tracked, next.tracked), inliers: min(inliers, next.inliers),
+            travel: next.travel.map { rotation.transposed * $0 } ?? travel,
+            travelUncertainty: next.travel == nil ? travelUncertainty : next.travelUncertainty,
+            parallax: parallax + next.parallax,
+            staticFraction: next.staticFraction, exposure: exposureAC)
     }
 
     /// The part `f` (0…1) of this motion, for each of the frames between two measured ones: the rotation's
@@ -61,7 +62,9 @@ public struct PairMotion: Sendable, Equatable {
         part.rotation = Rotation.exp(rotation.log * f)
         part.uncertainty = uncertainty * f.squareRoot()
         part.parallax = parallax * f
-        part.exposure = exposure.map { SIMD3(Foundation.pow($0.x, f), Foundation.pow($0.y, f), Foundation.pow($0.z, f)) }
+        part.exposure = exposure.map {
+            SIMD3(Foundation.pow($0.x, f), Foundation.pow($0.y, f), Foundation.pow($0.z, f))
+        }
         return part
     }
 

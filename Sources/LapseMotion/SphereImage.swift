@@ -209,7 +209,7 @@ public struct SphereImage: Sendable {
                         var rowSum = SIMD3<Float>(repeating: 0)
                         for x in 0..<w {
                             var ys = 0, us = 0, vs = 0
-                            if f == 2 {   // a 2048-wide video: 2 × 2 luma, one chroma sample
+                            if f == 2 { // a 2048-wide video: 2 × 2 luma, one chroma sample
                                 let a = 2 * y * fw + 2 * x, c = y * cw + x
                                 ys = Int(yp[a]) + Int(yp[a + 1]) + Int(yp[a + fw]) + Int(yp[a + fw + 1])
                                 us = Int(up[c]); vs = Int(vp[c])
@@ -225,8 +225,10 @@ public struct SphereImage: Sendable {
                             }
                             let l = 1.164384 * (Float(ys) * lumaScale - 16)
                             let b = Float(us) * chromaScale - 128, r = Float(vs) * chromaScale - 128
-                            let c = pointwiseMin(pointwiseMax(SIMD3(l + 1.792741 * r, l - 0.213249 * b - 0.532909 * r, l + 2.112402 * b),
-                                                              .zero), SIMD3(repeating: 255))
+                            let c = pointwiseMin(
+                                pointwiseMax(
+                                    SIMD3(l + 1.792741 * r, l - 0.213249 * b - 0.532909 * r, l + 2.112402 * b),
+                                    .zero), SIMD3(repeating: 255))
                             luma[y * w + x] = 0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z
                             colour[(y / block) * ccw + x / block] += c
                             if inBand { rowSum += c }

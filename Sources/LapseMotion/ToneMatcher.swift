@@ -41,7 +41,8 @@ public struct ToneMatcher: Sendable {
             if abs(change) > Self.deadband { exposure[c] += change }
         }
         let limit = Foundation.log(1 + maximumStep)
-        reference += (exposure - reference).clamped(lowerBound: SIMD3(repeating: -limit), upperBound: SIMD3(repeating: limit))
+        reference += (exposure - reference).clamped(
+            lowerBound: SIMD3(repeating: -limit), upperBound: SIMD3(repeating: limit))
         var gains = SIMD3<Double>(repeating: 1)
         for c in 0..<3 { gains[c] = min(max(Foundation.exp(reference[c] - exposure[c]), 0.25), 4) }
         return ToneCorrection(gains: gains)

@@ -17,14 +17,15 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     public var description: String { relativePath }
 
     /// One safe path component for `part`: letters, digits, `-` and `_` kept, every other byte written as
-    /// `%XX` (so distinct parts stay distinct), dots kept except at the start (so never `.` or `..`), never empty; parts longer than
+    /// `%XX` (so distinct parts stay distinct), dots kept except at the start (so never `.` or `..`), never empty;
+    /// parts longer than
     /// 100 bytes are cut and end in a hash of the whole part.
     public static func sanitise(_ part: String) -> String {
         var out = ""
         for byte in part.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
                 out.append(Character(Unicode.Scalar(byte)))
             case UInt8(ascii: ".") where !out.isEmpty:
                 out.append(".")
@@ -34,7 +35,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         }
         if out.isEmpty { out = "%00" }
         if out.utf8.count > 100 {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a 64
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325 // FNV-1a 64
             for b in part.utf8 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
             out = String(out.prefix(80)) + "~" + String(hash, radix: 16)
         }
@@ -108,7 +109,8 @@ public struct DiskCache: Sendable {
     public func store(_ data: Data, for key: CacheKey) throws {
         let url = fileURL(for: key)
         let folder = url.deletingLastPathComponent()
-        let temp = partialFolder.appendingPathComponent("\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).partial")
+        let temp = partialFolder.appendingPathComponent(
+            "\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).partial")
         TemporaryFiles.register(temp.path)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -136,7 +138,8 @@ public enum CacheValidation {
     /// A whole JPEG: starts with SOI (FF D8 FF) and ends with EOI (FF D9), allowing trailing zero padding.
     public static func jpeg(_ data: Data) -> Bool {
         guard data.count >= 4, data[data.startIndex] == 0xFF, data[data.startIndex + 1] == 0xD8,
-              data[data.startIndex + 2] == 0xFF else { return false }
+            data[data.startIndex + 2] == 0xFF
+        else { return false }
         var end = data.endIndex
         while end > data.startIndex + 2, data[end - 1] == 0 { end -= 1 }
         return data[end - 2] == 0xFF && data[end - 1] == 0xD9

@@ -16,14 +16,16 @@ public struct GoogleAPIError: Sendable, Equatable {
     public var message: String?
     /// `error.status`, a `google.rpc.Code` name such as `PERMISSION_DENIED` or `RESOURCE_EXHAUSTED`.
     public var status: String?
-    /// Every `errors[].reason` and `details[].reason` (e.g. `rateLimitExceeded`, `API_KEY_INVALID`, `SERVICE_DISABLED`).
+    /// Every `errors[].reason` and `details[].reason` (e.g. `rateLimitExceeded`, `API_KEY_INVALID`,
+    /// `SERVICE_DISABLED`).
     public var reasons: [String]
 
     /// The error of a non-2xx response whose body is Google's error JSON; `nil` for a 2xx response or another body.
     public init?(_ response: HTTPResponse) {
         guard !response.isSuccess,
-              let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-              let error = object["error"] as? [String: Any] else { return nil }
+            let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+            let error = object["error"] as? [String: Any]
+        else { return nil }
         httpStatus = response.status
         code = (error["code"] as? NSNumber)?.intValue
         message = error["message"] as? String
@@ -39,7 +41,7 @@ public struct GoogleAPIError: Sendable, Equatable {
 
     /// Reasons that mean "too many requests for now" or "quota used up": worth retrying with backoff.
     public static let temporaryReasons: Set<String> = [
-        "rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded", "RATE_LIMIT_EXCEEDED",
+        "rateLimitExceeded", "userRateLimitExceeded", "quotaExceeded", "RATE_LIMIT_EXCEEDED"
     ]
 
     /// Whether the project's daily quota is used up (`dailyLimitExceeded`, a per-day quota named in the message):
@@ -57,9 +59,15 @@ public struct GoogleAPIError: Sendable, Equatable {
     /// Whether the key or the project refused the request: a bad, missing or restricted key, an API not enabled.
     public var isKeyOrPermission: Bool {
         guard !isQuotaOrRate else { return false }
-        if status == "PERMISSION_DENIED" || status == "UNAUTHENTICATED" || httpStatus == 401 || httpStatus == 403 { return true }
-        return reasons.contains { ["API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED", "SERVICE_DISABLED", "API_KEY_HTTP_REFERRER_BLOCKED",
-                                   "API_KEY_IP_ADDRESS_BLOCKED", "keyInvalid"].contains($0) }
+        if status == "PERMISSION_DENIED" || status == "UNAUTHENTICATED" || httpStatus == 401 || httpStatus == 403 {
+            return true
+        }
+        return reasons.contains {
+            [
+                "API_KEY_INVALID", "API_KEY_SERVICE_BLOCKED", "SERVICE_DISABLED", "API_KEY_HTTP_REFERRER_BLOCKED",
+                "API_KEY_IP_ADDRESS_BLOCKED", "keyInvalid"
+            ].contains($0)
+        }
             || (message?.lowercased().contains("api key") ?? false)
     }
 
@@ -75,7 +83,8 @@ public struct GoogleAPIError: Sendable, Equatable {
     /// For ``HTTPClient``'s `temporaryRefusal`: the problem when `response` is Google refusing for quota or rate
     /// (retried with backoff), else `nil`.
     @Sendable public static func temporaryRefusal(_ response: HTTPResponse) -> String? {
-        guard let error = GoogleAPIError(response), error.isQuotaOrRate, !error.isDailyLimit, response.status != 429 else { return nil }
+        guard let error = GoogleAPIError(response), error.isQuotaOrRate, !error.isDailyLimit, response.status != 429
+        else { return nil }
         return error.summary
     }
 }

@@ -28,18 +28,24 @@ public struct CachePolicy: Sendable, Equatable, Codable {
         var maxAge: Double?
         var noStore = false
         for directive in (response.header("Cache-Control") ?? "").split(separator: ",") {
-            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let parts = directive.split(separator: "=", maxSplits: 1).map {
+                $0.trimmingCharacters(in: .whitespaces).lowercased()
+            }
             switch parts.first {
             case "no-store": noStore = true
             case "no-cache": maxAge = 0
             case "max-age":
-                if parts.count == 2, let seconds = Double(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))), seconds >= 0 {
+                if parts.count == 2,
+                    let seconds = Double(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))),
+                    seconds >= 0
+                {
                     maxAge = maxAge == 0 ? 0 : seconds
                 }
             default: break
             }
         }
-        let age = response.header("Age").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) } ?? 0
+        let age =
+            response.header("Age").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }.map { max(0, $0) } ?? 0
         self.init(maxAge: maxAge, noStore: noStore, etag: response.header("ETag"), age: age)
     }
 
@@ -88,9 +94,11 @@ public final class HTTPCache: Sendable {
     ///     that revalidates an entry; a 2xx must pass through it unchanged).
     /// - Returns: the bytes and whether no download was needed (fresh, or revalidated with 304).
     /// - Throws: the client's errors and `check`'s.
-    public func get(_ url: URL, key: CacheKey, client: HTTPClient, validate: @escaping @Sendable (Data) -> Bool,
-                    temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil,
-                    check: (HTTPResponse) throws -> Void) async throws -> (data: Data, fromCache: Bool) {
+    public func get(
+        _ url: URL, key: CacheKey, client: HTTPClient, validate: @escaping @Sendable (Data) -> Bool,
+        temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil,
+        check: (HTTPResponse) throws -> Void
+    ) async throws -> (data: Data, fromCache: Bool) {
         var stale: (Data, Record)?
         if let data = cache.data(for: key, validate: validate) {
             if let record = record(key) {
@@ -98,19 +106,21 @@ public final class HTTPCache: Sendable {
                 if let maxAge = record.policy.maxAge, age < maxAge { return (data, true) }
                 if record.policy.etag != nil { stale = (data, record) } else { remove(key) }
             } else {
-                remove(key)   // kept by a version that did not honour Cache-Control
+                remove(key) // kept by a version that did not honour Cache-Control
             }
         }
         let transient = transientKey(key)
         if stale == nil, let data = cache.data(for: transient, validate: validate), let record = record(transient),
-           now().timeIntervalSince1970 - record.stored < Self.transientLifetime {
+            now().timeIntervalSince1970 - record.stored < Self.transientLifetime
+        {
             transientKeys.withLock { _ = $0.insert(key) }
             return (data, true)
         }
         var headers: [String: String] = [:]
         if let etag = stale?.1.policy.etag { headers["If-None-Match"] = etag }
-        let response = try await client.get(url, headers: headers, accept: { validate($0.body) },
-                                            temporaryRefusal: temporaryRefusal)
+        let response = try await client.get(
+            url, headers: headers, accept: { validate($0.body) },
+            temporaryRefusal: temporaryRefusal)
         if response.status == 304, let (data, record) = stale {
             var policy = CachePolicy(response)
             if policy.etag == nil { policy.etag = record.policy.etag }
@@ -150,13 +160,15 @@ public final class HTTPCache: Sendable {
     }
 
     private func removeEntry(_ key: CacheKey) {
-        cache.remove(key)             // the bytes first, then their record (see `store`)
+        cache.remove(key) // the bytes first, then their record (see `store`)
         cache.remove(recordKey(key))
     }
 
     /// Removes the transient entries this cache stored or reused: call when the job has finished.
     public func discardTransient() {
-        let keys = transientKeys.withLock { keys in defer { keys.removeAll() }; return keys }
+        let keys = transientKeys.withLock { keys in
+            defer { keys.removeAll() }; return keys
+        }
         for key in keys { removeEntry(transientKey(key)) }
     }
 
@@ -178,11 +190,15 @@ public final class HTTPCache: Sendable {
     /// Deletes transient entries older than ``transientLifetime`` (left by runs that were killed).
     private func sweepTransient() {
         let root = cache.directory.appendingPathComponent("transient")
-        guard let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.contentModificationDateKey]) else { return }
+        guard
+            let files = FileManager.default.enumerator(
+                at: root, includingPropertiesForKeys: [.contentModificationDateKey])
+        else { return }
         let limit = now().addingTimeInterval(-Self.transientLifetime)
         for case let url as URL in files {
             guard let date = try? url.resourceValues(forKeys: [.contentModificationDateKey]).contentModificationDate,
-                  (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true, date < limit else { continue }
+                (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true, date < limit
+            else { continue }
             try? FileManager.default.removeItem(at: url)
         }
     }

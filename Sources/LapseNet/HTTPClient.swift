@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import LapseCore
 import Synchronization
@@ -74,7 +74,7 @@ public final class HTTPClient: Sendable {
         config.httpMaximumConnectionsPerHost = 64
         config.urlCache = nil
         config.requestCachePolicy = .reloadIgnoringLocalCacheData
-        config.timeoutIntervalForRequest = 600  // our own deadline is shorter; see `perform`
+        config.timeoutIntervalForRequest = 600 // our own deadline is shorter; see `perform`
         return URLSession(configuration: config)
     }()
 
@@ -100,31 +100,39 @@ public final class HTTPClient: Sendable {
     ///   - temporaryRefusal: recognises a service's "too many requests / quota" answers that are not HTTP 429
     ///     (Google's 403 `rateLimitExceeded`, the legacy Directions API's `OVER_QUERY_LIMIT` in a 200): returns the
     ///     problem to retry it with backoff, `nil` otherwise. After the last attempt the request fails `.rateLimited`.
-    /// - Returns: the response: 2xx, or a non-retried status (3xx such as 304, 4xx other than 429) for the caller to read.
+    /// - Returns: the response: 2xx, or a non-retried status (3xx such as 304, 4xx other than 429) for the caller to
+    ///   read.
     /// - Throws: ``LapseError`` `.network` (timeouts, connection failures, 5xx after every attempt, rejected bodies; at
     ///   once for a server never reached that cannot be reached), `.rateLimited` (429 or a `temporaryRefusal` after
     ///   every attempt, or a `Retry-After` beyond the limit), `.cancelled`.
     ///   Messages name the URL without its query string and never contain a configured secret.
-    public func get(_ url: URL, headers: [String: String] = [:], accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
-                    temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil) async throws -> HTTPResponse {
+    public func get(
+        _ url: URL, headers: [String: String] = [:], accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
+        temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil
+    ) async throws -> HTTPResponse {
         try await send(HTTPRequest(url: url, headers: headers), accept: accept, temporaryRefusal: temporaryRefusal)
     }
 
     /// POST a JSON body to `url` (sets `Content-Type: application/json`). Same retries and errors as
     /// ``get(_:headers:accept:temporaryRefusal:)``.
-    public func post(_ url: URL, json: Data, headers: [String: String] = [:], accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
-                     temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil) async throws -> HTTPResponse {
+    public func post(
+        _ url: URL, json: Data, headers: [String: String] = [:], accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
+        temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil
+    ) async throws -> HTTPResponse {
         var h = headers
         h["Content-Type"] = "application/json"
-        return try await send(HTTPRequest(method: "POST", url: url, headers: h, body: json), accept: accept,
-                              temporaryRefusal: temporaryRefusal)
+        return try await send(
+            HTTPRequest(method: "POST", url: url, headers: h, body: json), accept: accept,
+            temporaryRefusal: temporaryRefusal)
     }
 
     /// POST a value encoded as JSON and decode the JSON answer (2xx required).
     /// - Throws: as ``post(_:json:headers:accept:)``, plus ``HTTPResponse/requireSuccess(_:hiding:)``'s errors
     ///   and `.invalidInput` when the answer is not the expected JSON.
-    public func postJSON<Body: Encodable, Answer: Decodable>(_ url: URL, _ body: Body, as: Answer.Type,
-                                                             headers: [String: String] = [:]) async throws -> Answer {
+    public func postJSON<Body: Encodable, Answer: Decodable>(
+        _ url: URL, _ body: Body, as: Answer.Type,
+        headers: [String: String] = [:]
+    ) async throws -> Answer {
         let data = try JSONEncoder().encode(body)
         let response = try await post(url, json: data, headers: headers)
         try response.requireSuccess(subject(url), hiding: configuration.secrets)
@@ -132,13 +140,16 @@ public final class HTTPClient: Sendable {
     }
 
     /// GET `url` and decode its JSON answer (2xx required). Errors as ``postJSON(_:_:as:headers:)``.
-    public func getJSON<Answer: Decodable>(_ url: URL, as: Answer.Type, headers: [String: String] = [:]) async throws -> Answer {
+    public func getJSON<Answer: Decodable>(_ url: URL, as: Answer.Type, headers: [String: String] = [:]) async throws
+        -> Answer
+    {
         let response = try await get(url, headers: headers)
         try response.requireSuccess(subject(url), hiding: configuration.secrets)
         return try decode(Answer.self, from: response, url: url)
     }
 
-    private func decode<Answer: Decodable>(_ type: Answer.Type, from response: HTTPResponse, url: URL) throws -> Answer {
+    private func decode<Answer: Decodable>(_ type: Answer.Type, from response: HTTPResponse, url: URL) throws -> Answer
+    {
         do {
             return try JSONDecoder().decode(Answer.self, from: response.body)
         } catch {
@@ -152,8 +163,10 @@ public final class HTTPClient: Sendable {
     }
 
     /// Sends `request` with retries. See ``get(_:headers:accept:temporaryRefusal:)`` for what is returned and thrown.
-    public func send(_ request: HTTPRequest, accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
-                     temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil) async throws -> HTTPResponse {
+    public func send(
+        _ request: HTTPRequest, accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
+        temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil
+    ) async throws -> HTTPResponse {
         let c = configuration
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
@@ -167,13 +180,15 @@ public final class HTTPClient: Sendable {
         var lastCode = LapseError.Code.network
         var lastStatus: Int?
         var attempts = 0
-        var giveUp: Date?   // from the first attempt on, with a total timeout
+        var giveUp: Date? // from the first attempt on, with a total timeout
         attempting: for attempt in 1...c.maxAttempts {
             if Task.isCancelled { throw LapseError(.cancelled, subject(request.url), "cancelled") }
             await slots.acquire()
             if giveUp == nil, let total = c.totalTimeout { giveUp = Date().addingTimeInterval(total) }
             let left = giveUp.map { $0.timeIntervalSinceNow } ?? .infinity
-            counters.update { $0.attempts += 1; if attempt > 1 { $0.retries += 1 } }
+            counters.update {
+                $0.attempts += 1; if attempt > 1 { $0.retries += 1 }
+            }
             attempts = attempt
             let attemptDeadline = min(c.requestTimeout, max(0.05, left))
             let outcome: Outcome
@@ -191,7 +206,8 @@ public final class HTTPClient: Sendable {
                 // now (offline, every lookup would otherwise wait out its backoff).
                 if Self.isUnreachable(error), !reachedHosts.withLock({ $0.contains(Self.hostKey(request.url)) }) {
                     await slots.release()
-                    throw LapseError(.network, subject(request.url), Self.describe(transport: error, deadline: attemptDeadline))
+                    throw LapseError(
+                        .network, subject(request.url), Self.describe(transport: error, deadline: attemptDeadline))
                 }
                 outcome = .retry(Self.describe(transport: error, deadline: attemptDeadline), after: nil)
             }
@@ -208,8 +224,10 @@ public final class HTTPClient: Sendable {
                 var delay = Self.backoff(attempt: attempt, base: c.baseDelay, cap: c.maxDelay)
                 if let retryAfter {
                     guard retryAfter <= c.maxRetryAfter else {
-                        throw LapseError(.rateLimited, subject(request.url),
-                                         "server asks to retry after \(Int(retryAfter)) s (\(problem))", cause: status.map(LapseError.Cause.http))
+                        throw LapseError(
+                            .rateLimited, subject(request.url),
+                            "server asks to retry after \(Int(retryAfter)) s (\(problem))",
+                            cause: status.map(LapseError.Cause.http))
                     }
                     delay = max(retryAfter, delay * 0.25)
                 }
@@ -221,8 +239,9 @@ public final class HTTPClient: Sendable {
             }
         }
         let reason = attempts == 1 ? lastProblem : "\(lastProblem) (after \(attempts) attempts)"
-        throw LapseError(lastCode, subject(request.url), Redaction.message(reason, hiding: c.secrets),
-                         cause: lastStatus.map(LapseError.Cause.http))
+        throw LapseError(
+            lastCode, subject(request.url), Redaction.message(reason, hiding: c.secrets),
+            cause: lastStatus.map(LapseError.Cause.http))
     }
 
     private enum Outcome {
@@ -230,8 +249,10 @@ public final class HTTPClient: Sendable {
         case retry(String, after: Double?, rateLimited: Bool = false, status: Int? = nil)
     }
 
-    private func classify(_ response: HTTPResponse, accept: (@Sendable (HTTPResponse) -> Bool)?,
-                          temporaryRefusal: (@Sendable (HTTPResponse) -> String?)?) -> Outcome {
+    private func classify(
+        _ response: HTTPResponse, accept: (@Sendable (HTTPResponse) -> Bool)?,
+        temporaryRefusal: (@Sendable (HTTPResponse) -> String?)?
+    ) -> Outcome {
         let s = response.status
         let retryAfter = response.header("Retry-After").flatMap(Self.parseRetryAfter)
         if s == 429 || (500...599).contains(s) {
@@ -244,7 +265,8 @@ public final class HTTPClient: Sendable {
             return .retry("incomplete or invalid body (\(response.body.count) bytes)", after: nil)
         }
         if response.isSuccess, let expected = response.header("Content-Length").flatMap(Int.init),
-           response.header("Content-Encoding") == nil, expected != response.body.count {
+            response.header("Content-Encoding") == nil, expected != response.body.count
+        {
             return .retry("truncated body (\(response.body.count) of \(expected) bytes)", after: nil)
         }
         return .done(response)
@@ -273,7 +295,7 @@ public final class HTTPClient: Sendable {
         let box = OneShot()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
-                guard box.set(continuation) else { return }  // already cancelled: send nothing
+                guard box.set(continuation) else { return } // already cancelled: send nothing
                 let task = Self.session.dataTask(with: request) { data, response, error in
                     if let error {
                         box.finish(.failure(error))
@@ -282,7 +304,8 @@ public final class HTTPClient: Sendable {
                         for (k, v) in http.allHeaderFields {
                             if let k = k as? String { headers[k.lowercased()] = "\(v)" }
                         }
-                        box.finish(.success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())))
+                        box.finish(
+                            .success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())))
                     } else {
                         box.finish(.failure(AttemptError(reason: "no HTTP response")))
                     }
@@ -290,7 +313,8 @@ public final class HTTPClient: Sendable {
                 box.attach(task)
                 task.resume()
                 DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
-                    box.finish(.failure(AttemptError(reason: "timed out after \(Self.format(deadline)) s")), cancelTask: true)
+                    box.finish(
+                        .failure(AttemptError(reason: "timed out after \(Self.format(deadline)) s")), cancelTask: true)
                 }
             }
         } onCancel: {
@@ -351,7 +375,7 @@ private final class OneShot: Sendable {
     /// Stores the continuation; false (and the continuation resumed with a cancellation) when already cancelled.
     func set(_ c: CheckedContinuation<HTTPResponse, any Error>) -> Bool {
         let stored = state.withLock { s in
-            if s.done { return false }   // cancelled before the continuation existed
+            if s.done { return false } // cancelled before the continuation existed
             s.continuation = c
             return true
         }

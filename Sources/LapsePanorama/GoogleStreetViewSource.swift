@@ -12,7 +12,8 @@ import Synchronization
 /// session token (reused until it expires); `POST /v1/streetview/panoIds` finds the nearest pano id of up to 100
 /// locations a request; `GET /v1/streetview/metadata?panoId=` gives image and tile sizes, heading, tilt, roll,
 /// date, copyright and links (the neighbouring panoramas: a point whose nearest panorama is of another date than
-/// the previous frame's takes one of the previous frame's run instead when it is near enough, ``sameRunSlack``); `GET /v1/streetview/tiles/{z}/{x}/{y}?panoId=` gives 512 × 512 JPEG tiles. Every request
+/// the previous frame's takes one of the previous frame's run instead when it is near enough, ``sameRunSlack``); `GET
+/// /v1/streetview/tiles/{z}/{x}/{y}?panoId=` gives 512 × 512 JPEG tiles. Every request
 /// carries `key` and `session` as query parameters. The key never appears in messages or cache paths.
 public struct GoogleStreetViewSource: PanoramaSource {
     public let name = "google"
@@ -40,15 +41,20 @@ public struct GoogleStreetViewSource: PanoramaSource {
     ///     policies; see ``HTTPCache``); `nil`: no cache.
     ///   - progress: tile progress (`stage` "tiles").
     /// - Throws: ``LapseError`` `.usage` when the key is empty.
-    public init(apiKey: String, baseURL: URL = defaultBaseURL, client: HTTPClient? = nil, cache: DiskCache? = nil,
-                progress: ProgressHandler? = nil) throws {
-        try self.init(apiKey: apiKey, baseURL: baseURL, client: client, httpCache: cache.map { HTTPCache(cache: $0) },
-                      progress: progress)
+    public init(
+        apiKey: String, baseURL: URL = defaultBaseURL, client: HTTPClient? = nil, cache: DiskCache? = nil,
+        progress: ProgressHandler? = nil
+    ) throws {
+        try self.init(
+            apiKey: apiKey, baseURL: baseURL, client: client, httpCache: cache.map { HTTPCache(cache: $0) },
+            progress: progress)
     }
 
     /// As ``init(apiKey:baseURL:client:cache:progress:)`` with the HTTP cache given (e.g. with its own clock).
-    public init(apiKey: String, baseURL: URL = defaultBaseURL, client: HTTPClient? = nil, httpCache: HTTPCache?,
-                progress: ProgressHandler? = nil) throws {
+    public init(
+        apiKey: String, baseURL: URL = defaultBaseURL, client: HTTPClient? = nil, httpCache: HTTPCache?,
+        progress: ProgressHandler? = nil
+    ) throws {
         let key = apiKey.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !key.isEmpty else { throw LapseError.usage("the Google source needs an API key in GOOGLE_MAPS_API_KEY") }
         self.apiKey = key
@@ -56,8 +62,11 @@ public struct GoogleStreetViewSource: PanoramaSource {
         var configuration = client?.configuration ?? HTTPClient.Configuration()
         if !configuration.secrets.contains(key) { configuration.secrets.append(key) }
         // A client of our own only when the given one does not already hide the key.
-        if let client, client.configuration.secrets.contains(key) { self.client = client }
-        else { self.client = HTTPClient(configuration: configuration) }
+        if let client, client.configuration.secrets.contains(key) {
+            self.client = client
+        } else {
+            self.client = HTTPClient(configuration: configuration)
+        }
         self.cache = httpCache
         self.progress = progress
         session = SessionStore()
@@ -87,7 +96,9 @@ public struct GoogleStreetViewSource: PanoramaSource {
         if let previous { known[previous.id] = (previous, runMemory.links) }
         for (k, id) in ids.enumerated() {
             guard var pick = id.flatMap({ known[$0]?.0 }) else { chosen.append(nil); continue }
-            if let run = previous, sameRunSlack > 0, run.date != nil, pick.date != run.date, let links = known[run.id]?.1 {
+            if let run = previous, sameRunSlack > 0, run.date != nil, pick.date != run.date,
+                let links = known[run.id]?.1
+            {
                 try await fetch(Set(links), into: &known, optional: true)
                 let here = coordinates[k]
                 let limit = min(radius, pick.coordinate.distance(to: here) + sameRunSlack)
@@ -104,15 +115,18 @@ public struct GoogleStreetViewSource: PanoramaSource {
 
     /// Metadata and links of every id not yet known, concurrently. With `optional` (a link's neighbours), one
     /// that is gone or unusable is left out instead of failing the lookup.
-    private func fetch(_ ids: Set<String>, into known: inout [String: (PanoramaMetadata, [String])],
-                       optional: Bool = false) async throws {
+    private func fetch(
+        _ ids: Set<String>, into known: inout [String: (PanoramaMetadata, [String])],
+        optional: Bool = false
+    ) async throws {
         let missing = ids.filter { known[$0] == nil }
         guard !missing.isEmpty else { return }
         try await withThrowingTaskGroup(of: (PanoramaMetadata, [String])?.self) { group in
             for id in missing {
                 group.addTask {
                     do { return try await self.metadataAndLinks(id: id) } catch let e as LapseError
-                        where optional && (e.code == .notFound || e.code == .invalidInput) { return nil }
+                        where optional && (e.code == .notFound || e.code == .invalidInput)
+                    { return nil }
                 }
             }
             for try await m in group { if let m { known[m.0.id] = m } }
@@ -127,17 +141,21 @@ public struct GoogleStreetViewSource: PanoramaSource {
     private struct PanoIdsAnswer: Decodable { var panoIds: [String]? }
 
     private func panoIds(_ coordinates: [Coordinate], radius: Double) async throws -> [String?] {
-        let body = PanoIdsRequest(locations: coordinates.map { .init(lat: $0.latitude, lng: $0.longitude) },
-                                  radius: max(1, Int(radius.rounded())))
+        let body = PanoIdsRequest(
+            locations: coordinates.map { .init(lat: $0.latitude, lng: $0.longitude) },
+            radius: max(1, Int(radius.rounded())))
         let (response, url) = try await withSession { token in
             let url = endpoint("v1/streetview/panoIds", token: token)
-            let response = try await client.post(url, json: try JSONEncoder().encode(body), temporaryRefusal: GoogleAPIError.temporaryRefusal)
+            let response = try await client.post(
+                url, json: try JSONEncoder().encode(body), temporaryRefusal: GoogleAPIError.temporaryRefusal)
             try check(response, url)
             return (response, url)
         }
         guard let answer = try? JSONDecoder().decode(PanoIdsAnswer.self, from: response.body),
-              let ids = answer.panoIds, ids.count == coordinates.count else {
-            throw LapseError(.invalidInput, client.subject(url), "unexpected answer (expected \(coordinates.count) pano ids)")
+            let ids = answer.panoIds, ids.count == coordinates.count
+        else {
+            throw LapseError(
+                .invalidInput, client.subject(url), "unexpected answer (expected \(coordinates.count) pano ids)")
         }
         return ids.map { $0.isEmpty ? nil : $0 }
     }
@@ -174,11 +192,15 @@ public struct GoogleStreetViewSource: PanoramaSource {
     private func metadataAndLinks(id: String) async throws -> (PanoramaMetadata, [String]) {
         let key = CacheKey("google", id, "metadata.json")
         let data = try await withSession { token -> Data in
-            let url = endpoint("v1/streetview/metadata", token: token).appending(queryItems: [URLQueryItem(name: "panoId", value: id)])
+            let url = endpoint("v1/streetview/metadata", token: token).appending(queryItems: [
+                URLQueryItem(name: "panoId", value: id)
+            ])
             if let cache {
-                return try await cache.get(url, key: key, client: client,
-                                           validate: { (try? JSONDecoder().decode(MetadataAnswer.self, from: $0)) != nil },
-                                           temporaryRefusal: GoogleAPIError.temporaryRefusal, check: { try self.check($0, url) }).data
+                return try await cache.get(
+                    url, key: key, client: client,
+                    validate: { (try? JSONDecoder().decode(MetadataAnswer.self, from: $0)) != nil },
+                    temporaryRefusal: GoogleAPIError.temporaryRefusal, check: { try self.check($0, url) }
+                ).data
             }
             let response = try await client.get(url, temporaryRefusal: GoogleAPIError.temporaryRefusal)
             try check(response, url)
@@ -190,12 +212,15 @@ public struct GoogleStreetViewSource: PanoramaSource {
         guard m.imageWidth > 0, m.imageHeight > 0 else {
             throw LapseError(.invalidInput, "Google Street View metadata of \(id)", "no image size")
         }
-        return (PanoramaMetadata(
-            source: name, id: m.panoId, coordinate: Coordinate(uncheckedLatitude: m.lat, longitude: m.lng),
-            date: m.date, heading: normalizeDegrees(m.heading ?? 0), tilt: (m.tilt ?? 90) - 90, roll: m.roll ?? 0,
-            width: m.imageWidth, height: m.imageHeight, tileWidth: m.tileWidth ?? 512, tileHeight: m.tileHeight ?? 512,
-            copyright: m.copyright, headingSource: m.heading == nil ? "none" : "metadata"),
-                (m.links ?? []).map(\.panoId).filter { !$0.isEmpty && $0 != m.panoId })
+        return (
+            PanoramaMetadata(
+                source: name, id: m.panoId, coordinate: Coordinate(uncheckedLatitude: m.lat, longitude: m.lng),
+                date: m.date, heading: normalizeDegrees(m.heading ?? 0), tilt: (m.tilt ?? 90) - 90, roll: m.roll ?? 0,
+                width: m.imageWidth, height: m.imageHeight, tileWidth: m.tileWidth ?? 512,
+                tileHeight: m.tileHeight ?? 512,
+                copyright: m.copyright, headingSource: m.heading == nil ? "none" : "metadata"),
+            (m.links ?? []).map(\.panoId).filter { !$0.isEmpty && $0 != m.panoId }
+        )
     }
 
     // MARK: - Images
@@ -227,16 +252,19 @@ public struct GoogleStreetViewSource: PanoramaSource {
 
     /// As ``image(for:resolution:)``, fetching only the tiles `region` touches (all when `nil`); the pixels of the
     /// other tiles are unset. Placeholders are looked for among the fetched tiles.
-    public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution,
-                      region: PanoramaRegion?) async throws -> PanoramaImage {
+    public func image(
+        for panorama: PanoramaMetadata, resolution: PanoramaResolution,
+        region: PanoramaRegion?
+    ) async throws -> PanoramaImage {
         let requested = Self.zoom(for: resolution, metadata: panorama)
         var zoom = requested
         var placeholders: [TileIndex] = []
         var downloaded = 0, fromCache = 0
         var problems: [String] = []
         while true {
-            let grid = TileGrid(zoom: zoom, fullWidth: panorama.width, fullHeight: panorama.height,
-                                tileWidth: panorama.tileWidth ?? 512, tileHeight: panorama.tileHeight ?? 512)
+            let grid = TileGrid(
+                zoom: zoom, fullWidth: panorama.width, fullHeight: panorama.height,
+                tileWidth: panorama.tileWidth ?? 512, tileHeight: panorama.tileHeight ?? 512)
             let base = baseURL, key = apiKey, id = panorama.id
             var tiles = grid.tiles
             if let region {
@@ -247,20 +275,25 @@ public struct GoogleStreetViewSource: PanoramaSource {
             do {
                 // A session that expires mid-run is renewed once (tiles already fetched come from the cache).
                 result = try await withSession { token in
-                    let fetcher = TileFetcher(client: client, cache: cache, cachePrefix: ["google", id], url: { tile in
-                        base.appendingPathComponent("v1/streetview/tiles/\(tile.zoom)/\(tile.x)/\(tile.y)")
-                            .appending(queryItems: [URLQueryItem(name: "session", value: token),
-                                                    URLQueryItem(name: "key", value: key),
-                                                    URLQueryItem(name: "panoId", value: id)])
-                    }, check: { response, url in try checkTile(response, url) }, progress: progress)
+                    let fetcher = TileFetcher(
+                        client: client, cache: cache, cachePrefix: ["google", id],
+                        url: { tile in
+                            base.appendingPathComponent("v1/streetview/tiles/\(tile.zoom)/\(tile.x)/\(tile.y)")
+                                .appending(queryItems: [
+                                    URLQueryItem(name: "session", value: token),
+                                    URLQueryItem(name: "key", value: key),
+                                    URLQueryItem(name: "panoId", value: id)
+                                ])
+                        }, check: { response, url in try checkTile(response, url) }, progress: progress)
                     return try await fetcher.fetch(grid, tiles: tiles)
                 }
             } catch let error as LapseError where error.code == .notFound && !Self.isSessionProblem(error) {
                 // The API has no tile there at this zoom: the panorama at the next lower one.
                 problems.append("zoom \(zoom): \(error.reason)")
                 guard zoom > 0 else {
-                    throw LapseError(.notFound, "Google Street View pano \(id)",
-                                     "no imagery at any zoom level (" + problems.joined(separator: "; ") + ")")
+                    throw LapseError(
+                        .notFound, "Google Street View pano \(id)",
+                        "no imagery at any zoom level (" + problems.joined(separator: "; ") + ")")
                 }
                 zoom -= 1
                 continue
@@ -268,19 +301,27 @@ public struct GoogleStreetViewSource: PanoramaSource {
             downloaded += result.downloaded
             fromCache += result.fromCache
             if result.placeholders.isEmpty {
-                var image = PanoramaImage(metadata: panorama, pixels: result.image, zoom: zoom, placeholderTiles: placeholders,
-                                          tilesDownloaded: downloaded, tilesFromCache: fromCache)
+                var image = PanoramaImage(
+                    metadata: panorama, pixels: result.image, zoom: zoom, placeholderTiles: placeholders,
+                    tilesDownloaded: downloaded, tilesFromCache: fromCache)
                 image.tilesSkipped = grid.tileCount - tiles.count
                 image.requestedZoom = requested
                 return image
             }
             placeholders += result.placeholders
-            let list = result.placeholders.prefix(6).map(\.description).joined(separator: ", ")
+            let list =
+                result.placeholders.prefix(6).map(\.description).joined(separator: ", ")
                 + (result.placeholders.count > 6 ? ", …" : "")
-            problems.append("zoom \(zoom): \(result.placeholders.count) of \(tiles.count) tiles are all-black placeholders (\(list))")
+            problems.append(
+                """
+                zoom \(zoom): \(result.placeholders.count) of \(tiles.count) tiles are all-black placeholders \
+                (\(list))
+                """
+            )
             guard zoom > 0 else {
-                throw LapseError(.notFound, "Google Street View pano \(id)",
-                                 "no imagery at any zoom level (" + problems.joined(separator: "; ") + ")")
+                throw LapseError(
+                    .notFound, "Google Street View pano \(id)",
+                    "no imagery at any zoom level (" + problems.joined(separator: "; ") + ")")
             }
             zoom -= 1
         }
@@ -294,29 +335,35 @@ public struct GoogleStreetViewSource: PanoramaSource {
     /// Whether `error` is the API refusing the session token (not the key).
     static func isSessionProblem(_ error: LapseError) -> Bool {
         let text = error.reason.lowercased()
-        return text.contains("session") && (text.contains("http 400") || text.contains("http 401") || text.contains("http 403"))
+        return text.contains("session")
+            && (text.contains("http 400") || text.contains("http 401") || text.contains("http 403"))
     }
 
     private struct CreateSession: Encodable { var mapType = "streetview"; var language = "en-US"; var region = "US" }
     private struct SessionAnswer: Decodable { var session: String; var expiry: String? }
 
     private func createSession() async throws -> (String, Date) {
-        let url = baseURL.appendingPathComponent("v1/createSession").appending(queryItems: [URLQueryItem(name: "key", value: apiKey)])
-        let response = try await client.post(url, json: try JSONEncoder().encode(CreateSession()),
-                                             temporaryRefusal: GoogleAPIError.temporaryRefusal)
+        let url = baseURL.appendingPathComponent("v1/createSession").appending(queryItems: [
+            URLQueryItem(name: "key", value: apiKey)
+        ])
+        let response = try await client.post(
+            url, json: try JSONEncoder().encode(CreateSession()),
+            temporaryRefusal: GoogleAPIError.temporaryRefusal)
         try check(response, url)
         guard let answer = try? JSONDecoder().decode(SessionAnswer.self, from: response.body) else {
             throw LapseError(.invalidInput, client.subject(url), "unexpected answer to createSession")
         }
         // `expiry` is seconds since 1970 as a string; without it assume the documented two weeks.
-        let expiry = answer.expiry.flatMap(Double.init).map { Date(timeIntervalSince1970: $0) }
+        let expiry =
+            answer.expiry.flatMap(Double.init).map { Date(timeIntervalSince1970: $0) }
             ?? Date().addingTimeInterval(13 * 24 * 3600)
         return (answer.session, expiry)
     }
 
     private func endpoint(_ path: String, token: String) -> URL {
         baseURL.appendingPathComponent(path).appending(queryItems: [
-            URLQueryItem(name: "session", value: token), URLQueryItem(name: "key", value: apiKey)])
+            URLQueryItem(name: "session", value: token), URLQueryItem(name: "key", value: apiKey)
+        ])
     }
 
     /// Runs `request` with the session token; when the API refuses the token (expired or revoked), once more with
@@ -335,12 +382,14 @@ public struct GoogleStreetViewSource: PanoramaSource {
     /// `NOT_FOUND`, or a 400 `INVALID_ARGUMENT` that is not about the key) is `.notFound` naming the tile, so that the
     /// next lower zoom is tried.
     private func checkTile(_ response: HTTPResponse, _ url: URL) throws {
-        guard response.status == 404 || (response.status == 400 && GoogleAPIError(response)?.isKeyOrPermission != true) else {
+        guard response.status == 404 || (response.status == 400 && GoogleAPIError(response)?.isKeyOrPermission != true)
+        else {
             return try check(response, url)
         }
         let why = Redaction.message(GoogleAPIError(response)?.summary ?? "HTTP \(response.status)", hiding: [apiKey])
-        throw LapseError(.notFound, "Google Map Tiles API (\(client.subject(url)))",
-                         "tile \(url.pathComponents.suffix(3).joined(separator: "/")): \(why)")
+        throw LapseError(
+            .notFound, "Google Map Tiles API (\(client.subject(url)))",
+            "tile \(url.pathComponents.suffix(3).joined(separator: "/")): \(why)")
     }
 
     /// Turns a non-2xx answer into a clear error (the key never shown): a refused key or an API not enabled is
@@ -352,14 +401,23 @@ public struct GoogleStreetViewSource: PanoramaSource {
         let summary = Redaction.message(error?.summary ?? "HTTP \(response.status)", hiding: [apiKey])
         let subject = "Google Map Tiles API (\(client.subject(url)))"
         if error?.isQuotaOrRate == true || response.status == 429 {
-            let what = error?.isDailyLimit == true ? "the project's daily Map Tiles quota is used up (it resets at midnight Pacific time)"
-                                                   : "the project's Map Tiles quota or rate limit was reached"
+            let what =
+                error?.isDailyLimit == true
+                ? "the project's daily Map Tiles quota is used up (it resets at midnight Pacific time)"
+                : "the project's Map Tiles quota or rate limit was reached"
             throw LapseError(.rateLimited, subject, "\(summary); \(what) (see the Google Cloud console's quotas page)")
         }
-        let keyProblem = error?.isKeyOrPermission == true || response.status == 401 || response.status == 403
+        let keyProblem =
+            error?.isKeyOrPermission == true || response.status == 401 || response.status == 403
             || (response.status == 400 && summary.lowercased().contains("key"))
         if keyProblem {
-            throw LapseError(.denied, subject, "the API key was refused (\(summary)); check the key and that the Map Tiles API is enabled for its project")
+            throw LapseError(
+                .denied, subject,
+                """
+                the API key was refused (\(summary)); check the key and that the Map Tiles API is enabled for its \
+                project
+                """
+            )
         }
         if response.status == 404 || error?.status == "NOT_FOUND" {
             throw LapseError(.notFound, subject, "NOT_FOUND: \(summary)")

@@ -31,21 +31,28 @@ public struct LocalPhotoSource: PanoramaSource {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
-            throw LapseError(.invalidInput, directory, FileManager.default.fileExists(atPath: directory) ? "cannot read the folder" : "no such folder")
+            throw LapseError(
+                .invalidInput, directory,
+                FileManager.default.fileExists(atPath: directory) ? "cannot read the folder" : "no such folder")
         }
-        let jpegs = names.filter { ["jpg", "jpeg"].contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }.sorted()
+        let jpegs = names.filter { ["jpg", "jpeg"].contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
+            .sorted()
         var usable: [(PhotoMetadata, String)] = []
         var skipped: [(String, String)] = []
         for file in jpegs {
             let path = URL(fileURLWithPath: directory).appendingPathComponent(file).path
-            guard let m = try? PhotoMetadata(path: path) else { skipped.append((file, "cannot read the file")); continue }
+            guard let m = try? PhotoMetadata(path: path) else {
+                skipped.append((file, "cannot read the file")); continue
+            }
             guard let w = m.width, let h = m.height else { skipped.append((file, "not a readable JPEG")); continue }
             guard w == 2 * h else { skipped.append((file, "not equirectangular: \(w)×\(h) is not 2:1")); continue }
             guard m.coordinate != nil else { skipped.append((file, "no GPS position in EXIF")); continue }
             usable.append((m, file))
         }
         guard !usable.isEmpty else {
-            let why = skipped.isEmpty ? "no JPEG files" : "no usable 360° photo (\(skipped.count) skipped: \(skipped.first!.1)…)"
+            let why =
+                skipped.isEmpty
+                ? "no JPEG files" : "no usable 360° photo (\(skipped.count) skipped: \(skipped.first!.1)…)"
             throw LapseError(.invalidInput, directory, why)
         }
         usable.sort { ($0.0.dateTime ?? "", $0.1) < ($1.0.dateTime ?? "", $1.1) }
@@ -54,16 +61,20 @@ public struct LocalPhotoSource: PanoramaSource {
         for (i, (m, file)) in usable.enumerated() {
             let here = m.coordinate!
             var heading = 0.0, from = "none"
-            if let d = m.gpsImageDirection { heading = d; from = "GPSImgDirection" }
-            else if let p = m.poseHeading, p != 0 { heading = normalizeDegrees(p); from = "PoseHeadingDegrees" }
-            else if let next = usable[(i + 1)...].first(where: { $0.0.coordinate!.distance(to: here) > 0.5 }) {
+            if let d = m.gpsImageDirection {
+                heading = d; from = "GPSImgDirection"
+            } else if let p = m.poseHeading, p != 0 {
+                heading = normalizeDegrees(p); from = "PoseHeadingDegrees"
+            } else if let next = usable[(i + 1)...].first(where: { $0.0.coordinate!.distance(to: here) > 0.5 }) {
                 heading = here.initialBearing(to: next.0.coordinate!); from = "next photo"
             } else if let previous = usable[..<i].last(where: { $0.0.coordinate!.distance(to: here) > 0.5 }) {
                 heading = previous.0.coordinate!.initialBearing(to: here); from = "previous photo"
             }
             sources[file] = from
-            panoramas.append(PanoramaMetadata(source: "local", id: file, coordinate: here, date: m.dateTime, heading: heading,
-                                              width: m.width!, height: m.height!, file: m.path, headingSource: from))
+            panoramas.append(
+                PanoramaMetadata(
+                    source: "local", id: file, coordinate: here, date: m.dateTime, heading: heading,
+                    width: m.width!, height: m.height!, file: m.path, headingSource: from))
         }
         self.panoramas = panoramas
         self.skipped = skipped

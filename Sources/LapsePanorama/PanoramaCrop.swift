@@ -27,8 +27,9 @@ public struct PanoramaCrop: Sendable, Codable, Equatable, Hashable {
             throw LapseError(.invalidInput, "cropped panorama", "the full frame \(fullWidth)×\(fullHeight) is not 2:1")
         }
         guard left >= 0, top >= 0, width > 0, height > 0, left + width <= fullWidth, top + height <= fullHeight else {
-            throw LapseError(.invalidInput, "cropped panorama",
-                             "\(width)×\(height) at \(left),\(top) does not lie inside the \(fullWidth)×\(fullHeight) frame")
+            throw LapseError(
+                .invalidInput, "cropped panorama",
+                "\(width)×\(height) at \(left),\(top) does not lie inside the \(fullWidth)×\(fullHeight) frame")
         }
         self.fullWidth = fullWidth
         self.fullHeight = fullHeight
@@ -43,10 +44,12 @@ public struct PanoramaCrop: Sendable, Codable, Equatable, Hashable {
     /// - Throws: as ``init(fullWidth:fullHeight:left:top:width:height:)``.
     public init(sensorArrayDimensions full: [Int], visibleArea margins: [Int]) throws {
         guard full.count == 2, margins.count == 4 else {
-            throw LapseError(.invalidInput, "cropped panorama", "sensor_array_dimensions needs 2 numbers and visible_area 4")
+            throw LapseError(
+                .invalidInput, "cropped panorama", "sensor_array_dimensions needs 2 numbers and visible_area 4")
         }
-        try self.init(fullWidth: full[0], fullHeight: full[1], left: margins[0], top: margins[1],
-                      width: full[0] - margins[0] - margins[2], height: full[1] - margins[1] - margins[3])
+        try self.init(
+            fullWidth: full[0], fullHeight: full[1], left: margins[0], top: margins[1],
+            width: full[0] - margins[0] - margins[2], height: full[1] - margins[1] - margins[3])
     }
 
     /// Whether the picture covers the whole frame (nothing to place).
@@ -74,7 +77,8 @@ public struct PanoramaCrop: Sendable, Codable, Equatable, Hashable {
         picture.bytes.withUnsafeBufferPointer { src in
             canvas.bytes.withUnsafeMutableBufferPointer { dst in
                 for row in 0..<h {
-                    (dst.baseAddress! + ((r.y + row) * frameWidth + r.x) * 4).update(from: src.baseAddress! + row * pw * 4, count: w * 4)
+                    (dst.baseAddress! + ((r.y + row) * frameWidth + r.x) * 4).update(
+                        from: src.baseAddress! + row * pw * 4, count: w * 4)
                 }
             }
         }

@@ -34,7 +34,9 @@ extension PanoramaExport {
             } else if let data = FileManager.default.contents(atPath: path) {
                 // A line cut short by the kill does not decode: it is left out.
                 for line in data.split(separator: UInt8(ascii: "\n")) {
-                    if let l = try? JSONDecoder().decode(Line.self, from: Data(line)), l.job == job { earlier[l.written.file] = l.written }
+                    if let l = try? JSONDecoder().decode(Line.self, from: Data(line)), l.job == job {
+                        earlier[l.written.file] = l.written
+                    }
                 }
             }
             self.earlier = earlier
@@ -48,9 +50,10 @@ extension PanoramaExport {
         /// same place (a changed track moves it) — and the image is there, a whole JPEG.
         func reusable(_ file: String, for panorama: PanoramaMetadata, in folder: String) -> Written? {
             guard let w = earlier[file], w.panorama.id == panorama.id, w.panorama.source == panorama.source,
-                  w.panorama.file == panorama.file, w.panorama.coordinate == panorama.coordinate,
-                  let data = FileManager.default.contents(atPath: URL(fileURLWithPath: folder).appendingPathComponent(file).path),
-                  CacheValidation.jpeg(data)
+                w.panorama.file == panorama.file, w.panorama.coordinate == panorama.coordinate,
+                let data = FileManager.default.contents(
+                    atPath: URL(fileURLWithPath: folder).appendingPathComponent(file).path),
+                CacheValidation.jpeg(data)
             else { return nil }
             return w
         }
@@ -69,7 +72,9 @@ extension PanoramaExport {
 
         /// The manifest is written: the journal goes.
         func finish() {
-            handle.withLock { h in try? h?.close(); h = nil }
+            handle.withLock { h in
+                try? h?.close(); h = nil
+            }
             unlink(path)
         }
     }

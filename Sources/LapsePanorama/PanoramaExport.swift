@@ -65,7 +65,9 @@ public struct PanoramaExport: Sendable {
         let matches = try await PanoramaLookup.matches(for: points, in: source, radius: radius)
         let coverage = CoverageSummary(matches)
         guard coverage.withImagery > 0 else {
-            throw LapseError(.notFound, "\(source.name)", "no coverage: no panorama within \(Self.format(radius)) m of any of the \(points.count) route points")
+            throw LapseError(
+                .notFound, "\(source.name)",
+                "no coverage: no panorama within \(Self.format(radius)) m of any of the \(points.count) route points")
         }
         return try await write(matches: matches, coverage: coverage)
     }
@@ -76,8 +78,9 @@ public struct PanoramaExport: Sendable {
         guard !panoramas.isEmpty else { throw LapseError(.notFound, source.name, "no panoramas to write") }
         try checkManifest()
         let matches = panoramas.enumerated().map { i, p in
-            PanoramaMatch(index: i, coordinate: p.coordinate, distanceAlongRoute: 0, routeHeading: p.heading,
-                          panorama: p, distance: 0, repeatsPrevious: false)
+            PanoramaMatch(
+                index: i, coordinate: p.coordinate, distanceAlongRoute: 0, routeHeading: p.heading,
+                panorama: p, distance: 0, repeatsPrevious: false)
         }
         return try await write(matches: matches, coverage: CoverageSummary(matches))
     }
@@ -100,7 +103,8 @@ public struct PanoramaExport: Sendable {
         } catch {
             throw LapseError(.output, outputDirectory, "cannot create the folder")
         }
-        let journal = try Journal(folder: outputDirectory, job: "\(source.name)|\(resolution)|\(jpegQuality)", fresh: overwrite)
+        let journal = try Journal(
+            folder: outputDirectory, job: "\(source.name)|\(resolution)|\(jpegQuality)", fresh: overwrite)
         // Distinct panoramas in route order.
         var seen = Set<String>()
         var unique: [PanoramaMetadata] = []
@@ -144,9 +148,10 @@ public struct PanoramaExport: Sendable {
         try writeManifest(matches: matches, coverage: coverage, written: writtenList, path: manifestPath)
         journal.finish()
         source.jobFinished()
-        return Result(matches: matches, coverage: coverage, written: writtenList,
-                      failed: failed.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) },
-                      tilesDownloaded: downloaded, tilesFromCache: cached, resumed: resumed, manifestPath: manifestPath)
+        return Result(
+            matches: matches, coverage: coverage, written: writtenList,
+            failed: failed.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) },
+            tilesDownloaded: downloaded, tilesFromCache: cached, resumed: resumed, manifestPath: manifestPath)
     }
 
     /// The file name of the `number`-th distinct panorama: `0001_<id>.jpg` with the id made safe.
@@ -162,7 +167,9 @@ public struct PanoramaExport: Sendable {
         var kept: Bool
     }
 
-    private func fetchAndWrite(_ pano: PanoramaMetadata, number: Int, journal: Journal) async -> Swift.Result<Fetched, LapseError> {
+    private func fetchAndWrite(_ pano: PanoramaMetadata, number: Int, journal: Journal) async
+        -> Swift.Result<Fetched, LapseError>
+    {
         let name = Self.fileName(number: number, id: pano.id)
         // Written by an earlier run of this job that did not finish: kept.
         if let w = journal.reusable(name, for: pano, in: outputDirectory) {
@@ -171,17 +178,32 @@ public struct PanoramaExport: Sendable {
         do {
             let image = try await source.image(for: pano, resolution: resolution)
             if !image.placeholderTiles.isEmpty {
-                warning?("\(pano.source) pano \(pano.id): \(image.placeholderTiles.count) all-black placeholder tiles above zoom \(image.zoom ?? 0) (\(image.placeholderTiles.prefix(4).map(\.description).joined(separator: ", "))\(image.placeholderTiles.count > 4 ? ", …" : "")); used zoom \(image.zoom ?? 0)")
+                let tiles =
+                    image.placeholderTiles.prefix(4).map(\.description).joined(separator: ", ")
+                    + (image.placeholderTiles.count > 4 ? ", …" : "")
+                warning?(
+                    """
+                    \(pano.source) pano \(pano.id): \(image.placeholderTiles.count) all-black placeholder tiles \
+                    above zoom \(image.zoom ?? 0) (\(tiles)); used zoom \(image.zoom ?? 0)
+                    """
+                )
             } else if image.fellBack, let asked = image.requestedZoom, let used = image.zoom {
-                warning?("\(pano.source) pano \(pano.id): no imagery at zoom \(asked) (the service answered tile errors); used zoom \(used)")
+                warning?(
+                    """
+                    \(pano.source) pano \(pano.id): no imagery at zoom \(asked) (the service answered tile \
+                    errors); used zoom \(used)
+                    """
+                )
             }
             let path = URL(fileURLWithPath: outputDirectory).appendingPathComponent(name).path
-            let w = Written(panorama: image.metadata, file: name, width: image.pixels.width, height: image.pixels.height,
-                            zoom: image.zoom, placeholderTiles: image.placeholderTiles)
+            let w = Written(
+                panorama: image.metadata, file: name, width: image.pixels.width, height: image.pixels.height,
+                zoom: image.zoom, placeholderTiles: image.placeholderTiles)
             // Recorded before the image is in place: an image of the folder without its line is not this job's.
             if !FileManager.default.fileExists(atPath: path) || overwrite { try journal.append(w) }
             try ImageWriter.write(image.pixels, to: path, format: .jpeg(quality: jpegQuality), overwrite: overwrite)
-            return .success(Fetched(written: w, downloaded: image.tilesDownloaded, fromCache: image.tilesFromCache, kept: false))
+            return .success(
+                Fetched(written: w, downloaded: image.tilesDownloaded, fromCache: image.tilesFromCache, kept: false))
         } catch let error as LapseError {
             return .failure(error)
         } catch {
@@ -191,25 +213,32 @@ public struct PanoramaExport: Sendable {
 
     /// The manifest: each route point with the pano id chosen, its distance, heading and date; the written files;
     /// the coverage summary.
-    private func writeManifest(matches: [PanoramaMatch], coverage: CoverageSummary, written: [Written], path: String) throws {
+    private func writeManifest(matches: [PanoramaMatch], coverage: CoverageSummary, written: [Written], path: String)
+        throws
+    {
         struct Point: Encodable {
             var index: Int, lat: Double, lng: Double, distanceAlongRoute: Double, routeHeading: Double
-            var panoId: String?, distance: Double?, panoHeading: Double?, date: String?, file: String?, repeatsPrevious: Bool
+            var panoId: String?, distance: Double?, panoHeading: Double?, date: String?, file: String?,
+                repeatsPrevious: Bool
         }
         struct Manifest: Encodable {
             var source: String, radius: Double, coverage: CoverageSummary, points: [Point], panoramas: [Written]
         }
-        let fileOf = Dictionary(written.map { ("\($0.panorama.source)/\($0.panorama.id)", $0.file) }, uniquingKeysWith: { a, _ in a })
+        let fileOf = Dictionary(
+            written.map { ("\($0.panorama.source)/\($0.panorama.id)", $0.file) }, uniquingKeysWith: { a, _ in a })
         let points = matches.map { m in
-            Point(index: m.index, lat: m.coordinate.latitude, lng: m.coordinate.longitude,
-                  distanceAlongRoute: (m.distanceAlongRoute * 100).rounded() / 100, routeHeading: (m.routeHeading * 100).rounded() / 100,
-                  panoId: m.panorama?.id, distance: m.distance.map { ($0 * 100).rounded() / 100 },
-                  panoHeading: m.panorama?.heading, date: m.panorama?.date,
-                  file: m.panorama.flatMap { fileOf["\($0.source)/\($0.id)"] }, repeatsPrevious: m.repeatsPrevious)
+            Point(
+                index: m.index, lat: m.coordinate.latitude, lng: m.coordinate.longitude,
+                distanceAlongRoute: (m.distanceAlongRoute * 100).rounded() / 100,
+                routeHeading: (m.routeHeading * 100).rounded() / 100,
+                panoId: m.panorama?.id, distance: m.distance.map { ($0 * 100).rounded() / 100 },
+                panoHeading: m.panorama?.heading, date: m.panorama?.date,
+                file: m.panorama.flatMap { fileOf["\($0.source)/\($0.id)"] }, repeatsPrevious: m.repeatsPrevious)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = try encoder.encode(Manifest(source: source.name, radius: radius, coverage: coverage, points: points, panoramas: written))
+        let data = try encoder.encode(
+            Manifest(source: source.name, radius: radius, coverage: coverage, points: points, panoramas: written))
         let output = try AtomicOutput(path: path, overwrite: overwrite)
         do { try output.write(data) } catch {
             output.discard()

@@ -20,8 +20,10 @@ public struct PanoramaMatch: Sendable, Codable, Equatable {
     /// True when the previous point chose the same panorama (a consecutive duplicate: not a new frame source).
     public var repeatsPrevious: Bool
 
-    public init(index: Int, coordinate: Coordinate, distanceAlongRoute: Double, routeHeading: Double,
-                panorama: PanoramaMetadata?, distance: Double?, repeatsPrevious: Bool) {
+    public init(
+        index: Int, coordinate: Coordinate, distanceAlongRoute: Double, routeHeading: Double,
+        panorama: PanoramaMetadata?, distance: Double?, repeatsPrevious: Bool
+    ) {
         self.index = index
         self.coordinate = coordinate
         self.distanceAlongRoute = distanceAlongRoute
@@ -63,18 +65,24 @@ public enum PanoramaLookup {
     ///   - radius: metres, > 0.
     /// - Returns: one match per point, in order, with consecutive duplicates marked.
     /// - Throws: ``LapseError`` `.usage` for a bad radius; the source's errors. No coverage is not an error here.
-    public static func matches(for points: [RoutePoint], in source: any PanoramaSource,
-                               radius: Double) async throws -> [PanoramaMatch] {
-        guard radius.isFinite, radius > 0 else { throw LapseError.usage("the radius must be a positive number of metres") }
+    public static func matches(
+        for points: [RoutePoint], in source: any PanoramaSource,
+        radius: Double
+    ) async throws -> [PanoramaMatch] {
+        guard radius.isFinite, radius > 0 else {
+            throw LapseError.usage("the radius must be a positive number of metres")
+        }
         let found = try await source.nearest(to: points.map(\.coordinate), radius: radius)
         var result: [PanoramaMatch] = []
         var previous: String?
         for (i, (point, pano)) in zip(points, found).enumerated() {
             let key = pano.map { "\($0.source)/\($0.id)" }
-            result.append(PanoramaMatch(index: i, coordinate: point.coordinate, distanceAlongRoute: point.distanceAlongRoute,
-                                        routeHeading: point.heading, panorama: pano,
-                                        distance: pano.map { point.coordinate.distance(to: $0.coordinate) },
-                                        repeatsPrevious: key != nil && key == previous))
+            result.append(
+                PanoramaMatch(
+                    index: i, coordinate: point.coordinate, distanceAlongRoute: point.distanceAlongRoute,
+                    routeHeading: point.heading, panorama: pano,
+                    distance: pano.map { point.coordinate.distance(to: $0.coordinate) },
+                    repeatsPrevious: key != nil && key == previous))
             previous = key
         }
         return result

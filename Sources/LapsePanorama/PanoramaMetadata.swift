@@ -59,11 +59,13 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
     /// (not recorded).
     public var headingSource: String?
 
-    public init(source: String, id: String, coordinate: Coordinate, date: String? = nil, heading: Double,
-                tilt: Double = 0, roll: Double = 0, width: Int, height: Int, tileWidth: Int? = nil,
-                tileHeight: Int? = nil, copyright: String? = nil, licence: String? = nil, author: String? = nil,
-                file: String? = nil, time: Double? = nil, imageURL: String? = nil, headingSource: String? = nil,
-                crop: PanoramaCrop? = nil, collection: String? = nil, smallImageURL: String? = nil) {
+    public init(
+        source: String, id: String, coordinate: Coordinate, date: String? = nil, heading: Double,
+        tilt: Double = 0, roll: Double = 0, width: Int, height: Int, tileWidth: Int? = nil,
+        tileHeight: Int? = nil, copyright: String? = nil, licence: String? = nil, author: String? = nil,
+        file: String? = nil, time: Double? = nil, imageURL: String? = nil, headingSource: String? = nil,
+        crop: PanoramaCrop? = nil, collection: String? = nil, smallImageURL: String? = nil
+    ) {
         self.source = source
         self.id = id
         self.coordinate = coordinate
@@ -130,8 +132,10 @@ public struct PanoramaImage: Sendable {
     /// (whatever the memory held). 0 for a whole image.
     public var tilesSkipped: Int = 0
 
-    public init(metadata: PanoramaMetadata, pixels: PixelBuffer, zoom: Int? = nil, placeholderTiles: [TileIndex] = [],
-                tilesDownloaded: Int = 0, tilesFromCache: Int = 0) {
+    public init(
+        metadata: PanoramaMetadata, pixels: PixelBuffer, zoom: Int? = nil, placeholderTiles: [TileIndex] = [],
+        tilesDownloaded: Int = 0, tilesFromCache: Int = 0
+    ) {
         self.metadata = metadata
         self.pixels = pixels
         self.zoom = zoom

@@ -28,7 +28,8 @@ public protocol PanoramaSource: Sendable {
     /// As ``image(for:resolution:)``, for a caller that reads only `region` of the image: a tiled source
     /// (Google Street View) fetches only the tiles the region touches and leaves the other pixels unset
     /// (``PanoramaImage/tilesSkipped`` counts them). Sources that deliver whole images ignore `region`.
-    func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?) async throws -> PanoramaImage
+    func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?) async throws
+        -> PanoramaImage
 
     /// The whole panorama, small, for motion analysis: equirectangular and at least `width` pixels wide where the
     /// source has that much, made as cheaply as the source allows (a photo decoded at reduced scale; Google's
@@ -48,8 +49,10 @@ extension PanoramaSource {
         try await image(for: panorama, resolution: .atLeast(width: width))
     }
 
-    public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution,
-                      region: PanoramaRegion?) async throws -> PanoramaImage {
+    public func image(
+        for panorama: PanoramaMetadata, resolution: PanoramaResolution,
+        region: PanoramaRegion?
+    ) async throws -> PanoramaImage {
         try await image(for: panorama, resolution: resolution)
     }
 }
@@ -62,7 +65,9 @@ public struct PanoramaRegion: Sendable {
     /// true where some pixel of the cell will be read.
     public let cells: @Sendable (_ width: Int, _ height: Int, _ cellWidth: Int, _ cellHeight: Int) throws -> [Bool]
 
-    public init(cells: @escaping @Sendable (_ width: Int, _ height: Int, _ cellWidth: Int, _ cellHeight: Int) throws -> [Bool]) {
+    public init(
+        cells: @escaping @Sendable (_ width: Int, _ height: Int, _ cellWidth: Int, _ cellHeight: Int) throws -> [Bool]
+    ) {
         self.cells = cells
     }
 

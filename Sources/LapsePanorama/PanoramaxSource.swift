@@ -58,8 +58,10 @@ public struct PanoramaxSource: PanoramaSource {
     public static let defaultBaseURL = URL(string: "https://api.panoramax.xyz/api")!
 
     /// - Parameter warning: told once per picture skipped at lookup (a cropped 360° picture that cannot be placed).
-    public init(baseURL: URL = defaultBaseURL, client: HTTPClient = .shared, cache: DiskCache? = nil,
-                warning: WarningHandler? = nil) {
+    public init(
+        baseURL: URL = defaultBaseURL, client: HTTPClient = .shared, cache: DiskCache? = nil,
+        warning: WarningHandler? = nil
+    ) {
         self.baseURL = baseURL
         self.client = client
         self.cache = cache
@@ -145,7 +147,10 @@ public struct PanoramaxSource: PanoramaSource {
             guard let best = list.first else { return nil }
             var pick = best
             if let run, best.panorama.collection != run,
-               let same = list.first(where: { $0.panorama.collection == run && $0.distance <= best.distance + sameRunSlack }) {
+                let same = list.first(where: {
+                    $0.panorama.collection == run && $0.distance <= best.distance + sameRunSlack
+                })
+            {
                 pick = same
             }
             run = pick.panorama.collection
@@ -167,11 +172,16 @@ public struct PanoramaxSource: PanoramaSource {
         while true {
             let page = try await client.getJSON(url, as: ItemCollection.self)
             pages += 1
-            var farthest = 0.0   // degrees
+            var farthest = 0.0 // degrees
             for item in page.features {
                 guard let xy = item.geometry?.coordinates, xy.count >= 2 else { continue }
-                farthest = max(farthest, ((xy[0] - c.longitude) * (xy[0] - c.longitude) + (xy[1] - c.latitude) * (xy[1] - c.latitude)).squareRoot())
-                guard seen.insert(item.id).inserted, let candidate = candidate(item, near: c, radius: radius) else { continue }
+                farthest = max(
+                    farthest,
+                    ((xy[0] - c.longitude) * (xy[0] - c.longitude) + (xy[1] - c.latitude) * (xy[1] - c.latitude))
+                        .squareRoot())
+                guard seen.insert(item.id).inserted, let candidate = candidate(item, near: c, radius: radius) else {
+                    continue
+                }
                 found.append(candidate)
             }
             guard page.features.count >= pageSize, pages < max(1, maxPages) else { break }
@@ -180,7 +190,8 @@ public struct PanoramaxSource: PanoramaSource {
             if nearestLater > radius { break }
             if let best = found.map(\.distance).min(), nearestLater > best + sameRunSlack { break }
             if let next = page.links?.first(where: { $0.rel == "next" && ($0.method ?? "GET").uppercased() == "GET" }),
-               let href = next.href, let nextURL = URL(string: href, relativeTo: baseURL)?.absoluteURL {
+                let href = next.href, let nextURL = URL(string: href, relativeTo: baseURL)?.absoluteURL
+            {
                 url = nextURL
             } else {
                 // No paging link: the same search again from where later pictures begin (0.5 % short, as the
@@ -199,7 +210,7 @@ public struct PanoramaxSource: PanoramaSource {
             URLQueryItem(name: "place_position", value: String(format: "%.7f,%.7f", c.longitude, c.latitude)),
             URLQueryItem(name: "place_distance", value: "\(from)-\(max(from, to))"),
             URLQueryItem(name: "place_fov_tolerance", value: "2"),
-            URLQueryItem(name: "limit", value: String(max(1, pageSize))),
+            URLQueryItem(name: "limit", value: String(max(1, pageSize)))
         ])
     }
 
@@ -208,8 +219,9 @@ public struct PanoramaxSource: PanoramaSource {
     func candidate(_ item: Item, near c: Coordinate, radius: Double) -> Candidate? {
         let p = item.properties
         guard let o = p?.orientation, o.field_of_view?.value == 360,
-              let xy = item.geometry?.coordinates, xy.count >= 2,
-              let here = try? Coordinate(latitude: xy[1], longitude: xy[0]) else { return nil }
+            let xy = item.geometry?.coordinates, xy.count >= 2,
+            let here = try? Coordinate(latitude: xy[1], longitude: xy[0])
+        else { return nil }
         let d = c.distance(to: here)
         guard d <= radius else { return nil }
         let hd = item.assets?["hd"]?.href, sd = item.assets?["sd"]?.href
@@ -218,31 +230,51 @@ public struct PanoramaxSource: PanoramaSource {
         var crop: PanoramaCrop?
         if let margins = o.visible_area.map({ $0.compactMap(\.int) }), margins.count == 4, margins != [0, 0, 0, 0] {
             guard let dims else {
-                warnings.warn(item.id, "Panoramax picture \(item.id): visible_area without sensor_array_dimensions, the picture cannot be placed in its full frame; skipped")
+                warnings.warn(
+                    item.id,
+                    """
+                    Panoramax picture \(item.id): visible_area without sensor_array_dimensions, the picture \
+                    cannot be placed in its full frame; skipped
+                    """
+                )
                 return nil
             }
             do {
                 let placed = try PanoramaCrop(sensorArrayDimensions: dims, visibleArea: margins)
                 crop = placed.isWhole ? nil : placed
             } catch let error as LapseError {
-                warnings.warn(item.id, "Panoramax picture \(item.id): cannot be placed in its full frame (visible_area \(margins), \(error.reason)); skipped")
+                warnings.warn(
+                    item.id,
+                    """
+                    Panoramax picture \(item.id): cannot be placed in its full frame (visible_area \(margins), \
+                    \(error.reason)); skipped
+                    """
+                )
                 return nil
             } catch {
                 return nil
             }
         } else if let dims, dims[0] != 2 * dims[1] {
-            warnings.warn(item.id, "Panoramax picture \(item.id): a 360° picture of \(dims[0])×\(dims[1]) is not 2:1 and has no visible_area to place it by; skipped")
+            warnings.warn(
+                item.id,
+                """
+                Panoramax picture \(item.id): a 360° picture of \(dims[0])×\(dims[1]) is not 2:1 and has no \
+                visible_area to place it by; skipped
+                """
+            )
             return nil
         }
         let author = item.providers?.first(where: { $0.roles?.contains("producer") == true })?.name ?? p?.producer
         let azimuth = p?.azimuth?.value
-        return Candidate(distance: d, panorama: PanoramaMetadata(
-            source: name, id: item.id, coordinate: here, date: p?.datetime,
-            heading: normalizeDegrees(azimuth ?? 0), tilt: p?.pitch?.value ?? 0, roll: p?.roll?.value ?? 0,
-            width: crop?.fullWidth ?? dims?[0] ?? 0, height: crop?.fullHeight ?? dims?[1] ?? 0,
-            licence: p?.license, author: author, imageURL: image,
-            headingSource: azimuth == nil ? "none" : "view:azimuth", crop: crop, collection: item.collection,
-            smallImageURL: sd))
+        return Candidate(
+            distance: d,
+            panorama: PanoramaMetadata(
+                source: name, id: item.id, coordinate: here, date: p?.datetime,
+                heading: normalizeDegrees(azimuth ?? 0), tilt: p?.pitch?.value ?? 0, roll: p?.roll?.value ?? 0,
+                width: crop?.fullWidth ?? dims?[0] ?? 0, height: crop?.fullHeight ?? dims?[1] ?? 0,
+                licence: p?.license, author: author, imageURL: image,
+                headingSource: azimuth == nil ? "none" : "view:azimuth", crop: crop, collection: item.collection,
+                smallImageURL: sd))
     }
 
     // MARK: Images
@@ -261,8 +293,9 @@ public struct PanoramaxSource: PanoramaSource {
         var metadata = panorama
         metadata.width = frameWidth
         metadata.height = frameWidth / 2
-        return PanoramaImage(metadata: metadata, pixels: try Self.pixels(of: decoded, panorama: panorama, frameWidth: w),
-                             tilesDownloaded: downloaded, tilesFromCache: 1 - downloaded)
+        return PanoramaImage(
+            metadata: metadata, pixels: try Self.pixels(of: decoded, panorama: panorama, frameWidth: w),
+            tilesDownloaded: downloaded, tilesFromCache: 1 - downloaded)
     }
 
     /// The `sd` picture (the `hd` one when there is no `sd`) decoded at reduced scale, a cropped one placed in its
@@ -272,13 +305,16 @@ public struct PanoramaxSource: PanoramaSource {
         let (data, downloaded) = try await download(asset, of: panorama)
         let picture = panorama.crop.map(\.width) ?? panorama.width
         let known = asset == .sd ? Self.standardWidth : (picture > 0 ? picture : 4 * width)
-        let needed = panorama.crop.map { Int((Double(width) * Double($0.width) / Double($0.fullWidth)).rounded(.up)) } ?? width
-        let decoded = try DecodedImage(data: [UInt8](data), name: "Panoramax picture \(panorama.id)",
-                                       reduction: LocalPhotoSource.reduction(from: known, to: needed))
+        let needed =
+            panorama.crop.map { Int((Double(width) * Double($0.width) / Double($0.fullWidth)).rounded(.up)) } ?? width
+        let decoded = try DecodedImage(
+            data: [UInt8](data), name: "Panoramax picture \(panorama.id)",
+            reduction: LocalPhotoSource.reduction(from: known, to: needed))
         let frameWidth = try Self.frameWidth(of: decoded, panorama: panorama)
-        return PanoramaImage(metadata: panorama,
-                             pixels: try Self.pixels(of: decoded, panorama: panorama, frameWidth: frameWidth, accurate: false),
-                             tilesDownloaded: downloaded, tilesFromCache: 1 - downloaded)
+        return PanoramaImage(
+            metadata: panorama,
+            pixels: try Self.pixels(of: decoded, panorama: panorama, frameWidth: frameWidth, accurate: false),
+            tilesDownloaded: downloaded, tilesFromCache: 1 - downloaded)
     }
 
     enum Asset: String { case sd, hd }
@@ -302,26 +338,35 @@ public struct PanoramaxSource: PanoramaSource {
         let w = decoded.displayWidth, h = decoded.displayHeight
         guard let crop = panorama.crop else {
             guard w == 2 * h else {
-                throw LapseError(.invalidInput, "Panoramax picture \(panorama.id)", "not equirectangular: \(w)×\(h) is not 2:1")
+                throw LapseError(
+                    .invalidInput, "Panoramax picture \(panorama.id)", "not equirectangular: \(w)×\(h) is not 2:1")
             }
             return w
         }
         let scale = Double(w) / Double(crop.width)
         let expected = Double(crop.height) * scale
         guard abs(Double(h) - expected) <= max(2, 0.01 * expected) else {
-            throw LapseError(.invalidInput, "Panoramax picture \(panorama.id)",
-                             "\(w)×\(h) is not the shape of its visible area (\(crop.width)×\(crop.height) of \(crop.fullWidth)×\(crop.fullHeight))")
+            throw LapseError(
+                .invalidInput, "Panoramax picture \(panorama.id)",
+                """
+                \(w)×\(h) is not the shape of its visible area (\(crop.width)×\(crop.height) of \
+                \(crop.fullWidth)×\(crop.fullHeight))
+                """
+            )
         }
         return max(2, Int((Double(crop.fullWidth) * scale).rounded()) & ~1)
     }
 
     /// The picture as a full 2:1 frame `frameWidth` wide: scaled, and for a cropped one placed with black around.
-    static func pixels(of decoded: DecodedImage, panorama: PanoramaMetadata, frameWidth: Int, accurate: Bool = true) throws -> PixelBuffer {
+    static func pixels(of decoded: DecodedImage, panorama: PanoramaMetadata, frameWidth: Int, accurate: Bool = true)
+        throws -> PixelBuffer
+    {
         guard let crop = panorama.crop else {
             return try decoded.pixels(width: frameWidth, height: frameWidth / 2, accurate: accurate)
         }
         let r = crop.rectangle(inFrameOfWidth: frameWidth)
-        return crop.frame(width: frameWidth, placing: try decoded.pixels(width: r.width, height: r.height, accurate: accurate))
+        return crop.frame(
+            width: frameWidth, placing: try decoded.pixels(width: r.width, height: r.height, accurate: accurate))
     }
 
     /// The asset's bytes, from the cache or downloaded (then cached), and whether they were downloaded (1 or 0).

@@ -25,7 +25,9 @@ public struct PhotoMetadata: Sendable, Equatable {
     public init(path: String) throws {
         self.path = path
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw LapseError(.invalidInput, path, FileManager.default.fileExists(atPath: path) ? "file is not readable" : "no such file")
+            throw LapseError(
+                .invalidInput, path,
+                FileManager.default.fileExists(atPath: path) ? "file is not readable" : "no such file")
         }
         // Headers (EXIF, XMP, SOF) sit at the start; 1 MB is plenty and keeps big files cheap.
         let head = [UInt8]((try? handle.read(upToCount: 1 << 20)) ?? Data())
@@ -35,9 +37,15 @@ public struct PhotoMetadata: Sendable, Equatable {
         guard let exif = exif_data_new_from_data(head, UInt32(head.count)) else { return }
         defer { exif_data_unref(exif) }
         let order = exif_data_get_byte_order(exif)
-        let gps = withUnsafeBytes(of: exif.pointee.ifd) { $0.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self)[Int(EXIF_IFD_GPS.rawValue)] }
-        let exifIFD = withUnsafeBytes(of: exif.pointee.ifd) { $0.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self)[Int(EXIF_IFD_EXIF.rawValue)] }
-        let ifd0 = withUnsafeBytes(of: exif.pointee.ifd) { $0.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self)[Int(EXIF_IFD_0.rawValue)] }
+        let gps = withUnsafeBytes(of: exif.pointee.ifd) {
+            $0.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self)[Int(EXIF_IFD_GPS.rawValue)]
+        }
+        let exifIFD = withUnsafeBytes(of: exif.pointee.ifd) {
+            $0.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self)[Int(EXIF_IFD_EXIF.rawValue)]
+        }
+        let ifd0 = withUnsafeBytes(of: exif.pointee.ifd) {
+            $0.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self)[Int(EXIF_IFD_0.rawValue)]
+        }
         if let gps {
             let lat = Self.degrees(gps, tag: 0x0002, order: order), latRef = Self.text(gps, tag: 0x0001)
             let lng = Self.degrees(gps, tag: 0x0004, order: order), lngRef = Self.text(gps, tag: 0x0003)
@@ -46,17 +54,24 @@ public struct PhotoMetadata: Sendable, Equatable {
                 let signedLng = lngRef?.uppercased().hasPrefix("W") == true ? -lng : lng
                 coordinate = try? Coordinate(latitude: signedLat, longitude: signedLng)
             }
-            if let d = Self.rationals(gps, tag: 0x0011, order: order)?.first, d.isFinite { gpsImageDirection = normalizeDegrees(d) }
+            if let d = Self.rationals(gps, tag: 0x0011, order: order)?.first, d.isFinite {
+                gpsImageDirection = normalizeDegrees(d)
+            }
         }
         dateTime = exifIFD.flatMap { Self.text($0, tag: 0x9003) } ?? ifd0.flatMap { Self.text($0, tag: 0x0132) }
     }
 
-    private static func entry(_ content: UnsafeMutablePointer<ExifContent>, tag: UInt32) -> UnsafeMutablePointer<ExifEntry>? {
+    private static func entry(_ content: UnsafeMutablePointer<ExifContent>, tag: UInt32) -> UnsafeMutablePointer<
+        ExifEntry
+    >? {
         exif_content_get_entry(content, ExifTag(rawValue: tag))
     }
 
-    private static func rationals(_ content: UnsafeMutablePointer<ExifContent>, tag: UInt32, order: ExifByteOrder) -> [Double]? {
-        guard let e = entry(content, tag: tag), e.pointee.format == EXIF_FORMAT_RATIONAL, let data = e.pointee.data else { return nil }
+    private static func rationals(_ content: UnsafeMutablePointer<ExifContent>, tag: UInt32, order: ExifByteOrder)
+        -> [Double]?
+    {
+        guard let e = entry(content, tag: tag), e.pointee.format == EXIF_FORMAT_RATIONAL, let data = e.pointee.data
+        else { return nil }
         let size = Int(exif_format_get_size(EXIF_FORMAT_RATIONAL))
         return (0..<Int(e.pointee.components)).compactMap { i in
             let r = exif_get_rational(data + i * size, order)
@@ -65,13 +80,17 @@ public struct PhotoMetadata: Sendable, Equatable {
     }
 
     /// Degrees, minutes, seconds → decimal degrees.
-    private static func degrees(_ content: UnsafeMutablePointer<ExifContent>, tag: UInt32, order: ExifByteOrder) -> Double? {
+    private static func degrees(_ content: UnsafeMutablePointer<ExifContent>, tag: UInt32, order: ExifByteOrder)
+        -> Double?
+    {
         guard let v = rationals(content, tag: tag, order: order), v.count == 3 else { return nil }
         return v[0] + v[1] / 60 + v[2] / 3600
     }
 
     private static func text(_ content: UnsafeMutablePointer<ExifContent>, tag: UInt32) -> String? {
-        guard let e = entry(content, tag: tag), e.pointee.format == EXIF_FORMAT_ASCII, let data = e.pointee.data else { return nil }
+        guard let e = entry(content, tag: tag), e.pointee.format == EXIF_FORMAT_ASCII, let data = e.pointee.data else {
+            return nil
+        }
         let bytes = UnsafeBufferPointer(start: data, count: Int(e.pointee.size)).prefix { $0 != 0 }
         let s = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces)
         return s.isEmpty ? nil : s
@@ -100,9 +119,13 @@ public struct PhotoMetadata: Sendable, Equatable {
         let text = String(decoding: bytes, as: UTF8.self)
         guard let start = text.range(of: name) else { return nil }
         var rest = text[start.upperBound...].drop { $0 == " " }
-        if rest.first == "=" { rest = rest.dropFirst().drop { $0 == " " || $0 == "\"" || $0 == "'" } }
-        else if rest.first == ">" { rest = rest.dropFirst() }
-        else { return nil }
+        if rest.first == "=" {
+            rest = rest.dropFirst().drop { $0 == " " || $0 == "\"" || $0 == "'" }
+        } else if rest.first == ">" {
+            rest = rest.dropFirst()
+        } else {
+            return nil
+        }
         let number = rest.prefix { $0.isNumber || $0 == "." || $0 == "-" || $0 == "+" }
         return Double(number)
     }

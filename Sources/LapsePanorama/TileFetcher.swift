@@ -41,8 +41,9 @@ struct TileFetcher: Sendable {
                 progress?(ProgressEvent(stage: "tiles", completed: done, total: total, unit: "tiles"))
             }
         }
-        return Result(image: stitcher.image, placeholders: stitcher.placeholders.sorted { ($0.y, $0.x) < ($1.y, $1.x) },
-                      downloaded: downloaded, fromCache: fromCache)
+        return Result(
+            image: stitcher.image, placeholders: stitcher.placeholders.sorted { ($0.y, $0.x) < ($1.y, $1.x) },
+            downloaded: downloaded, fromCache: fromCache)
     }
 
     /// Attempts at a tile whose body does not decode (whole JPEG markers around broken data: a server or proxy
@@ -62,7 +63,8 @@ struct TileFetcher: Sendable {
             } catch let error as LapseError {
                 cache?.remove(key(tile))
                 guard attempt < Self.decodeAttempts else {
-                    throw LapseError(.invalidInput, name, "the tile does not decode after \(attempt) downloads (\(error.reason))")
+                    throw LapseError(
+                        .invalidInput, name, "the tile does not decode after \(attempt) downloads (\(error.reason))")
                 }
                 attempt += 1
             }
@@ -77,12 +79,14 @@ struct TileFetcher: Sendable {
         let target = url(tile)
         let check: (HTTPResponse) throws -> Void = { try self.check($0, target) }
         if let cache {
-            let (data, cached) = try await cache.get(target, key: key(tile), client: client, validate: CacheValidation.jpeg,
-                                                     temporaryRefusal: GoogleAPIError.temporaryRefusal, check: check)
+            let (data, cached) = try await cache.get(
+                target, key: key(tile), client: client, validate: CacheValidation.jpeg,
+                temporaryRefusal: GoogleAPIError.temporaryRefusal, check: check)
             return (data, cached)
         }
-        let response = try await client.get(target, accept: { r in CacheValidation.jpeg(r.body) },
-                                            temporaryRefusal: GoogleAPIError.temporaryRefusal)
+        let response = try await client.get(
+            target, accept: { r in CacheValidation.jpeg(r.body) },
+            temporaryRefusal: GoogleAPIError.temporaryRefusal)
         try check(response)
         return (response.body, false)
     }

@@ -39,7 +39,8 @@ public struct TileGrid: Sendable, Equatable, CustomStringConvertible {
 
     /// The lowest zoom whose image is at least `width` pixels wide (zoom 5, the full resolution, when none is).
     public static func zoom(forWidth width: Int, fullWidth: Int, fullHeight: Int, tileWidth: Int = 512) -> Int {
-        for z in 0...highestZoom where TileGrid(zoom: z, fullWidth: fullWidth, fullHeight: fullHeight, tileWidth: tileWidth).width >= width {
+        for z in 0...highestZoom
+        where TileGrid(zoom: z, fullWidth: fullWidth, fullHeight: fullHeight, tileWidth: tileWidth).width >= width {
             return z
         }
         return highestZoom

@@ -27,7 +27,8 @@ public struct TileStitcher: Sendable {
         let cellWidth = min(grid.tileWidth, grid.width - x0), cellHeight = min(grid.tileHeight, grid.height - y0)
         guard cellWidth > 0, cellHeight > 0 else { return false }
         let w = min(tile.width, cellWidth), h = min(tile.height, cellHeight)
-        if w < cellWidth || h < cellHeight { clear(x: x0, y: y0, width: cellWidth, height: cellHeight) }   // a short tile: black around it
+        // a short tile: black around it
+        if w < cellWidth || h < cellHeight { clear(x: x0, y: y0, width: cellWidth, height: cellHeight) }
         guard w > 0, h > 0 else { return false }
         let cw = canvas.width
         let tw = tile.width
@@ -43,7 +44,9 @@ public struct TileStitcher: Sendable {
                         var i = s
                         let end = s + w * 4
                         while i < end {
-                            if src[i] > Self.blackThreshold || src[i + 1] > Self.blackThreshold || src[i + 2] > Self.blackThreshold {
+                            if src[i] > Self.blackThreshold || src[i + 1] > Self.blackThreshold
+                                || src[i + 2] > Self.blackThreshold
+                            {
                                 black = false
                                 break
                             }

@@ -33,7 +33,9 @@ public struct VideoPanoramaSource: PanoramaSource {
     public init(path: String, track: Route? = nil, trackOffset: Double = 0) throws {
         let reader = try VideoFrameReader(path)
         guard reader.displayWidth == 2 * reader.displayHeight else {
-            throw LapseError(.invalidInput, path, "not an equirectangular video: \(reader.displayWidth)×\(reader.displayHeight) is not 2:1")
+            throw LapseError(
+                .invalidInput, path,
+                "not an equirectangular video: \(reader.displayWidth)×\(reader.displayHeight) is not 2:1")
         }
         self.path = path
         width = reader.displayWidth
@@ -42,7 +44,9 @@ public struct VideoPanoramaSource: PanoramaSource {
         duration = reader.duration ?? 0
         if let track {
             guard let start = track.points.first?.time, track.points.allSatisfy({ $0.time != nil }) else {
-                throw LapseError(.invalidInput, track.name ?? "track", "the track needs a time on every point to place the video's frames")
+                throw LapseError(
+                    .invalidInput, track.name ?? "track",
+                    "the track needs a time on every point to place the video's frames")
             }
             trackStart = start
         } else {
@@ -55,9 +59,10 @@ public struct VideoPanoramaSource: PanoramaSource {
     /// The panorama of the frame shown at `time` seconds.
     public func panorama(at time: Double, coordinate: Coordinate? = nil, heading: Double = 0) -> PanoramaMetadata {
         let t = (time * 1000).rounded() / 1000
-        return PanoramaMetadata(source: name, id: "video@\(String(format: "%.3f", t))",
-                                coordinate: coordinate ?? Coordinate(uncheckedLatitude: 0, longitude: 0),
-                                heading: heading, width: width, height: height, file: path, time: t)
+        return PanoramaMetadata(
+            source: name, id: "video@\(String(format: "%.3f", t))",
+            coordinate: coordinate ?? Coordinate(uncheckedLatitude: 0, longitude: 0),
+            heading: heading, width: width, height: height, file: path, time: t)
     }
 
     /// Every `n`-th frame (0, n, 2n, …), for videos without a track.
@@ -68,7 +73,8 @@ public struct VideoPanoramaSource: PanoramaSource {
 
     public func nearest(to coordinates: [Coordinate], radius: Double) async throws -> [PanoramaMetadata?] {
         guard let track, let trackStart else {
-            throw LapseError.usage("a video without a track has no positions: give --track GPX, or no route to take every N frames")
+            throw LapseError.usage(
+                "a video without a track has no positions: give --track GPX, or no route to take every N frames")
         }
         let points = track.points
         return coordinates.map { c in
@@ -79,7 +85,11 @@ public struct VideoPanoramaSource: PanoramaSource {
                 let length = a.coordinate.distance(to: b.coordinate)
                 var f = 0.0
                 if length > 0 {
-                    let along = a.coordinate.distance(to: c) * cos((a.coordinate.initialBearing(to: c) - a.coordinate.initialBearing(to: b.coordinate)) * .pi / 180)
+                    let along =
+                        a.coordinate.distance(to: c)
+                        * cos(
+                            (a.coordinate.initialBearing(to: c) - a.coordinate.initialBearing(to: b.coordinate)) * .pi
+                                / 180)
                     f = min(1, max(0, along / length))
                 }
                 let p = a.coordinate.interpolated(to: b.coordinate, fraction: f)
@@ -91,7 +101,8 @@ public struct VideoPanoramaSource: PanoramaSource {
             guard let best, best.distance <= radius else { return nil }
             let videoTime = best.time - trackOffset
             guard videoTime >= 0, videoTime <= duration + 0.5 / frameRate else { return nil }
-            return panorama(at: min(videoTime, max(0, duration - 0.5 / frameRate)), coordinate: best.at, heading: best.heading)
+            return panorama(
+                at: min(videoTime, max(0, duration - 0.5 / frameRate)), coordinate: best.at, heading: best.heading)
         }
     }
 

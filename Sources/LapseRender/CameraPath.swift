@@ -35,11 +35,20 @@ public struct CameraPath: Sendable {
         let range = range ?? frames.indices
         guard !frames.isEmpty, !range.isEmpty else { return [] }
         let resolver = PositionResolver(frames: frames)
-        let ahead = Self.headingsAhead(frames, lookAhead: script.lookAhead, from: range.lowerBound, to: range.upperBound)
-        let headingTrack = Track(script.keyframes.compactMap { k in k.heading.map { (resolver.index(k.position), $0, k.easing) } }, circular: true)
-        let pitchTrack = Track(script.keyframes.compactMap { k in k.pitch.map { (resolver.index(k.position), $0, k.easing) } }, circular: false)
-        let fovTrack = Track(script.keyframes.compactMap { k in k.fov.map { (resolver.index(k.position), $0, k.easing) } }, circular: false)
-        var shots = script.shots.enumerated().map { (i, s) in (start: i == 0 ? 0 : resolver.index(s.start), mode: s.mode) }
+        let ahead = Self.headingsAhead(
+            frames, lookAhead: script.lookAhead, from: range.lowerBound, to: range.upperBound)
+        let headingTrack = Track(
+            script.keyframes.compactMap { k in k.heading.map { (resolver.index(k.position), $0, k.easing) } },
+            circular: true)
+        let pitchTrack = Track(
+            script.keyframes.compactMap { k in k.pitch.map { (resolver.index(k.position), $0, k.easing) } },
+            circular: false)
+        let fovTrack = Track(
+            script.keyframes.compactMap { k in k.fov.map { (resolver.index(k.position), $0, k.easing) } },
+            circular: false)
+        var shots = script.shots.enumerated().map { (i, s) in
+            (start: i == 0 ? 0 : resolver.index(s.start), mode: s.mode)
+        }
         shots.sort { $0.start < $1.start }
         shots[0].start = 0
         let transition = Double(script.transitionFrames)
@@ -71,13 +80,16 @@ public struct CameraPath: Sendable {
                 guard k > 0, transition > 0, x - shots[k].start < transition else { return pose }
                 let t = Easing.easeInOut((x - shots[k].start) / transition)
                 let previous = shotPose(k - 1)
-                return (previous.heading + angleDifference(from: previous.heading, to: pose.heading) * t,
-                        previous.pitch + (pose.pitch - previous.pitch) * t)
+                return (
+                    previous.heading + angleDifference(from: previous.heading, to: pose.heading) * t,
+                    previous.pitch + (pose.pitch - previous.pitch) * t
+                )
             }
             let active = shots.lastIndex { $0.start <= x } ?? 0
             let pose = shotPose(active)
-            return CameraPose(heading: normalizeDegrees(pose.heading), pitch: min(max(pose.pitch, -90), 90), roll: 0,
-                              fov: fovTrack.value(at: x) ?? script.fov)
+            return CameraPose(
+                heading: normalizeDegrees(pose.heading), pitch: min(max(pose.pitch, -90), 90), roll: 0,
+                fov: fovTrack.value(at: x) ?? script.fov)
         }
     }
 
@@ -97,23 +109,25 @@ public struct CameraPath: Sendable {
         guard let last = frames.last else { return 0 }
         let lastIndex = frames.count - 1
         // The look-ahead window: frames yet to come lie at or beyond the last known distance.
-        var settled = frames.firstIndex { $0.distanceAlongRoute + script.lookAhead >= last.distanceAlongRoute } ?? frames.count
+        var settled =
+            frames.firstIndex { $0.distanceAlongRoute + script.lookAhead >= last.distanceAlongRoute } ?? frames.count
         let resolver = PositionResolver(frames: frames)
         let tracks: [[PathPosition]] = [
             script.keyframes.filter { $0.heading != nil }.map(\.position),
             script.keyframes.filter { $0.pitch != nil }.map(\.position),
-            script.keyframes.filter { $0.fov != nil }.map(\.position),
+            script.keyframes.filter { $0.fov != nil }.map(\.position)
         ]
-        for positions in tracks where positions.count > 1 {   // one key: a constant
+        for positions in tracks where positions.count > 1 { // one key: a constant
             var placed: [Double] = []
             var pending = false
             for position in positions {
                 // A key at the last known frame is left pending: a pending key is clamped there too, and
                 // which of the two brackets a frame would then depend on the script's order.
-                let index: Double? = switch position {
-                case .frame(let f): f < lastIndex ? Double(f) : nil
-                case .distance(let d): d <= last.distanceAlongRoute ? resolver.index(position) : nil
-                }
+                let index: Double? =
+                    switch position {
+                    case .frame(let f): f < lastIndex ? Double(f) : nil
+                    case .distance(let d): d <= last.distanceAlongRoute ? resolver.index(position) : nil
+                    }
                 if let index, index < Double(lastIndex) { placed.append(index) } else { pending = true }
             }
             // Frames before the furthest key placed interpolate between keys already placed.
@@ -124,10 +138,12 @@ public struct CameraPath: Sendable {
 
     /// For each frame of `start..<stop` (default all), the mean heading of the frames from it to `lookAhead`
     /// metres ahead, kept within 90° of the frame's own heading.
-    static func headingsAhead(_ frames: [RoutePoint], lookAhead: Double, from start: Int = 0, to stop: Int? = nil) -> [Double] {
+    static func headingsAhead(_ frames: [RoutePoint], lookAhead: Double, from start: Int = 0, to stop: Int? = nil)
+        -> [Double]
+    {
         let stop = stop ?? frames.count
         var result = [Double](repeating: 0, count: stop - start)
-        var s = 0.0, c = 0.0   // running sums of unit vectors over the window [i, end)
+        var s = 0.0, c = 0.0 // running sums of unit vectors over the window [i, end)
         var end = start
         for i in start..<stop {
             if end < i { end = i; s = 0; c = 0 }
@@ -143,7 +159,7 @@ public struct CameraPath: Sendable {
                 if abs(angleDifference(from: own, to: m)) <= 90 { mean = m }
             }
             result[i - start] = mean
-            let a = own * .pi / 180   // frame i leaves the window
+            let a = own * .pi / 180 // frame i leaves the window
             s -= sin(a); c -= cos(a)
         }
         return result

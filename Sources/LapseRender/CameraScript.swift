@@ -13,7 +13,8 @@ public struct CameraScript: Sendable, Equatable, Codable {
     public var fov: Double
     /// Pitch in degrees when neither a keyframe nor a look-at target sets one (default 0).
     public var pitch: Double
-    /// How far ahead along the route, in metres, the camera averages the road's direction in ``CameraMode/route(offset:)``
+    /// How far ahead along the route, in metres, the camera averages the road's direction in
+    /// ``CameraMode/route(offset:)``
     /// mode (default 50). Together with the route's own heading smoothing (±20 m) a 90° corner turns the camera
     /// over about `lookAhead + 40` metres, at most 90°/`lookAhead` a metre.
     public var lookAhead: Double
@@ -27,9 +28,11 @@ public struct CameraScript: Sendable, Equatable, Codable {
     public var keyframes: [Keyframe]
 
     /// The camera of most hyperlapses: along the road, 90° wide, level.
-    public init(fov: Double = 90, pitch: Double = 0, lookAhead: Double = 50, transitionFrames: Int = 30,
-                cameraHeight: Double = 2.5, shots: [Shot] = [Shot(start: .frame(0), mode: .route(offset: 0))],
-                keyframes: [Keyframe] = []) {
+    public init(
+        fov: Double = 90, pitch: Double = 0, lookAhead: Double = 50, transitionFrames: Int = 30,
+        cameraHeight: Double = 2.5, shots: [Shot] = [Shot(start: .frame(0), mode: .route(offset: 0))],
+        keyframes: [Keyframe] = []
+    ) {
         self.fov = fov
         self.pitch = pitch
         self.lookAhead = lookAhead
@@ -98,27 +101,35 @@ public struct CameraScript: Sendable, Equatable, Codable {
     public func validate(source: String = "camera file") throws {
         func fail(_ why: String) -> LapseError { LapseError(.invalidInput, source, why) }
         func checkFOV(_ f: Double, _ what: String) throws {
-            guard f.isFinite, f > 0, f < 180 else { throw fail("\(what): fov must be more than 0 and less than 180, not \(f)") }
+            guard f.isFinite, f > 0, f < 180 else {
+                throw fail("\(what): fov must be more than 0 and less than 180, not \(f)")
+            }
         }
         func checkPitch(_ p: Double, _ what: String) throws {
             guard p.isFinite, (-90...90).contains(p) else { throw fail("\(what): pitch must be -90…90, not \(p)") }
         }
         func checkHeading(_ h: Double, _ what: String) throws {
-            guard h.isFinite, (-36_000...36_000).contains(h) else { throw fail("\(what) must be -36000…36000 degrees, not \(h)") }
+            guard h.isFinite, (-36_000...36_000).contains(h) else {
+                throw fail("\(what) must be -36000…36000 degrees, not \(h)")
+            }
         }
         try checkFOV(fov, "fov")
         try checkPitch(pitch, "pitch")
         guard lookAhead.isFinite, (0...10_000_000).contains(lookAhead) else {
             throw fail("lookAhead must be 0…10000000 metres, not \(lookAhead)")
         }
-        guard (0...100_000).contains(transitionFrames) else { throw fail("transitionFrames must be 0…100000, not \(transitionFrames)") }
+        guard (0...100_000).contains(transitionFrames) else {
+            throw fail("transitionFrames must be 0…100000, not \(transitionFrames)")
+        }
         guard cameraHeight.isFinite, (-1_000...10_000).contains(cameraHeight) else {
             throw fail("cameraHeight must be -1000…10000 metres, not \(cameraHeight)")
         }
         guard !shots.isEmpty else { throw fail("at least one shot is needed") }
         for (i, k) in keyframes.enumerated() {
             let what = "keyframe \(i + 1)"
-            guard k.heading != nil || k.pitch != nil || k.fov != nil else { throw fail("\(what) sets no heading, pitch or fov") }
+            guard k.heading != nil || k.pitch != nil || k.fov != nil else {
+                throw fail("\(what) sets no heading, pitch or fov")
+            }
             if let f = k.fov { try checkFOV(f, what) }
             if let p = k.pitch { try checkPitch(p, what) }
             if let h = k.heading { try checkHeading(h, "\(what): heading") }
@@ -214,7 +225,8 @@ public struct Shot: Sendable, Hashable, Codable {
         case "keyframes":
             mode = .keyframes
         default:
-            throw DecodingError.dataCorruptedError(forKey: .mode, in: c,
+            throw DecodingError.dataCorruptedError(
+                forKey: .mode, in: c,
                 debugDescription: "unknown mode '\(name)' (route, lookAt, fixed or keyframes)")
         }
     }
@@ -240,12 +252,15 @@ public struct Shot: Sendable, Hashable, Codable {
 
     private static func position(_ c: KeyedDecodingContainer<CodingKeys>) throws -> PathPosition? {
         if let f = try c.decodeIfPresent(Int.self, forKey: .frame) {
-            guard f >= 0 else { throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "frame must be ≥ 0") }
+            guard f >= 0 else {
+                throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "frame must be ≥ 0")
+            }
             return .frame(f)
         }
         if let d = try c.decodeIfPresent(Double.self, forKey: .distance) {
             guard d.isFinite, d >= 0 else {
-                throw DecodingError.dataCorruptedError(forKey: .distance, in: c, debugDescription: "distance must be ≥ 0 metres")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .distance, in: c, debugDescription: "distance must be ≥ 0 metres")
             }
             return .distance(d)
         }
@@ -297,8 +312,10 @@ public struct Keyframe: Sendable, Hashable, Codable {
     public var fov: Double?
     public var easing: Easing
 
-    public init(_ position: PathPosition, heading: Double? = nil, pitch: Double? = nil, fov: Double? = nil,
-                easing: Easing = .easeInOut) {
+    public init(
+        _ position: PathPosition, heading: Double? = nil, pitch: Double? = nil, fov: Double? = nil,
+        easing: Easing = .easeInOut
+    ) {
         self.position = position
         self.heading = heading
         self.pitch = pitch
@@ -311,16 +328,22 @@ public struct Keyframe: Sendable, Hashable, Codable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         if let f = try c.decodeIfPresent(Int.self, forKey: .frame) {
-            guard f >= 0 else { throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "frame must be ≥ 0") }
+            guard f >= 0 else {
+                throw DecodingError.dataCorruptedError(forKey: .frame, in: c, debugDescription: "frame must be ≥ 0")
+            }
             position = .frame(f)
         } else if let d = try c.decodeIfPresent(Double.self, forKey: .distance) {
             guard d.isFinite, d >= 0 else {
-                throw DecodingError.dataCorruptedError(forKey: .distance, in: c, debugDescription: "distance must be ≥ 0 metres")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .distance, in: c, debugDescription: "distance must be ≥ 0 metres")
             }
             position = .distance(d)
         } else {
-            throw DecodingError.keyNotFound(CodingKeys.frame, .init(codingPath: c.codingPath,
-                debugDescription: "a keyframe needs \"frame\" or \"distance\""))
+            throw DecodingError.keyNotFound(
+                CodingKeys.frame,
+                .init(
+                    codingPath: c.codingPath,
+                    debugDescription: "a keyframe needs \"frame\" or \"distance\""))
         }
         heading = try c.decodeIfPresent(Double.self, forKey: .heading)
         pitch = try c.decodeIfPresent(Double.self, forKey: .pitch)

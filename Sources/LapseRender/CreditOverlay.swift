@@ -27,7 +27,8 @@ public struct PixelRect: Sendable, Hashable {
 /// so it reads on sky and on asphalt alike.
 ///
 /// Sizes follow the frame: the text's em is 1/40 of the frame's height, at least 10 px (18 px in a 720-row frame,
-/// capitals about 13 px; 10 px is the smallest at which DejaVu Sans's "g" and "q" stay apart in a GIF); the box pads the text by 0.4 em left and right and 0.2 em above and below and stands
+/// capitals about 13 px; 10 px is the smallest at which DejaVu Sans's "g" and "q" stay apart in a GIF); the box pads
+/// the text by 0.4 em left and right and 0.2 em above and below and stands
 /// 0.5 em from the frame's edges. A credit too wide for the frame is set smaller, down to 9 px, on one line; if
 /// it is still too wide, it is broken into lines at its `" · "` separators (then at spaces), and only if a word
 /// is still too wide is the text made smaller again (down to 6 px).
@@ -111,7 +112,7 @@ public final class CreditOverlay: Sendable {
         if let cached = layouts.withLock({ $0[key] }) { return cached }
         let made = makeLayout(text, frameWidth, frameHeight)
         layouts.withLock { cache in
-            if cache.count >= 64 { cache.removeAll() }   // credits change rarely: a few entries in practice
+            if cache.count >= 64 { cache.removeAll() } // credits change rarely: a few entries in practice
             cache[key] = made
         }
         return made
@@ -120,8 +121,10 @@ public final class CreditOverlay: Sendable {
     private func makeLayout(_ text: String, _ frameWidth: Int, _ frameHeight: Int) -> Layout? {
         var size = Self.textSize(frameHeight: frameHeight)
         func metrics(_ size: Int) -> (margin: Int, padX: Int, padY: Int) {
-            (max(2, Int((Double(size) * 0.5).rounded())), max(2, Int((Double(size) * 0.4).rounded())),
-             max(1, Int((Double(size) * 0.2).rounded())))
+            (
+                max(2, Int((Double(size) * 0.5).rounded())), max(2, Int((Double(size) * 0.4).rounded())),
+                max(1, Int((Double(size) * 0.2).rounded()))
+            )
         }
         func room(_ size: Int) -> Int { let m = metrics(size); return frameWidth - 2 * m.margin - 2 * m.padX }
         var lines = text
@@ -149,7 +152,8 @@ public final class CreditOverlay: Sendable {
         let x = max(0, left ? even(m.margin) : (frameWidth - m.margin - boxWidth) & ~1)
         let y = max(0, top ? even(m.margin) : (frameHeight - m.margin - boxHeight) & ~1)
         let box = PixelRect(x: x, y: y, width: min(boxWidth, frameWidth - x), height: min(boxHeight, frameHeight - y))
-        return Layout(box: box, mask: mask, textX: x + (boxWidth - mask.width) / 2, textY: y + (boxHeight - mask.height) / 2)
+        return Layout(
+            box: box, mask: mask, textX: x + (boxWidth - mask.width) / 2, textY: y + (boxHeight - mask.height) / 2)
     }
 
     /// `text` broken into lines no wider than `room` pixels, greedily: at `" · "` separators first, then at spaces.

@@ -56,9 +56,11 @@ final class ProjectionTable: Sendable {
         let t = tan(radians(key.fov / 2))
         let tv = t * Double(oh) / Double(ow)
         // pano-from-camera: Rr(−panoRoll)·Rp(−tilt)·Ry(yaw)·Rp(pitch)·Rr(roll).
-        let m = Rotation.roll(-key.panoramaRoll) * Rotation.pitch(-key.panoramaTilt)
+        let m =
+            Rotation.roll(-key.panoramaRoll) * Rotation.pitch(-key.panoramaTilt)
             * Rotation.camera(yaw: key.bakedYaw, pitch: key.pitch, roll: key.roll)
-        let mapping = Mapping(m: m, t: t, tv: tv, ow: ow, oh: oh, sourceWidth: key.sourceWidth, sourceHeight: key.sourceHeight)
+        let mapping = Mapping(
+            m: m, t: t, tv: tv, ow: ow, oh: oh, sourceWidth: key.sourceWidth, sourceHeight: key.sourceHeight)
         // Every element is written below.
         var us = [UInt32](unsafeUninitializedCapacity: ow * oh) { _, n in n = ow * oh }
         var vs = [Int32](unsafeUninitializedCapacity: ow * oh) { _, n in n = ow * oh }
@@ -114,21 +116,26 @@ final class ProjectionTable: Sendable {
         func ray(row j: Int) -> (a: SIMD3<Float>, c: SIMD3<Float>) {
             let y = tv * (Double(2 * j + 1) / Double(oh) - 1)
             // d = m·(x, y, 1) = x·column0 + (y·column1 + column2)
-            return (SIMD3<Float>(Float(m.r0.x), Float(m.r1.x), Float(m.r2.x)),
-                    SIMD3<Float>(Float(m.r0.y * y + m.r0.z), Float(m.r1.y * y + m.r1.z), Float(m.r2.y * y + m.r2.z)))
+            return (
+                SIMD3<Float>(Float(m.r0.x), Float(m.r1.x), Float(m.r2.x)),
+                SIMD3<Float>(Float(m.r0.y * y + m.r0.z), Float(m.r1.y * y + m.r1.z), Float(m.r2.y * y + m.r2.z))
+            )
         }
 
         func exactRow(_ j: Int, u: UnsafeMutablePointer<UInt32>, v: UnsafeMutablePointer<Int32>) {
             let (a, c) = ray(row: j)
-            ProjectionTable.row(u: u, v: v, count: ow, a: a, c: c, xStart: xStart, xStep: xStep,
-                                uScale: uScale, uOffset: uOffset, vScale: vScale, vOffset: vOffset, wrap: wrap, vMax: vMax)
+            ProjectionTable.row(
+                u: u, v: v, count: ow, a: a, c: c, xStart: xStart, xStep: xStep,
+                uScale: uScale, uOffset: uOffset, vScale: vScale, vOffset: vOffset, wrap: wrap, vMax: vMax)
         }
 
         /// θ and φ of pixels `first`, `first + spacing`, … (`count` of them) of the row whose ray is `x·a + c`,
         /// branch-free (vectorised).
         @inline(__always)
-        func angles(a: SIMD3<Float>, c: SIMD3<Float>, first: Int, spacing: Int, count: Int,
-                    theta: UnsafeMutablePointer<Float>, phi: UnsafeMutablePointer<Float>) {
+        func angles(
+            a: SIMD3<Float>, c: SIMD3<Float>, first: Int, spacing: Int, count: Int,
+            theta: UnsafeMutablePointer<Float>, phi: UnsafeMutablePointer<Float>
+        ) {
             let start = Float(first) * xStep + xStart, step = Float(spacing) * xStep
             let ax = a.x, ay = a.y, az = a.z, cx = c.x, cy = c.y, cz = c.z
             for k in 0..<count {
@@ -174,8 +181,11 @@ final class ProjectionTable: Sendable {
                     for r in 0..<rows {
                         let (a, c) = mapping.ray(row: min(r * step, oh - 1))
                         let row = r * columns
-                        mapping.angles(a: a, c: c, first: 0, spacing: step, count: cells, theta: t.baseAddress! + row, phi: p.baseAddress! + row)
-                        (t[row + cells], p[row + cells]) = mapping.angles(ow - 1, a: a, c: c)   // the last column: pixel ow − 1
+                        mapping.angles(
+                            a: a, c: c, first: 0, spacing: step, count: cells, theta: t.baseAddress! + row,
+                            phi: p.baseAddress! + row)
+                        // the last column: pixel ow − 1
+                        (t[row + cells], p[row + cells]) = mapping.angles(ow - 1, a: a, c: c)
                     }
                 }
             }
@@ -189,25 +199,35 @@ final class ProjectionTable: Sendable {
                 let (a, cc) = mapping.ray(row: ym)
                 centreTheta.withUnsafeMutableBufferPointer { t in
                     centrePhi.withUnsafeMutableBufferPointer { p in
-                        mapping.angles(a: a, c: cc, first: step / 2, spacing: step, count: cells - 1, theta: t.baseAddress!, phi: p.baseAddress!)
+                        mapping.angles(
+                            a: a, c: cc, first: step / 2, spacing: step, count: cells - 1, theta: t.baseAddress!,
+                            phi: p.baseAddress!)
                     }
                 }
-                (centreTheta[cells - 1], centrePhi[cells - 1]) = mapping.angles(((cells - 1) * step + ow - 1) / 2, a: a, c: cc)
+                (centreTheta[cells - 1], centrePhi[cells - 1]) = mapping.angles(
+                    ((cells - 1) * step + ow - 1) / 2, a: a, c: cc)
                 let fy = Float(ym - y0) / Float(y1 - y0)
                 for c in 0..<cells {
                     let x0 = c * step, x1 = min((c + 1) * step, ow - 1)
                     let corners = Self.corners(theta, phi, columns, r, c)
                     let fx = Float((x0 + x1) / 2 - x0) / Float(x1 - x0)
                     let (th, ph) = (centreTheta[c], centrePhi[c])
-                    let ith = Self.lerp(Self.lerp(corners.t00, corners.t10, fx), Self.lerp(corners.t01, corners.t11, fx), fy)
-                    let iph = Self.lerp(Self.lerp(corners.p00, corners.p10, fx), Self.lerp(corners.p01, corners.p11, fx), fy)
+                    let ith = Self.lerp(
+                        Self.lerp(corners.t00, corners.t10, fx), Self.lerp(corners.t01, corners.t11, fx), fy)
+                    let iph = Self.lerp(
+                        Self.lerp(corners.p00, corners.p10, fx), Self.lerp(corners.p01, corners.p11, fx), fy)
                     var dth = abs(ith - th)
                     dth = min(dth, abs(dth - 2 * .pi))
-                    let span = max(abs(corners.t10 - corners.t00), abs(corners.t01 - corners.t00), abs(corners.t11 - corners.t00))
-                    let pole = max(abs(corners.p00), abs(corners.p10), abs(corners.p01), abs(corners.p11)) > Self.poleLatitude
+                    let span = max(
+                        abs(corners.t10 - corners.t00), abs(corners.t01 - corners.t00), abs(corners.t11 - corners.t00))
+                    let pole =
+                        max(abs(corners.p00), abs(corners.p10), abs(corners.p01), abs(corners.p11)) > Self.poleLatitude
                     let i = r * columns + c
-                    let seam = corners.t10 != theta[i + 1] || corners.t01 != theta[i + columns] || corners.t11 != theta[i + columns + 1]
-                    exact[r * cells + c] = pole || seam || span > 1 || dth * mapping.uScale > ProjectionTable.gridTolerance
+                    let seam =
+                        corners.t10 != theta[i + 1] || corners.t01 != theta[i + columns]
+                        || corners.t11 != theta[i + columns + 1]
+                    exact[r * cells + c] =
+                        pole || seam || span > 1 || dth * mapping.uScale > ProjectionTable.gridTolerance
                         || abs(iph - ph) * mapping.vScale > ProjectionTable.gridTolerance
                 }
             }
@@ -225,12 +245,15 @@ final class ProjectionTable: Sendable {
         /// The four corners of cell (r, c), θ unwrapped to within π of the top-left's.
         @inline(__always)
         static func corners(_ theta: [Float], _ phi: [Float], _ columns: Int, _ r: Int, _ c: Int)
-            -> (t00: Float, t10: Float, t01: Float, t11: Float, p00: Float, p10: Float, p01: Float, p11: Float) {
+            -> (t00: Float, t10: Float, t01: Float, t11: Float, p00: Float, p10: Float, p01: Float, p11: Float)
+        {
             let i = r * columns + c
             let t00 = theta[i]
             func near(_ x: Float) -> Float { x - t00 > .pi ? x - 2 * .pi : (x - t00 < -.pi ? x + 2 * .pi : x) }
-            return (t00, near(theta[i + 1]), near(theta[i + columns]), near(theta[i + columns + 1]),
-                    phi[i], phi[i + 1], phi[i + columns], phi[i + columns + 1])
+            return (
+                t00, near(theta[i + 1]), near(theta[i + columns]), near(theta[i + columns + 1]),
+                phi[i], phi[i + 1], phi[i + columns], phi[i + columns + 1]
+            )
         }
 
         /// Writes the table's rows of cell row `r` (its last row too for the last cell row): each row's source
@@ -243,7 +266,8 @@ final class ProjectionTable: Sendable {
             let uScale = mapping.uScale, uOffset = mapping.uOffset, vScale = mapping.vScale
             let vOffset = mapping.vOffset, wrap = mapping.wrap, vMax = mapping.vMax
             // Per cell: its left and right edges' θ and φ at the top and their change to the bottom.
-            var tl = [Float](repeating: 0, count: cells), tlD = tl, tr = tl, trD = tl, pl = tl, plD = tl, pr = tl, prD = tl, inv = tl
+            var tl = [Float](repeating: 0, count: cells), tlD = tl, tr = tl, trD = tl, pl = tl, plD = tl, pr = tl,
+                prD = tl, inv = tl
             for c in 0..<cells {
                 let k = Self.corners(theta, phi, columns, r, c)
                 (tl[c], tlD[c], tr[c], trD[c]) = (k.t00, k.t01 - k.t00, k.t10, k.t11 - k.t10)
@@ -253,7 +277,7 @@ final class ProjectionTable: Sendable {
             // Per cell of a row: source position at its left edge and its step per pixel (fixed point).
             var uStart = [Float](repeating: 0, count: cells), uStep = uStart, vStart = uStart, vStep = uStart
             let dy = 1 / Float(y1 - y0)
-            let full = step == 8 ? (ow - 1) / 8 : 0   // cells of 8 pixels; the last may be shorter (and has x1 too)
+            let full = step == 8 ? (ow - 1) / 8 : 0 // cells of 8 pixels; the last may be shorter (and has x1 too)
             for j in y0...last {
                 let fy = Float(j - y0) * dy
                 for c in 0..<cells {
@@ -280,12 +304,16 @@ final class ProjectionTable: Sendable {
                 }
                 for c in min(full, cells)..<cells {
                     let x0 = c * step, end = c == cells - 1 ? ow - 1 : min((c + 1) * step, ow - 1) - 1
-                    for i in x0...end { put(i, uStart[c] + uStep[c] * Float(i - x0), vStart[c] + vStep[c] * Float(i - x0)) }
+                    for i in x0...end {
+                        put(i, uStart[c] + uStep[c] * Float(i - x0), vStart[c] + vStep[c] * Float(i - x0))
+                    }
                 }
                 if full == cells {
                     // The last pixel of the row is the last grid column's.
                     let c = cells - 1
-                    put(ow - 1, uStart[c] + uStep[c] * Float(ow - 1 - c * step), vStart[c] + vStep[c] * Float(ow - 1 - c * step))
+                    put(
+                        ow - 1, uStart[c] + uStep[c] * Float(ow - 1 - c * step),
+                        vStart[c] + vStep[c] * Float(ow - 1 - c * step))
                 }
                 var c = 0
                 while c < cells {
@@ -295,9 +323,10 @@ final class ProjectionTable: Sendable {
                     while e + 1 < cells, exactCells[r * cells + e + 1] { e += 1 }
                     let x0 = c * step, end = e == cells - 1 ? ow - 1 : min((e + 1) * step, ow - 1) - 1
                     let (a, cc) = mapping.ray(row: j)
-                    ProjectionTable.row(u: ur + x0, v: vr + x0, count: end - x0 + 1, a: a, c: cc,
-                                        xStart: mapping.xStart + Float(x0) * mapping.xStep, xStep: mapping.xStep,
-                                        uScale: uScale, uOffset: uOffset, vScale: vScale, vOffset: vOffset, wrap: wrap, vMax: vMax)
+                    ProjectionTable.row(
+                        u: ur + x0, v: vr + x0, count: end - x0 + 1, a: a, c: cc,
+                        xStart: mapping.xStart + Float(x0) * mapping.xStep, xStep: mapping.xStep,
+                        uScale: uScale, uOffset: uOffset, vScale: vScale, vOffset: vOffset, wrap: wrap, vMax: vMax)
                     c = e + 1
                 }
             }
@@ -309,9 +338,11 @@ extension ProjectionTable {
     /// One row of the table in Float arithmetic, branch-free so the compiler vectorises it (measured: 1280×720
     /// in ~16 ms a core, against ~70 ms with Double and libm's atan2).
     @inline(__always)
-    static func row(u: UnsafeMutablePointer<UInt32>, v: UnsafeMutablePointer<Int32>, count: Int,
-                    a: SIMD3<Float>, c: SIMD3<Float>, xStart: Float, xStep: Float,
-                    uScale: Float, uOffset: Float, vScale: Float, vOffset: Float, wrap: Int32, vMax: Int32) {
+    static func row(
+        u: UnsafeMutablePointer<UInt32>, v: UnsafeMutablePointer<Int32>, count: Int,
+        a: SIMD3<Float>, c: SIMD3<Float>, xStart: Float, xStep: Float,
+        uScale: Float, uOffset: Float, vScale: Float, vOffset: Float, wrap: Int32, vMax: Int32
+    ) {
         let ax = a.x, ay = a.y, az = a.z, cx = c.x, cy = c.y, cz = c.z
         for i in 0..<count {
             let x = Float(i) * xStep + xStart

@@ -50,7 +50,9 @@ public final class Projector: Sendable {
     ///   - camera: where to look; `fov` must be in (0, 180).
     /// - Throws: ``LapseError`` `.usage` for a field of view out of range, non-finite angles or a panorama
     ///   outside 2×2…32768×32768 pixels.
-    public func render(_ panorama: PixelBuffer, pose: PanoramaPose = PanoramaPose(), camera: CameraPose) throws -> PixelBuffer {
+    public func render(_ panorama: PixelBuffer, pose: PanoramaPose = PanoramaPose(), camera: CameraPose) throws
+        -> PixelBuffer
+    {
         var out = PixelBuffer(width: width, height: height, fill: RGBA(0, 0, 0, 0))
         try render(panorama, pose: pose, camera: camera, into: &out)
         return out
@@ -58,8 +60,10 @@ public final class Projector: Sendable {
 
     /// As ``render(_:pose:camera:)``, writing into `output` (which must be ``width`` × ``height``), so a
     /// sequence of frames can reuse one buffer.
-    public func render(_ panorama: PixelBuffer, pose: PanoramaPose = PanoramaPose(), camera: CameraPose,
-                       into output: inout PixelBuffer) throws {
+    public func render(
+        _ panorama: PixelBuffer, pose: PanoramaPose = PanoramaPose(), camera: CameraPose,
+        into output: inout PixelBuffer
+    ) throws {
         let view = try prepare(sourceWidth: panorama.width, sourceHeight: panorama.height, pose: pose, camera: camera)
         try render(panorama, view: view, into: &output)
     }
@@ -77,8 +81,10 @@ public final class Projector: Sendable {
 
     /// Prepares the view `camera` of panoramas of `sourceWidth × sourceHeight` pixels posed `pose`.
     /// - Throws: as ``render(_:pose:camera:)``.
-    public func prepare(sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose = PanoramaPose(),
-                        camera: CameraPose) throws -> PreparedView {
+    public func prepare(
+        sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose = PanoramaPose(),
+        camera: CameraPose
+    ) throws -> PreparedView {
         let (table, shift) = try table(sourceWidth: sourceWidth, sourceHeight: sourceHeight, pose: pose, camera: camera)
         return PreparedView(table: table, shift: shift)
     }
@@ -93,9 +99,16 @@ public final class Projector: Sendable {
 
     /// As ``render(_:view:)``, writing into `output` (``width`` × ``height``).
     public func render(_ panorama: PixelBuffer, view: PreparedView, into output: inout PixelBuffer) throws {
-        precondition(output.width == width && output.height == height, "output buffer size differs from the projector's")
+        precondition(
+            output.width == width && output.height == height, "output buffer size differs from the projector's")
         guard panorama.width == view.sourceWidth, panorama.height == view.sourceHeight else {
-            throw LapseError(.invalidInput, nil, "panorama of \(panorama.width)x\(panorama.height) pixels for a view prepared for \(view.sourceWidth)x\(view.sourceHeight)")
+            throw LapseError(
+                .invalidInput, nil,
+                """
+                panorama of \(panorama.width)x\(panorama.height) pixels for a view prepared for \
+                \(view.sourceWidth)x\(view.sourceHeight)
+                """
+            )
         }
         let table = view.table, shift = view.shift
         panorama.bytes.withUnsafeBytes { src in
@@ -106,14 +119,17 @@ public final class Projector: Sendable {
                         let d = dst.bindMemory(to: UInt32.self).baseAddress!
                         switch interpolation {
                         case .bilinear:
-                            Self.bilinear(src: s, sw: panorama.width, dst: d, ow: width, oh: height,
-                                          tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift)
+                            Self.bilinear(
+                                src: s, sw: panorama.width, dst: d, ow: width, oh: height,
+                                tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift)
                         case .bicubic:
-                            Self.fourTap(src: s, sw: panorama.width, sh: panorama.height, dst: d, ow: width, oh: height,
-                                         tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift, weights: KernelWeights.bicubic)
+                            Self.fourTap(
+                                src: s, sw: panorama.width, sh: panorama.height, dst: d, ow: width, oh: height,
+                                tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift, weights: KernelWeights.bicubic)
                         case .lanczos:
-                            Self.fourTap(src: s, sw: panorama.width, sh: panorama.height, dst: d, ow: width, oh: height,
-                                         tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift, weights: KernelWeights.lanczos)
+                            Self.fourTap(
+                                src: s, sw: panorama.width, sh: panorama.height, dst: d, ow: width, oh: height,
+                                tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift, weights: KernelWeights.lanczos)
                         }
                     }
                 }
@@ -127,11 +143,14 @@ public final class Projector: Sendable {
     /// over as they are (the panorama must already be BT.709 limited range). Bilinear whatever ``interpolation``
     /// says.
     /// - Throws: as ``render(_:pose:camera:)``.
-    public func render(_ panorama: YUVFrame, pose: PanoramaPose = PanoramaPose(), camera: CameraPose) throws -> YUVFrame {
+    public func render(_ panorama: YUVFrame, pose: PanoramaPose = PanoramaPose(), camera: CameraPose) throws -> YUVFrame
+    {
         var out = YUVFrame(width: width, height: height)
-        let (luma, lumaShift) = try table(sourceWidth: panorama.width, sourceHeight: panorama.height, pose: pose, camera: camera)
-        let (chroma, chromaShift) = try table(sourceWidth: panorama.chromaWidth, sourceHeight: panorama.chromaHeight,
-                                              pose: pose, camera: camera, outputWidth: out.chromaWidth, outputHeight: out.chromaHeight)
+        let (luma, lumaShift) = try table(
+            sourceWidth: panorama.width, sourceHeight: panorama.height, pose: pose, camera: camera)
+        let (chroma, chromaShift) = try table(
+            sourceWidth: panorama.chromaWidth, sourceHeight: panorama.chromaHeight,
+            pose: pose, camera: camera, outputWidth: out.chromaWidth, outputHeight: out.chromaHeight)
         Self.plane(panorama.y, width: panorama.width, into: &out.y, table: luma, shift: lumaShift)
         Self.plane(panorama.cb, width: panorama.chromaWidth, into: &out.cb, table: chroma, shift: chromaShift)
         Self.plane(panorama.cr, width: panorama.chromaWidth, into: &out.cr, table: chroma, shift: chromaShift)
@@ -139,7 +158,9 @@ public final class Projector: Sendable {
     }
 
     /// One 8-bit plane through a table (bilinear, 8-bit weights, rounded), rows in bands across the cores.
-    static func plane(_ source: [UInt8], width sw: Int, into output: inout [UInt8], table: ProjectionTable, shift: UInt32) {
+    static func plane(
+        _ source: [UInt8], width sw: Int, into output: inout [UInt8], table: ProjectionTable, shift: UInt32
+    ) {
         let ow = table.key.outputWidth, oh = table.key.outputHeight
         let wrap = UInt32(sw - 1) << ProjectionTable.fractionBits
         source.withUnsafeBufferPointer { src in
@@ -173,10 +194,13 @@ public final class Projector: Sendable {
     /// least one of its pixels: the same table and the same taps (2×2 for bilinear, 4×4 for the four-tap kernels),
     /// so a tiled source may fetch only the flagged tiles and leave the rest of the image unset.
     /// - Throws: as ``render(_:pose:camera:)``; `.usage` for a cell size under 1 pixel.
-    public func footprint(sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose = PanoramaPose(), camera: CameraPose,
-                          cellWidth: Int, cellHeight: Int) throws -> [Bool] {
-        try footprint(prepare(sourceWidth: sourceWidth, sourceHeight: sourceHeight, pose: pose, camera: camera),
-                      cellWidth: cellWidth, cellHeight: cellHeight)
+    public func footprint(
+        sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose = PanoramaPose(), camera: CameraPose,
+        cellWidth: Int, cellHeight: Int
+    ) throws -> [Bool] {
+        try footprint(
+            prepare(sourceWidth: sourceWidth, sourceHeight: sourceHeight, pose: pose, camera: camera),
+            cellWidth: cellWidth, cellHeight: cellHeight)
     }
 
     /// ``footprint(sourceWidth:sourceHeight:pose:camera:cellWidth:cellHeight:)`` of a prepared view.
@@ -203,7 +227,7 @@ public final class Projector: Sendable {
                             let band = min(max(y0 + dy, 0), sourceHeight - 1) / cellHeight * sourceWidth
                             for dx in -before...after {
                                 var x = x0 + dx
-                                if x < 0 { x = period - 1 } else if x > period { x = 1 }   // four-tap wrap, as render()
+                                if x < 0 { x = period - 1 } else if x > period { x = 1 } // four-tap wrap, as render()
                                 read[band + x] = true
                             }
                         }
@@ -221,12 +245,15 @@ public final class Projector: Sendable {
     }
 
     /// The cached (or new) table for this geometry and the source shift (fixed point) for the heading.
-    func table(sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose, camera: CameraPose,
-               outputWidth: Int? = nil, outputHeight: Int? = nil) throws -> (ProjectionTable, UInt32) {
+    func table(
+        sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose, camera: CameraPose,
+        outputWidth: Int? = nil, outputHeight: Int? = nil
+    ) throws -> (ProjectionTable, UInt32) {
         guard camera.fov > 0, camera.fov < 180 else {
             throw LapseError.usage("field of view must be more than 0 and less than 180 degrees, not \(camera.fov)")
         }
-        guard [camera.heading, camera.pitch, camera.roll, pose.heading, pose.tilt, pose.roll].allSatisfy(\.isFinite) else {
+        guard [camera.heading, camera.pitch, camera.roll, pose.heading, pose.tilt, pose.roll].allSatisfy(\.isFinite)
+        else {
             throw LapseError.usage("view angles must be finite numbers")
         }
         guard sourceWidth >= 2, sourceHeight >= 2 else {
@@ -234,12 +261,14 @@ public final class Projector: Sendable {
         }
         // Fixed-point source positions (1/256 px) must stay below 2²³ (see ProjectionTable).
         guard sourceWidth <= 32768, sourceHeight <= 32768 else {
-            throw LapseError(.invalidInput, nil, "panorama of \(sourceWidth)x\(sourceHeight) pixels is too large (32768 at most)")
+            throw LapseError(
+                .invalidInput, nil, "panorama of \(sourceWidth)x\(sourceHeight) pixels is too large (32768 at most)")
         }
         let yaw = Self.normalized(camera.heading - pose.heading)
         let level = pose.isLevel
         let key = ProjectionTableKey(
-            outputWidth: outputWidth ?? width, outputHeight: outputHeight ?? height, sourceWidth: sourceWidth, sourceHeight: sourceHeight,
+            outputWidth: outputWidth ?? width, outputHeight: outputHeight ?? height, sourceWidth: sourceWidth,
+            sourceHeight: sourceHeight,
             fov: camera.fov, pitch: camera.pitch, roll: camera.roll, bakedYaw: level ? 0 : yaw,
             panoramaTilt: pose.tilt, panoramaRoll: pose.roll)
         var shift: UInt32 = 0
@@ -278,8 +307,10 @@ public final class Projector: Sendable {
     // MARK: - Kernels
 
     /// 2×2 taps with 8-bit weights (each pixel's four weights sum to 256, so opaque stays opaque).
-    static func bilinear(src: UnsafePointer<UInt32>, sw: Int, dst: UnsafeMutablePointer<UInt32>, ow: Int, oh: Int,
-                         tu: UnsafePointer<UInt32>, tv: UnsafePointer<Int32>, shift: UInt32) {
+    static func bilinear(
+        src: UnsafePointer<UInt32>, sw: Int, dst: UnsafeMutablePointer<UInt32>, ow: Int, oh: Int,
+        tu: UnsafePointer<UInt32>, tv: UnsafePointer<Int32>, shift: UInt32
+    ) {
         // Safe to share across the bands: the source and tables are only read, and each band writes only
         // its own output rows.
         nonisolated(unsafe) let src = src, dst = dst, tu = tu, tv = tv
@@ -287,8 +318,9 @@ public final class Projector: Sendable {
         RowBands.run(rows: oh) { rows in
             RowBands.tiles(rows: rows, width: ow) { j, columns in
                 let first = j &* ow &+ columns.lowerBound
-                bilinearSpan(src: src, sw: sw, dst: dst + first, tu: tu + first, tv: tv + first,
-                             count: columns.count, shift: shift, wrap: wrap)
+                bilinearSpan(
+                    src: src, sw: sw, dst: dst + first, tu: tu + first, tv: tv + first,
+                    count: columns.count, shift: shift, wrap: wrap)
             }
         }
     }
@@ -296,9 +328,11 @@ public final class Projector: Sendable {
     /// `count` consecutive output pixels: eight at a time with SIMD (four channels as 16-bit lanes, two
     /// channels a lane pair), the rest one at a time. Both paths give identical results.
     @inline(__always)
-    static func bilinearSpan(src: UnsafePointer<UInt32>, sw: Int, dst: UnsafeMutablePointer<UInt32>,
-                             tu: UnsafePointer<UInt32>, tv: UnsafePointer<Int32>, count: Int,
-                             shift: UInt32, wrap: UInt32) {
+    static func bilinearSpan(
+        src: UnsafePointer<UInt32>, sw: Int, dst: UnsafeMutablePointer<UInt32>,
+        tu: UnsafePointer<UInt32>, tv: UnsafePointer<Int32>, count: Int,
+        shift: UInt32, wrap: UInt32
+    ) {
         typealias V8 = SIMD8<UInt32>
         typealias L16 = SIMD16<UInt16>
         let wrapV = V8(repeating: wrap), swV = V8(repeating: UInt32(sw)), mask = V8(repeating: 0x00FF_00FF)
@@ -310,7 +344,7 @@ public final class Projector: Sendable {
         while i &+ 8 <= count {
             var u = tuRaw.loadUnaligned(fromByteOffset: i &* 4, as: V8.self) &+ shift
             u = u.replacing(with: u &- wrapV, where: u .>= wrapV)
-            let v = tvRaw.loadUnaligned(fromByteOffset: i &* 4, as: V8.self)   // bilinear rows are ≥ 0
+            let v = tvRaw.loadUnaligned(fromByteOffset: i &* 4, as: V8.self) // bilinear rows are ≥ 0
             let fx = u & 255, fy = v & 255
             let index = (v &>> 8) &* swV &+ (u &>> 8)
             var p00 = V8(), p01 = V8(), p10 = V8(), p11 = V8()
@@ -331,7 +365,7 @@ public final class Projector: Sendable {
         while i < count {
             var u = tu[i] &+ shift
             if u >= wrap { u &-= wrap }
-            let x0 = Int(truncatingIfNeeded: u >> 8)   // ≤ sw − 2, so x0 + 1 is inside
+            let x0 = Int(truncatingIfNeeded: u >> 8) // ≤ sw − 2, so x0 + 1 is inside
             let fx = UInt64(u & 0xFF)
             let v = tv[i]
             let r0 = src + Int(truncatingIfNeeded: v >> 8) &* sw
@@ -341,7 +375,8 @@ public final class Projector: Sendable {
             let w01 = fx &- w11
             let w10 = fy &- w11
             let w00 = 256 &- fx &- fy &+ w11
-            let sum = spread(r0[x0]) &* w00 &+ spread(r0[x0 &+ 1]) &* w01
+            let sum =
+                spread(r0[x0]) &* w00 &+ spread(r0[x0 &+ 1]) &* w01
                 &+ spread(r1[x0]) &* w10 &+ spread(r1[x0 &+ 1]) &* w11 &+ 0x0080_0080_0080_0080
             dst[i] = pack(sum >> 8)
             i &+= 1
@@ -363,8 +398,10 @@ public final class Projector: Sendable {
     }
 
     /// 4×4 taps with separable 1-D weights looked up by the 8-bit fraction (Q14, each row of four sums to 2^14).
-    static func fourTap(src: UnsafePointer<UInt32>, sw: Int, sh: Int, dst: UnsafeMutablePointer<UInt32>, ow: Int, oh: Int,
-                        tu: UnsafePointer<UInt32>, tv: UnsafePointer<Int32>, shift: UInt32, weights: [Int32]) {
+    static func fourTap(
+        src: UnsafePointer<UInt32>, sw: Int, sh: Int, dst: UnsafeMutablePointer<UInt32>, ow: Int, oh: Int,
+        tu: UnsafePointer<UInt32>, tv: UnsafePointer<Int32>, shift: UInt32, weights: [Int32]
+    ) {
         weights.withUnsafeBufferPointer { wb in
             // Safe to share across the bands: everything but `dst` is only read, and each band writes
             // only its own output rows.
@@ -385,7 +422,7 @@ public final class Projector: Sendable {
                         let xp = x0 &+ 1
                         let xq = xp &+ 1 > period ? 1 : xp &+ 1
                         let v = tv[i]
-                        let y0 = Int(truncatingIfNeeded: v >> 8)   // arithmetic shift: floor
+                        let y0 = Int(truncatingIfNeeded: v >> 8) // arithmetic shift: floor
                         let wy = w + Int(v & 0xFF) &* 4
                         var r: Int = 0, g: Int = 0, b: Int = 0, a: Int = 0
                         for k in 0..<4 {
@@ -439,7 +476,7 @@ enum KernelWeights {
             let raw = (0..<4).map { kernel(t, t - Double($0 - 1)) }
             let sum = raw.reduce(0, +)
             var q = raw.map { Int32(($0 / sum * 16384).rounded()) }
-            q[1] += 16384 - q.reduce(0, +)   // exact unit sum
+            q[1] += 16384 - q.reduce(0, +) // exact unit sum
             out += q
         }
         return out

@@ -19,11 +19,14 @@ public enum RenderBenchmark {
     }
 
     /// Reads `frames` RGBA frames of `sourceWidth × sourceHeight` one after another from the raw file at
-    /// `rawPath` (cycling from its start when it holds fewer; a file of one frame is read once), renders each with `projector`, turning the
+    /// `rawPath` (cycling from its start when it holds fewer; a file of one frame is read once), renders each with
+    /// `projector`, turning the
     /// heading by `360 / frames` degrees every frame, and times it.
     /// - Throws: ``LapseError`` `.invalidInput` when the file cannot be read or holds no whole frame.
-    public static func run(rawPath: String, sourceWidth: Int, sourceHeight: Int, frames: Int,
-                           projector: Projector, camera: CameraPose) throws -> Result {
+    public static func run(
+        rawPath: String, sourceWidth: Int, sourceHeight: Int, frames: Int,
+        projector: Projector, camera: CameraPose
+    ) throws -> Result {
         let frameBytes = sourceWidth * sourceHeight * 4
         guard let handle = FileHandle(forReadingAtPath: rawPath) else {
             throw LapseError(.invalidInput, rawPath, "cannot open the raw frames")
@@ -43,15 +46,18 @@ public enum RenderBenchmark {
             let t0 = Date()
             let index = k % available
             let offset = off_t(index * frameBytes)
-            let got = k > 0 && available == 1 ? frameBytes : panorama.bytes.withUnsafeMutableBytes { raw -> Int in
-                var done = 0
-                while done < frameBytes {
-                    let n = pread(fd, raw.baseAddress! + done, frameBytes - done, offset + off_t(done))
-                    if n <= 0 { break }
-                    done += n
+            let got =
+                k > 0 && available == 1
+                ? frameBytes
+                : panorama.bytes.withUnsafeMutableBytes { raw -> Int in
+                    var done = 0
+                    while done < frameBytes {
+                        let n = pread(fd, raw.baseAddress! + done, frameBytes - done, offset + off_t(done))
+                        if n <= 0 { break }
+                        done += n
+                    }
+                    return done
                 }
-                return done
-            }
             guard got == frameBytes else { throw LapseError(.invalidInput, rawPath, "short read at frame \(k)") }
             let t1 = Date()
             var view = camera
@@ -61,7 +67,8 @@ public enum RenderBenchmark {
             read += t1.timeIntervalSince(t0)
             render += t2.timeIntervalSince(t1)
         }
-        return Result(frames: frames, renderSeconds: render, readSeconds: read,
-                      totalSeconds: Date().timeIntervalSince(start))
+        return Result(
+            frames: frames, renderSeconds: render, readSeconds: read,
+            totalSeconds: Date().timeIntervalSince(start))
     }
 }

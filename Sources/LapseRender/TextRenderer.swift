@@ -25,7 +25,8 @@ public struct TextMask: Sendable, Equatable {
 /// Text is read as Unicode scalars after canonical composition (NFC: "é" written as e + U+0301 renders as the
 /// font's "é"); lines are separated by `"\n"`; other control characters are skipped. Kerning pairs come from the
 /// font's `kern` table when it has one. Glyphs are antialiased with light hinting (vertical only) and placed at
-/// the design's advances (not rounded to whole pixels), so a line's width scales with the size. A code point the font lacks renders as the font's missing-glyph box.
+/// the design's advances (not rounded to whole pixels), so a line's width scales with the size. A code point the font
+/// lacks renders as the font's missing-glyph box.
 ///
 /// Safe to use from several tasks at once: the FreeType face is only touched under a lock.
 public final class TextRenderer: Sendable {
@@ -43,9 +44,11 @@ public final class TextRenderer: Sendable {
     public init(fontPath: String = TextRenderer.defaultFontPath) throws {
         self.fontPath = fontPath
         guard FileManager.default.fileExists(atPath: fontPath) else {
-            throw LapseError(.invalidInput, fontPath, fontPath == Self.defaultFontPath
-                             ? "font not found: install the Debian package fonts-dejavu-core"
-                             : "font not found")
+            throw LapseError(
+                .invalidInput, fontPath,
+                fontPath == Self.defaultFontPath
+                    ? "font not found: install the Debian package fonts-dejavu-core"
+                    : "font not found")
         }
         face = Mutex(try FontFace(path: fontPath))
     }
@@ -123,7 +126,8 @@ private struct FontFace: ~Copyable {
         guard setSize(size) else { return nil }
         let index = FT_Get_Char_Index(face, FT_ULong(scalar.value))
         guard FT_Load_Glyph(face, index, FT_Int32(FT_LOAD_RENDER) | lapse_ft_load_target_light()) == 0,
-              let slot = face.pointee.glyph else { return nil }
+            let slot = face.pointee.glyph
+        else { return nil }
         let bitmap = slot.pointee.bitmap
         let width = Int(bitmap.width), rows = Int(bitmap.rows), pitch = Int(bitmap.pitch)
         var pixels = [UInt8](repeating: 0, count: width * rows)
@@ -134,9 +138,10 @@ private struct FontFace: ~Copyable {
                 for x in 0..<width { pixels[y * width + x] = row[x] }
             }
         }
-        let glyph = Glyph(index: index, width: width, rows: rows, left: Int(slot.pointee.bitmap_left),
-                          top: Int(slot.pointee.bitmap_top), advance: (Int(slot.pointee.linearHoriAdvance) + 512) >> 10,
-                          bitmap: pixels)
+        let glyph = Glyph(
+            index: index, width: width, rows: rows, left: Int(slot.pointee.bitmap_left),
+            top: Int(slot.pointee.bitmap_top), advance: (Int(slot.pointee.linearHoriAdvance) + 512) >> 10,
+            bitmap: pixels)
         glyphs[key] = glyph
         return glyph
     }
@@ -191,7 +196,7 @@ private struct FontFace: ~Copyable {
                 for x in 0..<g.width {
                     let v = g.bitmap[y * g.width + x]
                     let i = yy * width + x0 - minX + x
-                    if v > coverage[i] { coverage[i] = v }   // overlapping glyphs: the darker ink
+                    if v > coverage[i] { coverage[i] = v } // overlapping glyphs: the darker ink
                 }
             }
         }

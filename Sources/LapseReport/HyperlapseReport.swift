@@ -59,8 +59,10 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
         /// Its credit line ("Google · © 2024 Google"), if it needs one.
         public var credit: String?
 
-        public init(id: String, latitude: Double, longitude: Double, date: String?, distance: Double, point: Int,
-                    frame: Int? = nil, credit: String? = nil) {
+        public init(
+            id: String, latitude: Double, longitude: Double, date: String?, distance: Double, point: Int,
+            frame: Int? = nil, credit: String? = nil
+        ) {
             self.id = id
             self.latitude = latitude
             self.longitude = longitude
@@ -90,8 +92,10 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
         public var sourcePanoHeading: Double
         public var panoHeading: Double
 
-        public init(index: Int, time: Double, pano: String, point: Int, heading: Double, pitch: Double, fov: Double,
-                    sourcePanoHeading: Double, panoHeading: Double) {
+        public init(
+            index: Int, time: Double, pano: String, point: Int, heading: Double, pitch: Double, fov: Double,
+            sourcePanoHeading: Double, panoHeading: Double
+        ) {
             self.index = index
             self.time = time
             self.pano = pano

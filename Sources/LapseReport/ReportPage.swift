@@ -32,8 +32,10 @@ public struct ReportPage: Sendable {
     /// Thumbnail width in pixels (height keeps the video's aspect ratio).
     public var thumbnailWidth = 160
 
-    public init(title: String, report: HyperlapseReport, summaryJSON: Data, video: String? = nil, gif: String? = nil,
-                credits: [String] = []) {
+    public init(
+        title: String, report: HyperlapseReport, summaryJSON: Data, video: String? = nil, gif: String? = nil,
+        credits: [String] = []
+    ) {
         self.title = title
         self.report = report
         self.summaryJSON = summaryJSON
@@ -62,8 +64,10 @@ public struct ReportPage: Sendable {
     /// only a report's thumbnails (it is replaced), and Leaflet in `leafletDirectory`.
     /// - Throws: ``LapseError`` `.usage` for another extension or an input inside the files folder, `.output`
     ///   when something is in the way, `.notFound` when Leaflet is missing.
-    public static func checkOutput(_ page: String, overwrite: Bool, inputs: [String] = [],
-                                   leafletDirectory: String = debianLeaflet) throws {
+    public static func checkOutput(
+        _ page: String, overwrite: Bool, inputs: [String] = [],
+        leafletDirectory: String = debianLeaflet
+    ) throws {
         try checkPaths(page, overwrite: overwrite, inputs: inputs)
         _ = try leaflet(in: leafletDirectory)
     }
@@ -71,12 +75,15 @@ public struct ReportPage: Sendable {
     /// ``checkOutput(_:overwrite:inputs:leafletDirectory:)`` but for Leaflet.
     static func checkPaths(_ page: String, overwrite: Bool, inputs: [String]) throws {
         let ext = (page as NSString).pathExtension.lowercased()
-        guard ext == "html" || ext == "htm" else { throw LapseError.usage("\(page): the report must end in .html or .htm") }
+        guard ext == "html" || ext == "htm" else {
+            throw LapseError.usage("\(page): the report must end in .html or .htm")
+        }
         try AtomicOutput(path: page, overwrite: overwrite, inputs: inputs).discard()
         let files = filesDirectory(of: page)
         let inside = resolved(files) + "/"
         if let input = inputs.first(where: { resolved($0) + "/" == inside || resolved($0).hasPrefix(inside) }) {
-            throw LapseError.usage("\(input) is in \(files), the report's thumbnail folder: give the report another name")
+            throw LapseError.usage(
+                "\(input) is in \(files), the report's thumbnail folder: give the report another name")
         }
         if FileManager.default.fileExists(atPath: files) {
             guard overwrite else { throw LapseError(.output, files, "exists (use --overwrite to replace it)") }
@@ -96,7 +103,8 @@ public struct ReportPage: Sendable {
     static func resolved(_ path: String) -> String {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         let url = URL(fileURLWithPath: absolute).standardizedFileURL
-        return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent).path
+        return url.deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent(url.lastPathComponent)
+            .path
     }
 
     /// Writes the page and its thumbnails (to a temporary folder and file, renamed into place).
@@ -108,7 +116,8 @@ public struct ReportPage: Sendable {
         let leaflet = try Self.leaflet(in: leafletDirectory)
         let output = try AtomicOutput(path: page, overwrite: overwrite)
         defer { output.discard() }
-        let folder = (page as NSString).deletingLastPathComponent.isEmpty ? "." : (page as NSString).deletingLastPathComponent
+        let folder =
+            (page as NSString).deletingLastPathComponent.isEmpty ? "." : (page as NSString).deletingLastPathComponent
         let files = Self.filesDirectory(of: page)
         let name = (files as NSString).lastPathComponent
         // Staging folders are `.NAME.<pid>-….partial`: those of runs no longer alive are removed here.
@@ -144,7 +153,9 @@ public struct ReportPage: Sendable {
             guard rename(files, previous) == 0 else { throw LapseError.posix(.output, files, "cannot be moved aside") }
         }
         do {
-            guard rename(staging, files) == 0 else { throw LapseError.posix(.output, files, "cannot be renamed into place") }
+            guard rename(staging, files) == 0 else {
+                throw LapseError.posix(.output, files, "cannot be renamed into place")
+            }
             try output.commit()
         } catch {
             if replacing {
@@ -169,15 +180,21 @@ public struct ReportPage: Sendable {
     func thumbnails(of video: String, into folder: String, as name: String) throws -> [Thumbnail] {
         let reader = try VideoFrameReader(video)
         let w = max(2, thumbnailWidth)
-        let h = max(2, Int((Double(w) * Double(reader.displayHeight) / Double(max(1, reader.displayWidth))).rounded()) / 2 * 2)
+        let h = max(
+            2, Int((Double(w) * Double(reader.displayHeight) / Double(max(1, reader.displayWidth))).rounded()) / 2 * 2)
         reader.outputSize = (w, h)
-        let estimate = reader.duration.flatMap { d in reader.frameRate.map { Int((d * $0).rounded()) } } ?? maxThumbnails
+        let estimate =
+            reader.duration.flatMap { d in reader.frameRate.map { Int((d * $0).rounded()) } } ?? maxThumbnails
         let frames = report.frames.isEmpty ? estimate : report.frames.count
         let step = max(1, Int((Double(frames) / Double(maxThumbnails)).rounded(.up)))
         // The frames of the report (crossfades put blended frames between them): their indices in the video.
         // Every n-th of the report's frames and every panorama's own (for its marker).
-        let wanted = report.frames.isEmpty ? nil
-            : Set(report.frames.enumerated().filter { $0.offset % step == 0 }.map(\.element.index) + report.panoramas.compactMap(\.frame))
+        let wanted =
+            report.frames.isEmpty
+            ? nil
+            : Set(
+                report.frames.enumerated().filter { $0.offset % step == 0 }.map(\.element.index)
+                    + report.panoramas.compactMap(\.frame))
         let last = wanted?.max() ?? Int.max
         let encodedName = name.addingPercentEncoding(withAllowedCharacters: Self.pathCharacters) ?? name
         var result: [Thumbnail] = []
@@ -199,9 +216,12 @@ public struct ReportPage: Sendable {
 
     /// Leaflet's script and style sheet.
     static func leaflet(in folder: String) throws -> (script: String, style: String) {
-        let script = [folder + "/leaflet.min.js", folder + "/leaflet.js"].lazy.compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }.first
+        let script = [folder + "/leaflet.min.js", folder + "/leaflet.js"].lazy.compactMap {
+            try? String(contentsOfFile: $0, encoding: .utf8)
+        }.first
         guard let script, let style = try? String(contentsOfFile: folder + "/leaflet.css", encoding: .utf8) else {
-            throw LapseError(.notFound, folder, "has no Leaflet (leaflet.js and leaflet.css; Debian: apt install libjs-leaflet)")
+            throw LapseError(
+                .notFound, folder, "has no Leaflet (leaflet.js and leaflet.css; Debian: apt install libjs-leaflet)")
         }
         return (script, style)
     }
@@ -215,8 +235,10 @@ public struct ReportPage: Sendable {
         var common = 0
         while common < min(target.count, from.count), target[common] == from[common] { common += 1 }
         let up = [String](repeating: "..", count: from.count - common)
-        let link = (up + target[common...]).map { $0.addingPercentEncoding(withAllowedCharacters: pathCharacters) ?? $0 }.joined(separator: "/")
-        return up.isEmpty ? "./" + link : link   // "./": a first segment with a colon is not a scheme
+        let link = (up + target[common...]).map {
+            $0.addingPercentEncoding(withAllowedCharacters: pathCharacters) ?? $0
+        }.joined(separator: "/")
+        return up.isEmpty ? "./" + link : link // "./": a first segment with a colon is not a scheme
     }
 
     /// What a path segment of a relative link keeps unencoded (no `/`, `?`, `#`, `%`, quotes, `:` …).
@@ -246,7 +268,8 @@ public struct ReportPage: Sendable {
             }
         }
         let reportJSON = try json(report), thumbsJSON = try json(thumbnails)
-        let media = MediaLinks(video: video.map { Self.relative($0, from: base) }, gif: gif.map { Self.relative($0, from: base) })
+        let media = MediaLinks(
+            video: video.map { Self.relative($0, from: base) }, gif: gif.map { Self.relative($0, from: base) })
         let mediaJSON = try json(media)
         let creditItems = credits.map { "<li>\(Self.escaped($0))</li>" }.joined(separator: "\n")
         return """
@@ -274,8 +297,10 @@ public struct ReportPage: Sendable {
             <section id="media-section"><h2>Result</h2><div id="media"></div></section>
             <section id="strip-section"><h2>Frames</h2><div id="frames"></div></section>
             <section id="plot-section"><h2>Camera</h2>
-            <svg class="plot" id="heading-plot" viewBox="0 0 900 240" role="img" aria-label="headings along the route"></svg>
-            <svg class="plot" id="pitch-plot" viewBox="0 0 900 160" role="img" aria-label="pitch and field of view along the route"></svg>
+            <svg class="plot" id="heading-plot" viewBox="0 0 900 240" role="img"
+              aria-label="headings along the route"></svg>
+            <svg class="plot" id="pitch-plot" viewBox="0 0 900 160" role="img"
+              aria-label="pitch and field of view along the route"></svg>
             <p id="no-plot" hidden></p></section>
             <section id="summary-section"><h2>Summary</h2><table id="summary"></table></section>
             <section id="credits-section"\(credits.isEmpty ? " hidden" : "")><h2>Credits</h2><ul id="credits">
@@ -310,11 +335,13 @@ public struct ReportPage: Sendable {
         #frames { display: flex; flex-wrap: wrap; gap: 4px; }
         #frames img { cursor: pointer; border: 2px solid transparent; }
         #frames img:hover { border-color: #ff9800; }
-        svg.plot { width: 100%; max-width: 900px; display: block; background: #fff; border: 1px solid #cfd8dc; margin-bottom: 8px; }
+        svg.plot { width: 100%; max-width: 900px; display: block; background: #fff; border: 1px solid #cfd8dc;
+          margin-bottom: 8px; }
         svg.plot text { font-size: 11px; fill: #455a64; }
         svg.plot .axis { stroke: #90a4ae; stroke-width: 1; }
         svg.plot .series { fill: none; stroke-width: 1.6; }
-        table { border-collapse: collapse; } th, td { text-align: left; padding: 2px 12px 2px 0; border-bottom: 1px solid #eceff1; }
+        table { border-collapse: collapse; } th, td { text-align: left; padding: 2px 12px 2px 0;
+          border-bottom: 1px solid #eceff1; }
         th { font-weight: normal; color: #546e7a; }
         .popup img { display: block; margin-top: 4px; }
         """
@@ -322,12 +349,16 @@ public struct ReportPage: Sendable {
     static let script = """
         'use strict';
         const data = id => JSON.parse(document.getElementById(id).textContent);
-        const report = data('lapse-report'), summary = data('lapse-summary'), thumbs = data('lapse-thumbnails'), media = data('lapse-media');
-        const colours = { panorama: '#2e7d32', uncovered: '#c62828', duplicate: '#9e9e9e', stationary: '#ef6c00', unavailable: '#6a1b9a' };
-        const labels = { panorama: 'panorama', uncovered: 'no panorama', duplicate: 'duplicate (dropped)', stationary: 'stationary (dropped)', unavailable: 'could not be had' };
+        const report = data('lapse-report'), summary = data('lapse-summary'), thumbs = data('lapse-thumbnails'),
+          media = data('lapse-media');
+        const colours = { panorama: '#2e7d32', uncovered: '#c62828', duplicate: '#9e9e9e', stationary: '#ef6c00',
+          unavailable: '#6a1b9a' };
+        const labels = { panorama: 'panorama', uncovered: 'no panorama', duplicate: 'duplicate (dropped)',
+          stationary: 'stationary (dropped)', unavailable: 'could not be had' };
         const svgNS = 'http://www.w3.org/2000/svg';
         function el(tag, attrs, parent, text) {
-          const e = tag.startsWith('svg:') ? document.createElementNS(svgNS, tag.slice(4)) : document.createElement(tag);
+          const e = tag.startsWith('svg:') ? document.createElementNS(svgNS,
+            tag.slice(4)) : document.createElement(tag);
           for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
           if (text !== undefined) e.textContent = text;
           if (parent) parent.appendChild(e);
@@ -335,7 +366,8 @@ public struct ReportPage: Sendable {
         }
         function thumbFor(frame) {
           let best = null;
-          for (const t of thumbs) if (best === null || Math.abs(t.frame - frame) < Math.abs(best.frame - frame)) best = t;
+          for (const t of thumbs) if (best === null
+            || Math.abs(t.frame - frame) < Math.abs(best.frame - frame)) best = t;
           return best;
         }
         const counts = {};
@@ -355,7 +387,8 @@ public struct ReportPage: Sendable {
             }
             const row = el('tr', {}, table);
             el('th', {}, row, prefix);
-            el('td', { 'data-key': prefix }, row, value === null ? '–' : (Array.isArray(value) ? JSON.stringify(value) : String(value)));
+            el('td', { 'data-key': prefix }, row,
+              value === null ? '–' : (Array.isArray(value) ? JSON.stringify(value) : String(value)));
           }
           add('', summary);
         })();
@@ -373,15 +406,18 @@ public struct ReportPage: Sendable {
           }
           const map = L.map('map');
           L.tileLayer('https://tile.openstreetmap.org/{z}/{x}/{y}.png', { maxZoom: 19,
-            attribution: '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors' }).addTo(map);
+            attribution: '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
+              }).addTo(map);
           L.control.scale({ metric: true, imperial: false }).addTo(map);
           const pts = report.points;
           let run = [[pts[0].latitude, pts[0].longitude]], status = pts[0].status;
           const lines = [];
-          function finish() { if (run.length) lines.push(L.polyline(run.length > 1 ? run : [run[0], run[0]], { color: colours[status], weight: 5, opacity: 0.9, className: 'route status-' + status }).addTo(map)); }
+          function finish() { if (run.length) lines.push(L.polyline(run.length > 1 ? run : [run[0], run[0]],
+            { color: colours[status], weight: 5, opacity: 0.9, className: 'route status-' + status }).addTo(map)); }
           for (let i = 1; i < pts.length; i++) {
             const ll = [pts[i].latitude, pts[i].longitude];
-            if (pts[i].status !== status) { run.push(ll); finish(); run = [ll]; status = pts[i].status; } else run.push(ll);
+            if (pts[i].status !== status) { run.push(ll); finish(); run = [ll]; status = pts[i].status;
+              } else run.push(ll);
           }
           finish();
           for (const p of report.panoramas) {
@@ -389,10 +425,12 @@ public struct ReportPage: Sendable {
             const t = hasFrame ? thumbFor(p.frame) : null;
             const box = el('div', { class: 'popup' });
             el('b', {}, box, p.id);
-            const lines = [p.date ? 'taken ' + p.date : null, p.distance.toFixed(1) + ' m from point ' + p.point, hasFrame ? 'frame ' + p.frame : null];
+            const lines = [p.date ? 'taken ' + p.date : null, p.distance.toFixed(1) + ' m from point ' + p.point,
+              hasFrame ? 'frame ' + p.frame : null];
             for (const line of lines) if (line) { el('br', {}, box); box.appendChild(document.createTextNode(line)); }
             if (t) el('img', { src: t.src, width: 160, alt: 'frame ' + t.frame }, box);
-            L.circleMarker([p.latitude, p.longitude], { radius: 5, color: '#0d47a1', weight: 1, fillColor: '#42a5f5', fillOpacity: 0.9, className: 'pano-marker' })
+            L.circleMarker([p.latitude, p.longitude], { radius: 5, color: '#0d47a1', weight: 1, fillColor: '#42a5f5',
+              fillOpacity: 0.9, className: 'pano-marker' })
               .bindPopup(box).addTo(map);
           }
           map.fitBounds(L.latLngBounds(pts.map(p => [p.latitude, p.longitude])).pad(0.05));
@@ -408,9 +446,11 @@ public struct ReportPage: Sendable {
         // The video and the GIF.
         const mediaBox = document.getElementById('media');
         let video = null;
-        if (media.video) video = el('video', { id: 'video', src: media.video, controls: '', preload: 'auto', width: 640 }, mediaBox);
+        if (media.video) video = el('video', { id: 'video', src: media.video, controls: '', preload: 'auto',
+          width: 640 }, mediaBox);
         if (media.gif) el('img', { id: 'gif', src: media.gif, alt: 'the GIF', width: 320 }, mediaBox);
-        if (!media.video && !media.gif) el('p', {}, mediaBox, 'No video: a preview runs the route and the lookups only.');
+        if (!media.video && !media.gif) el('p', {}, mediaBox,
+          'No video: a preview runs the route and the lookups only.');
 
         // The frame strip: a click seeks the video to the frame.
         (function () {
@@ -419,7 +459,8 @@ public struct ReportPage: Sendable {
           // A thumbnail every few frames: at most 48 in the strip (the markers' popups show the others).
           const every = Math.ceil(thumbs.length / 48);
           for (const t of thumbs.filter((_, k) => k % every === 0)) {
-            const img = el('img', { src: t.src, width: 120, alt: 'frame ' + t.frame, title: 'frame ' + t.frame + ' at ' + t.time.toFixed(2) + ' s', 'data-time': t.time }, strip);
+            const img = el('img', { src: t.src, width: 120, alt: 'frame ' + t.frame,
+              title: 'frame ' + t.frame + ' at ' + t.time.toFixed(2) + ' s', 'data-time': t.time }, strip);
             img.addEventListener('click', () => { if (video) { video.pause(); video.currentTime = t.time + 0.001; } });
           }
         })();
@@ -444,7 +485,8 @@ public struct ReportPage: Sendable {
           for (const s of series) {
             el('svg:polyline', { class: 'series ' + s.name, stroke: s.colour, 'stroke-dasharray': s.dash || '',
               points: s.values.map((v, i) => x(i).toFixed(1) + ',' + y(v).toFixed(1)).join(' ') }, svg);
-            el('svg:line', { x1: lx, y1: height - 10, x2: lx + 18, y2: height - 10, stroke: s.colour, 'stroke-width': 2 }, svg);
+            el('svg:line', { x1: lx, y1: height - 10, x2: lx + 18, y2: height - 10, stroke: s.colour,
+              'stroke-width': 2 }, svg);
             el('svg:text', { x: lx + 22, y: height - 6 }, svg, s.label);
             lx += 30 + s.label.length * 6.5;
           }
@@ -470,8 +512,10 @@ public struct ReportPage: Sendable {
           }
           plot(document.getElementById('heading-plot'), [
             { name: 'camera', label: 'camera heading', colour: '#d84315', values: unwrap(f.map(x => x.heading)) },
-            { name: 'source', label: 'panorama heading (source)', colour: '#78909c', dash: '4 3', values: unwrap(f.map(x => x.source_pano_heading)) },
-            { name: 'stabilised', label: 'panorama heading (posed)', colour: '#1565c0', values: unwrap(f.map(x => x.pano_heading)) },
+            { name: 'source', label: 'panorama heading (source)', colour: '#78909c', dash: '4 3',
+              values: unwrap(f.map(x => x.source_pano_heading)) },
+            { name: 'stabilised', label: 'panorama heading (posed)', colour: '#1565c0',
+              values: unwrap(f.map(x => x.pano_heading)) },
           ], 240, '°');
           plot(document.getElementById('pitch-plot'), [
             { name: 'pitch', label: 'pitch', colour: '#6a1b9a', values: f.map(x => x.pitch) },

@@ -20,7 +20,8 @@ public struct DirectionsRequest: Sendable, Equatable {
     public var waypoints: [Coordinate]
     public var mode: TravelMode
 
-    public init(origin: Coordinate, destination: Coordinate, waypoints: [Coordinate] = [], mode: TravelMode = .driving) {
+    public init(origin: Coordinate, destination: Coordinate, waypoints: [Coordinate] = [], mode: TravelMode = .driving)
+    {
         self.origin = origin
         self.destination = destination
         self.waypoints = waypoints
@@ -68,8 +69,10 @@ public protocol DirectionsProvider: Sendable {
 /// Asks for `points` in chained requests of at most `maxIntermediate` intermediate points (see
 /// ``waypointChunks(_:maxIntermediate:)``), concurrently, and joins the answers in order: geometry without the
 /// repeated join points, lengths summed, warnings once each.
-func chainedRoute(_ points: [Coordinate], maxIntermediate: Int, provider: String,
-                  fetch: @escaping @Sendable ([Coordinate]) async throws -> GoogleRouteResponse.Parsed) async throws -> DirectionsResult {
+func chainedRoute(
+    _ points: [Coordinate], maxIntermediate: Int, provider: String,
+    fetch: @escaping @Sendable ([Coordinate]) async throws -> GoogleRouteResponse.Parsed
+) async throws -> DirectionsResult {
     let pieces = waypointChunks(points, maxIntermediate: maxIntermediate)
     let results = try await withThrowingTaskGroup(of: (Int, GoogleRouteResponse.Parsed).self) { group in
         for (i, piece) in pieces.enumerated() { group.addTask { (i, try await fetch(piece)) } }
@@ -79,9 +82,10 @@ func chainedRoute(_ points: [Coordinate], maxIntermediate: Int, provider: String
     }
     var warnings: [String] = []
     for r in results { for w in r.warnings where !warnings.contains(w) { warnings.append(w) } }
-    return DirectionsResult(route: Route(coordinates: GoogleRouteResponse.joinedWithoutRepeats(results.map(\.coordinates))),
-                            reportedDistance: results.reduce(0) { $0 + $1.distance }, provider: provider,
-                            requestCount: pieces.count, warnings: warnings)
+    return DirectionsResult(
+        route: Route(coordinates: GoogleRouteResponse.joinedWithoutRepeats(results.map(\.coordinates))),
+        reportedDistance: results.reduce(0) { $0 + $1.distance }, provider: provider,
+        requestCount: pieces.count, warnings: warnings)
 }
 
 /// Splits `points` (origin, waypoints…, destination) into consecutive runs with at most `maxIntermediate` points
@@ -101,12 +105,15 @@ func waypointChunks(_ points: [Coordinate], maxIntermediate: Int) -> [[Coordinat
 extension HTTPClient {
     /// GET for a directions service: the response whatever its status (HTTPClient already retried 429/5xx).
     /// Errors name the service before the URL and never contain `secret`.
-    func directionsGet(_ url: URL, service: String, hiding secret: String?,
-                       temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil) async throws -> HTTPResponse {
+    func directionsGet(
+        _ url: URL, service: String, hiding secret: String?,
+        temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil
+    ) async throws -> HTTPResponse {
         do { return try await get(url, temporaryRefusal: temporaryRefusal) } catch var error as LapseError {
             let secrets = secret.map { [$0] } ?? []
             error.reason = Redaction.message(error.reason, hiding: secrets)
-            error.subject = service + " " + Redaction.message(error.subject ?? Redaction.url(url.absoluteString), hiding: secrets)
+            error.subject =
+                service + " " + Redaction.message(error.subject ?? Redaction.url(url.absoluteString), hiding: secrets)
             throw error
         }
     }

@@ -19,22 +19,39 @@ public enum GoogleDirectionsStatus: String, Sendable, CaseIterable {
 
     /// The error a status other than OK becomes: its own code and a reason naming the status.
     func error(subject: String, serviceMessage: String?) -> LapseError {
-        let (code, reason): (LapseError.Code, String) = switch self {
-        case .ok: (.other, "OK")
-        case .notFound: (.notFound, "an origin, destination or waypoint could not be found (NOT_FOUND)")
-        case .zeroResults: (.notFound, "no route between these points (ZERO_RESULTS)")
-        case .maxWaypointsExceeded: (.invalidInput, "too many waypoints in one request (MAX_WAYPOINTS_EXCEEDED)")
-        case .maxRouteLengthExceeded:
-            (.invalidInput, "the route is too long for the service; add --via points or split it (MAX_ROUTE_LENGTH_EXCEEDED)")
-        case .invalidRequest: (.invalidInput, "the service rejected the request as invalid (INVALID_REQUEST)")
-        case .overDailyLimit:
-            (.rateLimited, "the API key is invalid, billing is not enabled or a usage cap was reached (OVER_DAILY_LIMIT)")
-        case .overQueryLimit: (.rateLimited, "too many requests: the service's rate limit or quota was hit (OVER_QUERY_LIMIT)")
-        case .requestDenied:
-            (.denied, "the service refused the request (REQUEST_DENIED); the Directions API is a legacy API that new Google Cloud projects cannot enable: use --provider google (the Routes API) instead, or check the key")
-        case .unknownError: (.network, "the service had an internal error; try again (UNKNOWN_ERROR)")
+        let (code, reason): (LapseError.Code, String) =
+            switch self {
+            case .ok: (.other, "OK")
+            case .notFound: (.notFound, "an origin, destination or waypoint could not be found (NOT_FOUND)")
+            case .zeroResults: (.notFound, "no route between these points (ZERO_RESULTS)")
+            case .maxWaypointsExceeded: (.invalidInput, "too many waypoints in one request (MAX_WAYPOINTS_EXCEEDED)")
+            case .maxRouteLengthExceeded:
+                (
+                    .invalidInput,
+                    "the route is too long for the service; add --via points or split it (MAX_ROUTE_LENGTH_EXCEEDED)"
+                )
+            case .invalidRequest: (.invalidInput, "the service rejected the request as invalid (INVALID_REQUEST)")
+            case .overDailyLimit:
+                (
+                    .rateLimited,
+                    "the API key is invalid, billing is not enabled or a usage cap was reached (OVER_DAILY_LIMIT)"
+                )
+            case .overQueryLimit:
+                (.rateLimited, "too many requests: the service's rate limit or quota was hit (OVER_QUERY_LIMIT)")
+            case .requestDenied:
+                (
+                    .denied,
+                    """
+                    the service refused the request (REQUEST_DENIED); the Directions API is a legacy API that new \
+                    Google Cloud projects cannot enable: use --provider google (the Routes API) instead, or check \
+                    the key
+                    """
+                )
+            case .unknownError: (.network, "the service had an internal error; try again (UNKNOWN_ERROR)")
+            }
+        let detail = serviceMessage.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap {
+            $0.isEmpty ? nil : $0
         }
-        let detail = serviceMessage.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
         return LapseError(code, subject, reason + (detail.map { ": \($0)" } ?? ""))
     }
 }
@@ -75,12 +92,14 @@ public struct GoogleDirections: DirectionsProvider {
 
     /// Splits `points` (origin, waypoints…, destination) into consecutive runs with at most `maxIntermediate`
     /// points between their ends; each run starts where the previous one ended.
-    public static func chunks(_ points: [Coordinate], maxIntermediate: Int = maxIntermediateWaypoints) -> [[Coordinate]] {
+    public static func chunks(_ points: [Coordinate], maxIntermediate: Int = maxIntermediateWaypoints) -> [[Coordinate]]
+    {
         waypointChunks(points, maxIntermediate: maxIntermediate)
     }
 
     public func route(_ request: DirectionsRequest) async throws -> DirectionsResult {
-        try await chainedRoute(request.allPoints, maxIntermediate: Self.maxIntermediateWaypoints, provider: name) { piece in
+        try await chainedRoute(request.allPoints, maxIntermediate: Self.maxIntermediateWaypoints, provider: name) {
+            piece in
             try await self.fetch(piece, mode: request.mode)
         }
     }
@@ -88,10 +107,14 @@ public struct GoogleDirections: DirectionsProvider {
     func url(for points: [Coordinate], mode: TravelMode) -> URL {
         var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
         components.path = components.path.trimmingSuffix("/") + "/maps/api/directions/json"
-        var items = [URLQueryItem(name: "origin", value: points[0].description),
-                     URLQueryItem(name: "destination", value: points[points.count - 1].description)]
+        var items = [
+            URLQueryItem(name: "origin", value: points[0].description),
+            URLQueryItem(name: "destination", value: points[points.count - 1].description)
+        ]
         if points.count > 2 {
-            items.append(URLQueryItem(name: "waypoints", value: points[1..<points.count - 1].map(\.description).joined(separator: "|")))
+            items.append(
+                URLQueryItem(
+                    name: "waypoints", value: points[1..<points.count - 1].map(\.description).joined(separator: "|")))
         }
         let googleMode = mode == .cycling ? "bicycling" : mode.rawValue
         items.append(URLQueryItem(name: "mode", value: googleMode))
@@ -105,8 +128,9 @@ public struct GoogleDirections: DirectionsProvider {
     private func fetch(_ points: [Coordinate], mode: TravelMode) async throws -> GoogleRouteResponse.Parsed {
         let url = url(for: points, mode: mode)
         let subject = "Google Directions " + Redaction.url(url.absoluteString)
-        let response = try await client.directionsGet(url, service: "Google Directions", hiding: apiKey,
-                                                      temporaryRefusal: Self.overQueryLimit)
+        let response = try await client.directionsGet(
+            url, service: "Google Directions", hiding: apiKey,
+            temporaryRefusal: Self.overQueryLimit)
         let data = response.body, status = response.status
         let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         guard let json = object else {
@@ -144,8 +168,9 @@ public struct GoogleDirections: DirectionsProvider {
     /// `OVER_QUERY_LIMIT` in an answer (HTTP 200): a rate refusal to retry.
     @Sendable static func overQueryLimit(_ response: HTTPResponse) -> String? {
         guard response.status == 200, response.body.count < 4096,
-              let json = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
-              json["status"] as? String == GoogleDirectionsStatus.overQueryLimit.rawValue else { return nil }
+            let json = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any],
+            json["status"] as? String == GoogleDirectionsStatus.overQueryLimit.rawValue
+        else { return nil }
         let message = (json["error_message"] as? String).map { ": " + $0 } ?? ""
         return "too many requests: the service's rate limit or quota was hit (OVER_QUERY_LIMIT)" + message
     }
@@ -168,11 +193,14 @@ extension GoogleDirections {
     /// - Throws: ``LapseError`` `.invalidInput` (subject: the key file) when the file is missing, unreadable or empty.
     public static func apiKey(keyFile: String?, environment: [String: String]) throws -> String? {
         if let keyFile {
-            guard FileManager.default.fileExists(atPath: keyFile) else { throw LapseError(.invalidInput, keyFile, "no such key file") }
+            guard FileManager.default.fileExists(atPath: keyFile) else {
+                throw LapseError(.invalidInput, keyFile, "no such key file")
+            }
             guard let data = FileManager.default.contents(atPath: keyFile) else {
                 throw LapseError(.invalidInput, keyFile, "the key file is not readable")
             }
-            let key = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
+            let key =
+                String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
                 .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
             guard !key.isEmpty else { throw LapseError(.invalidInput, keyFile, "the key file is empty") }
             return key

@@ -22,7 +22,10 @@ public struct GoogleRoutes: DirectionsProvider {
     /// The Routes API's limit of intermediate waypoints per request.
     public static let maxIntermediates = 25
     /// The response fields asked for: length, duration, the polylines of the route and of every step, warnings.
-    public static let fieldMask = "routes.distanceMeters,routes.duration,routes.polyline.encodedPolyline,routes.legs.steps.polyline.encodedPolyline,routes.warnings"
+    public static let fieldMask = [
+        "routes.distanceMeters", "routes.duration", "routes.polyline.encodedPolyline",
+        "routes.legs.steps.polyline.encodedPolyline", "routes.warnings"
+    ].joined(separator: ",")
 
     public let name = "google"
     private let apiKey: String
@@ -86,8 +89,9 @@ public struct GoogleRoutes: DirectionsProvider {
     /// The JSON body for `points` (origin, pass-through points…, destination).
     static func body(_ points: [Coordinate], mode: TravelMode) throws -> Data {
         let inner = points.dropFirst().dropLast().map { Body.Waypoint($0, via: true) }
-        let body = Body(origin: .init(points[0]), destination: .init(points[points.count - 1]),
-                        intermediates: inner.isEmpty ? nil : Array(inner), travelMode: travelMode(mode))
+        let body = Body(
+            origin: .init(points[0]), destination: .init(points[points.count - 1]),
+            intermediates: inner.isEmpty ? nil : Array(inner), travelMode: travelMode(mode))
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         return try encoder.encode(body)
@@ -98,9 +102,10 @@ public struct GoogleRoutes: DirectionsProvider {
         let subject = "Google Routes API " + client.subject(url)
         let response: HTTPResponse
         do {
-            response = try await client.post(url, json: try Self.body(points, mode: mode),
-                                             headers: ["X-Goog-Api-Key": apiKey, "X-Goog-FieldMask": Self.fieldMask],
-                                             temporaryRefusal: GoogleAPIError.temporaryRefusal)
+            response = try await client.post(
+                url, json: try Self.body(points, mode: mode),
+                headers: ["X-Goog-Api-Key": apiKey, "X-Goog-FieldMask": Self.fieldMask],
+                temporaryRefusal: GoogleAPIError.temporaryRefusal)
         } catch var error as LapseError {
             error.subject = subject
             error.reason = Redaction.message(error.reason, hiding: [apiKey])
@@ -121,17 +126,35 @@ public struct GoogleRoutes: DirectionsProvider {
         let google = GoogleAPIError(response)
         let summary = Redaction.message(google?.summary ?? "HTTP \(response.status)", hiding: [key])
         if google?.isQuotaOrRate == true || response.status == 429 {
-            return LapseError(.rateLimited, subject, "\(summary); the project's Routes API quota or rate limit was reached")
+            return LapseError(
+                .rateLimited, subject, "\(summary); the project's Routes API quota or rate limit was reached")
         }
-        if let google, google.reasons.contains("SERVICE_DISABLED")
-            || (google.message ?? "").contains("has not been used in project") || (google.message ?? "").contains("is disabled") {
-            return LapseError(.denied, subject, "the Routes API is not enabled for this key's project: enable \"Routes API\" in the Google Cloud console (APIs & Services → Library) (\(summary))")
+        if let google,
+            google.reasons.contains("SERVICE_DISABLED")
+                || (google.message ?? "").contains("has not been used in project")
+                || (google.message ?? "").contains("is disabled")
+        {
+            return LapseError(
+                .denied, subject,
+                """
+                the Routes API is not enabled for this key's project: enable \"Routes API\" in the Google Cloud \
+                console (APIs & Services → Library) (\(summary))
+                """
+            )
         }
         if google?.isKeyOrPermission == true || response.status == 401 || response.status == 403 {
-            return LapseError(.denied, subject, "the API key was refused: check it, its restrictions and that the project has the Routes API enabled (\(summary))")
+            return LapseError(
+                .denied, subject,
+                """
+                the API key was refused: check it, its restrictions and that the project has the Routes API \
+                enabled (\(summary))
+                """
+            )
         }
         if response.status == 404 { return LapseError(.notFound, subject, summary) }
-        if response.status == 400 { return LapseError(.invalidInput, subject, "the service rejected the request (\(summary))") }
+        if response.status == 400 {
+            return LapseError(.invalidInput, subject, "the service rejected the request (\(summary))")
+        }
         return LapseError(.network, subject, summary)
     }
 }

@@ -30,8 +30,10 @@ public struct OSRMDirections: DirectionsProvider {
 
     func url(for request: DirectionsRequest) -> URL {
         var components = URLComponents(url: baseURL, resolvingAgainstBaseURL: false)!
-        let points = request.allPoints.map { "\(Self.number($0.longitude)),\(Self.number($0.latitude))" }.joined(separator: ";")
-        components.percentEncodedPath = components.percentEncodedPath.trimmingSuffix("/")
+        let points = request.allPoints.map { "\(Self.number($0.longitude)),\(Self.number($0.latitude))" }.joined(
+            separator: ";")
+        components.percentEncodedPath =
+            components.percentEncodedPath.trimmingSuffix("/")
             + "/route/v1/\(profile ?? request.mode.rawValue)/" + points
         components.percentEncodedQuery = "overview=full&geometries=polyline6&steps=false"
         return components.url!
@@ -40,13 +42,20 @@ public struct OSRMDirections: DirectionsProvider {
     public func route(_ request: DirectionsRequest) async throws -> DirectionsResult {
         if profile == nil, request.mode != .driving, baseURL.host == Self.defaultBaseURL.host {
             // The demo server would answer with a car route whatever the profile asked for.
-            throw LapseError.usage("the OSRM demo server has only a car profile: for \(request.mode.rawValue) give your own OSRM server with --osrm-url, or use --provider google")
+            throw LapseError.usage(
+                """
+                the OSRM demo server has only a car profile: for \(request.mode.rawValue) give your own OSRM \
+                server with --osrm-url, or use --provider google
+                """
+            )
         }
         let url = url(for: request)
         let subject = "OSRM " + Redaction.url(url.absoluteString)
         let response = try await client.directionsGet(url, service: "OSRM", hiding: nil)
         let data = response.body, status = response.status
-        guard let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let code = json["code"] as? String else {
+        guard let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+            let code = json["code"] as? String
+        else {
             switch status {
             case 200: throw LapseError(.network, subject, "the response is not OSRM JSON")
             case 429: throw LapseError(.rateLimited, subject, "HTTP 429 too many requests")
@@ -58,16 +67,19 @@ public struct OSRMDirections: DirectionsProvider {
             let suffix = message.map { ": \($0)" } ?? ""
             switch code {
             case "NoRoute": throw LapseError(.notFound, subject, "no route between these points (NoRoute)" + suffix)
-            case "NoSegment": throw LapseError(.notFound, subject, "a point is too far from any road (NoSegment)" + suffix)
+            case "NoSegment":
+                throw LapseError(.notFound, subject, "a point is too far from any road (NoSegment)" + suffix)
             case "TooBig": throw LapseError(.invalidInput, subject, "too many points for this server (TooBig)" + suffix)
-            case "InvalidUrl", "InvalidService", "InvalidVersion", "InvalidOptions", "InvalidQuery", "InvalidValue", "NoMatch":
+            case "InvalidUrl", "InvalidService", "InvalidVersion", "InvalidOptions", "InvalidQuery", "InvalidValue",
+                "NoMatch":
                 throw LapseError(.invalidInput, subject, "the server rejected the request (\(code))" + suffix)
             default:
                 throw LapseError(status == 429 ? .rateLimited : .other, subject, "the server answered \(code)" + suffix)
             }
         }
         guard let routes = json["routes"] as? [[String: Any]], let route = routes.first,
-              let geometry = route["geometry"] as? String else {
+            let geometry = route["geometry"] as? String
+        else {
             throw LapseError(.notFound, subject, "code Ok but no route geometry in the response")
         }
         let coordinates: [Coordinate]
@@ -76,8 +88,9 @@ public struct OSRMDirections: DirectionsProvider {
         }
         guard !coordinates.isEmpty else { throw LapseError(.notFound, subject, "the route geometry is empty") }
         let distance = (route["distance"] as? NSNumber)?.doubleValue ?? 0
-        return DirectionsResult(route: Route(coordinates: coordinates), reportedDistance: distance,
-                                provider: name, requestCount: 1)
+        return DirectionsResult(
+            route: Route(coordinates: coordinates), reportedDistance: distance,
+            provider: name, requestCount: 1)
     }
 
     /// Degrees with up to 7 decimals and no exponent.

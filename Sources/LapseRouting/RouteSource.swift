@@ -31,9 +31,11 @@ public struct DirectionsConfiguration: Sendable {
     public var environment: [String: String]
     public var client: HTTPClient
 
-    public init(service: DirectionsService = .google, keyFile: String? = nil, googleBaseURL: String? = nil,
-                osrmBaseURL: String? = nil, environment: [String: String] = [:],
-                client: HTTPClient = .shared) {
+    public init(
+        service: DirectionsService = .google, keyFile: String? = nil, googleBaseURL: String? = nil,
+        osrmBaseURL: String? = nil, environment: [String: String] = [:],
+        client: HTTPClient = .shared
+    ) {
         self.service = service
         self.keyFile = keyFile
         self.googleBaseURL = googleBaseURL
@@ -55,9 +57,16 @@ public struct DirectionsConfiguration: Sendable {
             let variable = legacy ? "LAPSE_GOOGLE_DIRECTIONS_URL" : "LAPSE_GOOGLE_ROUTES_URL"
             let url = try Self.serviceURL(googleBaseURL ?? environment[variable], option: "--google-url")
             guard let key = try GoogleDirections.apiKey(keyFile: keyFile, environment: environment) else {
-                throw LapseError.usage("no Google Maps API key: set \(GoogleDirections.keyEnvironmentVariable), give --key-file FILE, or use --provider osrm")
+                throw LapseError.usage(
+                    """
+                    no Google Maps API key: set \(GoogleDirections.keyEnvironmentVariable), give --key-file FILE, \
+                    or use --provider osrm
+                    """
+                )
             }
-            if legacy { return GoogleDirections(apiKey: key, baseURL: url ?? GoogleDirections.defaultBaseURL, client: client) }
+            if legacy {
+                return GoogleDirections(apiKey: key, baseURL: url ?? GoogleDirections.defaultBaseURL, client: client)
+            }
             return GoogleRoutes(apiKey: key, baseURL: url ?? GoogleRoutes.defaultBaseURL, client: client)
         }
     }
@@ -67,8 +76,10 @@ public struct DirectionsConfiguration: Sendable {
     public static func serviceURL(_ text: String?, option: String) throws -> URL? {
         guard let text, !text.isEmpty else { return nil }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host, !host.isEmpty else {
-            throw LapseError.usage("\(option) takes an http(s) URL such as http://localhost:5000, not '\(Redaction.url(text))'")
+            let host = url.host, !host.isEmpty
+        else {
+            throw LapseError.usage(
+                "\(option) takes an http(s) URL such as http://localhost:5000, not '\(Redaction.url(text))'")
         }
         return url
     }
@@ -100,12 +111,14 @@ public enum RouteSource: Sendable {
     public func load(_ configuration: DirectionsConfiguration = DirectionsConfiguration()) async throws -> Loaded {
         switch self {
         case .file(let path, let format):
-            return Loaded(route: try RouteFile.read(path: path, format: format), provider: "file", requestCount: 0,
-                          reportedDistance: nil, warnings: [])
+            return Loaded(
+                route: try RouteFile.read(path: path, format: format), provider: "file", requestCount: 0,
+                reportedDistance: nil, warnings: [])
         case .directions(let request):
             let result = try await configuration.provider().route(request)
-            return Loaded(route: result.route, provider: result.provider, requestCount: result.requestCount,
-                          reportedDistance: result.reportedDistance, warnings: result.warnings)
+            return Loaded(
+                route: result.route, provider: result.provider, requestCount: result.requestCount,
+                reportedDistance: result.reportedDistance, warnings: result.warnings)
         }
     }
 }

@@ -33,7 +33,11 @@ struct Arguments {
             if t == "--" { break }
             if names.contains(t) {
                 guard i + 1 < tokens.count, !Self.looksLikeOption(tokens[i + 1]) else {
-                    throw LapseError.usage("\(t) needs a value" + (i + 1 < tokens.count ? " (\(tokens[i + 1]) is an option; give a value that starts with - as \(t)=VALUE)" : ""))
+                    throw LapseError.usage(
+                        "\(t) needs a value"
+                            + (i + 1 < tokens.count
+                                ? " (\(tokens[i + 1]) is an option; give a value that starts with - as \(t)=VALUE)"
+                                : ""))
                 }
                 result.append(tokens[i + 1])
                 tokens.removeSubrange(i...i + 1)
@@ -65,7 +69,12 @@ struct Arguments {
     mutating func double(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
         guard let text = try value(name) else { return nil }
         guard let v = Double(text), v.isFinite, range.contains(v) else {
-            throw LapseError.usage("\(name) takes a number from \(NumberText.compact(range.lowerBound)) to \(NumberText.compact(range.upperBound)), not '\(text)'")
+            throw LapseError.usage(
+                """
+                \(name) takes a number from \(NumberText.compact(range.lowerBound)) to \
+                \(NumberText.compact(range.upperBound)), not '\(text)'
+                """
+            )
         }
         return v
     }
@@ -74,7 +83,12 @@ struct Arguments {
     mutating func frameRate(_ name: String, in range: ClosedRange<Double>) throws -> FrameRate? {
         guard let text = try value(name) else { return nil }
         guard let rate = FrameRate.parse(text), range.contains(rate.value) else {
-            throw LapseError.usage("\(name) takes frames per second from \(NumberText.compact(range.lowerBound)) to \(NumberText.compact(range.upperBound)) (25, 29.97, 30000/1001), not '\(text)'")
+            throw LapseError.usage(
+                """
+                \(name) takes frames per second from \(NumberText.compact(range.lowerBound)) to \
+                \(NumberText.compact(range.upperBound)) (25, 29.97, 30000/1001), not '\(text)'
+                """
+            )
         }
         return rate
     }
@@ -83,7 +97,8 @@ struct Arguments {
     mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = try value(name) else { return nil }
         guard let v = Int(text), range.contains(v) else {
-            throw LapseError.usage("\(name) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+            throw LapseError.usage(
+                "\(name) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return v
     }
@@ -110,7 +125,9 @@ struct Arguments {
     mutating func size(_ name: String) throws -> (width: Int, height: Int)? {
         guard let text = try value(name) else { return nil }
         let parts = text.lowercased().split(separator: "x")
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (1...16384).contains(w), (1...16384).contains(h) else {
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (1...16384).contains(w),
+            (1...16384).contains(h)
+        else {
             throw LapseError.usage("\(name) takes WIDTHxHEIGHT such as 1280x720, not '\(text)'")
         }
         return (w, h)

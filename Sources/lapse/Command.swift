@@ -28,5 +28,5 @@ let allCommands: [any Command.Type] = [
     VideoCommand.self,
     ClipCommand.self,
     GIFCommand.self,
-    ConcatCommand.self,
+    ConcatCommand.self
 ]

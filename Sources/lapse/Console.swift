@@ -54,7 +54,9 @@ final class Console: Sendable {
     /// place stay where they are.
     private static func fitted(_ line: String) -> String {
         var size = winsize()
-        guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 1, line.count >= Int(size.ws_col) else { return line }
+        guard ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 1, line.count >= Int(size.ws_col) else {
+            return line
+        }
         return String(line.prefix(Int(size.ws_col) - 1))
     }
 
@@ -88,7 +90,7 @@ final class Console: Sendable {
             screen.started[event.stage] = started
             let line = Self.fitted(event.terminalLine(elapsed: now.timeIntervalSince(started)))
             if let k = screen.live.firstIndex(where: { $0.stage == event.stage }) {
-                if screen.live[k].done { return }   // a stage that finished and began again keeps its last line
+                if screen.live[k].done { return } // a stage that finished and began again keeps its last line
                 screen.live[k] = (event.stage, line, done)
             } else {
                 screen.live.append((event.stage, line, done))
@@ -133,7 +135,8 @@ final class Console: Sendable {
     /// shown on stderr without its `error: `).
     func error(_ message: String, code: String = "other", input: String? = nil, exitStatus: Int32) {
         if json {
-            let object = Summary.ErrorReport(error: .init(code: code, message: message, exitStatus: Int(exitStatus), input: input))
+            let object = Summary.ErrorReport(
+                error: .init(code: code, message: message, exitStatus: Int(exitStatus), input: input))
             if let data = try? SummaryJSON.data(object) {
                 FileHandle.standardOutput.write(data + Data("\n".utf8))
             }
@@ -157,7 +160,11 @@ final class Console: Sendable {
             s.settle()
             // Without --json the summary is the command's result: stdout. With --json, stdout is for JSON only.
             let text = lines.joined(separator: "\n") + "\n"
-            if json { FileHandle.standardError.write(Data(text.utf8)) } else { FileHandle.standardOutput.write(Data(text.utf8)) }
+            if json {
+                FileHandle.standardError.write(Data(text.utf8))
+            } else {
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
         }
     }
 }

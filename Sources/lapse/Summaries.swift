@@ -24,8 +24,10 @@ enum SummaryJSON {
     static func data(_ value: some Encodable, compact: Bool = false) throws -> Data {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = compact ? [.sortedKeys, .withoutEscapingSlashes]
-                                           : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting =
+            compact
+            ? [.sortedKeys, .withoutEscapingSlashes]
+            : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(value)
     }
 }

@@ -11,13 +11,17 @@ enum ExitStatus {
     static let interrupted: Int32 = 130
 }
 
+/// `  name        summary` for every command.
+let commandList = allCommands.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.summary }
+    .joined(separator: "\n")
+
 let topHelp = """
     lapse \(lapseVersion) — hyperlapses from routes and street-level panoramas, videos from images, clips and GIFs.
 
     Usage: lapse COMMAND [options]
 
     Commands:
-    \(allCommands.map { "  " + $0.name.padding(toLength: 12, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+    \(commandList)
 
     Options for every command:
       --quiet        no progress, no summary (errors only)
@@ -50,7 +54,9 @@ func runMain() async -> Int32 {
         return tokens.isEmpty ? ExitStatus.usage : ExitStatus.success
     }
     // Options end at `--`: what follows is an input even if it is named like one (`-- --help`).
-    func given(_ names: String...) -> Bool { (tokens.firstIndex(of: "--").map { tokens[..<$0] } ?? tokens[...]).contains { names.contains($0) } }
+    func given(_ names: String...) -> Bool {
+        (tokens.firstIndex(of: "--").map { tokens[..<$0] } ?? tokens[...]).contains { names.contains($0) }
+    }
     if given("--version") && !given("--help", "-h") {
         print("lapse \(lapseVersion)")
         return ExitStatus.success
@@ -59,7 +65,8 @@ func runMain() async -> Int32 {
     var global: [String] = []
     while let first = tokens.first, ["--quiet", "-q", "--json"].contains(first) { global.append(tokens.removeFirst()) }
     guard !tokens.isEmpty else {
-        FileHandle.standardError.write(Data("error: no command after \(global.joined(separator: " "))\n\(topHelp)\n".utf8))
+        FileHandle.standardError.write(
+            Data("error: no command after \(global.joined(separator: " "))\n\(topHelp)\n".utf8))
         return ExitStatus.usage
     }
     let name = tokens.removeFirst()
@@ -78,9 +85,15 @@ func runMain() async -> Int32 {
         return ExitStatus.success
     } catch var error as LapseError {
         // Name the file the user asked for, not the temporary file it was being written as.
-        if let subject = error.subject, let target = AtomicOutput.targetPath(ofTemporary: subject) { error.subject = target }
-        let status = error.code == .usage ? ExitStatus.usage : error.code == .cancelled ? ExitStatus.interrupted : ExitStatus.failure
-        console.error(error.description, code: error.code.description, input: error.subject.map(Redaction.url), exitStatus: status)
+        if let subject = error.subject, let target = AtomicOutput.targetPath(ofTemporary: subject) {
+            error.subject = target
+        }
+        let status =
+            error.code == .usage
+            ? ExitStatus.usage : error.code == .cancelled ? ExitStatus.interrupted : ExitStatus.failure
+        console.error(
+            error.description, code: error.code.description, input: error.subject.map(Redaction.url), exitStatus: status
+        )
         if error.code == .usage { FileHandle.standardError.write(Data("usage: \(command.usageLine)\n".utf8)) }
         return status
     } catch {
@@ -100,7 +113,8 @@ _ = mallopt(M_TRIM_THRESHOLD, 1 << 30)
 
 // FFmpeg's own messages, to diagnose: LAPSE_FFMPEG_LOG=warning (the library reads no environment itself).
 if let level = ProcessInfo.processInfo.environment["LAPSE_FFMPEG_LOG"], !MediaInput.showLibraryLog(level: level) {
-    FileHandle.standardError.write(Data("warning: LAPSE_FFMPEG_LOG=\(level) is not quiet, error, warning, info, verbose or debug\n".utf8))
+    FileHandle.standardError.write(
+        Data("warning: LAPSE_FFMPEG_LOG=\(level) is not quiet, error, warning, info, verbose or debug\n".utf8))
 }
 
 let signalSources = installSignalHandlers()

@@ -9,7 +9,9 @@ import TestSupport
     static let clip = TestData.path("video/iphone_rotated.mov")
 
     /// `-o a --output b` and `--output a -o b` write b; `--output=b` and `-o b` are the same option.
-    @Test(arguments: [["-o", "A", "--output", "B"], ["--output", "A", "-o", "B"], ["--output=A", "-o", "B"], ["-o", "A", "--output=B"]])
+    @Test(arguments: [
+        ["-o", "A", "--output", "B"], ["--output", "A", "-o", "B"], ["--output=A", "-o", "B"], ["-o", "A", "--output=B"]
+    ])
     func theLastNameGivenWins(_ outputs: [String]) throws {
         let dir = TestData.scratchDirectory("arguments")
         let a = dir.appendingPathComponent("a.gif").path, b = dir.appendingPathComponent("b.gif").path
@@ -27,7 +29,11 @@ import TestSupport
         #expect(r.status == 64, "\(r.stderr)")
         #expect(r.stderr.hasPrefix("error: -o needs a value (--fast is an option"), "\(r.stderr)")
         #expect((try FileManager.default.contentsOfDirectory(atPath: dir.path)).isEmpty)
-        let heading = try Shell.lapse(["gif", Self.clip, "--duration", "0.3", "--start", "-1", "-o", dir.appendingPathComponent("n.gif").path])
-        #expect(heading.status == 64 && heading.stderr.contains("--start") && !heading.stderr.contains("needs a value"), "\(heading.stderr)")
+        let heading = try Shell.lapse([
+            "gif", Self.clip, "--duration", "0.3", "--start", "-1", "-o", dir.appendingPathComponent("n.gif").path
+        ])
+        #expect(
+            heading.status == 64 && heading.stderr.contains("--start") && !heading.stderr.contains("needs a value"),
+            "\(heading.stderr)")
     }
 }

@@ -40,15 +40,18 @@ struct ClipCLITests {
     func streamCopyShowsExactlyTheRange(file: String, start: Double, duration: Double) throws {
         let source = Self.synthetic + "/" + file
         let out = TestData.scratchDirectory().appendingPathComponent("range.mp4").path
-        let r = try Shell.lapse(["clip", source, "-o", out, "--start", String(start), "--duration", String(duration), "--quiet"])
+        let r = try Shell.lapse([
+            "clip", source, "-o", out, "--start", String(start), "--duration", String(duration), "--quiet"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         /// (seconds, picture checksum) of every frame a player shows, as ffmpeg decodes it.
         func shown(_ path: String) throws -> [(Double, String)] {
             let md5 = try Shell.run("ffmpeg", ["-v", "error", "-i", path, "-map", "0:v", "-f", "framemd5", "-"])
-            let timeBase = md5.stdout.split(separator: "\n").first { $0.hasPrefix("#tb 0:") }.map { line -> Double in
-                let parts = line.split(separator: " ").last!.split(separator: "/")
-                return Double(parts[0])! / Double(parts[1])!
-            } ?? 1
+            let timeBase =
+                md5.stdout.split(separator: "\n").first { $0.hasPrefix("#tb 0:") }.map { line -> Double in
+                    let parts = line.split(separator: " ").last!.split(separator: "/")
+                    return Double(parts[0])! / Double(parts[1])!
+                } ?? 1
             return md5.stdout.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
                 let f = line.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 return (Double(f[2])! * timeBase, f[5])
@@ -58,8 +61,10 @@ struct ClipCLITests {
         let got = try shown(out)
         #expect(got.map(\.1) == expected, "\(got.count) frames shown, \(expected.count) in the range")
         #expect(abs((got.first?.0 ?? -1)) < 1e-6)
-        let length = try FFmpegReference.probe(out, ["-select_streams", "v", "-show_entries", "stream=duration", "-of", "csv=p=0"])
-        #expect(abs((Double(length.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - duration) < 0.002, "\(length)")
+        let length = try FFmpegReference.probe(
+            out, ["-select_streams", "v", "-show_entries", "stream=duration", "-of", "csv=p=0"])
+        #expect(
+            abs((Double(length.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - duration) < 0.002, "\(length)")
     }
 
     @Test func accurateCut() throws {
@@ -73,8 +78,10 @@ struct ClipCLITests {
     }
 
     /// Runs a failing clip and checks: exit code, one line on stderr, no file at the output and no leftovers.
-    static func expectFailure(_ args: [String], status: Int32, contains text: String,
-                              sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+    static func expectFailure(
+        _ args: [String], status: Int32, contains text: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> String {
         let dir = TestData.scratchDirectory()
         let out = dir.appendingPathComponent("out.mp4").path
         let r = try Shell.lapse(["clip"] + args + ["-o", out, "--timeout", "1"])
@@ -85,20 +92,23 @@ struct ClipCLITests {
             #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)", sourceLocation: sourceLocation)
         }
         #expect(r.stderr.contains(text), "\(r.stderr)", sourceLocation: sourceLocation)
-        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir.path))?.isEmpty == true,
-                sourceLocation: sourceLocation)
+        #expect(
+            (try? FileManager.default.contentsOfDirectory(atPath: dir.path))?.isEmpty == true,
+            sourceLocation: sourceLocation)
         return r.stderr
     }
 
     @Test func startBeyondTheEndGivesTheDuration() throws {
-        _ = try Self.expectFailure([Self.gop, "--start", "12", "--end", "14"], status: 1,
-                                   contains: "its duration is 0:10.000")
+        _ = try Self.expectFailure(
+            [Self.gop, "--start", "12", "--end", "14"], status: 1,
+            contains: "its duration is 0:10.000")
     }
 
     @Test func endBeforeStartIsAUsageError() throws {
         _ = try Self.expectFailure([Self.gop, "--start", "7", "--end", "5"], status: 64, contains: "must come after")
         _ = try Self.expectFailure([Self.gop, "--start", "xx", "--end", "5"], status: 64, contains: "--start takes")
-        _ = try Self.expectFailure([Self.gop, "--start", "1", "--end", "5", "--duration", "2"], status: 64, contains: "not both")
+        _ = try Self.expectFailure(
+            [Self.gop, "--start", "1", "--end", "5", "--duration", "2"], status: 64, contains: "not both")
     }
 
     @Test func noVideoStream() throws {
@@ -114,20 +124,24 @@ struct ClipCLITests {
         let text = dir.appendingPathComponent("readme.mp4").path
         try Data(String(repeating: "just text\n", count: 100).utf8).write(to: URL(fileURLWithPath: text))
         _ = try Self.expectFailure([text, "--start", "0", "--end", "1"], status: 1, contains: "not a media file")
-        _ = try Self.expectFailure([dir.appendingPathComponent("missing.mp4").path, "--start", "0", "--end", "1"],
-                                   status: 1, contains: "no such file")
+        _ = try Self.expectFailure(
+            [dir.appendingPathComponent("missing.mp4").path, "--start", "0", "--end", "1"],
+            status: 1, contains: "no such file")
     }
 
     @Test func truncatedFile() throws {
         let dir = TestData.scratchDirectory()
         let cut = dir.appendingPathComponent("cut.mp4").path
-        let data = try Data(contentsOf: URL(fileURLWithPath: TestData.path("video/synthetic/gop4s_bframes_av_10s_faststart.mp4")))
+        let data = try Data(
+            contentsOf: URL(fileURLWithPath: TestData.path("video/synthetic/gop4s_bframes_av_10s_faststart.mp4")))
         try data.prefix(data.count / 2).write(to: URL(fileURLWithPath: cut))
         _ = try Self.expectFailure([cut, "--start", "1", "--end", "2"], status: 1, contains: "truncated")
     }
 
-    @Test(arguments: [("__status/404/", "HTTP 404"), ("__status/403/", "HTTP 403"), ("nothere/", "HTTP 404"),
-                      ("__stall/", "timed out")])
+    @Test(arguments: [
+        ("__status/404/", "HTTP 404"), ("__status/403/", "HTTP 403"), ("nothere/", "HTTP 404"),
+        ("__stall/", "timed out")
+    ])
     func httpErrors(_ prefix: String, _ message: String) throws {
         let server = try LocalServer(script: "http_file_server.py", arguments: ["--root", Self.synthetic])
         let url = "\(server.baseURL)/\(prefix)gop4s_bframes_av_10s_faststart.mp4?api_key=TOPSECRET&x=1"
@@ -148,8 +162,10 @@ struct ClipCLITests {
         let server = try LocalServer(script: "http_file_server.py", arguments: ["--root", Self.synthetic])
         let dir = TestData.scratchDirectory()
         let out = dir.appendingPathComponent("net.mov").path
-        let r = try Shell.lapse(["clip", "\(server.baseURL)/hls/index.m3u8?sig=TOPSECRET", "-o", out,
-                                 "--start", "5", "--end", "7"])
+        let r = try Shell.lapse([
+            "clip", "\(server.baseURL)/hls/index.m3u8?sig=TOPSECRET", "-o", out,
+            "--start", "5", "--end", "7"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("keyframe used: 0:04.000"))
         #expect(r.stdout.contains("60 video frames (+30 before the start, hidden by the edit list)"), "\(r.stdout)")

@@ -32,7 +32,8 @@ import TestSupport
         default:
             input = dir.appendingPathComponent("missing.mov").path
         }
-        let result = try Shell.lapse(["gif", input, "-o", output, "--quiet"] + (kind == "stalled" ? ["--timeout", "1"] : []))
+        let result = try Shell.lapse(
+            ["gif", input, "-o", output, "--quiet"] + (kind == "stalled" ? ["--timeout", "1"] : []))
         server?.stop()
         if kind == "stalled" { #expect(result.stderr.contains("timed out: no data for 1 s"), "\(result.stderr)") }
         #expect(result.status == 1, "\(kind): \(result.stderr)")
@@ -47,7 +48,7 @@ import TestSupport
 
     @Test(arguments: [
         ["--end", "2", "--duration", "1"], ["--fps", "0"], ["--quality", "101"], ["--width", "100", "--scale", "0.5"],
-        ["--loop", "2", "--no-loop"], ["--palette", "octree"], ["--bogus"],
+        ["--loop", "2", "--no-loop"], ["--palette", "octree"], ["--bogus"]
     ])
     func usageErrorsExit64(extra: [String]) throws {
         let out = TestData.scratchDirectory("gif-cli").appendingPathComponent("u.gif").path
@@ -64,7 +65,9 @@ import TestSupport
         var made: [Data] = []
         for fps in ["25/2", "12.5"] {
             let out = dir.appendingPathComponent("fps-\(made.count).gif").path
-            let r = try Shell.lapse(["gif", source, "--fps", fps, "--duration", "2", "--width", "160", "-o", out, "--json", "-y"])
+            let r = try Shell.lapse([
+                "gif", source, "--fps", fps, "--duration", "2", "--width", "160", "-o", out, "--json", "-y"
+            ])
             #expect(r.status == 0, "\(r.stderr)")
             let json = try #require(try JSONSummary.parse(r.stdoutData))
             let delays = try #require(json["delays"] as? [Int])
@@ -82,8 +85,10 @@ import TestSupport
     @Test func writesAGIFAndAJSONSummary() throws {
         let dir = TestData.scratchDirectory("gif-cli")
         let out = dir.appendingPathComponent("r.gif").path
-        let result = try Shell.lapse(["gif", TestData.path("video/regift-test-file.mov"), "--fps", "5", "--duration", "3.2",
-                                      "--no-loop", "--width", "200", "-o", out, "--json"])
+        let result = try Shell.lapse([
+            "gif", TestData.path("video/regift-test-file.mov"), "--fps", "5", "--duration", "3.2",
+            "--no-loop", "--width", "200", "-o", out, "--json"
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let json = try #require(try JSONSummary.parse(result.stdoutData))
         #expect(json["width"] as? Int == 200)
@@ -103,8 +108,10 @@ import TestSupport
     @Test func imagesWithDelay() throws {
         let dir = TestData.scratchDirectory("gif-cli")
         let out = dir.appendingPathComponent("seq.gif").path
-        let result = try Shell.lapse(["gif", TestData.path("video/synthetic/rgba_png_seq"), "--delay", "0.25",
-                                      "--scale", "1", "-o", out, "--json"])
+        let result = try Shell.lapse([
+            "gif", TestData.path("video/synthetic/rgba_png_seq"), "--delay", "0.25",
+            "--scale", "1", "-o", out, "--json"
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let json = try #require(try JSONSummary.parse(result.stdoutData))
         // Frames 3 and 4, 8 and 9 of this sequence are identical: merged, their delays summed.

@@ -6,8 +6,11 @@ import TestSupport
 @Suite struct GIFInputsCLITests {
     @Test(arguments: [
         (["video/iphone_rotated.mov"], "x.mp4", "must end in .gif"),
-        (["video/iphone_rotated.mov", "images/pillow/hopper.png"], "x.gif", "is a video: give one video, or only images"),
-        (["video/iphone_rotated.mov", "video/iphone_rotated.mov"], "x.gif", "is a video"),
+        (
+            ["video/iphone_rotated.mov", "images/pillow/hopper.png"], "x.gif",
+            "is a video: give one video, or only images"
+        ),
+        (["video/iphone_rotated.mov", "video/iphone_rotated.mov"], "x.gif", "is a video")
     ])
     func mixedInputsAndWrongExtensionsAreUsageErrors(inputs: [String], output: String, message: String) throws {
         let dir = TestData.scratchDirectory("gifinputs")

@@ -33,8 +33,10 @@ import TestSupport
 
     @Test func summaryAndJSON() throws {
         let out = dir.appendingPathComponent("s.mp4").path
-        let r = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "30", "--size", "320x160", "--json",
-                                 "-o", out, "--gif", dir.appendingPathComponent("s.gif").path])
+        let r = try Shell.lapse([
+            "hyperlapse", "--source", source, "--frame-step", "30", "--size", "320x160", "--json",
+            "-o", out, "--gif", dir.appendingPathComponent("s.gif").path
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let json = try #require(try JSONSummary.parse(r.stdoutData))
         #expect(json["frames"] as? Int == 4)
@@ -44,10 +46,14 @@ import TestSupport
         #expect(r.stderr.contains("lookup:") && r.stderr.contains("render: 4/4 video frames (100%)"))
         #expect(Set(try files()) == ["s.credits.txt", "s.gif", "s.job.json", "s.mp4"])
         // --credit-position is a setting of the job file (a video has nothing to credit: none is allowed).
-        let n = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "60", "--size", "320x160", "--quiet",
-                                 "--credit-position", "none", "-o", dir.appendingPathComponent("n.mp4").path])
+        let n = try Shell.lapse([
+            "hyperlapse", "--source", source, "--frame-step", "60", "--size", "320x160", "--quiet",
+            "--credit-position", "none", "-o", dir.appendingPathComponent("n.mp4").path
+        ])
         #expect(n.status == 0, "\(n.stderr)")
-        let job = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("n.job.json"))) as? [String: Any]
+        let job =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("n.job.json")))
+            as? [String: Any]
         #expect(job?["creditPosition"] as? String == "none")
     }
 
@@ -57,8 +63,11 @@ import TestSupport
     @Test func forwardWithoutStabilisation() throws {
         func run(_ name: String, _ extra: [String]) throws -> Data {
             let out = dir.appendingPathComponent(name + ".mp4").path
-            let r = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "30", "--size", "320x160", "--no-stabilize",
-                                     "--quiet", "-o", out, "-y"] + extra)
+            let r = try Shell.lapse(
+                [
+                    "hyperlapse", "--source", source, "--frame-step", "30", "--size", "320x160", "--no-stabilize",
+                    "--quiet", "-o", out, "-y"
+                ] + extra)
             #expect(r.status == 0, "\(r.stderr)")
             return try Data(contentsOf: URL(fileURLWithPath: out))
         }
@@ -67,10 +76,16 @@ import TestSupport
         #expect(forward == offset)
         #expect(forward != plain)
         // Street View's headings are known: said before anything else (here, before the missing key).
-        let google = try Shell.lapse(["hyperlapse", "--source", "google", "--from", "48.85,2.35", "--to", "48.86,2.35",
-                                      "--no-stabilize", "--forward", "10", "-o", dir.appendingPathComponent("g.mp4").path],
-                                     environment: ["GOOGLE_MAPS_API_KEY": ""])
-        #expect(google.stderr.hasPrefix("warning: --forward with --no-stabilize turns only panoramas whose heading is not known"), "\(google.stderr)")
+        let google = try Shell.lapse(
+            [
+                "hyperlapse", "--source", "google", "--from", "48.85,2.35", "--to", "48.86,2.35",
+                "--no-stabilize", "--forward", "10", "-o", dir.appendingPathComponent("g.mp4").path
+            ],
+            environment: ["GOOGLE_MAPS_API_KEY": ""])
+        #expect(
+            google.stderr.hasPrefix(
+                "warning: --forward with --no-stabilize turns only panoramas whose heading is not known"),
+            "\(google.stderr)")
     }
 
     /// `--fps` takes rationals here as in `lapse video` (#18 item 2): 29.97 is 30000/1001 in the stream, the
@@ -78,14 +93,17 @@ import TestSupport
     /// fraction, so its rerun gives the same bytes; out of range or not a rate is a usage error.
     @Test func frameRateTakesRationals() throws {
         let out = dir.appendingPathComponent("ntsc.mp4").path, gif = dir.appendingPathComponent("ntsc.gif").path
-        let r = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "10", "--size", "320x160", "--fps", "29.97",
-                                 "--gif", gif, "--json", "-o", out])
+        let r = try Shell.lapse([
+            "hyperlapse", "--source", source, "--frame-step", "10", "--size", "320x160", "--fps", "29.97",
+            "--gif", gif, "--json", "-o", out
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let json = try #require(try JSONSummary.parse(r.stdoutData))
         #expect(json["frame_rate"] as? String == "30000/1001")
         #expect(json["frames"] as? Int == 12)
         #expect(abs((json["duration"] as? Double ?? 0) - 12 * 1001 / 30000) < 1e-9, "\(json)")
-        let rate = try FFmpegReference.probe(out, ["-select_streams", "v:0", "-show_entries", "stream=r_frame_rate,avg_frame_rate", "-of", "csv=p=0"])
+        let rate = try FFmpegReference.probe(
+            out, ["-select_streams", "v:0", "-show_entries", "stream=r_frame_rate,avg_frame_rate", "-of", "csv=p=0"])
         #expect(rate.trimmingCharacters(in: .whitespacesAndNewlines) == "30000/1001,30000/1001", "\(rate)")
         let times = try FFmpegReference.frameTimes(out)
         #expect(times.count == 12)
@@ -94,8 +112,10 @@ import TestSupport
         let info = try Shell.run("gifsicle", ["--info", gif]).stdout
         let delays = info.components(separatedBy: "delay ").dropFirst().compactMap { Double($0.prefix { $0 != "s" }) }
         #expect(delays.count == 12 && Int((delays.reduce(0, +) * 100).rounded()) == 40, "\(info)")
-        let text = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "60", "--size", "320x160", "--fps", "25/2",
-                                    "-o", dir.appendingPathComponent("half.mp4").path])
+        let text = try Shell.lapse([
+            "hyperlapse", "--source", source, "--frame-step", "60", "--size", "320x160", "--fps", "25/2",
+            "-o", dir.appendingPathComponent("half.mp4").path
+        ])
         #expect(text.stdout.contains("2 frames at 12.5 fps, 0.2 s"), "\(text.stdout)")
 
         let jobFile = dir.appendingPathComponent("ntsc.job.json")
@@ -107,7 +127,9 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: again)) == Data(contentsOf: URL(fileURLWithPath: out)))
         for bad in ["0", "121", "fast", "30/0"] {
             let u = try Shell.lapse(["hyperlapse", "--source", source, "--fps", bad, "-o", out, "-y"])
-            #expect(u.status == 64 && u.stderr.contains("--fps takes frames per second from 1 to 120"), "\(bad): \(u.stderr)")
+            #expect(
+                u.status == 64 && u.stderr.contains("--fps takes frames per second from 1 to 120"),
+                "\(bad): \(u.stderr)")
         }
     }
 
@@ -115,12 +137,19 @@ import TestSupport
     /// hyperlapse of one frame, a directions provider that plans nothing (the route comes from the video).
     @Test func warningsForWhatIsNotAsAskedFor() throws {
         let out = dir.appendingPathComponent("w.mp4").path, gif = dir.appendingPathComponent("w.gif").path
-        let r = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "500", "--size", "320x160",
-                                 "--gif", gif, "--gif-width", "1000", "--provider", "osrm", "-o", out, "-y"])
+        let r = try Shell.lapse([
+            "hyperlapse", "--source", source, "--frame-step", "500", "--size", "320x160",
+            "--gif", gif, "--gif-width", "1000", "--provider", "osrm", "-o", out, "-y"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stderr.contains("warning: the GIF width asked for (1000) is more than the video's: the GIF is 320 wide"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("warning: the GIF width asked for (1000) is more than the video's: the GIF is 320 wide"),
+            "\(r.stderr)")
         #expect(r.stderr.contains("warning: video overpass-clip.mp4: one frame only"), "\(r.stderr)")
-        #expect(r.stderr.contains("warning: the directions provider osrm plans nothing here: the route comes from the video's frames"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "warning: the directions provider osrm plans nothing here: the route comes from the video's frames"),
+            "\(r.stderr)")
         #expect(try FFmpegReference.dimensions(gif) == (320, 160))
         // The job file does not record the provider that planned nothing, so its rerun has no such warning.
         let jobFile = dir.appendingPathComponent("w.job.json")
@@ -129,7 +158,9 @@ import TestSupport
         let rerun = try Shell.lapse(["hyperlapse", "--config", jobFile.path, "-y"])
         #expect(rerun.status == 0, "\(rerun.stderr)")
         #expect(!rerun.stderr.contains("directions provider"), "\(rerun.stderr)")
-        let plain = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "30", "--size", "320x160", "-o", out, "-y"])
+        let plain = try Shell.lapse([
+            "hyperlapse", "--source", source, "--frame-step", "30", "--size", "320x160", "-o", out, "-y"
+        ])
         #expect(plain.status == 0 && !plain.stderr.contains("warning:"), "\(plain.stderr)")
     }
 
@@ -139,14 +170,18 @@ import TestSupport
     @Test func stabilizationIsReported() throws {
         func run(_ name: String, _ extra: [String]) throws -> [String: Any] {
             let out = dir.appendingPathComponent(name + ".mp4").path
-            let r = try Shell.lapse(["hyperlapse", "--source", source, "--frame-step", "10", "--size", "320x160", "--json",
-                                     "-o", out] + extra)
+            let r = try Shell.lapse(
+                [
+                    "hyperlapse", "--source", source, "--frame-step", "10", "--size", "320x160", "--json",
+                    "-o", out
+                ] + extra)
             #expect(r.status == 0, "\(r.stderr)")
             return try #require(try JSONSummary.parse(r.stdoutData))
         }
         let measured = try #require(try run("m", [])["stabilization"] as? [String: Any])
         let travel = try #require(measured["travel_direction"] as? Double)
-        #expect(abs((travel + 540).truncatingRemainder(dividingBy: 360) - 180) > 165, "\(measured)")   // within 15° of ±180
+        // within 15° of ±180
+        #expect(abs((travel + 540).truncatingRemainder(dividingBy: 360) - 180) > 165, "\(measured)")
         #expect(measured["travel_direction_given"] as? Bool == false)
         let pairs = try #require(measured["pairs_measured"] as? Int)
         #expect(pairs >= 8 && pairs + (measured["pairs_unmeasured"] as? Int ?? -1) == 11, "\(measured)")
@@ -155,33 +190,61 @@ import TestSupport
         let given = try #require(try run("g", ["--forward", "170"])["stabilization"] as? [String: Any])
         #expect(given["travel_direction"] as? Double == 170 && given["travel_direction_given"] as? Bool == true)
         #expect(try run("n", ["--no-stabilize"])["stabilization"] is NSNull)
-        let job = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("m.job.json"))) as? [String: Any])
+        let job = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("m.job.json")))
+                as? [String: Any])
         let frames = try #require(job["frames"] as? [[String: Any]])
         #expect(frames.count == 12)
         #expect(frames.first?["from"] as? String == "start")
         #expect(frames.filter { $0["from"] as? String == "pixels" }.count == pairs)
         // The job file renders again with its frames ignored.
-        let again = try Shell.lapse(["hyperlapse", "--config", dir.appendingPathComponent("m.job.json").path,
-                                     "-o", dir.appendingPathComponent("m2.mp4").path, "--quiet"])
+        let again = try Shell.lapse([
+            "hyperlapse", "--config", dir.appendingPathComponent("m.job.json").path,
+            "-o", dir.appendingPathComponent("m2.mp4").path, "--quiet"
+        ])
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(try Data(contentsOf: dir.appendingPathComponent("m.mp4")) == Data(contentsOf: dir.appendingPathComponent("m2.mp4")))
+        #expect(
+            try Data(contentsOf: dir.appendingPathComponent("m.mp4"))
+                == Data(contentsOf: dir.appendingPathComponent("m2.mp4")))
     }
 
     @Test(arguments: [
         (["--source", "video:/nonexistent/clip.mp4"], 1, "/nonexistent/clip.mp4: "),
         (["--source", "video:" + TestData.path("images/pillow/hopper.png")], 1, "hopper.png: "),
-        (["--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"), "-o", "/nonexistent/dir/x.mp4"], 1, "does not exist"),
-        (["--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"), "--keyframes", "/nonexistent/cam.json"], 1, "/nonexistent/cam.json"),
+        (
+            [
+                "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"), "-o",
+                "/nonexistent/dir/x.mp4"
+            ], 1, "does not exist"
+        ),
+        (
+            [
+                "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"), "--keyframes",
+                "/nonexistent/cam.json"
+            ], 1, "/nonexistent/cam.json"
+        ),
         (["--source", "nowhere"], 64, "--source takes"),
         (["--source", "google", "--look-at", "1,2", "--heading-offset", "5"], 64, "only one of"),
         (["--source", "google", "--fov", "200"], 64, "--fov"),
         (["--source", "google", "--forward", "400"], 64, "--forward"),
-        (["--source", "google", "--credit-position", "none"], 64,
-         "error: --credit-position none is for your own photos and videos: Google Street View imagery must carry its credit"),
-        (["--source", "panoramax", "--credit-position", "none"], 64,
-         "error: --credit-position none is for your own photos and videos: Panoramax imagery must carry its credit"),
-        (["--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"), "--credit-position", "middle"], 64,
-         "error: --credit-position takes one of bottom-right, bottom-left, top-left, top-right, none, not 'middle'"),
+        (
+            ["--source", "google", "--credit-position", "none"], 64,
+            """
+            error: --credit-position none is for your own photos and videos: Google Street View imagery must \
+            carry its credit
+            """
+        ),
+        (
+            ["--source", "panoramax", "--credit-position", "none"], 64,
+            "error: --credit-position none is for your own photos and videos: Panoramax imagery must carry its credit"
+        ),
+        (
+            [
+                "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
+                "--credit-position", "middle"
+            ], 64,
+            "error: --credit-position takes one of bottom-right, bottom-left, top-left, top-right, none, not 'middle'"
+        )
     ])
     func errorsAreOneLine(arguments: [String], status: Int32, message: String) throws {
         var args = ["hyperlapse"] + arguments
@@ -203,8 +266,10 @@ import TestSupport
         let out = dir.appendingPathComponent("run.mp4").path
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Shell.lapseBinary)
-        process.arguments = ["hyperlapse", "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
-                             "--size", "320x160", "--frame-step", "2", "--no-stabilize", "-o", out]
+        process.arguments = [
+            "hyperlapse", "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
+            "--size", "320x160", "--frame-step", "2", "--no-stabilize", "-o", out
+        ]
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
@@ -221,7 +286,13 @@ import TestSupport
         #expect(process.terminationStatus == 1, "\(seen)")
         #expect(try String(contentsOfFile: out, encoding: .utf8) == "someone else's")
         let kept = dir.appendingPathComponent("run-1.mp4").path
-        #expect(seen.contains("error: \(out): a file appeared here while the job ran and was kept (--overwrite replaces it); the finished output is \(kept)"), "\(seen)")
+        #expect(
+            seen.contains(
+                """
+                error: \(out): a file appeared here while the job ran and was kept (--overwrite replaces it); the \
+                finished output is \(kept)
+                """
+            ), "\(seen)")
         #expect(try FFmpegReference.frameTimes(kept).count == 60)
     }
 }

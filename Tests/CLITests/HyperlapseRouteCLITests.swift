@@ -9,8 +9,10 @@ import TestSupport
     let dir = TestData.scratchDirectory("hyperroutecli")
 
     func arguments(_ world: RouteWorld, cache: String, output: String) -> [String] {
-        ["hyperlapse", "--route", world.routeFile, "--source", "google", "--spacing", "10", "--radius", "20",
-         "--size", "640x360", "--zoom", "2", "--cache-dir", cache, "-o", output]
+        [
+            "hyperlapse", "--route", world.routeFile, "--source", "google", "--spacing", "10", "--radius", "20",
+            "--size", "640x360", "--zoom", "2", "--cache-dir", cache, "-o", output
+        ]
     }
 
     /// Paths of the tiles in a lapse cache folder, as the stand-in names them (`panoId/z/x/y`).
@@ -19,7 +21,7 @@ import TestSupport
         let root = URL(fileURLWithPath: cache).appendingPathComponent("google")
         guard let e = FileManager.default.enumerator(atPath: root.path) else { return found }
         for case let path as String in e where path.hasSuffix(".jpg") && !path.contains("/.") {
-            let parts = path.split(separator: "/")   // <id>/z<zoom>/<x>_<y>.jpg
+            let parts = path.split(separator: "/") // <id>/z<zoom>/<x>_<y>.jpg
             guard parts.count == 3 else { continue }
             let xy = parts[2].dropLast(4).split(separator: "_")
             found.insert("\(parts[0])/\(parts[1].dropFirst())/\(xy[0])/\(xy[1])")
@@ -33,16 +35,18 @@ import TestSupport
     @Test func interruptedAndRunAgainGivesTheSameVideoWithoutDownloadingTwice() throws {
         let world = try RouteWorld(in: dir)
         let reference = dir.appendingPathComponent("reference.mp4").path
-        let full = try Shell.lapse(arguments(world, cache: dir.appendingPathComponent("cache-ref").path, output: reference) + ["--quiet"],
-                                   environment: world.environment)
+        let full = try Shell.lapse(
+            arguments(world, cache: dir.appendingPathComponent("cache-ref").path, output: reference) + ["--quiet"],
+            environment: world.environment)
         #expect(full.status == 0, "\(full.stderr)")
         let allTiles = Set(try world.tilesServed(reset: true).keys)
         // Zoom 2 has 4 x 2 tiles; only those a frame's view reads are fetched (a 90° view: 2 to 4 of them); and the
         // stabiliser's picture of each panorama, its one zoom-0 tile.
         let viewTiles = allTiles.filter { $0.split(separator: "/")[1] == "2" }
         let perPanorama = Dictionary(grouping: viewTiles) { $0.split(separator: "/")[0] }.mapValues(\.count)
-        #expect(perPanorama.count == world.panoramas.count && perPanorama.values.allSatisfy { (2...4).contains($0) },
-                "\(perPanorama)")
+        #expect(
+            perPanorama.count == world.panoramas.count && perPanorama.values.allSatisfy { (2...4).contains($0) },
+            "\(perPanorama)")
         let pictures = allTiles.filter { $0.split(separator: "/")[1] == "0" }
         #expect(pictures.count == world.panoramas.count, "\(pictures.sorted())")
         #expect(allTiles.count == viewTiles.count + pictures.count)
@@ -55,8 +59,10 @@ import TestSupport
                 guard let m = seen.matches(of: /render: (\d+)\/(\d+) route points/).last else { return (0, 0) }
                 return (Int(m.output.1) ?? 0, Int(m.output.2) ?? 0)
             }
-            let (process, seen) = try Shell.lapseStopped(arguments(world, cache: cache, output: out), environment: world.environment,
-                                                         signal: signal) { s in
+            let (process, seen) = try Shell.lapseStopped(
+                arguments(world, cache: cache, output: out), environment: world.environment,
+                signal: signal
+            ) { s in
                 let r = rendered(s)
                 return r.points != 0 && r.passed * 5 >= r.points * 2
             }
@@ -68,7 +74,8 @@ import TestSupport
             func partials() throws -> [String] {
                 // Beside the output, and the cache entries being written.
                 let writing = (try? FileManager.default.contentsOfDirectory(atPath: cache + "/.partial")) ?? []
-                return try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("partial") } + writing
+                return try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.contains("partial") }
+                    + writing
             }
             // SIGINT cleans up; SIGKILL cannot (the rerun removes what it left).
             let left = try partials()
@@ -77,10 +84,13 @@ import TestSupport
             let cachedAfterStop = cachedTiles(cache)
             #expect(!cachedAfterStop.isEmpty && cachedAfterStop.isSubset(of: firstRun))
 
-            let again = try Shell.lapse(arguments(world, cache: cache, output: out) + ["--quiet", "--json"], environment: world.environment)
+            let again = try Shell.lapse(
+                arguments(world, cache: cache, output: out) + ["--quiet", "--json"], environment: world.environment)
             #expect(again.status == 0, "\(name): \(again.stderr)")
             let summary = try JSONSummary.parse(again.stdoutData) ?? [:]
-            #expect(try Data(contentsOf: URL(fileURLWithPath: out)) == Data(contentsOf: URL(fileURLWithPath: reference)), "\(name)")
+            #expect(
+                try Data(contentsOf: URL(fileURLWithPath: out)) == Data(contentsOf: URL(fileURLWithPath: reference)),
+                "\(name)")
             let leftAfterRerun = try partials()
             #expect(leftAfterRerun.isEmpty, "\(name): \(leftAfterRerun)")
             let rerun = try world.tilesServed(reset: true)
@@ -88,8 +98,10 @@ import TestSupport
             #expect(Set(rerun.keys).isDisjoint(with: cachedAfterStop), "\(name): a cached tile was downloaded again")
             #expect(Set(rerun.keys).union(cachedAfterStop) == allTiles, "\(name)")
             // The summary tells the cache's part.
-            #expect(summary["tiles_downloaded"] as? Int == rerun.count && summary["tiles_from_cache"] as? Int == cachedAfterStop.count,
-                    "\(name): \(summary)")
+            #expect(
+                summary["tiles_downloaded"] as? Int == rerun.count
+                    && summary["tiles_from_cache"] as? Int == cachedAfterStop.count,
+                "\(name): \(summary)")
         }
     }
 
@@ -102,24 +114,38 @@ import TestSupport
         try "<gpx><trk><trkseg><trkpt lat=\"x\"".write(toFile: garbage, atomically: true, encoding: .utf8)
         let out = dir.appendingPathComponent("e.mp4").path
         let cases: [(args: [String], env: [String: String], message: String)] = [
-            (["--route", munich, "-o", out], world.environment, "Google Street View: no panoramas along the route (35 points looked up, none covered)"),
-            (["--route", world.routeFile, "-o", out], ["GOOGLE_MAPS_API_KEY": "", "LAPSE_MAPTILES_URL": world.baseURL], "no API key"),
+            (
+                ["--route", munich, "-o", out], world.environment,
+                "Google Street View: no panoramas along the route (35 points looked up, none covered)"
+            ),
+            (
+                ["--route", world.routeFile, "-o", out],
+                ["GOOGLE_MAPS_API_KEY": "", "LAPSE_MAPTILES_URL": world.baseURL], "no API key"
+            ),
             (["--route", "/nonexistent/route.gpx", "-o", out], world.environment, "/nonexistent/route.gpx: "),
             (["--route", garbage, "-o", out], world.environment, "garbage.gpx: "),
-            (["--route", world.routeFile, "-o", "/nonexistent/dir/x.mp4"], world.environment, "directory /nonexistent/dir does not exist"),
+            (
+                ["--route", world.routeFile, "-o", "/nonexistent/dir/x.mp4"], world.environment,
+                "directory /nonexistent/dir does not exist"
+            )
         ]
         for c in cases {
             let before = try world.stats()["total"] as? Int ?? -1
-            let r = try Shell.lapse(["hyperlapse", "--source", "google"] + c.args
-                                    + ["--cache-dir", dir.appendingPathComponent("cache").path], environment: c.env)
+            let r = try Shell.lapse(
+                ["hyperlapse", "--source", "google"] + c.args
+                    + ["--cache-dir", dir.appendingPathComponent("cache").path], environment: c.env)
             #expect(r.status == 1, "\(c.args): \(r.stderr)")
             let errors = r.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }
             #expect(errors.count == 1 && r.stderr.contains(c.message), "\(c.args): \(r.stderr)")
             #expect(!r.stderr.contains(RouteWorld.key))
-            #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { !$0.hasPrefix("cache") && $0 != "toronto-start.txt" }.isEmpty,
-                    "\(c.args)")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: dir.path).filter {
+                    !$0.hasPrefix("cache") && $0 != "toronto-start.txt"
+                }.isEmpty,
+                "\(c.args)")
             if c.message.contains("does not exist") || c.message.contains("no API key") {
-                #expect(try world.stats()["total"] as? Int == before, "no request before the output and key are checked")
+                #expect(
+                    try world.stats()["total"] as? Int == before, "no request before the output and key are checked")
             }
         }
     }
@@ -127,10 +153,15 @@ import TestSupport
     /// An output folder that does not exist fails before the directions request, not after it.
     @Test func missingOutputFolderFailsBeforeTheRouteIsPlanned() throws {
         let directions = try LocalServer(script: "directions_standin.py")
-        let r = try Shell.lapse(["hyperlapse", "--from", "43.6534,-79.3839", "--to", "45.5019,-73.5674", "--source", "google",
-                                 "-o", "/nonexistent/dir/x.mp4"],
-                                environment: ["GOOGLE_MAPS_API_KEY": RouteWorld.key,
-                                              "LAPSE_GOOGLE_ROUTES_URL": directions.baseURL + "/toronto_montreal"])
+        let r = try Shell.lapse(
+            [
+                "hyperlapse", "--from", "43.6534,-79.3839", "--to", "45.5019,-73.5674", "--source", "google",
+                "-o", "/nonexistent/dir/x.mp4"
+            ],
+            environment: [
+                "GOOGLE_MAPS_API_KEY": RouteWorld.key,
+                "LAPSE_GOOGLE_ROUTES_URL": directions.baseURL + "/toronto_montreal"
+            ])
         #expect(r.status == 1 && r.stderr.contains("does not exist"), "\(r.stderr)")
         let requests = try Shell.run("curl", ["-s", directions.baseURL + "/_requests"])
         #expect(requests.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(requests.stdout)")

@@ -17,9 +17,20 @@ import TestSupport
         try? FileManager.default.removeItem(atPath: misnamed)
         try FileManager.default.copyItem(atPath: still, toPath: misnamed)
         let cases: [([String], String)] = [
-            (["video", video, "-o", Self.dir.appendingPathComponent("v.mp4").path], "error: \(video): a video (mov,mp4,m4a,3gp,3g2,mj2, 2.00 s), not a still image"),
-            (["clip", still, "--start", "0", "--duration", "1", "-o", Self.dir.appendingPathComponent("c.mp4").path], "error: \(still): a still image (image2), not a video to cut"),
-            (["clip", misnamed, "--start", "0", "--duration", "1", "-o", Self.dir.appendingPathComponent("c2.mp4").path], "error: \(misnamed): a still image (jpeg_pipe), not a video to cut"),
+            (
+                ["video", video, "-o", Self.dir.appendingPathComponent("v.mp4").path],
+                "error: \(video): a video (mov,mp4,m4a,3gp,3g2,mj2, 2.00 s), not a still image"
+            ),
+            (
+                ["clip", still, "--start", "0", "--duration", "1", "-o", Self.dir.appendingPathComponent("c.mp4").path],
+                "error: \(still): a still image (image2), not a video to cut"
+            ),
+            (
+                [
+                    "clip", misnamed, "--start", "0", "--duration", "1", "-o",
+                    Self.dir.appendingPathComponent("c2.mp4").path
+                ], "error: \(misnamed): a still image (jpeg_pipe), not a video to cut"
+            )
         ]
         for (arguments, message) in cases {
             let r = try Shell.lapse(arguments)
@@ -37,13 +48,14 @@ import TestSupport
         let video = TestData.path("video/synthetic/quadrants_320x180.mp4")
         let ext = ["video": "mp4", "gif": "gif", "clip": "mp4", "view": "jpg", "route": "gpx"][command]!
         let out = Self.dir.appendingPathComponent("y-\(command).\(ext)").path
-        let arguments: [String] = switch command {
-        case "video": ["video", image, "-o", out]
-        case "gif": ["gif", image, "-o", out]
-        case "clip": ["clip", video, "--start", "0", "--duration", "1", "-o", out]
-        case "view": ["view", TestData.path("pano360/trekview_360/GSAG2002.JPG"), "--size", "64x48", "-o", out]
-        default: ["route", "--input", TestData.path("geo/sf_30km_h.gpx"), "-o", out]
-        }
+        let arguments: [String] =
+            switch command {
+            case "video": ["video", image, "-o", out]
+            case "gif": ["gif", image, "-o", out]
+            case "clip": ["clip", video, "--start", "0", "--duration", "1", "-o", out]
+            case "view": ["view", TestData.path("pano360/trekview_360/GSAG2002.JPG"), "--size", "64x48", "-o", out]
+            default: ["route", "--input", TestData.path("geo/sf_30km_h.gpx"), "-o", out]
+            }
         try Data("someone else's".utf8).write(to: URL(fileURLWithPath: out))
         let refused = try Shell.lapse(arguments)
         #expect(refused.status == 1 && refused.stderr.contains("exists"), "\(refused.stderr)")

@@ -13,7 +13,7 @@ import TestSupport
         (["gif", missing, "-o", "OUT/a.gif"], Int32(1), "lapse-missing.mp4"),
         (["hyperlapse", "--source", "video:" + missing, "-o", "OUT/a.mp4"], Int32(1), "lapse-missing.mp4"),
         (["video", "-o", "OUT/a.mp4"], Int32(64), "no input"),
-        (["gif", TestData.path("video/iphone_rotated.mov"), "-o", "OUT/a.gif", "--fps", "ten"], Int32(64), "--fps"),
+        (["gif", TestData.path("video/iphone_rotated.mov"), "-o", "OUT/a.gif", "--fps", "ten"], Int32(64), "--fps")
     ])
     func errorsAreJSONUnderJSON(_ arguments: [String], _ status: Int32, _ mentions: String) throws {
         let dir = TestData.scratchDirectory("json-errors")

@@ -17,8 +17,10 @@ import TestSupport
         switch name {
         case "clip": return ["clip", clip, "-o", out + ".mp4", "--start", "0", "--duration", "1"]
         case "gif": return ["gif", clip, "-o", out + ".gif"]
-        case "video": return ["video", TestData.path("pano360/trekview_360/R0014760.JPG"), "--size", "64x32", "-o", out + ".mp4"]
-        case "view": return ["view", TestData.path("pano360/trekview_360/R0014760.JPG"), "--size", "64x36", "-o", out + ".png"]
+        case "video":
+            return ["video", TestData.path("pano360/trekview_360/R0014760.JPG"), "--size", "64x32", "-o", out + ".mp4"]
+        case "view":
+            return ["view", TestData.path("pano360/trekview_360/R0014760.JPG"), "--size", "64x36", "-o", out + ".png"]
         case "hyperlapse": return ["hyperlapse", "--route", route, "--source", "panoramax", "-o", out + ".mp4"]
         case "preview": return ["preview", "--route", route, "--source", "panoramax", "-o", out + ".html"]
         case "panoramas": return ["panoramas", "--route", route, "--source", "panoramax", "-o", out]
@@ -32,15 +34,25 @@ import TestSupport
 
     /// (option with a bad value, the commands taking it, the error every one of them gives).
     static let cases: [(option: [String], commands: [String], error: String)] = [
-        (["--timeout", "0"], ["clip", "gif", "hyperlapse", "preview", "panoramas", "route"],
-         "error: --timeout takes a number from 0.1 to 3600, not '0'"),
+        (
+            ["--timeout", "0"], ["clip", "gif", "hyperlapse", "preview", "panoramas", "route"],
+            "error: --timeout takes a number from 0.1 to 3600, not '0'"
+        ),
         (["--crf", "52"], ["video", "hyperlapse"], "error: --crf takes a number from 0 to 51, not '52'"),
-        (["--preset", "fastest"], ["video", "hyperlapse"],
-         "error: --preset takes one of ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, placebo, not 'fastest'"),
+        (
+            ["--preset", "fastest"], ["video", "hyperlapse"],
+            """
+            error: --preset takes one of ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, \
+            veryslow, placebo, not 'fastest'
+            """
+        ),
         (["--fov", "180"], ["view", "hyperlapse"], "error: --fov takes a number from 1 to 179, not '180'"),
-        (["--size", "1280"], ["view", "hyperlapse", "video"], "error: --size takes WIDTHxHEIGHT such as 1280x720, not '1280'"),
+        (
+            ["--size", "1280"], ["view", "hyperlapse", "video"],
+            "error: --size takes WIDTHxHEIGHT such as 1280x720, not '1280'"
+        ),
         (["-o"], everyCommand, "error: -o needs a value"),
-        (["--output"], everyCommand, "error: --output needs a value"),
+        (["--output"], everyCommand, "error: --output needs a value")
     ]
 
     @Test(arguments: 0..<cases.count)
@@ -48,7 +60,8 @@ import TestSupport
         let (option, commands, error) = Self.cases[k]
         let dir = TestData.scratchDirectory("option-groups-\(k)")
         for name in commands {
-            let r = try Shell.lapse(Self.command(name, dir) + option, environment: ["LAPSE_PANORAMAX_URL": "http://127.0.0.1:9"])
+            let r = try Shell.lapse(
+                Self.command(name, dir) + option, environment: ["LAPSE_PANORAMAX_URL": "http://127.0.0.1:9"])
             #expect(r.status == 64, "\(name) \(option): \(r.stderr)")
             #expect(r.stderr.hasPrefix(error), "\(name) \(option): \(r.stderr)")
         }
@@ -82,16 +95,22 @@ import TestSupport
         let dir = TestData.scratchDirectory("option-groups-timeout")
         let env = ["LAPSE_PANORAMAX_URL": silent.baseURL]
         let runs: [(String, [String])] = [
-            ("route", ["route", "--from", "48.8584,2.2945", "--to", "48.8606,2.3376", "--provider", "osrm",
-                       "--osrm-url", silent.baseURL, "-o", dir.appendingPathComponent("r.gpx").path]),
+            (
+                "route",
+                [
+                    "route", "--from", "48.8584,2.2945", "--to", "48.8606,2.3376", "--provider", "osrm",
+                    "--osrm-url", silent.baseURL, "-o", dir.appendingPathComponent("r.gpx").path
+                ]
+            ),
             ("hyperlapse", Self.command("hyperlapse", dir)),
             ("preview", Self.command("preview", dir)),
-            ("panoramas", Self.command("panoramas", dir)),
+            ("panoramas", Self.command("panoramas", dir))
         ]
         for (name, args) in runs {
             let r = try Shell.lapse(args + ["--timeout", "0.3", "--quiet"], environment: env)
             #expect(r.status == 1, "\(name): \(r.stderr)")
-            #expect(r.stderr.contains("timed out after 0.3 s") && !r.stderr.contains("attempts"), "\(name): \(r.stderr)")
+            #expect(
+                r.stderr.contains("timed out after 0.3 s") && !r.stderr.contains("attempts"), "\(name): \(r.stderr)")
         }
     }
 
@@ -109,7 +128,8 @@ import TestSupport
         // The panorama "-y" again: the view exists, and "-y" after "--" is not --overwrite.
         let again = try Shell.lapse(view + ["-y"], directory: dir)
         #expect(again.status == 1 && again.stderr.contains("--overwrite"), "\(again.stderr)")
-        let help = try Shell.lapse(["view", "--size", "64x36", "-o", out, "-y", "--quiet", "--", "--help"], directory: dir)
+        let help = try Shell.lapse(
+            ["view", "--size", "64x36", "-o", out, "-y", "--quiet", "--", "--help"], directory: dir)
         #expect(help.status == 0 && !help.stdout.contains("Examples:"), "\(help.stdout) \(help.stderr)")
     }
 }

@@ -9,15 +9,20 @@ import TestSupport
     static let key = "cli-test-key-AIzaSy0042"
 
     func mapTiles() throws -> LocalServer {
-        try LocalServer(script: "maptiles_standin.py", arguments: [
-            "--key", Self.key, "--data", TestData.path("pano360"),
-            "--workdir", FileManager.default.temporaryDirectory.appendingPathComponent("lapse-maptiles-standin-v1").path])
+        try LocalServer(
+            script: "maptiles_standin.py",
+            arguments: [
+                "--key", Self.key, "--data", TestData.path("pano360"),
+                "--workdir",
+                FileManager.default.temporaryDirectory.appendingPathComponent("lapse-maptiles-standin-v1").path
+            ])
     }
 
     /// A route file: 'lat,lng' lines.
     func route(_ points: [(Double, Double)]) throws -> String {
         let path = dir.appendingPathComponent("route-\(points.count).txt").path
-        try points.map { "\($0.0),\($0.1)" }.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        try points.map { "\($0.0),\($0.1)" }.joined(separator: "\n").write(
+            toFile: path, atomically: true, encoding: .utf8)
         return path
     }
 
@@ -29,19 +34,31 @@ import TestSupport
     /// Tiles that never decode (the stand-in breaks every answer of a tenth of them): the panoramas that could be
     /// had are written, the run exits 1 naming what failed, each failure a warning.
     @Test func panoramasThatCannotBeHadFailTheRunAndTheRestStay() throws {
-        let server = try LocalServer(script: "maptiles_standin.py", arguments: [
-            "--key", Self.key, "--data", TestData.path("pano360"), "--corrupt", "0.1", "--corrupt-attempts", "99",
-            "--workdir", FileManager.default.temporaryDirectory.appendingPathComponent("lapse-maptiles-standin-v1").path])
+        let server = try LocalServer(
+            script: "maptiles_standin.py",
+            arguments: [
+                "--key", Self.key, "--data", TestData.path("pano360"), "--corrupt", "0.1", "--corrupt-attempts", "99",
+                "--workdir",
+                FileManager.default.temporaryDirectory.appendingPathComponent("lapse-maptiles-standin-v1").path
+            ])
         let out = dir.appendingPathComponent("broken").path
-        let r = try Shell.lapse(["panoramas", "--route", try route([(55.70000, 13.19000), (55.70150, 13.19000)]), "--source", "google",
-                                 "--zoom", "1", "--radius", "20", "--maptiles-url", server.baseURL,
-                                 "--cache-dir", dir.appendingPathComponent("cache-broken").path, "--out", out],
-                                environment: ["GOOGLE_MAPS_API_KEY": Self.key])
+        let r = try Shell.lapse(
+            [
+                "panoramas", "--route", try route([(55.70000, 13.19000), (55.70150, 13.19000)]), "--source", "google",
+                "--zoom", "1", "--radius", "20", "--maptiles-url", server.baseURL,
+                "--cache-dir", dir.appendingPathComponent("cache-broken").path, "--out", out
+            ],
+            environment: ["GOOGLE_MAPS_API_KEY": Self.key])
         #expect(r.status == 1)
-        #expect(r.stderr.contains("error: \(out): 2 panoramas could not be fetched: pano CAoSNewFamily_pano-1: "), "\(r.stderr)")
+        #expect(
+            r.stderr.contains("error: \(out): 2 panoramas could not be fetched: pano CAoSNewFamily_pano-1: "),
+            "\(r.stderr)")
         #expect(r.stderr.contains("the tile does not decode after 3 downloads"), "\(r.stderr)")
         #expect(r.stderr.components(separatedBy: "warning: ").count - 1 == 2)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == ["0002_CAoSOldFamily_pano-2.jpg", "manifest.json"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: out).sorted() == [
+                "0002_CAoSOldFamily_pano-2.jpg", "manifest.json"
+            ])
     }
 
     @Test func googleWritesImagesManifestAndSummaryThenRerunsFromTheCache() throws {
@@ -49,16 +66,24 @@ import TestSupport
         let route = try route([(55.70000, 13.19000), (55.70150, 13.19000)])
         let out = dir.appendingPathComponent("out").path
         let cache = dir.appendingPathComponent("cache").path
-        let args = ["panoramas", "--route", route, "--source", "google", "--zoom", "1", "--radius", "20",
-                    "--maptiles-url", server.baseURL, "--cache-dir", cache, "--out", out]
+        let args = [
+            "panoramas", "--route", route, "--source", "google", "--zoom", "1", "--radius", "20",
+            "--maptiles-url", server.baseURL, "--cache-dir", cache, "--out", out
+        ]
         let env = ["GOOGLE_MAPS_API_KEY": Self.key]
         let r = try Shell.lapse(args, environment: env)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("18 route points: 11 with imagery, 7 without"))
         #expect(r.stdout.contains("3 unique panoramas, 8 consecutive duplicates dropped"))
         let files = try FileManager.default.contentsOfDirectory(atPath: out).sorted()
-        #expect(files == ["0001_CAoSNewFamily_pano-1.jpg", "0002_CAoSOldFamily_pano-2.jpg", "0003_CAoSDark_pano-3.jpg", "manifest.json"])
-        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))) as? [String: Any]
+        #expect(
+            files == [
+                "0001_CAoSNewFamily_pano-1.jpg", "0002_CAoSOldFamily_pano-2.jpg", "0003_CAoSDark_pano-3.jpg",
+                "manifest.json"
+            ])
+        let manifest =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")))
+            as? [String: Any]
         let points = try #require(manifest?["points"] as? [[String: Any]])
         #expect(points.count == 18 && points[0]["panoId"] as? String == "CAoSNewFamily_pano-1")
         #expect(points[0]["distance"] as? Double == 0 && points[0]["date"] as? String == "2020-05")
@@ -82,9 +107,12 @@ import TestSupport
     @Test func badKeyIsDeniedWithoutShowingIt() throws {
         let server = try mapTiles()
         let bad = "AIzaSyBAD-key-never-printed"
-        let r = try Shell.lapse(["panoramas", "--route", try route([(55.7, 13.19)]), "--source", "google",
-                                 "--maptiles-url", server.baseURL, "--no-cache", "--out", dir.appendingPathComponent("o").path],
-                                environment: ["GOOGLE_MAPS_API_KEY": bad])
+        let r = try Shell.lapse(
+            [
+                "panoramas", "--route", try route([(55.7, 13.19)]), "--source", "google",
+                "--maptiles-url", server.baseURL, "--no-cache", "--out", dir.appendingPathComponent("o").path
+            ],
+            environment: ["GOOGLE_MAPS_API_KEY": bad])
         #expect(r.status == 1)
         #expect(r.stderr.contains("the API key was refused") && !r.stderr.contains(bad) && !r.stdout.contains(bad))
         #expect(r.stderr.split(separator: "\n").count == 1)
@@ -92,22 +120,30 @@ import TestSupport
 
     @Test func routeWithoutCoverageSaysSo() throws {
         let server = try mapTiles()
-        let r = try Shell.lapse(["panoramas", "--route", try route([(48.1, 11.5), (48.1005, 11.5)]), "--source", "google",
-                                 "--maptiles-url", server.baseURL, "--no-cache", "--out", dir.appendingPathComponent("o").path],
-                                environment: ["GOOGLE_MAPS_API_KEY": Self.key])
+        let r = try Shell.lapse(
+            [
+                "panoramas", "--route", try route([(48.1, 11.5), (48.1005, 11.5)]), "--source", "google",
+                "--maptiles-url", server.baseURL, "--no-cache", "--out", dir.appendingPathComponent("o").path
+            ],
+            environment: ["GOOGLE_MAPS_API_KEY": Self.key])
         #expect(r.status == 1)
         #expect(r.stderr.contains("no coverage: no panorama within 50 m of any of the 7 route points"), "\(r.stderr)")
     }
 
     @Test func localFolderWithoutARouteWritesEveryPhoto() throws {
         let out = dir.appendingPathComponent("local").path
-        let r = try Shell.lapse(["panoramas", "--source", "local:" + TestData.path("pano360/trekview_360"),
-                                 "--width", "1024", "--out", out])
+        let r = try Shell.lapse([
+            "panoramas", "--source", "local:" + TestData.path("pano360/trekview_360"),
+            "--width", "1024", "--out", out
+        ])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: out).sorted()
                 == ["0001_GSAG2002.JPG.jpg", "0002_R0014760.JPG.jpg", "manifest.json"])
-        let flat = try Shell.lapse(["panoramas", "--source", "local:" + TestData.path("images/opensfm_lund/images"),
-                                    "--out", dir.appendingPathComponent("lund").path])
+        let flat = try Shell.lapse([
+            "panoramas", "--source", "local:" + TestData.path("images/opensfm_lund/images"),
+            "--out", dir.appendingPathComponent("lund").path
+        ])
         #expect(flat.status == 1 && flat.stderr.contains("no usable 360° photo (29 skipped"))
     }
 
@@ -118,10 +154,13 @@ import TestSupport
         let photos = dir.appendingPathComponent("resume-photos")
         try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
         for k in 1...10 {
-            try FileManager.default.copyItem(atPath: TestData.path("pano360/trekview_360/\(k % 2 == 0 ? "GSAG2002" : "R0014760").JPG"),
-                                             toPath: photos.appendingPathComponent(String(format: "P%02d.JPG", k)).path)
+            try FileManager.default.copyItem(
+                atPath: TestData.path("pano360/trekview_360/\(k % 2 == 0 ? "GSAG2002" : "R0014760").JPG"),
+                toPath: photos.appendingPathComponent(String(format: "P%02d.JPG", k)).path)
         }
-        func arguments(_ out: String, photos: URL = photos) -> [String] { ["panoramas", "--source", "local:" + photos.path, "--out", out] }
+        func arguments(_ out: String, photos: URL = photos) -> [String] {
+            ["panoramas", "--source", "local:" + photos.path, "--out", out]
+        }
         // The same file names in another folder: another job, whose images are not the killed run's.
         let others = dir.appendingPathComponent("resume-others")
         try? FileManager.default.removeItem(at: others)
@@ -145,7 +184,9 @@ import TestSupport
             #expect(summary?["resumed"] as? Int == images.count, "\(name): \(again.stdout)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted() == files, "\(name)")
             for file in files {
-                #expect(FileManager.default.contentsEqual(atPath: out + "/" + file, andPath: reference + "/" + file), "\(name): \(file)")
+                #expect(
+                    FileManager.default.contentsEqual(atPath: out + "/" + file, andPath: reference + "/" + file),
+                    "\(name): \(file)")
             }
             let third = try Shell.lapse(arguments(out))
             #expect(third.status == 1 && third.stderr.contains("manifest.json: file exists"), "\(third.stderr)")
@@ -154,8 +195,10 @@ import TestSupport
 
     @Test func videoWithoutATrackTakesEveryNthFrame() throws {
         let out = dir.appendingPathComponent("video").path
-        let r = try Shell.lapse(["panoramas", "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
-                                 "--every", "60", "--width", "512", "--out", out, "--json"])
+        let r = try Shell.lapse([
+            "panoramas", "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
+            "--every", "60", "--width", "512", "--out", out, "--json"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let summary = try JSONSummary.parse(Data(r.stdout.utf8))
         #expect(summary?["written"] as? [String] == ["0001_video%400.000.jpg", "0002_video%402.002.jpg"])
@@ -166,63 +209,102 @@ import TestSupport
     /// warned about once and left out, the manifest says the heading of the picture without `view:azimuth` is
     /// unknown and gives the tilted one's pitch and roll; `--width 2048` takes every picture's `sd` asset.
     @Test func panoramaxCroppedAzimuthlessAndTiltedPictures() throws {
-        let server = try LocalServer(script: "panoramax_standin.py", arguments: [
-            "--data", TestData.root.path,
-            "--workdir", FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v2").path])
+        let server = try LocalServer(
+            script: "panoramax_standin.py",
+            arguments: [
+                "--data", TestData.root.path,
+                "--workdir",
+                FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v2").path
+            ])
         func id(_ n: Int) -> String { "6b1c7e52-0f1a-4c55-9a59-1a2b3c4d5e0\(n)" }
         let east = 4.83 + 190 / (111_320 * cos(45.7604 * .pi / 180))
         let route = try route([(45.76, 4.83), (45.7604, 4.83), (45.7604, east)])
         let out = dir.appendingPathComponent("pmx").path
-        let r = try Shell.lapse(["panoramas", "--route", route, "--source", "panoramax", "--panoramax-url", server.baseURL + "/api",
-                                 "--radius", "8", "--width", "2048", "--no-cache", "--out", out])
+        let r = try Shell.lapse([
+            "panoramas", "--route", route, "--source", "panoramax", "--panoramax-url", server.baseURL + "/api",
+            "--radius", "8", "--width", "2048", "--no-cache", "--out", out
+        ])
         #expect(r.status == 0, "\(r.stderr)")
-        let warning = "warning: Panoramax picture \(id(5)): a 360° picture of 2000×700 is not 2:1 and has no visible_area to place it by; skipped"
+        let warning =
+            """
+            warning: Panoramax picture \(id(5)): a 360° picture of 2000×700 is not 2:1 and has no visible_area to \
+            place it by; skipped
+            """
         #expect(r.stderr.components(separatedBy: warning).count == 2, "\(r.stderr)")
         #expect(r.stdout.contains("6 unique panoramas"), "\(r.stdout)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out).sorted()
-                == [1, 2, 4, 6, 7, 8].enumerated().map { "000\($0.offset + 1)_\(id($0.element)).jpg" } + ["manifest.json"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+                == [1, 2, 4, 6, 7, 8].enumerated().map { "000\($0.offset + 1)_\(id($0.element)).jpg" } + [
+                    "manifest.json"
+                ])
 
-        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))) as? [String: Any]
+        let manifest =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json")))
+            as? [String: Any]
         let written = try #require(manifest?["panoramas"] as? [[String: Any]])
         func panorama(_ n: Int) throws -> [String: Any] {
-            try #require(written.first { ($0["panorama"] as? [String: Any])?["id"] as? String == id(n) }?["panorama"] as? [String: Any])
+            try #require(
+                written.first { ($0["panorama"] as? [String: Any])?["id"] as? String == id(n) }?["panorama"]
+                    as? [String: Any])
         }
         let cropped = try panorama(4)
         #expect(cropped["width"] as? Int == 2048 && cropped["height"] as? Int == 1024)
-        #expect(cropped["crop"] as? [String: Int] == ["fullWidth": 2048, "fullHeight": 1024, "left": 0, "top": 160, "width": 2048, "height": 736])
+        #expect(
+            cropped["crop"] as? [String: Int] == [
+                "fullWidth": 2048, "fullHeight": 1024, "left": 0, "top": 160, "width": 2048, "height": 736
+            ])
         #expect(try panorama(7)["headingSource"] as? String == "none")
         let tilted = try panorama(8)
-        #expect(tilted["tilt"] as? Double == 4.5 && tilted["roll"] as? Double == -2 && tilted["heading"] as? Double == 272)
+        #expect(
+            tilted["tilt"] as? Double == 4.5 && tilted["roll"] as? Double == -2 && tilted["heading"] as? Double == 272)
 
-        let image = try #require(try FFmpegReference.frames(out + "/0003_\(id(4)).jpg", filters: "format=rgba", size: (2048, 1024)).first)
+        let image = try #require(
+            try FFmpegReference.frames(out + "/0003_\(id(4)).jpg", filters: "format=rgba", size: (2048, 1024)).first)
         #expect(image.width == 2048 && image.height == 1024)
         func band(_ rows: Range<Int>) -> PixelBuffer {
-            PixelBuffer(width: 2048, height: rows.count, bytes: Array(image.bytes[(rows.lowerBound * 2048 * 4)..<(rows.upperBound * 2048 * 4)]))
+            PixelBuffer(
+                width: 2048, height: rows.count,
+                bytes: Array(image.bytes[(rows.lowerBound * 2048 * 4)..<(rows.upperBound * 2048 * 4)]))
         }
         // Black, to JPEG's noise, above row 160 and from row 896 down (the edges' rows blur into their neighbours).
         #expect(band(0..<156).bytes.enumerated().allSatisfy { $0.offset % 4 == 3 || $0.element <= 8 })
         #expect(band(900..<1024).bytes.enumerated().allSatisfy { $0.offset % 4 == 3 || $0.element <= 8 })
-        let reference = try #require(try FFmpegReference.frames(TestData.path("pano360/trekview_360/GSAG2002.JPG"),
-                                                                filters: "scale=2048:1024:flags=bicubic,format=yuv444p,crop=2048:736:0:160,format=rgba",
-                                                                size: (2048, 736)).first)
-        let psnr = ImageMetrics.psnr(band(164..<892), PixelBuffer(width: 2048, height: 728, bytes: Array(reference.bytes[(4 * 2048 * 4)..<(732 * 2048 * 4)])))
+        let reference = try #require(
+            try FFmpegReference.frames(
+                TestData.path("pano360/trekview_360/GSAG2002.JPG"),
+                filters: "scale=2048:1024:flags=bicubic,format=yuv444p,crop=2048:736:0:160,format=rgba",
+                size: (2048, 736)
+            ).first)
+        let psnr = ImageMetrics.psnr(
+            band(164..<892),
+            PixelBuffer(width: 2048, height: 728, bytes: Array(reference.bytes[(4 * 2048 * 4)..<(732 * 2048 * 4)])))
         // JPEG at quality 92 in 4:2:0 costs the fine texture some: a row off costs far more.
         #expect(psnr >= 30, "\(psnr) dB")
-        let shifted = ImageMetrics.psnr(band(165..<893), PixelBuffer(width: 2048, height: 728, bytes: Array(reference.bytes[(4 * 2048 * 4)..<(732 * 2048 * 4)])))
+        let shifted = ImageMetrics.psnr(
+            band(165..<893),
+            PixelBuffer(width: 2048, height: 728, bytes: Array(reference.bytes[(4 * 2048 * 4)..<(732 * 2048 * 4)])))
         #expect(shifted < psnr - 5, "\(shifted) dB one row off")
 
-        let log = try JSONSerialization.jsonObject(with: Data(try Shell.run("curl", ["-s", server.baseURL + "/_log"]).stdout.utf8)) as? [String: Any]
+        let log =
+            try JSONSerialization.jsonObject(
+                with: Data(try Shell.run("curl", ["-s", server.baseURL + "/_log"]).stdout.utf8)) as? [String: Any]
         #expect((log?["served"] as? [String])?.sorted() == [1, 2, 4, 6, 7, 8].map { id($0) + "/sd" })
     }
 
     @Test(arguments: [
         (["panoramas", "--source", "google"], "no output folder"),
         (["panoramas", "--out", "x"], "no panorama source"),
-        (["panoramas", "--source", "google", "--zoom", "7", "--out", "x", "--route", "r.gpx"], "--zoom takes auto or 0 to 5"),
+        (
+            ["panoramas", "--source", "google", "--zoom", "7", "--out", "x", "--route", "r.gpx"],
+            "--zoom takes auto or 0 to 5"
+        ),
         (["panoramas", "--source", "flickr", "--out", "x", "--route", "r.gpx"], "--source takes"),
-        (["panoramas", "--source", "panoramax", "--out", "x", "--route", "r.gpx", "--from", "1,2", "--to", "3,4"], "either --route or --from/--to"),
+        (
+            ["panoramas", "--source", "panoramax", "--out", "x", "--route", "r.gpx", "--from", "1,2", "--to", "3,4"],
+            "either --route or --from/--to"
+        ),
         (["panoramas", "--source", "panoramax", "--out", "x", "--track", "t.gpx"], "--track is for --source video"),
-        (["panoramas", "--source", "panoramax", "--out", "x"], "no route"),
+        (["panoramas", "--source", "panoramax", "--out", "x"], "no route")
     ])
     func usageErrorsExit64(arguments: [String], message: String) throws {
         let r = try Shell.lapse(arguments, environment: ["GOOGLE_MAPS_API_KEY": ""])
@@ -235,10 +317,13 @@ import TestSupport
     @Test(arguments: ["http://lapse-offline.invalid/api", "http://127.0.0.1:9/api"])
     func unreachableServiceFailsAtOnce(url: String) throws {
         let route = try route((0...30).map { (48.85 + Double($0) * 0.0001, 2.35) })
-        for command in [["panoramas", "--out", dir.appendingPathComponent("offline").path],
-                        ["hyperlapse", "-o", dir.appendingPathComponent("offline.mp4").path]] {
-            let r = try Shell.lapse(command + ["--source", "panoramax", "--route", route, "--quiet"],
-                                    environment: ["LAPSE_PANORAMAX_URL": url])
+        for command in [
+            ["panoramas", "--out", dir.appendingPathComponent("offline").path],
+            ["hyperlapse", "-o", dir.appendingPathComponent("offline.mp4").path]
+        ] {
+            let r = try Shell.lapse(
+                command + ["--source", "panoramax", "--route", route, "--quiet"],
+                environment: ["LAPSE_PANORAMAX_URL": url])
             #expect(r.status == 1, "\(r.stderr)")
             let lines = r.stderr.split(separator: "\n")
             #expect(lines.count == 1, "\(r.stderr)")

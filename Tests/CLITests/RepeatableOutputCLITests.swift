@@ -10,14 +10,16 @@ import TestSupport
     @Test func sameFileWhateverTheHeapHeld() throws {
         let dir = TestData.scratchDirectory("repeatable")
         let pillow = TestData.path("images/pillow")
-        let images = try FileManager.default.contentsOfDirectory(atPath: pillow).filter { $0.hasSuffix(".jpg") }.sorted()
+        let images = try FileManager.default.contentsOfDirectory(atPath: pillow).filter { $0.hasSuffix(".jpg") }
+            .sorted()
             .map { pillow + "/" + $0 }
         #expect(images.count >= 3)
         var outputs: [Data] = []
         for perturb in ["1", "170"] {
             let out = dir.appendingPathComponent("heap\(perturb).mp4").path
-            let r = try Shell.lapse(["video"] + images + ["--size", "320x160", "--image-duration", "0.2", "--quiet", "-o", out],
-                                    environment: ["MALLOC_PERTURB_": perturb])
+            let r = try Shell.lapse(
+                ["video"] + images + ["--size", "320x160", "--image-duration", "0.2", "--quiet", "-o", out],
+                environment: ["MALLOC_PERTURB_": perturb])
             #expect(r.status == 0, "\(r.stderr)")
             outputs.append(try Data(contentsOf: URL(fileURLWithPath: out)))
         }

@@ -12,7 +12,9 @@ import TestSupport
     /// A point `metres` along a straight road heading 60° from `start` (flat-earth: a few hundred metres).
     static func along(_ metres: Double) -> (latitude: Double, longitude: Double) {
         let north = metres * cos(60 * Double.pi / 180), east = metres * sin(60 * Double.pi / 180)
-        return (start.latitude + north / 111_320, start.longitude + east / (111_320 * cos(start.latitude * Double.pi / 180)))
+        return (
+            start.latitude + north / 111_320, start.longitude + east / (111_320 * cos(start.latitude * Double.pi / 180))
+        )
     }
 
     /// 16 frames of the real 360° video (every third, 1024 × 512) as your own photos 2.5 m apart along the road,
@@ -22,13 +24,15 @@ import TestSupport
         let folder = dir.appendingPathComponent("photos")
         try? FileManager.default.removeItem(at: folder)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let frames = try FFmpegReference.frames(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
-                                                filters: "select=not(mod(n\\,3))", size: (1024, 512))
+        let frames = try FFmpegReference.frames(
+            TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
+            filters: "select=not(mod(n\\,3))", size: (1024, 512))
         for k in 0..<16 {
             let p = Self.along(2.5 * Double(k))
-            try GeotaggedPhoto.write(frames[k], to: folder.appendingPathComponent(String(format: "IMG_%04d.JPG", k)).path,
-                                     latitude: p.latitude, longitude: p.longitude,
-                                     dateTime: String(format: "2026:11:30 10:00:%02d", k))
+            try GeotaggedPhoto.write(
+                frames[k], to: folder.appendingPathComponent(String(format: "IMG_%04d.JPG", k)).path,
+                latitude: p.latitude, longitude: p.longitude,
+                dateTime: String(format: "2026:11:30 10:00:%02d", k))
         }
         let route = dir.appendingPathComponent("road.txt").path
         let ends = [Self.along(0), Self.along(2.5 * 15 + 50)]
@@ -42,7 +46,11 @@ import TestSupport
         var out: [String: Any] = [:]
         for (k, v) in object {
             let key = prefix.isEmpty ? k : prefix + "." + k
-            if let nested = v as? [String: Any] { out.merge(flattened(nested, prefix: key)) { $1 } } else { out[key] = v }
+            if let nested = v as? [String: Any] {
+                out.merge(flattened(nested, prefix: key)) { $1 }
+            } else {
+                out[key] = v
+            }
         }
         return out
     }
@@ -54,12 +62,19 @@ import TestSupport
         #expect(Set(shown.keys) == Set(expected.keys))
         for (key, value) in expected {
             let text = shown[key] ?? "(missing)"
-            if value is NSNull { #expect(text == "–", "\(key)") }
-            else if let s = value as? String { #expect(text == s, "\(key)") }
-            else if text == "true" || text == "false" { #expect((value as? Bool).map(String.init) == text, "\(key): \(text) vs \(value)") }
-            else if let n = value as? NSNumber {
-                #expect(Double(text).map { abs($0 - n.doubleValue) <= 1e-9 * max(1, abs(n.doubleValue)) } == true, "\(key): \(text) vs \(n)")
-            } else { Issue.record("\(key): \(value) not compared") }
+            if value is NSNull {
+                #expect(text == "–", "\(key)")
+            } else if let s = value as? String {
+                #expect(text == s, "\(key)")
+            } else if text == "true" || text == "false" {
+                #expect((value as? Bool).map(String.init) == text, "\(key): \(text) vs \(value)")
+            } else if let n = value as? NSNumber {
+                #expect(
+                    Double(text).map { abs($0 - n.doubleValue) <= 1e-9 * max(1, abs(n.doubleValue)) } == true,
+                    "\(key): \(text) vs \(n)")
+            } else {
+                Issue.record("\(key): \(value) not compared")
+            }
         }
     }
 
@@ -69,7 +84,8 @@ import TestSupport
         var sum = 0.0, squares = 0.0
         let n = shot.width * shot.height
         for i in stride(from: 0, to: shot.bytes.count, by: 4) {
-            let y = 0.2126 * Double(shot.bytes[i]) + 0.7152 * Double(shot.bytes[i + 1]) + 0.0722 * Double(shot.bytes[i + 2])
+            let y =
+                0.2126 * Double(shot.bytes[i]) + 0.7152 * Double(shot.bytes[i + 1]) + 0.0722 * Double(shot.bytes[i + 2])
             sum += y
             squares += y * y
         }
@@ -90,14 +106,16 @@ import TestSupport
     @Test func localPhotosReportInABrowser() throws {
         let (folder, route) = try photoFolder()
         let out = dir.appendingPathComponent("photos.mp4").path, page = dir.appendingPathComponent("photos.html").path
-        let run = try Shell.lapse(["hyperlapse", "--source", "local:" + folder, "--route", route, "--spacing", "2.5",
-                                   "--radius", "4", "--size", "320x180", "--fps", "8", "--crossfade", "-o", out,
-                                   "--gif", dir.appendingPathComponent("photos.gif").path, "--report", page, "--json", "-y"])
+        let run = try Shell.lapse([
+            "hyperlapse", "--source", "local:" + folder, "--route", route, "--spacing", "2.5",
+            "--radius", "4", "--size", "320x180", "--fps", "8", "--crossfade", "-o", out,
+            "--gif", dir.appendingPathComponent("photos.gif").path, "--report", page, "--json", "-y"
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try json(run)
         #expect(summary["report"] as? String == page)
         let videoFrames = try #require(summary["frames"] as? Int)
-        let frames = try #require(summary["panoramas"] as? Int)   // the report's frames: one a panorama
+        let frames = try #require(summary["panoramas"] as? Int) // the report's frames: one a panorama
         #expect(videoFrames == 2 * frames - 1)
         // The page's data agrees with the summary.
         let report = try #require(try Browser.embeddedJSON(page, id: "lapse-report") as? [String: Any])
@@ -106,7 +124,7 @@ import TestSupport
         #expect(points.count == summary["route_points"] as? Int)
         #expect(statuses.filter { $0 == "uncovered" }.count == summary["gaps"] as? Int)
         #expect(statuses.filter { $0 == "duplicate" }.count == summary["duplicates_dropped"] as? Int)
-        #expect(statuses.filter { $0 == "uncovered" }.count >= 15)   // the 50 m past the photos
+        #expect(statuses.filter { $0 == "uncovered" }.count >= 15) // the 50 m past the photos
         #expect(report["positions_known"] as? Bool == true)
         let panoramas = report["panoramas"] as? [[String: Any]] ?? []
         #expect(panoramas.compactMap { $0["frame"] as? Int }.count == frames)
@@ -128,7 +146,7 @@ import TestSupport
         #expect(abs((video["duration"] as? Double ?? 0) - Double(videoFrames) / 8) < 0.01)
         #expect((seen["broken_images"] as? [String])?.isEmpty == true, "\(seen["broken_images"] ?? "")")
         #expect(seen["thumbnails"] as? Int == frames)
-        #expect(seen["images"] as? Int == frames + 1)   // and the GIF
+        #expect(seen["images"] as? Int == frames + 1) // and the GIF
         let drawn = Set(seen["route_statuses"] as? [String] ?? [])
         #expect(drawn.isSuperset(of: ["status-panorama", "status-uncovered"]), "\(drawn)")
         #expect((seen["route_paths"] as? Int ?? 0) >= 2)
@@ -136,7 +154,9 @@ import TestSupport
         // A marker's popup: its pano id, date, distance and the thumbnail of its frame, loaded.
         let middle = panoramas[panoramas.count / 2]
         let popup = seen["popup_text"] as? String ?? ""
-        #expect(popup.contains(middle["id"] as? String ?? "?") && popup.contains("taken 2026") && popup.contains(" m from point"), "\(popup)")
+        #expect(
+            popup.contains(middle["id"] as? String ?? "?") && popup.contains("taken 2026")
+                && popup.contains(" m from point"), "\(popup)")
         #expect(seen["popup_image"] as? Bool == true)
         #expect((seen["remote_resources"] as? [String])?.isEmpty == true, "\(seen["remote_resources"] ?? "")")
         #expect(seen["scale_bar"] as? Int == 1)
@@ -154,7 +174,8 @@ import TestSupport
         for t in thumbs {
             let k = try #require(t["frame"] as? Int)
             let src = (t["src"] as? String ?? "").removingPercentEncoding ?? ""
-            let image: PixelBuffer = try #require(try FFmpegReference.frames(dir.appendingPathComponent(src).path).first)
+            let image: PixelBuffer = try #require(
+                try FFmpegReference.frames(dir.appendingPathComponent(src).path).first)
             images[k] = image
             #expect(ImageMetrics.ssim(image, decoded[k]) >= 0.9, "thumbnail of frame \(k)")
         }
@@ -162,7 +183,8 @@ import TestSupport
         let clicked = try #require(seen["clicked_frame"] as? Int)
         #expect(abs((seen["video_time_after_click"] as? Double ?? -1) - Double(clicked) / 8) < 0.01)
         let shown = try #require(try FFmpegReference.frames(after, size: (160, 90)).first)
-        let own = ImageMetrics.ssim(shown, try #require(images[clicked])), other = ImageMetrics.ssim(shown, try #require(images[0]))
+        let own = ImageMetrics.ssim(shown, try #require(images[clicked])),
+            other = ImageMetrics.ssim(shown, try #require(images[0]))
         #expect(own >= 0.7 && own > other + 0.05, "clicked frame \(clicked): SSIM \(own), frame 0's \(other)")
     }
 
@@ -172,7 +194,8 @@ import TestSupport
     @Test func pagesAndVideosInOtherFolders() throws {
         let work = dir.appendingPathComponent("work space #1")
         try? FileManager.default.removeItem(at: work)
-        try FileManager.default.createDirectory(at: work.appendingPathComponent("out dir"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: work.appendingPathComponent("out dir"), withIntermediateDirectories: true)
         let video = "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
         let base = ["hyperlapse", "--source", video, "--frame-step", "10", "--size", "320x180", "--quiet"]
         let run = try Shell.lapse(base + ["-o", "out dir/v.mp4", "--report", "my report.html"], directory: work)
@@ -192,7 +215,8 @@ import TestSupport
         // A thumbnail folder with something else in it stays as it is.
         let files = work.appendingPathComponent("my report_files")
         try Data("notes".utf8).write(to: files.appendingPathComponent("notes.txt"))
-        let refused = try Shell.lapse(base + ["-o", "out dir/w.mp4", "--report", "my report.html", "-y"], directory: work)
+        let refused = try Shell.lapse(
+            base + ["-o", "out dir/w.mp4", "--report", "my report.html", "-y"], directory: work)
         #expect(refused.status == 1 && refused.stderr.contains("other files"), "\(refused.stderr)")
         #expect(FileManager.default.fileExists(atPath: files.appendingPathComponent("notes.txt").path))
         #expect(!FileManager.default.fileExists(atPath: work.appendingPathComponent("out dir/w.mp4").path))
@@ -208,10 +232,13 @@ import TestSupport
     /// strip (a thumbnail every third frame) and the camera plots; no console error.
     @Test func demoReportHasNoMap() throws {
         let out = dir.appendingPathComponent("demo.mp4").path, page = dir.appendingPathComponent("demo.html").path
-        let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let run = try Shell.lapse(["hyperlapse", "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
-                                   "--pano-heading", "0", "--keyframes", here.appendingPathComponent("examples/overpass-camera.json").path,
-                                   "--fps", "24", "--size", "640x360", "-o", out, "--report", page, "--json", "-y"])
+        let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let run = try Shell.lapse([
+            "hyperlapse", "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
+            "--pano-heading", "0", "--keyframes", here.appendingPathComponent("examples/overpass-camera.json").path,
+            "--fps", "24", "--size", "640x360", "-o", out, "--report", page, "--json", "-y"
+        ])
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try json(run)
         let frames = try #require(summary["frames"] as? Int)
@@ -222,7 +249,7 @@ import TestSupport
         #expect(seen["route_paths"] as? Int == 0)
         #expect(((seen["video"] as? [String: Any])?["ready_state"] as? Int ?? 0) >= 2)
         #expect(abs(((seen["video"] as? [String: Any])?["duration"] as? Double ?? 0) - 5) < 0.01)
-        #expect(seen["thumbnails"] as? Int == 40)   // every third of 120: at most 48 in the strip
+        #expect(seen["thumbnails"] as? Int == 40) // every third of 120: at most 48 in the strip
         #expect((seen["broken_images"] as? [String])?.isEmpty == true)
         #expect(seen["plot_polylines"] as? [Int] == [Int](repeating: 120, count: 5))
         Self.expectSummary(seen, equals: summary)
@@ -236,8 +263,11 @@ import TestSupport
         let world = try RouteWorld(in: dir)
         let page = dir.appendingPathComponent("preview.html").path
         let route = ["--route", world.routeFile, "--source", "google", "--spacing", "10", "--radius", "20"]
-        let run = try Shell.lapse(["preview"] + route + ["--cache-dir", dir.appendingPathComponent("cache-p").path,
-                                                         "--report", page, "--json", "-y"], environment: world.environment)
+        let run = try Shell.lapse(
+            ["preview"] + route + [
+                "--cache-dir", dir.appendingPathComponent("cache-p").path,
+                "--report", page, "--json", "-y"
+            ], environment: world.environment)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try world.tilesServed(reset: true).isEmpty)
         // Nothing but the page: no thumbnails, so no thumbnails' folder.
@@ -249,13 +279,18 @@ import TestSupport
         #expect(ids == world.panoramas.map(\.id))
 
         let hyperPage = dir.appendingPathComponent("route.html").path
-        let made = try Shell.lapse(["hyperlapse"] + route + ["--size", "320x180", "--zoom", "1", "--cache-dir",
-                                                             dir.appendingPathComponent("cache-h").path,
-                                                             "-o", dir.appendingPathComponent("route.mp4").path,
-                                                             "--report", hyperPage, "--quiet", "-y"], environment: world.environment)
+        let made = try Shell.lapse(
+            ["hyperlapse"] + route + [
+                "--size", "320x180", "--zoom", "1", "--cache-dir",
+                dir.appendingPathComponent("cache-h").path,
+                "-o", dir.appendingPathComponent("route.mp4").path,
+                "--report", hyperPage, "--quiet", "-y"
+            ], environment: world.environment)
         #expect(made.status == 0, "\(made.stderr)")
         let full = try #require(try Browser.embeddedJSON(hyperPage, id: "lapse-report") as? [String: Any])
-        func statuses(_ r: [String: Any]) -> [String] { (r["points"] as? [[String: Any]] ?? []).map { "\($0["status"] ?? "")/\($0["pano"] ?? "-")" } }
+        func statuses(_ r: [String: Any]) -> [String] {
+            (r["points"] as? [[String: Any]] ?? []).map { "\($0["status"] ?? "")/\($0["pano"] ?? "-")" }
+        }
         #expect(statuses(preview) == statuses(full))
 
         let seen = try Browser.check(page, screenshot: dir.appendingPathComponent("preview.png").path)
@@ -276,9 +311,17 @@ import TestSupport
         let out = dir.appendingPathComponent("bad.mp4").path
         let video = "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
         for (arguments, words) in [
-            (["hyperlapse", "--source", video, "-o", out, "--report", dir.appendingPathComponent("r.txt").path], "must end in .html"),
-            (["hyperlapse", "--source", video, "-o", out, "--report", dir.appendingPathComponent("r.html").path, "--segment", "1/2"], "--segment"),
-            (["preview", "--source", video], "--report"),
+            (
+                ["hyperlapse", "--source", video, "-o", out, "--report", dir.appendingPathComponent("r.txt").path],
+                "must end in .html"
+            ),
+            (
+                [
+                    "hyperlapse", "--source", video, "-o", out, "--report", dir.appendingPathComponent("r.html").path,
+                    "--segment", "1/2"
+                ], "--segment"
+            ),
+            (["preview", "--source", video], "--report")
         ] {
             let r = try Shell.lapse(arguments)
             #expect(r.status == 64, "\(arguments)")

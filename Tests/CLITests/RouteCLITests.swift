@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import LapseGeo
 import TestSupport
@@ -19,7 +19,9 @@ import Testing
         let track = TestData.path("geo/sf_30km_h.gpx")
         func courses(_ smoothing: String, _ ext: String) throws -> [Double] {
             let out = dir.appendingPathComponent("smooth-\(smoothing).\(ext)").path
-            let r = try Shell.lapse(["route", "--input", track, "--spacing", "50", "--smoothing", smoothing, "-o", out, "-y"])
+            let r = try Shell.lapse([
+                "route", "--input", track, "--spacing", "50", "--smoothing", smoothing, "-o", out, "-y"
+            ])
             #expect(r.status == 0, "\(r.stderr)")
             let text = try String(contentsOfFile: out, encoding: .utf8)
             if ext == "gpx" {
@@ -63,7 +65,8 @@ import Testing
 
     /// [lat, lng] of a GeoJSON LineString Feature written by lapse.
     static func geojsonPoints(_ file: String) throws -> [(Double, Double)] {
-        let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any]
+        let object =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any]
         let geometry = try #require(object?["geometry"] as? [String: Any])
         #expect(geometry["type"] as? String == "LineString")
         let coordinates = try #require(geometry["coordinates"] as? [[Double]])
@@ -86,16 +89,23 @@ import Testing
         // Plain summary: distance, points, provider on stdout.
         let plain = try Shell.lapse(["route", "--input", TestData.path("geo/sf_30km_h.gpx"), "-o", path("sf.gpx")])
         #expect(plain.status == 0)
-        #expect(plain.stdout == "\(path("sf.gpx")): \(String(format: "%.2f", length / 1000)) km, 49 points, provider file\n")
+        #expect(
+            plain.stdout == "\(path("sf.gpx")): \(String(format: "%.2f", length / 1000)) km, 49 points, provider file\n"
+        )
         // --route, as hyperlapse and preview name it, reads the same file.
-        let named = try Shell.lapse(["route", "--route", TestData.path("geo/sf_30km_h.gpx"), "-o", path("sf-route.gpx")])
+        let named = try Shell.lapse(["route", "--route", TestData.path("geo/sf_30km_h.gpx"), "-o", path("sf-route.gpx")]
+        )
         #expect(named.status == 0, "\(named.stderr)")
-        #expect(FileManager.default.contents(atPath: path("sf-route.gpx")) == FileManager.default.contents(atPath: path("sf.gpx")))
+        #expect(
+            FileManager.default.contents(atPath: path("sf-route.gpx"))
+                == FileManager.default.contents(atPath: path("sf.gpx")))
     }
 
     @Test func resamplingEveryTenMetres() throws {
         let out = path("sf10.geojson")
-        let result = try Shell.lapse(["route", "--input", TestData.path("geo/sf_30km_h.gpx"), "--spacing", "10", "-o", out, "--json"])
+        let result = try Shell.lapse([
+            "route", "--input", TestData.path("geo/sf_30km_h.gpx"), "--spacing", "10", "-o", out, "--json"
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let summary = try json(result)
         let total = try #require(summary["distance_m"] as? Double)
@@ -114,9 +124,12 @@ import Testing
         let out = path("tm.geojson")
         let keyFile = path("key.txt")
         try Data("\(Self.key)\n".utf8).write(to: URL(fileURLWithPath: keyFile))
-        let result = try Shell.lapse(["route", "--from", "43.6533961,-79.3827986", "--to", "45.5017123,-73.5672184",
-                                      "--key-file", keyFile, "--google-url", server.baseURL + "/toronto_montreal", "-o", out, "--json"],
-                                     environment: ["GOOGLE_MAPS_API_KEY": ""])
+        let result = try Shell.lapse(
+            [
+                "route", "--from", "43.6533961,-79.3827986", "--to", "45.5017123,-73.5672184",
+                "--key-file", keyFile, "--google-url", server.baseURL + "/toronto_montreal", "-o", out, "--json"
+            ],
+            environment: ["GOOGLE_MAPS_API_KEY": ""])
         #expect(result.status == 0, "\(result.stderr)")
         let summary = try json(result)
         #expect(summary["provider"] as? String == "google")
@@ -128,20 +141,28 @@ import Testing
         #expect(Self.haversine(points[0], (43.6533961, -79.3827986)) < 5)
         #expect(!result.stderr.contains(Self.key) && !result.stdout.contains(Self.key))
         // The environment variable and the LAPSE_GOOGLE_ROUTES_URL override work too.
-        let viaEnv = try Shell.lapse(["route", "--from", "43.6533961,-79.3827986", "--to", "45.5017123,-73.5672184",
-                                      "-o", path("tm2.gpx"), "--quiet"],
-                                     environment: ["GOOGLE_MAPS_API_KEY": Self.key,
-                                                   "LAPSE_GOOGLE_ROUTES_URL": server.baseURL + "/toronto_montreal"])
+        let viaEnv = try Shell.lapse(
+            [
+                "route", "--from", "43.6533961,-79.3827986", "--to", "45.5017123,-73.5672184",
+                "-o", path("tm2.gpx"), "--quiet"
+            ],
+            environment: [
+                "GOOGLE_MAPS_API_KEY": Self.key,
+                "LAPSE_GOOGLE_ROUTES_URL": server.baseURL + "/toronto_montreal"
+            ])
         #expect(viaEnv.status == 0, "\(viaEnv.stderr)")
         #expect(viaEnv.stdout.isEmpty && viaEnv.stderr.isEmpty)
         // Both went to the Routes API (POST, key in a header), none to the legacy Directions API.
         let log = try Shell.run("curl", ["-s", server.baseURL + "/_requests"]).stdout
-        #expect(log.components(separatedBy: "directions/v2:computeRoutes").count == 3 && !log.contains("maps/api/directions"), "\(log)")
+        #expect(
+            log.components(separatedBy: "directions/v2:computeRoutes").count == 3
+                && !log.contains("maps/api/directions"), "\(log)")
     }
 
     /// A saved Routes API or Directions answer (`curl … > answer.json`) is a route file.
     @Test func savedGoogleAnswerIsARouteFile() throws {
-        let legacy = TestData.path("streetview/googlemaps_openapi_spec/maps_http_directions_toronto_montreal_response.json")
+        let legacy = TestData.path(
+            "streetview/googlemaps_openapi_spec/maps_http_directions_toronto_montreal_response.json")
         let result = try Shell.lapse(["route", "--input", legacy, "-o", path("saved.geojson"), "--json"])
         #expect(result.status == 0, "\(result.stderr)")
         let km = try #require(try json(result)["distance_km"] as? Double)
@@ -150,13 +171,21 @@ import Testing
 
     @Test func routesAPIErrorsAreOneLineWithoutTheKey() throws {
         let server = try LocalServer(script: "directions_standin.py")
-        for (scenario, reason) in [("disabled", "the Routes API is not enabled for this key's project"),
-                                   ("bad_key", "the API key was refused"), ("no_route", "no route between these points")] {
-            let result = try Shell.lapse(["route", "--from", "1,2", "--to", "3,4", "--google-url", server.baseURL + "/" + scenario,
-                                          "-o", path("x.geojson")], environment: ["GOOGLE_MAPS_API_KEY": Self.key])
+        for (scenario, reason) in [
+            ("disabled", "the Routes API is not enabled for this key's project"),
+            ("bad_key", "the API key was refused"), ("no_route", "no route between these points")
+        ] {
+            let result = try Shell.lapse(
+                [
+                    "route", "--from", "1,2", "--to", "3,4", "--google-url", server.baseURL + "/" + scenario,
+                    "-o", path("x.geojson")
+                ], environment: ["GOOGLE_MAPS_API_KEY": Self.key])
             #expect(result.status == 1)
             #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
-            #expect(result.stderr.hasPrefix("error: Google Routes API http://127.0.0.1:\(server.port)/\(scenario)/directions/v2:computeRoutes: "), "\(result.stderr)")
+            #expect(
+                result.stderr.hasPrefix(
+                    "error: Google Routes API http://127.0.0.1:\(server.port)/\(scenario)/directions/v2:computeRoutes: "
+                ), "\(result.stderr)")
             #expect(result.stderr.contains(reason), "\(result.stderr)")
             #expect(!result.stderr.contains(Self.key))
             #expect(!FileManager.default.fileExists(atPath: path("x.geojson")))
@@ -165,16 +194,31 @@ import Testing
 
     @Test func googleErrorsAreOneLineWithoutTheKey() throws {
         let server = try LocalServer(script: "directions_standin.py")
-        for (scenario, reason) in [("zero_results", "no route between these points (ZERO_RESULTS)"),
-                                   ("status_REQUEST_DENIED", "(REQUEST_DENIED); the Directions API is a legacy API that new Google Cloud projects cannot enable: use --provider google (the Routes API) instead, or check the key: Request for key=[redacted] failed"),
-                                   ("over_query_limit", "(OVER_QUERY_LIMIT): Please wait.")] {
-            let result = try Shell.lapse(["route", "--from", "1,2", "--to", "3,4", "--provider", "google-directions",
-                                          "--google-url", server.baseURL + "/" + scenario,
-                                          "-o", path("x.geojson")], environment: ["GOOGLE_MAPS_API_KEY": Self.key])
+        for (scenario, reason) in [
+            ("zero_results", "no route between these points (ZERO_RESULTS)"),
+            (
+                "status_REQUEST_DENIED",
+                """
+                (REQUEST_DENIED); the Directions API is a legacy API that new Google Cloud projects cannot \
+                enable: use --provider google (the Routes API) instead, or check the key: Request for \
+                key=[redacted] failed
+                """
+            ),
+            ("over_query_limit", "(OVER_QUERY_LIMIT): Please wait.")
+        ] {
+            let result = try Shell.lapse(
+                [
+                    "route", "--from", "1,2", "--to", "3,4", "--provider", "google-directions",
+                    "--google-url", server.baseURL + "/" + scenario,
+                    "-o", path("x.geojson")
+                ], environment: ["GOOGLE_MAPS_API_KEY": Self.key])
             #expect(result.status == 1)
             let lines = result.stderr.split(separator: "\n")
             #expect(lines.count == 1, "\(result.stderr)")
-            #expect(result.stderr.hasPrefix("error: Google Directions http://127.0.0.1:\(server.port)/\(scenario)/maps/api/directions/json?…: "))
+            #expect(
+                result.stderr.hasPrefix(
+                    "error: Google Directions http://127.0.0.1:\(server.port)/\(scenario)/maps/api/directions/json?…: ")
+            )
             #expect(result.stderr.contains(reason), "\(result.stderr)")
             #expect(!result.stderr.contains(Self.key))
             #expect(!FileManager.default.fileExists(atPath: path("x.geojson")))
@@ -184,8 +228,10 @@ import Testing
     @Test(arguments: [("google", "/routes"), ("google-directions", "/synthetic")])
     func sixtyViaPointsThroughTheStandIn(provider: String, scenario: String) throws {
         let server = try LocalServer(script: "directions_standin.py")
-        var args = ["route", "--from", "45.4215,-75.6972", "--to", "45.8,-75.3", "--provider", provider,
-                    "--google-url", server.baseURL + scenario, "-o", path("many-\(provider).geojson"), "--json"]
+        var args = [
+            "route", "--from", "45.4215,-75.6972", "--to", "45.8,-75.3", "--provider", provider,
+            "--google-url", server.baseURL + scenario, "-o", path("many-\(provider).geojson"), "--json"
+        ]
         for i in 1...60 { args += ["--via", "\(45.4215 + Double(i) * 0.006),\(-75.6972 + Double(i) * 0.0066)"] }
         let result = try Shell.lapse(args, environment: ["GOOGLE_MAPS_API_KEY": Self.key])
         #expect(result.status == 0, "\(result.stderr)")
@@ -199,8 +245,10 @@ import Testing
 
     @Test func osrmThroughTheStandIn() throws {
         let server = try LocalServer(script: "directions_standin.py")
-        let result = try Shell.lapse(["route", "--provider", "osrm", "--from", "52.5163,13.3777", "--to", "52.5079,13.3376",
-                                      "--osrm-url", server.baseURL + "/osrm", "--spacing", "25", "-o", path("b.gpx"), "--json"])
+        let result = try Shell.lapse([
+            "route", "--provider", "osrm", "--from", "52.5163,13.3777", "--to", "52.5079,13.3376",
+            "--osrm-url", server.baseURL + "/osrm", "--spacing", "25", "-o", path("b.gpx"), "--json"
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let summary = try json(result)
         #expect(summary["provider"] as? String == "osrm")
@@ -209,28 +257,48 @@ import Testing
         #expect(summary["points"] as? Int == Int((straight / 25).rounded(.up)) + 1)
         let gpx = try String(contentsOfFile: path("b.gpx"), encoding: .utf8)
         #expect(gpx.components(separatedBy: "<trkpt ").count - 1 == summary["points"] as? Int)
-        let noRoute = try Shell.lapse(["route", "--provider", "osrm", "--from", "1,2", "--to", "3,4",
-                                       "--osrm-url", server.baseURL + "/osrm_noroute", "-o", path("n.gpx")])
+        let noRoute = try Shell.lapse([
+            "route", "--provider", "osrm", "--from", "1,2", "--to", "3,4",
+            "--osrm-url", server.baseURL + "/osrm_noroute", "-o", path("n.gpx")
+        ])
         #expect(noRoute.status == 1)
         #expect(noRoute.stderr.contains("no route between these points (NoRoute)"))
     }
 
     @Test(arguments: [
-        ("truncated.gpx", "<?xml version=\"1.0\"?>\n<gpx version=\"1.1\"><trk><trkseg>\n<trkpt lat=\"1\" lon=\"2\"/>\n<trkpt lat=\"1.1\" lon=\"2.1\"><ele>3", "XML ends early (truncated?)"),
-        ("nocoords.geojson", "{\"type\":\"Feature\",\"properties\":{},\"geometry\":{\"type\":\"LineString\"}}", "LineString without coordinates"),
-        ("lat91.gpx", "<gpx><trk><trkseg><trkpt lat=\"91\" lon=\"0\"/></trkseg></trk></gpx>", "latitude 91 is outside -90…90"),
+        (
+            "truncated.gpx",
+            """
+            <?xml version=\"1.0\"?>\n<gpx version=\"1.1\"><trk><trkseg>\n<trkpt lat=\"1\" lon=\"2\"/>\n<trkpt \
+            lat=\"1.1\" lon=\"2.1\"><ele>3
+            """,
+            "XML ends early (truncated?)"
+        ),
+        (
+            "nocoords.geojson", "{\"type\":\"Feature\",\"properties\":{},\"geometry\":{\"type\":\"LineString\"}}",
+            "LineString without coordinates"
+        ),
+        (
+            "lat91.gpx", "<gpx><trk><trkseg><trkpt lat=\"91\" lon=\"0\"/></trkseg></trk></gpx>",
+            "latitude 91 is outside -90…90"
+        ),
         ("lat91.txt", "45,7\n91,7\n", "line 2: latitude 91 is outside -90…90"),
         ("broken.polyline", "_p~iF~ps|U_ulLnnqC_mqNvxq`", "encoded polyline ends inside a value"),
         ("empty.gpx", "<?xml version=\"1.0\"?><gpx version=\"1.1\"></gpx>", "no route points"),
-        ("empty.geojson", "{\"type\":\"FeatureCollection\",\"features\":[]}", "no LineString or MultiLineString coordinates"),
-        ("blank.txt", "", "the file is empty"),
+        (
+            "empty.geojson", "{\"type\":\"FeatureCollection\",\"features\":[]}",
+            "no LineString or MultiLineString coordinates"
+        ),
+        ("blank.txt", "", "the file is empty")
     ])
     func malformedInputIsOneLineExitOne(name: String, content: String, problem: String) throws {
         let file = path(name)
         try Data(content.utf8).write(to: URL(fileURLWithPath: file))
         let result = try Shell.lapse(["route", "--input", file, "-o", path("out-\(name).geojson")])
         #expect(result.status == 1, "\(result.stderr)")
-        #expect(result.stderr == "error: \(file): \(problem)" + String(result.stderr.dropFirst("error: \(file): \(problem)".count)))
+        #expect(
+            result.stderr == "error: \(file): \(problem)"
+                + String(result.stderr.dropFirst("error: \(file): \(problem)".count)))
         #expect(result.stderr.contains(problem), "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1)
         #expect(!FileManager.default.fileExists(atPath: path("out-\(name).geojson")))
@@ -245,9 +313,15 @@ import Testing
         (["--input", "a.gpx", "-o", "x.kml"], "must end in .gpx or .geojson"),
         (["--input", "a.gpx", "-o", "x.gpx", "--spacing", "0"], "--spacing takes a number"),
         (["--input", "a.gpx", "-o", "x.gpx", "--frobnicate"], "unknown option --frobnicate"),
-        (["--from", "1,1", "--to", "2,2", "--provider", "here", "-o", "x.gpx"], "--provider takes one of google, google-directions, osrm"),
-        (["--from", "1,1", "--to", "2,2", "--provider", "osrm", "--osrm-url", "localhost:5000", "-o", "x.gpx"], "--osrm-url takes an http(s) URL"),
-        (["--from", "1,1", "--to", "2,2", "-o", "x.gpx"], "no Google Maps API key"),
+        (
+            ["--from", "1,1", "--to", "2,2", "--provider", "here", "-o", "x.gpx"],
+            "--provider takes one of google, google-directions, osrm"
+        ),
+        (
+            ["--from", "1,1", "--to", "2,2", "--provider", "osrm", "--osrm-url", "localhost:5000", "-o", "x.gpx"],
+            "--osrm-url takes an http(s) URL"
+        ),
+        (["--from", "1,1", "--to", "2,2", "-o", "x.gpx"], "no Google Maps API key")
     ])
     func usageErrorsExit64(arguments: [String], message: String) throws {
         let result = try Shell.lapse(["route"] + arguments, environment: ["GOOGLE_MAPS_API_KEY": ""])
@@ -264,7 +338,9 @@ import Testing
         #expect(try String(contentsOfFile: out, encoding: .utf8) == "keep me")
         let again = try Shell.lapse(["route", "--input", TestData.path("geo/sf_30km_h.gpx"), "-o", out, "--overwrite"])
         #expect(again.status == 0)
-        let missingKeyFile = try Shell.lapse(["route", "--from", "1,1", "--to", "2,2", "--key-file", path("nope.txt"), "-o", path("k.gpx")])
+        let missingKeyFile = try Shell.lapse([
+            "route", "--from", "1,1", "--to", "2,2", "--key-file", path("nope.txt"), "-o", path("k.gpx")
+        ])
         #expect(missingKeyFile.status == 1)
         #expect(missingKeyFile.stderr == "error: \(path("nope.txt")): no such key file\n")
     }
@@ -274,7 +350,7 @@ import Testing
     @Test func largeGPXWithBoundedMemory() throws {
         let big = path("big.gpx")
         try Self.writeLargeGPX(big, points: 150_000)
-        defer {  // 38 MB and its 150 000-point output
+        defer { // 38 MB and its 150 000-point output
             try? FileManager.default.removeItem(atPath: big)
             try? FileManager.default.removeItem(atPath: path("big.geojson"))
         }
@@ -282,9 +358,13 @@ import Testing
         #expect(fileSize > 35_000_000)
         /// Runs lapse under python3 and returns the child's peak RSS (kB), its exit status and its stdout.
         func peakKB(_ input: String, _ output: String) throws -> (kB: Int, status: Int32, stdout: Data) {
-            let script = "import resource,subprocess,sys\nr=subprocess.run(sys.argv[1:],capture_output=True)\n" +
-                "sys.stdout.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)+'\\n'+r.stdout.decode())\nsys.exit(r.returncode)"
-            let result = try Shell.run("python3", ["-c", script, Shell.lapseBinary, "route", "--input", input, "-o", output, "--json"])
+            let script =
+                "import resource,subprocess,sys\nr=subprocess.run(sys.argv[1:],capture_output=True)\n"
+                + "sys.stdout.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+                + "+'\\n'+r.stdout.decode())\n"
+                + "sys.exit(r.returncode)"
+            let result = try Shell.run(
+                "python3", ["-c", script, Shell.lapseBinary, "route", "--input", input, "-o", output, "--json"])
             let lines = result.stdout.split(separator: "\n", maxSplits: 1)
             return (Int(lines.first ?? "") ?? -1, result.status, Data((lines.count > 1 ? lines[1] : "").utf8))
         }
@@ -295,17 +375,31 @@ import Testing
         #expect(summary?["points"] as? Int == 150_000)
         let growthKB = large.kB - small.kB
         // 150 000 points held as values need ~7 MB; a DOM or the whole file in memory would need more than the file.
-        #expect(growthKB > 0 && growthKB * 1024 < fileSize / 2, "peak RSS grew by \(growthKB) kB for a \(fileSize / 1024) kB file")
+        #expect(
+            growthKB > 0 && growthKB * 1024 < fileSize / 2,
+            "peak RSS grew by \(growthKB) kB for a \(fileSize / 1024) kB file")
     }
 
     static func writeLargeGPX(_ path: String, points: Int) throws {
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try #require(FileHandle(forWritingAtPath: path))
-        var chunk = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<gpx version=\"1.1\" creator=\"test\" xmlns=\"http://www.topografix.com/GPX/1/1\">\n<trk><trkseg>\n"
+        var chunk =
+            """
+            <?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<gpx version=\"1.1\" creator=\"test\" \
+            xmlns=\"http://www.topografix.com/GPX/1/1\">\n<trk><trkseg>\n
+            """
         for i in 0..<points {
             let lat = 40 + Double(i) * 3e-5, lng = -100 + Double(i) * 4e-5
             let s = 1_600_000_000 + i
-            chunk += "<trkpt lat=\"\(lat)\" lon=\"\(lng)\"><ele>\(Double(i % 1000) / 4)</ele><time>2020-09-13T\(s / 3600 % 24 < 10 ? "0" : "")\(s / 3600 % 24):\(String(format: "%02d:%02d", s / 60 % 60, s % 60))Z</time><extensions><speed>13.9</speed><note>padding padding padding padding padding padding padding padding padding padding padding padding</note></extensions></trkpt>\n"
+            chunk +=
+                """
+                <trkpt lat=\"\(lat)\" \
+                lon=\"\(lng)\"><ele>\(Double(i % 1000) / 4)</ele>\
+                <time>2020-09-13T\(s / 3600 % 24 < 10 ? "0" : "")\(s / 3600 % 24):\
+                \(String(format: "%02d:%02d", s / 60 % 60, s % 60))Z</time>\
+                <extensions><speed>13.9</speed><note>padding padding padding padding padding padding padding padding \
+                padding padding padding padding</note></extensions></trkpt>\n
+                """
             if chunk.utf8.count > 1 << 20 { try handle.write(contentsOf: Data(chunk.utf8)); chunk = "" }
         }
         chunk += "</trkseg></trk>\n</gpx>\n"

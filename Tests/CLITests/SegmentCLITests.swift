@@ -41,12 +41,15 @@ import TestSupport
     /// sharing one cache folder, joined: 120 frames at an even step from pts 0, every frame ≥ 40 dB against the
     /// single run, and the GIF made from the joined video.
     @Test func threeSegmentsJoinedEqualTheSingleRun() throws {
-        let common = ["hyperlapse", "--source", video, "--pano-heading", "0",
-                      "--keyframes", TestData.projectRoot.appendingPathComponent("examples/overpass-camera.json").path,
-                      "--fps", "24", "--size", "1280x720", "--cache-dir", path("cache"), "--quiet"]
+        let common = [
+            "hyperlapse", "--source", video, "--pano-heading", "0",
+            "--keyframes", TestData.projectRoot.appendingPathComponent("examples/overpass-camera.json").path,
+            "--fps", "24", "--size", "1280x720", "--cache-dir", path("cache"), "--quiet"
+        ]
         let single = try Shell.lapse(common + ["-o", path("single.mp4")])
         #expect(single.status == 0, "\(single.stderr)")
-        let parts = try runAtOnce((1...3).map { common + ["--segment", "\($0)/3", "-o", path("part-\($0).mp4"), "--json"] })
+        let parts = try runAtOnce(
+            (1...3).map { common + ["--segment", "\($0)/3", "-o", path("part-\($0).mp4"), "--json"] })
         for (k, r) in parts.enumerated() {
             #expect(r.status == 0, "\(r.stderr)")
             let json = try #require(try JSONSummary.parse(r.stdoutData))
@@ -55,16 +58,25 @@ import TestSupport
             #expect(segment["first_frame"] as? Int == 40 * k)
             #expect(segment["frames"] as? Int == 40)
             // Global timestamps: part K starts at frame 40·(K−1), as the MP4's edit list says.
-            let start = try FFmpegReference.probe(path("part-\(k + 1).mp4"), ["-select_streams", "v:0", "-show_entries", "stream=start_time", "-of", "csv=p=0"])
-            #expect(abs((Double(start.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1) - Double(40 * k) / 24) < 1e-6)
+            let start = try FFmpegReference.probe(
+                path("part-\(k + 1).mp4"),
+                ["-select_streams", "v:0", "-show_entries", "stream=start_time", "-of", "csv=p=0"])
+            #expect(
+                abs((Double(start.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1) - Double(40 * k) / 24) < 1e-6)
             #expect(try frameCount(path("part-\(k + 1).mp4")) == 40)
             // Each part starts with an IDR frame (a keyframe, intra-coded), so it decodes on its own and joins.
-            let first = try FFmpegReference.probe(path("part-\(k + 1).mp4"), ["-select_streams", "v:0", "-read_intervals", "%+#1",
-                                                                            "-show_entries", "frame=key_frame,pict_type", "-of", "csv=p=0"])
+            let first = try FFmpegReference.probe(
+                path("part-\(k + 1).mp4"),
+                [
+                    "-select_streams", "v:0", "-read_intervals", "%+#1",
+                    "-show_entries", "frame=key_frame,pict_type", "-of", "csv=p=0"
+                ])
             #expect(first.hasPrefix("1,I"), "\(first)")
         }
-        let join = try Shell.lapse(["concat", path("part-1.mp4"), path("part-2.mp4"), path("part-3.mp4"),
-                                    "-o", path("joined.mp4"), "--gif", path("joined.gif"), "--json"])
+        let join = try Shell.lapse([
+            "concat", path("part-1.mp4"), path("part-2.mp4"), path("part-3.mp4"),
+            "-o", path("joined.mp4"), "--gif", path("joined.gif"), "--json"
+        ])
         #expect(join.status == 0, "\(join.stderr)")
         let summary = try #require(try JSONSummary.parse(join.stdoutData))
         #expect(summary["frames"] as? Int == 120)
@@ -78,7 +90,8 @@ import TestSupport
         #expect(times.enumerated().allSatisfy { $0.element == $0.offset * step }, "\(times.prefix(50))")
         // The index (moov) before the media data (mdat): the joined file plays while it downloads.
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path("joined.mp4")))
-        let moov = try #require(bytes.range(of: Data("moov".utf8))), mdat = try #require(bytes.range(of: Data("mdat".utf8)))
+        let moov = try #require(bytes.range(of: Data("moov".utf8))),
+            mdat = try #require(bytes.range(of: Data("mdat".utf8)))
         #expect(moov.lowerBound < mdat.lowerBound)
         let format = try FFmpegReference.probeJSON(path("joined.mp4"))["format"] as? [String: Any]
         #expect((format?["tags"] as? [String: Any])?["copyright"] as? String == "overpass-clip.mp4")
@@ -89,9 +102,12 @@ import TestSupport
         let worst = zip(joined, reference).map { ImageMetrics.psnr($0, $1) }.min() ?? 0
         #expect(worst >= 40, "worst frame \(worst) dB")
 
-        let gif = try FFmpegReference.probe(path("joined.gif"), ["-count_frames", "-show_entries", "stream=width,height,nb_read_frames", "-of", "csv=p=0"])
+        let gif = try FFmpegReference.probe(
+            path("joined.gif"),
+            ["-count_frames", "-show_entries", "stream=width,height,nb_read_frames", "-of", "csv=p=0"])
         #expect(gif.trimmingCharacters(in: .whitespacesAndNewlines) == "426,240,120")
-        #expect(try String(contentsOfFile: path("joined.credits.txt"), encoding: .utf8)
+        #expect(
+            try String(contentsOfFile: path("joined.credits.txt"), encoding: .utf8)
                 == String(contentsOfFile: path("single.credits.txt"), encoding: .utf8))
     }
 
@@ -99,10 +115,14 @@ import TestSupport
     /// (2, 2, 3, 2, 3 frames), each starting at its first frame's global pts; joined, they are the single run —
     /// encoded losslessly (CRF 0), decoded frame for frame identical (the same frames planned, posed, rendered).
     @Test func boundariesAreExactWhenNDoesNotDivideTheFrames() throws {
-        let common = ["hyperlapse", "--source", video, "--frame-step", "10", "--size", "320x160", "--fps", "12", "--crf", "0", "--quiet"]
+        let common = [
+            "hyperlapse", "--source", video, "--frame-step", "10", "--size", "320x160", "--fps", "12", "--crf", "0",
+            "--quiet"
+        ]
         let single = try Shell.lapse(common + ["-o", path("single.mp4")])
         #expect(single.status == 0, "\(single.stderr)")
-        let parts = try runAtOnce((1...5).map { common + ["--segment", "\($0)/5", "-o", path("part-\($0).mp4"), "--json"] })
+        let parts = try runAtOnce(
+            (1...5).map { common + ["--segment", "\($0)/5", "-o", path("part-\($0).mp4"), "--json"] })
         let firsts = [0, 2, 4, 7, 9], counts = [2, 2, 3, 2, 3]
         var times: [Int] = []
         for (k, r) in parts.enumerated() {
@@ -116,9 +136,11 @@ import TestSupport
         // The parts' global timestamps follow on from each other: one even sequence across them.
         let step = times[1] - times[0]
         #expect(times.enumerated().allSatisfy { $0.element == $0.offset * step }, "\(times)")
-        let join = try Shell.lapse(["concat"] + (1...5).map { path("part-\($0).mp4") } + ["-o", path("joined.mp4"), "--quiet"])
+        let join = try Shell.lapse(
+            ["concat"] + (1...5).map { path("part-\($0).mp4") } + ["-o", path("joined.mp4"), "--quiet"])
         #expect(join.status == 0, "\(join.stderr)")
-        let joined = try FFmpegReference.frames(path("joined.mp4")), reference = try FFmpegReference.frames(path("single.mp4"))
+        let joined = try FFmpegReference.frames(path("joined.mp4")),
+            reference = try FFmpegReference.frames(path("single.mp4"))
         #expect(joined.count == 12 && reference.count == 12)
         #expect(zip(joined, reference).allSatisfy { $0.bytes == $1.bytes })
     }
@@ -131,8 +153,11 @@ import TestSupport
             let r = try Shell.lapse(common + ["--segment", "\(k)/6", "-o", path("part-\(k).mp4")])
             #expect(r.status == 0, "\(r.stderr)")
             let empty = k == 1 || k == 4
-            #expect(r.stdout.contains("segment \(k)/6: no frames (the job has 4 frames, fewer than 6 segments); nothing written") == empty,
-                    "\(r.stdout)")
+            #expect(
+                r.stdout.contains(
+                    "segment \(k)/6: no frames (the job has 4 frames, fewer than 6 segments); nothing written")
+                    == empty,
+                "\(r.stdout)")
             #expect(FileManager.default.fileExists(atPath: path("part-\(k).mp4")) == !empty)
             if empty {
                 #expect(!FileManager.default.fileExists(atPath: path("part-\(k).credits.txt")))
@@ -153,28 +178,51 @@ import TestSupport
         #expect(try Shell.lapse(common + ["--size", "480x240", "--segment", "2/2", "-o", path("b.mp4")]).status == 0)
         let r = try Shell.lapse(["concat", path("a.mp4"), path("b.mp4"), "-o", path("ab.mp4")])
         #expect(r.status == 1)
-        #expect(r.stderr.contains("\(path("b.mp4")): cannot be joined to \(path("a.mp4")) by stream copy: its video is 480x240, not 320x160"), "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                """
+                \(path("b.mp4")): cannot be joined to \(path("a.mp4")) by stream copy: its video is 480x240, not \
+                320x160
+                """
+            ), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: path("ab.mp4")))
 
         // Parts that do join, and a GIF width beyond the video's: clamped, with a warning.
         #expect(try Shell.lapse(common + ["--size", "320x160", "--segment", "2/2", "-o", path("a2.mp4")]).status == 0)
-        let wide = try Shell.lapse(["concat", path("a.mp4"), path("a2.mp4"), "-o", path("aa.mp4"), "--gif", path("aa.gif"), "--gif-width", "1000"])
+        let wide = try Shell.lapse([
+            "concat", path("a.mp4"), path("a2.mp4"), "-o", path("aa.mp4"), "--gif", path("aa.gif"), "--gif-width",
+            "1000"
+        ])
         #expect(wide.status == 0, "\(wide.stderr)")
-        #expect(wide.stderr.contains("warning: the GIF width asked for (1000) is more than the video's: the GIF is 320 wide"), "\(wide.stderr)")
+        #expect(
+            wide.stderr.contains(
+                "warning: the GIF width asked for (1000) is more than the video's: the GIF is 320 wide"),
+            "\(wide.stderr)")
         #expect(try FFmpegReference.dimensions(path("aa.gif")) == (320, 160))
 
         // Another kind of video: an H.264 of the same size but 4:4:4, or no video at all.
-        #expect(try Shell.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=s=320x160:d=0.5", "-pix_fmt", "yuv444p",
-                                         "-c:v", "libx264", path("c.mp4")]).status == 0)
+        #expect(
+            try Shell.run(
+                "ffmpeg",
+                [
+                    "-v", "error", "-f", "lavfi", "-i", "testsrc2=s=320x160:d=0.5", "-pix_fmt", "yuv444p",
+                    "-c:v", "libx264", path("c.mp4")
+                ]
+            ).status == 0)
         let c = try Shell.lapse(["concat", path("a.mp4"), path("c.mp4"), "-o", path("ac.mp4")])
-        #expect(c.status == 1 && c.stderr.contains("c.mp4: cannot be joined to \(path("a.mp4")) by stream copy: its pixel format is yuv444p"), "\(c.stderr)")
+        #expect(
+            c.status == 1
+                && c.stderr.contains(
+                    "c.mp4: cannot be joined to \(path("a.mp4")) by stream copy: its pixel format is yuv444p"),
+            "\(c.stderr)")
         #expect(!FileManager.default.fileExists(atPath: path("ac.mp4")))
 
         for bad in ["0/3", "4/3", "2", "a/b", "1/0"] {
             let u = try Shell.lapse(common + ["--size", "320x160", "--segment", bad, "-o", path("u.mp4")])
             #expect(u.status == 64, "\(bad): \(u.stderr)")
         }
-        let g = try Shell.lapse(common + ["--size", "320x160", "--segment", "1/2", "--gif", path("g.gif"), "-o", path("g.mp4")])
+        let g = try Shell.lapse(
+            common + ["--size", "320x160", "--segment", "1/2", "--gif", path("g.gif"), "-o", path("g.mp4")])
         #expect(g.status == 64 && g.stderr.contains("lapse concat"), "\(g.stderr)")
         #expect(try Shell.lapse(["concat", path("a.mp4"), "-o", path("one.mp4")]).status == 64)
         // An output that exists is kept without --overwrite.
@@ -186,14 +234,19 @@ import TestSupport
     /// The GNU parallel example (examples/segments/parallel.sh, 4 segments, 2 at once, one cache) gives the single
     /// run's video: losslessly encoded, identical frames.
     @Test func parallelExampleGivesTheSingleRun() throws {
-        let options = ["--source", video, "--frame-step", "6", "--size", "320x160", "--fps", "12", "--crf", "0", "--cache-dir", path("cache")]
+        let options = [
+            "--source", video, "--frame-step", "6", "--size", "320x160", "--fps", "12", "--crf", "0", "--cache-dir",
+            path("cache")
+        ]
         let single = try Shell.lapse(["hyperlapse"] + options + ["-o", path("single.mp4"), "--quiet"])
         #expect(single.status == 0, "\(single.stderr)")
         let script = TestData.projectRoot.appendingPathComponent("examples/segments/parallel.sh").path
-        let r = try Shell.run("bash", [script, "4", path("parallel.mp4")] + options,
-                              environment: ["LAPSE": Shell.lapseBinary, "JOBS": "2"])
+        let r = try Shell.run(
+            "bash", [script, "4", path("parallel.mp4")] + options,
+            environment: ["LAPSE": Shell.lapseBinary, "JOBS": "2"])
         #expect(r.status == 0, "\(r.stderr)")
-        let joined = try FFmpegReference.frames(path("parallel.mp4")), reference = try FFmpegReference.frames(path("single.mp4"))
+        let joined = try FFmpegReference.frames(path("parallel.mp4")),
+            reference = try FFmpegReference.frames(path("single.mp4"))
         #expect(joined.count == 20 && reference.count == 20)
         #expect(zip(joined, reference).allSatisfy { $0.bytes == $1.bytes })
         #expect(!FileManager.default.fileExists(atPath: path("parallel.parts")))
@@ -213,10 +266,13 @@ import TestSupport
     @Test func segmentsFetchOnlyTheirTilesAndShareTheCache() throws {
         let world = try RouteWorld(in: dir)
         @Sendable func arguments(cache: String) -> [String] {
-            ["hyperlapse", "--route", world.routeFile, "--source", "google", "--spacing", "10", "--radius", "20",
-             "--size", "320x180", "--zoom", "2", "--crf", "0", "--cache-dir", cache, "--quiet"]
+            [
+                "hyperlapse", "--route", world.routeFile, "--source", "google", "--spacing", "10", "--radius", "20",
+                "--size", "320x180", "--zoom", "2", "--crf", "0", "--cache-dir", cache, "--quiet"
+            ]
         }
-        let single = try Shell.lapse(arguments(cache: path("cache-single")) + ["-o", path("single.mp4")], environment: world.environment)
+        let single = try Shell.lapse(
+            arguments(cache: path("cache-single")) + ["-o", path("single.mp4")], environment: world.environment)
         #expect(single.status == 0, "\(single.stderr)")
         let singleTiles = try world.tilesServed(reset: true)
         let singleViews = Set(singleTiles.keys.filter { $0.split(separator: "/")[1] == "2" })
@@ -224,8 +280,9 @@ import TestSupport
 
         let results = Mutex<[Int: ProcessResult]>([:])
         DispatchQueue.concurrentPerform(iterations: 3) { i in
-            let r = try? Shell.lapse(arguments(cache: path("cache")) + ["--segment", "\(i + 1)/3", "-o", path("part-\(i + 1).mp4")],
-                                     environment: world.environment)
+            let r = try? Shell.lapse(
+                arguments(cache: path("cache")) + ["--segment", "\(i + 1)/3", "-o", path("part-\(i + 1).mp4")],
+                environment: world.environment)
             results.withLock { $0[i] = r }
         }
         for i in 0..<3 {
@@ -242,15 +299,22 @@ import TestSupport
         #expect(pictures.count == singleTiles.keys.filter { $0.split(separator: "/")[1] == "0" }.count)
         #expect(pictures.values.allSatisfy { (1...3).contains($0) })
 
-        let join = try Shell.lapse(["concat", path("part-1.mp4"), path("part-2.mp4"), path("part-3.mp4"), "-o", path("joined.mp4"), "--quiet"])
+        let join = try Shell.lapse([
+            "concat", path("part-1.mp4"), path("part-2.mp4"), path("part-3.mp4"), "-o", path("joined.mp4"), "--quiet"
+        ])
         #expect(join.status == 0, "\(join.stderr)")
-        let joined = try FFmpegReference.frames(path("joined.mp4")), reference = try FFmpegReference.frames(path("single.mp4"))
+        let joined = try FFmpegReference.frames(path("joined.mp4")),
+            reference = try FFmpegReference.frames(path("single.mp4"))
         #expect(joined.count == reference.count && joined.count == world.panoramas.count)
         #expect(zip(joined, reference).allSatisfy { $0.bytes == $1.bytes })
         // The joined credits are the single run's (every panorama's copyright once).
-        #expect(try String(contentsOfFile: path("joined.credits.txt"), encoding: .utf8)
+        #expect(
+            try String(contentsOfFile: path("joined.credits.txt"), encoding: .utf8)
                 == String(contentsOfFile: path("single.credits.txt"), encoding: .utf8))
-        let partials = FileManager.default.enumerator(atPath: path("cache"))?.compactMap { $0 as? String }.filter { $0.hasSuffix(".partial") && $0 != ".partial" } ?? []
+        let partials =
+            FileManager.default.enumerator(atPath: path("cache"))?.compactMap { $0 as? String }.filter {
+                $0.hasSuffix(".partial") && $0 != ".partial"
+            } ?? []
         #expect(partials.isEmpty, "\(partials)")
     }
 }

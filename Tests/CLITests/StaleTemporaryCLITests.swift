@@ -9,10 +9,16 @@ import TestSupport
 @Suite struct StaleTemporaryCLITests {
     static let commands: [(name: String, output: String, arguments: [String])] = [
         ("video", "out.mp4", ["video", TestData.path("images/pillow/hopper.png"), "--duration", "1"]),
-        ("gif", "out.gif", ["gif", TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4"), "--start", "0", "--duration", "1"]),
-        ("clip", "out.mp4", ["clip", TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4"), "--start", "0", "--end", "1"]),
+        (
+            "gif", "out.gif",
+            ["gif", TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4"), "--start", "0", "--duration", "1"]
+        ),
+        (
+            "clip", "out.mp4",
+            ["clip", TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4"), "--start", "0", "--end", "1"]
+        ),
         ("view", "out.png", ["view", TestData.path("pano360/trekview_360/R0014760.JPG"), "--size", "160x90"]),
-        ("route", "out.geojson", ["route", "--input", TestData.path("geo/sf_30km_h.gpx")]),
+        ("route", "out.geojson", ["route", "--input", TestData.path("geo/sf_30km_h.gpx")])
     ]
 
     @Test(arguments: commands.map(\.name))
@@ -24,7 +30,7 @@ import TestSupport
         let deadPID = try #require(Int32(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
         let ext = (c.output as NSString).pathExtension
         let stale = ".\(c.output).\(deadPID)-1f.partial.\(ext)"
-        let running = ".\(c.output).1-2e.partial.\(ext)"   // pid 1 always runs
+        let running = ".\(c.output).1-2e.partial.\(ext)" // pid 1 always runs
         for name in [stale, running] { try Data("x".utf8).write(to: dir.appendingPathComponent(name)) }
         let r = try Shell.lapse(c.arguments + ["-o", dir.appendingPathComponent(c.output).path])
         #expect(r.status == 0, "\(r.stderr)")

@@ -32,7 +32,7 @@ import TestSupport
         (["video", "--fps", "0", "-o", "x.mp4", "a.png"], "--fps takes"),
         (["video", "--bogus", "-o", "x.mp4", "a.png"], "unknown option --bogus"),
         (["video", "--size", "12", "-o", "x.mp4", "a.png"], "--size takes"),
-        (["nonsense"], "unknown command"),
+        (["nonsense"], "unknown command")
     ])
     func usageErrorsExit64(arguments: [String], message: String) throws {
         let r = try Shell.lapse(arguments)
@@ -56,8 +56,10 @@ import TestSupport
         #expect(try leftovers().isEmpty)
 
         // --skip-invalid: a warning, and the video is made from the good images.
-        let skipped = try Shell.lapse(["video", "--skip-invalid", "--image-duration", "0.5", "--json",
-                                       try good("a.png"), badPath, try good("b.png"), "-o", out])
+        let skipped = try Shell.lapse([
+            "video", "--skip-invalid", "--image-duration", "0.5", "--json",
+            try good("a.png"), badPath, try good("b.png"), "-o", out
+        ])
         #expect(skipped.status == 0, "\(skipped.stderr)")
         #expect(skipped.stderr.contains("warning: skipped \(badPath)"))
         let summary = try #require(try JSONSummary.parse(skipped.stdoutData))
@@ -70,7 +72,9 @@ import TestSupport
     @Test func noValidImageIsAnError() throws {
         try Data("x".utf8).write(to: dir.appendingPathComponent("t1.png"))
         let out = dir.appendingPathComponent("none.mp4").path
-        let r = try Shell.lapse(["video", "--skip-invalid", "--quiet", dir.appendingPathComponent("t1.png").path, "-o", out])
+        let r = try Shell.lapse([
+            "video", "--skip-invalid", "--quiet", dir.appendingPathComponent("t1.png").path, "-o", out
+        ])
         #expect(r.status == 1)
         #expect(r.stderr.contains("no valid image"))
         #expect(!FileManager.default.fileExists(atPath: out))
@@ -90,7 +94,8 @@ import TestSupport
 
     @Test func singleImageWithDurationAndDirectoryOrder() throws {
         let out = dir.appendingPathComponent("single.mp4").path
-        let r = try Shell.lapse(["video", "--quiet", try good("one.png"), "--duration", "2.5", "--fps", "24", "-o", out])
+        let r = try Shell.lapse(["video", "--quiet", try good("one.png"), "--duration", "2.5", "--fps", "24", "-o", out]
+        )
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try FFmpegReference.frameTimes(out).count == 60)
 
@@ -100,7 +105,9 @@ import TestSupport
         try GeneratedMedia.image("color=c=red:s=32x32", to: folder.appendingPathComponent("img10.png").path)
         try GeneratedMedia.image("color=c=blue:s=32x32", to: folder.appendingPathComponent("img2.png").path)
         let seq = dir.appendingPathComponent("seq.mp4").path
-        #expect(try Shell.lapse(["video", "--quiet", folder.path, "--image-duration", "0.1", "--fps", "10", "-o", seq]).status == 0)
+        #expect(
+            try Shell.lapse(["video", "--quiet", folder.path, "--image-duration", "0.1", "--fps", "10", "-o", seq])
+                .status == 0)
         let frames = try FFmpegReference.frames(seq)
         #expect(frames.count == 2)
         #expect(frames[0][16, 16].b > 200 && frames[1][16, 16].r > 200)
@@ -112,11 +119,13 @@ import TestSupport
         #expect(r.status == 0)
         #expect(r.stderr.contains("encode: 30/30 frames (100%)"))
         #expect(r.stdout.contains("wrote \(out)"))
-        #expect(r.stdout.contains("\n1 image in "), "\(r.stdout)")   // one image, not "1 images"
+        #expect(r.stdout.contains("\n1 image in "), "\(r.stdout)") // one image, not "1 images"
         let quiet = try Shell.lapse(["video", "--quiet", "--overwrite", try good("p.png"), "-o", out])
         #expect(quiet.stderr.isEmpty && quiet.stdout.isEmpty)
         // A progress count of one agrees with its noun.
-        let gif = try Shell.lapse(["gif", try good("p.png"), "-o", dir.appendingPathComponent("prog.gif").path, "--overwrite"])
+        let gif = try Shell.lapse([
+            "gif", try good("p.png"), "-o", dir.appendingPathComponent("prog.gif").path, "--overwrite"
+        ])
         #expect(gif.stderr.contains("gif: 1/1 image (100%)"), "\(gif.stderr)")
         #expect(!gif.stderr.contains("1 frames"), "\(gif.stderr)")
     }
@@ -128,19 +137,24 @@ import TestSupport
     @Test func ntscRatesAreExact() throws {
         let dir = TestData.scratchDirectory("fps-cli")
         let out = dir.appendingPathComponent("ntsc.mp4").path
-        let r = try Shell.lapse(["video", TestData.path("images/pillow/hopper.png"), "--duration", "2", "--fps", "29.97", "-o", out, "--json"])
+        let r = try Shell.lapse([
+            "video", TestData.path("images/pillow/hopper.png"), "--duration", "2", "--fps", "29.97", "-o", out, "--json"
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         let json = try JSONSummary.parse(r.stdoutData)
         #expect(json?["frame_rate"] as? String == "30000/1001")
         #expect(json?["frames"] as? Int == 60)
-        let rate = try FFmpegReference.probe(out, ["-select_streams", "v:0", "-show_entries", "stream=r_frame_rate,avg_frame_rate", "-of", "csv=p=0"])
+        let rate = try FFmpegReference.probe(
+            out, ["-select_streams", "v:0", "-show_entries", "stream=r_frame_rate,avg_frame_rate", "-of", "csv=p=0"])
         #expect(rate.trimmingCharacters(in: .whitespacesAndNewlines) == "30000/1001,30000/1001", "\(rate)")
         let times = try FFmpegReference.frameTimes(out)
         #expect(times.count == 60)
         #expect(times.enumerated().allSatisfy { abs($0.element - Double($0.offset) * 1001 / 30000) < 1e-4 })
         for bad in ["0", "241", "fast", "30/0"] {
             let u = try Shell.lapse(["video", TestData.path("images/pillow/hopper.png"), "--fps", bad, "-o", out, "-y"])
-            #expect(u.status == 64 && u.stderr.contains("--fps takes frames per second from 1 to 240"), "\(bad): \(u.stderr)")
+            #expect(
+                u.status == 64 && u.stderr.contains("--fps takes frames per second from 1 to 240"),
+                "\(bad): \(u.stderr)")
         }
     }
 }
@@ -157,8 +171,12 @@ import TestSupport
     @Test func globalOptionsBeforeTheCommand() throws {
         let dir = TestData.scratchDirectory("global-options")
         let image = TestData.path("images/pillow/hopper.png")
-        let before = try Shell.lapse(["--quiet", "--json", "video", image, "-o", dir.appendingPathComponent("a.mp4").path])
-        let after = try Shell.lapse(["video", image, "-o", dir.appendingPathComponent("b.mp4").path, "--quiet", "--json"])
+        let before = try Shell.lapse([
+            "--quiet", "--json", "video", image, "-o", dir.appendingPathComponent("a.mp4").path
+        ])
+        let after = try Shell.lapse([
+            "video", image, "-o", dir.appendingPathComponent("b.mp4").path, "--quiet", "--json"
+        ])
         #expect(before.status == 0 && after.status == 0, "\(before.stderr) \(after.stderr)")
         #expect(before.stderr.isEmpty && after.stderr.isEmpty)
         let a = try JSONSummary.parse(before.stdoutData)

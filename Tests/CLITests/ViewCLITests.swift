@@ -10,8 +10,12 @@ import TestSupport
     /// A 2048×1024 copy of a real 360° photo (made by the ffmpeg CLI).
     func panorama() throws -> String {
         let path = dir.appendingPathComponent("pano.png").path
-        let r = try Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-i", TestData.path("pano360/trekview_360/R0014760.JPG"),
-                                         "-vf", "scale=2048:1024", "-frames:v", "1", path])
+        let r = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-i", TestData.path("pano360/trekview_360/R0014760.JPG"),
+                "-vf", "scale=2048:1024", "-frames:v", "1", path
+            ])
         #expect(r.status == 0, "\(r.stderr)")
         return path
     }
@@ -23,7 +27,10 @@ import TestSupport
     @Test func help() throws {
         let r = try Shell.lapse(["view", "--help"])
         #expect(r.status == 0)
-        for option in ["--heading", "--pitch", "--roll", "--fov", "--size", "--pano-heading", "--interp", "--overwrite", "Examples:"] {
+        for option in [
+            "--heading", "--pitch", "--roll", "--fov", "--size", "--pano-heading", "--interp", "--overwrite",
+            "Examples:"
+        ] {
             #expect(r.stdout.contains(option), "help lacks \(option)")
         }
     }
@@ -32,25 +39,35 @@ import TestSupport
     func rendersView() throws {
         let pano = try panorama()
         let png = dir.appendingPathComponent("view.png").path
-        let r = try Shell.lapse(["view", pano, "--heading", "250", "--pitch", "-10", "--roll", "5", "--fov", "80",
-                                 "--size", "480x270", "--pano-heading", "40", "-o", png])
+        let r = try Shell.lapse([
+            "view", pano, "--heading", "250", "--pitch", "-10", "--roll", "5", "--fov", "80",
+            "--size", "480x270", "--pano-heading", "40", "-o", png
+        ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("wrote \(png)"))
         let ours = try DecodedImage(path: png).pixels()
         #expect(ours.width == 480 && ours.height == 270)
         // yaw = heading − panorama heading = 210° = −150°; v_fov from the 16:9 size.
         let vfov = 2 * atan(tan(40 * Double.pi / 180) * 270 / 480) * 180 / .pi
-        let reference = try #require(try FFmpegReference.frames(pano,
-            filters: "v360=input=e:output=flat:h_fov=80:v_fov=\(vfov):yaw=-150:pitch=-10:roll=5:interp=linear:w=480:h=270",
-            size: (480, 270)).first)
+        let reference = try #require(
+            try FFmpegReference.frames(
+                pano,
+                filters:
+                    "v360=input=e:output=flat:h_fov=80:v_fov=\(vfov):yaw=-150:pitch=-10:roll=5:interp=linear"
+                    + ":w=480:h=270",
+                size: (480, 270)
+            ).first)
         let ssim = ImageMetrics.ssim(ours, reference)
         #expect(ssim >= 0.99, "SSIM \(ssim)")
 
         let jpg = dir.appendingPathComponent("view.jpg").path
-        let j = try Shell.lapse(["view", pano, "--heading", "250", "--pitch", "-10", "--roll", "5", "--fov", "80",
-                                 "--size", "480x270", "--pano-heading", "40", "-o", jpg, "--interp", "lanczos"])
+        let j = try Shell.lapse([
+            "view", pano, "--heading", "250", "--pitch", "-10", "--roll", "5", "--fov", "80",
+            "--size", "480x270", "--pano-heading", "40", "-o", jpg, "--interp", "lanczos"
+        ])
         #expect(j.status == 0, "\(j.stderr)")
-        let probe = try FFmpegReference.probe(jpg, ["-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0"])
+        let probe = try FFmpegReference.probe(
+            jpg, ["-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0"])
         #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "mjpeg,480,270")
         let decoded = try DecodedImage(path: jpg).pixels()
         #expect(ImageMetrics.psnr(decoded, ours) > 28)
@@ -97,7 +114,7 @@ import TestSupport
         (["view", "p.jpg", "-o", "v.png", "--quality", "0"], "--quality takes"),
         (["view", "a.jpg", "b.jpg", "-o", "v.png"], "exactly one panorama"),
         (["view", "p.jpg", "-o", "v.png", "--zoom", "2"], "unknown option --zoom"),
-        (["view", "p.rgba", "--bench", "3"], "--bench needs --raw"),
+        (["view", "p.rgba", "--bench", "3"], "--bench needs --raw")
     ])
     func usageErrorsExit64(arguments: [String], message: String) throws {
         let r = try Shell.lapse(arguments)
@@ -120,19 +137,29 @@ import TestSupport
         #expect(noDir.status == 1 && noDir.stderr.contains("does not exist"))
         // A picture too wide for a panorama: the error names it (one line, exit 1).
         let wide = dir.appendingPathComponent("wide.png").path
-        let made = try Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "color=c=red:s=40000x2",
-                                            "-frames:v", "1", wide])
+        let made = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "color=c=red:s=40000x2",
+                "-frames:v", "1", wide
+            ])
         #expect(made.status == 0, "\(made.stderr)")
         let tooWide = try Shell.lapse(["view", wide, "-o", out])
-        #expect(tooWide.status == 1 && tooWide.stderr.contains("error: \(wide): panorama of 40000x2 pixels is too large"), "\(tooWide.stderr)")
+        #expect(
+            tooWide.status == 1 && tooWide.stderr.contains("error: \(wide): panorama of 40000x2 pixels is too large"),
+            "\(tooWide.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
     @Test("--bench renders raw RGBA frames and reports times")
     func bench() throws {
         let raw = dir.appendingPathComponent("frames.rgba").path
-        let r = try Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=s=512x256:d=0.2:r=10",
-                                         "-f", "rawvideo", "-pix_fmt", "rgba", raw])
+        let r = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=s=512x256:d=0.2:r=10",
+                "-f", "rawvideo", "-pix_fmt", "rgba", raw
+            ])
         #expect(r.status == 0)
         let b = try Shell.lapse(["view", raw, "--raw", "512x256", "--bench", "5", "--size", "64x36", "--json"])
         #expect(b.status == 0, "\(b.stderr)")

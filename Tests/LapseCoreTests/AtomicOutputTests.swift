@@ -31,10 +31,16 @@ import TestSupport
     @Test func aFileThatAppearsDuringTheJobIsKept() throws {
         let output = try AtomicOutput(path: path("a.gif"), overwrite: false)
         try write("ours", to: output.temporaryPath)
-        try write("theirs", to: path("a.gif"))     // created by someone else mid-job
+        try write("theirs", to: path("a.gif")) // created by someone else mid-job
         let error = try #require(throws: LapseError.self) { try output.commit() }
         #expect(error.code == .output)
-        #expect(error.description == "\(path("a.gif")): a file appeared here while the job ran and was kept (--overwrite replaces it); the finished output is \(path("a-1.gif"))")
+        #expect(
+            error.description
+                == """
+                \(path("a.gif")): a file appeared here while the job ran and was kept (--overwrite replaces it); \
+                the finished output is \(path("a-1.gif"))
+                """
+        )
         #expect(try read(path("a.gif")) == "theirs")
         #expect(try read(path("a-1.gif")) == "ours")
         // The next free name when -1 is taken too.
@@ -89,7 +95,10 @@ import TestSupport
         let output = try AtomicOutput(path: path("m.json"), overwrite: false)
         #expect(!FileManager.default.fileExists(atPath: stale))
         try output.write(Data("{}".utf8))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == [URL(fileURLWithPath: output.temporaryPath).lastPathComponent])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: dir.path) == [
+                URL(fileURLWithPath: output.temporaryPath).lastPathComponent
+            ])
         try output.commit()
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["m.json"])
         #expect(try read(path("m.json")) == "{}")

@@ -29,7 +29,7 @@ private struct Failure: Error, Equatable { var index: Int }
     /// every earlier result.
     @Test func resultsAndErrorsComeInInputOrder() async throws {
         let queue = OrderedWorkQueue(0..<200, workers: 4) { i, value -> Int in
-            if value % 7 == 0 { usleep(UInt32(200 * (value % 5))) }   // out-of-order finishing
+            if value % 7 == 0 { usleep(UInt32(200 * (value % 5))) } // out-of-order finishing
             return value * 2
         }
         var got: [Int] = []
@@ -56,9 +56,15 @@ private struct Failure: Error, Equatable { var index: Int }
     @Test(.timeLimit(.minutes(1))) func waitingHoldsNoPoolThread() async throws {
         let gate = DispatchSemaphore(value: 0)
         let count = 8 * ProcessInfo.processInfo.activeProcessorCount
-        let queues = (0..<count).map { _ in OrderedWorkQueue(0..<1, workers: 1) { _, v -> Int in gate.wait(); return v + 7 } }
+        let queues = (0..<count).map { _ in
+            OrderedWorkQueue(0..<1, workers: 1) { _, v -> Int in
+                gate.wait(); return v + 7
+            }
+        }
         let waiters = queues.map { queue in Task { try await queue.next() } }
-        let opened = await Task { for _ in 0..<count { gate.signal() }; return true }.value
+        let opened = await Task {
+            for _ in 0..<count { gate.signal() }; return true
+        }.value
         #expect(opened)
         for w in waiters { #expect(try await w.value == 7) }
     }
@@ -67,7 +73,9 @@ private struct Failure: Error, Equatable { var index: Int }
     @Test(.timeLimit(.minutes(1))) func cancellingTheConsumerEndsItsWait() async throws {
         let gate = DispatchSemaphore(value: 0)
         let entered = DispatchSemaphore(value: 0)
-        let queue = OrderedWorkQueue(0..<1, workers: 1) { _, v -> Int in entered.signal(); gate.wait(); return v }
+        let queue = OrderedWorkQueue(0..<1, workers: 1) { _, v -> Int in
+            entered.signal(); gate.wait(); return v
+        }
         let consumer = Task { try await queue.next() }
         entered.wait()
         consumer.cancel()
@@ -106,23 +114,30 @@ private struct Failure: Error, Equatable { var index: Int }
     @Test func forEachOrderedConsumesInOrderWithBoundedConcurrency() async throws {
         let inFlight = Mutex((now: 0, most: 0))
         var consumed: [Int] = []
-        try await forEachOrdered(count: 100, concurrency: 3, produce: { i -> Int in
-            inFlight.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
-            if i % 3 == 0 { try await Task.sleep(nanoseconds: 200_000) }
-            inFlight.withLock { $0.now -= 1 }
-            return i * i
-        }, consume: { index, value in
-            #expect(value == index * index)
-            consumed.append(index)
-        })
+        try await forEachOrdered(
+            count: 100, concurrency: 3,
+            produce: { i -> Int in
+                inFlight.withLock {
+                    $0.now += 1; $0.most = max($0.most, $0.now)
+                }
+                if i % 3 == 0 { try await Task.sleep(nanoseconds: 200_000) }
+                inFlight.withLock { $0.now -= 1 }
+                return i * i
+            },
+            consume: { index, value in
+                #expect(value == index * index)
+                consumed.append(index)
+            })
         #expect(consumed == Array(0..<100))
         #expect(inFlight.withLock { $0.most } <= 3)
         // An error in produce ends the loop with that error.
         await #expect(throws: Failure.self) {
-            try await forEachOrdered(count: 10, concurrency: 2, produce: { i -> Int in
-                if i == 4 { throw Failure(index: i) }
-                return i
-            }, consume: { _, _ in })
+            try await forEachOrdered(
+                count: 10, concurrency: 2,
+                produce: { i -> Int in
+                    if i == 4 { throw Failure(index: i) }
+                    return i
+                }, consume: { _, _ in })
         }
     }
 }

@@ -31,13 +31,16 @@ import Testing
     }
 
     @Test func secretsAreHidden() {
-        #expect(Redaction.url("https://tile.googleapis.com/v1/streetview/tiles/3/0/0?key=AIzaSyXXXX&session=abc")
+        #expect(
+            Redaction.url("https://tile.googleapis.com/v1/streetview/tiles/3/0/0?key=AIzaSyXXXX&session=abc")
                 == "https://tile.googleapis.com/v1/streetview/tiles/3/0/0?…")
         #expect(Redaction.url("https://user:secret@example.com/v.mp4") == "https://example.com/v.mp4")
         #expect(Redaction.url("https://example.com/v.mp4#t=3") == "https://example.com/v.mp4")
         #expect(Redaction.url("/home/ann/v.mp4") == "/home/ann/v.mp4")
-        #expect(Redaction.message("bad key AIzaSy123 in AIzaSy123", hiding: ["AIzaSy123"]) == "bad key [redacted] in [redacted]")
-        #expect(Redaction.message("a b c", hiding: ["a"]) == "a b c")   // too short to be a secret
+        #expect(
+            Redaction.message("bad key AIzaSy123 in AIzaSy123", hiding: ["AIzaSy123"])
+                == "bad key [redacted] in [redacted]")
+        #expect(Redaction.message("a b c", hiding: ["a"]) == "a b c") // too short to be a secret
     }
 }
 
@@ -51,12 +54,13 @@ import Testing
         #expect(FrameRate.parse("59.94") == FrameRate(60000, 1001))
         #expect(FrameRate.parse("12.5") == FrameRate(25, 2))
         #expect(FrameRate.parse("50/2") == FrameRate(25))
-        #expect(FrameRate.parse("29.9701") == FrameRate(30000, 1001))   // within NTSC's rounding
+        #expect(FrameRate.parse("29.9701") == FrameRate(30000, 1001)) // within NTSC's rounding
         #expect(FrameRate.parse("12.3456") == FrameRate(12346, 1000))
         for bad in ["0", "-25", "abc", "30/0", "1/2/3", "inf", "nan", "", "0.0001"] {
             #expect(FrameRate.parse(bad) == nil, "\(bad)")
         }
-        #expect(FrameRate(30000, 1001).description == "29.97" && FrameRate(25, 2).description == "12.5"
+        #expect(
+            FrameRate(30000, 1001).description == "29.97" && FrameRate(25, 2).description == "12.5"
                 && FrameRate(30).description == "30")
     }
 }

@@ -34,13 +34,13 @@ func pageFrame(width: Int = 128, height: Int = 96, scroll: Int) -> PixelBuffer {
     var p = PixelBuffer(width: width, height: height, fill: RGBA(255, 255, 255))
     for y in 0..<height {
         let py = y + scroll
-        guard py % 12 >= 3, py % 12 < 9 else { continue }  // text lines 6 px high
+        guard py % 12 >= 3, py % 12 < 9 else { continue } // text lines 6 px high
         for x in 8..<width - 8 {
             var noise = Noise(state: UInt64(py / 12 * 1000 + x / 5))
             let glyph = noise.next(100)
-            guard glyph > -40, x % 5 != 4 else { continue }  // words and letter gaps
+            guard glyph > -40, x % 5 != 4 else { continue } // words and letter gaps
             let v = UInt8(40 + (glyph + 100) % 120 + (py % 12 == 3 || py % 12 == 8 ? 60 : 0))
-            p[x, y] = RGBA(v, v, glyph > 60 ? 200 : v)  // a few blue-ish "links"
+            p[x, y] = RGBA(v, v, glyph > 60 ? 200 : v) // a few blue-ish "links"
         }
     }
     return p
@@ -61,9 +61,9 @@ func pageFrame(width: Int = 128, height: Int = 96, scroll: Int) -> PixelBuffer {
         var p = PixelBuffer(width: 16, height: 8, fill: RGBA(120, 120, 120))
         for y in 0..<8 { for x in 8..<16 { p[x, y] = (x + y) % 2 == 0 ? RGBA(60, 60, 60) : RGBA(200, 200, 200) } }
         let map = try #require(FrameAnalysis.toleranceMap(FrameDiffer.binarized(p), width: 16, height: 8, tolerance: 2))
-        #expect(map[3 * 16 + 2] == 0)  // flat grey
-        #expect(map[3 * 16 + 12] == 2)  // checkerboard: range 140 → 35, capped at 2
-        #expect(map[3 * 16 + 7] == 2)  // next to the checkerboard
+        #expect(map[3 * 16 + 2] == 0) // flat grey
+        #expect(map[3 * 16 + 12] == 2) // checkerboard: range 140 → 35, capped at 2
+        #expect(map[3 * 16 + 7] == 2) // next to the checkerboard
         #expect(FrameAnalysis.toleranceMap(FrameDiffer.binarized(p), width: 16, height: 8, tolerance: 0) == nil)
     }
 
@@ -71,7 +71,8 @@ func pageFrame(width: Int = 128, height: Int = 96, scroll: Int) -> PixelBuffer {
     /// a textured area that moved as much stays as it was (transparent, nothing to encode).
     @Test func smallChangesAreRedrawnOnlyWhereTheAreaIsFlat() async throws {
         func frame(_ shift: Int) -> PixelBuffer {
-            var p = PixelBuffer(width: 48, height: 32, fill: RGBA(UInt8(120 + shift), UInt8(120 + shift), UInt8(120 + shift)))
+            var p = PixelBuffer(
+                width: 48, height: 32, fill: RGBA(UInt8(120 + shift), UInt8(120 + shift), UInt8(120 + shift)))
             for y in 0..<32 {
                 for x in 24..<48 {
                     let v = UInt8(((x + y) % 2 == 0 ? 60 : 200) + shift)
@@ -88,11 +89,11 @@ func pageFrame(width: Int = 128, height: Int = 96, scroll: Int) -> PixelBuffer {
         #expect(second.x == 0 && second.width == 23)
         let shown = adaptive.compositedFrames()[1]
         #expect(shown[5, 5] == RGBA(121, 121, 121))
-        #expect(shown[30, 5] == frames[0].0[30, 5])  // the textured half is left as it was
+        #expect(shown[30, 5] == frames[0].0[30, 5]) // the textured half is left as it was
         var plainOptions = GIFOptions()
         plainOptions.adaptive = false
         let (_, plain) = try await encode(frames, options: plainOptions)
-        #expect(plain.images.count == 1)  // within the tolerance everywhere: merged, the grey left stale
+        #expect(plain.images.count == 1) // within the tolerance everywhere: merged, the grey left stale
     }
 
     /// Smooth frames (a noisy wall) get enough colours to keep their faint texture instead of banding.
@@ -141,8 +142,9 @@ func pageFrame(width: Int = 128, height: Int = 96, scroll: Int) -> PixelBuffer {
             return s.reduce(0, +) / Double(s.count)
         }
         let a = meanSSIM(adaptive), p = meanSSIM(plain)
-        #expect(Double(adaptiveSummary.bytes) <= 0.85 * Double(plainSummary.bytes),
-                "\(adaptiveSummary.bytes) vs \(plainSummary.bytes) bytes")
+        #expect(
+            Double(adaptiveSummary.bytes) <= 0.85 * Double(plainSummary.bytes),
+            "\(adaptiveSummary.bytes) vs \(plainSummary.bytes) bytes")
         #expect(a >= p - 0.0005, "SSIM \(a) vs \(p)")
         for (f, s) in zip(adaptive.compositedFrames(), frames) { #expect(ImageMetrics.psnr(f, s) >= 30) }
     }

@@ -20,7 +20,8 @@ func testFrame(width: Int = 96, height: Int = 64, offset: Int = 0, alphaHole: Bo
     return p
 }
 
-func encode(_ frames: [(PixelBuffer, Double)], options: GIFOptions = GIFOptions()) async throws -> (GIFSummary, GIFFile) {
+func encode(_ frames: [(PixelBuffer, Double)], options: GIFOptions = GIFOptions()) async throws -> (GIFSummary, GIFFile)
+{
     let dir = TestData.scratchDirectory("gif-enc")
     let path = dir.appendingPathComponent("out.gif").path
     let encoder = try GIFEncoder(path: path, width: frames[0].0.width, height: frames[0].0.height, options: options)
@@ -88,8 +89,9 @@ func encode(_ frames: [(PixelBuffer, Double)], options: GIFOptions = GIFOptions(
 
     @Test(arguments: [Optional(0), 3, nil])
     func loopCount(_ loop: Int?) async throws {
-        let (_, gif) = try await encode([(testFrame(), 0.5), (testFrame(offset: 9), 0.5)],
-                                        options: GIFOptions(loopCount: loop))
+        let (_, gif) = try await encode(
+            [(testFrame(), 0.5), (testFrame(offset: 9), 0.5)],
+            options: GIFOptions(loopCount: loop))
         #expect(gif.loopCount == loop)
     }
 
@@ -103,10 +105,10 @@ func encode(_ frames: [(PixelBuffer, Double)], options: GIFOptions = GIFOptions(
         #expect(shown.count == 3)
         for y in stride(from: 0, to: 64, by: 7) {
             #expect(shown[0][5, y].a == 255)
-            #expect(shown[1][5, y].a == 0)        // alpha 0
-            #expect(shown[1][20, y].a == 0)       // alpha 111
-            #expect(shown[1][40, y].a == 255)     // alpha 112
-            #expect(shown[1][60, y].a == 255)     // opaque
+            #expect(shown[1][5, y].a == 0) // alpha 0
+            #expect(shown[1][20, y].a == 0) // alpha 111
+            #expect(shown[1][40, y].a == 255) // alpha 112
+            #expect(shown[1][60, y].a == 255) // opaque
             #expect(shown[2][5, y].a == 255)
         }
         #expect(ImageMetrics.psnr(shown[2], frames[2]) >= 30)

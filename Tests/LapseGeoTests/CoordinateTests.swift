@@ -5,7 +5,9 @@ import LapseGeo
 import Testing
 
 @Suite struct CoordinateTests {
-    @Test(arguments: [(91.0, 0.0), (-90.0001, 0.0), (0.0, 180.5), (0.0, -181.0), (Double.nan, 0.0), (0.0, Double.infinity)])
+    @Test(arguments: [
+        (91.0, 0.0), (-90.0001, 0.0), (0.0, 180.5), (0.0, -181.0), (Double.nan, 0.0), (0.0, Double.infinity)
+    ])
     func rejectsOutOfRange(lat: Double, lng: Double) {
         #expect(throws: LapseError.self) { try Coordinate(latitude: lat, longitude: lng) }
     }
@@ -122,7 +124,8 @@ import Testing
         // Tiny segments stay accurate.
         let c = a.destination(bearing: 30, distance: 0.05)
         #expect(abs(a.distance(to: a.interpolated(to: c, fraction: 0.5)) - 0.025) < 1e-6)
-        #expect(a.interpolated(to: a, fraction: 0.5) == a || a.distance(to: a.interpolated(to: a, fraction: 0.5)) < 1e-6)
+        #expect(
+            a.interpolated(to: a, fraction: 0.5) == a || a.distance(to: a.interpolated(to: a, fraction: 0.5)) < 1e-6)
     }
 
     @Test func angleHelpers() {

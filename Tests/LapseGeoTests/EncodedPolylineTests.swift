@@ -27,10 +27,12 @@ import Testing
         for _ in 0..<200 {
             let n = Int.random(in: 1...60)
             // Points on the precision grid survive exactly; include the extremes of the range.
-            let points = try (0..<n).map { _ in
-                try Coordinate(latitude: (Double.random(in: -90...90) * scale).rounded() / scale,
-                               longitude: (Double.random(in: -180...180) * scale).rounded() / scale)
-            } + [Coordinate(latitude: 90, longitude: 180), Coordinate(latitude: -90, longitude: -180)]
+            let points =
+                try (0..<n).map { _ in
+                    try Coordinate(
+                        latitude: (Double.random(in: -90...90) * scale).rounded() / scale,
+                        longitude: (Double.random(in: -180...180) * scale).rounded() / scale)
+                } + [Coordinate(latitude: 90, longitude: 180), Coordinate(latitude: -90, longitude: -180)]
             let s = EncodedPolyline.encode(points, precision: precision)
             let back = try EncodedPolyline.decode(s, precision: precision)
             #expect(back == points)
@@ -40,7 +42,8 @@ import Testing
         var p = try Coordinate(latitude: 45.123456789, longitude: 7.987654321)
         var points: [Coordinate] = []
         for _ in 0..<1000 { points.append(p); p = p.destination(bearing: .random(in: 0..<360), distance: 3.3) }
-        let back = try EncodedPolyline.decode(EncodedPolyline.encode(points, precision: precision), precision: precision)
+        let back = try EncodedPolyline.decode(
+            EncodedPolyline.encode(points, precision: precision), precision: precision)
         for (a, b) in zip(points, back) {
             #expect(abs(a.latitude - b.latitude) <= 0.5 / scale + 1e-12)
             #expect(abs(a.longitude - b.longitude) <= 0.5 / scale + 1e-12)
@@ -54,12 +57,12 @@ import Testing
     }
 
     @Test(arguments: [
-        ("_p~iF~ps|U_ulLnnqC_mqNvxq`", "ends inside a value"),  // truncated in the last chunk
+        ("_p~iF~ps|U_ulLnnqC_mqNvxq`", "ends inside a value"), // truncated in the last chunk
         ("_p~iF~ps|U_ulL", "without its longitude"),
         ("_p~iF ~ps|U", "invalid character"),
         ("_p~iF~ps|U\u{7F}", "invalid character"),
         ("~~~~~~~~~~~~~~", "overlong value"),
-        ("_p~iF~ps|U_ulLnnqC_mqNvxq`@", "outside the valid range"),  // read at precision 4: 385°
+        ("_p~iF~ps|U_ulLnnqC_mqNvxq`@", "outside the valid range") // read at precision 4: 385°
     ])
     func brokenStrings(text: String, problem: String) {
         let precision = problem == "outside the valid range" ? 4 : 5

@@ -18,7 +18,7 @@ import Testing
         let points = try route.resampled(every: 10)
         let total = route.length
         #expect(abs(total - 400) < 1e-6)
-        #expect(points.count == 41)  // 0, 10, …, 400
+        #expect(points.count == 41) // 0, 10, …, 400
         #expect(points.first!.coordinate == route.points.first!.coordinate)
         #expect(points.last!.coordinate.distance(to: route.points.last!.coordinate) < 1e-6)
         for (a, b) in zip(points, points.dropFirst()) {
@@ -27,7 +27,8 @@ import Testing
         // Measured independently: the distance from the start along the real path (east leg, then north leg).
         let start = route.points[0].coordinate, turn = route.points[1].coordinate
         for p in points {
-            let alongPath = p.distanceAlongRoute <= 237
+            let alongPath =
+                p.distanceAlongRoute <= 237
                 ? start.distance(to: p.coordinate)
                 : 237 + turn.distance(to: p.coordinate)
             #expect(abs(alongPath - p.distanceAlongRoute) < 0.01)
@@ -51,7 +52,7 @@ import Testing
         var coordinates = [c]
         for _ in 0..<20 { c = c.destination(bearing: 60, distance: 7); coordinates.append(c) }
         let points = try Route(coordinates: coordinates).resampled(every: 10)
-        #expect(points.count == 15)  // 0…130 and 140
+        #expect(points.count == 15) // 0…130 and 140
         for (a, b) in zip(points, points.dropFirst()) {
             #expect(abs(a.coordinate.distance(to: b.coordinate) - (b.distanceAlongRoute - a.distanceAlongRoute)) < 1e-3)
         }
@@ -71,7 +72,7 @@ import Testing
             turned += step
         }
         #expect(abs(turned + 90) < 0.01)
-        for p in points {  // all between north and east: never facing backwards
+        for p in points { // all between north and east: never facing backwards
             #expect(p.heading <= 90.01 || p.heading >= 359.99)
         }
         // Without smoothing the heading switches exactly at the corner.
@@ -96,7 +97,9 @@ import Testing
     @Test func repeatedAndZeroLengthPointsGiveNoNaN() throws {
         let a = try Coordinate(latitude: 48.8566, longitude: 2.3522)
         let b = a.destination(bearing: 180, distance: 30)
-        let route = Route(coordinates: [a, a, a, b, b, b.destination(bearing: 180, distance: 5), b.destination(bearing: 180, distance: 5)])
+        let route = Route(coordinates: [
+            a, a, a, b, b, b.destination(bearing: 180, distance: 5), b.destination(bearing: 180, distance: 5)
+        ])
         let points = try route.resampled(every: 10)
         #expect(points.count == 5)
         for p in points {
@@ -157,8 +160,10 @@ import Testing
         let a = try Coordinate(latitude: 0, longitude: 0)
         let b = a.destination(bearing: 0, distance: 20)
         let t0 = Date(timeIntervalSince1970: 1_000_000)
-        let route = Route(points: [TrackPoint(a, elevation: 100, time: t0),
-                                   TrackPoint(b, elevation: 120, time: t0.addingTimeInterval(4))])
+        let route = Route(points: [
+            TrackPoint(a, elevation: 100, time: t0),
+            TrackPoint(b, elevation: 120, time: t0.addingTimeInterval(4))
+        ])
         let points = try route.resampled(every: 5)
         #expect(points.map { $0.elevation! } == [100, 105, 110, 115, 120])
         #expect(points.map { $0.time!.timeIntervalSince(t0) } == [0, 1, 2, 3, 4])

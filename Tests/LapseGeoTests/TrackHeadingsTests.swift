@@ -23,7 +23,8 @@ import Testing
         let start = Coordinate(uncheckedLatitude: 48.85, longitude: 2.35)
         let fixes = (0..<120).map { i in
             start.destination(bearing: 63, distance: 2.5 * Double(i))
-                .destination(bearing: 90, distance: noise.gaussian(3)).destination(bearing: 0, distance: noise.gaussian(3))
+                .destination(bearing: 90, distance: noise.gaussian(3)).destination(
+                    bearing: 0, distance: noise.gaussian(3))
         }
         let headings = TrackHeadings.headings(fixes)
         let errors = headings.map { abs(angleDifference(from: 63, to: $0!)) }

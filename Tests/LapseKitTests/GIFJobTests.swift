@@ -9,7 +9,8 @@ private let toRGBA = "scale=flags=bicubic+accurate_rnd+full_chroma_int,format=rg
 
 /// Runs a job and reads the GIF back with giflib.
 private func makeGIF(_ source: GIFJob.Source, _ configure: (inout GIFJob) -> Void = { _ in }) async throws
-    -> (GIFJob.Summary, GIFFile, String) {
+    -> (GIFJob.Summary, GIFFile, String)
+{
     let path = TestData.scratchDirectory("gif-job").appendingPathComponent("out.gif").path
     var job = GIFJob(source: source, output: path)
     configure(&job)
@@ -83,9 +84,12 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         let path = TestData.path("video/iphone_rotated.mov")
         let (_, gif, _) = try await makeGIF(.video(path))
         let frames = gif.compositedFrames()
-        let source = try SourceFrames(path, filters: "scale=160:284:flags=lanczos+accurate_rnd+full_chroma_int,format=rgba",
-                                      size: (160, 284))
-        let ssim = (0..<22).map { ImageMetrics.ssim(shown(gif, frames, at: $0 * 10), source.frame(at: Double($0) / 10)) }
+        let source = try SourceFrames(
+            path, filters: "scale=160:284:flags=lanczos+accurate_rnd+full_chroma_int,format=rgba",
+            size: (160, 284))
+        let ssim = (0..<22).map {
+            ImageMetrics.ssim(shown(gif, frames, at: $0 * 10), source.frame(at: Double($0) / 10))
+        }
         #expect(ssim.reduce(0, +) / 22 >= 0.99)
     }
 
@@ -106,7 +110,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     @Test(arguments: [
         ("quadrants_dm_rot+90.mp4", ["green", "yellow", "red", "blue"]),
         ("quadrants_dm_rot-90.mp4", ["blue", "red", "yellow", "green"]),
-        ("quadrants_dm_rot180.mp4", ["yellow", "blue", "green", "red"]),
+        ("quadrants_dm_rot180.mp4", ["yellow", "blue", "green", "red"])
     ])
     func rotatedQuadrants(file: String, corners: [String]) async throws {
         let (_, gif, _) = try await makeGIF(.video(TestData.path("video/synthetic/\(file)"))) { $0.duration = 0.3 }
@@ -121,7 +125,9 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     /// delays summing to 320 cs, each a multiple of 20, looping forever.
     @Test func regiftTiming() async throws {
         let path = TestData.path("video/regift-test-file.mov")
-        let (_, gif, _) = try await makeGIF(.video(path)) { $0.fps = 5; $0.duration = 3.2 }
+        let (_, gif, _) = try await makeGIF(.video(path)) {
+            $0.fps = 5; $0.duration = 3.2
+        }
         #expect(gif.version == "GIF89a")
         #expect(gif.delays.reduce(0, +) == 320)
         #expect(gif.delays.allSatisfy { $0 % 20 == 0 })
@@ -140,8 +146,9 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     @Test(arguments: [(10.0, nil as Double?), (3, nil), (10, 1.234), (7, 2.0)])
     func progressReachesItsTotal(fps: Double, duration: Double?) async throws {
         let events = Events()
-        var job = GIFJob(source: .video(TestData.path("video/regift-test-file.mov")),
-                         output: TestData.scratchDirectory("gifprogress").appendingPathComponent("p.gif").path)
+        var job = GIFJob(
+            source: .video(TestData.path("video/regift-test-file.mov")),
+            output: TestData.scratchDirectory("gifprogress").appendingPathComponent("p.gif").path)
         job.fps = fps
         job.duration = duration
         let summary = try await job.run(progress: { events.append($0) })
@@ -182,7 +189,8 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     @Test func hdr10IsToneMapped() async throws {
         let path = TestData.path("video/synthetic/hdr10_pq_hevc10_320x180.mp4")
         let (_, gif, _) = try await makeGIF(.video(path)) { $0.size = .scale(1) }
-        let chain = "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,"
+        let chain =
+            "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,"
             + "zscale=t=bt709:m=bt709:r=pc,format=gbrp,\(toRGBA)"
         let reference = try FFmpegReference.frames(path, filters: chain, size: (320, 180))
         let frames = gif.compositedFrames()
@@ -211,7 +219,10 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
                 for x in 0..<png.width where (f.bytes[(y * f.width + x) * 4 + 3] == 0) == opaque(x, y) {
                     mismatches += 1
                     if x > 0, y > 0, x + 1 < png.width, y + 1 < png.height,
-                       opaque(x, y), opaque(x - 1, y), opaque(x + 1, y), opaque(x, y - 1), opaque(x, y + 1) { inside += 1 }
+                        opaque(x, y), opaque(x - 1, y), opaque(x + 1, y), opaque(x, y - 1), opaque(x, y + 1)
+                    {
+                        inside += 1
+                    }
                 }
             }
             #expect(inside == 0, "frame \(i): \(inside) see-through pixels inside the shape")
@@ -228,7 +239,8 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         for i in 0..<10 {
             let source = try DecodedImage(path: "\(dir)/frame\(String(format: "%03d", i + 1)).png").pixels()
             var mismatches = 0
-            for p in stride(from: 3, to: source.bytes.count, by: 4) where (frames[i].bytes[p] == 0) != (source.bytes[p] < 128) {
+            for p in stride(from: 3, to: source.bytes.count, by: 4)
+            where (frames[i].bytes[p] == 0) != (source.bytes[p] < 128) {
                 mismatches += 1
             }
             #expect(mismatches == 0, "frame \(i)")
@@ -258,7 +270,9 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     @Test func onlineVideo() async throws {
         let server = try LocalServer(script: "http_file_server.py", arguments: ["--root", TestData.path("video")])
         defer { server.stop() }
-        let (_, local, localPath) = try await makeGIF(.video(TestData.path("video/regift-test-file.mov"))) { $0.duration = 1 }
+        let (_, local, localPath) = try await makeGIF(.video(TestData.path("video/regift-test-file.mov"))) {
+            $0.duration = 1
+        }
         let (_, online, onlinePath) = try await makeGIF(.video("\(server.baseURL)/regift-test-file.mov?token=secret")) {
             $0.duration = 1
         }

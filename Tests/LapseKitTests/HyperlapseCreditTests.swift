@@ -22,8 +22,10 @@ import TestSupport
     /// Lossless video frames with and without a credit differ, in every frame, in the credit's box and nowhere
     /// else — exactly, in every plane of the 4:2:0 video (the box is even-aligned: whole chroma blocks); inside, most
     /// of the box is darker than the picture (a dark box with small white text).
-    static func expectCreditOnlyInBox(_ framed: [(y: [UInt8], u: [UInt8], v: [UInt8])], _ plain: [(y: [UInt8], u: [UInt8], v: [UInt8])],
-                                      width: Int, boxes: [PixelRect], _ what: String) {
+    static func expectCreditOnlyInBox(
+        _ framed: [(y: [UInt8], u: [UInt8], v: [UInt8])], _ plain: [(y: [UInt8], u: [UInt8], v: [UInt8])],
+        width: Int, boxes: [PixelRect], _ what: String
+    ) {
         #expect(framed.count == plain.count && framed.count == boxes.count, "\(what): \(framed.count) frames")
         for (k, (a, b)) in zip(framed, plain).enumerated() where k < boxes.count {
             let box = boxes[k]
@@ -31,10 +33,14 @@ import TestSupport
             let y = differences(a.y, b.y, width: width, box: box)
             let u = differences(a.u, b.u, width: width / 2, box: chromaBox)
             let v = differences(a.v, b.v, width: width / 2, box: chromaBox)
-            #expect(y.outside == 0 && u.outside == 0 && v.outside == 0,
-                    "\(what) frame \(k): \(y.outside) Y, \(u.outside) U, \(v.outside) V samples outside \(box) changed")
-            #expect(y.inside * 10 > box.width * box.height * 8, "\(what) frame \(k): \(y.inside) Y samples of \(box) changed")
-            let darker = zip(a.y, b.y).enumerated().filter { i, p in box.contains(i % width, i / width) && p.0 < p.1 }.count
+            #expect(
+                y.outside == 0 && u.outside == 0 && v.outside == 0,
+                "\(what) frame \(k): \(y.outside) Y, \(u.outside) U, \(v.outside) V samples outside \(box) changed")
+            #expect(
+                y.inside * 10 > box.width * box.height * 8,
+                "\(what) frame \(k): \(y.inside) Y samples of \(box) changed")
+            let darker = zip(a.y, b.y).enumerated().filter { i, p in box.contains(i % width, i / width) && p.0 < p.1 }
+                .count
             #expect(darker * 2 > box.width * box.height, "\(what) frame \(k): \(darker) Y samples of \(box) darker")
         }
     }
@@ -46,7 +52,7 @@ import TestSupport
         s.radius = 20
         s.size = FrameSize(width: 640, height: 360)
         s.zoom = .level(1)
-        s.crf = 0   // lossless: the frames as drawn, but for the conversion to 4:2:0
+        s.crf = 0 // lossless: the frames as drawn, but for the conversion to 4:2:0
         s.stabilize = false
         s.cacheDir = dir.appendingPathComponent("cache").path
         s.output = dir.appendingPathComponent(name + ".mp4").path
@@ -61,7 +67,7 @@ import TestSupport
         func run(_ name: String, _ corner: CreditCorner?) async throws -> [(y: [UInt8], u: [UInt8], v: [UInt8])] {
             let s = googleSettings(world, name)
             var job = try s.makeJob(overwrite: false)
-            #expect(job.creditPosition == .bottomRight && job.routeCredit == nil)   // the defaults, for a route file
+            #expect(job.creditPosition == .bottomRight && job.routeCredit == nil) // the defaults, for a route file
             job.creditPosition = corner
             let summary = try await job.run(feed: try await s.makeFeed(environment: world.environment))
             #expect(summary.frames == world.panoramas.count)
@@ -73,20 +79,31 @@ import TestSupport
         #expect(Attribution(source: Attribution.googleStreetView, copyright: world.copyright).credit == credit)
         for corner in CreditCorner.allCases {
             let framed = try await run(corner.rawValue, corner)
-            let box = try #require(try CreditOverlay(corner: corner).box(for: credit, frameWidth: 640, frameHeight: 360))
+            let box = try #require(
+                try CreditOverlay(corner: corner).box(for: credit, frameWidth: 640, frameHeight: 360))
             let left = corner == .topLeft || corner == .bottomLeft, top = corner == .topLeft || corner == .topRight
             // 0.5 em of 10 px from the edges (made even: 6 px); one 10 px line (12 px) and its padding; about a
             // third of the width (a long copyright line).
-            #expect((left ? box.x : 640 - box.x - box.width) == 6 && (top ? box.y : 360 - box.y - box.height) == 6, "\(corner): \(box)")
+            #expect(
+                (left ? box.x : 640 - box.x - box.width) == 6 && (top ? box.y : 360 - box.y - box.height) == 6,
+                "\(corner): \(box)")
             #expect(box.height == 16 && box.width > 150 && box.width * 100 < 640 * 35, "\(corner): \(box)")
-            Self.expectCreditOnlyInBox(framed, plain, width: 640, boxes: Array(repeating: box, count: 3), corner.rawValue)
+            Self.expectCreditOnlyInBox(
+                framed, plain, width: 640, boxes: Array(repeating: box, count: 3), corner.rawValue)
         }
         // No CC BY-SA imagery, no route service: the sidecar credits the imagery alone.
         let sidecar = try String(contentsOfFile: dir.appendingPathComponent("plain.credits.txt").path, encoding: .utf8)
-        #expect(sidecar == "Imagery credits (Google Street View):\n- Google Street View — © 2026 Stand-in Route Imagery\nMade with lapse \(lapseVersion).\n")
+        #expect(
+            sidecar
+                == """
+                Imagery credits (Google Street View):\n- Google Street View — © 2026 Stand-in Route Imagery\nMade \
+                with lapse \(lapseVersion).\n
+                """
+        )
     }
 
-    /// The GIF's credit is drawn at the GIF's size after resizing (its own text of 9 px at least, not the video's shrunk),
+    /// The GIF's credit is drawn at the GIF's size after resizing (its own text of 9 px at least, not the video's
+    /// shrunk),
     /// in its corner only: exactly, frame by frame as the job makes them (a real Street View frame), and in the
     /// GIF file against the same GIF without a credit (the GIF's palettes make the rest differ by a little).
     @Test func gifCreditIsDrawnAtTheGIFsSizeInItsCornerOnly() async throws {
@@ -102,8 +119,9 @@ import TestSupport
             return try FFmpegReference.frames(s.gif!, filters: "format=rgba", size: (213, 120))
         }
         let plainGIF = try await run("gif-plain", nil)
-        let plainVideo = try FFmpegReference.frames(dir.appendingPathComponent("gif-plain.mp4").path,
-                                                    filters: "scale=in_color_matrix=bt709:in_range=limited,format=rgba", size: (640, 360))
+        let plainVideo = try FFmpegReference.frames(
+            dir.appendingPathComponent("gif-plain.mp4").path,
+            filters: "scale=in_color_matrix=bt709:in_range=limited,format=rgba", size: (640, 360))
 
         // The frames the job gives the encoders: the video frame credited at 640 x 360; the GIF frame, the frame
         // without its credit resized, then credited at 213 x 120.
@@ -118,14 +136,18 @@ import TestSupport
         #expect(gifBox.height == 14 && videoBox.height * 120 / 360 == 5, "GIF \(gifBox), video \(videoBox)")
         #expect(gifBox.x == 6 && gifBox.y + gifBox.height == 120 - 6 && gifBox.width < 213, "\(gifBox)")
         var plainGIFFrame = try plainVideo[0].resized(width: 213, height: 120)
-        for (credited, clean, box, what) in [(frame, plainVideo[0], videoBox, "video"), (gifFrame, plainGIFFrame, gifBox, "GIF")] {
+        for (credited, clean, box, what) in [
+            (frame, plainVideo[0], videoBox, "video"), (gifFrame, plainGIFFrame, gifBox, "GIF")
+        ] {
             var inside = 0, outside = 0
             for y in 0..<clean.height {
                 for x in 0..<clean.width where credited[x, y] != clean[x, y] {
                     if box.contains(x, y) { inside += 1 } else { outside += 1 }
                 }
             }
-            #expect(outside == 0 && inside * 10 > box.width * box.height * 8, "\(what): \(inside) inside, \(outside) outside \(box)")
+            #expect(
+                outside == 0 && inside * 10 > box.width * box.height * 8,
+                "\(what): \(inside) inside, \(outside) outside \(box)")
         }
         overlay.draw(credit, into: &plainGIFFrame)
         #expect(plainGIFFrame == gifFrame)
@@ -141,7 +163,12 @@ import TestSupport
             for y in gifBox.y..<gifBox.y + gifBox.height {
                 for x in gifBox.x..<gifBox.x + gifBox.width where Int(a[x, y].g) + 20 < Int(b[x, y].g) { darker += 1 }
             }
-            print("GIF frame \(k): PSNR outside the credit \(rest) dB, whole frame \(whole) dB; \(darker) box pixels darker")
+            print(
+                """
+                GIF frame \(k): PSNR outside the credit \(rest) dB, whole frame \(whole) dB; \(darker) box pixels \
+                darker
+                """
+            )
             #expect(rest >= 30, "frame \(k): outside the credit \(rest) dB")
             #expect(whole < rest - 6, "frame \(k): whole \(whole) dB, outside \(rest) dB")
             #expect(darker * 2 > gifBox.width * gifBox.height, "frame \(k): \(darker) box pixels darker")
@@ -152,13 +179,18 @@ import TestSupport
     /// Panoramax": accented, through FreeType), in its own box (a crossfade's blended frame both); the sidecar and
     /// the metadata say the video is a derivative under CC BY-SA 4.0 (one picture is CC-BY-SA-4.0).
     @Test func panoramaxFramesCarryTheirOwnAuthorAndLicence() async throws {
-        let server = try LocalServer(script: "panoramax_standin.py", arguments: [
-            "--data", TestData.root.path,
-            "--workdir", FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v1").path])
+        let server = try LocalServer(
+            script: "panoramax_standin.py",
+            arguments: [
+                "--data", TestData.root.path,
+                "--workdir",
+                FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v1").path
+            ])
         let route = dir.appendingPathComponent("pmx.txt").path
         try "45.76000,4.83000\n45.76040,4.83000\n".write(toFile: route, atomically: true, encoding: .utf8)
         func run(_ name: String, _ corner: CreditCorner?, crossfade: Bool = false)
-            async throws -> (HyperlapseJob.Summary, [(y: [UInt8], u: [UInt8], v: [UInt8])]) {
+            async throws -> (HyperlapseJob.Summary, [(y: [UInt8], u: [UInt8], v: [UInt8])])
+        {
             var s = HyperlapseSettings()
             s.crossfade = crossfade
             s.route = route
@@ -171,7 +203,8 @@ import TestSupport
             s.output = dir.appendingPathComponent(name + ".mp4").path
             var job = try s.makeJob(overwrite: false)
             job.creditPosition = corner
-            let summary = try await job.run(feed: try await s.makeFeed(environment: ["LAPSE_PANORAMAX_URL": server.baseURL + "/api"]))
+            let summary = try await job.run(
+                feed: try await s.makeFeed(environment: ["LAPSE_PANORAMAX_URL": server.baseURL + "/api"]))
             return (summary, try FFmpegReference.yuv420pFrames(summary.output, width: 640, height: 360))
         }
         let (summary, framed) = try await run("pmx-framed", .topLeft)
@@ -181,7 +214,9 @@ import TestSupport
         #expect(credits == ["© Alice Example · CC-BY-SA-4.0 · Panoramax", "© Zoë Éléonore · etalab-2.0 · Panoramax"])
         let overlay = try CreditOverlay(corner: .topLeft)
         let boxes = try credits.map { try #require(overlay.box(for: $0, frameWidth: 640, frameHeight: 360)) }
-        #expect(boxes[0].x == 6 && boxes[0].y == 6 && boxes[1].x == 6 && boxes[1].y == 6 && boxes[0].width != boxes[1].width, "\(boxes)")
+        #expect(
+            boxes[0].x == 6 && boxes[0].y == 6 && boxes[1].x == 6 && boxes[1].y == 6
+                && boxes[0].width != boxes[1].width, "\(boxes)")
         Self.expectCreditOnlyInBox(framed, plain, width: 640, boxes: boxes, "panoramax")
         // With --crossfade, the frame blended from the two pictures credits both, a line each.
         let (_, fadedFramed) = try await run("pmx-fade-framed", .topLeft, crossfade: true)
@@ -190,17 +225,24 @@ import TestSupport
         #expect(both.height == 28 && both.width == max(boxes[0].width, boxes[1].width), "\(both)")
         Self.expectCreditOnlyInBox(fadedFramed, fadedPlain, width: 640, boxes: [boxes[0], both, boxes[1]], "crossfade")
 
-        let sidecar = try String(contentsOfFile: dir.appendingPathComponent("pmx-framed.credits.txt").path, encoding: .utf8)
-        #expect(sidecar == """
-            Imagery credits (Panoramax):
-            - Panoramax — by Alice Example — CC-BY-SA-4.0
-            - Panoramax — by Zoë Éléonore — etalab-2.0
-            This video is a derivative of CC-BY-SA imagery and is licensed under CC BY-SA 4.0: https://creativecommons.org/licenses/by-sa/4.0/
-            Made with lapse \(lapseVersion).
+        let sidecar = try String(
+            contentsOfFile: dir.appendingPathComponent("pmx-framed.credits.txt").path, encoding: .utf8)
+        #expect(
+            sidecar == """
+                Imagery credits (Panoramax):
+                - Panoramax — by Alice Example — CC-BY-SA-4.0
+                - Panoramax — by Zoë Éléonore — etalab-2.0
+                This video is a derivative of CC-BY-SA imagery and is licensed under CC BY-SA 4.0: \
+                https://creativecommons.org/licenses/by-sa/4.0/
+                Made with lapse \(lapseVersion).
 
-            """)
-        let tags = (try FFmpegReference.probeJSON(summary.output)["format"] as? [String: Any])?["tags"] as? [String: String] ?? [:]
-        #expect(tags["copyright"] == "Panoramax — by Alice Example — CC-BY-SA-4.0; Panoramax — by Zoë Éléonore — etalab-2.0; "
+                """)
+        let tags =
+            (try FFmpegReference.probeJSON(summary.output)["format"] as? [String: Any])?["tags"] as? [String: String]
+            ?? [:]
+        #expect(
+            tags["copyright"]
+                == "Panoramax — by Alice Example — CC-BY-SA-4.0; Panoramax — by Zoë Éléonore — etalab-2.0; "
                 + "video licensed under CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/", "\(tags)")
         #expect(tags["comment"]?.hasSuffix("etalab-2.0. " + HyperlapseJob.shareAlikeNotice) == true, "\(tags)")
     }
@@ -218,24 +260,40 @@ import TestSupport
         s.provider = .osrm
         let job = try s.makeJob(overwrite: false)
         #expect(job.routeCredit == HyperlapseJob.openStreetMapRouteCredit)
-        let summary = try await job.run(feed: try await s.makeFeed(environment: world.environment.merging(["LAPSE_OSRM_URL": directions.baseURL + "/osrm"]) { $1 }))
+        let summary = try await job.run(
+            feed: try await s.makeFeed(
+                environment: world.environment.merging(["LAPSE_OSRM_URL": directions.baseURL + "/osrm"]) { $1 }))
         #expect(summary.frames == world.panoramas.count)
         let sidecar = try String(contentsOfFile: dir.appendingPathComponent("osrm.credits.txt").path, encoding: .utf8)
-        #expect(sidecar == """
-            Imagery credits (Google Street View):
-            - Google Street View — © 2026 Stand-in Route Imagery
-            Route data © OpenStreetMap contributors (ODbL), https://www.openstreetmap.org/copyright
-            Made with lapse \(lapseVersion).
+        #expect(
+            sidecar == """
+                Imagery credits (Google Street View):
+                - Google Street View — © 2026 Stand-in Route Imagery
+                Route data © OpenStreetMap contributors (ODbL), https://www.openstreetmap.org/copyright
+                Made with lapse \(lapseVersion).
 
-            """)
-        let tags = (try FFmpegReference.probeJSON(summary.output)["format"] as? [String: Any])?["tags"] as? [String: String] ?? [:]
-        #expect(tags["copyright"] == "Google Street View — © 2026 Stand-in Route Imagery; Route data © OpenStreetMap contributors (ODbL), https://www.openstreetmap.org/copyright", "\(tags)")
-        #expect(tags["comment"] == "Hyperlapse made with lapse \(lapseVersion). Imagery: Google Street View — © 2026 Stand-in Route Imagery. "
+                """)
+        let tags =
+            (try FFmpegReference.probeJSON(summary.output)["format"] as? [String: Any])?["tags"] as? [String: String]
+            ?? [:]
+        #expect(
+            tags["copyright"]
+                == """
+                Google Street View — © 2026 Stand-in Route Imagery; Route data © OpenStreetMap contributors \
+                (ODbL), https://www.openstreetmap.org/copyright
+                """,
+            "\(tags)")
+        #expect(
+            tags["comment"]
+                == """
+                Hyperlapse made with lapse \(lapseVersion). Imagery: Google Street View — © 2026 Stand-in Route \
+                Imagery. 
+                """
                 + "Route data © OpenStreetMap contributors (ODbL), https://www.openstreetmap.org/copyright", "\(tags)")
         s.provider = .google
         #expect(try s.makeJob(overwrite: true).routeCredit == nil)
         s.provider = nil
-        #expect(try s.makeJob(overwrite: true).routeCredit == nil)   // Google Directions, the default
+        #expect(try s.makeJob(overwrite: true).routeCredit == nil) // Google Directions, the default
     }
 
     /// Video sources (and your own photos) have nothing to credit: the video with the default credit position is
@@ -260,17 +318,22 @@ import TestSupport
 
     /// What each source's credit says; which licences are ShareAlike; a blended frame's credit.
     @Test func creditWording() {
-        #expect(Attribution(source: "Google Street View", copyright: "© 2024 Google").credit == "Google · © 2024 Google")
+        #expect(
+            Attribution(source: "Google Street View", copyright: "© 2024 Google").credit == "Google · © 2024 Google")
         #expect(Attribution(source: "Google Street View").credit == "Google")
-        #expect(Attribution(source: "Panoramax", author: "Zoë Éléonore", licence: "CC-BY-SA-4.0").credit
+        #expect(
+            Attribution(source: "Panoramax", author: "Zoë Éléonore", licence: "CC-BY-SA-4.0").credit
                 == "© Zoë Éléonore · CC-BY-SA-4.0 · Panoramax")
         #expect(Attribution(source: "Panoramax").credit == "Panoramax")
         #expect(Attribution(source: "local 360° photos").credit == nil)
         #expect(Attribution(source: "overpass-clip.mp4").credit == nil)
         #expect(Attribution(source: "my feed", author: "Ann", licence: "CC-BY-4.0").credit == "© Ann · CC-BY-4.0")
-        #expect(Attribution(source: "Google Street View").requiresCredit && Attribution(source: "Panoramax").requiresCredit)
+        #expect(
+            Attribution(source: "Google Street View").requiresCredit && Attribution(source: "Panoramax").requiresCredit)
         #expect(!Attribution(source: "local 360° photos").requiresCredit)
-        for licence in ["CC-BY-SA-4.0", "CC BY-SA 2.0", "cc_by_sa_3.0", "https://creativecommons.org/licenses/by-sa/4.0/"] {
+        for licence in [
+            "CC-BY-SA-4.0", "CC BY-SA 2.0", "cc_by_sa_3.0", "https://creativecommons.org/licenses/by-sa/4.0/"
+        ] {
             #expect(Attribution(source: "Panoramax", licence: licence).isShareAlike, "\(licence)")
         }
         for licence in ["CC-BY-4.0", "etalab-2.0", "CC0-1.0"] {
@@ -297,7 +360,13 @@ import TestSupport
         for (source, name) in [("google", "Google Street View"), ("panoramax", "Panoramax")] {
             s.source = source
             #expect { try s.makeJob(overwrite: false) } throws: { error in
-                (error as? LapseError) == .usage("--credit-position none is for your own photos and videos: \(name) imagery must carry its credit")
+                (error as? LapseError)
+                    == .usage(
+                        """
+                        --credit-position none is for your own photos and videos: \(name) imagery must carry its \
+                        credit
+                        """
+                    )
             }
         }
         // Another word is refused where it is read: a job file names the key.

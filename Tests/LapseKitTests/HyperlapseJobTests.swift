@@ -20,9 +20,10 @@ import TestSupport
         settings.output = dir.appendingPathComponent("v.mp4").path
         let job = try settings.makeJob(overwrite: false)
         let summary = try await job.run(feed: try await settings.makeFeed())
-        #expect(summary.panoramas == 6)  // frames 0, 20, …, 100 of 120
+        #expect(summary.panoramas == 6) // frames 0, 20, …, 100 of 120
         #expect(summary.frames == 6)
-        let output = try FFmpegReference.frames(summary.output, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
+        let output = try FFmpegReference.frames(
+            summary.output, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
         #expect(output.count == 6)
         let reader = try VideoFrameReader(overpass)
         let projector = try Projector(width: 320, height: 180)
@@ -35,13 +36,16 @@ import TestSupport
             #expect(ImageMetrics.ssim(output[n / 20], expected) >= 0.9, "frame \(n)")
         }
         // Looking back instead gives a clearly different picture: the comparison can fail.
-        let back = try projector.render(try VideoFrameReader(overpass).frame(at: 0), camera: CameraPose(heading: 180, fov: 90))
+        let back = try projector.render(
+            try VideoFrameReader(overpass).frame(at: 0), camera: CameraPose(heading: 180, fov: 90))
         #expect(ImageMetrics.psnr(output[0], back) < 25)
         // Credits sidecar and job file beside the output.
         let credits = try String(contentsOfFile: dir.appendingPathComponent("v.credits.txt").path, encoding: .utf8)
         #expect(credits.contains("overpass-clip.mp4"))
         let again = try HyperlapseSettings.read(path: dir.appendingPathComponent("v.job.json").path)
-        #expect(again.source == settings.source && again.frameStep == 20 && again.size == FrameSize(width: 320, height: 180))
+        #expect(
+            again.source == settings.source && again.frameStep == 20 && again.size == FrameSize(width: 320, height: 180)
+        )
     }
 
     /// `video:` source, stabilised: the direction of travel is measured from the pictures, 180° from the video's
@@ -60,7 +64,8 @@ import TestSupport
         #expect(abs(angleDifference(from: 180, to: mount)) < 10, "travel \(mount)° right of the centre column")
         #expect(report.pairsMeasured >= 27)
         #expect(summary.orientations.count == 30)
-        let output = try FFmpegReference.frames(summary.output, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
+        let output = try FFmpegReference.frames(
+            summary.output, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
         let reader = try VideoFrameReader(overpass)
         let projector = try Projector(width: 320, height: 180)
         var n = 0
@@ -73,10 +78,13 @@ import TestSupport
             let frame = try small(output[n / 4])
             var best = (heading: 0.0, psnr: -Double.infinity)
             for heading in stride(from: 0.0, to: 360, by: 10) {
-                let psnr = ImageMetrics.psnr(frame, try small(projector.render(pixels, camera: CameraPose(heading: heading, fov: 90))))
+                let psnr = ImageMetrics.psnr(
+                    frame, try small(projector.render(pixels, camera: CameraPose(heading: heading, fov: 90))))
                 if psnr > best.psnr { best = (heading, psnr) }
             }
-            #expect(abs(angleDifference(from: 180, to: best.heading)) <= 20, "frame \(n) looks \(best.heading)° from the centre column")
+            #expect(
+                abs(angleDifference(from: 180, to: best.heading)) <= 20,
+                "frame \(n) looks \(best.heading)° from the centre column")
         }
     }
 
@@ -117,8 +125,10 @@ import TestSupport
         }
         let yuv = try await run("yuv-path", gif: false), rgba = try await run("rgba-path", gif: true)
         #expect(try FFmpegReference.frameTimes(yuv) == FFmpegReference.frameTimes(rgba))
-        let a = try FFmpegReference.frames(yuv, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
-        let b = try FFmpegReference.frames(rgba, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
+        let a = try FFmpegReference.frames(
+            yuv, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
+        let b = try FFmpegReference.frames(
+            rgba, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
         #expect(a.count == 20 && b.count == 20)
         for (x, y) in zip(a, b) {
             let ssim = ImageMetrics.ssim(x, y), d = ImageMetrics.meanColour(x) - ImageMetrics.meanColour(y)
@@ -147,11 +157,11 @@ import TestSupport
     @Test func settingsErrors() async throws {
         var s = HyperlapseSettings()
         s.source = "video:x.mp4"
-        #expect(throws: LapseError.self) { try s.makeJob(overwrite: false) }  // no output
+        #expect(throws: LapseError.self) { try s.makeJob(overwrite: false) } // no output
         s.output = "x.mp4"
         s.lookAt = "1,2"
         s.headingOffset = 10
-        #expect(throws: LapseError.self) { try s.makeJob(overwrite: false) }  // two camera modes
+        #expect(throws: LapseError.self) { try s.makeJob(overwrite: false) } // two camera modes
         s.headingOffset = nil
         s.source = "flickr"
         await #expect(throws: LapseError.self) { try await s.makeFeed() }
@@ -192,8 +202,9 @@ import TestSupport
              "stabilize": false, "forward": -33.3, "toneMatch": false, "creditPosition": "top-left"}
             """
         let all = try JSONDecoder().decode(HyperlapseSettings.self, from: Data(json.utf8))
-        let keys = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(all)) as? [String: Any]).keys
-        #expect(keys.count == 32)   // every key (HyperlapseSettings.CodingKeys) but `frames`, which a run writes
+        let keys = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(all)) as? [String: Any])
+            .keys
+        #expect(keys.count == 32) // every key (HyperlapseSettings.CodingKeys) but `frames`, which a run writes
         #expect(HyperlapseSettings().overridden(by: all) == all)
         #expect(all.overridden(by: HyperlapseSettings()) == all)
         var one = HyperlapseSettings()
@@ -214,7 +225,9 @@ import TestSupport
         #expect { try s.makeJob(overwrite: false) } throws: { "\($0)".contains("preset takes one of ultrafast") }
         s.preset = "slow"
         s.timeout = 0
-        #expect { try s.makeJob(overwrite: false) } throws: { "\($0)".contains("timeout takes seconds from 0.1 to 3600") }
+        #expect { try s.makeJob(overwrite: false) } throws: {
+            "\($0)".contains("timeout takes seconds from 0.1 to 3600")
+        }
     }
 
     @Test func jobFilePathsAreMadeAbsolute() {
@@ -244,15 +257,17 @@ import TestSupport
         var outputs: [[PixelBuffer]] = []
         for (name, lookAhead) in [("streamed", 50.0), ("whole", 1e7)] {
             let camera = dir.appendingPathComponent("\(name).json").path
-            try Data("""
+            try Data(
+                """
                 {"lookAhead": \(lookAhead), "shots": [{"frame": 0, "mode": "keyframes"}],
                  "keyframes": [{"frame": 0, "heading": 0, "easing": "linear"}, {"frame": 50, "pitch": 0},
                                {"frame": 115, "heading": 90}]}
-                """.utf8).write(to: URL(fileURLWithPath: camera))
+                """.utf8
+            ).write(to: URL(fileURLWithPath: camera))
             var settings = HyperlapseSettings()
             settings.source = "video:" + overpass
             settings.size = FrameSize(width: 96, height: 48)
-            settings.crf = 0   // lossless: the frames as rendered
+            settings.crf = 0 // lossless: the frames as rendered
             settings.keyframes = camera
             settings.output = dir.appendingPathComponent("\(name).mp4").path
             let job = try settings.makeJob(overwrite: true)
@@ -271,7 +286,8 @@ import TestSupport
         // @unchecked: the logs are guarded by `lock`.
         let lock = NSLock()
         var lookupsStarted: [Int] = []
-        /// For each image asked for: (point index, lookups started by then, tiles of a 2048 x 1024 panorama in its region).
+        /// For each image asked for: (point index, lookups started by then, tiles of a 2048 x 1024 panorama in its
+        /// region).
         var images: [(point: Int, lookups: Int, tiles: Int)] = []
         var name: String { "recording" }
         var pointCount: Int { 1000 }
@@ -285,10 +301,12 @@ import TestSupport
             lock.withLock { lookupsStarted.append(range.lowerBound) }
             return range.map { i in
                 Self.panoramaID(i).map { id in
-                    let point = RoutePoint(coordinate: Coordinate(uncheckedLatitude: 45, longitude: Double(i) * 1e-4),
-                                           distanceAlongRoute: Double(i) * 10, heading: 90)
-                    return HyperlapseStop(panoramaID: id, routePoint: point, pose: PanoramaPose(heading: 0),
-                                          attribution: Attribution(source: "test", author: i >= 950 ? "late" : "early"))
+                    let point = RoutePoint(
+                        coordinate: Coordinate(uncheckedLatitude: 45, longitude: Double(i) * 1e-4),
+                        distanceAlongRoute: Double(i) * 10, heading: 90)
+                    return HyperlapseStop(
+                        panoramaID: id, routePoint: point, pose: PanoramaPose(heading: 0),
+                        attribution: Attribution(source: "test", author: i >= 950 ? "late" : "early"))
                 }
             }
         }
@@ -298,7 +316,9 @@ import TestSupport
             lock.withLock {
                 images.append((Int(stop.routePoint.distanceAlongRoute / 10), lookupsStarted.count, tiles))
             }
-            return PixelBuffer(width: 64, height: 32, fill: RGBA(UInt8(stop.routePoint.distanceAlongRoute.truncatingRemainder(dividingBy: 256)), 90, 160))
+            return PixelBuffer(
+                width: 64, height: 32,
+                fill: RGBA(UInt8(stop.routePoint.distanceAlongRoute.truncatingRemainder(dividingBy: 256)), 90, 160))
         }
 
         /// The small whole picture for the stabiliser (logged apart: it is not a frame's view).
@@ -335,8 +355,11 @@ import TestSupport
         #expect(feed.images.count == expectedFrames)
         // One small picture of each panorama for the stabiliser, a little ahead of its frame.
         #expect(feed.pictures.count == expectedFrames)
-        for p in feed.pictures { #expect(p.lookups <= p.point / 100 + 2, "picture of point \(p.point): \(p.lookups) lookups started") }
-        #expect(feed.images.first.map { $0.lookups <= 2 } == true, "the first frame waits for one window, not the route")
+        for p in feed.pictures {
+            #expect(p.lookups <= p.point / 100 + 2, "picture of point \(p.point): \(p.lookups) lookups started")
+        }
+        #expect(
+            feed.images.first.map { $0.lookups <= 2 } == true, "the first frame waits for one window, not the route")
         for image in feed.images {
             // The window holding the point, plus the one being looked up meanwhile (and one more at a window's edge).
             #expect(image.lookups <= image.point / 100 + 3, "point \(image.point): \(image.lookups) lookups started")

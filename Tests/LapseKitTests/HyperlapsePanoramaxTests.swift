@@ -11,7 +11,8 @@ import TestSupport
 @Suite struct HyperlapsePanoramaxTests {
     let dir = TestData.scratchDirectory("hyperpmx")
     static func id(_ n: Int) -> String { "6b1c7e52-0f1a-4c55-9a59-1a2b3c4d5e0\(n)" }
-    static let workdir = FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v2").path
+    static let workdir = FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v2")
+        .path
 
     final class Collected: Sendable {
         private let list = Mutex<[String]>([])
@@ -22,7 +23,8 @@ import TestSupport
     struct Log: Decodable { var served: [String] }
 
     func server() throws -> LocalServer {
-        try LocalServer(script: "panoramax_standin.py", arguments: ["--data", TestData.root.path, "--workdir", Self.workdir])
+        try LocalServer(
+            script: "panoramax_standin.py", arguments: ["--data", TestData.root.path, "--workdir", Self.workdir])
     }
 
     /// The route: the first picture, the corner 44.5 m north, 190 m east of it (the stand-in's flat-earth step).
@@ -56,8 +58,14 @@ import TestSupport
         let summary = try await s.makeJob(overwrite: false).run(feed: feed)
         #expect(summary.frames == 6 && summary.panoramas == 6)
         #expect(summary.orientations.map(\.pano) == [1, 2, 4, 6, 7, 8].map(Self.id))
-        #expect(warnings.items.filter { $0.contains(Self.id(5)) }
-                == ["Panoramax picture \(Self.id(5)): a 360° picture of 2000×700 is not 2:1 and has no visible_area to place it by; skipped"])
+        #expect(
+            warnings.items.filter { $0.contains(Self.id(5)) }
+                == [
+                    """
+                    Panoramax picture \(Self.id(5)): a 360° picture of 2000×700 is not 2:1 and has no \
+                    visible_area to place it by; skipped
+                    """
+                ])
         #expect(try FFmpegReference.frameTimes(summary.output).count == 6)
 
         let stops = try await feed.lookup(0..<feed.pointCount).compactMap { $0 }
@@ -91,11 +99,12 @@ import TestSupport
         s.crf = 1
         let feed = try await s.makeFeed(environment: ["LAPSE_PANORAMAX_URL": server.baseURL + "/api"])
         var job = try s.makeJob(overwrite: false)
-        job.creditPosition = nil   // the pose is what is compared here; HyperlapseCreditTests checks the credit
+        job.creditPosition = nil // the pose is what is compared here; HyperlapseCreditTests checks the credit
         let summary = try await job.run(feed: feed)
         #expect(summary.frames == 6)
         var stops: [HyperlapseStop] = []
-        for case let stop? in try await feed.lookup(0..<feed.pointCount) where stop.panoramaID != stops.last?.panoramaID {
+        for case let stop? in try await feed.lookup(0..<feed.pointCount) where stop.panoramaID != stops.last?.panoramaID
+        {
             stops.append(stop)
         }
         #expect(stops.map(\.panoramaID) == [1, 2, 4, 6, 7, 8].map(Self.id))

@@ -17,7 +17,7 @@ import TestSupport
         s.spacing = 10
         s.radius = 20
         s.size = FrameSize(width: 640, height: 360)
-        s.zoom = .level(1)   // 1024 x 512 panoramas: small, for speed
+        s.zoom = .level(1) // 1024 x 512 panoramas: small, for speed
         s.cacheDir = dir.appendingPathComponent("cache").path
         s.output = dir.appendingPathComponent(name).path
         return s
@@ -48,14 +48,15 @@ import TestSupport
         // Every panorama of the world is used once, in order; points in the gap are skipped and counted.
         #expect(summary.panoramas == world.panoramas.count)
         #expect(summary.frames == world.panoramas.count)
-        #expect((90...92).contains(summary.routePoints))   // 900 m every 10 m
+        #expect((90...92).contains(summary.routePoints)) // 900 m every 10 m
         #expect(summary.gaps >= 6 && summary.duplicatesDropped > 0)
         #expect(summary.panoramas + summary.duplicatesDropped + summary.gaps == summary.routePoints)
         #expect(try FFmpegReference.frameTimes(output).count == world.panoramas.count)
         let served = try world.tilesServed()
         #expect(Set(served.keys.map { String($0.split(separator: "/")[0]) }) == Set(world.panoramas.map(\.id)))
         // Zoom 1 has 2 x 1 tiles; a 90° view may need only one of them (only the tiles a frame reads are fetched).
-        #expect(served.count >= world.panoramas.count && served.count <= world.panoramas.count * 2, "\(served.count) tiles")
+        #expect(
+            served.count >= world.panoramas.count && served.count <= world.panoramas.count * 2, "\(served.count) tiles")
         #expect(served.values.allSatisfy { $0 == 1 })
 
         // Attribution: sidecar and MP4 metadata.
@@ -68,7 +69,8 @@ import TestSupport
         // Frame 0's heading: the camera path's, which must be the road's bearing ahead (the first 50 m of the
         // route run straight, so the bearing from its start to 50 m along it, computed here independently).
         var stops: [HyperlapseStop] = []
-        for case let stop? in try await feed.lookup(0..<feed.pointCount) where stop.panoramaID != stops.last?.panoramaID {
+        for case let stop? in try await feed.lookup(0..<feed.pointCount) where stop.panoramaID != stops.last?.panoramaID
+        {
             stops.append(stop)
         }
         #expect(stops.first?.panoramaID == world.panoramas[0].id)
@@ -86,25 +88,35 @@ import TestSupport
         try world.downloadTile(panoID: first.id, zoom: 1, x: 0, y: 0, to: t0)
         try world.downloadTile(panoID: first.id, zoom: 1, x: 1, y: 0, to: t1)
         let pano = dir.appendingPathComponent("pano0.png").path
-        let stitched = try Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-i", t0, "-i", t1, "-filter_complex",
-                                                "hstack=inputs=2,format=rgb24", "-frames:v", "1", pano])
+        let stitched = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-i", t0, "-i", t1, "-filter_complex",
+                "hstack=inputs=2,format=rgb24", "-frames:v", "1", pano
+            ])
         #expect(stitched.status == 0, "\(stitched.stderr)")
         let view = dir.appendingPathComponent("view0.png").path
-        let viewed = try Shell.lapse(["view", pano, "--heading", String(heading), "--pano-heading", String(first.heading),
-                                      "--size", "640x360", "-o", view])
+        let viewed = try Shell.lapse([
+            "view", pano, "--heading", String(heading), "--pano-heading", String(first.heading),
+            "--size", "640x360", "-o", view
+        ])
         #expect(viewed.status == 0, "\(viewed.stderr)")
 
         // H.264 carries 4:2:0 YUV: the reference goes through the same BT.709 limited-range conversion and back;
         // the video (near-lossless at CRF 1) is decoded with the same matrix.
         let toRGB = "scale=in_color_matrix=bt709:in_range=limited,format=rgba"
         let frame0 = try #require(try decode(output, toRGB, size: (640, 360)).first)
-        let reference = try #require(try decode(view, "scale=out_color_matrix=bt709:out_range=limited,format=yuv420p," + toRGB,
-                                                size: (640, 360)).first)
+        let reference = try #require(
+            try decode(
+                view, "scale=out_color_matrix=bt709:out_range=limited,format=yuv420p," + toRGB,
+                size: (640, 360)
+            ).first)
         let plainReference = try #require(try decode(view, "format=rgba", size: (640, 360)).first)
         // The frame carries the imagery's credit in its bottom right corner (`lapse view` does not): compared
         // outside the credit's box (and that box, 2 px more for the decoder's chroma upsampling).
         let credit = try #require(Attribution(source: Attribution.googleStreetView, copyright: world.copyright).credit)
-        let box = try #require(try CreditOverlay(corner: .bottomRight).box(for: credit, frameWidth: 640, frameHeight: 360))
+        let box = try #require(
+            try CreditOverlay(corner: .bottomRight).box(for: credit, frameWidth: 640, frameHeight: 360))
         let outside = (x: box.x - 2, y: box.y - 2, width: box.width + 4, height: box.height + 4)
         #expect(box.x + box.width > 600 && box.y + box.height > 340 && box.width < 320 && box.height < 30, "\(box)")
         let psnr = ImageMetrics.psnr(frame0, reference, excluding: outside)
@@ -115,8 +127,10 @@ import TestSupport
         #expect(plain >= 30, "first frame vs lapse view in RGB: \(plain) dB")
         // The comparison can fail: 2° off gives a clearly worse match.
         let turned = dir.appendingPathComponent("view0-turned.png").path
-        _ = try Shell.lapse(["view", pano, "--heading", String(heading + 2), "--pano-heading", String(first.heading),
-                             "--size", "640x360", "-o", turned])
+        _ = try Shell.lapse([
+            "view", pano, "--heading", String(heading + 2), "--pano-heading", String(first.heading),
+            "--size", "640x360", "-o", turned
+        ])
         let wrong = try #require(try decode(turned, "format=rgba", size: (640, 360)).first)
         #expect(ImageMetrics.psnr(frame0, wrong, excluding: outside) < psnr - 10)
     }
@@ -127,15 +141,17 @@ import TestSupport
         let world = try RouteWorld(in: dir)
         var s = settings(world, "lookat.mp4")
         s.lookAt = "\(world.target.latitude),\(world.target.longitude)"
-        let summary = try await s.makeJob(overwrite: false).run(feed: try await s.makeFeed(environment: world.environment))
+        let summary = try await s.makeJob(overwrite: false).run(
+            feed: try await s.makeFeed(environment: world.environment))
         #expect(summary.frames == world.panoramas.count)
         let frames = try decode(s.output!, "scale=in_color_matrix=bt709:in_range=limited,format=rgba", size: (640, 360))
         #expect(frames.count == world.panoramas.count)
         for (i, frame) in frames.enumerated() {
             let marker = try #require(Self.magentaCentroid(frame), "frame \(i): no marker")
             let dx = marker.x - 319.5, dy = marker.y - 179.5
-            #expect(abs(dx) <= 0.02 * 640 && abs(dy) <= 0.02 * 360,
-                    "frame \(i) (\(world.panoramas[i].id)): marker at \(marker.x), \(marker.y) (\(marker.pixels) px)")
+            #expect(
+                abs(dx) <= 0.02 * 640 && abs(dy) <= 0.02 * 360,
+                "frame \(i) (\(world.panoramas[i].id)): marker at \(marker.x), \(marker.y) (\(marker.pixels) px)")
         }
     }
 

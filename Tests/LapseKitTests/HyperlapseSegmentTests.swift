@@ -12,7 +12,9 @@ import TestSupport
     @Test func segmentsCoverTheFramesExactly() throws {
         for frames in [0, 1, 4, 12, 120, 10_007] {
             for count in [1, 2, 3, 5, 6, 7, 50, 200] {
-                let ranges = try (1...count).map { try HyperlapseJob.Segment(index: $0, count: count).range(of: frames) }
+                let ranges = try (1...count).map {
+                    try HyperlapseJob.Segment(index: $0, count: count).range(of: frames)
+                }
                 #expect(ranges.first?.lowerBound == 0 && ranges.last?.upperBound == frames)
                 #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
                 let sizes = ranges.map(\.count)

@@ -21,7 +21,9 @@ import TestSupport
             state = state &* 6364136223846793005 &+ 1442695040888963407
             return (Double(state >> 11) + 0.5) / Double(1 << 53)
         }
-        mutating func gaussian(_ sigma: Double) -> Double { sigma * (-2 * Foundation.log(uniform())).squareRoot() * cos(2 * .pi * uniform()) }
+        mutating func gaussian(_ sigma: Double) -> Double {
+            sigma * (-2 * Foundation.log(uniform())).squareRoot() * cos(2 * .pi * uniform())
+        }
         mutating func within(_ r: Double) -> Double { (uniform() * 2 - 1) * r }
     }
 
@@ -38,13 +40,16 @@ import TestSupport
     }()
 
     /// A photo folder: photo k is `pictures[k]` at `positions[k]` with compass `directions[k]` (nil: none).
-    func photos(_ name: String, _ pictures: [PixelBuffer], positions: [Coordinate], directions: [Double?]) throws -> String {
+    func photos(_ name: String, _ pictures: [PixelBuffer], positions: [Coordinate], directions: [Double?]) throws
+        -> String
+    {
         let folder = dir.appendingPathComponent(name)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         for (k, picture) in pictures.enumerated() {
-            try GeotaggedPhoto.write(picture, to: folder.appendingPathComponent(String(format: "IMG_%04d.JPG", k)).path,
-                                     latitude: positions[k].latitude, longitude: positions[k].longitude,
-                                     direction: directions[k], dateTime: String(format: "2026:11:30 10:%02d:%02d", k / 60, k % 60))
+            try GeotaggedPhoto.write(
+                picture, to: folder.appendingPathComponent(String(format: "IMG_%04d.JPG", k)).path,
+                latitude: positions[k].latitude, longitude: positions[k].longitude,
+                direction: directions[k], dateTime: String(format: "2026:11:30 10:%02d:%02d", k / 60, k % 60))
         }
         return folder.path
     }
@@ -54,7 +59,8 @@ import TestSupport
     }
 
     func hyperlapse(_ folder: String, _ name: String, configure: (inout HyperlapseSettings) -> Void = { _ in })
-        async throws -> (HyperlapseJob.Summary, [PixelBuffer]) {
+        async throws -> (HyperlapseJob.Summary, [PixelBuffer])
+    {
         var s = HyperlapseSettings()
         s.source = "local:" + folder
         s.spacing = 2.5
@@ -63,7 +69,8 @@ import TestSupport
         s.output = dir.appendingPathComponent(name + ".mp4").path
         configure(&s)
         let summary = try await s.makeJob(overwrite: false).run(feed: try await s.makeFeed())
-        let frames = try FFmpegReference.frames(summary.output, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
+        let frames = try FFmpegReference.frames(
+            summary.output, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
         return (summary, frames)
     }
 
@@ -81,23 +88,33 @@ import TestSupport
             Rotation.camera(yaw: noise.within(40), pitch: noise.within(5), roll: noise.within(5))
         }
         let positions = road(pictures.count)
-        let facing = Self.road + 180   // the unturned frames' centre column
+        let facing = Self.road + 180 // the unturned frames' centre column
         let turned = zip(pictures, turns).map { EquirectangularRotation.rotated($0, by: $1) }
         let compassError = turns.map { _ in noise.gaussian(10) }
-        let turnedCompass = zip(turns, compassError).map { t, e -> Double? in (Rotation.yaw(facing) * t).yawPitchRoll.yaw + e }
+        let turnedCompass = zip(turns, compassError).map { t, e -> Double? in
+            (Rotation.yaw(facing) * t).yawPitchRoll.yaw + e
+        }
         let plainCompass = compassError.map { e -> Double? in facing + e }
-        let a = try await hyperlapse(try photos("turned", turned, positions: positions, directions: turnedCompass), "turned")
-        let b = try await hyperlapse(try photos("plain", Array(pictures), positions: positions, directions: plainCompass), "plain")
+        let a = try await hyperlapse(
+            try photos("turned", turned, positions: positions, directions: turnedCompass), "turned")
+        let b = try await hyperlapse(
+            try photos("plain", Array(pictures), positions: positions, directions: plainCompass), "plain")
         #expect(a.1.count == 30 && b.1.count == 30 && a.0.orientations.count == 30 && b.0.orientations.count == 30)
         var differences: [Double] = [], similarity: [Double] = []
         for k in 0..<min(a.0.orientations.count, b.0.orientations.count) {
             // The turned photo's pose with its known turn taken off, against the unturned photo's pose.
             let o = a.0.orientations[k], p = b.0.orientations[k]
             let turnedPose = Rotation.camera(yaw: o.heading, pitch: o.tilt, roll: o.roll) * turns[k].transposed
-            differences.append((turnedPose * Rotation.camera(yaw: p.heading, pitch: p.tilt, roll: p.roll).transposed).angle)
+            differences.append(
+                (turnedPose * Rotation.camera(yaw: p.heading, pitch: p.tilt, roll: p.roll).transposed).angle)
             similarity.append(ImageMetrics.ssim(a.1[k], b.1[k]))
         }
-        print("turned vs unturned: orientation differences \(differences.map { String(format: "%.2f", $0) }), SSIM \(similarity.map { String(format: "%.2f", $0) })")
+        print(
+            """
+            turned vs unturned: orientation differences \(differences.map { String(format: "%.2f", $0) }), SSIM \
+            \(similarity.map { String(format: "%.2f", $0) })
+            """
+        )
         #expect(differences.max()! < 0.7)
         #expect(similarity.min()! >= 0.88)
         #expect(median(similarity) >= 0.9)
@@ -119,8 +136,10 @@ import TestSupport
         let yawed = pictures.map { EquirectangularRotation.rotated($0, by: Rotation.yaw(112)) }
         let none = [Double?](repeating: nil, count: pictures.count)
         let turned = try await hyperlapse(try photos("mount", yawed, positions: positions, directions: none), "mount")
-        let plain = try await hyperlapse(try photos("mount-plain", pictures, positions: positions, directions: none), "mount-plain")
-        let found = try #require(turned.0.stabilization?.mountLongitude), reference = try #require(plain.0.stabilization?.mountLongitude)
+        let plain = try await hyperlapse(
+            try photos("mount-plain", pictures, positions: positions, directions: none), "mount-plain")
+        let found = try #require(turned.0.stabilization?.mountLongitude),
+            reference = try #require(plain.0.stabilization?.mountLongitude)
         print("travel in the pictures: \(found)° yawed, \(reference)° as taken")
         #expect(abs(angleDifference(from: reference - 112, to: found)) < 10)
         #expect(abs(angleDifference(from: 180, to: reference)) < 15)
@@ -144,21 +163,35 @@ import TestSupport
         var noise = Noise(state: 23)
         var pictures = Array(Self.frames.prefix(30))
         var positions = road(pictures.count).map {
-            $0.destination(bearing: 90, distance: noise.gaussian(3)).destination(bearing: 0, distance: noise.gaussian(3))
+            $0.destination(bearing: 90, distance: noise.gaussian(3)).destination(
+                bearing: 0, distance: noise.gaussian(3))
         }
         // The stop: after photo 15, ten more of the same picture within 2 m of it.
         let stop = positions[15]
         pictures.insert(contentsOf: [PixelBuffer](repeating: pictures[15], count: 10), at: 16)
-        positions.insert(contentsOf: (0..<10).map { _ in stop.destination(bearing: noise.uniform() * 360, distance: noise.uniform() * 2) }, at: 16)
+        positions.insert(
+            contentsOf: (0..<10).map { _ in
+                stop.destination(bearing: noise.uniform() * 360, distance: noise.uniform() * 2)
+            }, at: 16)
         let none = [Double?](repeating: nil, count: pictures.count)
-        let (summary, _) = try await hyperlapse(try photos("noisy", pictures, positions: positions, directions: none), "noisy") {
+        let (summary, _) = try await hyperlapse(
+            try photos("noisy", pictures, positions: positions, directions: none), "noisy"
+        ) {
             $0.spacing = 2
         }
         let report = try #require(summary.stabilization)
         let after = try #require(report.jitterAfter)
-        print("noisy GPS: travel \(summary.orientations.map { String(format: "%.1f", $0.travel) }); \(report.stationaryDropped) stationary dropped; jitter \(after)")
-        for o in summary.orientations { #expect(abs(angleDifference(from: Self.road, to: o.travel)) < 5, "\(o.pano): \(o.travel)°") }
-        #expect(summary.orientations.filter { $0.pano.hasPrefix("IMG_001") || $0.pano.hasPrefix("IMG_002") }.count <= 12)
+        print(
+            """
+            noisy GPS: travel \(summary.orientations.map { String(format: "%.1f", $0.travel) }); \
+            \(report.stationaryDropped) stationary dropped; jitter \(after)
+            """
+        )
+        for o in summary.orientations {
+            #expect(abs(angleDifference(from: Self.road, to: o.travel)) < 5, "\(o.pano): \(o.travel)°")
+        }
+        #expect(
+            summary.orientations.filter { $0.pano.hasPrefix("IMG_001") || $0.pano.hasPrefix("IMG_002") }.count <= 12)
         #expect(after.median < 0.5 && after.p90 < 2)
         // Frames are in capture order (never back).
         let order = summary.orientations.map(\.pano)
@@ -172,10 +205,12 @@ import TestSupport
     @Test func toneStepsAreMatched() async throws {
         let originals = Array(Self.frames.prefix(32))
         let pictures = originals.enumerated().map { k, p -> PixelBuffer in
-            // Gains that never clip (a clipped sky cannot be matched back): 1, ½, 1 with a warm cast, ½ with a cool one.
+            // Gains that never clip (a clipped sky cannot be matched back): 1, ½, 1 with a warm cast, ½ with a cool
+            // one.
             let block = k / 8
             let gain = [1.0, 0.5, 1.0, 0.5][block]
-            let balance: SIMD3<Double> = [SIMD3(1, 1, 1), SIMD3(1, 1, 1), SIMD3(1, 0.95, 0.8), SIMD3(0.8, 0.95, 1)][block]
+            let balance: SIMD3<Double> = [SIMD3(1, 1, 1), SIMD3(1, 1, 1), SIMD3(1, 0.95, 0.8), SIMD3(0.8, 0.95, 1)][
+                block]
             var out = p
             out.bytes.withUnsafeMutableBufferPointer { b in
                 for i in stride(from: 0, to: b.count, by: 4) {
@@ -193,8 +228,12 @@ import TestSupport
         // The direction of travel given (the mount's, 180° from the centre column), so that the three runs are
         // posed alike and what differs between their frames is the tone alone.
         let matched = try await hyperlapse(folder, "tone") { $0.forward = 180 }.1
-        let unmatched = try await hyperlapse(folder, "tone-off") { $0.toneMatch = false; $0.forward = 180 }.1
-        let scene = try await hyperlapse(try photos("tone-scene", originals, positions: positions, directions: none), "tone-scene") {
+        let unmatched = try await hyperlapse(folder, "tone-off") {
+            $0.toneMatch = false; $0.forward = 180
+        }.1
+        let scene = try await hyperlapse(
+            try photos("tone-scene", originals, positions: positions, directions: none), "tone-scene"
+        ) {
             $0.toneMatch = false
             $0.forward = 180
         }.1
@@ -217,7 +256,12 @@ import TestSupport
             return out
         }
         let a = steps(matched), b = steps(unmatched)
-        print("tone: steps matched \(a.map { String(format: "%.3f", $0) }), unmatched \(b.map { String(format: "%.3f", $0) })")
+        print(
+            """
+            tone: steps matched \(a.map { String(format: "%.3f", $0) }), unmatched \
+            \(b.map { String(format: "%.3f", $0) })
+            """
+        )
         #expect(a.max()! <= 0.02)
         #expect(b[7] > 0.3 && b[15] > 0.3 && b[23] > 0.3)
     }
@@ -226,7 +270,8 @@ import TestSupport
     /// (the first one anchors the stabilised headings with it); a photo with a compass keeps its own.
     @Test func panoHeadingPosesPhotosWithoutACompass() async throws {
         let pictures = Array(Self.frames.prefix(4))
-        let folder = try photos("panoheading", pictures, positions: road(4, spacing: 10), directions: [nil, nil, 33, nil])
+        let folder = try photos(
+            "panoheading", pictures, positions: road(4, spacing: 10), directions: [nil, nil, 33, nil])
         var s = HyperlapseSettings()
         s.source = "local:" + folder
         s.panoHeading = 123

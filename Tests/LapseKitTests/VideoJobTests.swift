@@ -14,7 +14,9 @@ import TestSupport
 
     /// Decodes the output with the ffmpeg CLI, reading it as BT.709 limited range explicitly.
     func frames(_ path: String, _ w: Int, _ h: Int) throws -> [PixelBuffer] {
-        try FFmpegReference.frames(path, filters: "scale=in_color_matrix=bt709:in_range=limited:flags=accurate_rnd+full_chroma_int", size: (w, h))
+        try FFmpegReference.frames(
+            path, filters: "scale=in_color_matrix=bt709:in_range=limited:flags=accurate_rnd+full_chroma_int",
+            size: (w, h))
     }
 
     /// A list file's durations are checked as `--image-duration` is (0.001…86400 s), naming the file and line,
@@ -22,7 +24,8 @@ import TestSupport
     @Test(arguments: ["1e12", "0", "-2", "0.0001", "inf", "two"])
     func listDurationsOutOfRangeAreRefused(_ duration: String) throws {
         let list = dir.appendingPathComponent("bad-\(duration).txt")
-        try "\(try colour("d.png", "red"))\t1\n\(try colour("e.png", "blue"))\t\(duration)\n".write(to: list, atomically: true, encoding: .utf8)
+        try "\(try colour("d.png", "red"))\t1\n\(try colour("e.png", "blue"))\t\(duration)\n".write(
+            to: list, atomically: true, encoding: .utf8)
         #expect {
             try ImageInputs.expand(["@" + list.path])
         } throws: { error in
@@ -47,11 +50,18 @@ import TestSupport
         let warnings = Mutex<[String]>([])
         let summary = try await job.run(warning: { message in warnings.withLock { $0.append(message) } })
         #expect(summary.width == 4096 && summary.height == 2048)
-        #expect(warnings.withLock { $0 } == ["\(photos[0]) is 5760x2880: the video is 4096x2048, the largest frame 4K players take (set a size for another)"])
+        #expect(
+            warnings.withLock { $0 } == [
+                """
+                \(photos[0]) is 5760x2880: the video is 4096x2048, the largest frame 4K players take (set a size \
+                for another)
+                """
+            ])
         let frames = try self.frames(out, 1024, 512)
         #expect(frames.count == 60)
         for (i, photo) in photos.enumerated() {
-            let source = try #require(FFmpegReference.frames(photo, filters: "scale=1024:512:flags=area", size: (1024, 512)).first)
+            let source = try #require(
+                FFmpegReference.frames(photo, filters: "scale=1024:512:flags=area", size: (1024, 512)).first)
             let ssim = ImageMetrics.ssim(frames[30 * i + 15], source)
             #expect(ssim >= 0.9, "\(photo): SSIM \(ssim)")
         }
@@ -59,8 +69,11 @@ import TestSupport
 
     @Test func durationsAddUpAndTheLastImageLastsItsWholeTime() async throws {
         let list = dir.appendingPathComponent("list.txt")
-        try "\(try colour("a.png", "red"))\t1.0\n\(try colour("b.png", "lime"))\t0.5\n# comment\n\n\(try colour("c.png", "blue"))\t2\n"
-            .write(to: list, atomically: true, encoding: .utf8)
+        try """
+        \(try colour("a.png", "red"))\t1.0\n\(try colour("b.png", "lime"))\t0.5\n# \
+        comment\n\n\(try colour("c.png", "blue"))\t2\n
+        """
+        .write(to: list, atomically: true, encoding: .utf8)
         let out = dir.appendingPathComponent("t.mp4").path
         let job = VideoJob(inputs: try ImageInputs.expand(["@" + list.path]), output: out)
         let summary = try await job.run()
@@ -77,11 +90,15 @@ import TestSupport
         // Frames 0–29 red, 30–44 green, 45–104 blue: the last image fills its whole 2 s.
         let decoded = try frames(out, 64, 48)
         #expect(decoded.count == 105)
-        let expected: [(Range<Int>, RGBA)] = [(0..<30, RGBA(255, 0, 0)), (30..<45, RGBA(0, 255, 0)), (45..<105, RGBA(0, 0, 255))]
+        let expected: [(Range<Int>, RGBA)] = [
+            (0..<30, RGBA(255, 0, 0)), (30..<45, RGBA(0, 255, 0)), (45..<105, RGBA(0, 0, 255))
+        ]
         for (range, c) in expected {
             for i in range {
                 let p = decoded[i][32, 24]
-                #expect(abs(Int(p.r) - Int(c.r)) < 8 && abs(Int(p.g) - Int(c.g)) < 8 && abs(Int(p.b) - Int(c.b)) < 8, "frame \(i): \(p)")
+                #expect(
+                    abs(Int(p.r) - Int(c.r)) < 8 && abs(Int(p.g) - Int(c.g)) < 8 && abs(Int(p.b) - Int(c.b)) < 8,
+                    "frame \(i): \(p)")
             }
         }
     }
@@ -107,8 +124,10 @@ import TestSupport
     }
 
     /// Fidelity at CRF 18, including SMPTE bars, which show a BT.601/BT.709 mix-up as a colour shift.
-    @Test(arguments: ["images/generated/smptehdbars_1280x720.png", "images/generated/testsrc2_1281x721_odd.png",
-                      "images/pillow/hopper.png", "images/exif-orientation-examples/Landscape_6.jpg"])
+    @Test(arguments: [
+        "images/generated/smptehdbars_1280x720.png", "images/generated/testsrc2_1281x721_odd.png",
+        "images/pillow/hopper.png", "images/exif-orientation-examples/Landscape_6.jpg"
+    ])
     func framesMatchTheirSources(file: String) async throws {
         let out = dir.appendingPathComponent("f.mp4").path
         var job = VideoJob(inputs: [ImageInput(path: TestData.path(file))], output: out)
@@ -117,7 +136,9 @@ import TestSupport
         job.overwrite = true
         let summary = try await job.run()
         let image = try DecodedImage(path: TestData.path(file))
-        let source = try FrameFitter(width: summary.width, height: summary.height, mode: .contain, background: RGBA(0, 0, 0)).frame(for: image)
+        let source = try FrameFitter(
+            width: summary.width, height: summary.height, mode: .contain, background: RGBA(0, 0, 0)
+        ).frame(for: image)
         let decoded = try frames(out, summary.width, summary.height)
         #expect(decoded.count == 6)
         for frame in decoded {
@@ -138,8 +159,10 @@ import TestSupport
         }
     }
 
-    @Test(arguments: [("images/pngsuite/s01n3p01.png", 2, 2), ("images/pngsuite/s39n3p04.png", 38, 38),
-                      ("images/generated/testsrc2_1281x721_odd.png", 1280, 720)])
+    @Test(arguments: [
+        ("images/pngsuite/s01n3p01.png", 2, 2), ("images/pngsuite/s39n3p04.png", 38, 38),
+        ("images/generated/testsrc2_1281x721_odd.png", 1280, 720)
+    ])
     func oddSizesGiveEvenFrames(file: String, width: Int, height: Int) async throws {
         let out = dir.appendingPathComponent("o.mp4").path
         var job = VideoJob(inputs: [ImageInput(path: TestData.path(file))], output: out)
@@ -220,16 +243,17 @@ import TestSupport
         let out = dir.appendingPathComponent("au.mp4").path
         var job = VideoJob(inputs: [ImageInput(path: try colour("au.png", "navy"))], output: out)
         job.imageDuration = 3
-        job.audio = TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4")  // 10 s of beeps
+        job.audio = TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4") // 10 s of beeps
         _ = try await job.run()
         let streams = try #require(try FFmpegReference.probeJSON(out)["streams"] as? [[String: Any]])
         let audio = try #require(streams.first { $0["codec_type"] as? String == "audio" })
         #expect(audio["codec_name"] as? String == "aac")
         let audioDuration = try #require(Double(audio["duration"] as? String ?? ""))
-        #expect(abs(audioDuration - 3) <= 1.0 / 30 + 0.025)  // one video frame plus one AAC frame
+        #expect(abs(audioDuration - 3) <= 1.0 / 30 + 0.025) // one video frame plus one AAC frame
 
         // A file without audio is a clear error, and no output is left.
-        var silent = VideoJob(inputs: [ImageInput(path: try colour("s.png", "navy"))], output: dir.appendingPathComponent("s.mp4").path)
+        var silent = VideoJob(
+            inputs: [ImageInput(path: try colour("s.png", "navy"))], output: dir.appendingPathComponent("s.mp4").path)
         silent.audio = TestData.path("images/pillow/hopper.png")
         await #expect(throws: LapseError.self) { try await silent.run() }
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("s.mp4").path))

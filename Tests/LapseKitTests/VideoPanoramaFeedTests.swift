@@ -22,7 +22,9 @@ import TestSupport
         #expect(VideoPanoramaFeed.referenceStops(second, frameStep: 1, stride: 3) == [0, 4, 8, 12, 16, 20, 22])
         #expect(VideoPanoramaFeed.referenceStops((0..<48).map { $0 % 8 == 0 }, frameStep: 1, stride: 3) == nil)
         #expect(VideoPanoramaFeed.referenceStops([Bool](repeating: true, count: 24), frameStep: 1, stride: 3) == nil)
-        #expect(VideoPanoramaFeed.referenceStops((0..<24).map { $0 == 7 || $0 % 4 == 3 && $0 > 7 }, frameStep: 1, stride: 3) == nil)
+        #expect(
+            VideoPanoramaFeed.referenceStops((0..<24).map { $0 == 7 || $0 % 4 == 3 && $0 > 7 }, frameStep: 1, stride: 3)
+                == nil)
     }
 
     /// The real 360° video (H.264 with three B-frames between reference frames, 29.97 fps): every fourth frame
@@ -34,21 +36,25 @@ import TestSupport
         let feed = try VideoPanoramaFeed(path: path)
         #expect(feed.analysisStride == 4)
         let stops = try await feed.lookup(0..<feed.pointCount).compactMap { $0 }
-        let analysed = stops.enumerated().filter { feed.isAnalysed($1, seen: $0, last: $0 == stops.count - 1) }.map(\.offset)
+        let analysed = stops.enumerated().filter { feed.isAnalysed($1, seen: $0, last: $0 == stops.count - 1) }.map(
+            \.offset)
         let packets = try #require(try VideoFrameReader(path).framesFromPackets())
         let reference = try #require(packets.isReference)
         #expect(!analysed.isEmpty && analysed.allSatisfy { reference[$0] })
         // Frames 2, 6, 10, … (a keyframe every 28 or so shifts the pattern by one): at least the stride (3)
         // apart, at most twice it.
         let gaps = zip(analysed.dropFirst(), analysed).map { $0 - $1 }
-        #expect(analysed.first == 2 && gaps.allSatisfy { (3...6).contains($0) } && gaps.sorted()[gaps.count / 2] == 4, "\(analysed)")
+        #expect(
+            analysed.first == 2 && gaps.allSatisfy { (3...6).contains($0) } && gaps.sorted()[gaps.count / 2] == 4,
+            "\(analysed)")
         #expect(analysed.count == 29)
         var pictures: [Int: PixelBuffer] = [:]
         for n in analysed { pictures[n] = try await feed.analysisImage(for: stops[n]) }
         let full = try VideoFrameReader(path)
         var decoded: [PixelBuffer] = []
         while let (_, frame) = try full.nextYUVFrame() {
-            decoded.append(try frame.rgba().resized(width: SphereImage.standardWidth, height: SphereImage.standardWidth / 2))
+            decoded.append(
+                try frame.rgba().resized(width: SphereImage.standardWidth, height: SphereImage.standardWidth / 2))
         }
         var worst = Double.infinity
         for (k, picture) in pictures {

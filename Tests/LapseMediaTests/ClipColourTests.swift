@@ -14,12 +14,15 @@ import TestSupport
         var options = ClipOptions(start: 0.5, end: 1.0)
         options.accurate = true
         _ = try Clipper.clip(TestData.path(file), to: out, options: options)
-        let stream = try #require((try FFmpegReference.probeJSON(out, extra: ["-select_streams", "v"])["streams"] as? [[String: Any]])?.first)
+        let stream = try #require(
+            (try FFmpegReference.probeJSON(out, extra: ["-select_streams", "v"])["streams"] as? [[String: Any]])?.first)
         #expect(stream["color_space"] as? String == matrix)
         // The colours survive: the first frame of the cut against the source frame at 0.5 s, both decoded by ffmpeg
         // honouring the tags.
         let cut = try #require(try FFmpegReference.frames(out).first)
-        let source = try FFmpegReference.frames(TestData.path(file), filters: "trim=start=0.5,setpts=PTS-STARTPTS", size: (cut.width, cut.height)).first
+        let source = try FFmpegReference.frames(
+            TestData.path(file), filters: "trim=start=0.5,setpts=PTS-STARTPTS", size: (cut.width, cut.height)
+        ).first
         let reference = try #require(source)
         #expect(ImageMetrics.ssim(cut, reference) >= 0.9)
         // Colour, block by block: 16×16 block means per channel (compression keeps them; a BT.601/BT.709 mix-up
@@ -29,10 +32,12 @@ import TestSupport
             for bx in stride(from: 0, to: cut.width - 15, by: 16) {
                 for c in 0..<3 {
                     var a = 0.0, b = 0.0
-                    for y in by..<by + 16 { for x in bx..<bx + 16 {
-                        a += Double(cut.bytes[(y * cut.width + x) * 4 + c])
-                        b += Double(reference.bytes[(y * cut.width + x) * 4 + c])
-                    } }
+                    for y in by..<by + 16 {
+                        for x in bx..<bx + 16 {
+                            a += Double(cut.bytes[(y * cut.width + x) * 4 + c])
+                            b += Double(reference.bytes[(y * cut.width + x) * 4 + c])
+                        }
+                    }
                     worst = max(worst, abs(a - b) / 256)
                 }
             }

@@ -48,7 +48,7 @@ struct ClipMediaInputTests {
         var first: Double?
         while try input.read(into: packet) {
             if Int(packet.pointer.pointee.stream_index) == input.videoStreamIndex {
-                #expect(packet.pointer.pointee.flags & 1 != 0)  // AV_PKT_FLAG_KEY
+                #expect(packet.pointer.pointee.flags & 1 != 0) // AV_PKT_FLAG_KEY
                 first = input.time(of: packet.pointer)
                 break
             }
@@ -72,7 +72,7 @@ struct ClipMediaInputTests {
     func overHTTPWithoutRange(_ name: String) throws {
         let server = try LocalServer(script: "http_file_server.py", arguments: ["--root", Self.synthetic, "--no-range"])
         let input = try MediaInput(location: "\(server.baseURL)/\(name)")
-        #expect(input.downloadedFirst == !name.contains("faststart"))  // moov at the end must be downloaded
+        #expect(input.downloadedFirst == !name.contains("faststart")) // moov at the end must be downloaded
         let counts = try Self.countPackets(input)
         #expect(counts.video == 300 && counts.audio == 432)
     }
@@ -159,8 +159,10 @@ struct ClipMediaInputTests {
         let server = try LocalServer(script: "http_file_server.py", arguments: ["--root", Self.synthetic])
         var options = MediaInput.Options()
         options.readTimeout = 1
-        let e = try #require(Self.openError("\(server.baseURL)/__stall/gop4s_bframes_av_10s_faststart.mp4?k=SECRET",
-                                            options: options))
+        let e = try #require(
+            Self.openError(
+                "\(server.baseURL)/__stall/gop4s_bframes_av_10s_faststart.mp4?k=SECRET",
+                options: options))
         #expect(e.code == .network)
         #expect(e.description.contains("timed out"), "\(e)")
         #expect(!e.description.contains("SECRET"))
@@ -172,8 +174,10 @@ struct ClipMediaInputTests {
         options.readTimeout = 30
         options.deadline = 1
         let started = Date()
-        let e = try #require(Self.openError("\(server.baseURL)/__stall/gop4s_bframes_av_10s_faststart.mp4",
-                                            options: options))
+        let e = try #require(
+            Self.openError(
+                "\(server.baseURL)/__stall/gop4s_bframes_av_10s_faststart.mp4",
+                options: options))
         #expect(e.description.hasSuffix("timed out after 1 s"))
         #expect(Date().timeIntervalSince(started) < 20)
     }

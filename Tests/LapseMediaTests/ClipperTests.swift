@@ -25,8 +25,12 @@ struct ClipperTests {
 
     /// The first video packet's flags as ffprobe reads them (raw, edit list aside): "K" marks a keyframe.
     static func firstVideoPacketIsKeyframe(_ path: String) throws -> Bool {
-        let s = try FFmpegReference.probe(path, ["-select_streams", "v:0", "-show_entries", "packet=flags",
-                                                 "-read_intervals", "%+#1", "-of", "csv=p=0"])
+        let s = try FFmpegReference.probe(
+            path,
+            [
+                "-select_streams", "v:0", "-show_entries", "packet=flags",
+                "-read_intervals", "%+#1", "-of", "csv=p=0"
+            ])
         return s.hasPrefix("K")
     }
 
@@ -36,9 +40,13 @@ struct ClipperTests {
     static func frame(_ path: String, _ n: Int) throws -> PixelBuffer {
         let (w, h) = try FFmpegReference.dimensions(path)
         let out = TestData.scratchDirectory().appendingPathComponent("frame.rgba").path
-        let r = try Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-i", path, "-vf", "select=eq(n\\,\(n))",
-                                         "-vsync", "passthrough", "-frames:v", "1", "-f", "rawvideo",
-                                         "-pix_fmt", "rgba", out])
+        let r = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-i", path, "-vf", "select=eq(n\\,\(n))",
+                "-vsync", "passthrough", "-frames:v", "1", "-f", "rawvideo",
+                "-pix_fmt", "rgba", out
+            ])
         try #require(r.status == 0, "\(r.stderr)")
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
         try #require(bytes.count == w * h * 4)
@@ -46,8 +54,10 @@ struct ClipperTests {
     }
     static func sourceFrame(_ path: String, _ n: Int) throws -> PixelBuffer { try frame(path, n) }
 
-    static func clip(_ location: String, _ start: Double, _ end: Double, accurate: Bool = false,
-                     ext: String = "mp4", audio: ClipAudio = .original) throws -> (String, ClipResult) {
+    static func clip(
+        _ location: String, _ start: Double, _ end: Double, accurate: Bool = false,
+        ext: String = "mp4", audio: ClipAudio = .original
+    ) throws -> (String, ClipResult) {
         let out = TestData.scratchDirectory().appendingPathComponent("clip.\(ext)").path
         var options = ClipOptions(start: start, end: end)
         options.accurate = accurate
@@ -82,7 +92,7 @@ struct ClipperTests {
         #expect(abs(etimes.count - 60) <= 1, "\(location): \(etimes.count) frames")
         #expect(abs((etimes.first ?? -1)) < 0.001)
         let first = try Self.frame(exact, 0)
-        #expect(ImageMetrics.ssim(first, source150) > 0.95)  // testsrc's sharp text at CRF 18 gives ~0.965
+        #expect(ImageMetrics.ssim(first, source150) > 0.95) // testsrc's sharp text at CRF 18 gives ~0.965
         #expect(ImageMetrics.ssim(first, try sourceFrame(gop, 149)) < ImageMetrics.ssim(first, source150))
         let ev = try #require(try stream(exact, "video")), ea = try #require(try stream(exact, "audio"))
         #expect(abs((double(ev["start_time"]) ?? 9) - (double(ea["start_time"]) ?? 9)) < 1.0 / 30)
@@ -98,11 +108,12 @@ struct ClipperTests {
     @Test(arguments: [
         ("gop4s_bframes_av_10s.mp4", false), ("gop4s_bframes_av_10s_faststart.mp4", false),
         ("gop4s_bframes_av_10s.mp4", true), ("gop4s_bframes_av_10s_faststart.mp4", true),
-        ("hls/index.m3u8", false),
+        ("hls/index.m3u8", false)
     ])
     func overHTTP(_ name: String, _ noRange: Bool) throws {
-        let server = try LocalServer(script: "http_file_server.py",
-                                     arguments: ["--root", Self.synthetic] + (noRange ? ["--no-range"] : []))
+        let server = try LocalServer(
+            script: "http_file_server.py",
+            arguments: ["--root", Self.synthetic] + (noRange ? ["--no-range"] : []))
         try Self.checkGOPCut("\(server.baseURL)/\(name)?token=SECRET")
     }
 
@@ -142,8 +153,12 @@ struct ClipperTests {
     func rotationAndAudioSurvive(_ accurate: Bool) throws {
         let source = TestData.path("video/iphone_rotated.mov")
         let (out, _) = try Self.clip(source, 0.5, 1.5, accurate: accurate, ext: "mov")
-        let text = try FFmpegReference.probe(out, ["-select_streams", "v:0", "-show_entries",
-                                                   "stream_side_data=rotation", "-of", "csv=p=0"])
+        let text = try FFmpegReference.probe(
+            out,
+            [
+                "-select_streams", "v:0", "-show_entries",
+                "stream_side_data=rotation", "-of", "csv=p=0"
+            ])
         #expect(text.contains("-90"), "rotation: \(text)")
         let a = try #require(try Self.stream(out, "audio"))
         #expect(abs((Self.double(a["duration"]) ?? 0) - 1) < 0.05)
@@ -155,13 +170,21 @@ struct ClipperTests {
     @Test func languagesAndMatroska() throws {
         let dir = TestData.scratchDirectory()
         let tagged = dir.appendingPathComponent("tagged.mp4").path
-        let r = try Shell.run("ffmpeg", ["-v", "error", "-i", Self.gop, "-c", "copy", "-metadata:s:v:0", "language=fra",
-                                         "-metadata:s:a:0", "language=eng", tagged])
+        let r = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-i", Self.gop, "-c", "copy", "-metadata:s:v:0", "language=fra",
+                "-metadata:s:a:0", "language=eng", tagged
+            ])
         try #require(r.status == 0)
         for ext in ["mp4", "mov", "m4v", "mkv"] {
             let (out, result) = try Self.clip(tagged, 5, 7, ext: ext)
-            #expect(try Self.stream(out, "video")?["tags"].flatMap { ($0 as? [String: Any])?["language"] as? String } == "fra")
-            #expect(try Self.stream(out, "audio")?["tags"].flatMap { ($0 as? [String: Any])?["language"] as? String } == "eng")
+            #expect(
+                try Self.stream(out, "video")?["tags"].flatMap { ($0 as? [String: Any])?["language"] as? String }
+                    == "fra")
+            #expect(
+                try Self.stream(out, "audio")?["tags"].flatMap { ($0 as? [String: Any])?["language"] as? String }
+                    == "eng")
             if ext == "mkv" {
                 // No edit list: playback starts at the keyframe (4 s), 3 s of video.
                 #expect(!result.usesEditList)
@@ -184,7 +207,7 @@ struct ClipperTests {
         #expect(!r0.hasAudio)
         #expect(try Self.stream(none, "audio") == nil)
 
-        let song = TestData.path("video/iphone_rotated.mov")  // 2.2 s of AAC: padded with silence to the length
+        let song = TestData.path("video/iphone_rotated.mov") // 2.2 s of AAC: padded with silence to the length
         for mode in [ClipAudio.replace(path: song), .mix(path: song)] {
             for accurate in [false, true] {
                 let (out, r) = try Self.clip(Self.gop, 5, 8, accurate: accurate, audio: mode)
@@ -202,7 +225,7 @@ struct ClipperTests {
         let (out, r) = try Self.clip(Self.gop, 5.2, 5.5)
         #expect(abs(r.keyframeTime - 4) < 0.001)
         let times = try FFmpegReference.frameTimes(out)
-        #expect(times.count >= 9 && times.count <= 11, "\(times.count)")  // + B-frame references past the end
+        #expect(times.count >= 9 && times.count <= 11, "\(times.count)") // + B-frame references past the end
         let shown = try Self.frame(out, 0)
         #expect(ImageMetrics.psnr(shown, try Self.sourceFrame(Self.gop, 156)) == .infinity)
     }

@@ -21,13 +21,19 @@ import TestSupport
         let good = Self.scratch.appendingPathComponent("ok.mp4").path
         var settings = VideoEncoderSettings(width: 64, height: 48, fps: 25)
         settings.preset = "no-such-preset"
-        let preset = try #require(throws: LapseError.self) { try VideoEncoder(path: good, container: "mp4", settings: settings) }
+        let preset = try #require(throws: LapseError.self) {
+            try VideoEncoder(path: good, container: "mp4", settings: settings)
+        }
         #expect(preset.code == .usage && preset.reason.contains("preset 'no-such-preset'"))
         settings.preset = "ultrafast"
         let missing = Self.scratch.appendingPathComponent("no/such/folder/out.mp4").path
-        let folder = try #require(throws: LapseError.self) { try VideoEncoder(path: missing, container: "mp4", settings: settings) }
+        let folder = try #require(throws: LapseError.self) {
+            try VideoEncoder(path: missing, container: "mp4", settings: settings)
+        }
         #expect(folder.code == .output && folder.subject == missing)
-        let container = try #require(throws: LapseError.self) { try VideoEncoder(path: good, container: "no-such-muxer", settings: settings) }
+        let container = try #require(throws: LapseError.self) {
+            try VideoEncoder(path: good, container: "no-such-muxer", settings: settings)
+        }
         #expect(container.code == .output)
         settings.width = 63
         #expect(throws: LapseError.self) { try VideoEncoder(path: good, container: "mp4", settings: settings) }
@@ -84,20 +90,23 @@ import TestSupport
         let cases: [(String, [UInt8])] = [
             ("empty.png", []), ("text.jpg", Array("hello".utf8)), ("half.jpg", Array(jpeg.prefix(jpeg.count / 2))),
             ("head.jpg", Array(jpeg.prefix(600))), ("huge.png", CraftedImages.png(width: 40000, height: 40000)),
-            ("rows.png", CraftedImages.png(width: 64, height: 64)),
+            ("rows.png", CraftedImages.png(width: 64, height: 64))
         ]
         for (name, data) in cases {
             let path = Self.scratch.appendingPathComponent(name).path
             try Data(data).write(to: URL(fileURLWithPath: path))
             #expect(throws: LapseError.self, "\(name)") { try DecodedImage(path: path) }
-            if !data.isEmpty { #expect(throws: LapseError.self, "\(name)") { try DecodedImage(data: data, name: name) } }
+            if !data.isEmpty {
+                #expect(throws: LapseError.self, "\(name)") { try DecodedImage(data: data, name: name) }
+            }
         }
     }
 
     /// A filter graph that cannot be built (a filter that does not exist) fails every frame, freeing each graph
     /// it began and keeping none of its filters.
     @Test func frameConverter() throws {
-        let converter = VideoFrameConverter(width: 32, height: 24, rotationFilters: ["no_such_filter"], swapsAxes: false, toneMap: true)
+        let converter = VideoFrameConverter(
+            width: 32, height: 24, rotationFilters: ["no_such_filter"], swapsAxes: false, toneMap: true)
         let frame = Frame()
         try frame.allocate(width: 64, height: 48, format: AV_PIX_FMT_YUV420P)
         for _ in 0..<3 {

@@ -10,7 +10,8 @@ import TestSupport
     @Test(arguments: 0...8)
     func exifOrientationIsApplied(orientation: Int) throws {
         let reference = try DecodedImage(path: TestData.path("images/exif-orientation-examples/Landscape_1.jpg"))
-        let image = try DecodedImage(path: TestData.path("images/exif-orientation-examples/Landscape_\(orientation).jpg"))
+        let image = try DecodedImage(
+            path: TestData.path("images/exif-orientation-examples/Landscape_\(orientation).jpg"))
         #expect(image.displayWidth == 1800)
         #expect(image.displayHeight == 1200)
         let a = try reference.pixels(width: 360, height: 240)
@@ -20,10 +21,11 @@ import TestSupport
 
     /// A wrong turn would be caught: Landscape_6 without its orientation is far from upright.
     @Test func ignoringOrientationWouldFail() throws {
-        let reference = try DecodedImage(path: TestData.path("images/exif-orientation-examples/Landscape_1.jpg")).pixels(width: 240, height: 240)
+        let reference = try DecodedImage(path: TestData.path("images/exif-orientation-examples/Landscape_1.jpg"))
+            .pixels(width: 240, height: 240)
         let image = try DecodedImage(path: TestData.path("images/exif-orientation-examples/Landscape_3.jpg"))
         #expect(image.orientation == .down)
-        let upsideDown = try image.pixels(width: 240, height: 240).applying(.down)  // turned twice = as stored
+        let upsideDown = try image.pixels(width: 240, height: 240).applying(.down) // turned twice = as stored
         #expect(ImageMetrics.ssim(reference, upsideDown) < 0.6)
     }
 
@@ -32,8 +34,10 @@ import TestSupport
         var files: [String] = []
         for folder in ["images/pngsuite", "images/pillow", "images/generated"] {
             let names = (try? fm.contentsOfDirectory(atPath: TestData.path(folder))) ?? []
-            files += names.filter { ["png", "jpg", "webp"].contains(($0 as NSString).pathExtension) && $0 != "iss634.webp" }
-                .map { "\(folder)/\($0)" }
+            files += names.filter {
+                ["png", "jpg", "webp"].contains(($0 as NSString).pathExtension) && $0 != "iss634.webp"
+            }
+            .map { "\(folder)/\($0)" }
         }
         return files.sorted()
     }()
@@ -44,14 +48,17 @@ import TestSupport
         let path = TestData.path(file)
         let image = try DecodedImage(path: path)
         let ours = try image.pixels(width: image.storedWidth, height: image.storedHeight)
-        let oriented = image.orientation == .up ? ours : try image.pixels(width: image.storedWidth, height: image.storedHeight)
+        let oriented =
+            image.orientation == .up ? ours : try image.pixels(width: image.storedWidth, height: image.storedHeight)
         let reference = try #require(FFmpegReference.frames(path).first)
         if image.orientation == .up {
             #expect(reference.width == ours.width && reference.height == ours.height)
             #expect(ImageMetrics.psnr(ours, reference) >= 35, "\(file)")
             // Alpha is kept, not flattened.
             var alphaDiff = 0
-            for i in stride(from: 3, to: ours.bytes.count, by: 4) { alphaDiff = max(alphaDiff, abs(Int(ours.bytes[i]) - Int(reference.bytes[i]))) }
+            for i in stride(from: 3, to: ours.bytes.count, by: 4) {
+                alphaDiff = max(alphaDiff, abs(Int(ours.bytes[i]) - Int(reference.bytes[i])))
+            }
             #expect(alphaDiff <= 1, "\(file)")
         } else {
             #expect(oriented.width == image.displayWidth)
@@ -91,7 +98,8 @@ import TestSupport
         let fromFile = try DecodedImage(path: path).pixels()
         #expect(fromMemory == fromFile)
         // Orientation is read from in-memory JPEGs too.
-        let rotatedData = try [UInt8](Data(contentsOf: URL(fileURLWithPath: TestData.path("images/pillow/hopper_orientation_6.jpg"))))
+        let rotatedData = try [UInt8](
+            Data(contentsOf: URL(fileURLWithPath: TestData.path("images/pillow/hopper_orientation_6.jpg"))))
         #expect(try DecodedImage(data: rotatedData, name: "x").orientation == .right)
     }
 
@@ -99,12 +107,13 @@ import TestSupport
         ("missing.jpg", "no such file"),
         ("text.jpg", "not an image"),
         ("truncated.jpg", "corrupt or truncated"),
-        ("empty.png", "not an image"),
+        ("empty.png", "not an image")
     ])
     func badImagesGiveClearErrors(name: String, reason: String) throws {
         let dir = TestData.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let jpeg = try Data(contentsOf: URL(fileURLWithPath: TestData.path("images/exif-orientation-examples/Landscape_1.jpg")))
+        let jpeg = try Data(
+            contentsOf: URL(fileURLWithPath: TestData.path("images/exif-orientation-examples/Landscape_1.jpg")))
         try Data("hello, not a picture\n".utf8).write(to: dir.appendingPathComponent("text.jpg"))
         try jpeg.prefix(jpeg.count / 3).write(to: dir.appendingPathComponent("truncated.jpg"))
         try Data().write(to: dir.appendingPathComponent("empty.png"))

@@ -13,8 +13,10 @@ import TestSupport
     /// for a GIF, a BMP and TIFFs of both byte orders made from one of them; from a file and from memory alike.
     @Test(arguments: ImageDecoderTests.decodable + ["gif", "bmp", "tiff"])
     func headerSizeIsTheDecodedSize(file: String) throws {
-        let path = file.count <= 4
-            ? try GeneratedMedia.image("testsrc2=s=321x123", to: Self.scratch.appendingPathComponent("made.\(file)").path)
+        let path =
+            file.count <= 4
+            ? try GeneratedMedia.image(
+                "testsrc2=s=321x123", to: Self.scratch.appendingPathComponent("made.\(file)").path)
             : TestData.path(file)
 
         let header = try #require(ImageHeader.read(path: path), "\(file)")
@@ -26,20 +28,26 @@ import TestSupport
 
     /// A big-endian TIFF's first IFD (ffmpeg writes only little-endian ones): width a SHORT, length a LONG.
     @Test func bigEndianTIFF() {
-        let ifd: [UInt8] = [0, 2, 1, 0, 0, 3, 0, 0, 0, 1, 0x01, 0x23, 0, 0, 1, 1, 0, 4, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0]
+        let ifd: [UInt8] = [
+            0, 2, 1, 0, 0, 3, 0, 0, 0, 1, 0x01, 0x23, 0, 0, 1, 1, 0, 4, 0, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0
+        ]
         let file: [UInt8] = [0x4D, 0x4D, 0, 0x2A, 0, 0, 0, 8] + ifd + [UInt8](repeating: 0, count: 16)
         #expect(ImageHeader.read(data: file) == ImageHeader(width: 0x123, height: 0x10000, reducible: false))
     }
 
     /// An animated WebP (which FFmpeg 5.1 does not decode) has its canvas size in VP8X.
     @Test func animatedWebPCanvas() throws {
-        #expect(ImageHeader.read(path: TestData.path("images/pillow/iss634.webp")) == ImageHeader(width: 245, height: 245, reducible: false))
+        #expect(
+            ImageHeader.read(path: TestData.path("images/pillow/iss634.webp"))
+                == ImageHeader(width: 245, height: 245, reducible: false))
     }
 
     /// The crafted files say what they should (the PNG's chunk CRCs included: CRC-32 of "IEND" is AE426082).
     @Test func craftedHeaders() throws {
         #expect(CraftedImages.crc32(Array("IEND".utf8)) == 0xAE42_6082)
-        #expect(ImageHeader.read(data: CraftedImages.png(width: 30000, height: 20000)) == ImageHeader(width: 30000, height: 20000, reducible: false))
+        #expect(
+            ImageHeader.read(data: CraftedImages.png(width: 30000, height: 20000))
+                == ImageHeader(width: 30000, height: 20000, reducible: false))
         let hopper = [UInt8](try Data(contentsOf: URL(fileURLWithPath: TestData.path("images/pillow/hopper.jpg"))))
         let big = try #require(CraftedImages.jpeg(hopper, width: 60000, height: 50000))
         #expect(ImageHeader.read(data: big) == ImageHeader(width: 60000, height: 50000, reducible: true))
@@ -51,7 +59,9 @@ import TestSupport
         try Data(CraftedImages.png(width: 30000, height: 20000)).write(to: URL(fileURLWithPath: png))
         let error = try #require(throws: LapseError.self) { try DecodedImage(path: png) }
         #expect(error.code == .invalidInput && error.subject == png)
-        #expect(error.reason == "30000x20000 is 600.0 megapixels, more than the limit of 134.2 megapixels for a decoded image")
+        #expect(
+            error.reason
+                == "30000x20000 is 600.0 megapixels, more than the limit of 134.2 megapixels for a decoded image")
         // From memory (a downloaded tile or picture) too.
         let tile = try #require(throws: LapseError.self) {
             try DecodedImage(data: CraftedImages.png(width: 30000, height: 20000), name: "tile 3/1/2")
@@ -67,7 +77,7 @@ import TestSupport
     /// The limit is on the pixels decoded: a JPEG over it whole is decoded at a quarter of its size when that is
     /// all that is shown, and refused when it is shown larger.
     @Test func theLimitCountsTheReducedDecode() throws {
-        let photo = TestData.path("pano360/trekview_360/GSAG2002.JPG")   // 5760x2880
+        let photo = TestData.path("pano360/trekview_360/GSAG2002.JPG") // 5760x2880
         let limit = 2_000_000
         #expect(throws: LapseError.self) { try DecodedImage(path: photo, pixelLimit: limit) }
         let quarter = try DecodedImage(path: photo, pixelLimit: limit) { _, _ in (1440, 720) }
@@ -75,13 +85,16 @@ import TestSupport
         let refused = try #require(throws: LapseError.self) {
             try DecodedImage(path: photo, pixelLimit: limit) { _, _ in (2000, 1000) }
         }
-        #expect(refused.reason == "5760x2880 is 4.1 megapixels at 1/2 size, more than the limit of 2.0 megapixels for a decoded image")
+        #expect(
+            refused.reason
+                == "5760x2880 is 4.1 megapixels at 1/2 size, more than the limit of 2.0 megapixels for a decoded image")
     }
 
     /// A format whose header is not read (Sun raster) meets the decoder's check of twice the limit before its
     /// picture is allocated, and the exact limit after.
     @Test func formatsWithoutAHeaderReaderAreCheckedToo() throws {
-        let raster = try GeneratedMedia.image("testsrc2=s=320x240", to: Self.scratch.appendingPathComponent("made.sun").path)
+        let raster = try GeneratedMedia.image(
+            "testsrc2=s=320x240", to: Self.scratch.appendingPathComponent("made.sun").path)
         #expect(ImageHeader.read(path: raster) == nil)
         let before = try #require(throws: LapseError.self) { try DecodedImage(path: raster, pixelLimit: 20_000) }
         #expect(before.subject == raster && before.reason.contains("or more than 40000 pixels"), "\(before)")
@@ -108,7 +121,8 @@ import TestSupport
         #expect(ssim >= 0.97, "SSIM \(ssim)")
         let colour = ImageMetrics.meanColour(full) - ImageMetrics.meanColour(reduced)
         #expect(max(abs(colour.x), abs(colour.y), abs(colour.z)) <= 1, "\(colour)")
-        let png = try DecodedImage(path: TestData.path("images/generated/smptehdbars_1280x720.png")) { _, _ in (160, 90) }
+        let png = try DecodedImage(path: TestData.path("images/generated/smptehdbars_1280x720.png")) { _, _ in (160, 90)
+        }
         #expect(png.storedWidth == 1280)
     }
 
@@ -118,15 +132,25 @@ import TestSupport
         let png = Self.scratch.appendingPathComponent("overflow.png").path
         try Data(CraftedImages.png(width: 0xFFFF_FFFF, height: 0xFFFF_FFFF)).write(to: URL(fileURLWithPath: png))
         let error = try #require(throws: LapseError.self) { try DecodedImage(path: png) }
-        #expect(error.reason == "4294967295x4294967295 is more pixels than can be counted, more than the limit of 134.2 megapixels for a decoded image")
+        #expect(
+            error.reason
+                == """
+                4294967295x4294967295 is more pixels than can be counted, more than the limit of 134.2 megapixels \
+                for a decoded image
+                """
+        )
         #expect(try DecodedImage(path: TestData.path("images/pillow/hopper.png"), pixelLimit: .max).storedWidth == 128)
     }
 
     /// A lossless JPEG (SOF3), which libavcodec cannot decode reduced, is decoded whole when shown smaller.
     @Test func losslessJPEGsAreDecodedWhole() throws {
         let path = Self.scratch.appendingPathComponent("lossless.jpg").path
-        let made = try Shell.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x480", "-frames:v", "1",
-                                            "-c:v", "ljpeg", "-pix_fmt", "bgr0", path])
+        let made = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x480", "-frames:v", "1",
+                "-c:v", "ljpeg", "-pix_fmt", "bgr0", path
+            ])
         #expect(made.status == 0, "\(made.stderr)")
         #expect(ImageHeader.read(path: path)?.reducible == false)
         let image = try DecodedImage(path: path) { _, _ in (80, 60) }
@@ -137,12 +161,19 @@ import TestSupport
     /// filled to its edges, as from the full decode (it had a black last column).
     @Test func oddSizedReducedDecodesFitAsTheFullOne() throws {
         let path = Self.scratch.appendingPathComponent("odd.jpg").path
-        let made = try Shell.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=white:s=4002x2252,crop=4001:2251:0:0,format=yuvj444p",
-                                            "-frames:v", "1", "-q:v", "2", path])
+        let made = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i",
+                "color=c=white:s=4002x2252,crop=4001:2251:0:0,format=yuvj444p",
+                "-frames:v", "1", "-q:v", "2", path
+            ])
         #expect(made.status == 0)
         let fitter = FrameFitter(width: 1920, height: 1080, mode: .contain, background: RGBA(0, 0, 0))
         let image = try DecodedImage(path: path) { fitter.scaledSize(displayWidth: $0, displayHeight: $1) }
-        #expect(image.storedWidth == 2001 && image.fullDisplayWidth == 4001 && image.fullDisplayHeight == 2251, "\(image.storedWidth) \(image.fullDisplayWidth) \(image.fullDisplayHeight)")
+        #expect(
+            image.storedWidth == 2001 && image.fullDisplayWidth == 4001 && image.fullDisplayHeight == 2251,
+            "\(image.storedWidth) \(image.fullDisplayWidth) \(image.fullDisplayHeight)")
         let frame = try fitter.frame(for: image)
         for y in [0, 540, 1079] {
             for x in [0, 1919] {
@@ -150,13 +181,13 @@ import TestSupport
                 #expect(frame.bytes[i] >= 250, "(\(x), \(y)): \(frame.bytes[i])")
             }
         }
-        #expect(try fitter.yuvFrame(for: image) != nil)   // straight to Y′CbCr, as the full decode goes
+        #expect(try fitter.yuvFrame(for: image) != nil) // straight to Y′CbCr, as the full decode goes
     }
 
     @Test func reductionChoice() {
         #expect(DecodedImage.reduction(width: 5760, height: 2880, atLeast: 720, 360) == 3)
         #expect(DecodedImage.reduction(width: 5760, height: 2880, atLeast: 721, 360) == 2)
-        #expect(DecodedImage.reduction(width: 5761, height: 2881, atLeast: 721, 361) == 3)  // ⌈5761/8⌉ = 721
+        #expect(DecodedImage.reduction(width: 5761, height: 2881, atLeast: 721, 361) == 3) // ⌈5761/8⌉ = 721
         #expect(DecodedImage.reduction(width: 100, height: 100, atLeast: 200, 200) == 0)
     }
 }

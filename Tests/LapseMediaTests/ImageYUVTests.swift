@@ -19,7 +19,8 @@ import TestSupport
         var path = Self.photo
         if format != "yuvj420p" {
             path = dir.appendingPathComponent("photo-\(format).jpg").path
-            let r = try Shell.run("ffmpeg", ["-v", "error", "-y", "-i", Self.photo, "-pix_fmt", format, "-q:v", "2", path])
+            let r = try Shell.run(
+                "ffmpeg", ["-v", "error", "-y", "-i", Self.photo, "-pix_fmt", format, "-q:v", "2", path])
             try #require(r.status == 0)
         }
         let image = try DecodedImage(path: path)

@@ -34,18 +34,21 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
     /// The frames' times read from the packets alone are those the decoder gives, frame for frame, for every
     /// video of the shared data: B-frames (reordered), variable frame rate with gaps, edit lists, HEVC, VP9 with
     /// alpha, one frame.
-    @Test(arguments: ["pano360/valiant360_overpass/overpass-clip.mp4", "video/synthetic/gop4s_bframes_av_10s.mp4",
-                      "video/synthetic/vfr_60_30_gaps_320x180.mp4", "video/synthetic/hdr10_pq_hevc10_320x180.mp4",
-                      "video/synthetic/alpha_vp9_160x120.webm", "video/synthetic/single_frame_0.04s.mp4",
-                      "video/synthetic/short_0.2s_5frames.mp4", "video/iphone_rotated.mov", "video/regift-test-file.mov",
-                      "video/synthetic/anamorphic_720x480_sar32-27.mp4"])
+    @Test(arguments: [
+        "pano360/valiant360_overpass/overpass-clip.mp4", "video/synthetic/gop4s_bframes_av_10s.mp4",
+        "video/synthetic/vfr_60_30_gaps_320x180.mp4", "video/synthetic/hdr10_pq_hevc10_320x180.mp4",
+        "video/synthetic/alpha_vp9_160x120.webm", "video/synthetic/single_frame_0.04s.mp4",
+        "video/synthetic/short_0.2s_5frames.mp4", "video/iphone_rotated.mov", "video/regift-test-file.mov",
+        "video/synthetic/anamorphic_720x480_sar32-27.mp4"
+    ])
     func frameTimesFromPacketsAreTheDecodersTimes(_ name: String) throws {
         let packets = try #require(try VideoFrameReader(TestData.path(name)).frameTimesFromPackets())
         let reader = try VideoFrameReader(TestData.path(name))
         var decoded: [Double] = []
         while let t = try reader.skipFrame() { decoded.append(t) }
         #expect(packets.count == decoded.count)
-        #expect(zip(packets, decoded).allSatisfy { abs($0 - $1) < 1e-9 }, "\(packets.prefix(8)) vs \(decoded.prefix(8))")
+        #expect(
+            zip(packets, decoded).allSatisfy { abs($0 - $1) < 1e-9 }, "\(packets.prefix(8)) vs \(decoded.prefix(8))")
     }
 
     /// Which frames are reference frames, read from the packets' NAL unit headers (H.264 in MP4 with and without
@@ -53,9 +56,12 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
     /// is what the decoder itself leaves out when told to skip the others: the frames it gives are exactly those,
     /// at their times (as ffmpeg's `-skip_frame noref` counts them: 33 of the 360° video's 120, 201 of 300, 80 of
     /// 120, 26 of 50, 66 of 66). A VP9 stream has no such flags.
-    @Test(arguments: [("pano360/valiant360_overpass/overpass-clip.mp4", 33, 120), ("video/synthetic/gop4s_bframes_av_10s.mp4", 201, 300),
-                      ("video/synthetic/hls/seg000.ts", 80, 120), ("video/synthetic/hdr10_pq_hevc10_320x180.mp4", 26, 50),
-                      ("video/iphone_rotated.mov", 66, 66)])
+    @Test(arguments: [
+        ("pano360/valiant360_overpass/overpass-clip.mp4", 33, 120),
+        ("video/synthetic/gop4s_bframes_av_10s.mp4", 201, 300),
+        ("video/synthetic/hls/seg000.ts", 80, 120), ("video/synthetic/hdr10_pq_hevc10_320x180.mp4", 26, 50),
+        ("video/iphone_rotated.mov", 66, 66)
+    ])
     func referenceFramesFromPacketsAreTheDecodersOwn(_ name: String, references: Int, frames: Int) throws {
         let packets = try #require(try VideoFrameReader(TestData.path(name)).framesFromPackets())
         let flags = try #require(packets.isReference)
@@ -67,8 +73,11 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         while let t = try reader.skipFrame() { decoded.append(t) }
         let expected = packets.times.indices.filter { flags[$0] }.map { packets.times[$0] }
         #expect(decoded.count == expected.count)
-        #expect(zip(decoded, expected).allSatisfy { abs($0 - $1) < 1e-9 }, "\(decoded.prefix(8)) vs \(expected.prefix(8))")
-        #expect(try VideoFrameReader(TestData.path("video/synthetic/alpha_vp9_160x120.webm")).framesFromPackets()?.isReference == nil)
+        #expect(
+            zip(decoded, expected).allSatisfy { abs($0 - $1) < 1e-9 }, "\(decoded.prefix(8)) vs \(expected.prefix(8))")
+        #expect(
+            try VideoFrameReader(TestData.path("video/synthetic/alpha_vp9_160x120.webm")).framesFromPackets()?
+                .isReference == nil)
     }
 
     /// SOURCES.txt: +90 → 180x320, TL green TR yellow BL red BR blue; −90 → TL blue TR red BL yellow BR green;
@@ -77,14 +86,15 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         ("quadrants_320x180.mp4", 320, 180, ["red", "green", "blue", "yellow"]),
         ("quadrants_dm_rot+90.mp4", 180, 320, ["green", "yellow", "red", "blue"]),
         ("quadrants_dm_rot-90.mp4", 180, 320, ["blue", "red", "yellow", "green"]),
-        ("quadrants_dm_rot180.mp4", 320, 180, ["yellow", "blue", "green", "red"]),
+        ("quadrants_dm_rot180.mp4", 320, 180, ["yellow", "blue", "green", "red"])
     ])
     func displayMatrixRotation(file: String, width: Int, height: Int, corners: [String]) throws {
         let reader = try VideoFrameReader(TestData.path("video/synthetic/\(file)"))
         #expect(reader.displayWidth == width && reader.displayHeight == height)
         let p = try reader.frame(at: 0.5)
         #expect(p.width == width && p.height == height)
-        let got = [mean(p, 10, 10), mean(p, width - 11, 10), mean(p, 10, height - 11), mean(p, width - 11, height - 11)].map(named)
+        let got = [mean(p, 10, 10), mean(p, width - 11, 10), mean(p, 10, height - 11), mean(p, width - 11, height - 11)]
+            .map(named)
         #expect(got == corners)
     }
 
@@ -97,8 +107,9 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         let p = try reader.frame(at: 1)
         #expect(p.width == 160 && p.height == 284)
         // Against the ffmpeg CLI's autorotated decode of the same frame.
-        let reference = try FFmpegReference.frames(TestData.path("video/iphone_rotated.mov"),
-                                                   filters: "scale=160:284,\(toRGBA)", size: (160, 284))
+        let reference = try FFmpegReference.frames(
+            TestData.path("video/iphone_rotated.mov"),
+            filters: "scale=160:284,\(toRGBA)", size: (160, 284))
         let times = try FFmpegReference.frameTimes(TestData.path("video/iphone_rotated.mov"))
         let start = times.first ?? 0
         let index = times.lastIndex { $0 - start <= 1 + 1e-6 } ?? 0
@@ -139,8 +150,9 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
     @Test(arguments: ["single_frame_0.04s.mp4", "short_0.2s_5frames.mp4"])
     func veryShortVideos(file: String) throws {
         let reader = try VideoFrameReader(TestData.path("video/synthetic/\(file)"))
-        let reference = try FFmpegReference.frames(TestData.path("video/synthetic/\(file)"), filters: toRGBA,
-                                                   size: (320, 180))
+        let reference = try FFmpegReference.frames(
+            TestData.path("video/synthetic/\(file)"), filters: toRGBA,
+            size: (320, 180))
         for (i, t) in [0, 0.1, 0.19, 5].enumerated() {
             let p = try reader.frame(at: t)
             let expected = min(reference.count - 1, Int((t * 25 + 1e-6).rounded(.down)))
@@ -153,7 +165,8 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         let path = TestData.path("video/synthetic/\(file)")
         let reader = try VideoFrameReader(path)
         #expect(reader.isHDR)
-        let chain = "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,"
+        let chain =
+            "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,"
             + "zscale=t=bt709:m=bt709:r=pc,format=gbrp"
         let reference = try FFmpegReference.frames(path, filters: chain + "," + toRGBA, size: (320, 180))
         for n in [0, 25, 49] {
@@ -188,8 +201,9 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         let reader = try VideoFrameReader(path)
         try reader.seek(to: 6.5)
         let p = try reader.frame(at: 6.5)
-        let reference = try FFmpegReference.frames(path, filters: "select='eq(n\\,195)',\(toRGBA)",
-                                                   size: (320, 240))
+        let reference = try FFmpegReference.frames(
+            path, filters: "select='eq(n\\,195)',\(toRGBA)",
+            size: (320, 240))
         #expect(ImageMetrics.psnr(p, reference[0]) >= 40)
     }
 
@@ -199,8 +213,10 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         _ = FileManager.default.createFile(atPath: text, contents: Data("hello, not a video\n".utf8))
         // The cause: FFmpeg's own code, AVERROR_INVALIDDATA, for what is not media; ENOENT for no file.
         let garbage = try #require(throws: LapseError.self) { try VideoFrameReader(text) }
-        #expect(garbage.cause == .ffmpeg(-0x41444E49), "\(garbage)")   // FFERRTAG('I','N','D','A')
-        let missing = try #require(throws: LapseError.self) { try VideoFrameReader(dir.appendingPathComponent("missing.mp4").path) }
+        #expect(garbage.cause == .ffmpeg(-0x41444E49), "\(garbage)") // FFERRTAG('I','N','D','A')
+        let missing = try #require(throws: LapseError.self) {
+            try VideoFrameReader(dir.appendingPathComponent("missing.mp4").path)
+        }
         #expect(missing.cause == .posix(ENOENT), "\(missing)")
     }
 }

@@ -12,8 +12,9 @@ import TestSupport
         var generator = SplitMix64(seed: 7)
         let truth = Rotation.camera(yaw: 73, pitch: -12, roll: 4)
         let pairs = (0..<20).map { _ -> (a: SIMD3<Double>, b: SIMD3<Double>) in
-            var v = SIMD3(Double.random(in: -1...1, using: &generator), Double.random(in: -1...1, using: &generator),
-                          Double.random(in: -1...1, using: &generator))
+            var v = SIMD3(
+                Double.random(in: -1...1, using: &generator), Double.random(in: -1...1, using: &generator),
+                Double.random(in: -1...1, using: &generator))
             v /= length(v)
             return (v, truth * v)
         }
@@ -92,8 +93,9 @@ import TestSupport
             let b = try #require(estimator.motion(from: plain[i], to: plain[i + 1]))
             guard let ta = a.travel, let tb = b.travel else { continue }
             #expect(a.travelUncertainty != nil && b.travelUncertainty != nil)
-            let t = turns[i] * ta   // into the unturned frame
-            longitudes.append(abs(angleDifference(from: atan2(tb.x, tb.z) * 180 / .pi, to: atan2(t.x, t.z) * 180 / .pi)))
+            let t = turns[i] * ta // into the unturned frame
+            longitudes.append(
+                abs(angleDifference(from: atan2(tb.x, tb.z) * 180 / .pi, to: atan2(t.x, t.z) * 180 / .pi)))
             latitudes.append(abs(asin(-t.y) - asin(-tb.y)) * 180 / .pi)
         }
         #expect(longitudes.count >= 27)
@@ -107,7 +109,9 @@ import TestSupport
     @Test func unturnedFramesGiveNearZeroRotations() throws {
         let images = try OverpassFrames.load(step: 3, count: 30).map { try SphereImage($0) }
         let estimator = MotionEstimator()
-        let turns = try (0..<(images.count - 1)).map { i in try #require(estimator.motion(from: images[i], to: images[i + 1])).rotation.angle }
+        let turns = try (0..<(images.count - 1)).map { i in
+            try #require(estimator.motion(from: images[i], to: images[i + 1])).rotation.angle
+        }
         #expect(median(turns) < 0.2, "\(turns)")
         #expect(turns.sorted()[turns.count * 9 / 10] < 0.5, "\(turns)")
     }
@@ -116,9 +120,10 @@ import TestSupport
     static func randomTurns(_ count: Int, seed: UInt64) -> [Rotation] {
         var generator = SplitMix64(seed: seed)
         return (0..<count).map { _ in
-            Rotation.camera(yaw: Double.random(in: -40...40, using: &generator),
-                            pitch: Double.random(in: -5...5, using: &generator),
-                            roll: Double.random(in: -5...5, using: &generator))
+            Rotation.camera(
+                yaw: Double.random(in: -40...40, using: &generator),
+                pitch: Double.random(in: -5...5, using: &generator),
+                roll: Double.random(in: -5...5, using: &generator))
         }
     }
 
@@ -179,7 +184,9 @@ enum OverpassFrames {
         let fromRGBA = try frames.map { try SphereImage($0.rgba()) }
         for (a, b) in zip(fromYUV, fromRGBA) {
             #expect(a.width == 1024 && b.width == 1024)
-            let luma = zip(a.levels[0].pixels, b.levels[0].pixels).map { Double(abs($0 - $1)) }.reduce(0, +) / Double(a.levels[0].pixels.count)
+            let luma =
+                zip(a.levels[0].pixels, b.levels[0].pixels).map { Double(abs($0 - $1)) }.reduce(0, +)
+                / Double(a.levels[0].pixels.count)
             #expect(luma < 1.5, "\(luma)")
             let meanDifference = a.channelMean - b.channelMean
             let largest = max(abs(meanDifference.x), abs(meanDifference.y), abs(meanDifference.z))

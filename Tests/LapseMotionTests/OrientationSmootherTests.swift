@@ -22,12 +22,13 @@ import Testing
         var generator = SplitMix64(seed: 3)
         func noise(_ sigma: Double) -> Double {
             // Box–Muller.
-            let u = max(1e-12, Double(generator.next() % 1_000_000) / 1_000_000), v = Double(generator.next() % 1_000_000) / 1_000_000
+            let u = max(1e-12, Double(generator.next() % 1_000_000) / 1_000_000),
+                v = Double(generator.next() % 1_000_000) / 1_000_000
             return sigma * (-2 * Foundation.log(u)).squareRoot() * cos(2 * .pi * v)
         }
         let n = 200
         let truth = (0..<n).map { i -> Rotation in
-            let heading = 30 + 90 / (1 + exp(-Double(i - 100) / 10))   // a 90° corner around frame 100
+            let heading = 30 + 90 / (1 + exp(-Double(i - 100) / 10)) // a 90° corner around frame 100
             return Rotation.camera(yaw: heading, pitch: 2 * sin(Double(i) / 15), roll: 1.5 * cos(Double(i) / 20))
         }
         var smoother = OrientationSmoother(lag: lag)
@@ -37,8 +38,10 @@ import Testing
             if i > 0 {
                 let exact = truth[i].transposed * truth[i - 1]
                 let error = Rotation.camera(yaw: noise(0.2), pitch: noise(0.2), roll: noise(0.2))
-                motion = PairMotion(rotation: error * exact, uncertainty: 0.2, tracked: 100, inliers: 100, travel: nil, travelUncertainty: nil,
-                                    parallax: 1, staticFraction: 0)
+                motion = PairMotion(
+                    rotation: error * exact, uncertainty: 0.2, tracked: 100, inliers: 100, travel: nil,
+                    travelUncertainty: nil,
+                    parallax: 1, staticFraction: 0)
             }
             let heading = truth[i].yawPitchRoll.yaw + noise(10)
             smoother.add(.init(motion: motion, headings: [.init(centre: heading, sigma: 10)], levelSigma: 3))
@@ -48,7 +51,9 @@ import Testing
         result += smoother.takeSettled()
         #expect(result.count == n)
         let errors = zip(result, truth).map { ($0 * $1.transposed).angle }
-        let steps = (1..<n).map { ((result[$0].transposed * result[$0 - 1]) * (truth[$0].transposed * truth[$0 - 1]).transposed).angle }
+        let steps = (1..<n).map {
+            ((result[$0].transposed * result[$0 - 1]) * (truth[$0].transposed * truth[$0 - 1]).transposed).angle
+        }
         return (errors, steps)
     }
 
@@ -56,8 +61,9 @@ import Testing
     /// measured motions from it; a frame with no motion measured keeps the orientation before it.
     @Test func chainsMotionsFromTheFirstHeading() {
         var smoother = OrientationSmoother(lag: 5)
-        let turn = PairMotion(rotation: Rotation.yaw(-2), uncertainty: 0.1, tracked: 50, inliers: 50, travel: nil, travelUncertainty: nil,
-                              parallax: 1, staticFraction: 0)
+        let turn = PairMotion(
+            rotation: Rotation.yaw(-2), uncertainty: 0.1, tracked: 50, inliers: 50, travel: nil, travelUncertainty: nil,
+            parallax: 1, staticFraction: 0)
         smoother.add(.init(motion: nil, headings: [.init(centre: 100, sigma: 0.1)], levelSigma: 5))
         for i in 1..<10 { smoother.add(.init(motion: i == 5 ? nil : turn, headings: [], levelSigma: 5)) }
         smoother.finish()
@@ -74,8 +80,11 @@ import Testing
         // Travel straight ahead of the centre column, which faces 90°; the picture's travel is 4° up.
         let up = 4.0 * Double.pi / 180
         let travel = SIMD3(0, -sin(up), cos(up))
-        smoother.add(.init(motion: nil, headings: [.init(direction: travel, heading: 90, sigma: 1, elevation: 0, elevationSigma: 0.5)],
-                           levelSigma: 3))
+        smoother.add(
+            .init(
+                motion: nil,
+                headings: [.init(direction: travel, heading: 90, sigma: 1, elevation: 0, elevationSigma: 0.5)],
+                levelSigma: 3))
         smoother.finish()
         let pose = smoother.takeSettled()[0]
         let world = pose * travel

@@ -16,7 +16,8 @@ import TestSupport
         try cache.store(Data([4]), for: key)
         #expect(cache.data(for: key) == Data([4]))
         // No temporary files left behind.
-        let files = try FileManager.default.contentsOfDirectory(atPath: cache.fileURL(for: key).deletingLastPathComponent().path)
+        let files = try FileManager.default.contentsOfDirectory(
+            atPath: cache.fileURL(for: key).deletingLastPathComponent().path)
         #expect(files == ["2_1.jpg"])
     }
 
@@ -29,7 +30,9 @@ import TestSupport
         try FileManager.default.createDirectory(at: partial, withIntermediateDirectories: true)
         let child = try Shell.run("/bin/sh", ["-c", "echo $$"])
         let deadPID = try #require(Int32(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
-        for name in ["\(deadPID)-1f.partial", "1-2e.partial"] { try Data([0]).write(to: partial.appendingPathComponent(name)) }
+        for name in ["\(deadPID)-1f.partial", "1-2e.partial"] {
+            try Data([0]).write(to: partial.appendingPathComponent(name))
+        }
         let cache = try DiskCache(directory: dir)
         #expect(try FileManager.default.contentsOfDirectory(atPath: partial.path) == ["1-2e.partial"])
         try cache.store(Data([7]), for: CacheKey("a", "b.jpg"))
@@ -44,7 +47,7 @@ import TestSupport
         (".hidden", "%2Ehidden"),
         ("a b/c", "a%20b%2Fc"),
         ("tile.jpg", "tile.jpg"),
-        ("ü", "%C3%BC"),
+        ("ü", "%C3%BC")
     ])
     func idsAreSanitised(id: String, expected: String) {
         #expect(CacheKey.sanitise(id) == expected)
@@ -79,8 +82,12 @@ import TestSupport
     }
 
     @Test func defaultDirectoryFollowsXDG() {
-        #expect(DiskCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "/x/cache", "HOME": "/h"]).path == "/x/cache/lapse")
-        #expect(DiskCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/h"]).path == "/h/.cache/lapse")
+        #expect(
+            DiskCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "/x/cache", "HOME": "/h"]).path
+                == "/x/cache/lapse")
+        #expect(
+            DiskCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/h"]).path
+                == "/h/.cache/lapse")
         #expect(DiskCache.defaultDirectory(environment: ["HOME": "/h"]).path == "/h/.cache/lapse")
     }
 }

@@ -12,7 +12,9 @@ final class DelayRecorder: @unchecked Sendable {
     private var values: [Double] = []
     var delays: [Double] { lock.lock(); defer { lock.unlock() }; return values }
     var sleep: @Sendable (Double) async throws -> Void {
-        { [self] s in record(s); try await Task.sleep(nanoseconds: 1_000_000) }
+        { [self] s in
+            record(s); try await Task.sleep(nanoseconds: 1_000_000)
+        }
     }
     private func record(_ s: Double) {
         lock.lock(); values.append(s); lock.unlock()
@@ -25,8 +27,10 @@ func stats(_ server: LocalServer) async throws -> ServerStats {
     try await HTTPClient.shared.getJSON(URL(string: server.baseURL + "/stats")!, as: ServerStats.self)
 }
 
-func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: DelayRecorder? = nil,
-            secrets: [String] = []) -> HTTPClient {
+func client(
+    limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: DelayRecorder? = nil,
+    secrets: [String] = []
+) -> HTTPClient {
     var c = HTTPClient.Configuration()
     c.maxConcurrentRequests = limit
     c.maxAttempts = attempts
@@ -86,7 +90,8 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
     @Test func honoursRetryAfter() async throws {
         let server = try LocalServer(script: "net_standin.py")
         let recorder = DelayRecorder()
-        let r = try await client(recorder: recorder).get(URL(string: server.baseURL + "/flaky/c?fail=2&code=429&retry_after=7")!)
+        let r = try await client(recorder: recorder).get(
+            URL(string: server.baseURL + "/flaky/c?fail=2&code=429&retry_after=7")!)
         #expect(r.status == 200)
         #expect(recorder.delays == [7, 7])
     }
@@ -132,7 +137,8 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
         let recorder = DelayRecorder()
         let c = client(attempts: 3, recorder: recorder, secrets: [key])
         await #expect {
-            _ = try await c.get(URL(string: server.baseURL + "/status/503?key=\(key)")!, headers: ["X-Goog-Api-Key": key])
+            _ = try await c.get(
+                URL(string: server.baseURL + "/status/503?key=\(key)")!, headers: ["X-Goog-Api-Key": key])
         } throws: { error in
             let text = "\(error)"
             return (error as? LapseError)?.code == .network && (error as? LapseError)?.cause == .http(503)
@@ -146,7 +152,8 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
         let server = try LocalServer(script: "net_standin.py")
         let recorder = DelayRecorder()
         await #expect {
-            _ = try await client(attempts: 2, timeout: 0.4, recorder: recorder).get(URL(string: server.baseURL + "/stall?seconds=30")!)
+            _ = try await client(attempts: 2, timeout: 0.4, recorder: recorder).get(
+                URL(string: server.baseURL + "/stall?seconds=30")!)
         } throws: { error in
             (error as? LapseError)?.code == .network && "\(error)".contains("timed out")
         }
@@ -181,7 +188,8 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
 
     @Test func truncatedBodyIsRetried() async throws {
         let server = try LocalServer(script: "net_standin.py")
-        let r = try await client(recorder: DelayRecorder()).get(URL(string: server.baseURL + "/flaky/e?fail=2&mode=truncate")!)
+        let r = try await client(recorder: DelayRecorder()).get(
+            URL(string: server.baseURL + "/flaky/e?fail=2&mode=truncate")!)
         #expect(r.status == 200 && r.body.count == 1000)
         #expect(try await stats(server).by_path["/flaky/e"] == 3)
     }
@@ -207,7 +215,7 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
         let s = try await stats(server)
         #expect(s.total == 24)
         #expect(s.max_in_flight <= 3)
-        #expect(s.max_in_flight >= 2)  // requests did run in parallel
+        #expect(s.max_in_flight >= 2) // requests did run in parallel
     }
 
     @Test func refusedConnectionFailsClearly() async throws {
@@ -216,14 +224,17 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
             _ = try await c.get(URL(string: "http://127.0.0.1:9/nothing?key=abcdef")!)
         } throws: { error in
             let text = "\(error)"
-            return (error as? LapseError)?.code == .network && !text.contains("abcdef") && text.contains("127.0.0.1:9/nothing")
+            return (error as? LapseError)?.code == .network && !text.contains("abcdef")
+                && text.contains("127.0.0.1:9/nothing")
         }
     }
 
     /// Offline, or a wrong host: one attempt, no backoff, an error that says so (an offline run ends in seconds).
     @Test func unreachableServersAreNotRetried() async throws {
-        for (url, text) in [("http://lapse-offline.invalid/search?key=abcdef", "host not found"),
-                            ("http://127.0.0.1:9/search?key=abcdef", "connection refused")] {
+        for (url, text) in [
+            ("http://lapse-offline.invalid/search?key=abcdef", "host not found"),
+            ("http://127.0.0.1:9/search?key=abcdef", "connection refused")
+        ] {
             let recorder = DelayRecorder()
             let c = client(attempts: 5, recorder: recorder)
             let error = await #expect(throws: LapseError.self) { _ = try await c.get(URL(string: url)!) }
@@ -246,19 +257,42 @@ func client(limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: De
         let url = URL(string: server.baseURL + "/bytes/10")!
         server.stop()
         let error = await #expect(throws: LapseError.self) { _ = try await c.get(url) }
-        #expect(error?.reason.hasPrefix("connection refused") == true && error?.reason.hasSuffix("(after 3 attempts)") == true,
-                "\(String(describing: error))")
+        #expect(
+            error?.reason.hasPrefix("connection refused") == true
+                && error?.reason.hasSuffix("(after 3 attempts)") == true,
+            "\(String(describing: error))")
         #expect(recorder.delays.count == 2)
     }
 
     /// Google's error bodies: rate refusals are retried, a used-up daily quota and a refused key are not.
     @Test func googleErrorBodiesAreClassified() throws {
-        func response(_ status: Int, _ json: String) -> HTTPResponse { HTTPResponse(status: status, body: Data(json.utf8)) }
-        let rate = response(403, #"{"error": {"code": 403, "message": "Rate Limit Exceeded", "errors": [{"reason": "rateLimitExceeded"}]}}"#)
-        let daily = response(403, #"{"error": {"code": 403, "message": "Daily Limit Exceeded", "errors": [{"reason": "dailyLimitExceeded"}]}}"#)
-        let perDay = response(429, #"{"error": {"code": 429, "message": "Quota exceeded for quota metric 'Tile requests' and limit 'Tile requests per day'", "status": "RESOURCE_EXHAUSTED"}}"#)
-        let key = response(400, #"{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID"}]}}"#)
-        let disabled = response(403, #"{"error": {"code": 403, "message": "Routes API has not been used in project 1 before or it is disabled.", "status": "PERMISSION_DENIED", "details": [{"reason": "SERVICE_DISABLED"}]}}"#)
+        func response(_ status: Int, _ json: String) -> HTTPResponse {
+            HTTPResponse(status: status, body: Data(json.utf8))
+        }
+        let rate = response(
+            403,
+            #"{"error": {"code": 403, "message": "Rate Limit Exceeded", "errors": [{"reason": "rateLimitExceeded"}]}}"#)
+        let daily = response(
+            403,
+            #"{"error": {"code": 403, "message": "Daily Limit Exceeded", "errors": "#
+                + #"[{"reason": "dailyLimitExceeded"}]}}"#
+        )
+        let perDay = response(
+            429,
+            #"{"error": {"code": 429, "message": "Quota exceeded for quota metric 'Tile requests' and limit "#
+                + #"'Tile requests per day'", "status": "RESOURCE_EXHAUSTED"}}"#
+        )
+        let key = response(
+            400,
+            #"{"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "#
+                + #""status": "INVALID_ARGUMENT", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "#
+                + #""reason": "API_KEY_INVALID"}]}}"#
+        )
+        let disabled = response(
+            403,
+            #"{"error": {"code": 403, "message": "Routes API has not been used in project 1 before or it is "#
+                + #"disabled.", "status": "PERMISSION_DENIED", "details": [{"reason": "SERVICE_DISABLED"}]}}"#
+        )
         #expect(GoogleAPIError.temporaryRefusal(rate) == "HTTP 403 (rateLimitExceeded): Rate Limit Exceeded")
         #expect(GoogleAPIError.temporaryRefusal(daily) == nil && GoogleAPIError(daily)?.isDailyLimit == true)
         #expect(GoogleAPIError(daily)?.isQuotaOrRate == true && GoogleAPIError(daily)?.isKeyOrPermission == false)

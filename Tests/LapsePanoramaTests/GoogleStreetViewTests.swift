@@ -12,7 +12,8 @@ import TestSupport
 @Suite struct GoogleStreetViewTests {
     /// The source image scaled as the stand-in scales it before cutting tiles: the stitched result must match it.
     static func reference(_ source: String, width: Int, height: Int) throws -> PixelBuffer {
-        try ffmpegRaw(source, filters: "scale=\(width):\(height):flags=bicubic,format=yuv444p", width: width, height: height)
+        try ffmpegRaw(
+            source, filters: "scale=\(width):\(height):flags=bicubic,format=yuv444p", width: width, height: height)
     }
 
     /// Both size families at every zoom that stays fast, plus one larger (zoom 4 of the older family, 13×7 tiles
@@ -22,7 +23,7 @@ import TestSupport
         (MapTilesWorld.newFamily, 2, 2048, 1024), (MapTilesWorld.newFamily, 3, 4096, 2048),
         (MapTilesWorld.oldFamily, 0, 416, 208), (MapTilesWorld.oldFamily, 1, 832, 416),
         (MapTilesWorld.oldFamily, 2, 1664, 832), (MapTilesWorld.oldFamily, 3, 3328, 1664),
-        (MapTilesWorld.oldFamily, 4, 6656, 3328),
+        (MapTilesWorld.oldFamily, 4, 6656, 3328)
     ])
     func stitchedPanoramaEqualsItsSource(id: String, zoom: Int, width: Int, height: Int) async throws {
         let server = try MapTilesWorld.server()
@@ -67,7 +68,7 @@ import TestSupport
         let m = try await MapTilesWorld.source(server).metadata(id: MapTilesWorld.oldFamily)
         #expect(m.source == "google" && m.id == MapTilesWorld.oldFamily)
         #expect(m.width == 13312 && m.height == 6656 && m.tileWidth == 512 && m.tileHeight == 512)
-        #expect(m.heading == 200 && abs(m.tilt - 1.5) < 1e-9 && m.roll == -0.5)  // tilt 91.5 in the API = 1.5 up
+        #expect(m.heading == 200 && abs(m.tilt - 1.5) < 1e-9 && m.roll == -0.5) // tilt 91.5 in the API = 1.5 up
         #expect(m.date == "2019-08" && m.copyright == "© Stand-in Imagery")
         #expect(m.coordinate.distance(to: MapTilesWorld.oldPosition) < 0.01)
     }
@@ -87,8 +88,10 @@ import TestSupport
         let server = try MapTilesWorld.server()
         let source = try MapTilesWorld.source(server)
         // 250 points: the first three sit on the three panoramas, the rest far away.
-        var points = [MapTilesWorld.newPosition, MapTilesWorld.oldPosition.destination(bearing: 90, distance: 10),
-                      MapTilesWorld.darkPosition]
+        var points = [
+            MapTilesWorld.newPosition, MapTilesWorld.oldPosition.destination(bearing: 90, distance: 10),
+            MapTilesWorld.darkPosition
+        ]
         points += (0..<247).map { _ in Coordinate(uncheckedLatitude: 48.1, longitude: 11.5) }
         let found = try await source.nearest(to: points, radius: 30)
         #expect(found.count == 250)
@@ -98,8 +101,8 @@ import TestSupport
         #expect(found[3...].allSatisfy { $0 == nil })
         let stats = try await MapTilesWorld.stats(server)
         #expect(stats.by_kind["panoIds"] == 3)
-        #expect(stats.by_kind["createSession"] == 1)  // one session token, reused
-        #expect(stats.by_kind["metadata"] == 3)       // once per distinct pano
+        #expect(stats.by_kind["createSession"] == 1) // one session token, reused
+        #expect(stats.by_kind["metadata"] == 3) // once per distinct pano
     }
 
     @Test func blackPlaceholderTilesAreReportedNotUsed() async throws {
@@ -117,7 +120,9 @@ import TestSupport
         // the next lower zoom that has imagery is used and what was met is reported.
         let explicit = try await source.image(for: m, resolution: .zoom(3))
         #expect(explicit.zoom == 1 && explicit.requestedZoom == 3 && explicit.fellBack)
-        #expect(explicit.placeholderTiles.filter { $0.zoom == 3 }.count == 28 && explicit.placeholderTiles.filter { $0.zoom == 2 }.count == 8)
+        #expect(
+            explicit.placeholderTiles.filter { $0.zoom == 3 }.count == 28
+                && explicit.placeholderTiles.filter { $0.zoom == 2 }.count == 8)
     }
 
     /// A user photosphere (7680 × 3840): zoom 5 is its full resolution, zoom 0 is 240 × 120; the stitched image at
@@ -131,7 +136,8 @@ import TestSupport
         let image = try await source.image(for: m, resolution: .zoom(zoom))
         #expect(image.zoom == zoom && !image.fellBack)
         #expect(image.pixels.width == width && image.pixels.height == height)
-        let psnr = ImageMetrics.psnr(image.pixels, try Self.reference(MapTilesWorld.newSource, width: width, height: height))
+        let psnr = ImageMetrics.psnr(
+            image.pixels, try Self.reference(MapTilesWorld.newSource, width: width, height: height))
         #expect(psnr >= 40, "PSNR \(psnr) dB")
         let stats = try await MapTilesWorld.stats(server)
         #expect(stats.by_kind["tile_errors"] == nil)
@@ -156,12 +162,13 @@ import TestSupport
         let image = try await source.image(for: m, resolution: .zoom(3))
         #expect(image.zoom == 2 && image.requestedZoom == 3 && image.fellBack && image.placeholderTiles.isEmpty)
         #expect(image.pixels.width == 2048 && image.pixels.height == 1024)
-        let psnr = ImageMetrics.psnr(image.pixels, try Self.reference(MapTilesWorld.newSource, width: 2048, height: 1024))
+        let psnr = ImageMetrics.psnr(
+            image.pixels, try Self.reference(MapTilesWorld.newSource, width: 2048, height: 1024))
         #expect(psnr >= 40, "PSNR \(psnr) dB")
         let stats = try await MapTilesWorld.stats(server)
         #expect((stats.by_kind["tile_errors"] ?? 0) >= 1)
         let log = try await HTTPClient.shared.getJSON(URL(string: server.baseURL + "/_log")!, as: [String].self)
-        #expect(log.filter { $0.hasSuffix(" 200") }.count == 8)        // the 4 × 2 tiles of zoom 2
+        #expect(log.filter { $0.hasSuffix(" 200") }.count == 8) // the 4 × 2 tiles of zoom 2
         #expect(log.allSatisfy { $0.contains(" 3/") ? $0.hasSuffix(" 404") : $0.hasSuffix(" 200") })
     }
 
@@ -183,7 +190,8 @@ import TestSupport
             _ = try await once.nearest(to: [MapTilesWorld.newPosition], radius: 20)
         } throws: { error in
             let e = error as? LapseError
-            return e?.code == .rateLimited && !"\(error)".contains("REQUEST_DENIED") && !"\(error)".contains(MapTilesWorld.key)
+            return e?.code == .rateLimited && !"\(error)".contains("REQUEST_DENIED")
+                && !"\(error)".contains(MapTilesWorld.key)
         }
     }
 
@@ -202,9 +210,9 @@ import TestSupport
         }
         #expect(images[0] == images[1])
         let stats = try await MapTilesWorld.stats(faulty)
-        #expect(stats.faults >= 8)  // ≈ 20% of 64 requests, each failing once or twice
+        #expect(stats.faults >= 8) // ≈ 20% of 64 requests, each failing once or twice
         #expect(stats.max_in_flight <= limit)
-        #expect(stats.tiles == 60)  // 28 + 32 tiles answered once each; faulted attempts come on top
+        #expect(stats.tiles == 60) // 28 + 32 tiles answered once each; faulted attempts come on top
         #expect(stats.total >= 60 + stats.faults)
     }
 
@@ -227,12 +235,14 @@ import TestSupport
         let stats = try await MapTilesWorld.stats(corrupt)
         let broken = stats.by_kind["corrupt_tiles"] ?? 0
         #expect(broken >= 1)
-        #expect(stats.tiles == 60)   // each tile answered whole once, after its broken answer(s)
+        #expect(stats.tiles == 60) // each tile answered whole once, after its broken answer(s)
 
         let hopeless = try MapTilesWorld.server(corrupt: 0.04, corruptAttempts: 99)
         let source = try MapTilesWorld.source(hopeless)
         let found = try #require(try await source.nearest(to: points, radius: 20).first ?? nil)
-        let error = try await #require(throws: LapseError.self) { try await source.image(for: found, resolution: .zoom(3)) }
+        let error = try await #require(throws: LapseError.self) {
+            try await source.image(for: found, resolution: .zoom(3))
+        }
         #expect(error.code == .invalidInput)
         #expect(error.description.contains("the tile does not decode after 3 downloads"), "\(error)")
         #expect((try await MapTilesWorld.stats(hopeless).by_kind["corrupt_tiles"] ?? 0) % 3 == 0)
@@ -256,8 +266,8 @@ import TestSupport
         #expect(b.tilesDownloaded == 0 && b.tilesFromCache == 8)
         #expect(b.pixels == a.pixels)
         let afterSecond = try await MapTilesWorld.stats(server)
-        #expect(afterSecond.tiles == 8)                     // no tile requests
-        #expect(afterSecond.by_kind["metadata"] == 1)       // metadata cached too
+        #expect(afterSecond.tiles == 8) // no tile requests
+        #expect(afterSecond.by_kind["metadata"] == 1) // metadata cached too
 
         // Cut one cached tile short (as an interrupted write by another tool would): it is fetched again.
         let tileFile = cache.fileURL(for: CacheKey("google", MapTilesWorld.oldFamily, "z2", "3_1.jpg"))
@@ -283,7 +293,9 @@ import TestSupport
         once.requestTimeout = 2
         let broken = try MapTilesWorld.source(faulty, client: HTTPClient(configuration: once), cache: cache)
         let m = try await MapTilesWorld.source(faulty, cache: cache).metadata(id: MapTilesWorld.newFamily)
-        func cached() -> Int { (FileManager.default.subpaths(atPath: dir.path) ?? []).filter { $0.hasSuffix(".jpg") }.count }
+        func cached() -> Int {
+            (FileManager.default.subpaths(atPath: dir.path) ?? []).filter { $0.hasSuffix(".jpg") }.count
+        }
         // The first fault can come before any tile is in (the requests run at once, and which answers first is
         // the machine's timing): then another broken run, which the faulted requests' next attempts take further.
         for _ in 0..<4 where cached() == 0 {
@@ -314,10 +326,12 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: dir) }
         let clock = TestClock()
         func run() async throws -> PanoramaImage {
-            let source = try GoogleStreetViewSource(apiKey: MapTilesWorld.key, baseURL: URL(string: server.baseURL)!,
-                                                    client: MapTilesWorld.client(),
-                                                    httpCache: HTTPCache(cache: try DiskCache(directory: dir), now: clock.now))
-            return try await source.image(for: try await source.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
+            let source = try GoogleStreetViewSource(
+                apiKey: MapTilesWorld.key, baseURL: URL(string: server.baseURL)!,
+                client: MapTilesWorld.client(),
+                httpCache: HTTPCache(cache: try DiskCache(directory: dir), now: clock.now))
+            return try await source.image(
+                for: try await source.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
         }
         let first = try await run()
         #expect(first.tilesDownloaded == 2 && first.tilesFromCache == 0)
@@ -326,7 +340,7 @@ import TestSupport
         #expect(second.tilesDownloaded == 0 && second.tilesFromCache == 2 && second.pixels == first.pixels)
         var stats = try await MapTilesWorld.stats(server)
         #expect(stats.tiles == 2 && stats.by_kind["metadata"] == 1 && stats.by_kind["not_modified"] == nil)
-        clock.advance(400)   // 700 s after the first run: stale
+        clock.advance(400) // 700 s after the first run: stale
         let third = try await run()
         #expect(third.tilesDownloaded == 0 && third.tilesFromCache == 2 && third.pixels == first.pixels)
         stats = try await MapTilesWorld.stats(server)
@@ -345,17 +359,24 @@ import TestSupport
         let dir = TestData.scratchDirectory("pano-cache")
         defer { try? FileManager.default.removeItem(at: dir) }
         func source() throws -> GoogleStreetViewSource {
-            try GoogleStreetViewSource(apiKey: MapTilesWorld.key, baseURL: URL(string: server.baseURL)!,
-                                       client: MapTilesWorld.client(), cache: try DiskCache(directory: dir))
+            try GoogleStreetViewSource(
+                apiKey: MapTilesWorld.key, baseURL: URL(string: server.baseURL)!,
+                client: MapTilesWorld.client(), cache: try DiskCache(directory: dir))
         }
         let crashed = try source()
-        let first = try await crashed.image(for: try await crashed.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
+        let first = try await crashed.image(
+            for: try await crashed.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
         #expect(first.tilesDownloaded == 2)
-        let files = { (FileManager.default.subpaths(atPath: dir.path) ?? []).filter { $0.hasSuffix(".jpg") || $0.hasSuffix("metadata.json") } }
+        let files = {
+            (FileManager.default.subpaths(atPath: dir.path) ?? []).filter {
+                $0.hasSuffix(".jpg") || $0.hasSuffix("metadata.json")
+            }
+        }
         #expect(files().count == 3 && files().allSatisfy { $0.hasPrefix("transient/") }, "\(files())")
         // The rerun (the first never finished): from what it kept.
         let rerun = try source()
-        let second = try await rerun.image(for: try await rerun.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
+        let second = try await rerun.image(
+            for: try await rerun.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
         #expect(second.tilesFromCache == 2 && second.tilesDownloaded == 0 && second.pixels == first.pixels)
         #expect(try await MapTilesWorld.stats(server).tiles == 2)
         rerun.jobFinished()
@@ -363,12 +384,14 @@ import TestSupport
         let regular = {
             (FileManager.default.subpaths(atPath: dir.path) ?? []).filter { path in
                 var isDirectory: ObjCBool = false
-                return FileManager.default.fileExists(atPath: dir.appendingPathComponent(path).path, isDirectory: &isDirectory) && !isDirectory.boolValue
+                return FileManager.default.fileExists(
+                    atPath: dir.appendingPathComponent(path).path, isDirectory: &isDirectory) && !isDirectory.boolValue
             }
         }
         #expect(regular().isEmpty, "\(regular())")
         let next = try source()
-        let third = try await next.image(for: try await next.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
+        let third = try await next.image(
+            for: try await next.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
         #expect(third.tilesDownloaded == 2)
         let stats = try await MapTilesWorld.stats(server)
         #expect(stats.tiles == 4 && stats.by_kind["metadata"] == 2)
@@ -376,7 +399,8 @@ import TestSupport
         #expect(!regular().isEmpty)
         let old = Date().addingTimeInterval(-2 * HTTPCache.transientLifetime)
         for path in regular() {
-            try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: dir.appendingPathComponent(path).path)
+            try FileManager.default.setAttributes(
+                [.modificationDate: old], ofItemAtPath: dir.appendingPathComponent(path).path)
         }
         _ = HTTPCache(cache: try DiskCache(directory: dir))
         #expect(regular().isEmpty, "\(regular())")
@@ -387,7 +411,8 @@ import TestSupport
         let server = try MapTilesWorld.server(sessionRequests: 6)
         let dir = TestData.scratchDirectory("pano-cache")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let source = try MapTilesWorld.source(server, client: MapTilesWorld.client(limit: 1), cache: try DiskCache(directory: dir))
+        let source = try MapTilesWorld.source(
+            server, client: MapTilesWorld.client(limit: 1), cache: try DiskCache(directory: dir))
         let m = try await source.metadata(id: MapTilesWorld.oldFamily)
         let image = try await source.image(for: m, resolution: .zoom(2))
         #expect(image.pixels.width == 1664)
@@ -402,8 +427,9 @@ import TestSupport
     @Test func anExpiredSessionIsRenewedDuringLookups() async throws {
         let server = try MapTilesWorld.server(sessionRequests: 2)
         let source = try MapTilesWorld.source(server, client: MapTilesWorld.client(limit: 1))
-        let found = try await source.nearest(to: [MapTilesWorld.newPosition, MapTilesWorld.oldPosition, MapTilesWorld.darkPosition],
-                                             radius: 20)
+        let found = try await source.nearest(
+            to: [MapTilesWorld.newPosition, MapTilesWorld.oldPosition, MapTilesWorld.darkPosition],
+            radius: 20)
         #expect(found.map { $0?.id } == [MapTilesWorld.newFamily, MapTilesWorld.oldFamily, MapTilesWorld.dark])
         let stats = try await MapTilesWorld.stats(server)
         #expect((stats.by_kind["createSession"] ?? 0) >= 2)
@@ -432,8 +458,9 @@ import TestSupport
 
     @Test func routeWithoutCoverageSaysSo() async throws {
         let server = try MapTilesWorld.server()
-        let export = PanoramaExport(source: try MapTilesWorld.source(server),
-                                    outputDirectory: TestData.scratchDirectory("pano-out").path)
+        let export = PanoramaExport(
+            source: try MapTilesWorld.source(server),
+            outputDirectory: TestData.scratchDirectory("pano-out").path)
         let far = routePoints(from: Coordinate(uncheckedLatitude: 48.1, longitude: 11.5), count: 5, spacing: 20)
         await #expect {
             _ = try await export.run(points: far)
@@ -460,10 +487,15 @@ import TestSupport
         #expect(c.points == 16 && c.uniquePanoramas == 3)
         #expect(c.withImagery + c.withoutImagery == 16 && c.withoutImagery > 0)
         #expect(c.consecutiveDuplicates == c.withImagery - 3)
-        #expect(result.written.map(\.file) == ["0001_CAoSNewFamily_pano-1.jpg", "0002_CAoSOldFamily_pano-2.jpg",
-                                              "0003_CAoSDark_pano-3.jpg"])
+        #expect(
+            result.written.map(\.file) == [
+                "0001_CAoSNewFamily_pano-1.jpg", "0002_CAoSOldFamily_pano-2.jpg",
+                "0003_CAoSDark_pano-3.jpg"
+            ])
         #expect(result.written.allSatisfy { $0.width == ($0.panorama.width == 16384 ? 1024 : 832) })
-        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: result.manifestPath))) as? [String: Any]
+        let manifest =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: result.manifestPath)))
+            as? [String: Any]
         let mpoints = try #require(manifest?["points"] as? [[String: Any]])
         #expect(mpoints.count == 16)
         #expect(mpoints[5]["panoId"] as? String == MapTilesWorld.oldFamily)

@@ -19,28 +19,32 @@ import TestSupport
         #expect(try #require(m.coordinate).distance(to: Self.gsag) < 1)
         #expect(m.dateTime?.hasPrefix("2020:05:09") == true)
         #expect(m.gpsImageDirection == nil)
-        #expect(m.poseHeading == 0)  // GoPro's placeholder
+        #expect(m.poseHeading == 0) // GoPro's placeholder
         let r = try PhotoMetadata(path: Self.trekview + "/R0014760.JPG")
         #expect(r.width == 5376 && r.height == 2688)
-        #expect(try #require(r.coordinate).distance(to: Self.ricoh) < 1)  // west longitude is negative
+        #expect(try #require(r.coordinate).distance(to: Self.ricoh) < 1) // west longitude is negative
     }
 
     @Test func folderOfRealPanoramas() async throws {
         let source = try LocalPhotoSource(directory: Self.trekview)
-        #expect(source.panoramas.map(\.id) == ["GSAG2002.JPG", "R0014760.JPG"])  // capture order
+        #expect(source.panoramas.map(\.id) == ["GSAG2002.JPG", "R0014760.JPG"]) // capture order
         #expect(source.skipped.isEmpty)
         // No compass heading in either: from the next photo, and for the last from the one before.
         let bearing = Self.gsag.initialBearing(to: Self.ricoh)
         #expect(abs(source.panoramas[0].heading - bearing) < 1e-3)
         #expect(source.headingSources["GSAG2002.JPG"] == "next photo")
         #expect(source.headingSources["R0014760.JPG"] == "previous photo")
-        let found = try await source.nearest(to: [Self.gsag.destination(bearing: 90, distance: 20),
-                                                  Coordinate(uncheckedLatitude: 50, longitude: 0)], radius: 50)
+        let found = try await source.nearest(
+            to: [
+                Self.gsag.destination(bearing: 90, distance: 20),
+                Coordinate(uncheckedLatitude: 50, longitude: 0)
+            ], radius: 50)
         #expect(found[0]?.id == "GSAG2002.JPG" && found[1] == nil)
         let image = try await source.image(for: source.panoramas[1], resolution: .atLeast(width: 1024))
         #expect(image.pixels.width == 1024 && image.pixels.height == 512)
-        let reference = try ffmpegRaw(Self.trekview + "/R0014760.JPG", filters: "scale=1024:512:flags=bicubic",
-                                      width: 1024, height: 512)
+        let reference = try ffmpegRaw(
+            Self.trekview + "/R0014760.JPG", filters: "scale=1024:512:flags=bicubic",
+            width: 1024, height: 512)
         #expect(ImageMetrics.psnr(image.pixels, reference) > 30)
     }
 
@@ -50,7 +54,8 @@ import TestSupport
             _ = try LocalPhotoSource(directory: TestData.path("images/opensfm_lund/images"))
         } throws: { error in
             let e = error as? LapseError
-            return e?.code == .invalidInput && e!.reason.contains("29 skipped") && e!.reason.contains("1024×768 is not 2:1")
+            return e?.code == .invalidInput && e!.reason.contains("29 skipped")
+                && e!.reason.contains("1024×768 is not 2:1")
         }
     }
 
@@ -58,16 +63,24 @@ import TestSupport
         let dir = TestData.scratchDirectory("local-panos")
         defer { try? FileManager.default.removeItem(at: dir) }
         let fm = FileManager.default
-        try fm.createSymbolicLink(atPath: dir.appendingPathComponent("a.jpg").path, withDestinationPath: Self.trekview + "/GSAG2002.JPG")
-        try fm.createSymbolicLink(atPath: dir.appendingPathComponent("flat.jpg").path,
-                                  withDestinationPath: TestData.path("images/opensfm_lund/images/01.jpg"))
+        try fm.createSymbolicLink(
+            atPath: dir.appendingPathComponent("a.jpg").path, withDestinationPath: Self.trekview + "/GSAG2002.JPG")
+        try fm.createSymbolicLink(
+            atPath: dir.appendingPathComponent("flat.jpg").path,
+            withDestinationPath: TestData.path("images/opensfm_lund/images/01.jpg"))
         // A 2:1 picture without EXIF (ffmpeg writes none).
-        let r = try Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=s=512x256",
-                                         "-frames:v", "1", dir.appendingPathComponent("nogps.jpg").path])
+        let r = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=s=512x256",
+                "-frames:v", "1", dir.appendingPathComponent("nogps.jpg").path
+            ])
         #expect(r.status == 0)
         // GSAG2002 with an XMP GPano heading spliced in right after SOI.
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.trekview + "/R0014760.JPG")))
-        let xmp = Array("http://ns.adobe.com/xap/1.0/\0<x:xmpmeta><rdf:Description GPano:PoseHeadingDegrees=\"77.5\"/></x:xmpmeta>".utf8)
+        let xmp = Array(
+            "http://ns.adobe.com/xap/1.0/\0<x:xmpmeta><rdf:Description GPano:PoseHeadingDegrees=\"77.5\"/></x:xmpmeta>"
+                .utf8)
         let length = xmp.count + 2
         bytes.insert(contentsOf: [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + xmp, at: 2)
         try Data(bytes).write(to: dir.appendingPathComponent("posed.jpg"))
@@ -91,8 +104,12 @@ import TestSupport
     static func track() -> Route {
         let start = Coordinate(uncheckedLatitude: 37.7749, longitude: -122.4194)
         let t0 = Date(timeIntervalSince1970: 1_700_000_000)
-        return Route(points: (0...4).map { TrackPoint(start.destination(bearing: 0, distance: Double($0) * 25),
-                                                       time: t0.addingTimeInterval(Double($0))) })
+        return Route(
+            points: (0...4).map {
+                TrackPoint(
+                    start.destination(bearing: 0, distance: Double($0) * 25),
+                    time: t0.addingTimeInterval(Double($0)))
+            })
     }
 
     @Test func everyNthFrameWithoutATrack() async throws {
@@ -100,7 +117,9 @@ import TestSupport
         #expect(source.width == 2048 && source.height == 1024)
         let frames = source.frames(every: 30)
         #expect(frames.map(\.time!) == [0, 1.001, 2.002, 3.003])
-        await #expect(throws: LapseError.self) { _ = try await source.nearest(to: [Self.track().points[0].coordinate], radius: 10) }
+        await #expect(throws: LapseError.self) {
+            _ = try await source.nearest(to: [Self.track().points[0].coordinate], radius: 10)
+        }
     }
 
     @Test func trackPlacesFramesAtRoutePoints() async throws {
@@ -115,9 +134,11 @@ import TestSupport
         // The frame equals ffmpeg's frame at that time (frame 24 at 0.8008 s ≤ 0.8 < frame 25: frame 23).
         let image = try await source.image(for: try #require(found[1]), resolution: .atLeast(width: 1024))
         #expect(image.pixels.width == 1024 && image.pixels.height == 512)
-        let reference = try ffmpegRaw(Self.clip, filters: "select=eq(n\\,23),scale=1024:512:flags=bicubic", width: 1024, height: 512)
+        let reference = try ffmpegRaw(
+            Self.clip, filters: "select=eq(n\\,23),scale=1024:512:flags=bicubic", width: 1024, height: 512)
         #expect(ImageMetrics.psnr(image.pixels, reference) > 30)
         // Far from the track: no frame.
-        #expect(try await source.nearest(to: [Coordinate(uncheckedLatitude: 37.7, longitude: -122.4)], radius: 10) == [nil])
+        #expect(
+            try await source.nearest(to: [Coordinate(uncheckedLatitude: 37.7, longitude: -122.4)], radius: 10) == [nil])
     }
 }

@@ -16,30 +16,38 @@ enum PanoramaxWorld {
     static let corner = Coordinate(uncheckedLatitude: 45.76040, longitude: 4.83000)
     /// The stand-in's flat-earth step (so positions here are exactly the stand-in's).
     static func offset(_ c: Coordinate, north: Double = 0, east: Double = 0) -> Coordinate {
-        Coordinate(uncheckedLatitude: c.latitude + north / 111_320,
-                   longitude: c.longitude + east / (111_320 * cos(c.latitude * .pi / 180)))
+        Coordinate(
+            uncheckedLatitude: c.latitude + north / 111_320,
+            longitude: c.longitude + east / (111_320 * cos(c.latitude * .pi / 180)))
     }
-    static let cropped = offset(corner, east: 45)     // picture 4
+    static let cropped = offset(corner, east: 45) // picture 4
     static let unplaceable = offset(corner, east: 90) // picture 5
-    static let noAzimuth = offset(corner, east: 140)  // picture 7
-    static let tilted = offset(corner, east: 185)     // picture 8
+    static let noAzimuth = offset(corner, east: 140) // picture 7
+    static let tilted = offset(corner, east: 185) // picture 8
     static let crowdSpot = Coordinate(uncheckedLatitude: 45.77000, longitude: 4.83000)
     static let crowd360 = "6b1c7e52-0f1a-4c55-9a59-200000000001"
     static let runsStart = Coordinate(uncheckedLatitude: 45.78000, longitude: 4.83000)
     static func run(_ south: Bool, _ i: Int) -> String { "6b1c7e52-0f1a-4c55-9a59-300\(south ? 1 : 0)0000000\(i)" }
 
-    static let workdir = FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v2").path
+    static let workdir = FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v2")
+        .path
 
     static func server(faults: Double = 0, nextLinks: Bool = true) throws -> LocalServer {
-        try LocalServer(script: "panoramax_standin.py", arguments: [
-            "--faults", String(faults), "--retry-after", "1", "--data", TestData.root.path, "--workdir", workdir]
-            + (nextLinks ? [] : ["--no-next-links"]))
+        try LocalServer(
+            script: "panoramax_standin.py",
+            arguments: [
+                "--faults", String(faults), "--retry-after", "1", "--data", TestData.root.path, "--workdir", workdir
+            ]
+                + (nextLinks ? [] : ["--no-next-links"]))
     }
 
-    static func source(_ server: LocalServer, cache: DiskCache? = nil, timeout: Double = 20,
-                       warning: WarningHandler? = nil) -> PanoramaxSource {
-        PanoramaxSource(baseURL: URL(string: server.baseURL + "/api")!, client: MapTilesWorld.client(timeout: timeout),
-                        cache: cache, warning: warning)
+    static func source(
+        _ server: LocalServer, cache: DiskCache? = nil, timeout: Double = 20,
+        warning: WarningHandler? = nil
+    ) -> PanoramaxSource {
+        PanoramaxSource(
+            baseURL: URL(string: server.baseURL + "/api")!, client: MapTilesWorld.client(timeout: timeout),
+            cache: cache, warning: warning)
     }
 
     struct Log: Decodable {
@@ -63,7 +71,9 @@ final class Collected: Sendable {
 
 /// Rows `range` of `p`.
 func rows(_ p: PixelBuffer, _ range: Range<Int>) -> PixelBuffer {
-    PixelBuffer(width: p.width, height: range.count, bytes: Array(p.bytes[(range.lowerBound * p.width * 4)..<(range.upperBound * p.width * 4)]))
+    PixelBuffer(
+        width: p.width, height: range.count,
+        bytes: Array(p.bytes[(range.lowerBound * p.width * 4)..<(range.upperBound * p.width * 4)]))
 }
 
 /// Whether every pixel of rows `range` of `p` is opaque black.
@@ -79,25 +89,35 @@ func allBlack(_ p: PixelBuffer, _ range: Range<Int>) -> Bool {
     @Test func findsNearest360PicturesOnlyWithAttribution() async throws {
         let server = try World.server()
         let source = World.source(server)
-        let points = [World.first, World.first.destination(bearing: 0, distance: 40), World.first.destination(bearing: 180, distance: 500)]
+        let points = [
+            World.first, World.first.destination(bearing: 0, distance: 40),
+            World.first.destination(bearing: 180, distance: 500)
+        ]
         let found = try await source.nearest(to: points, radius: 15)
         // The flat picture 1 m away is ignored for the 360° one on the spot.
         #expect(found[0]?.id == World.id(1))
         #expect(found[1]?.id == World.id(2))
         #expect(found[2] == nil)
         let m = try #require(found[0])
-        #expect(m.heading == 123.5 && m.headingSource == "view:azimuth" && m.licence == "CC-BY-SA-4.0" && m.author == "Alice Example")
+        #expect(
+            m.heading == 123.5 && m.headingSource == "view:azimuth" && m.licence == "CC-BY-SA-4.0"
+                && m.author == "Alice Example")
         #expect(m.date == "2020-05-09T10:11:12+00:00" && m.width == 4096 && m.height == 2048)
         #expect(m.tilt == 0 && m.roll == 0 && m.crop == nil && m.collection == "seq-a")
         let log = try await World.log(server)
         #expect(log.searches.count == 3)
         let q = try #require(log.searches.first { $0["place_position"] == "4.8300000,45.7600000" })
-        #expect(q == ["place_position": "4.8300000,45.7600000", "place_distance": "0-15", "place_fov_tolerance": "2", "limit": "100"])
+        #expect(
+            q == [
+                "place_position": "4.8300000,45.7600000", "place_distance": "0-15", "place_fov_tolerance": "2",
+                "limit": "100"
+            ])
 
         let image = try await source.image(for: m, resolution: .full)
         #expect(image.pixels.width == 4096 && image.pixels.height == 2048)
-        let reference = try ffmpegRaw(TestData.path("pano360/trekview_360/GSAG2002.JPG"),
-                                      filters: "scale=4096:2048:flags=bicubic,format=yuv444p", width: 4096, height: 2048)
+        let reference = try ffmpegRaw(
+            TestData.path("pano360/trekview_360/GSAG2002.JPG"),
+            filters: "scale=4096:2048:flags=bicubic,format=yuv444p", width: 4096, height: 2048)
         #expect(ImageMetrics.psnr(image.pixels, reference) >= 40)
         #expect(try await World.log(server).served == [World.id(1) + "/hd"])
     }
@@ -127,7 +147,9 @@ func allBlack(_ p: PixelBuffer, _ range: Range<Int>) -> Bool {
         let source = World.source(server)
         let m = try #require(try await source.nearest(to: [World.cropped], radius: 5)[0])
         #expect(m.id == World.id(4))
-        #expect(m.crop == (try PanoramaCrop(fullWidth: 2048, fullHeight: 1024, left: 0, top: 160, width: 2048, height: 736)))
+        #expect(
+            m.crop == (try PanoramaCrop(fullWidth: 2048, fullHeight: 1024, left: 0, top: 160, width: 2048, height: 736))
+        )
         #expect(m.width == 2048 && m.height == 1024)
         let croppedRows = "scale=2048:1024:flags=bicubic,format=yuv444p,crop=2048:736:0:160"
         let gsag = TestData.path("pano360/trekview_360/GSAG2002.JPG")
@@ -144,7 +166,8 @@ func allBlack(_ p: PixelBuffer, _ range: Range<Int>) -> Bool {
 
         let half = try await source.image(for: m, resolution: .atLeast(width: 1024))
         #expect(half.pixels.width == 1024 && half.pixels.height == 512)
-        let halfReference = try ffmpegRaw(gsag, filters: croppedRows + ",scale=1024:368:flags=area", width: 1024, height: 368)
+        let halfReference = try ffmpegRaw(
+            gsag, filters: croppedRows + ",scale=1024:368:flags=area", width: 1024, height: 368)
         #expect(ImageMetrics.psnr(rows(half.pixels, 80..<448), halfReference) >= 35)
         #expect(allBlack(half.pixels, 0..<80) && allBlack(half.pixels, 448..<512))
 
@@ -160,10 +183,17 @@ func allBlack(_ p: PixelBuffer, _ range: Range<Int>) -> Bool {
         let server = try World.server()
         let warnings = Collected()
         let source = World.source(server, warning: { warnings.add($0) })
-        let found = try await source.nearest(to: [World.unplaceable, World.offset(World.unplaceable, east: 1)], radius: 10)
+        let found = try await source.nearest(
+            to: [World.unplaceable, World.offset(World.unplaceable, east: 1)], radius: 10)
         #expect(found.map { $0?.id } == [World.id(6), World.id(6)])
         #expect(try await source.nearest(to: [World.unplaceable], radius: 10)[0]?.id == World.id(6))
-        #expect(warnings.items == ["Panoramax picture \(World.id(5)): a 360° picture of 2000×700 is not 2:1 and has no visible_area to place it by; skipped"])
+        #expect(
+            warnings.items == [
+                """
+                Panoramax picture \(World.id(5)): a 360° picture of 2000×700 is not 2:1 and has no visible_area \
+                to place it by; skipped
+                """
+            ])
     }
 
     /// A picture without `view:azimuth` has an unknown heading (source `none`, a placeholder 0, not north); one with
@@ -193,7 +223,11 @@ func allBlack(_ p: PixelBuffer, _ range: Range<Int>) -> Bool {
         #expect(searches.count == 2)
         let common = ["place_position": "4.8300000,45.7700000", "place_fov_tolerance": "2", "limit": "100"]
         #expect(searches.first == common.merging(["place_distance": "0-15"]) { a, _ in a })
-        #expect(searches.last == common.merging(nextLinks ? ["place_distance": "0-15", "token": "100"] : ["place_distance": "4-15"]) { a, _ in a })
+        #expect(
+            searches.last
+                == common.merging(nextLinks ? ["place_distance": "0-15", "token": "100"] : ["place_distance": "4-15"]) {
+                    a, _ in a
+                })
 
         source.maxPages = 1
         #expect(try await source.nearest(to: [World.crowdSpot], radius: 15) == [nil])
@@ -208,8 +242,10 @@ func allBlack(_ p: PixelBuffer, _ range: Range<Int>) -> Bool {
         defer { try? FileManager.default.removeItem(at: dir) }
         let source = World.source(server, cache: try DiskCache(directory: dir))
         let m = try #require(try await source.nearest(to: [World.first], radius: 5)[0])
-        let sizes: [(PanoramaResolution, Int, Int)] = [(.atLeast(width: 2048), 2048, 0), (.atLeast(width: 3000), 3000, 0),
-                                                       (.zoom(2), 2048, 1), (.zoom(3), 4096, 1), (.full, 4096, 1)]
+        let sizes: [(PanoramaResolution, Int, Int)] = [
+            (.atLeast(width: 2048), 2048, 0), (.atLeast(width: 3000), 3000, 0),
+            (.zoom(2), 2048, 1), (.zoom(3), 4096, 1), (.full, 4096, 1)
+        ]
         for (resolution, width, fromCache) in sizes {
             let image = try await source.image(for: m, resolution: resolution)
             #expect(image.pixels.width == width && image.pixels.height == width / 2, "\(resolution)")
@@ -231,7 +267,9 @@ func allBlack(_ p: PixelBuffer, _ range: Range<Int>) -> Bool {
         #expect(sameRun.map { $0?.id } == [0, 1, 1, 2, 2, 3, 3, 4, 4, 5].map { World.run(false, $0) })
         source.sameRunSlack = 0
         let nearest = try await source.nearest(to: points, radius: 8)
-        #expect(nearest.map { $0?.id } == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4].enumerated().map { World.run($0.offset % 2 == 1, $0.element) })
+        #expect(
+            nearest.map { $0?.id }
+                == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4].enumerated().map { World.run($0.offset % 2 == 1, $0.element) })
     }
 }
 
@@ -242,14 +280,20 @@ func allBlack(_ p: PixelBuffer, _ range: Range<Int>) -> Bool {
         #expect(crop.width == 15872 && crop.height == 2606 && crop.top == 2538 && !crop.isWhole)
         #expect(crop.rectangle(inFrameOfWidth: 2048) == (0, 327, 2048, 337))
         #expect(try PanoramaCrop(sensorArrayDimensions: [4000, 2000], visibleArea: [0, 0, 0, 0]).isWhole)
-        #expect(throws: LapseError.self) { try PanoramaCrop(sensorArrayDimensions: [4000, 1500], visibleArea: [0, 100, 0, 100]) }
-        #expect(throws: LapseError.self) { try PanoramaCrop(sensorArrayDimensions: [4000, 2000], visibleArea: [0, 1500, 0, 600]) }
+        #expect(throws: LapseError.self) {
+            try PanoramaCrop(sensorArrayDimensions: [4000, 1500], visibleArea: [0, 100, 0, 100])
+        }
+        #expect(throws: LapseError.self) {
+            try PanoramaCrop(sensorArrayDimensions: [4000, 2000], visibleArea: [0, 1500, 0, 600])
+        }
         // A 4 × 1 picture placed in rows 1 of an 8 × 4 frame.
         let small = try PanoramaCrop(fullWidth: 8, fullHeight: 4, left: 2, top: 1, width: 4, height: 1)
         let picture = PixelBuffer(width: 4, height: 1, fill: RGBA(200, 100, 50))
         let frame = small.frame(width: 8, placing: picture)
         #expect(frame.width == 8 && frame.height == 4)
-        #expect((0..<8).map { frame[$0, 1] } == [RGBA(0, 0, 0), RGBA(0, 0, 0)] + Array(repeating: RGBA(200, 100, 50), count: 4) + [RGBA(0, 0, 0), RGBA(0, 0, 0)])
+        #expect(
+            (0..<8).map { frame[$0, 1] } == [RGBA(0, 0, 0), RGBA(0, 0, 0)]
+                + Array(repeating: RGBA(200, 100, 50), count: 4) + [RGBA(0, 0, 0), RGBA(0, 0, 0)])
         #expect(allBlack(frame, 0..<1) && allBlack(frame, 2..<4))
     }
 }

@@ -24,14 +24,19 @@ enum MapTilesWorld {
     /// Tiles are cut once per machine into this folder and shared by every stand-in (made atomically).
     static let workdir = FileManager.default.temporaryDirectory.appendingPathComponent("lapse-maptiles-standin-v1").path
 
-    static func server(faults: Double = 0, key: String = key, sessionRequests: Int = 0, quotaErrors: Int = 0,
-                       cacheControl: String = "private, max-age=86400", corrupt: Double = 0,
-                       corruptAttempts: Int = 1) throws -> LocalServer {
-        try LocalServer(script: "maptiles_standin.py", arguments: [
-            "--key", key, "--faults", String(faults), "--retry-after", "1", "--stall", "30",
-            "--data", TestData.path("pano360"), "--workdir", workdir, "--session-requests", String(sessionRequests),
-            "--quota-errors", String(quotaErrors), "--cache-control", cacheControl, "--corrupt", String(corrupt),
-            "--corrupt-attempts", String(corruptAttempts)])
+    static func server(
+        faults: Double = 0, key: String = key, sessionRequests: Int = 0, quotaErrors: Int = 0,
+        cacheControl: String = "private, max-age=86400", corrupt: Double = 0,
+        corruptAttempts: Int = 1
+    ) throws -> LocalServer {
+        try LocalServer(
+            script: "maptiles_standin.py",
+            arguments: [
+                "--key", key, "--faults", String(faults), "--retry-after", "1", "--stall", "30",
+                "--data", TestData.path("pano360"), "--workdir", workdir, "--session-requests", String(sessionRequests),
+                "--quota-errors", String(quotaErrors), "--cache-control", cacheControl, "--corrupt", String(corrupt),
+                "--corrupt-attempts", String(corruptAttempts)
+            ])
     }
 
     static func client(limit: Int = 8, timeout: Double = 20, attempts: Int = 6) -> HTTPClient {
@@ -44,8 +49,10 @@ enum MapTilesWorld {
         return HTTPClient(configuration: c)
     }
 
-    static func source(_ server: LocalServer, key: String = key, client: HTTPClient = client(),
-                       cache: DiskCache? = nil) throws -> GoogleStreetViewSource {
+    static func source(
+        _ server: LocalServer, key: String = key, client: HTTPClient = client(),
+        cache: DiskCache? = nil
+    ) throws -> GoogleStreetViewSource {
         try GoogleStreetViewSource(apiKey: key, baseURL: URL(string: server.baseURL)!, client: client, cache: cache)
     }
 
@@ -65,21 +72,30 @@ enum MapTilesWorld {
 /// Points along a line north from `start`, `spacing` metres apart.
 func routePoints(from start: Coordinate, count: Int, spacing: Double) -> [RoutePoint] {
     (0..<count).map { i in
-        RoutePoint(coordinate: start.destination(bearing: 0, distance: Double(i) * spacing),
-                   distanceAlongRoute: Double(i) * spacing, heading: 0)
+        RoutePoint(
+            coordinate: start.destination(bearing: 0, distance: Double(i) * spacing),
+            distanceAlongRoute: Double(i) * spacing, heading: 0)
     }
 }
 
 /// One frame decoded by the ffmpeg CLI to RGBA through a file (large frames through a pipe are slow to take in,
 /// as `Shell.run` also turns stdout into a String).
-func ffmpegRaw(_ input: String, filters: String, width: Int, height: Int, inputOptions: [String] = []) throws -> PixelBuffer {
+func ffmpegRaw(_ input: String, filters: String, width: Int, height: Int, inputOptions: [String] = []) throws
+    -> PixelBuffer
+{
     let dir = TestData.scratchDirectory("ffraw")
     defer { try? FileManager.default.removeItem(at: dir) }
     let out = dir.appendingPathComponent("frame.rgba").path
-    let r = try Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-y"] + inputOptions + ["-i", input, "-vf", filters + ",scale=\(width):\(height)",
-                                     "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgba", out])
+    let r = try Shell.run(
+        "ffmpeg",
+        ["-v", "error", "-nostdin", "-y"] + inputOptions + [
+            "-i", input, "-vf", filters + ",scale=\(width):\(height)",
+            "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgba", out
+        ])
     guard r.status == 0 else { throw LapseError(.other, "ffmpeg reference", "ffmpeg failed: \(r.stderr)") }
     let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: out)))
-    guard bytes.count == width * height * 4 else { throw LapseError(.other, "ffmpeg reference", "ffmpeg gave \(bytes.count) bytes") }
+    guard bytes.count == width * height * 4 else {
+        throw LapseError(.other, "ffmpeg reference", "ffmpeg gave \(bytes.count) bytes")
+    }
     return PixelBuffer(width: width, height: height, bytes: bytes)
 }

@@ -9,7 +9,7 @@ import Testing
         (16384, 0, 512, 256, 1, 1), (16384, 1, 1024, 512, 2, 1), (16384, 2, 2048, 1024, 4, 2),
         (16384, 3, 4096, 2048, 8, 4), (16384, 4, 8192, 4096, 16, 8), (16384, 5, 16384, 8192, 32, 16),
         (13312, 0, 416, 208, 1, 1), (13312, 1, 832, 416, 2, 1), (13312, 2, 1664, 832, 4, 2),
-        (13312, 3, 3328, 1664, 7, 4), (13312, 4, 6656, 3328, 13, 7), (13312, 5, 13312, 6656, 26, 13),
+        (13312, 3, 3328, 1664, 7, 4), (13312, 4, 6656, 3328, 13, 7), (13312, 5, 13312, 6656, 26, 13)
     ])
     func gridMatchesTheTable(full: Int, zoom: Int, width: Int, height: Int, columns: Int, rows: Int) {
         let g = TileGrid(zoom: zoom, fullWidth: full, fullHeight: full / 2)
@@ -21,14 +21,17 @@ import Testing
     @Test(arguments: [
         (7680, 3840, 0, 240, 120, 1, 1), (7680, 3840, 2, 960, 480, 2, 1), (7680, 3840, 3, 1920, 960, 4, 2),
         (7680, 3840, 4, 3840, 1920, 8, 4), (7680, 3840, 5, 7680, 3840, 15, 8), (2048, 1024, 5, 2048, 1024, 4, 2),
-        (2048, 1024, 0, 64, 32, 1, 1),
+        (2048, 1024, 0, 64, 32, 1, 1)
     ])
-    func photosphereSizesFollowTheDocumentedRule(full: Int, fullHeight: Int, zoom: Int, width: Int, height: Int,
-                                                  columns: Int, rows: Int) {
+    func photosphereSizesFollowTheDocumentedRule(
+        full: Int, fullHeight: Int, zoom: Int, width: Int, height: Int,
+        columns: Int, rows: Int
+    ) {
         let g = TileGrid(zoom: zoom, fullWidth: full, fullHeight: fullHeight)
         #expect(g.width == width && g.height == height && g.columns == columns && g.rows == rows)
         #expect(g.contains(TileIndex(zoom: zoom, x: columns - 1, y: rows - 1)))
-        #expect(!g.contains(TileIndex(zoom: zoom, x: columns, y: 0)) && !g.contains(TileIndex(zoom: zoom, x: 0, y: rows)))
+        #expect(
+            !g.contains(TileIndex(zoom: zoom, x: columns, y: 0)) && !g.contains(TileIndex(zoom: zoom, x: 0, y: rows)))
     }
 
     @Test func zoomIsClampedToZeroThroughFive() {
@@ -46,7 +49,7 @@ import Testing
     }
 
     @Test func stitcherCropsPaddingAndSpotsBlackTiles() {
-        let grid = TileGrid(zoom: 3, fullWidth: 13312, fullHeight: 6656)  // 3328×1664 in 7×4 tiles
+        let grid = TileGrid(zoom: 3, fullWidth: 13312, fullHeight: 6656) // 3328×1664 in 7×4 tiles
         var s = TileStitcher(grid: grid)
         let grey = PixelBuffer(width: 512, height: 512, fill: RGBA(100, 120, 140))
         let black = PixelBuffer(width: 512, height: 512, fill: RGBA(2, 1, 3))

@@ -10,8 +10,11 @@ import TestSupport
 @Suite struct CreditOverlayTests {
     /// A real street photo (Lund, OpenSfM's example data) scaled by the ffmpeg CLI to `width × height`.
     static func street(_ width: Int, _ height: Int) throws -> PixelBuffer {
-        try #require(try FFmpegReference.frames(TestData.path("images/opensfm_lund/images/01.jpg"),
-                                                filters: "format=rgba", size: (width, height)).first)
+        try #require(
+            try FFmpegReference.frames(
+                TestData.path("images/opensfm_lund/images/01.jpg"),
+                filters: "format=rgba", size: (width, height)
+            ).first)
     }
 
     /// Rows and columns holding ink: (first row, last row, first column, last column), nil for an empty mask.
@@ -29,12 +32,17 @@ import TestSupport
     /// accent above the "E"'s cap height; "É" written decomposed (E + U+0301) renders as the composed "É".
     @Test func unicodeGlyphsRender() throws {
         let text = try TextRenderer()
-        let copyright = text.mask("©", pixelSize: 18), eAcute = text.mask("É", pixelSize: 18), e = text.mask("E", pixelSize: 18)
-        #expect(copyright.inkedPixels > 30 && eAcute.inkedPixels > 30, "\(copyright.inkedPixels), \(eAcute.inkedPixels)")
+        let copyright = text.mask("©", pixelSize: 18), eAcute = text.mask("É", pixelSize: 18),
+            e = text.mask("E", pixelSize: 18)
+        #expect(
+            copyright.inkedPixels > 30 && eAcute.inkedPixels > 30, "\(copyright.inkedPixels), \(eAcute.inkedPixels)")
         #expect(copyright != eAcute)
-        let c = try #require(Self.inkBounds(copyright)), ea = try #require(Self.inkBounds(eAcute)), plain = try #require(Self.inkBounds(e))
+        let c = try #require(Self.inkBounds(copyright)), ea = try #require(Self.inkBounds(eAcute)),
+            plain = try #require(Self.inkBounds(e))
         // The accent: ink rows above the E's top, none of them in the plain E; same baseline (same bottom row).
-        #expect(ea.top < plain.top - 2 && ea.bottom == plain.bottom, "É rows \(ea.top)…\(ea.bottom), E \(plain.top)…\(plain.bottom)")
+        #expect(
+            ea.top < plain.top - 2 && ea.bottom == plain.bottom,
+            "É rows \(ea.top)…\(ea.bottom), E \(plain.top)…\(plain.bottom)")
         // "©" is round: about as wide as it is high, and reaches below the baseline no more than the E does.
         let cw = c.right - c.left + 1, ch = c.bottom - c.top + 1
         #expect(abs(cw - ch) <= 2 && c.bottom <= plain.bottom + 1, "© \(cw) × \(ch)")
@@ -48,7 +56,8 @@ import TestSupport
     /// Kerning from the font's table: "AV" is narrower than "A" and "V" side by side when the font kerns them.
     @Test func kerningPairsMoveCloser() throws {
         let text = try TextRenderer()
-        let pair = text.width(of: "AV", pixelSize: 40), apart = text.width(of: "A", pixelSize: 40) + text.width(of: "V", pixelSize: 40)
+        let pair = text.width(of: "AV", pixelSize: 40),
+            apart = text.width(of: "A", pixelSize: 40) + text.width(of: "V", pixelSize: 40)
         #expect(pair < apart, "AV \(pair) px, A + V \(apart) px")
     }
 
@@ -58,7 +67,9 @@ import TestSupport
         }
         let notAFont = TestData.path("images/pillow/hopper.png")
         #expect { try TextRenderer(fontPath: notAFont) } throws: { error in
-            (error as? LapseError).map { $0.code == .invalidInput && $0.description.hasPrefix(notAFont + ": not a font") } == true
+            (error as? LapseError).map {
+                $0.code == .invalidInput && $0.description.hasPrefix(notAFont + ": not a font")
+            } == true
         }
     }
 
@@ -115,7 +126,9 @@ import TestSupport
         for y in box.y..<box.y + box.height {
             for x in box.x..<box.x + box.width {
                 let mx = x - textX, my = y - textY
-                let c = mx >= 0 && mx < mask.width && my >= 0 && my < mask.height ? Int(mask.coverage[my * mask.width + mx]) : 0
+                let c =
+                    mx >= 0 && mx < mask.width && my >= 0 && my < mask.height
+                    ? Int(mask.coverage[my * mask.width + mx]) : 0
                 func blend(_ v: UInt8) -> UInt8 {
                     let dark = (Int(v) * 105 + 127) / 255
                     return UInt8(dark + ((255 - dark) * c + 127) / 255)
@@ -136,7 +149,9 @@ import TestSupport
         let snug = atNine.width + 2 * 5 + 2 * 4 + 2
         #expect(snug < atTen.width + 2 * 5 + 2 * 4, "\(atNine.width), \(atTen.width)")
         let oneLine = try #require(overlay.box(for: credit, frameWidth: snug, frameHeight: 90))
-        #expect(oneLine.height == (atNine.height + 2 * 2 + 1) & ~1 && oneLine.width == (atNine.width + 2 * 4 + 1) & ~1, "\(oneLine)")
+        #expect(
+            oneLine.height == (atNine.height + 2 * 2 + 1) & ~1 && oneLine.width == (atNine.width + 2 * 4 + 1) & ~1,
+            "\(oneLine)")
         let box = try #require(overlay.box(for: credit, frameWidth: 160, frameHeight: 90))
         #expect(atNine.width > 160)
         #expect(box.x >= 5 && box.x + box.width <= 160 - 5 && box.y + box.height <= 90 - 5, "\(box)")

@@ -15,15 +15,23 @@ struct FFmpegReferenceTests {
         var paths: [String] = []
         for name in ["GSAG2002.JPG", "R0014760.JPG"] {
             let out = dir.appendingPathComponent(name + ".png").path
-            let r = try? Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-i",
-                                              TestData.path("pano360/trekview_360/" + name),
-                                              "-vf", "scale=2048:1024", "-frames:v", "1", out])
+            let r = try? Shell.run(
+                "ffmpeg",
+                [
+                    "-v", "error", "-nostdin", "-y", "-i",
+                    TestData.path("pano360/trekview_360/" + name),
+                    "-vf", "scale=2048:1024", "-frames:v", "1", out
+                ])
             if r?.status == 0 { paths.append(out) }
         }
         let pattern = dir.appendingPathComponent("overpass-%d.png").path
-        let r = try? Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-i",
-                                          TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
-                                          "-vf", "select=eq(n\\,0)+eq(n\\,50)+eq(n\\,110)", "-vsync", "passthrough", pattern])
+        let r = try? Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-y", "-i",
+                TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
+                "-vf", "select=eq(n\\,0)+eq(n\\,50)+eq(n\\,110)", "-vsync", "passthrough", pattern
+            ])
         if r?.status == 0 {
             paths += (1...3).map { dir.appendingPathComponent("overpass-\($0).png").path }
         }
@@ -33,7 +41,9 @@ struct FFmpegReferenceTests {
     struct Case: CustomStringConvertible, Sendable {
         var heading: Double, pitch: Double, roll: Double, fov: Double, width: Int, height: Int
         var interpolation: Interpolation = .bilinear
-        var description: String { "\(interpolation) heading \(heading) pitch \(pitch) roll \(roll) fov \(fov) \(width)x\(height)" }
+        var description: String {
+            "\(interpolation) heading \(heading) pitch \(pitch) roll \(roll) fov \(fov) \(width)x\(height)"
+        }
     }
     static let cases: [Case] = [
         Case(heading: 0, pitch: 0, roll: 0, fov: 90, width: 480, height: 270),
@@ -42,7 +52,7 @@ struct FFmpegReferenceTests {
         Case(heading: 359, pitch: 80, roll: -30, fov: 90, width: 320, height: 320),
         Case(heading: 181, pitch: -90, roll: 0, fov: 120, width: 400, height: 300),
         Case(heading: 300, pitch: 5, roll: 0, fov: 60, width: 480, height: 270, interpolation: .bicubic),
-        Case(heading: 120, pitch: -10, roll: 5, fov: 90, width: 480, height: 270, interpolation: .lanczos),
+        Case(heading: 120, pitch: -10, roll: 5, fov: 90, width: 480, height: 270, interpolation: .lanczos)
     ]
 
     /// ffmpeg's filter for a case.
@@ -69,8 +79,10 @@ struct FFmpegReferenceTests {
             }
             guard (try? Shell.run("ffmpeg", args))?.status == 0 else { return nil }
             let views = cases.enumerated().compactMap { i, c -> PixelBuffer? in
-                guard let data = FileManager.default.contents(atPath: dir.appendingPathComponent("\(n)-\(i).rgba").path),
-                      data.count == c.width * c.height * 4 else { return nil }
+                guard
+                    let data = FileManager.default.contents(atPath: dir.appendingPathComponent("\(n)-\(i).rgba").path),
+                    data.count == c.width * c.height * 4
+                else { return nil }
                 return PixelBuffer(width: c.width, height: c.height, bytes: [UInt8](data))
             }
             return views.count == cases.count ? (URL(fileURLWithPath: path).lastPathComponent, panorama, views) : nil

@@ -14,8 +14,9 @@ import TestSupport
         var p = PixelBuffer(width: width, height: height)
         for y in 0..<height {
             for x in 0..<width {
-                p[x, y] = RGBA(UInt8(x * 255 / (width - 1)), UInt8(y * 255 / (height - 1)), x < width / 2 ? 30 : 220,
-                               alpha ? UInt8((x + y) % 256) : 255)
+                p[x, y] = RGBA(
+                    UInt8(x * 255 / (width - 1)), UInt8(y * 255 / (height - 1)), x < width / 2 ? 30 : 220,
+                    alpha ? UInt8((x + y) % 256) : 255)
             }
         }
         return p
@@ -40,7 +41,7 @@ import TestSupport
         #expect(high.starts(with: [0xFF, 0xD8]) && high.suffix(2) == [0xFF, 0xD9])
         #expect(low.count < high.count)
         let path = dir.appendingPathComponent("q.jpg").path
-        try ImageWriter.write(image, to: path, overwrite: false)   // quality from the default
+        try ImageWriter.write(image, to: path, overwrite: false) // quality from the default
         let back = try #require(try FFmpegReference.frames(path).first)
         #expect(ImageMetrics.psnr(back, image) > 35)
         let format = try FFmpegReference.probe(path, ["-show_entries", "stream=codec_name,pix_fmt", "-of", "csv=p=0"])
@@ -52,13 +53,17 @@ import TestSupport
         let image = Self.picture(alpha: false)
         let path = dir.appendingPathComponent("e.png").path
         try ImageWriter.write(image, to: path, overwrite: false)
-        #expect { try ImageWriter.write(image, to: path, overwrite: false) } throws: { ($0 as? LapseError)?.code == .output }
+        #expect { try ImageWriter.write(image, to: path, overwrite: false) } throws: {
+            ($0 as? LapseError)?.code == .output
+        }
         try ImageWriter.write(image, to: path, overwrite: true)
-        #expect { try ImageWriter.write(image, to: dir.appendingPathComponent("e.bmp").path, overwrite: false) }
-            throws: { ($0 as? LapseError)?.code == .usage }
+        #expect {
+            try ImageWriter.write(image, to: dir.appendingPathComponent("e.bmp").path, overwrite: false)
+        } throws: { ($0 as? LapseError)?.code == .usage }
         #expect { try ImageWriter.encode(image, as: .jpeg(quality: 0)) } throws: { ($0 as? LapseError)?.code == .usage }
-        #expect { try ImageWriter.write(image, to: "/nonexistent-dir/x.png", overwrite: false) }
-            throws: { ($0 as? LapseError)?.code == .output }
+        #expect { try ImageWriter.write(image, to: "/nonexistent-dir/x.png", overwrite: false) } throws: {
+            ($0 as? LapseError)?.code == .output
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).allSatisfy { !$0.contains(".partial") })
         #expect(ImageFileFormat.forPath("a/B.JPEG") == .jpeg(quality: ImageFileFormat.defaultJPEGQuality))
         #expect(ImageFileFormat.forPath("x.webp") == nil)

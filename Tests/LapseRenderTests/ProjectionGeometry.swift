@@ -59,15 +59,17 @@ func rayDirection(i: Int, j: Int, camera: Basis, fov: Double, width: Int, height
 /// posed at (`heading`, `tilt`, `roll`), the world direction given to `colour`. Column u faces
 /// `(u/(W−1) − 0.5)·360°` from the centre, row v is `(0.5 − v/(H−1))·180°` above the horizon (ffmpeg v360's
 /// sampling of the equirectangular grid).
-func makePanorama(width: Int, height: Int, heading: Double = 0, tilt: Double = 0, roll: Double = 0,
-                  colour: (Vec3) -> RGBA) -> PixelBuffer {
+func makePanorama(
+    width: Int, height: Int, heading: Double = 0, tilt: Double = 0, roll: Double = 0,
+    colour: (Vec3) -> RGBA
+) -> PixelBuffer {
     var p = PixelBuffer(width: width, height: height)
     let pano = Basis(heading: heading, pitch: tilt, roll: roll)
     for v in 0..<height {
         let elevation = (0.5 - Double(v) / Double(height - 1)) * 180
         for u in 0..<width {
             let lon = (Double(u) / Double(width - 1) - 0.5) * 360
-            let local = direction(heading: lon, elevation: elevation)   // in the panorama camera's frame
+            let local = direction(heading: lon, elevation: elevation) // in the panorama camera's frame
             p[u, v] = colour(pano.world(local))
         }
     }

@@ -18,10 +18,11 @@ struct ProjectorGeometryTests {
         Marker(heading: 200, elevation: 40, colour: RGBA(0, 255, 255)),
         Marker(heading: 270, elevation: -30, colour: RGBA(255, 255, 255)),
         Marker(heading: 355, elevation: 55, colour: RGBA(255, 128, 0)),
-        Marker(heading: 120, elevation: -60, colour: RGBA(128, 0, 255)),
+        Marker(heading: 120, elevation: -60, colour: RGBA(128, 0, 255))
     ]
 
-    /// The panorama, taken by a camera whose centre column faces `heading`: each marker a small disc of directions within 0.9° of its centre (round on the sphere,
+    /// The panorama, taken by a camera whose centre column faces `heading`: each marker a small disc of directions
+    /// within 0.9° of its centre (round on the sphere,
     /// so its centroid in any view is its centre's projection).
     static func markerPanorama(heading: Double) -> PixelBuffer {
         let centres = markers.map { direction(heading: $0.heading, elevation: $0.elevation) }
@@ -69,28 +70,39 @@ struct ProjectorGeometryTests {
         ViewCase(heading: 20, pitch: 45, roll: 10, fov: 110, width: 640, height: 360),
         ViewCase(heading: 120, pitch: -70, roll: 0, fov: 90, width: 480, height: 480),
         ViewCase(heading: -30, pitch: 0, roll: 45, fov: 90, width: 500, height: 300),
-        ViewCase(heading: 720 + 10, pitch: 0, roll: 0, fov: 30, width: 320, height: 240),
+        ViewCase(heading: 720 + 10, pitch: 0, roll: 0, fov: 30, width: 320, height: 240)
     ]
 
     @Test("markers land on the predicted pixel ±1 px", arguments: views)
     func markersLandWherePredicted(view: ViewCase) throws {
         let projector = try Projector(width: view.width, height: view.height)
-        for (pose, panorama) in [(PanoramaPose(heading: 0), Self.panorama), (PanoramaPose(heading: 123), Self.turnedPanorama)] {
-            let out = try projector.render(panorama, pose: pose,
-                                           camera: CameraPose(heading: view.heading, pitch: view.pitch, roll: view.roll, fov: view.fov))
+        for (pose, panorama) in [
+            (PanoramaPose(heading: 0), Self.panorama), (PanoramaPose(heading: 123), Self.turnedPanorama)
+        ] {
+            let out = try projector.render(
+                panorama, pose: pose,
+                camera: CameraPose(heading: view.heading, pitch: view.pitch, roll: view.roll, fov: view.fov))
             let camera = Basis(heading: view.heading, pitch: view.pitch, roll: view.roll)
             var checked = 0
             for m in Self.markers {
-                let w = direction(heading: m.heading, elevation: m.elevation)   // markers are fixed in the world
-                guard let p = predictedPixel(of: w, camera: camera, fov: view.fov, width: view.width, height: view.height),
-                      p.x > 8, p.y > 8, p.x < Double(view.width) - 9, p.y < Double(view.height) - 9 else {
+                let w = direction(heading: m.heading, elevation: m.elevation) // markers are fixed in the world
+                guard
+                    let p = predictedPixel(
+                        of: w, camera: camera, fov: view.fov, width: view.width, height: view.height),
+                    p.x > 8, p.y > 8, p.x < Double(view.width) - 9, p.y < Double(view.height) - 9
+                else {
                     // Out of view: the colour must not show up anywhere either (unless it is near an edge).
                     continue
                 }
                 let centroid = Self.centroid(of: m.colour, in: out)
                 let found = try #require(centroid, "marker \(m.colour) missing in \(view)")
-                #expect(abs(found.x - p.x) <= 1 && abs(found.y - p.y) <= 1,
-                        "marker \(m.colour) at (\(found.x), \(found.y)), predicted (\(p.x), \(p.y)) in \(view), pano heading \(pose.heading)")
+                #expect(
+                    abs(found.x - p.x) <= 1 && abs(found.y - p.y) <= 1,
+                    """
+                    marker \(m.colour) at (\(found.x), \(found.y)), predicted (\(p.x), \(p.y)) in \(view), pano \
+                    heading \(pose.heading)
+                    """
+                )
                 checked += 1
             }
             #expect(checked >= 1, "no marker in view for \(view)")
@@ -101,11 +113,12 @@ struct ProjectorGeometryTests {
     func notMirrored() throws {
         let projector = try Projector(width: 640, height: 360)
         let out = try projector.render(Self.panorama, camera: CameraPose(heading: 0, pitch: 0, fov: 120))
-        let westFound = Self.centroid(of: RGBA(0, 0, 255), in: out), eastFound = Self.centroid(of: RGBA(0, 255, 0), in: out)
-        let west = try #require(westFound)   // heading −35, 15° down
-        let east = try #require(eastFound)   // heading 30, 10° up
+        let westFound = Self.centroid(of: RGBA(0, 0, 255), in: out),
+            eastFound = Self.centroid(of: RGBA(0, 255, 0), in: out)
+        let west = try #require(westFound) // heading −35, 15° down
+        let east = try #require(eastFound) // heading 30, 10° up
         #expect(west.x < 320 && east.x > 320)
-        #expect(east.y < 180 && west.y > 180)   // up is up
+        #expect(east.y < 180 && west.y > 180) // up is up
         // Turning the camera right (east) moves the scene left.
         let turned = try projector.render(Self.panorama, camera: CameraPose(heading: 20, pitch: 0, fov: 120))
         let westAfterFound = Self.centroid(of: RGBA(0, 0, 255), in: turned)
@@ -116,8 +129,9 @@ struct ProjectorGeometryTests {
     @Test("a view straight at a marker centres it, for any panorama heading")
     func panoramaHeading() throws {
         let projector = try Projector(width: 320, height: 320)
-        let out = try projector.render(Self.turnedPanorama, pose: PanoramaPose(heading: 123),
-                                       camera: CameraPose(heading: 90, pitch: 25, fov: 40))   // the yellow marker
+        let out = try projector.render(
+            Self.turnedPanorama, pose: PanoramaPose(heading: 123),
+            camera: CameraPose(heading: 90, pitch: 25, fov: 40)) // the yellow marker
         let found = Self.centroid(of: RGBA(255, 255, 0), in: out)
         let c = try #require(found)
         #expect(abs(c.x - 159.5) <= 1 && abs(c.y - 159.5) <= 1)
@@ -127,17 +141,21 @@ struct ProjectorGeometryTests {
 @Suite("Projector sampling on a smooth spherical texture")
 struct ProjectorTextureTests {
     /// Renders and compares every pixel with the analytic colour of its ray; returns the largest difference.
-    static func maxError(panorama: PixelBuffer, pose: PanoramaPose, camera: CameraPose, width: Int, height: Int,
-                         interpolation: Interpolation = .bilinear) throws -> (max: Int, out: PixelBuffer) {
+    static func maxError(
+        panorama: PixelBuffer, pose: PanoramaPose, camera: CameraPose, width: Int, height: Int,
+        interpolation: Interpolation = .bilinear
+    ) throws -> (max: Int, out: PixelBuffer) {
         let projector = try Projector(width: width, height: height, interpolation: interpolation)
         let out = try projector.render(panorama, pose: pose, camera: camera)
         let basis = Basis(heading: camera.heading, pitch: camera.pitch, roll: camera.roll)
         var worst = 0
         for j in 0..<height {
             for i in 0..<width {
-                let want = directionColour(rayDirection(i: i, j: j, camera: basis, fov: camera.fov, width: width, height: height))
+                let want = directionColour(
+                    rayDirection(i: i, j: j, camera: basis, fov: camera.fov, width: width, height: height))
                 let got = out[i, j]
-                worst = max(worst, abs(Int(got.r) - Int(want.r)), abs(Int(got.g) - Int(want.g)), abs(Int(got.b) - Int(want.b)))
+                worst = max(
+                    worst, abs(Int(got.r) - Int(want.r)), abs(Int(got.g) - Int(want.g)), abs(Int(got.b) - Int(want.b)))
                 #expect(got.a == 255)
             }
         }
@@ -148,12 +166,14 @@ struct ProjectorTextureTests {
     /// The same world, photographed facing south: its first and last columns face north (0°).
     static let facingSouth = makePanorama(width: 1024, height: 512, heading: 180, colour: directionColour)
 
-    @Test("crossing the 0°/360° seam: headings 359°, 0°, 1° match the analytic colours, no seam line",
-          arguments: [359.0, 0, 1, 179.5, 180, 180.5])
+    @Test(
+        "crossing the 0°/360° seam: headings 359°, 0°, 1° match the analytic colours, no seam line",
+        arguments: [359.0, 0, 1, 179.5, 180, 180.5])
     func seam(heading: Double) throws {
         // The seam (first/last column) faces north, so headings near 0° look across it; near 180° is its middle.
-        let (worst, out) = try Self.maxError(panorama: Self.facingSouth, pose: PanoramaPose(heading: 180),
-                                             camera: CameraPose(heading: heading, pitch: 10, fov: 90), width: 320, height: 180)
+        let (worst, out) = try Self.maxError(
+            panorama: Self.facingSouth, pose: PanoramaPose(heading: 180),
+            camera: CameraPose(heading: heading, pitch: 10, fov: 90), width: 320, height: 180)
         #expect(worst <= 3, "largest colour error \(worst)")
         // No column stands out from its neighbours.
         var columnSteps: [Double] = []
@@ -166,27 +186,34 @@ struct ProjectorTextureTests {
         #expect(sorted.last! <= sorted[sorted.count / 2] + 1.5)
     }
 
-    @Test("pitch ±90° and views through the poles render with no black pixels and the right colours",
-          arguments: [(90.0, 0.0), (-90, 0), (90, 37), (-90, 211), (75, 0), (-80, 130)])
+    @Test(
+        "pitch ±90° and views through the poles render with no black pixels and the right colours",
+        arguments: [(90.0, 0.0), (-90, 0), (90, 37), (-90, 211), (75, 0), (-80, 130)])
     func poles(pitch: Double, heading: Double) throws {
-        let (worst, out) = try Self.maxError(panorama: Self.level, pose: PanoramaPose(),
-                                             camera: CameraPose(heading: heading, pitch: pitch, fov: 100), width: 256, height: 256)
+        let (worst, out) = try Self.maxError(
+            panorama: Self.level, pose: PanoramaPose(),
+            camera: CameraPose(heading: heading, pitch: pitch, fov: 100), width: 256, height: 256)
         #expect(worst <= 3, "largest colour error \(worst)")
         for y in 0..<out.height {
             for x in 0..<out.width {
                 let p = out[x, y]
-                #expect(Int(p.r) + Int(p.g) + Int(p.b) > 30)   // the texture has no black anywhere
+                #expect(Int(p.r) + Int(p.g) + Int(p.b) > 30) // the texture has no black anywhere
             }
         }
     }
 
-    @Test("the panorama's own tilt and roll are corrected",
-          arguments: [(17.0, 0.0, 0.0), (0, 8, 0), (0, 0, -6), (250, -4, 3)])
+    @Test(
+        "the panorama's own tilt and roll are corrected",
+        arguments: [(17.0, 0.0, 0.0), (0, 8, 0), (0, 0, -6), (250, -4, 3)])
     func panoramaPose(heading: Double, tilt: Double, roll: Double) throws {
-        let pano = makePanorama(width: 1024, height: 512, heading: heading, tilt: tilt, roll: roll, colour: directionColour)
-        for camera in [CameraPose(heading: 10, pitch: 0, fov: 90), CameraPose(heading: 200, pitch: 30, roll: 10, fov: 70)] {
-            let (worst, _) = try Self.maxError(panorama: pano, pose: PanoramaPose(heading: heading, tilt: tilt, roll: roll),
-                                               camera: camera, width: 240, height: 160)
+        let pano = makePanorama(
+            width: 1024, height: 512, heading: heading, tilt: tilt, roll: roll, colour: directionColour)
+        for camera in [
+            CameraPose(heading: 10, pitch: 0, fov: 90), CameraPose(heading: 200, pitch: 30, roll: 10, fov: 70)
+        ] {
+            let (worst, _) = try Self.maxError(
+                panorama: pano, pose: PanoramaPose(heading: heading, tilt: tilt, roll: roll),
+                camera: camera, width: 240, height: 160)
             #expect(worst <= 3, "largest colour error \(worst) for \(camera)")
         }
     }
@@ -194,8 +221,9 @@ struct ProjectorTextureTests {
     @Test("bicubic and Lanczos sample the same geometry", arguments: [Interpolation.bicubic, .lanczos])
     func wideKernels(interpolation: Interpolation) throws {
         for camera in [CameraPose(heading: 179, pitch: 5, fov: 80), CameraPose(heading: 0, pitch: 90, fov: 90)] {
-            let (worst, _) = try Self.maxError(panorama: Self.level, pose: PanoramaPose(heading: 0), camera: camera,
-                                               width: 200, height: 150, interpolation: interpolation)
+            let (worst, _) = try Self.maxError(
+                panorama: Self.level, pose: PanoramaPose(heading: 0), camera: camera,
+                width: 200, height: 150, interpolation: interpolation)
             #expect(worst <= 3, "largest colour error \(worst)")
         }
     }
@@ -206,13 +234,16 @@ struct ProjectorTextureTests {
     func footprint(interpolation: Interpolation) throws {
         let projector = try Projector(width: 160, height: 90, interpolation: interpolation)
         let panorama = Self.level
-        let cell = 64   // 16 x 8 cells of 64 px on the 1024 x 512 panorama
-        let cameras = [CameraPose(heading: 0, pitch: 0, fov: 90), CameraPose(heading: 181, pitch: -20, fov: 100),
-                       CameraPose(heading: 359.9, pitch: 5, fov: 60), CameraPose(heading: 10, pitch: 88, fov: 90)]
+        let cell = 64 // 16 x 8 cells of 64 px on the 1024 x 512 panorama
+        let cameras = [
+            CameraPose(heading: 0, pitch: 0, fov: 90), CameraPose(heading: 181, pitch: -20, fov: 100),
+            CameraPose(heading: 359.9, pitch: 5, fov: 60), CameraPose(heading: 10, pitch: 88, fov: 90)
+        ]
         for (k, camera) in cameras.enumerated() {
             let pose = PanoramaPose(heading: k == 1 ? 30 : 0, tilt: k == 2 ? 3 : 0)
-            let cells = try projector.footprint(sourceWidth: panorama.width, sourceHeight: panorama.height, pose: pose,
-                                                camera: camera, cellWidth: cell, cellHeight: cell)
+            let cells = try projector.footprint(
+                sourceWidth: panorama.width, sourceHeight: panorama.height, pose: pose,
+                camera: camera, cellWidth: cell, cellHeight: cell)
             #expect(cells.count == 16 * 8)
             var scrambled = panorama
             for y in 0..<panorama.height {
@@ -234,12 +265,16 @@ struct ProjectorTextureTests {
     @Test("a heading change alone reuses the table; other changes build a new one")
     func tableReuse() throws {
         let projector = try Projector(width: 64, height: 48)
-        let (t1, s1) = try projector.table(sourceWidth: 1024, sourceHeight: 512, pose: PanoramaPose(heading: 3), camera: CameraPose(heading: 10))
-        let (t2, s2) = try projector.table(sourceWidth: 1024, sourceHeight: 512, pose: PanoramaPose(heading: 50), camera: CameraPose(heading: 300))
+        let (t1, s1) = try projector.table(
+            sourceWidth: 1024, sourceHeight: 512, pose: PanoramaPose(heading: 3), camera: CameraPose(heading: 10))
+        let (t2, s2) = try projector.table(
+            sourceWidth: 1024, sourceHeight: 512, pose: PanoramaPose(heading: 50), camera: CameraPose(heading: 300))
         #expect(t1 === t2 && s1 != s2)
-        let (t3, _) = try projector.table(sourceWidth: 1024, sourceHeight: 512, pose: PanoramaPose(), camera: CameraPose(heading: 0, pitch: 1))
+        let (t3, _) = try projector.table(
+            sourceWidth: 1024, sourceHeight: 512, pose: PanoramaPose(), camera: CameraPose(heading: 0, pitch: 1))
         #expect(t3 !== t1)
-        let (t4, s4) = try projector.table(sourceWidth: 1024, sourceHeight: 512, pose: PanoramaPose(tilt: 2), camera: CameraPose(heading: 0))
+        let (t4, s4) = try projector.table(
+            sourceWidth: 1024, sourceHeight: 512, pose: PanoramaPose(tilt: 2), camera: CameraPose(heading: 0))
         #expect(t4 !== t1 && s4 == 0)
     }
 
@@ -261,10 +296,12 @@ struct ProjectorTextureTests {
         for k in 0..<40 {
             let (ow, oh) = sizes[k % sizes.count], (sw, sh) = sources[k % sources.count]
             let pitch = k % 8 == 0 ? [90.0, -90, 80, -85, 45][k / 8] : random(30)
-            keys.append(ProjectionTableKey(outputWidth: ow, outputHeight: oh, sourceWidth: sw, sourceHeight: sh,
-                                           fov: [90.0, 10, 120, 175, 60][k % 5], pitch: pitch, roll: random(20),
-                                           bakedYaw: [180.0, 179.9, 0, random(180)][k % 4], panoramaTilt: random(10),
-                                           panoramaRoll: random(10)))
+            keys.append(
+                ProjectionTableKey(
+                    outputWidth: ow, outputHeight: oh, sourceWidth: sw, sourceHeight: sh,
+                    fov: [90.0, 10, 120, 175, 60][k % 5], pitch: pitch, roll: random(20),
+                    bakedYaw: [180.0, 179.9, 0, random(180)][k % 4], panoramaTilt: random(10),
+                    panoramaRoll: random(10)))
         }
         var worst = 0.0
         for key in keys {
@@ -279,7 +316,8 @@ struct ProjectorTextureTests {
                 var du = abs(Int64(grid.u[i]) - Int64(exact.u[i]))
                 du = min(du, wrap - du)
                 let latitude = (Double(exact.v[i]) * down) - .pi / 2
-                let angle = hypot(Double(du) * across * cos(latitude), Double(abs(Int64(grid.v[i]) - Int64(exact.v[i]))) * down)
+                let angle = hypot(
+                    Double(du) * across * cos(latitude), Double(abs(Int64(grid.v[i]) - Int64(exact.v[i]))) * down)
                 worst = max(worst, angle / pixel)
                 if angle > pixel / 32 { over += 1 }
             }
@@ -292,10 +330,14 @@ struct ProjectorTextureTests {
     func badParameters() throws {
         let projector = try Projector(width: 16, height: 16)
         for fov in [0.0, 180, -5, .nan] {
-            #expect(throws: LapseError.self) { try projector.render(Self.level, camera: CameraPose(heading: 0, fov: fov)) }
+            #expect(throws: LapseError.self) {
+                try projector.render(Self.level, camera: CameraPose(heading: 0, fov: fov))
+            }
         }
         #expect(throws: LapseError.self) { try projector.render(Self.level, camera: CameraPose(heading: .infinity)) }
-        #expect(throws: LapseError.self) { try projector.render(PixelBuffer(width: 1, height: 1), camera: CameraPose(heading: 0)) }
+        #expect(throws: LapseError.self) {
+            try projector.render(PixelBuffer(width: 1, height: 1), camera: CameraPose(heading: 0))
+        }
         #expect(throws: LapseError.self) { try Projector(width: 0, height: 10) }
     }
 }

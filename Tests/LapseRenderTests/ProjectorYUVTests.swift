@@ -36,8 +36,11 @@ import TestSupport
 
     /// Sources the Y′CbCr path does not take as they are: tagged BT.601, rotated, HDR, alpha, full range.
     @Test func otherSourcesGoThroughRGBA() throws {
-        for name in ["video/iphone_rotated.mov", "video/synthetic/hdr10_pq_hevc10_320x180.mp4", "video/synthetic/alpha_vp9_160x120.webm",
-                     "video/synthetic/quadrants_320x180.mp4", "video/synthetic/odd_321x181_yuv444.mp4"] {
+        for name in [
+            "video/iphone_rotated.mov", "video/synthetic/hdr10_pq_hevc10_320x180.mp4",
+            "video/synthetic/alpha_vp9_160x120.webm",
+            "video/synthetic/quadrants_320x180.mp4", "video/synthetic/odd_321x181_yuv444.mp4"
+        ] {
             #expect(try !VideoFrameReader(TestData.path(name)).yuvFramesAvailable, "\(name)")
         }
     }

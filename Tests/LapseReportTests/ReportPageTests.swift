@@ -13,10 +13,16 @@ import TestSupport
     @Test func metadataIsShownAsText() throws {
         var report = HyperlapseReport(positionsKnown: true, pointUnit: "route points")
         let id = "</script><!--<script>pano\"'&", date = "<img src=x onerror=\"document.title='hacked'\">"
-        report.points = [HyperlapseReport.Point(index: 0, latitude: 48.85, longitude: 2.29, status: .panorama, pano: id)]
-        report.panoramas = [HyperlapseReport.Panorama(id: id, latitude: 48.85001, longitude: 2.29001, date: date, distance: 1.2,
-                                                      point: 0, credit: "© <b>Ann</b>")]
-        let summary = try JSONSerialization.data(withJSONObject: ["source": "</script>x", "panoramas": 1], options: [.sortedKeys])
+        report.points = [
+            HyperlapseReport.Point(index: 0, latitude: 48.85, longitude: 2.29, status: .panorama, pano: id)
+        ]
+        report.panoramas = [
+            HyperlapseReport.Panorama(
+                id: id, latitude: 48.85001, longitude: 2.29001, date: date, distance: 1.2,
+                point: 0, credit: "© <b>Ann</b>")
+        ]
+        let summary = try JSONSerialization.data(
+            withJSONObject: ["source": "</script>x", "panoramas": 1], options: [.sortedKeys])
         let page = dir.appendingPathComponent("escape.html").path
         let written = try ReportPage(title: "<i>t</i>", report: report, summaryJSON: summary, credits: ["© <b>Ann</b>"])
             .write(to: page, overwrite: true)
@@ -27,7 +33,7 @@ import TestSupport
         #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen["console_errors"] ?? "")")
         #expect((seen["popup_text"] as? String)?.contains(id) == true, "\(seen["popup_text"] ?? "")")
         #expect((seen["popup_text"] as? String)?.contains(date) == true)
-        #expect(seen["images"] as? Int == 0)   // no <img> made of the date
+        #expect(seen["images"] as? Int == 0) // no <img> made of the date
         #expect(seen["markers"] as? Int == 1 && (seen["route_paths"] as? Int ?? 0) == 1)
         #expect((seen["summary"] as? [String: String])?["source"] == "</script>x")
         #expect(seen["subtitle"] as? String == "1 route point, 1 panorama, 0 frames")

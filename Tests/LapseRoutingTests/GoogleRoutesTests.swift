@@ -32,7 +32,9 @@ import Testing
 
     func posts(_ server: LocalServer) async throws -> ([Post], [[String: Any]]) {
         let data = try await HTTPClient.shared.get(URL(string: server.baseURL + "/_posts")!).body
-        let bodies = (try JSONSerialization.jsonObject(with: data) as? [[String: Any]] ?? []).map { $0["body"] as? [String: Any] ?? [:] }
+        let bodies = (try JSONSerialization.jsonObject(with: data) as? [[String: Any]] ?? []).map {
+            $0["body"] as? [String: Any] ?? [:]
+        }
         return (try JSONDecoder().decode([Post].self, from: data), bodies)
     }
 
@@ -45,15 +47,28 @@ import Testing
     @Test func defaultGoogleProviderUsesTheRoutesAPI() async throws {
         let server = try LocalServer(script: "directions_standin.py")
         let via = try Coordinate(latitude: 44.2311717, longitude: -76.4859544)
-        let configuration = DirectionsConfiguration(keyFile: nil, environment: [
-            "GOOGLE_MAPS_API_KEY": Self.key, "LAPSE_GOOGLE_ROUTES_URL": server.baseURL + "/routes"], client: Self.impatient)
-        let result = try await RouteSource.directions(DirectionsRequest(origin: toronto, destination: montreal, waypoints: [via]))
-            .load(configuration)
+        let configuration = DirectionsConfiguration(
+            keyFile: nil,
+            environment: [
+                "GOOGLE_MAPS_API_KEY": Self.key, "LAPSE_GOOGLE_ROUTES_URL": server.baseURL + "/routes"
+            ], client: Self.impatient)
+        let result = try await RouteSource.directions(
+            DirectionsRequest(origin: toronto, destination: montreal, waypoints: [via])
+        )
+        .load(configuration)
         #expect(result.provider == "google" && result.requestCount == 1)
         // origin → midpoint → Kingston → midpoint → Montreal, each at polyline precision 5.
-        let expected = [toronto, Coordinate(uncheckedLatitude: (toronto.latitude + via.latitude) / 2, longitude: (toronto.longitude + via.longitude) / 2),
-                        via, Coordinate(uncheckedLatitude: (via.latitude + montreal.latitude) / 2, longitude: (via.longitude + montreal.longitude) / 2),
-                        montreal]
+        let expected = [
+            toronto,
+            Coordinate(
+                uncheckedLatitude: (toronto.latitude + via.latitude) / 2,
+                longitude: (toronto.longitude + via.longitude) / 2),
+            via,
+            Coordinate(
+                uncheckedLatitude: (via.latitude + montreal.latitude) / 2,
+                longitude: (via.longitude + montreal.longitude) / 2),
+            montreal
+        ]
         #expect(result.route.points.count == expected.count)
         for (p, e) in zip(result.route.points, expected) { #expect(p.coordinate.distance(to: e) < 1.5) }
         let (log, bodies) = try await posts(server)
@@ -64,7 +79,8 @@ import Testing
         #expect(body["travelMode"] as? String == "DRIVE" && body["polylineQuality"] as? String == "HIGH_QUALITY")
         let inter = try #require(body["intermediates"] as? [[String: Any]])
         #expect(inter.count == 1 && inter[0]["via"] as? Bool == true)
-        let requests = try await HTTPClient.shared.getJSON(URL(string: server.baseURL + "/_requests")!, as: [String].self)
+        let requests = try await HTTPClient.shared.getJSON(
+            URL(string: server.baseURL + "/_requests")!, as: [String].self)
         #expect(!requests.contains { $0.contains("maps/api/directions") })
     }
 
@@ -73,8 +89,10 @@ import Testing
         let server = try LocalServer(script: "directions_standin.py")
         let request = DirectionsRequest(origin: toronto, destination: montreal)
         let new = try await routes(server, "toronto_montreal").route(request)
-        let legacy = try await GoogleDirections(apiKey: Self.key, baseURL: URL(string: server.baseURL + "/toronto_montreal")!)
-            .route(request)
+        let legacy = try await GoogleDirections(
+            apiKey: Self.key, baseURL: URL(string: server.baseURL + "/toronto_montreal")!
+        )
+        .route(request)
         #expect(new.route.points.map(\.coordinate) == legacy.route.points.map(\.coordinate))
         #expect(new.route.points.count > 100)
         #expect(new.reportedDistance == legacy.reportedDistance && new.reportedDistance > 500_000)
@@ -85,10 +103,12 @@ import Testing
     @Test func moreThan25IntermediatesAreChained() async throws {
         let server = try LocalServer(script: "directions_standin.py")
         let vias = (1...30).map { i in Coordinate(uncheckedLatitude: 45 + Double(i) * 0.01, longitude: 7) }
-        let origin = Coordinate(uncheckedLatitude: 45, longitude: 7), destination = Coordinate(uncheckedLatitude: 45.31, longitude: 7)
-        let result = try await routes(server, "routes").route(DirectionsRequest(origin: origin, destination: destination, waypoints: vias))
+        let origin = Coordinate(uncheckedLatitude: 45, longitude: 7),
+            destination = Coordinate(uncheckedLatitude: 45.31, longitude: 7)
+        let result = try await routes(server, "routes").route(
+            DirectionsRequest(origin: origin, destination: destination, waypoints: vias))
         #expect(result.requestCount == 2)
-        #expect(result.route.points.count == 2 * 31 + 1)   // every point and every midpoint, each once
+        #expect(result.route.points.count == 2 * 31 + 1) // every point and every midpoint, each once
         let (_, bodies) = try await posts(server)
         let counts = bodies.map { ($0["intermediates"] as? [Any])?.count ?? 0 }.sorted()
         #expect(counts == [4, 25])
@@ -96,10 +116,15 @@ import Testing
 
     @Test func walkingAndCyclingModes() async throws {
         let server = try LocalServer(script: "directions_standin.py")
-        let walking = try await routes(server, "routes").route(DirectionsRequest(origin: toronto, destination: montreal, mode: .walking))
-        let cycling = try await routes(server, "routes").route(DirectionsRequest(origin: toronto, destination: montreal, mode: .cycling))
+        let walking = try await routes(server, "routes").route(
+            DirectionsRequest(origin: toronto, destination: montreal, mode: .walking))
+        let cycling = try await routes(server, "routes").route(
+            DirectionsRequest(origin: toronto, destination: montreal, mode: .cycling))
         // The service's warnings reach the user (the field mask asks for them; the stand-in drops what it omits).
-        #expect(walking.warnings == ["Walking directions are in beta. Use caution - This route may be missing sidewalks or pedestrian paths."])
+        #expect(
+            walking.warnings == [
+                "Walking directions are in beta. Use caution - This route may be missing sidewalks or pedestrian paths."
+            ])
         #expect(cycling.warnings.isEmpty)
         let (_, bodies) = try await posts(server)
         #expect(bodies.map { $0["travelMode"] as? String } == ["WALK", "BICYCLE"])
@@ -108,8 +133,11 @@ import Testing
 
     @Test(arguments: [
         ("no_route", LapseError.Code.notFound, "no route between these points"),
-        ("disabled", LapseError.Code.denied, "the Routes API is not enabled for this key's project: enable \"Routes API\""),
-        ("bad_key", LapseError.Code.denied, "the API key was refused"),
+        (
+            "disabled", LapseError.Code.denied,
+            "the Routes API is not enabled for this key's project: enable \"Routes API\""
+        ),
+        ("bad_key", LapseError.Code.denied, "the API key was refused")
     ])
     func errorsSayWhatToDoWithoutTheKey(scenario: String, code: LapseError.Code, reason: String) async throws {
         let server = try LocalServer(script: "directions_standin.py")
@@ -134,8 +162,9 @@ import Testing
     @Test func theStandInRequiresAFieldMask() async throws {
         let server = try LocalServer(script: "directions_standin.py")
         let body = try GoogleRoutes.body([toronto, montreal], mode: .driving)
-        let response = try await HTTPClient.shared.post(URL(string: server.baseURL + "/routes/directions/v2:computeRoutes")!,
-                                                        json: body, headers: ["X-Goog-Api-Key": Self.key])
+        let response = try await HTTPClient.shared.post(
+            URL(string: server.baseURL + "/routes/directions/v2:computeRoutes")!,
+            json: body, headers: ["X-Goog-Api-Key": Self.key])
         #expect(response.status == 400 && response.text.contains("FieldMask is a required parameter"))
     }
 
@@ -147,7 +176,8 @@ import Testing
                 .route(DirectionsRequest(origin: toronto, destination: montreal))
         }
         #expect(error?.code == .denied)
-        #expect(error?.reason.contains("use --provider google (the Routes API)") == true, "\(String(describing: error))")
+        #expect(
+            error?.reason.contains("use --provider google (the Routes API)") == true, "\(String(describing: error))")
     }
 
     /// Saved answers of both APIs read as route files, by their content (`.json`) or by the format named.
@@ -162,18 +192,26 @@ import Testing
             headers: ["X-Goog-Api-Key": Self.key, "X-Goog-FieldMask": GoogleRoutes.fieldMask])
         let routesFile = dir.appendingPathComponent("routes-answer.json").path
         try answer.body.write(to: URL(fileURLWithPath: routesFile))
-        let legacyFile = TestData.path("streetview/googlemaps_openapi_spec/maps_http_directions_toronto_montreal_response.json")
-        let legacy = try await GoogleDirections(apiKey: Self.key, baseURL: URL(string: server.baseURL + "/toronto_montreal")!)
-            .route(DirectionsRequest(origin: toronto, destination: montreal))
-        for (file, format) in [(routesFile, nil), (legacyFile, nil), (routesFile, RouteFileFormat.googleRoutes),
-                               (legacyFile, RouteFileFormat.googleDirections)] {
+        let legacyFile = TestData.path(
+            "streetview/googlemaps_openapi_spec/maps_http_directions_toronto_montreal_response.json")
+        let legacy = try await GoogleDirections(
+            apiKey: Self.key, baseURL: URL(string: server.baseURL + "/toronto_montreal")!
+        )
+        .route(DirectionsRequest(origin: toronto, destination: montreal))
+        for (file, format) in [
+            (routesFile, nil), (legacyFile, nil), (routesFile, RouteFileFormat.googleRoutes),
+            (legacyFile, RouteFileFormat.googleDirections)
+        ] {
             let route = try await RouteSource.file(file, format: format).load().route
-            #expect(route.points.map(\.coordinate) == legacy.route.points.map(\.coordinate), "\(file) \(String(describing: format))")
+            #expect(
+                route.points.map(\.coordinate) == legacy.route.points.map(\.coordinate),
+                "\(file) \(String(describing: format))")
         }
         // A saved answer without a route says so, naming the file.
         let zero = TestData.path("streetview/googlemaps_openapi_spec/maps_http_directions_zero_results_response.json")
         let error = #expect(throws: LapseError.self) { try RouteFile.read(path: zero) }
-        #expect(error?.subject == zero && error?.code == .notFound && error?.reason.contains("ZERO_RESULTS") == true,
-                "\(String(describing: error))")
+        #expect(
+            error?.subject == zero && error?.code == .notFound && error?.reason.contains("ZERO_RESULTS") == true,
+            "\(String(describing: error))")
     }
 }

@@ -12,8 +12,9 @@ public enum CraftedImages {
             return be32(data.count) + body + be32(Int(crc32(body)))
         }
         let ihdr = be32(width) + be32(height) + [8, 2, 0, 0, 0]
-        let idat: [UInt8] = [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]   // zlib: an empty stored stream
-        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", ihdr) + chunk("IDAT", idat) + chunk("IEND", [])
+        let idat: [UInt8] = [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01] // zlib: an empty stored stream
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", ihdr) + chunk("IDAT", idat)
+            + chunk("IEND", [])
     }
 
     /// The JPEG `jpeg` with the size in its first SOFn segment replaced by `width × height` (each < 65536).

@@ -6,8 +6,10 @@ import LapseMedia
 public enum FFmpegReference {
     /// Decodes every frame of a video (or an image) with the ffmpeg CLI to RGBA at its coded size
     /// (or `size` when given), with `filters` (an `-vf` chain) applied first.
-    public static func frames(_ path: String, filters: String? = nil, size: (Int, Int)? = nil,
-                              extraInput: [String] = []) throws -> [PixelBuffer] {
+    public static func frames(
+        _ path: String, filters: String? = nil, size: (Int, Int)? = nil,
+        extraInput: [String] = []
+    ) throws -> [PixelBuffer] {
         let (w, h) = try size ?? dimensions(path, filters: filters)
         var args = ["-v", "error", "-nostdin"] + extraInput + ["-i", path]
         var chain = filters.map { [$0] } ?? []
@@ -31,27 +33,37 @@ public enum FFmpegReference {
 
     /// Every frame of a video as the ffmpeg CLI decodes it, as the planes of yuv420p without any conversion
     /// (a video that is yuv420p already: its samples exactly): Y `width × height`, U and V `width/2 × height/2`.
-    public static func yuv420pFrames(_ path: String, width: Int, height: Int) throws -> [(y: [UInt8], u: [UInt8], v: [UInt8])] {
+    public static func yuv420pFrames(_ path: String, width: Int, height: Int) throws -> [(
+        y: [UInt8], u: [UInt8], v: [UInt8]
+    )] {
         let raw = FileManager.default.temporaryDirectory.appendingPathComponent("lapse-ref-\(UUID().uuidString).yuv")
         defer { try? FileManager.default.removeItem(at: raw) }
-        let result = try Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-i", path, "-vsync", "passthrough", "-f", "rawvideo",
-                                              "-pix_fmt", "yuv420p", "-y", raw.path])
+        let result = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-nostdin", "-i", path, "-vsync", "passthrough", "-f", "rawvideo",
+                "-pix_fmt", "yuv420p", "-y", raw.path
+            ])
         guard result.status == 0 else { throw ReferenceError(message: "ffmpeg failed: \(result.stderr)") }
         let luma = width * height, chroma = (width / 2) * (height / 2)
         let data = try [UInt8](Data(contentsOf: raw))
         guard data.count % (luma + 2 * chroma) == 0 else {
-            throw ReferenceError(message: "ffmpeg gave \(data.count) bytes, not whole \(width)x\(height) yuv420p frames")
+            throw ReferenceError(
+                message: "ffmpeg gave \(data.count) bytes, not whole \(width)x\(height) yuv420p frames")
         }
         return stride(from: 0, to: data.count, by: luma + 2 * chroma).map {
-            (Array(data[$0..<$0 + luma]), Array(data[$0 + luma..<$0 + luma + chroma]),
-             Array(data[$0 + luma + chroma..<$0 + luma + 2 * chroma]))
+            (
+                Array(data[$0..<$0 + luma]), Array(data[$0 + luma..<$0 + luma + chroma]),
+                Array(data[$0 + luma + chroma..<$0 + luma + 2 * chroma])
+            )
         }
     }
 
     /// Width and height of the first video stream after `filters`, as ffmpeg sees them.
     public static func dimensions(_ path: String, filters: String? = nil) throws -> (Int, Int) {
         if filters == nil {
-            let s = try probe(path, ["-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "csv=p=0"])
+            let s = try probe(
+                path, ["-select_streams", "v:0", "-show_entries", "stream=width,height", "-of", "csv=p=0"])
             let parts = s.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",").compactMap { Int($0) }
             guard parts.count >= 2 else { throw ReferenceError(message: "no size for \(path)") }
             return (parts[0], parts[1])

@@ -13,14 +13,16 @@ public enum GeotaggedPhoto {
     ///   - latitude, longitude: degrees.
     ///   - direction: GPSImgDirection in degrees (true north), or nil for none.
     ///   - dateTime: DateTimeOriginal, `YYYY:MM:DD HH:MM:SS`.
-    public static func write(_ pixels: PixelBuffer, to path: String, latitude: Double, longitude: Double,
-                             direction: Double? = nil, dateTime: String) throws {
+    public static func write(
+        _ pixels: PixelBuffer, to path: String, latitude: Double, longitude: Double,
+        direction: Double? = nil, dateTime: String
+    ) throws {
         var jpeg = try ImageWriter.encode(pixels, as: .jpeg(quality: 92))
         let tiff = exif(latitude: latitude, longitude: longitude, direction: direction, dateTime: dateTime)
         let payload = Array("Exif\0\0".utf8) + tiff
         let length = payload.count + 2
         let app1: [UInt8] = [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
-        jpeg.insert(contentsOf: app1, at: 2)   // right after SOI
+        jpeg.insert(contentsOf: app1, at: 2) // right after SOI
         try Data(jpeg).write(to: URL(fileURLWithPath: path))
     }
 
@@ -30,7 +32,9 @@ public enum GeotaggedPhoto {
         func u16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
         func u32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8((v >> (8 * $0)) & 0xFF) } }
         func ascii(_ s: String) -> [UInt8] { Array(s.utf8) + [0] }
-        func rational(_ v: Double, _ denominator: UInt32) -> [UInt8] { u32(UInt32((v * Double(denominator)).rounded())) + u32(denominator) }
+        func rational(_ v: Double, _ denominator: UInt32) -> [UInt8] {
+            u32(UInt32((v * Double(denominator)).rounded())) + u32(denominator)
+        }
         func dms(_ v: Double) -> [UInt8] {
             let d = v.rounded(.down), m = ((v - d) * 60).rounded(.down), s = ((v - d) * 60 - m) * 60
             return rational(d, 1) + rational(m, 1) + rational(s, 10000)
@@ -57,11 +61,17 @@ public enum GeotaggedPhoto {
             (0x0001, 2, 2, ascii(latitude >= 0 ? "N" : "S")),
             (0x0002, 5, 3, dms(abs(latitude))),
             (0x0003, 2, 2, ascii(longitude >= 0 ? "E" : "W")),
-            (0x0004, 5, 3, dms(abs(longitude))),
+            (0x0004, 5, 3, dms(abs(longitude)))
         ]
         if let direction {
             gps.append((0x0010, 2, 2, ascii("T")))
-            gps.append((0x0011, 5, 1, rational((direction.truncatingRemainder(dividingBy: 360) + 360).truncatingRemainder(dividingBy: 360), 100)))
+            gps.append(
+                (
+                    0x0011, 5, 1,
+                    rational(
+                        (direction.truncatingRemainder(dividingBy: 360) + 360).truncatingRemainder(dividingBy: 360), 100
+                    )
+                ))
         }
         let exifEntries: [Entry] = [(0x9003, 2, 20, ascii(dateTime))]
         // Layout: header (8), IFD0 (2 entries), Exif IFD, GPS IFD.

@@ -50,8 +50,10 @@ public enum ImageMetrics {
         return s / Double(p.width * p.height)
     }
 
-    public static func psnr(_ a: PixelBuffer, _ b: PixelBuffer,
-                            excluding box: (x: Int, y: Int, width: Int, height: Int)? = nil) -> Double {
+    public static func psnr(
+        _ a: PixelBuffer, _ b: PixelBuffer,
+        excluding box: (x: Int, y: Int, width: Int, height: Int)? = nil
+    ) -> Double {
         precondition(a.width == b.width && a.height == b.height, "psnr: sizes differ")
         var sum = 0.0, count = 0
         for y in 0..<a.height {
@@ -73,7 +75,9 @@ public enum ImageMetrics {
     static func luma(_ p: PixelBuffer) -> [Double] {
         var out = [Double](repeating: 0, count: p.width * p.height)
         for i in 0..<out.count {
-            out[i] = 0.2126 * Double(p.bytes[i * 4]) + 0.7152 * Double(p.bytes[i * 4 + 1]) + 0.0722 * Double(p.bytes[i * 4 + 2])
+            out[i] =
+                0.2126 * Double(p.bytes[i * 4]) + 0.7152 * Double(p.bytes[i * 4 + 1]) + 0.0722
+                * Double(p.bytes[i * 4 + 2])
         }
         return out
     }

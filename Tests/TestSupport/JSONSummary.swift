@@ -21,7 +21,7 @@ public enum JSONSummary {
         if let object = value as? [String: Any] {
             for (key, inner) in object {
                 guard let first = key.unicodeScalars.first, ("a"..."z").contains(first),
-                      key.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" })
+                    key.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" })
                 else { throw KeyStyleError(key: key) }
                 try check(inner)
             }

@@ -29,16 +29,21 @@ public final class RouteWorld: Sendable {
     /// Starts the stand-in; `arguments` go to the script (e.g. `["--max-zoom", "3"]`).
     public init(arguments: [String] = [], in directory: URL) throws {
         routeFile = directory.appendingPathComponent("toronto-start.txt").path
-        server = try LocalServer(script: "maptiles_route_world.py", arguments: [
-            "--key", Self.key, "--data", TestData.path("pano360"),
-            "--spec", TestData.path("streetview/googlemaps_openapi_spec"), "--route-out", routeFile] + arguments)
+        server = try LocalServer(
+            script: "maptiles_route_world.py",
+            arguments: [
+                "--key", Self.key, "--data", TestData.path("pano360"),
+                "--spec", TestData.path("streetview/googlemaps_openapi_spec"), "--route-out", routeFile
+            ] + arguments)
         let world = try Self.getJSON(server.baseURL + "/_world")
         let t = world["target"] as? [Double] ?? []
         target = (t.first ?? 0, t.last ?? 0)
         copyright = world["copyright"] as? String ?? ""
         panoramas = (world["panoramas"] as? [[String: Any]] ?? []).map {
-            Panorama(id: $0["id"] as? String ?? "", latitude: $0["lat"] as? Double ?? 0, longitude: $0["lng"] as? Double ?? 0,
-                     heading: $0["heading"] as? Double ?? 0, distance: ($0["distance"] as? NSNumber)?.doubleValue ?? 0)
+            Panorama(
+                id: $0["id"] as? String ?? "", latitude: $0["lat"] as? Double ?? 0,
+                longitude: $0["lng"] as? Double ?? 0,
+                heading: $0["heading"] as? Double ?? 0, distance: ($0["distance"] as? NSNumber)?.doubleValue ?? 0)
         }
     }
 
@@ -57,18 +62,31 @@ public final class RouteWorld: Sendable {
 
     /// Downloads one tile with curl (a session of its own), independently of lapse.
     public func downloadTile(panoID: String, zoom: Int, x: Int, y: Int, to path: String) throws {
-        let session = try Shell.run("curl", ["-s", "-X", "POST", "-H", "Content-Type: application/json", "-d", #"{"mapType":"streetview"}"#,
-                                             "\(baseURL)/v1/createSession?key=\(Self.key)"])
-        let token = (try JSONSerialization.jsonObject(with: Data(session.stdout.utf8)) as? [String: Any])?["session"] as? String ?? ""
-        let r = try Shell.run("curl", ["-s", "-f", "-o", path,
-                                       "\(baseURL)/v1/streetview/tiles/\(zoom)/\(x)/\(y)?key=\(Self.key)&session=\(token)&panoId=\(panoID)"])
-        guard r.status == 0 else { throw ReferenceError(message: "tile \(panoID)/\(zoom)/\(x)/\(y): curl exit \(r.status)") }
+        let session = try Shell.run(
+            "curl",
+            [
+                "-s", "-X", "POST", "-H", "Content-Type: application/json", "-d", #"{"mapType":"streetview"}"#,
+                "\(baseURL)/v1/createSession?key=\(Self.key)"
+            ])
+        let token =
+            (try JSONSerialization.jsonObject(with: Data(session.stdout.utf8)) as? [String: Any])?["session"] as? String
+            ?? ""
+        let r = try Shell.run(
+            "curl",
+            [
+                "-s", "-f", "-o", path,
+                "\(baseURL)/v1/streetview/tiles/\(zoom)/\(x)/\(y)?key=\(Self.key)&session=\(token)&panoId=\(panoID)"
+            ])
+        guard r.status == 0 else {
+            throw ReferenceError(message: "tile \(panoID)/\(zoom)/\(x)/\(y): curl exit \(r.status)")
+        }
     }
 
     /// GETs a JSON object (e.g. `/_world`) with curl.
     public static func getJSON(_ url: String) throws -> [String: Any] {
         let r = try Shell.run("curl", ["-s", "-f", url])
-        guard r.status == 0, let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else {
+        guard r.status == 0, let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        else {
             throw ReferenceError(message: "GET \(url) failed: \(r.stderr)")
         }
         return object

@@ -13,8 +13,10 @@ public struct ProcessResult: Sendable {
 public enum Shell {
     /// Runs `executable` (a path, or a name looked up in PATH) with `arguments` and waits for it.
     @discardableResult
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                           stdin: Data? = nil, directory: URL? = nil) throws -> ProcessResult {
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        stdin: Data? = nil, directory: URL? = nil
+    ) throws -> ProcessResult {
         let process = Process()
         if let directory { process.currentDirectoryURL = directory }
         if executable.contains("/") {
@@ -49,10 +51,11 @@ public enum Shell {
         try? err.close()
         let outData = (try? Data(contentsOf: outURL)) ?? Data()
         let errData = (try? Data(contentsOf: errURL)) ?? Data()
-        return ProcessResult(status: process.terminationStatus,
-                             stdout: String(decoding: outData, as: UTF8.self),
-                             stderr: String(decoding: errData, as: UTF8.self),
-                             stdoutData: outData)
+        return ProcessResult(
+            status: process.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self),
+            stdoutData: outData)
     }
 
     /// The `lapse` executable built beside the test bundle (or `LAPSE_BIN`).
@@ -70,15 +73,19 @@ public enum Shell {
 
     /// Runs `lapse` with `arguments` (in `directory`, default this process's).
     @discardableResult
-    public static func lapse(_ arguments: [String], environment: [String: String]? = nil, directory: URL? = nil) throws -> ProcessResult {
+    public static func lapse(_ arguments: [String], environment: [String: String]? = nil, directory: URL? = nil) throws
+        -> ProcessResult
+    {
         try run(lapseBinary, arguments, environment: environment, directory: directory)
     }
 
     /// Starts `lapse` with `arguments` (its environment this process's, with `environment` over it), reads its
     /// stderr until `until` holds for all of it (or it ends), sends it `signal` and waits for it to exit.
     /// - Returns: the process (exited) and the stderr read.
-    public static func lapseStopped(_ arguments: [String], environment: [String: String] = [:], signal: Int32,
-                                    until: (String) -> Bool) throws -> (process: Process, stderr: String) {
+    public static func lapseStopped(
+        _ arguments: [String], environment: [String: String] = [:], signal: Int32,
+        until: (String) -> Bool
+    ) throws -> (process: Process, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: lapseBinary)
         process.arguments = arguments

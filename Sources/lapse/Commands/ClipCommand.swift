@@ -5,7 +5,8 @@ enum ClipCommand: Command {
     static let name = "clip"
     static let summary = "Cut a time range out of a local or online video without re-encoding"
     static let help = """
-        lapse clip INPUT -o OUTPUT --start T (--end T | --duration T) [--accurate] [--no-audio] [--audio FILE [--audio-mode replace|mix]] [--overwrite]
+        lapse clip INPUT -o OUTPUT --start T (--end T | --duration T) [--accurate] [--no-audio] \
+        [--audio FILE [--audio-mode replace|mix]] [--overwrite]
 
         Cut a time range out of a video file, an http(s):// URL (MP4/MOV, with or without Range support)
         or an HLS playlist (.m3u8). Only the part of the input that is needed is read.
@@ -53,8 +54,10 @@ enum ClipCommand: Command {
         let positionals = try arguments.positionals()
 
         guard positionals.count == 1, let input = positionals.first else {
-            throw LapseError.usage(positionals.isEmpty ? "give one INPUT (a file or an http(s) URL)"
-                                                       : "give one INPUT, not \(positionals.count)")
+            throw LapseError.usage(
+                positionals.isEmpty
+                    ? "give one INPUT (a file or an http(s) URL)"
+                    : "give one INPUT, not \(positionals.count)")
         }
         let output = try out.required("FILE")
         guard let start else { throw LapseError.usage("give the start of the range with --start T") }
@@ -64,7 +67,8 @@ enum ClipCommand: Command {
         }
         if let duration, duration <= 0 { throw LapseError.usage("--duration must be more than 0") }
         if stop <= start {
-            throw LapseError.usage("--end (\(TimeValue.format(stop))) must come after --start (\(TimeValue.format(start)))")
+            throw LapseError.usage(
+                "--end (\(TimeValue.format(stop))) must come after --start (\(TimeValue.format(start)))")
         }
         if noAudio && audioFile != nil { throw LapseError.usage("give --no-audio or --audio FILE, not both") }
         if mode != nil && audioFile == nil { throw LapseError.usage("--audio-mode needs --audio FILE") }
@@ -85,20 +89,34 @@ enum ClipCommand: Command {
 
         var lines: [String] = []
         if accurate {
-            lines.append("cut \(TimeValue.format(result.start))–\(TimeValue.format(result.end)) frame-exact (re-encoded video)")
+            lines.append(
+                "cut \(TimeValue.format(result.start))–\(TimeValue.format(result.end)) frame-exact (re-encoded video)")
         } else {
-            let note = result.usesEditList
+            let note =
+                result.usesEditList
                 ? "playback starts at \(TimeValue.format(result.start)) (edit list)"
                 : "playback starts at the keyframe"
-            lines.append("keyframe used: \(TimeValue.format(result.keyframeTime)) (\(String(format: "%.3f", result.keyframeTime)) s); \(note)")
+            lines.append(
+                """
+                keyframe used: \(TimeValue.format(result.keyframeTime)) \
+                (\(String(format: "%.3f", result.keyframeTime)) s); \(note)
+                """
+            )
         }
-        let hidden = result.hiddenFrames > 0 ? " (+\(result.hiddenFrames) before the start, hidden by the edit list)" : ""
-        lines.append("wrote \(output): \(String(format: "%.3f", result.duration)) s, \(counted(result.videoFrames - result.hiddenFrames, "video frame"))\(hidden)"
-                     + (result.hasAudio ? ", audio" : ", no audio"))
-        console.summary(lines, json: Summary.Clip(
-            output: output, start: result.start, end: result.end, keyframeTime: result.keyframeTime,
-            videoFrames: result.videoFrames - result.hiddenFrames, hiddenFrames: result.hiddenFrames,
-            editList: result.usesEditList, duration: result.duration, mediaDuration: result.mediaDuration,
-            audio: result.hasAudio, accurate: accurate, container: result.container))
+        let hidden =
+            result.hiddenFrames > 0 ? " (+\(result.hiddenFrames) before the start, hidden by the edit list)" : ""
+        lines.append(
+            """
+            wrote \(output): \(String(format: "%.3f", result.duration)) s, \
+            \(counted(result.videoFrames - result.hiddenFrames, "video frame"))\(hidden)
+            """
+                + (result.hasAudio ? ", audio" : ", no audio"))
+        console.summary(
+            lines,
+            json: Summary.Clip(
+                output: output, start: result.start, end: result.end, keyframeTime: result.keyframeTime,
+                videoFrames: result.videoFrames - result.hiddenFrames, hiddenFrames: result.hiddenFrames,
+                editList: result.usesEditList, duration: result.duration, mediaDuration: result.mediaDuration,
+                audio: result.hasAudio, accurate: accurate, container: result.container))
     }
 }

@@ -35,7 +35,8 @@ enum ConcatCommand: Command {
         let inputs = try arguments.positionals()
         let output = try out.required("OUT.mp4")
         guard inputs.count >= 2 else {
-            throw LapseError.usage(inputs.isEmpty ? "give the videos to join" : "give at least two videos to join, not one")
+            throw LapseError.usage(
+                inputs.isEmpty ? "give the videos to join" : "give at least two videos to join, not one")
         }
         if gifWidth != nil && gif == nil { throw LapseError.usage("--gif-width needs --gif OUT.gif") }
         MediaInput.silenceLibraryLog()
@@ -45,15 +46,20 @@ enum ConcatCommand: Command {
         job.overwrite = overwrite
         let started = Date()
         let s = try await job.run(progress: console.progress, warning: console.warning)
-        var lines = ["wrote \(s.output): \(counted(inputs.count, "video")) joined, \(counted(s.frames, "frame")), "
-                     + String(format: "%.3f", s.duration) + " s, \(formatBytes(s.bytes))"]
+        var lines = [
+            "wrote \(s.output): \(counted(inputs.count, "video")) joined, \(counted(s.frames, "frame")), "
+                + String(format: "%.3f", s.duration) + " s, \(formatBytes(s.bytes))"
+        ]
         if let g = s.gif {
-            lines.append("wrote \(g.path): \(g.width)x\(g.height), \(counted(g.frameCount, "frame")), \(formatBytes(g.bytes))")
+            lines.append(
+                "wrote \(g.path): \(g.width)x\(g.height), \(counted(g.frameCount, "frame")), \(formatBytes(g.bytes))")
         }
         if let credits = s.credits { lines.append("credits in \(credits)") }
         lines.append("done in " + String(format: "%.1f", Date().timeIntervalSince(started)) + " s")
-        console.summary(lines, json: Summary.Concat(
-            output: s.output, bytes: s.bytes, inputs: inputs, frames: s.frames, duration: s.duration,
-            inputDurations: s.inputDurations, credits: s.credits, gif: s.gif?.path, gifBytes: s.gif?.bytes))
+        console.summary(
+            lines,
+            json: Summary.Concat(
+                output: s.output, bytes: s.bytes, inputs: inputs, frames: s.frames, duration: s.duration,
+                inputDurations: s.inputDurations, credits: s.credits, gif: s.gif?.path, gifBytes: s.gif?.bytes))
     }
 }

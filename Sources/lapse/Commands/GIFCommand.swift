@@ -6,7 +6,9 @@ enum GIFCommand: Command {
     static let name = "gif"
     static let summary = "Make a high-quality animated GIF from a video (local or online) or from images"
     static let help = """
-        lapse gif INPUT... -o OUT.gif [--start T] [--end T | --duration T] [--fps N] [--width W | --height H | --scale auto|F] [--loop N | --no-loop] [--quality 1-100] [--dither 0-1] [--palette per-frame|global] [--fast] [--delay S] [--overwrite]
+        lapse gif INPUT... -o OUT.gif [--start T] [--end T | --duration T] [--fps N] \
+        [--width W | --height H | --scale auto|F] [--loop N | --no-loop] [--quality 1-100] [--dither 0-1] \
+        [--palette per-frame|global] [--fast] [--delay S] [--overwrite]
 
         Makes an animated GIF (GIF89a) from one video — a file, an http(s) URL or an HLS playlist — or from
         several still images. Frames are taken by presentation time (frame i shows the video at START + i/FPS,
@@ -46,8 +48,10 @@ enum GIFCommand: Command {
           lapse gif frames/ --delay 0.05 -o animation.gif
         """
 
-    static let videoExtensions: Set<String> = ["mp4", "m4v", "mov", "mkv", "webm", "avi", "ts", "m2ts", "mts", "m3u8",
-                                               "flv", "wmv", "mpg", "mpeg", "3gp", "ogv", "gif"]
+    static let videoExtensions: Set<String> = [
+        "mp4", "m4v", "mov", "mkv", "webm", "avi", "ts", "m2ts", "mts", "m3u8",
+        "flv", "wmv", "mpg", "mpeg", "3gp", "ogv", "gif"
+    ]
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
         let out = try OutputOptions(&arguments)
@@ -114,9 +118,10 @@ enum GIFCommand: Command {
         if let fps { job.fps = fps }
         job.imageDelay = delay
         job.size = size
-        job.options = GIFOptions(quality: quality ?? 90, dithering: dither ?? 1,
-                                 palette: palette.flatMap(GIFPaletteMode.init(rawValue:)) ?? .perFrame,
-                                 loopCount: noLoop ? nil : (loop ?? 0), fast: fast)
+        job.options = GIFOptions(
+            quality: quality ?? 90, dithering: dither ?? 1,
+            palette: palette.flatMap(GIFPaletteMode.init(rawValue:)) ?? .perFrame,
+            loopCount: noLoop ? nil : (loop ?? 0), fast: fast)
         job.overwrite = overwrite
 
         let started = Date()
@@ -124,14 +129,17 @@ enum GIFCommand: Command {
         let seconds = Date().timeIntervalSince(started)
         let gif = summary.gif
         let loopText = gif.loopCount.map { $0 == 0 ? "loops forever" : "loops \($0)×" } ?? "plays once"
-        console.summary([
-            "wrote \(gif.path): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), "
-                + String(format: "%.2f", gif.duration) + " s, \(loopText), \(formatBytes(gif.bytes))",
-            "\(counted(summary.framesSampled, "frame")) sampled in " + String(format: "%.1f", seconds) + " s"
-                + (summary.decodeErrors > 0 ? ", \(summary.decodeErrors) undecodable frames repeated" : ""),
-        ], json: Summary.GIF(
-            output: gif.path, width: gif.width, height: gif.height, frames: gif.frameCount, delays: gif.delays.map { Int($0) },
-            duration: gif.duration, loop: gif.loopCount, bytes: gif.bytes, framesSampled: summary.framesSampled,
-            decodeErrors: summary.decodeErrors, seconds: seconds))
+        console.summary(
+            [
+                "wrote \(gif.path): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), "
+                    + String(format: "%.2f", gif.duration) + " s, \(loopText), \(formatBytes(gif.bytes))",
+                "\(counted(summary.framesSampled, "frame")) sampled in " + String(format: "%.1f", seconds) + " s"
+                    + (summary.decodeErrors > 0 ? ", \(summary.decodeErrors) undecodable frames repeated" : "")
+            ],
+            json: Summary.GIF(
+                output: gif.path, width: gif.width, height: gif.height, frames: gif.frameCount,
+                delays: gif.delays.map { Int($0) },
+                duration: gif.duration, loop: gif.loopCount, bytes: gif.bytes, framesSampled: summary.framesSampled,
+                decodeErrors: summary.decodeErrors, seconds: seconds))
     }
 }

@@ -6,7 +6,8 @@ enum HyperlapseCommand: Command {
     static let name = "hyperlapse"
     static let summary = "Make a hyperlapse video from a route and street-level 360° panoramas"
     static let help = """
-        lapse hyperlapse (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE) --source SOURCE -o OUT.mp4 [options]
+        lapse hyperlapse (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE) --source SOURCE \
+        -o OUT.mp4 [options]
 
         Plans a route (or reads one), finds the 360° panorama nearest to every point, renders a perspective frame
         from each with a camera that follows the road or looks at a target, and encodes an H.264 MP4 (and a GIF).
@@ -22,7 +23,8 @@ enum HyperlapseCommand: Command {
                                         Google Directions/Routes API answer instead
           --spacing M                   metres between route points (default 10)
         Panoramas:
-          --source SOURCE               google | panoramax | local:DIR (360° photos with GPS) | video:FILE (a 360° video)
+          --source SOURCE               google | panoramax | local:DIR (360° photos with GPS) | video:FILE
+                                        (a 360° video)
           --track GPX                   positions of a video source by time (video time 0 = the track's first time)
           --radius M                    search radius for the nearest panorama (default 50)
           --zoom auto|0-5               Street View zoom (default auto: from --size and --fov)
@@ -49,7 +51,8 @@ enum HyperlapseCommand: Command {
           --keyframes FILE              a camera file: shots and heading/pitch/fov keyframes (JSON)
           --fov D                       horizontal field of view (default 90)
         Output:
-          -o, --output OUT.mp4          the video (.mp4, .m4v, .mov); OUT.credits.txt and OUT.job.json are written beside it
+          -o, --output OUT.mp4          the video (.mp4, .m4v, .mov); OUT.credits.txt and OUT.job.json are written
+                                        beside it
           --gif OUT.gif                 a GIF as well (--gif-width W, default a third of the video's width)
           --size WxH                    frame size (default 1280x720)
           --fps N                       frames per second, 1-120 (default 12; 12.5, 29.97, 30000/1001)
@@ -83,7 +86,8 @@ enum HyperlapseCommand: Command {
         flags.to = try arguments.value("--to")
         let via = try arguments.values("--via")
         flags.via = via.isEmpty ? nil : via
-        flags.provider = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue)).flatMap(DirectionsService.init(rawValue:))
+        flags.provider = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue)).flatMap(
+            DirectionsService.init(rawValue:))
         flags.route = try arguments.value("--route")
         flags.source = try arguments.value("--source")
         flags.track = try arguments.value("--track")
@@ -99,7 +103,9 @@ enum HyperlapseCommand: Command {
     /// The files and folders a job of `settings` reads (route, track, camera file, the photos' folder or the
     /// video, the cache), tilde-expanded: a report may not be written over or into them.
     static func readPaths(_ settings: HyperlapseSettings) -> [String] {
-        let source = settings.source.flatMap { s in ["local:", "video:"].first { s.hasPrefix($0) }.map { String(s.dropFirst($0.count)) } }
+        let source = settings.source.flatMap { s in
+            ["local:", "video:"].first { s.hasPrefix($0) }.map { String(s.dropFirst($0.count)) }
+        }
         return [settings.route, settings.track, settings.keyframes, source, settings.cacheDir].compactMap { $0 }
             .map(PanoramaSourceOptions.expand)
     }
@@ -114,7 +120,8 @@ enum HyperlapseCommand: Command {
         flags.lookAt = try arguments.value("--look-at")
         flags.headingOffset = try arguments.double("--heading-offset", in: -360...360)
         flags.keyframes = try arguments.value("--keyframes")
-        flags.zoom = try arguments.choice("--zoom", ["auto", "0", "1", "2", "3", "4", "5"]).flatMap(HyperlapseSettings.Zoom.init(parsing:))
+        flags.zoom = try arguments.choice("--zoom", ["auto", "0", "1", "2", "3", "4", "5"]).flatMap(
+            HyperlapseSettings.Zoom.init(parsing:))
         flags.crossfade = arguments.flag("--crossfade") ? true : nil
         let out = try OutputOptions(&arguments)
         flags.output = out.path
@@ -130,7 +137,12 @@ enum HyperlapseCommand: Command {
         flags.creditPosition = try arguments.choice("--credit-position", HyperlapseSettings.CreditPosition.names)
             .flatMap(HyperlapseSettings.CreditPosition.init(parsing:))
         if flags.stabilize == false, flags.forward != nil, flags.source == "google" {
-            console.warn("--forward with --no-stabilize turns only panoramas whose heading is not known: Street View's are posed as Google says")
+            console.warn(
+                """
+                --forward with --no-stabilize turns only panoramas whose heading is not known: Street View's are \
+                posed as Google says
+                """
+            )
         }
         let segment = try arguments.value("--segment").map { try HyperlapseJob.Segment(parsing: $0) }
         let config = try arguments.value("--config")
@@ -139,62 +151,103 @@ enum HyperlapseCommand: Command {
         let rest = try arguments.positionals()
         guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
 
-        let settings = try config.map { try HyperlapseSettings.read(path: $0) }.map { $0.overridden(by: flags) } ?? flags
+        let settings =
+            try config.map { try HyperlapseSettings.read(path: $0) }.map { $0.overridden(by: flags) } ?? flags
         var job = try settings.makeJob(overwrite: overwrite)
         if let segment {
             guard job.gif == nil else {
-                throw LapseError.usage("--gif with --segment: make the GIF from the joined video (lapse concat … --gif OUT.gif)")
+                throw LapseError.usage(
+                    "--gif with --segment: make the GIF from the joined video (lapse concat … --gif OUT.gif)")
             }
             job.segment = segment
         }
         if let reportPath {
-            guard segment == nil else { throw LapseError.usage("--report with --segment: report the whole job, not a part") }
+            guard segment == nil else {
+                throw LapseError.usage("--report with --segment: report the whole job, not a part")
+            }
             let inputs = readPaths(settings) + [job.output, job.gif].compactMap { $0 }
             try ReportPage.checkOutput(reportPath, overwrite: overwrite, inputs: inputs)
             job.recordsReport = true
         }
-        try job.checkOutputs()   // before any route or panorama request
-        let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning,
-                                               environment: ProcessInfo.processInfo.environment)
+        try job.checkOutputs() // before any route or panorama request
+        let feed = try await settings.makeFeed(
+            progress: console.progress, warning: console.warning,
+            environment: ProcessInfo.processInfo.environment)
         let started = Date()
         let s = try await job.run(feed: feed, progress: console.progress, warning: console.warning)
         let seconds = Date().timeIntervalSince(started)
         if let part = s.segment, !part.written {
-            console.summary(["segment \(part.segment): no frames (the job has \(counted(part.jobFrames, "frame")), fewer than \(part.segment.count) segments); nothing written"],
-                            json: Summary.EmptySegment(segment: part.segment.description, jobFrames: part.jobFrames,
-                                                      firstFrame: part.frames.lowerBound, seconds: seconds))
+            console.summary(
+                [
+                    """
+                    segment \(part.segment): no frames (the job has \(counted(part.jobFrames, "frame")), fewer \
+                    than \(part.segment.count) segments); nothing written
+                    """
+                ],
+                json: Summary.EmptySegment(
+                    segment: part.segment.description, jobFrames: part.jobFrames,
+                    firstFrame: part.frames.lowerBound, seconds: seconds))
             return
         }
         var lines = [
             "wrote \(s.output): \(job.width)x\(job.height), \(counted(s.frames, "frame")) at \(job.frameRate) fps, "
-                + String(format: "%.1f", s.duration) + " s, \(formatBytes(s.bytes))",
+                + String(format: "%.1f", s.duration) + " s, \(formatBytes(s.bytes))"
         ]
         if let part = s.segment {
-            lines.append("segment \(part.segment): frames \(part.frames.lowerBound)–\(part.frames.upperBound - 1) of the job's \(part.jobFrames), from pts \(part.firstPTS) (join the parts with 'lapse concat')")
+            lines.append(
+                """
+                segment \(part.segment): frames \(part.frames.lowerBound)–\(part.frames.upperBound - 1) of the \
+                job's \(part.jobFrames), from pts \(part.firstPTS) (join the parts with 'lapse concat')
+                """
+            )
         }
         if let gif = s.gifSummary {
-            lines.append("wrote \(gif.path): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), \(formatBytes(gif.bytes))")
+            lines.append(
+                """
+                wrote \(gif.path): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), \
+                \(formatBytes(gif.bytes))
+                """
+            )
         }
-        lines.append("source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
-                     + "\(s.routePoints) \(s.pointUnit), \(counted(s.panoramas, "panorama")) used, \(counted(s.duplicatesDropped, "duplicate")) dropped, \(counted(s.gaps, "gap"))")
+        lines.append(
+            "source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
+                + """
+                \(s.routePoints) \(s.pointUnit), \(counted(s.panoramas, "panorama")) used, \
+                \(counted(s.duplicatesDropped, "duplicate")) dropped, \(counted(s.gaps, "gap"))
+                """
+        )
         if let downloaded = s.tilesDownloaded, let cached = s.tilesFromCache {
-            lines.append("tiles: \(downloaded) downloaded, \(cached) from the cache"
-                         + (s.panoramasAtLowerZoom > 0 ? "; \(counted(s.panoramasAtLowerZoom, "panorama")) at a lower zoom (no imagery at the zoom asked for)" : ""))
+            lines.append(
+                "tiles: \(downloaded) downloaded, \(cached) from the cache"
+                    + (s.panoramasAtLowerZoom > 0
+                        ? """
+                        ; \(counted(s.panoramasAtLowerZoom, "panorama")) at a lower zoom (no imagery at the zoom \
+                        asked for)
+                        """
+                        : ""))
         }
         if s.panoramasUnavailable > 0 {
-            lines.append("\(counted(s.panoramasUnavailable, "panorama")) could not be had: \(s.panoramasUnavailable == 1 ? "its frame" : "their frames") left out (see the warnings)")
+            lines.append(
+                """
+                \(counted(s.panoramasUnavailable, "panorama")) could not be had: \
+                \(s.panoramasUnavailable == 1 ? "its frame" : "their frames") left out (see the warnings)
+                """
+            )
         }
         if let st = s.stabilization {
             var line = "stabilised: "
-            if let f = st.forward { line += String(format: "travel %.0f° right of the centre column (given)", f) }
-            else if let m = st.mountLongitude {
+            if let f = st.forward {
+                line += String(format: "travel %.0f° right of the centre column (given)", f)
+            } else if let m = st.mountLongitude {
                 let degrees = Int(m.rounded())
                 line += "travel \(degrees == -180 ? 180 : degrees)° right of the centre column (measured)"
+            } else {
+                line += "direction of travel not measured"
             }
-            else { line += "direction of travel not measured" }
             if let b = st.jitterBefore, let a = st.jitterAfter {
-                line += String(format: "; turn between frames %.1f° median, %.1f° p90 (source alone %.1f°, %.1f°)",
-                               a.median, a.p90, b.median, b.p90)
+                line += String(
+                    format: "; turn between frames %.1f° median, %.1f° p90 (source alone %.1f°, %.1f°)",
+                    a.median, a.p90, b.median, b.p90)
             }
             line += "; \(counted(st.pairsMeasured, "pair")) measured, \(st.pairsUnmeasured) not"
             if st.analysisStride > 1 { line += " (every \(st.analysisStride) frames; those between share the motion)" }
@@ -204,35 +257,43 @@ enum HyperlapseCommand: Command {
         }
         lines.append("credits in \(s.credits); done in " + String(format: "%.1f", seconds) + " s")
         if s.gaps * 2 > s.routePoints {
-            console.warn("\(s.gaps) of \(s.routePoints) \(s.pointUnit) had no panorama within the search radius (--radius)"
-                         + (settings.track != nil ? "; does the track cover the video's time?" : ""))
+            console.warn(
+                "\(s.gaps) of \(s.routePoints) \(s.pointUnit) had no panorama within the search radius (--radius)"
+                    + (settings.track != nil ? "; does the track cover the video's time?" : ""))
         }
         var json = Summary.Hyperlapse(
             output: s.output, bytes: s.bytes, gif: s.gif, gifBytes: s.gifBytes, distance: s.distance,
             routePoints: s.routePoints, panoramas: s.panoramas, tilesDownloaded: s.tilesDownloaded,
             tilesFromCache: s.tilesFromCache, panoramasAtLowerZoom: s.panoramasAtLowerZoom,
-            panoramasUnavailable: s.panoramasUnavailable, width: job.width, height: job.height, fps: job.frameRate.value,
-            frameRate: "\(job.frameRate.numerator)/\(job.frameRate.denominator)", duplicatesDropped: s.duplicatesDropped,
+            panoramasUnavailable: s.panoramasUnavailable, width: job.width, height: job.height,
+            fps: job.frameRate.value,
+            frameRate: "\(job.frameRate.numerator)/\(job.frameRate.denominator)",
+            duplicatesDropped: s.duplicatesDropped,
             gaps: s.gaps, frames: s.frames, duration: s.duration, credits: s.credits, seconds: seconds, source: s.feed,
             segment: s.segment.map { part in
-                .init(segment: part.segment.description, jobFrames: part.jobFrames, firstFrame: part.frames.lowerBound,
-                      frames: part.frames.count, firstPTS: part.firstPTS, written: true)
+                .init(
+                    segment: part.segment.description, jobFrames: part.jobFrames, firstFrame: part.frames.lowerBound,
+                    frames: part.frames.count, firstPTS: part.firstPTS, written: true)
             },
             stabilization: s.stabilization.map { st in
-                .init(pairsMeasured: st.pairsMeasured, pairsUnmeasured: st.pairsUnmeasured, analysisStride: st.analysisStride,
-                      stationaryDropped: st.stationaryDropped, toneMatched: st.toneMatched,
-                      travelDirection: st.forward ?? st.mountLongitude, travelDirectionGiven: st.forward != nil,
-                      travelElevation: st.mountLatitude,
-                      jitterBefore: st.jitterBefore.map { .init(median: $0.median, p90: $0.p90) },
-                      jitterAfter: st.jitterAfter.map { .init(median: $0.median, p90: $0.p90) })
+                .init(
+                    pairsMeasured: st.pairsMeasured, pairsUnmeasured: st.pairsUnmeasured,
+                    analysisStride: st.analysisStride,
+                    stationaryDropped: st.stationaryDropped, toneMatched: st.toneMatched,
+                    travelDirection: st.forward ?? st.mountLongitude, travelDirectionGiven: st.forward != nil,
+                    travelElevation: st.mountLatitude,
+                    jitterBefore: st.jitterBefore.map { .init(median: $0.median, p90: $0.p90) },
+                    jitterAfter: st.jitterAfter.map { .init(median: $0.median, p90: $0.p90) })
             })
         if let reportPath, let report = s.report {
             json.report = reportPath
-            let page = ReportPage(title: "Hyperlapse: " + (s.output as NSString).lastPathComponent, report: report,
-                                  summaryJSON: try SummaryJSON.data(json, compact: true),
-                                  video: s.output, gif: s.gif, credits: s.creditLines)
+            let page = ReportPage(
+                title: "Hyperlapse: " + (s.output as NSString).lastPathComponent, report: report,
+                summaryJSON: try SummaryJSON.data(json, compact: true),
+                video: s.output, gif: s.gif, credits: s.creditLines)
             let written = try page.write(to: reportPath, overwrite: overwrite)
-            let thumbnails = written.filesDirectory.map { " (\(counted(written.thumbnails, "thumbnail")) in \($0))" } ?? ""
+            let thumbnails =
+                written.filesDirectory.map { " (\(counted(written.thumbnails, "thumbnail")) in \($0))" } ?? ""
             lines.insert("wrote \(written.path): the report\(thumbnails)", at: lines.count - 1)
         }
         console.summary(lines, json: json)

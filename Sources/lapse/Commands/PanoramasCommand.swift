@@ -4,9 +4,11 @@ import LapseKit
 
 enum PanoramasCommand: Command {
     static let name = "panoramas"
-    static let summary = "Find and download the 360° panoramas along a route (Street View, Panoramax, own photos/video)"
+    static let summary =
+        "Find and download the 360° panoramas along a route (Street View, Panoramax, own photos/video)"
     static let help = """
-        lapse panoramas (--route FILE | --from LAT,LNG --to LAT,LNG [--via LAT,LNG]...) --source SOURCE --out DIR [options]
+        lapse panoramas (--route FILE | --from LAT,LNG --to LAT,LNG [--via LAT,LNG]...) --source SOURCE \
+        -o DIR [options]
 
         Finds the 360° panorama nearest to every point of a route, downloads each distinct one (tiles run
         concurrently and are cached), and writes them as equirectangular JPEGs plus manifest.json (each route
@@ -37,7 +39,8 @@ enum PanoramasCommand: Command {
           --cache-dir DIR         tile and metadata cache (default $XDG_CACHE_HOME/lapse or ~/.cache/lapse)
           --no-cache              neither read nor write the cache
           --concurrency N         HTTP requests at once (default 8)
-          --timeout SECONDS       give up on an HTTP request after this long, retries included (default: 30 s an attempt)
+          --timeout SECONDS       give up on an HTTP request after this long, retries included (default: 30 s
+                                  an attempt)
           --key-file FILE         file holding the Google API key instead of GOOGLE_MAPS_API_KEY
           --maptiles-url URL      Map Tiles API base (default https://tile.googleapis.com, or $LAPSE_MAPTILES_URL)
           --panoramax-url URL     Panoramax API (default https://api.panoramax.xyz/api, or $LAPSE_PANORAMAX_URL)
@@ -87,15 +90,21 @@ enum PanoramasCommand: Command {
         guard extra.isEmpty else { throw LapseError.usage("unexpected argument '\(extra[0])'") }
 
         let resolution: PanoramaResolution
-        if zoomText == "auto" { resolution = .atLeast(width: width) }
-        else if let z = Int(zoomText), (0...5).contains(z) { resolution = .zoom(z) }
-        else { throw LapseError.usage("--zoom takes auto or 0 to 5, not '\(zoomText)'") }
+        if zoomText == "auto" {
+            resolution = .atLeast(width: width)
+        } else if let z = Int(zoomText), (0...5).contains(z) {
+            resolution = .zoom(z)
+        } else {
+            throw LapseError.usage("--zoom takes auto or 0 to 5, not '\(zoomText)'")
+        }
         if routeFile != nil && (from != nil || to != nil || !via.isEmpty) {
             throw LapseError.usage("give either --route or --from/--to, not both")
         }
         if (from == nil) != (to == nil) { throw LapseError.usage("give both --from and --to") }
         if !via.isEmpty && from == nil { throw LapseError.usage("--via needs --from and --to") }
-        if trackFile != nil && !sourceText.hasPrefix("video:") { throw LapseError.usage("--track is for --source video:FILE") }
+        if trackFile != nil && !sourceText.hasPrefix("video:") {
+            throw LapseError.usage("--track is for --source video:FILE")
+        }
 
         // The source, and one network client and cache for the route and panorama requests.
         var options = PanoramaSourceOptions(source: sourceText, environment: env)
@@ -108,7 +117,8 @@ enum PanoramasCommand: Command {
         options.concurrency = concurrency
         options.timeout = timeout
         let client = try options.makeClient()
-        let made = try options.make(client: client, videoFrameStep: every, progress: console.progress, warning: console.warning)
+        let made = try options.make(
+            client: client, videoFrameStep: every, progress: console.progress, warning: console.warning)
         for s in made.skipped { console.warn("skipped \(s.file): \(s.reason)") }
         let source = made.source
 
@@ -118,16 +128,19 @@ enum PanoramasCommand: Command {
         export.overwrite = overwrite
         export.progress = console.progress
         export.warning = console.warning
-        try export.checkManifest()   // before the directions service is asked
+        try export.checkManifest() // before the directions service is asked
 
         // The route.
         var route: Route?
         if let routeFile {
             route = try await RouteSource.file(PanoramaSourceOptions.expand(routeFile)).load().route
         } else if let from, let to {
-            let configuration = DirectionsConfiguration(service: DirectionsService(rawValue: provider) ?? .google, keyFile: keyFile,
-                                                        osrmBaseURL: osrmURL, environment: env, client: client)
-            let loaded = try await RouteSource.directions(DirectionsRequest(origin: from, destination: to, waypoints: via)).load(configuration)
+            let configuration = DirectionsConfiguration(
+                service: DirectionsService(rawValue: provider) ?? .google, keyFile: keyFile,
+                osrmBaseURL: osrmURL, environment: env, client: client)
+            let loaded = try await RouteSource.directions(
+                DirectionsRequest(origin: from, destination: to, waypoints: via)
+            ).load(configuration)
             for w in loaded.warnings { console.warn(w) }
             route = loaded.route
         } else {
@@ -147,26 +160,39 @@ enum PanoramasCommand: Command {
         let c = result.coverage
         var lines = [
             "\(c.points) route points: \(c.withImagery) with imagery, \(c.withoutImagery) without",
-            "\(counted(c.uniquePanoramas, "unique panorama")), \(counted(c.consecutiveDuplicates, "consecutive duplicate")) dropped",
+            """
+            \(counted(c.uniquePanoramas, "unique panorama")), \
+            \(counted(c.consecutiveDuplicates, "consecutive duplicate")) dropped
+            """,
             "wrote \(counted(result.written.count, "panorama")) and manifest.json to \(out)"
-                + (result.resumed > 0 ? " (\(result.resumed) of them kept from the unfinished earlier run)" : ""),
+                + (result.resumed > 0 ? " (\(result.resumed) of them kept from the unfinished earlier run)" : "")
         ]
         if result.tilesDownloaded + result.tilesFromCache > 0 {
             lines.append("downloads: \(result.tilesDownloaded) fetched, \(result.tilesFromCache) from the cache")
         }
-        if !result.failed.isEmpty { lines.append("\(counted(result.failed.count, "panorama")) could not be fetched (see warnings)") }
+        if !result.failed.isEmpty {
+            lines.append("\(counted(result.failed.count, "panorama")) could not be fetched (see warnings)")
+        }
         let placeholders = result.written.reduce(0) { $0 + $1.placeholderTiles.count }
         if placeholders > 0 { lines.append("\(placeholders) all-black placeholder tiles detected and not used") }
-        console.summary(lines, json: Summary.Panoramas(
-            source: source.name, output: out, manifest: result.manifestPath, points: c.points,
-            withImagery: c.withImagery, withoutImagery: c.withoutImagery, uniquePanoramas: c.uniquePanoramas,
-            consecutiveDuplicates: c.consecutiveDuplicates, written: result.written.map(\.file),
-            failed: result.failed.map { .init(id: $0.id, reason: $0.reason) }, downloaded: result.tilesDownloaded,
-            fromCache: result.tilesFromCache, placeholderTiles: placeholders, resumed: result.resumed))
+        console.summary(
+            lines,
+            json: Summary.Panoramas(
+                source: source.name, output: out, manifest: result.manifestPath, points: c.points,
+                withImagery: c.withImagery, withoutImagery: c.withoutImagery, uniquePanoramas: c.uniquePanoramas,
+                consecutiveDuplicates: c.consecutiveDuplicates, written: result.written.map(\.file),
+                failed: result.failed.map { .init(id: $0.id, reason: $0.reason) }, downloaded: result.tilesDownloaded,
+                fromCache: result.tilesFromCache, placeholderTiles: placeholders, resumed: result.resumed))
         // What was written stays (and is in the manifest); the run still failed.
         if let first = result.failed.first {
             let more = result.failed.count > 1 ? " (and \(result.failed.count - 1) more, see the warnings)" : ""
-            throw LapseError(.other, out, "\(counted(result.failed.count, "panorama")) could not be fetched: pano \(first.id): \(first.reason)\(more)")
+            throw LapseError(
+                .other, out,
+                """
+                \(counted(result.failed.count, "panorama")) could not be fetched: pano \(first.id): \
+                \(first.reason)\(more)
+                """
+            )
         }
     }
 

@@ -6,7 +6,8 @@ enum PreviewCommand: Command {
     static let name = "preview"
     static let summary = "See a hyperlapse's coverage before making it: the route and its lookups on a report page"
     static let help = """
-        lapse preview (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE) --source SOURCE --report OUT.html [options]
+        lapse preview (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE) --source SOURCE \
+        --report OUT.html [options]
 
         Plans the route (or reads it) and looks up the panorama nearest to every point, as lapse hyperlapse would,
         but fetches no image or tile and renders nothing: a page shows the route coloured by coverage (points with
@@ -29,7 +30,8 @@ enum PreviewCommand: Command {
           --radius M                    search radius for the nearest panorama (default 50)
           --frame-step N                video without a track: every N-th frame (default 1)
           --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse)
-          --timeout SECONDS             give up on an HTTP request after this long, retries included (default: 30 s an attempt)
+          --timeout SECONDS             give up on an HTTP request after this long, retries included (default:
+                                        30 s an attempt)
         Output:
           -o, --report OUT.html         the page (required; --output too); nothing else is written
           -y, --overwrite               replace the page if it exists
@@ -48,24 +50,31 @@ enum PreviewCommand: Command {
         let rest = try arguments.positionals()
         guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
         guard let report else { throw LapseError.usage("no report page (--report OUT.html)") }
-        try ReportPage.checkOutput(report, overwrite: overwrite, inputs: HyperlapseCommand.readPaths(settings))   // before any request
+        // before any request
+        try ReportPage.checkOutput(report, overwrite: overwrite, inputs: HyperlapseCommand.readPaths(settings))
 
         let started = Date()
-        let feed = try await settings.makeFeed(progress: console.progress, warning: console.warning,
-                                               environment: ProcessInfo.processInfo.environment)
+        let feed = try await settings.makeFeed(
+            progress: console.progress, warning: console.warning,
+            environment: ProcessInfo.processInfo.environment)
         let s = try await PreviewJob().run(feed: feed, progress: console.progress)
         let seconds = Date().timeIntervalSince(started)
-        let json = Summary.Preview(source: s.feed, distance: s.distance, routePoints: s.routePoints, panoramas: s.panoramas,
-                                  duplicatesDropped: s.duplicatesDropped, gaps: s.gaps, report: report, seconds: seconds)
-        let page = ReportPage(title: "Preview: " + s.feed, report: s.report,
-                              summaryJSON: try SummaryJSON.data(json, compact: true),
-                              credits: Set(s.report.panoramas.compactMap(\.credit)).sorted())
+        let json = Summary.Preview(
+            source: s.feed, distance: s.distance, routePoints: s.routePoints, panoramas: s.panoramas,
+            duplicatesDropped: s.duplicatesDropped, gaps: s.gaps, report: report, seconds: seconds)
+        let page = ReportPage(
+            title: "Preview: " + s.feed, report: s.report,
+            summaryJSON: try SummaryJSON.data(json, compact: true),
+            credits: Set(s.report.panoramas.compactMap(\.credit)).sorted())
         try page.write(to: report, overwrite: overwrite)
         let lines = [
             "wrote \(report): the preview",
             "source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
-                + "\(s.routePoints) \(s.pointUnit), \(counted(s.panoramas, "panorama")), \(counted(s.duplicatesDropped, "duplicate")), \(counted(s.gaps, "gap")); done in "
-                + String(format: "%.1f", seconds) + " s",
+                + """
+                \(s.routePoints) \(s.pointUnit), \(counted(s.panoramas, "panorama")), \
+                \(counted(s.duplicatesDropped, "duplicate")), \(counted(s.gaps, "gap")); done in 
+                """
+                + String(format: "%.1f", seconds) + " s"
         ]
         console.summary(lines, json: json)
     }

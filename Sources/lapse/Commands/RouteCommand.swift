@@ -6,7 +6,8 @@ enum RouteCommand: Command {
     static let name = "route"
     static let summary = "Plan a route (Google Routes API, OSRM) or read a route file, optionally every N metres"
     static let help = """
-        lapse route (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... [--provider NAME] | --input FILE) [--spacing M] -o FILE
+        lapse route (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... [--provider NAME] | --input FILE) \
+        [--spacing M] -o FILE
 
         Plans a route with a directions service, or reads one from a file, and writes it as GPX or GeoJSON,
         optionally resampled to a point every M metres. Prints the distance, the number of points and the provider.
@@ -25,7 +26,8 @@ enum RouteCommand: Command {
                                   $LAPSE_GOOGLE_DIRECTIONS_URL)
           --osrm-url URL          OSRM server (default https://router.project-osrm.org, or $LAPSE_OSRM_URL);
                                   your own server works, e.g. http://localhost:5000
-          --timeout SECONDS       give up on an HTTP request after this long, retries included (default: 30 s an attempt)
+          --timeout SECONDS       give up on an HTTP request after this long, retries included (default: 30 s
+                                  an attempt)
         Route from a file:
           --input FILE            .gpx (tracks or routes), .geojson/.json, .kml, .txt/.csv (lat,lng lines),
                                   .polyline / .polyline6 (encoded polyline), a saved Google Directions or Routes
@@ -54,12 +56,15 @@ enum RouteCommand: Command {
         let to = try arguments.value("--to").map { try coordinate($0, option: "--to") }
         let via = try arguments.values("--via").map { try coordinate($0, option: "--via") }
         let providerName = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue))
-        let mode = try arguments.choice("--mode", TravelMode.allCases.map(\.rawValue)).flatMap(TravelMode.init(rawValue:)) ?? .driving
+        let mode =
+            try arguments.choice("--mode", TravelMode.allCases.map(\.rawValue)).flatMap(TravelMode.init(rawValue:))
+            ?? .driving
         let keyFile = try arguments.value("--key-file")
         let googleURL = try arguments.value("--google-url")
         let osrmURL = try arguments.value("--osrm-url")
         let input = try arguments.value("--input", "-i", "--route")
-        let inputFormat = try arguments.choice("--input-format", RouteFileFormat.allCases.map(\.rawValue)).flatMap(RouteFileFormat.init(rawValue:))
+        let inputFormat = try arguments.choice("--input-format", RouteFileFormat.allCases.map(\.rawValue)).flatMap(
+            RouteFileFormat.init(rawValue:))
         let spacing = try arguments.double("--spacing", in: 0.01...1_000_000)
         let smoothing = try arguments.double("--smoothing", in: 0...100_000)
         let overwrite = out.overwrite
@@ -79,22 +84,25 @@ enum RouteCommand: Command {
             source = .file(input, format: inputFormat)
         } else {
             guard let from, let to else {
-                throw LapseError.usage(from == nil && to == nil ? "no route: give --from and --to, or --input FILE"
-                                                                : "give both --from and --to")
+                throw LapseError.usage(
+                    from == nil && to == nil
+                        ? "no route: give --from and --to, or --input FILE"
+                        : "give both --from and --to")
             }
             if inputFormat != nil { throw LapseError.usage("--input-format is for --input") }
             source = .directions(DirectionsRequest(origin: from, destination: to, waypoints: via, mode: mode))
         }
-        var configuration = DirectionsConfiguration(service: providerName.flatMap(DirectionsService.init(rawValue:)) ?? .google,
-                                                    keyFile: keyFile, googleBaseURL: googleURL, osrmBaseURL: osrmURL,
-                                                    environment: ProcessInfo.processInfo.environment)
+        var configuration = DirectionsConfiguration(
+            service: providerName.flatMap(DirectionsService.init(rawValue:)) ?? .google,
+            keyFile: keyFile, googleBaseURL: googleURL, osrmBaseURL: osrmURL,
+            environment: ProcessInfo.processInfo.environment)
         if let timeout {
             var client = HTTPClient.Configuration()
             client.requestTimeout = timeout
             client.totalTimeout = timeout
             configuration.client = HTTPClient(configuration: client)
         }
-        if !overwrite && FileManager.default.fileExists(atPath: output) {  // before any network request
+        if !overwrite && FileManager.default.fileExists(atPath: output) { // before any network request
             throw LapseError(.output, output, "file exists (use --overwrite to replace it)")
         }
         let loaded = try await source.load(configuration)
@@ -118,11 +126,14 @@ enum RouteCommand: Command {
 
         let summary = Summary.Route(
             input: input, requests: loaded.reportedDistance == nil ? nil : loaded.requestCount,
-            reportedDistanceM: loaded.reportedDistance, spacingM: spacing, output: output, format: outputFormat.rawValue,
+            reportedDistanceM: loaded.reportedDistance, spacingM: spacing, output: output,
+            format: outputFormat.rawValue,
             provider: provider, points: points, distanceM: (length * 1000).rounded() / 1000,
             distanceKm: (length / 10).rounded() / 100)
-        var lines = ["\(output): \(String(format: "%.2f", length / 1000)) km, \(counted(points, "point"))" +
-                     (spacing.map { " (every \(NumberText.compact($0)) m)" } ?? "") + ", provider \(provider)"]
+        var lines = [
+            "\(output): \(String(format: "%.2f", length / 1000)) km, \(counted(points, "point"))"
+                + (spacing.map { " (every \(NumberText.compact($0)) m)" } ?? "") + ", provider \(provider)"
+        ]
         if let requests = summary.requests, requests > 1 { lines[0] += " (\(requests) requests)" }
         console.summary(lines, json: summary)
     }

@@ -44,9 +44,12 @@ enum VideoCommand: Command {
         let duration = try arguments.double("--duration", in: 0.001...86400)
         let frameRate = try arguments.frameRate("--fps", in: 1...240) ?? FrameRate(30)
         let size = try arguments.size("--size")
-        let fit = try arguments.choice("--fit", FitMode.allCases.map(\.rawValue)).flatMap(FitMode.init(rawValue:)) ?? .contain
+        let fit =
+            try arguments.choice("--fit", FitMode.allCases.map(\.rawValue)).flatMap(FitMode.init(rawValue:)) ?? .contain
         let backgroundText = try arguments.value("--background")
-        let codec = try arguments.choice("--codec", ["h264", "hevc"]).flatMap(VideoEncoderSettings.Codec.init(rawValue:)) ?? .h264
+        let codec =
+            try arguments.choice("--codec", ["h264", "hevc"]).flatMap(VideoEncoderSettings.Codec.init(rawValue:))
+            ?? .h264
         let encoder = try EncoderOptions(&arguments)
         let crf = encoder.crf ?? 20, preset = encoder.preset ?? "medium"
         let audio = try arguments.value("--audio")
@@ -56,7 +59,9 @@ enum VideoCommand: Command {
         guard !inputs.isEmpty else { throw LapseError.usage("no input images") }
         var background = RGBA(0, 0, 0)
         if let backgroundText {
-            guard let c = RGBA(hex: backgroundText) else { throw LapseError.usage("--background takes #RRGGBB, not '\(backgroundText)'") }
+            guard let c = RGBA(hex: backgroundText) else {
+                throw LapseError.usage("--background takes #RRGGBB, not '\(backgroundText)'")
+            }
             background = c
         }
         _ = try VideoJob.container(for: output)
@@ -64,7 +69,9 @@ enum VideoCommand: Command {
         let images = try ImageInputs.expand(inputs)
         var job = VideoJob(inputs: images, output: output)
         if let duration {
-            guard images.count == 1 else { throw LapseError.usage("--duration is for a single image; use --image-duration for several") }
+            guard images.count == 1 else {
+                throw LapseError.usage("--duration is for a single image; use --image-duration for several")
+            }
             job.imageDuration = duration
         } else if let imageDuration {
             job.imageDuration = imageDuration
@@ -83,15 +90,21 @@ enum VideoCommand: Command {
         let started = Date()
         let summary = try await job.run(progress: console.progress, warning: console.warning)
         let seconds = Date().timeIntervalSince(started)
-        console.summary([
-            "wrote \(summary.output): \(summary.width)x\(summary.height), \(counted(summary.frames, "frame")) at \(summary.frameRate) fps, "
-                + String(format: "%.2f", summary.duration) + " s, \(formatBytes(summary.bytes))",
-            counted(summary.images, "image") + (summary.skipped > 0 ? ", \(summary.skipped) skipped" : "")
-                + " in " + String(format: "%.1f", seconds) + " s",
-        ], json: Summary.Video(
-            output: summary.output, width: summary.width, height: summary.height, frames: summary.frames,
-            fps: summary.frameRate.value, frameRate: "\(summary.frameRate.numerator)/\(summary.frameRate.denominator)",
-            duration: summary.duration, bytes: summary.bytes, images: summary.images, skipped: summary.skipped,
-            seconds: seconds))
+        console.summary(
+            [
+                """
+                wrote \(summary.output): \(summary.width)x\(summary.height), \(counted(summary.frames, "frame")) \
+                at \(summary.frameRate) fps, 
+                """
+                    + String(format: "%.2f", summary.duration) + " s, \(formatBytes(summary.bytes))",
+                counted(summary.images, "image") + (summary.skipped > 0 ? ", \(summary.skipped) skipped" : "")
+                    + " in " + String(format: "%.1f", seconds) + " s"
+            ],
+            json: Summary.Video(
+                output: summary.output, width: summary.width, height: summary.height, frames: summary.frames,
+                fps: summary.frameRate.value,
+                frameRate: "\(summary.frameRate.numerator)/\(summary.frameRate.denominator)",
+                duration: summary.duration, bytes: summary.bytes, images: summary.images, skipped: summary.skipped,
+                seconds: seconds))
     }
 }

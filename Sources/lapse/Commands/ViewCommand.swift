@@ -49,7 +49,9 @@ enum ViewCommand: Command {
         let panoHeading = try arguments.double("--pano-heading", in: -1e6...1e6) ?? 0
         let panoTilt = try arguments.double("--pano-tilt", in: -90...90) ?? 0
         let panoRoll = try arguments.double("--pano-roll", in: -180...180) ?? 0
-        let interp = try arguments.choice("--interp", Interpolation.allCases.map(\.rawValue)).flatMap(Interpolation.init(rawValue:)) ?? .bilinear
+        let interp =
+            try arguments.choice("--interp", Interpolation.allCases.map(\.rawValue)).flatMap(
+                Interpolation.init(rawValue:)) ?? .bilinear
         let quality = try arguments.int("--quality", in: 1...100) ?? ImageFileFormat.defaultJPEGQuality
         let bench = try arguments.int("--bench", in: 1...100_000)
         let raw = try arguments.size("--raw")
@@ -63,15 +65,23 @@ enum ViewCommand: Command {
 
         if let bench {
             guard let raw else { throw LapseError.usage("--bench needs --raw WxH (the size of the raw RGBA frames)") }
-            let r = try RenderBenchmark.run(rawPath: input, sourceWidth: raw.width, sourceHeight: raw.height,
-                                            frames: bench, projector: projector, camera: camera)
+            let r = try RenderBenchmark.run(
+                rawPath: input, sourceWidth: raw.width, sourceHeight: raw.height,
+                frames: bench, projector: projector, camera: camera)
             let fps = Double(r.frames) / r.renderSeconds
-            console.summary([
-                "rendered \(r.frames) views of \(size.width)x\(size.height) from \(raw.width)x\(raw.height) (\(interp.rawValue))",
-                String(format: "render %.3f s (%.2f ms a frame, %.0f fps), reading %.3f s, total %.3f s",
-                       r.renderSeconds, 1000 * r.renderSeconds / Double(r.frames), fps, r.readSeconds, r.totalSeconds),
-            ], json: Summary.RenderBench(frames: r.frames, renderSeconds: r.renderSeconds, readSeconds: r.readSeconds,
-                                        totalSeconds: r.totalSeconds))
+            console.summary(
+                [
+                    """
+                    rendered \(r.frames) views of \(size.width)x\(size.height) from \(raw.width)x\(raw.height) \
+                    (\(interp.rawValue))
+                    """,
+                    String(
+                        format: "render %.3f s (%.2f ms a frame, %.0f fps), reading %.3f s, total %.3f s",
+                        r.renderSeconds, 1000 * r.renderSeconds / Double(r.frames), fps, r.readSeconds, r.totalSeconds)
+                ],
+                json: Summary.RenderBench(
+                    frames: r.frames, renderSeconds: r.renderSeconds, readSeconds: r.readSeconds,
+                    totalSeconds: r.totalSeconds))
             return
         }
         if raw != nil { throw LapseError.usage("--raw is only for --bench") }
@@ -87,19 +97,27 @@ enum ViewCommand: Command {
         try AtomicOutput.checkDistinct(output: output, from: [input])
         let panorama = try DecodedImage(path: input).pixels()
         if panorama.width != 2 * panorama.height {
-            console.warn("\(input) is \(panorama.width)x\(panorama.height), not 2:1; treating it as a full 360°×180° panorama")
+            console.warn(
+                "\(input) is \(panorama.width)x\(panorama.height), not 2:1; treating it as a full 360°×180° panorama")
         }
         let view: PixelBuffer
         do {
             view = try projector.render(panorama, pose: pose, camera: camera)
         } catch var error as LapseError where error.subject == nil && error.code == .invalidInput {
-            error.subject = input   // a panorama too small or too large: say which
+            error.subject = input // a panorama too small or too large: say which
             throw error
         }
         try ImageWriter.write(view, to: output, format: format, overwrite: overwrite)
-        console.summary([
-            "wrote \(output) (\(size.width)x\(size.height), heading \(NumberText.compact(heading, digits: 2))°, pitch \(NumberText.compact(pitch, digits: 2))°, fov \(NumberText.compact(fov, digits: 2))°)",
-        ], json: Summary.View(output: output, width: size.width, height: size.height, heading: heading, pitch: pitch,
-                             roll: roll, fov: fov, panoramaWidth: panorama.width, panoramaHeight: panorama.height))
+        console.summary(
+            [
+                """
+                wrote \(output) (\(size.width)x\(size.height), heading \
+                \(NumberText.compact(heading, digits: 2))°, pitch \(NumberText.compact(pitch, digits: 2))°, fov \
+                \(NumberText.compact(fov, digits: 2))°)
+                """
+            ],
+            json: Summary.View(
+                output: output, width: size.width, height: size.height, heading: heading, pitch: pitch,
+                roll: roll, fov: fov, panoramaWidth: panorama.width, panoramaHeight: panorama.height))
     }
 }
