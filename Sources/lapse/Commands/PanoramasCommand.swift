@@ -82,8 +82,8 @@ enum PanoramasCommand: Command {
         let noCache = arguments.flag("--no-cache")
         let concurrency = try arguments.int("--concurrency", in: 1...64) ?? 8
         let keyFile = try arguments.value("--key-file")
-        let maptilesURL = try arguments.value("--maptiles-url") ?? env["LAPSE_MAPTILES_URL"]
-        let panoramaxURL = try arguments.value("--panoramax-url") ?? env["LAPSE_PANORAMAX_URL"]
+        let maptilesURL = try arguments.value("--maptiles-url")
+        let panoramaxURL = try arguments.value("--panoramax-url")
         let overwrite = output.overwrite
         let timeout = try NetworkOptions(&arguments).timeout
         let extra = try arguments.positionals()
@@ -106,7 +106,10 @@ enum PanoramasCommand: Command {
             throw LapseError.usage("--track is for --source video:FILE")
         }
 
-        // The source, and one network client and cache for the route and panorama requests.
+        if routeFile == nil && from == nil && ["google", "panoramax"].contains(sourceText) {
+            throw LapseError.usage("no route: give --route FILE or --from/--to")
+        }
+
         var options = PanoramaSourceOptions(source: sourceText, environment: env)
         options.track = trackFile
         options.keyFile = keyFile
@@ -116,46 +119,25 @@ enum PanoramasCommand: Command {
         options.useCache = !noCache
         options.concurrency = concurrency
         options.timeout = timeout
-        let client = try options.makeClient()
-        let made = try options.make(
-            client: client, videoFrameStep: every, progress: console.progress, warning: console.warning)
-        for s in made.skipped { console.warn("skipped \(s.file): \(s.reason)") }
-        let source = made.source
-
-        var export = PanoramaExport(source: source, outputDirectory: PanoramaSourceOptions.expand(out))
-        export.radius = radius
-        export.resolution = resolution
-        export.overwrite = overwrite
-        export.progress = console.progress
-        export.warning = console.warning
-        try export.checkManifest() // before the directions service is asked
-
-        // The route.
-        var route: Route?
+        let route: PanoramasJob.RouteChoice
         if let routeFile {
-            route = try await RouteSource.file(PanoramaSourceOptions.expand(routeFile)).load().route
+            route = .file(routeFile)
         } else if let from, let to {
-            let configuration = DirectionsConfiguration(
-                service: DirectionsService(rawValue: provider) ?? .google, keyFile: keyFile,
-                osrmBaseURL: osrmURL, environment: env, client: client)
-            let loaded = try await RouteSource.directions(
-                DirectionsRequest(origin: from, destination: to, waypoints: via)
-            ).load(configuration)
-            for w in loaded.warnings { console.warn(w) }
-            route = loaded.route
+            route = .directions(
+                DirectionsRequest(origin: from, destination: to, waypoints: via),
+                service: DirectionsService(rawValue: provider) ?? .google, osrmBaseURL: osrmURL)
         } else {
-            route = made.track
+            route = .none
         }
-        let sequence = made.sequence
-
-        let result: PanoramaExport.Result
-        if let route {
-            result = try await export.run(points: try route.resampled(every: spacing))
-        } else if let sequence {
-            result = try await export.run(panoramas: sequence)
-        } else {
-            throw LapseError.usage("no route: give --route FILE or --from/--to")
-        }
+        var job = PanoramasJob(source: options, route: route, outputDirectory: out)
+        job.spacing = spacing
+        job.videoFrameStep = every
+        job.radius = radius
+        job.resolution = resolution
+        job.overwrite = overwrite
+        let run = try await job.run(progress: console.progress, warning: console.warning)
+        let result = run.export
+        let placeholders = run.placeholderTiles
 
         let c = result.coverage
         var lines = [
@@ -173,12 +155,11 @@ enum PanoramasCommand: Command {
         if !result.failed.isEmpty {
             lines.append("\(counted(result.failed.count, "panorama")) could not be fetched (see warnings)")
         }
-        let placeholders = result.written.reduce(0) { $0 + $1.placeholderTiles.count }
         if placeholders > 0 { lines.append("\(placeholders) all-black placeholder tiles detected and not used") }
         console.summary(
             lines,
             json: Summary.Panoramas(
-                source: source.name, output: out, manifest: result.manifestPath, points: c.points,
+                source: run.sourceName, output: out, manifest: result.manifestPath, points: c.points,
                 withImagery: c.withImagery, withoutImagery: c.withoutImagery, uniquePanoramas: c.uniquePanoramas,
                 consecutiveDuplicates: c.consecutiveDuplicates, written: result.written.map(\.file),
                 failed: result.failed.map { .init(id: $0.id, reason: $0.reason) }, downloaded: result.tilesDownloaded,

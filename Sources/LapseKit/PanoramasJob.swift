@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// The 360° panoramas along a route, exported to a folder with a manifest (`lapse panoramas`): the route planned
+/// with a directions service, read from a file, taken from a video's track or — for your photos and a video
+/// without a track — the source's own sequence; the panorama nearest every point, each written once.
+///
+/// One HTTP client and one cache serve the route and the panoramas (``PanoramaSourceOptions/makeClient()``). The
+/// manifest is checked before the directions service is asked, so a refused overwrite costs no request.
+public struct PanoramasJob: Sendable {
+    /// Where the route comes from.
+    public enum RouteChoice: Sendable {
+        /// A route file (GPX, GeoJSON, KML, `lat,lng` lines, an encoded polyline, a saved Google answer).
+        case file(String)
+        /// Planned by a directions service; `osrmBaseURL` for ``DirectionsService/osrm`` (nil: the environment's
+        /// `LAPSE_OSRM_URL`, else the public demo server).
+        case directions(DirectionsRequest, service: DirectionsService, osrmBaseURL: String?)
+        /// None: a video's track, else the source's own sequence (your photos in capture order, every
+        /// ``PanoramasJob/videoFrameStep``-th frame of a video).
+        case none
+    }
+
+    public var source: PanoramaSourceOptions
+    public var route: RouteChoice
+    /// The folder to write the images and `manifest.json` to (created when missing).
+    public var outputDirectory: String
+    /// Metres between route points (default 10).
+    public var spacing: Double = 10
+    /// A video without a track: every N-th frame (default 30).
+    public var videoFrameStep = 30
+    /// Search radius for the nearest panorama, metres (default 50).
+    public var radius: Double = 50
+    public var resolution: PanoramaResolution = .atLeast(width: 4096)
+    /// Replace the files of an earlier run.
+    public var overwrite = false
+
+    public init(source: PanoramaSourceOptions, route: RouteChoice, outputDirectory: String) {
+        self.source = source
+        self.route = route
+        self.outputDirectory = outputDirectory
+    }
+
+    /// What was exported, and from which source.
+    public struct Result: Sendable {
+        /// The source's name (`google`, `panoramax`, `local`, `video`).
+        public var sourceName: String
+        public var export: PanoramaExport.Result
+        /// All-black placeholder tiles found (and not used) in the panoramas written.
+        public var placeholderTiles: Int { export.written.reduce(0) { $0 + $1.placeholderTiles.count } }
+    }
+
+    /// Runs the job. Panoramas that cannot be fetched are in ``Result/export``'s `failed` (what was written stays).
+    /// - Parameters:
+    ///   - progress: receives download progress.
+    ///   - warning: receives one line per file skipped, per routing warning and per panorama that failed.
+    /// - Throws: ``LapseError`` `.usage` for a `.track` with another source than a video, or no route where the
+    ///   source has no sequence of its own; `.output` for a manifest that exists without ``overwrite``; the
+    ///   source's, the route file's and the directions service's errors.
+    public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Result {
+        let client = try source.makeClient()
+        let made = try source.make(client: client, videoFrameStep: videoFrameStep, progress: progress, warning: warning)
+        for s in made.skipped { warning?("skipped \(s.file): \(s.reason)") }
+
+        var export = PanoramaExport(
+            source: made.source, outputDirectory: PanoramaSourceOptions.expand(outputDirectory))
+        export.radius = radius
+        export.resolution = resolution
+        export.overwrite = overwrite
+        export.progress = progress
+        export.warning = warning
+        try export.checkManifest() // before the directions service is asked
+
+        let planned: Route?
+        switch route {
+        case .file(let path):
+            planned = try await RouteSource.file(PanoramaSourceOptions.expand(path)).load().route
+        case .directions(let request, let service, let osrmBaseURL):
+            let configuration = DirectionsConfiguration(
+                service: service, keyFile: source.keyFile, osrmBaseURL: osrmBaseURL,
+                environment: source.environment, client: client)
+            let loaded = try await RouteSource.directions(request).load(configuration)
+            for w in loaded.warnings { warning?(w) }
+            planned = loaded.route
+        case .none:
+            planned = made.track
+        }
+        let result: PanoramaExport.Result
+        if let planned {
+            result = try await export.run(points: try planned.resampled(every: spacing))
+        } else if let sequence = made.sequence {
+            result = try await export.run(panoramas: sequence)
+        } else {
+            throw LapseError.usage("no route: give a route file, or a start and an end to plan one")
+        }
+        return Result(sourceName: made.source.name, export: result)
+    }
+}
