@@ -40,7 +40,7 @@ let package = Package(
 
         // Swift modules, one concern each; data flows route → panoramas → frames → encoder → file.
         .target(name: "LapseCore", swiftSettings: swiftSettings),
-        .target(name: "LapseMedia", dependencies: ["CFFmpeg", "LapseCore"], swiftSettings: fast),
+        .target(name: "LapseMedia", dependencies: ["CFFmpeg", "CExif", "LapseCore"], swiftSettings: fast),
         .target(
             name: "LapseGIF", dependencies: ["CImageQuant", "CGIF", "LapseMedia", "LapseCore"], swiftSettings: fast),
         .target(name: "LapseGeo", dependencies: ["LapseCore"], swiftSettings: swiftSettings),
@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "LapseMotion", dependencies: ["LapseMedia", "LapseGeo", "LapseCore"], swiftSettings: fast),
         .target(
             name: "LapsePanorama",
-            dependencies: ["LapseGeo", "LapseNet", "LapseMedia", "LapseCore", "CExif"], swiftSettings: fast),
+            dependencies: ["LapseGeo", "LapseNet", "LapseMedia", "LapseCore"], swiftSettings: fast),
         .target(name: "LapseReport", dependencies: ["LapseMedia", "LapseCore"], swiftSettings: swiftSettings),
         .target(
             name: "LapseKit",

@@ -253,7 +253,7 @@ public final class DecodedImage: @unchecked Sendable {
         hasAlpha = formatHasAlpha || frame.format == AV_PIX_FMT_PAL8
         orientation =
             Self.orientation(of: frame.pointer)
-            ?? (data.map { ExifOrientationReader.orientation(inJPEG: Array($0.prefix(65536))) }
+            ?? (data.map { ExifTags(head: Array($0.prefix(65536)))?.orientation }
                 ?? Self.jpegOrientation(path: path))
             ?? .up
     }
@@ -384,12 +384,12 @@ public final class DecodedImage: @unchecked Sendable {
         count >= 100_000 ? String(format: "%.1f megapixels", Double(count) / 1e6) : "\(count) pixels"
     }
 
-    /// Reads the orientation from a JPEG's APP1 Exif segment when FFmpeg did not export it.
+    /// Reads the orientation from a JPEG's APP1 Exif segment when FFmpeg did not export it (``ExifTags``).
     private static func jpegOrientation(path: String) -> ImageOrientation? {
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         guard let head = try? handle.read(upToCount: 65536) else { return nil }
-        return ExifOrientationReader.orientation(inJPEG: [UInt8](head))
+        return ExifTags(head: [UInt8](head))?.orientation
     }
 
     /// For the common image extensions, checks the file starts as such a file does, so a text file named
@@ -418,45 +418,6 @@ public final class DecodedImage: @unchecked Sendable {
         }
         if isDirectory.boolValue { throw LapseError(.invalidInput, path, "is a directory") }
         guard access(path, R_OK) == 0 else { throw LapseError(.invalidInput, path, "permission denied") }
-    }
-}
-
-/// A minimal reader of the Orientation tag in a JPEG's Exif APP1 segment (TIFF IFD0, tag 0x0112).
-enum ExifOrientationReader {
-    static func orientation(inJPEG b: [UInt8]) -> ImageOrientation? {
-        guard b.count > 4, b[0] == 0xFF, b[1] == 0xD8 else { return nil }
-        var i = 2
-        while i + 4 <= b.count, b[i] == 0xFF {
-            let marker = b[i + 1]
-            let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
-            if marker == 0xDA || length < 2 { return nil }
-            let start = i + 4
-            if marker == 0xE1, start + 6 <= b.count, Array(b[start..<start + 6]) == [0x45, 0x78, 0x69, 0x66, 0, 0] {
-                return tiffOrientation(b, start + 6, end: min(b.count, i + 2 + length))
-            }
-            i += 2 + length
-        }
-        return nil
-    }
-
-    private static func tiffOrientation(_ b: [UInt8], _ base: Int, end: Int) -> ImageOrientation? {
-        guard base + 8 <= end else { return nil }
-        let little = b[base] == 0x49
-        func u16(_ o: Int) -> Int? {
-            guard o + 2 <= end else { return nil }
-            return little ? Int(b[o]) | Int(b[o + 1]) << 8 : Int(b[o]) << 8 | Int(b[o + 1])
-        }
-        func u32(_ o: Int) -> Int? {
-            guard let hi = u16(little ? o + 2 : o), let lo = u16(little ? o : o + 2) else { return nil }
-            return hi << 16 | lo
-        }
-        guard let ifd = u32(base + 4), let count = u16(base + ifd) else { return nil }
-        for n in 0..<count {
-            let entry = base + ifd + 2 + n * 12
-            guard let tag = u16(entry) else { return nil }
-            if tag == 0x0112, let value = u16(entry + 8) { return ImageOrientation(rawValue: value) }
-        }
-        return nil
     }
 }
 

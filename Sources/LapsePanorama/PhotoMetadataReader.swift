@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CExif
 import Foundation
 import LapseCore
 import LapseGeo
+import LapseMedia
 
-/// What a photo file says about where and how it was taken: EXIF GPS and date (read with libexif), the GPano
+/// What a photo file says about where and how it was taken: EXIF GPS and date (``ExifTags``), the GPano
 /// heading from its XMP packet, and the pixel size from the JPEG frame header (without decoding the image).
 public struct PhotoMetadata: Sendable, Equatable {
     public var path: String
@@ -34,66 +34,12 @@ public struct PhotoMetadata: Sendable, Equatable {
         try? handle.close()
         (width, height) = Self.jpegSize(head) ?? (nil, nil)
         poseHeading = Self.xmpValue("GPano:PoseHeadingDegrees", in: head)
-        guard let exif = exif_data_new_from_data(head, UInt32(head.count)) else { return }
-        defer { exif_data_unref(exif) }
-        let order = exif_data_get_byte_order(exif)
-        let gps = withUnsafeBytes(of: exif.pointee.ifd) {
-            $0.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self)[Int(EXIF_IFD_GPS.rawValue)]
+        guard let exif = ExifTags(head: head) else { return }
+        if let lat = exif.latitude, let lng = exif.longitude {
+            coordinate = try? Coordinate(latitude: lat, longitude: lng)
         }
-        let exifIFD = withUnsafeBytes(of: exif.pointee.ifd) {
-            $0.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self)[Int(EXIF_IFD_EXIF.rawValue)]
-        }
-        let ifd0 = withUnsafeBytes(of: exif.pointee.ifd) {
-            $0.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self)[Int(EXIF_IFD_0.rawValue)]
-        }
-        if let gps {
-            let lat = Self.degrees(gps, tag: 0x0002, order: order), latRef = Self.text(gps, tag: 0x0001)
-            let lng = Self.degrees(gps, tag: 0x0004, order: order), lngRef = Self.text(gps, tag: 0x0003)
-            if let lat, let lng {
-                let signedLat = latRef?.uppercased().hasPrefix("S") == true ? -lat : lat
-                let signedLng = lngRef?.uppercased().hasPrefix("W") == true ? -lng : lng
-                coordinate = try? Coordinate(latitude: signedLat, longitude: signedLng)
-            }
-            if let d = Self.rationals(gps, tag: 0x0011, order: order)?.first, d.isFinite {
-                gpsImageDirection = normalizeDegrees(d)
-            }
-        }
-        dateTime = exifIFD.flatMap { Self.text($0, tag: 0x9003) } ?? ifd0.flatMap { Self.text($0, tag: 0x0132) }
-    }
-
-    private static func entry(_ content: UnsafeMutablePointer<ExifContent>, tag: UInt32) -> UnsafeMutablePointer<
-        ExifEntry
-    >? {
-        exif_content_get_entry(content, ExifTag(rawValue: tag))
-    }
-
-    private static func rationals(_ content: UnsafeMutablePointer<ExifContent>, tag: UInt32, order: ExifByteOrder)
-        -> [Double]?
-    {
-        guard let e = entry(content, tag: tag), e.pointee.format == EXIF_FORMAT_RATIONAL, let data = e.pointee.data
-        else { return nil }
-        let size = Int(exif_format_get_size(EXIF_FORMAT_RATIONAL))
-        return (0..<Int(e.pointee.components)).compactMap { i in
-            let r = exif_get_rational(data + i * size, order)
-            return r.denominator == 0 ? nil : Double(r.numerator) / Double(r.denominator)
-        }
-    }
-
-    /// Degrees, minutes, seconds → decimal degrees.
-    private static func degrees(_ content: UnsafeMutablePointer<ExifContent>, tag: UInt32, order: ExifByteOrder)
-        -> Double?
-    {
-        guard let v = rationals(content, tag: tag, order: order), v.count == 3 else { return nil }
-        return v[0] + v[1] / 60 + v[2] / 3600
-    }
-
-    private static func text(_ content: UnsafeMutablePointer<ExifContent>, tag: UInt32) -> String? {
-        guard let e = entry(content, tag: tag), e.pointee.format == EXIF_FORMAT_ASCII, let data = e.pointee.data else {
-            return nil
-        }
-        let bytes = UnsafeBufferPointer(start: data, count: Int(e.pointee.size)).prefix { $0 != 0 }
-        let s = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespaces)
-        return s.isEmpty ? nil : s
+        gpsImageDirection = exif.gpsImageDirection.map(normalizeDegrees)
+        dateTime = exif.dateTime
     }
 
     /// Width and height from the first SOF marker of a JPEG (ITU T.81 B.2.2), or `nil`.
