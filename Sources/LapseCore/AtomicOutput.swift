@@ -55,7 +55,7 @@ public final class AtomicOutput: Sendable {
             throw LapseError(.output, path, "directory \(directory) does not exist")
         }
         if FileManager.default.fileExists(atPath: path), !overwrite {
-            throw LapseError(.output, path, "file exists (use --overwrite to replace it)")
+            throw LapseError(.output, path, "file exists (use `overwrite` to replace it)")
         }
         guard access(directory, W_OK) == 0 else {
             throw LapseError(.output, path, "directory \(directory) is not writable")
@@ -98,7 +98,7 @@ public final class AtomicOutput: Sendable {
                     throw LapseError(
                         .output, path,
                         """
-                        a file appeared here while the job ran and was kept (--overwrite replaces it); the \
+                        a file appeared here while the job ran and was kept (`overwrite` replaces it); the \
                         finished output is \(alternative)
                         """
                     )
@@ -106,7 +106,7 @@ public final class AtomicOutput: Sendable {
             }
             unlink(temporaryPath)
             throw LapseError(
-                .output, path, "a file appeared here while the job ran and was kept (--overwrite replaces it)")
+                .output, path, "a file appeared here while the job ran and was kept (`overwrite` replaces it)")
         default:
             throw failure(errno: moved)
         }

@@ -4,7 +4,9 @@ import Foundation
 /// The one error type that Lapse's modules throw to their callers.
 ///
 /// It names what failed (a file path, a URL with its query string redacted, a frame index…) and why,
-/// and prints as one readable line: `subject: reason`.
+/// and prints as one readable line: `subject: reason`. A setting the reason names is written as the library's
+/// API names it, in backticks (`` `overwrite` ``, `` `lookAt` ``): a front end shows its own name for it (`lapse`
+/// shows the flag, `--overwrite`, `--look-at`).
 public struct LapseError: Error, CustomStringConvertible, Sendable, Equatable {
     /// What kind of failure this is; lets callers react without parsing the message.
     public struct Code: Hashable, Sendable, CustomStringConvertible {

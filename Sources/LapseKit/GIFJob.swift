@@ -115,9 +115,9 @@ public struct GIFJob: Sendable {
     private func runVideo(_ location: String, progress: ProgressHandler?, warning: WarningHandler?) async throws
         -> Summary
     {
-        guard start >= 0 else { throw LapseError.usage("--start must be 0 or more") }
-        if let end, end <= start { throw LapseError.usage("--end must be after --start") }
-        if let duration, duration <= 0 { throw LapseError.usage("--duration must be more than 0") }
+        guard start >= 0 else { throw LapseError.usage("`start` must be 0 or more") }
+        if let end, end <= start { throw LapseError.usage("`end` must be after `start`") }
+        if let duration, duration <= 0 { throw LapseError.usage("`duration` must be more than 0") }
         // The reader opens, reads and decodes on a thread of its own (network waits and decoding off the pool).
         let source = try await BackgroundVideoReader.open(location, options: inputOptions)
         let (size, start, end, duration) = (self.size, self.start, self.end, self.duration)
@@ -142,7 +142,7 @@ public struct GIFJob: Sendable {
                 throw LapseError(
                     .notFound, reader.name,
                     """
-                    --start \(TimeValue.format(start)) is at or after the end of the video \
+                    `start` \(TimeValue.format(start)) is at or after the end of the video \
                     (\(TimeValue.format(videoEnd)))
                     """
                 )
@@ -197,7 +197,7 @@ public struct GIFJob: Sendable {
     {
         guard !images.isEmpty else { throw LapseError.usage("no input images") }
         let delay = imageDelay ?? 1 / fps
-        guard delay > 0, delay.isFinite else { throw LapseError.usage("--delay must be more than 0 seconds") }
+        guard delay > 0, delay.isFinite else { throw LapseError.usage("`delay` must be more than 0 seconds") }
         // Images are decoded at reduced size where the decoder can and they are shown much smaller (a JPEG at
         // ½, ¼ or ⅛); the first one's full size decides the GIF's.
         var firstSize: (width: Int, height: Int)?

@@ -85,7 +85,7 @@ public struct HyperlapseJob: Sendable {
             guard parts.count == 2, let k = Int(parts[0].trimmingCharacters(in: .whitespaces)),
                 let n = Int(parts[1].trimmingCharacters(in: .whitespaces))
             else {
-                throw LapseError.usage("--segment takes K/N (e.g. 2/8), not '\(text)'")
+                throw LapseError.usage("`segment` takes K/N (e.g. 2/8), not '\(text)'")
             }
             try self.init(index: k, count: n)
         }

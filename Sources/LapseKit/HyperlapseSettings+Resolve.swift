@@ -54,7 +54,7 @@ extension HyperlapseSettings {
         job.overwrite = overwrite
         let camerasGiven = [s.lookAt != nil, s.headingOffset != nil, s.keyframes != nil].filter { $0 }.count
         guard camerasGiven <= 1 else {
-            throw LapseError.usage("give only one of --look-at, --heading-offset and --keyframes")
+            throw LapseError.usage("give only one of `lookAt`, `headingOffset` and `keyframes`")
         }
         guard let fov = s.fov, fov > 0, fov < 180 else {
             throw LapseError.usage("the fov must be more than 0 and less than 180 degrees")
@@ -97,7 +97,7 @@ extension HyperlapseSettings {
             if let source, source == "google" || source == "panoramax" {
                 let name = source == "google" ? Attribution.googleStreetView : Attribution.panoramax
                 throw LapseError.usage(
-                    "--credit-position none is for your own photos and videos: \(name) imagery must carry its credit")
+                    "`creditPosition` none is for your own photos and videos: \(name) imagery must carry its credit")
             }
             return nil
         }
@@ -114,11 +114,11 @@ extension HyperlapseSettings {
     ) async throws -> any PanoramaFeed {
         let s = HyperlapseSettings.defaults.overridden(by: self)
         guard let source = s.source else {
-            throw LapseError.usage("no panorama source (--source google|panoramax|local:DIR|video:FILE)")
+            throw LapseError.usage("no panorama source (`source` google|panoramax|local:DIR|video:FILE)")
         }
         let hasDirections = s.from != nil || s.to != nil || !(s.via ?? []).isEmpty
-        if hasDirections && s.route != nil { throw LapseError.usage("give either --route or --from/--to, not both") }
-        if hasDirections && (s.from == nil || s.to == nil) { throw LapseError.usage("give both --from and --to") }
+        if hasDirections && s.route != nil { throw LapseError.usage("give either `route` or `from`/`to`, not both") }
+        if hasDirections && (s.from == nil || s.to == nil) { throw LapseError.usage("give both `from` and `to`") }
         if let provider = self.provider, !hasDirections {
             warning?(
                 "the directions provider \(provider.rawValue) plans nothing here: the route comes from "
@@ -132,8 +132,8 @@ extension HyperlapseSettings {
             if s.lookAt != nil {
                 throw LapseError.usage(
                     """
-                    --look-at needs positions, and a video without --track has none: give --track GPX, or use \
-                    --heading-offset or --keyframes
+                    `lookAt` needs positions, and a video without `track` has none: give `track` GPX, or use \
+                    `headingOffset` or `keyframes`
                     """
                 )
             }
@@ -173,7 +173,7 @@ extension HyperlapseSettings {
             // Own photos without a route: their positions in capture order are the route.
             route = Route(coordinates: sequence.map(\.coordinate))
         } else {
-            throw LapseError.usage("no route: give --route FILE or --from LAT,LNG --to LAT,LNG")
+            throw LapseError.usage("no route: give `route` FILE or `from` LAT,LNG `to` LAT,LNG")
         }
         let points = try route.resampled(every: s.spacing ?? 10)
         let resolution: PanoramaResolution

@@ -76,7 +76,7 @@ public struct PanoramaSourceOptions: Sendable {
         client: HTTPClient, videoFrameStep: Int = 30, progress: ProgressHandler? = nil,
         warning: WarningHandler? = nil
     ) throws -> Made {
-        if track != nil && !source.hasPrefix("video:") { throw LapseError.usage("--track is for --source video:FILE") }
+        if track != nil && !source.hasPrefix("video:") { throw LapseError.usage("`track` is for `source` video:FILE") }
         let cache: DiskCache? =
             useCache
             ? try DiskCache(
@@ -86,11 +86,11 @@ public struct PanoramaSourceOptions: Sendable {
         if source == "google" {
             guard let key = try googleKey() else {
                 throw LapseError(
-                    .denied, "Google Street View", "no API key: set GOOGLE_MAPS_API_KEY or give --key-file")
+                    .denied, "Google Street View", "no API key: set GOOGLE_MAPS_API_KEY or give `keyFile`")
             }
             let base =
                 try DirectionsConfiguration.serviceURL(
-                    mapTilesBaseURL ?? environment["LAPSE_MAPTILES_URL"], option: "--maptiles-url")
+                    mapTilesBaseURL ?? environment["LAPSE_MAPTILES_URL"], option: "`mapTilesBaseURL`")
                 ?? GoogleStreetViewSource.defaultBaseURL
             return Made(
                 source: try GoogleStreetViewSource(
@@ -100,7 +100,7 @@ public struct PanoramaSourceOptions: Sendable {
         if source == "panoramax" {
             let base =
                 try DirectionsConfiguration.serviceURL(
-                    panoramaxBaseURL ?? environment["LAPSE_PANORAMAX_URL"], option: "--panoramax-url")
+                    panoramaxBaseURL ?? environment["LAPSE_PANORAMAX_URL"], option: "`panoramaxBaseURL`")
                 ?? PanoramaxSource.defaultBaseURL
             return Made(
                 source: PanoramaxSource(baseURL: base, client: client, cache: cache, warning: warning),
@@ -120,7 +120,7 @@ public struct PanoramaSourceOptions: Sendable {
                 source: video, sequence: track == nil ? video.frames(every: videoFrameStep) : nil, skipped: [],
                 track: track)
         }
-        throw LapseError.usage("--source takes google, panoramax, local:DIR or video:FILE, not '\(source)'")
+        throw LapseError.usage("`source` takes google, panoramax, local:DIR or video:FILE, not '\(source)'")
     }
 
     /// `path` with a leading `~` expanded to the home folder.

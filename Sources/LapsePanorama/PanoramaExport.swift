@@ -93,7 +93,7 @@ public struct PanoramaExport: Sendable {
     /// - Throws: ``LapseError`` `.output` naming the manifest.
     public func checkManifest() throws {
         if FileManager.default.fileExists(atPath: manifestPath), !overwrite {
-            throw LapseError(.output, manifestPath, "file exists (use --overwrite to replace it)")
+            throw LapseError(.output, manifestPath, "file exists (use `overwrite` to replace it)")
         }
     }
 

@@ -74,7 +74,7 @@ public struct VideoPanoramaSource: PanoramaSource {
     public func nearest(to coordinates: [Coordinate], radius: Double) async throws -> [PanoramaMetadata?] {
         guard let track, let trackStart else {
             throw LapseError.usage(
-                "a video without a track has no positions: give --track GPX, or no route to take every N frames")
+                "a video without a track has no positions: give `track` GPX, or no route to take every N frames")
         }
         let points = track.points
         return coordinates.map { c in

@@ -86,7 +86,7 @@ public struct ReportPage: Sendable {
                 "\(input) is in \(files), the report's thumbnail folder: give the report another name")
         }
         if FileManager.default.fileExists(atPath: files) {
-            guard overwrite else { throw LapseError(.output, files, "exists (use --overwrite to replace it)") }
+            guard overwrite else { throw LapseError(.output, files, "exists (use `overwrite` to replace it)") }
             try checkReplaceable(files)
         }
     }
@@ -401,7 +401,7 @@ public struct ReportPage: Sendable {
             document.getElementById('legend').hidden = true;
             noMap.hidden = false;
             noMap.textContent = report.positions_known ? 'No map: no points.' :
-              'No map: the ' + report.point_unit + ' have no positions (a video without --track).';
+              'No map: the ' + report.point_unit + ' have no positions (a video without a track).';
             return;
           }
           const map = L.map('map');

@@ -28,7 +28,7 @@ public enum GoogleDirectionsStatus: String, Sendable, CaseIterable {
             case .maxRouteLengthExceeded:
                 (
                     .invalidInput,
-                    "the route is too long for the service; add --via points or split it (MAX_ROUTE_LENGTH_EXCEEDED)"
+                    "the route is too long for the service; add `via` points or split it (MAX_ROUTE_LENGTH_EXCEEDED)"
                 )
             case .invalidRequest: (.invalidInput, "the service rejected the request as invalid (INVALID_REQUEST)")
             case .overDailyLimit:
@@ -43,7 +43,7 @@ public enum GoogleDirectionsStatus: String, Sendable, CaseIterable {
                     .denied,
                     """
                     the service refused the request (REQUEST_DENIED); the Directions API is a legacy API that new \
-                    Google Cloud projects cannot enable: use --provider google (the Routes API) instead, or check \
+                    Google Cloud projects cannot enable: use `provider` google (the Routes API) instead, or check \
                     the key
                     """
                 )

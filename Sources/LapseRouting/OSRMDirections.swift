@@ -45,7 +45,7 @@ public struct OSRMDirections: DirectionsProvider {
             throw LapseError.usage(
                 """
                 the OSRM demo server has only a car profile: for \(request.mode.rawValue) give your own OSRM \
-                server with --osrm-url, or use --provider google
+                server with `osrmBaseURL`, or use `provider` google
                 """
             )
         }

@@ -50,17 +50,17 @@ public struct DirectionsConfiguration: Sendable {
     public func provider() throws -> any DirectionsProvider {
         switch service {
         case .osrm:
-            let url = try Self.serviceURL(osrmBaseURL ?? environment["LAPSE_OSRM_URL"], option: "--osrm-url")
+            let url = try Self.serviceURL(osrmBaseURL ?? environment["LAPSE_OSRM_URL"], option: "`osrmBaseURL`")
             return OSRMDirections(baseURL: url ?? OSRMDirections.defaultBaseURL, client: client)
         case .google, .googleDirections:
             let legacy = service == .googleDirections
             let variable = legacy ? "LAPSE_GOOGLE_DIRECTIONS_URL" : "LAPSE_GOOGLE_ROUTES_URL"
-            let url = try Self.serviceURL(googleBaseURL ?? environment[variable], option: "--google-url")
+            let url = try Self.serviceURL(googleBaseURL ?? environment[variable], option: "`googleBaseURL`")
             guard let key = try GoogleDirections.apiKey(keyFile: keyFile, environment: environment) else {
                 throw LapseError.usage(
                     """
-                    no Google Maps API key: set \(GoogleDirections.keyEnvironmentVariable), give --key-file FILE, \
-                    or use --provider osrm
+                    no Google Maps API key: set \(GoogleDirections.keyEnvironmentVariable), give `keyFile` FILE, \
+                    or use `provider` osrm
                     """
                 )
             }

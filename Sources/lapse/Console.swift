@@ -114,7 +114,7 @@ final class Console: Sendable {
         guard !quiet else { return }
         screen.withLock { s in
             s.clear()
-            FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
+            FileHandle.standardError.write(Data("warning: \(SettingFlags.shown(message))\n".utf8))
             if !s.live.isEmpty { s.redraw() }
         }
     }
@@ -134,6 +134,7 @@ final class Console: Sendable {
     /// ``LapseError/Code``'s names, `input` the file or URL it concerns when there is one, `message` the line
     /// shown on stderr without its `error: `).
     func error(_ message: String, code: String = "other", input: String? = nil, exitStatus: Int32) {
+        let message = SettingFlags.shown(message)
         if json {
             let object = Summary.ErrorReport(
                 error: .init(code: code, message: message, exitStatus: Int(exitStatus), input: input))

@@ -37,7 +37,7 @@ import TestSupport
         #expect(
             error.description
                 == """
-                \(path("a.gif")): a file appeared here while the job ran and was kept (--overwrite replaces it); \
+                \(path("a.gif")): a file appeared here while the job ran and was kept (`overwrite` replaces it); \
                 the finished output is \(path("a-1.gif"))
                 """
         )

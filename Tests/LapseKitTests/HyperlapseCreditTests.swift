@@ -363,7 +363,7 @@ import TestSupport
                 (error as? LapseError)
                     == .usage(
                         """
-                        --credit-position none is for your own photos and videos: \(name) imagery must carry its \
+                        `creditPosition` none is for your own photos and videos: \(name) imagery must carry its \
                         credit
                         """
                     )

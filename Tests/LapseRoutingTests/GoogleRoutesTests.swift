@@ -177,7 +177,7 @@ import Testing
         }
         #expect(error?.code == .denied)
         #expect(
-            error?.reason.contains("use --provider google (the Routes API)") == true, "\(String(describing: error))")
+            error?.reason.contains("use `provider` google (the Routes API)") == true, "\(String(describing: error))")
     }
 
     /// Saved answers of both APIs read as route files, by their content (`.json`) or by the format named.

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// The library names a setting in its messages as its API does, in backticks (`` `lookAt` ``, `` `overwrite` ``);
+/// the command line shows the flag that sets it instead (`--look-at`, `--overwrite`). A name it has no flag for
+/// is shown without the backticks.
+enum SettingFlags {
+    /// The setting's name in LapseKit's types (``HyperlapseSettings``, ``GIFJob``, ``PanoramaSourceOptions``,
+    /// ``DirectionsConfiguration``, ``AtomicOutput``) → its flag.
+    static let flags: [String: String] = [
+        "overwrite": "--overwrite", "output": "-o", "source": "--source", "route": "--route", "from": "--from",
+        "to": "--to", "via": "--via", "track": "--track", "lookAt": "--look-at", "headingOffset": "--heading-offset",
+        "keyframes": "--keyframes", "creditPosition": "--credit-position", "keyFile": "--key-file",
+        "provider": "--provider", "osrmBaseURL": "--osrm-url", "osrmURL": "--osrm-url",
+        "googleBaseURL": "--google-url", "mapTilesBaseURL": "--maptiles-url", "panoramaxBaseURL": "--panoramax-url",
+        "segment": "--segment", "start": "--start", "end": "--end", "duration": "--duration", "delay": "--delay",
+        "fov": "--fov", "size": "--size", "zoom": "--zoom", "timeout": "--timeout"
+    ]
+
+    /// `message` with every `` `name` `` of a setting replaced by its flag.
+    static func shown(_ message: String) -> String {
+        guard message.contains("`") else { return message }
+        var out = "", name = "", inName = false
+        for c in message {
+            if c == "`" {
+                if inName { out += flags[name] ?? name }
+                inName.toggle()
+                name = ""
+            } else if inName {
+                name.append(c)
+            } else {
+                out.append(c)
+            }
+        }
+        if inName { out += "`" + name } // an unpaired backtick stays as it was
+        return out
+    }
+}
