@@ -9,6 +9,8 @@ import Synchronization
 /// counts frames — so keyframes by frame number work as expected.
 public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     public let path: String
+    /// The video: checked to be 2:1, with its size, duration and frame rate.
+    public let video: VideoPanoramaSource
     public let frameStep: Int
     public let panoHeading: Double
     public var name: String { "video \((path as NSString).lastPathComponent)" }
@@ -45,14 +47,10 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         self.path = path
         self.frameStep = max(1, frameStep)
         self.panoHeading = panoHeading
+        video = try VideoPanoramaSource(path: path)
         let reader = try VideoFrameReader(path)
-        guard reader.displayWidth == 2 * reader.displayHeight else {
-            throw LapseError(
-                .invalidInput, path,
-                "not an equirectangular 360° video (\(reader.displayWidth)x\(reader.displayHeight) is not 2:1)")
-        }
         let packets = try VideoFrameReader(path).framesFromPackets()
-        let frameRate = reader.frameRate ?? 30, yuv = reader.yuvFramesAvailable
+        let frameRate = video.frameRate, yuv = reader.yuvFramesAvailable
         decoder = SequentialDecoder(
             reader, yuv: yuv, times: packets?.times,
             wanted: { [step = self.frameStep] in $0 % step == 0 })

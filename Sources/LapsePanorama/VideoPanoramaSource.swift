@@ -5,7 +5,9 @@ import LapseGeo
 import LapseMedia
 
 /// An equirectangular 360° video (e.g. from a camera on a car), optionally with a GPS track giving its
-/// positions over time.
+/// positions over time: the one type of a 360° video, checked (2:1) and described (size, duration, frame rate)
+/// here, whether its frames are then looked up by the track's times or read front to back
+/// (LapseKit's `VideoPanoramaFeed`, which holds one).
 ///
 /// With a track (timed points, e.g. GPX): video time 0 is the track's first time plus ``trackOffset``; a route
 /// point's panorama is the frame taken where the track passes nearest to it (within the radius), and the heading
@@ -35,7 +37,7 @@ public struct VideoPanoramaSource: PanoramaSource {
         guard reader.displayWidth == 2 * reader.displayHeight else {
             throw LapseError(
                 .invalidInput, path,
-                "not an equirectangular video: \(reader.displayWidth)×\(reader.displayHeight) is not 2:1")
+                "not an equirectangular 360° video: \(reader.displayWidth)×\(reader.displayHeight) is not 2:1")
         }
         self.path = path
         width = reader.displayWidth

@@ -27,6 +27,17 @@ import TestSupport
                 == nil)
     }
 
+    /// One check of what a 360° video is, for the track's source and the front-to-back feed alike: a phone's
+    /// portrait video is refused by both with the same line.
+    @Test func aVideoThatIsNot2To1IsRefusedTheSameWay() throws {
+        let phone = TestData.path("video/iphone_rotated.mov")
+        var messages: [String] = []
+        do { _ = try VideoPanoramaFeed(path: phone) } catch { messages.append("\(error)") }
+        do { _ = try VideoPanoramaSource(path: phone) } catch { messages.append("\(error)") }
+        #expect(messages.count == 2 && messages[0] == messages[1], "\(messages)")
+        #expect(messages.first?.contains("not an equirectangular 360° video: ") == true, "\(messages)")
+    }
+
     /// The real 360° video (H.264 with three B-frames between reference frames, 29.97 fps): every fourth frame
     /// or so is analysed, all reference frames, and an analysed frame is the frame a full decode gives (only
     /// reference frames are decoded for it, without the deblocking filter: PSNR ≥ 40 dB against the full decode's
