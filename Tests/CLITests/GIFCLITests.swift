@@ -120,4 +120,37 @@ import TestSupport
         #expect(info.stdout.contains("loop forever"))
         #expect(info.stdout.contains("8 images"))
     }
+
+    /// #18 item 11 through the built `lapse`: the GIF of a VP9 video with alpha (a disc in a half-transparent
+    /// ring, its alpha wobbling around 128 from lossy coding) is as transparent as the lossless PNGs of the same
+    /// content: no see-through pixel inside the shape (one whose four neighbours are opaque in the PNG), and at
+    /// most 0.3 % of the pixels different, on the shape's edge. The GIF decoded by ffmpeg at 10 fps.
+    @Test func transparentVP9GivesNoSeeThroughRing() throws {
+        let out = TestData.scratchDirectory("gif-alpha").appendingPathComponent("alpha.gif").path
+        let r = try Shell.lapse([
+            "gif", TestData.path("video/synthetic/alpha_vp9_160x120.webm"), "--scale", "1", "-o", out, "--quiet"
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let frames = try FFmpegReference.frames(out, filters: "fps=10", size: (160, 120))
+        #expect(frames.count == 10)
+        let dir = TestData.path("video/synthetic/rgba_png_seq")
+        for (i, f) in frames.prefix(10).enumerated() {
+            let png = try FFmpegReference.frames("\(dir)/frame\(String(format: "%03d", i + 1)).png", size: (160, 120))[
+                0]
+            func opaque(_ x: Int, _ y: Int) -> Bool { png.bytes[(y * png.width + x) * 4 + 3] >= 128 }
+            var mismatches = 0, inside = 0
+            for y in 0..<png.height {
+                for x in 0..<png.width where (f.bytes[(y * f.width + x) * 4 + 3] < 128) == opaque(x, y) {
+                    mismatches += 1
+                    if x > 0, y > 0, x + 1 < png.width, y + 1 < png.height,
+                        opaque(x, y), opaque(x - 1, y), opaque(x + 1, y), opaque(x, y - 1), opaque(x, y + 1)
+                    {
+                        inside += 1
+                    }
+                }
+            }
+            #expect(inside == 0, "frame \(i): \(inside) see-through pixels inside the shape")
+            #expect(mismatches <= 160 * 120 * 3 / 1000, "frame \(i): \(mismatches) pixels")
+        }
+    }
 }
