@@ -163,11 +163,14 @@ public final class AtomicOutput: Sendable {
     /// (`.dat.nosync…`), which an interruption would leave in the output folder.
     /// - Throws: ``LapseError`` `.output` naming ``path`` when the file cannot be written.
     public func write(_ data: Data) throws {
+        // Under the registry's lock, so an interruption cannot fall between its deletions and this file's creation.
+        let written: Bool
         do {
-            try data.write(to: URL(fileURLWithPath: temporaryPath))
+            written = try TemporaryFiles.write(data, to: temporaryPath)
         } catch {
             let reason = (error as NSError).localizedDescription
             throw LapseError(.output, path, "cannot write: \(reason)")
         }
+        guard written else { throw LapseError(.cancelled, path, "cancelled") }
     }
 }

@@ -18,6 +18,24 @@ public enum TemporaryFiles {
     /// Records a temporary file being written.
     public static func register(_ path: String) { state.withLock { _ = $0.live.insert(path) } }
 
+    /// Writes `data` to the temporary file `path` (replacing what is there) and records it, under the registry's
+    /// lock, unless the process is stopping: so no file is created after ``removeAll()`` deleted the others (a
+    /// write begun just before waits for it; one just after does nothing), which a writer creating the file by
+    /// its path at the moment of an interruption would otherwise leave behind.
+    /// - Returns: false when the process is stopping (nothing written, nothing recorded).
+    /// - Throws: the write's error (the file then recorded, for its writer to delete or ``removeAll()`` to).
+    public static func write(_ data: Data, to path: String) throws -> Bool {
+        try state.withLock { s in
+            guard !s.closed else { return false }
+            s.live.insert(path)
+            try data.write(to: URL(fileURLWithPath: path))
+            return true
+        }
+    }
+
+    /// Whether ``removeAll()`` ran: the process is stopping.
+    public static var isStopping: Bool { state.withLock { $0.closed } }
+
     /// Forgets a temporary file (renamed into place or deleted).
     public static func unregister(_ path: String) { state.withLock { _ = $0.live.remove(path) } }
 

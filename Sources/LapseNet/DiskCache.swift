@@ -111,15 +111,21 @@ public struct DiskCache: Sendable {
         let folder = url.deletingLastPathComponent()
         let temp = partialFolder.appendingPathComponent(
             "\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16)).partial")
-        TemporaryFiles.register(temp.path)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try data.write(to: temp)
+        } catch {
+            throw LapseError(.output, url.path, "cannot write the cache entry")
+        }
+        // Created under the registry's lock: an interruption deletes it or it is never created.
+        let written: Bool
+        do {
+            written = try TemporaryFiles.write(data, to: temp.path)
         } catch {
             TemporaryFiles.unregister(temp.path)
             unlink(temp.path)
             throw LapseError(.output, url.path, "cannot write the cache entry")
         }
+        guard written else { throw LapseError(.cancelled, url.path, "cancelled") }
         let code = TemporaryFiles.rename(temp.path, to: url.path)
         if code != 0 {
             unlink(temp.path)
