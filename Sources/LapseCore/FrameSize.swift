@@ -26,13 +26,16 @@ public struct FrameSize: Sendable, Hashable, CustomStringConvertible {
 
 /// In a JSON file: the text `"1280x720"`.
 extension FrameSize: Codable {
+    /// Any `WIDTHxHEIGHT` of whole numbers is read (what uses it says when it is out of range).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        guard let size = FrameSize(parsing: try container.decode(String.self)) else {
+        let parts = try container.decode(String.self).lowercased().split(
+            separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]) else {
             throw DecodingError.dataCorruptedError(
                 in: container, debugDescription: "not WIDTHxHEIGHT (such as 1280x720)")
         }
-        self = size
+        self.init(width: w, height: h)
     }
 
     public func encode(to encoder: any Encoder) throws {

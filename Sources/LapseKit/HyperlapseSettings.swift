@@ -107,15 +107,16 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
             }
         }
 
+        /// Any whole number is read (``HyperlapseSettings/makeJob(overwrite:)`` says when it is not 0–5).
         public init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
-            let zoom =
-                (try? container.decode(Int.self)).flatMap { Zoom(parsing: String($0)) }
-                ?? (try? container.decode(String.self)).flatMap(Zoom.init(parsing:))
-            guard let zoom else {
+            if let z = try? container.decode(Int.self) {
+                self = .level(z)
+            } else if let text = try? container.decode(String.self), text == "auto" || Int(text) != nil {
+                self = Int(text).map { .level($0) } ?? .auto
+            } else {
                 throw DecodingError.dataCorruptedError(in: container, debugDescription: "not auto or 0 to 5")
             }
-            self = zoom
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -176,11 +177,16 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
             result.gif = (newOutput as NSString).deletingPathExtension + ".gif"
         }
         // Every key `other` sets (its JSON form leaves out what it does not) replaces this one's.
-        let encoder = JSONEncoder()
+        // Every value round-trips, checked or not (a NaN, a zoom of 9: makeJob reports those).
+        let encoder = JSONEncoder(), decoder = JSONDecoder()
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         guard let mine = try? JSONSerialization.jsonObject(with: encoder.encode(result)) as? [String: Any],
             let theirs = try? JSONSerialization.jsonObject(with: encoder.encode(other)) as? [String: Any],
             let merged = try? JSONSerialization.data(withJSONObject: mine.merging(theirs) { _, new in new }),
-            let decoded = try? JSONDecoder().decode(HyperlapseSettings.self, from: merged)
+            let decoded = try? decoder.decode(HyperlapseSettings.self, from: merged)
         else { preconditionFailure("HyperlapseSettings does not round-trip through JSON") }
         return decoded
     }

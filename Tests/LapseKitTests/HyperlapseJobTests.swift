@@ -216,6 +216,22 @@ import TestSupport
         #expect(all.overridden(by: one) == expected)
     }
 
+    /// Values the flags could not give (a NaN, a zoom of 9, a size of 0x0) survive being overridden and are
+    /// reported by makeJob, not a crash.
+    @Test func uncheckedValuesAreReportedNotFatal() {
+        var s = HyperlapseSettings()
+        s.output = "/tmp/never.mp4"
+        s.source = "video:x.mp4"
+        s.fov = .nan
+        s.zoom = .level(9)
+        s.size = FrameSize(width: 0, height: 0)
+        let merged = HyperlapseSettings().overridden(by: s)
+        #expect(merged.zoom == .level(9) && merged.size == FrameSize(width: 0, height: 0) && merged.fov?.isNaN == true)
+        #expect { try merged.makeJob(overwrite: false) } throws: { "\($0)".contains("size takes 16x16 to 8192x8192") }
+        s.size = nil
+        #expect(throws: LapseError.self) { try s.overridden(by: HyperlapseSettings()).makeJob(overwrite: false) }
+    }
+
     /// A job file's preset and timeout are checked before any work, as the flags are.
     @Test func jobFilePresetAndTimeoutAreChecked() {
         var s = HyperlapseSettings()
