@@ -137,18 +137,7 @@ import TestSupport
         for (i, f) in frames.prefix(10).enumerated() {
             let png = try FFmpegReference.frames("\(dir)/frame\(String(format: "%03d", i + 1)).png", size: (160, 120))[
                 0]
-            func opaque(_ x: Int, _ y: Int) -> Bool { png.bytes[(y * png.width + x) * 4 + 3] >= 128 }
-            var mismatches = 0, inside = 0
-            for y in 0..<png.height {
-                for x in 0..<png.width where (f.bytes[(y * f.width + x) * 4 + 3] < 128) == opaque(x, y) {
-                    mismatches += 1
-                    if x > 0, y > 0, x + 1 < png.width, y + 1 < png.height,
-                        opaque(x, y), opaque(x - 1, y), opaque(x + 1, y), opaque(x, y - 1), opaque(x, y + 1)
-                    {
-                        inside += 1
-                    }
-                }
-            }
+            let (mismatches, inside) = TransparencyCheck.compare(f, against: png)
             #expect(inside == 0, "frame \(i): \(inside) see-through pixels inside the shape")
             #expect(mismatches <= 160 * 120 * 3 / 1000, "frame \(i): \(mismatches) pixels")
         }

@@ -213,18 +213,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         for i in 0..<10 {
             let f = shown(gif, frames, at: i * 10)
             let png = try DecodedImage(path: "\(dir)/frame\(String(format: "%03d", i + 1)).png").pixels()
-            func opaque(_ x: Int, _ y: Int) -> Bool { png.bytes[(y * png.width + x) * 4 + 3] >= 128 }
-            var mismatches = 0, inside = 0
-            for y in 0..<png.height {
-                for x in 0..<png.width where (f.bytes[(y * f.width + x) * 4 + 3] == 0) == opaque(x, y) {
-                    mismatches += 1
-                    if x > 0, y > 0, x + 1 < png.width, y + 1 < png.height,
-                        opaque(x, y), opaque(x - 1, y), opaque(x + 1, y), opaque(x, y - 1), opaque(x, y + 1)
-                    {
-                        inside += 1
-                    }
-                }
-            }
+            let (mismatches, inside) = TransparencyCheck.compare(f, against: png)
             #expect(inside == 0, "frame \(i): \(inside) see-through pixels inside the shape")
             #expect(mismatches <= 160 * 120 * 3 / 1000, "frame \(i): \(mismatches) pixels")
         }
