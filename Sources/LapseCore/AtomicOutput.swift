@@ -144,8 +144,8 @@ public final class AtomicOutput: Sendable {
     deinit { discard() }
 
     /// The target path of a temporary path made by ``init(path:overwrite:inputs:)``
-    /// (`DIR/.NAME.PID-TOKEN.partial[.EXT]`
-    /// → `DIR/NAME`), or nil for any other path: errors met while writing name the file the user asked for.
+    /// (`DIR/.NAME.PID-TOKEN.partial[.EXT]` → `DIR/NAME`), or nil for any other path: errors met while writing name the
+    /// file the user asked for.
     public static func targetPath(ofTemporary temporary: String) -> String? {
         let url = URL(fileURLWithPath: temporary)
         let name = url.lastPathComponent

@@ -36,8 +36,7 @@ public enum EncodedPolyline {
     ///   - precision: 5 (Google) or 6 (OSRM); 1…7 accepted.
     /// - Returns: the coordinates, in order (empty for an empty string).
     /// - Throws: ``LapseError`` `.invalidInput` (subject `nil`; callers add the file or URL) when a character is
-    ///   outside
-    ///   `?`…`~`, the text ends inside a value, a latitude has no longitude, a value overflows, or a decoded
+    ///   outside `?`…`~`, the text ends inside a value, a latitude has no longitude, a value overflows, or a decoded
     ///   coordinate lies outside the valid range (which usually means the wrong precision).
     public static func decode(_ string: String, precision: Int = 5) throws -> [Coordinate] {
         precondition((1...7).contains(precision), "polyline precision must be 1…7")

@@ -7,11 +7,9 @@ import Foundation
 /// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
 /// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `timeout`, `stabilize`, `forward`, `toneMatch`,
-/// `creditPosition` (and
-/// `frames`, which a run writes and a read ignores). After a run the effective settings are written next to the output
-/// as
-/// `OUT.job.json` (paths made absolute), so the same hyperlapse can be rendered again with `--config OUT.job.json`
-/// from any folder.
+/// `creditPosition` (and `frames`, which a run writes and a read ignores). After a run the effective settings are
+/// written next to the output as `OUT.job.json` (paths made absolute), so the same hyperlapse can be rendered again
+/// with `--config OUT.job.json` from any folder.
 public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// Start and end of a planned route, `"lat,lng"`.
     public var from: String?
@@ -68,7 +66,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var keyFile: String?
     /// An OSRM server for `provider: osrm` (else `LAPSE_OSRM_URL`, else the public demo server).
     public var osrmURL: String?
-    /// Deadline of each HTTP attempt (routes, metadata, tiles) in seconds, 0.1–3600 (default 30; retried as usual).
+    /// Seconds after which an HTTP request (route, metadata, tile) gives up, its retries included, 0.1–3600 (default:
+    /// 30 s an attempt, 5 attempts).
     public var timeout: Double?
     /// Steady the panoramas from their pictures (default true).
     public var stabilize: Bool?
@@ -176,8 +175,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         {
             result.gif = (newOutput as NSString).deletingPathExtension + ".gif"
         }
-        // Every key `other` sets (its JSON form leaves out what it does not) replaces this one's.
-        // Every value round-trips, checked or not (a NaN, a zoom of 9: makeJob reports those).
+        // Every key `other` sets (its JSON form leaves out what it does not) replaces this one's. Every value
+        // round-trips, checked or not (a NaN, a zoom of 9: makeJob reports those).
         let encoder = JSONEncoder(), decoder = JSONDecoder()
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")

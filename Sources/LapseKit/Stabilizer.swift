@@ -92,8 +92,8 @@ public struct StabilizationReport: Sendable, Equatable {
 ///   travel measured in the picture (the one it and the four frames either side agree on); for a panorama of a
 ///   planned route whose source knows no heading (a Panoramax picture without `view:azimuth`), the bearing to
 ///   the next frame's panorama as the heading of the direction of travel measured in its picture (`positions`); the
-/// level from the source's tilt and roll, else the prior
-///   that the camera is upright (3°). The first frame, if nothing else gives its heading, keeps the source's.
+///   level from the source's tilt and roll, else the prior that the camera is upright (3°). The first frame, if
+///   nothing else gives its heading, keeps the source's.
 /// - Direction of travel: the route's (planned routes) or, for a camera's own track, the measured direction of
 ///   travel (``PairMotion/travel``, or ``StabilizationOptions/forward``) turned into the world and averaged
 ///   over ±8 frames.
@@ -338,9 +338,9 @@ struct Stabilizer {
     /// ``consensusWindow`` either side: the later ones `analysed`'s first, `e` just taken off it; the earlier
     /// ones ``recent``) turned into `e`'s frame by the rotations measured between them (a chain broken where one
     /// was not measured), and of those the mean of the ones within 6° of their medoid (the one nearest all the others).
-    /// One pair's focus of expansion is off by a few degrees,
-    /// now and then by tens (other vehicles, a featureless stretch); the rotations between frames are good to a
-    /// tenth of a degree, so their neighbours' outvote it. Nil when no frame in the window has one.
+    /// One pair's focus of expansion is off by a few degrees, now and then by tens (other vehicles, a featureless
+    /// stretch); the rotations between frames are good to a tenth of a degree, so their neighbours' outvote it. Nil
+    /// when no frame in the window has one.
     private func consensusTravel(_ e: Entry) -> SIMD3<Double>? {
         var candidates: [SIMD3<Double>] = []
         if let t = e.travel { candidates.append(t) }

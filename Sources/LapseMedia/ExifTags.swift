@@ -5,9 +5,9 @@ import Foundation
 /// The EXIF tags Lapse uses, read with libexif from the first bytes of a file (a JPEG's APP1 segment): the one
 /// EXIF reader of the package, for an image's orientation and a photo's position, direction and date.
 ///
-/// Tags (Exif 2.32, CIPA DC-008): IFD0 Orientation (0x0112) and DateTime (0x0132); the Exif IFD's
-/// DateTimeOriginal (0x9003); the GPS IFD's GPSLatitudeRef/GPSLatitude (0x0001/0x0002), GPSLongitudeRef/
-/// GPSLongitude (0x0003/0x0004) and GPSImgDirection (0x0011).
+/// Tags (Exif 2.32, CIPA DC-008): IFD0 Orientation (0x0112) and DateTime (0x0132); the Exif IFD's DateTimeOriginal
+/// (0x9003); the GPS IFD's GPSLatitudeRef/GPSLatitude (0x0001/0x0002), GPSLongitudeRef/GPSLongitude (0x0003/0x0004)
+/// and GPSImgDirection (0x0011).
 public struct ExifTags: Sendable, Equatable {
     /// How the stored pixels are to be turned for display, or nil when the tag is absent or not 1–8.
     public var orientation: ImageOrientation?

@@ -276,9 +276,8 @@ public final class DecodedImage: @unchecked Sendable {
 
     /// The picture at `width × height` as the encoder's Y′CbCr (BT.709 limited range 4:2:0), in one swscale pass
     /// from the decoded planes (scaling, chroma resampling), the range mapped and a 3 × 3 matrix on the result for a
-    /// source
-    /// of another matrix (JPEG's BT.601: luma takes its block's chroma; ITU-T H.273's derivation of E′Y, E′Pb, E′Pr
-    /// from each matrix's Kr and Kb). Nil for what needs the RGBA path: alpha, an EXIF orientation other than
+    /// source of another matrix (JPEG's BT.601: luma takes its block's chroma; ITU-T H.273's derivation of E′Y, E′Pb,
+    /// E′Pr from each matrix's Kr and Kb). Nil for what needs the RGBA path: alpha, an EXIF orientation other than
     /// upright, RGB or palette sources, BT.2020.
     /// - Throws: ``LapseError`` `.codec` when swscale cannot convert.
     public func yuv(width: Int, height: Int) throws -> YUVFrame? {

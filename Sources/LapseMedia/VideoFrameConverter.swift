@@ -6,8 +6,7 @@ import LapseCore
 /// `scale` (the frame's own YUV matrix and range; the size already accounts for the sample aspect ratio),
 /// then for PQ/HLG input a tone map to BT.709 SDR (`zscale` → linear light, `tonemap=hable`, `zscale` → BT.709,
 /// the common FFmpeg recipe, ending in RGB so no chroma is lost), then the display-matrix rotation (`transpose`,
-/// `hflip`/`vflip`),
-/// then `format=rgba` (alpha kept when the decoder gives it).
+/// `hflip`/`vflip`), then `format=rgba` (alpha kept when the decoder gives it).
 ///
 /// The graph is built for the first frame and rebuilt whenever the decoded size or pixel format changes.
 final class VideoFrameConverter {

@@ -18,8 +18,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     /// One safe path component for `part`: letters, digits, `-` and `_` kept, every other byte written as
     /// `%XX` (so distinct parts stay distinct), dots kept except at the start (so never `.` or `..`), never empty;
-    /// parts longer than
-    /// 100 bytes are cut and end in a hash of the whole part.
+    /// parts longer than 100 bytes are cut and end in a hash of the whole part.
     public static func sanitise(_ part: String) -> String {
         var out = ""
         for byte in part.utf8 {

@@ -13,8 +13,8 @@ import Synchronization
 /// locations a request; `GET /v1/streetview/metadata?panoId=` gives image and tile sizes, heading, tilt, roll,
 /// date, copyright and links (the neighbouring panoramas: a point whose nearest panorama is of another date than
 /// the previous frame's takes one of the previous frame's run instead when it is near enough, ``sameRunSlack``); `GET
-/// /v1/streetview/tiles/{z}/{x}/{y}?panoId=` gives 512 × 512 JPEG tiles. Every request
-/// carries `key` and `session` as query parameters. The key never appears in messages or cache paths.
+/// /v1/streetview/tiles/{z}/{x}/{y}?panoId=` gives 512 × 512 JPEG tiles. Every request carries `key` and `session` as
+/// query parameters. The key never appears in messages or cache paths.
 public struct GoogleStreetViewSource: PanoramaSource {
     public let name = "google"
     /// Map Tiles API base URL (default `https://tile.googleapis.com`); tests point it at a stand-in.

@@ -6,8 +6,8 @@ import LapseMedia
 
 /// An equirectangular 360° video (e.g. from a camera on a car), optionally with a GPS track giving its
 /// positions over time: the one type of a 360° video, checked (2:1) and described (size, duration, frame rate)
-/// here, whether its frames are then looked up by the track's times or read front to back
-/// (LapseKit's `VideoPanoramaFeed`, which holds one).
+/// here, whether its frames are then looked up by the track's times or read front to back (LapseKit's
+/// `VideoPanoramaFeed`, which holds one).
 ///
 /// With a track (timed points, e.g. GPX): video time 0 is the track's first time plus ``trackOffset``; a route
 /// point's panorama is the frame taken where the track passes nearest to it (within the radius), and the heading

@@ -14,9 +14,8 @@ public struct CameraScript: Sendable, Equatable, Codable {
     /// Pitch in degrees when neither a keyframe nor a look-at target sets one (default 0).
     public var pitch: Double
     /// How far ahead along the route, in metres, the camera averages the road's direction in
-    /// ``CameraMode/route(offset:)``
-    /// mode (default 50). Together with the route's own heading smoothing (±20 m) a 90° corner turns the camera
-    /// over about `lookAhead + 40` metres, at most 90°/`lookAhead` a metre.
+    /// ``CameraMode/route(offset:)`` mode (default 50). Together with the route's own heading smoothing (±20 m) a 90°
+    /// corner turns the camera over about `lookAhead + 40` metres, at most 90°/`lookAhead` a metre.
     public var lookAhead: Double
     /// Frames over which a switch from one shot's mode to the next is eased (default 30; 0 cuts).
     public var transitionFrames: Int

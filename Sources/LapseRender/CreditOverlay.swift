@@ -28,11 +28,11 @@ public struct PixelRect: Sendable, Hashable {
 ///
 /// Sizes follow the frame: the text's em is 1/40 of the frame's height, at least 10 px (18 px in a 720-row frame,
 /// capitals about 13 px; 10 px is the smallest at which DejaVu Sans's "g" and "q" stay apart in a GIF); the box pads
-/// the text by 0.4 em left and right and 0.2 em above and below and stands
-/// 0.5 em from the frame's edges. A credit too wide for the frame is set smaller, down to 9 px, on one line; if
-/// it is still too wide, it is broken into lines at its `" · "` separators (then at spaces), and only if a word
-/// is still too wide is the text made smaller again (down to 6 px).
-/// The box's corners fall on even pixels, so in 4:2:0 video its chroma does not bleed into the pixels around it.
+/// the text by 0.4 em left and right and 0.2 em above and below and stands 0.5 em from the frame's edges. A credit too
+/// wide for the frame is set smaller, down to 9 px, on one line; if it is still too wide, it is broken into lines at
+/// its `" · "` separators (then at spaces), and only if a word is still too wide is the text made smaller again (down
+/// to 6 px). The box's corners fall on even pixels, so in 4:2:0 video its chroma does not bleed into the pixels around
+/// it.
 ///
 /// Only the box's pixels are read and written (a few thousand in a 1280 × 720 frame). The text of each
 /// (credit, frame size) is laid out once and cached; glyphs are rasterised once (``TextRenderer``).

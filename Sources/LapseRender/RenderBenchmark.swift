@@ -20,8 +20,7 @@ public enum RenderBenchmark {
 
     /// Reads `frames` RGBA frames of `sourceWidth × sourceHeight` one after another from the raw file at
     /// `rawPath` (cycling from its start when it holds fewer; a file of one frame is read once), renders each with
-    /// `projector`, turning the
-    /// heading by `360 / frames` degrees every frame, and times it.
+    /// `projector`, turning the heading by `360 / frames` degrees every frame, and times it.
     /// - Throws: ``LapseError`` `.invalidInput` when the file cannot be read or holds no whole frame.
     public static func run(
         rawPath: String, sourceWidth: Int, sourceHeight: Int, frames: Int,

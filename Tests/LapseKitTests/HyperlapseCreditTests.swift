@@ -103,9 +103,8 @@ import TestSupport
     }
 
     /// The GIF's credit is drawn at the GIF's size after resizing (its own text of 9 px at least, not the video's
-    /// shrunk),
-    /// in its corner only: exactly, frame by frame as the job makes them (a real Street View frame), and in the
-    /// GIF file against the same GIF without a credit (the GIF's palettes make the rest differ by a little).
+    /// shrunk), in its corner only: exactly, frame by frame as the job makes them (a real Street View frame), and in
+    /// the GIF file against the same GIF without a credit (the GIF's palettes make the rest differ by a little).
     @Test func gifCreditIsDrawnAtTheGIFsSizeInItsCornerOnly() async throws {
         let world = try RouteWorld(arguments: ["--length", "60"], in: dir)
         let credit = "Google · " + world.copyright

@@ -22,8 +22,7 @@ struct ProjectorGeometryTests {
     ]
 
     /// The panorama, taken by a camera whose centre column faces `heading`: each marker a small disc of directions
-    /// within 0.9° of its centre (round on the sphere,
-    /// so its centroid in any view is its centre's projection).
+    /// within 0.9° of its centre (round on the sphere, so its centroid in any view is its centre's projection).
     static func markerPanorama(heading: Double) -> PixelBuffer {
         let centres = markers.map { direction(heading: $0.heading, elevation: $0.elevation) }
         let radius = cos(rad(0.9))
