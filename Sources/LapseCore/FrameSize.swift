@@ -13,11 +13,15 @@ public struct FrameSize: Sendable, Hashable, CustomStringConvertible {
 
     /// `WIDTHxHEIGHT` (`x` or `X`), each a whole number from 1 to 16384; nil for anything else.
     public init?(parsing text: String) {
-        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (1...16384).contains(w),
-            (1...16384).contains(h)
-        else { return nil }
+        guard let (w, h) = Self.numbers(text), (1...16384).contains(w), (1...16384).contains(h) else { return nil }
         self.init(width: w, height: h)
+    }
+
+    /// The two whole numbers either side of the `x` (or `X`) of `text`, whatever their range.
+    static func numbers(_ text: String) -> (Int, Int)? {
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]) else { return nil }
+        return (w, h)
     }
 
     /// `1280x720`.
@@ -29,9 +33,7 @@ extension FrameSize: Codable {
     /// Any `WIDTHxHEIGHT` of whole numbers is read (what uses it says when it is out of range).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        let parts = try container.decode(String.self).lowercased().split(
-            separator: "x", omittingEmptySubsequences: false)
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]) else {
+        guard let (w, h) = Self.numbers(try container.decode(String.self)) else {
             throw DecodingError.dataCorruptedError(
                 in: container, debugDescription: "not WIDTHxHEIGHT (such as 1280x720)")
         }

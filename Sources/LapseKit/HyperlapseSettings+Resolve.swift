@@ -3,6 +3,9 @@ import Foundation
 import Synchronization
 
 extension HyperlapseSettings {
+    /// The network timeouts accepted, seconds (``timeout``).
+    public static let timeoutRange: ClosedRange<Double> = 0.1...3600
+
     /// Defaults that make a good first video: 10 m spacing, 1280×720, 90° fov, 12 fps, H.264 CRF 20, medium.
     public static let defaults: HyperlapseSettings = {
         var s = HyperlapseSettings()
@@ -43,7 +46,7 @@ extension HyperlapseSettings {
             throw LapseError.usage(
                 "preset takes one of \(VideoEncoderSettings.presets.joined(separator: ", ")), not '\(job.preset)'")
         }
-        if let t = s.timeout, !(0.1...3600).contains(t) {
+        if let t = s.timeout, !Self.timeoutRange.contains(t) {
             throw LapseError.usage("timeout takes seconds from 0.1 to 3600, not \(t)")
         }
         job.stabilization = StabilizationOptions(

@@ -121,16 +121,13 @@ struct Arguments {
         return t
     }
 
-    /// An option holding `WxH` (each 1…16384).
-    mutating func size(_ name: String) throws -> (width: Int, height: Int)? {
+    /// An option holding `WxH` (each 1…16384, ``FrameSize/init(parsing:)``).
+    mutating func size(_ name: String) throws -> FrameSize? {
         guard let text = try value(name) else { return nil }
-        let parts = text.lowercased().split(separator: "x")
-        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), (1...16384).contains(w),
-            (1...16384).contains(h)
-        else {
+        guard let size = FrameSize(parsing: text) else {
             throw LapseError.usage("\(name) takes WIDTHxHEIGHT such as 1280x720, not '\(text)'")
         }
-        return (w, h)
+        return size
     }
 
     /// Everything left that is not an option; an unknown option left over is a usage error.

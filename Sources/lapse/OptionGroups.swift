@@ -30,7 +30,7 @@ struct OutputOptions {
 struct NetworkOptions {
     var timeout: Double?
 
-    static let range: ClosedRange<Double> = 0.1...3600
+    static let range = HyperlapseSettings.timeoutRange
 
     init(_ arguments: inout Arguments) throws {
         timeout = try arguments.double("--timeout", in: Self.range)
@@ -50,7 +50,7 @@ struct EncoderOptions {
 
 /// `--size WxH` and `--fov D` (1 to 179 degrees: a perspective view narrower than a half-turn) of a rendered view.
 struct ViewOptions {
-    var size: (width: Int, height: Int)?
+    var size: FrameSize?
     var fov: Double?
 
     init(_ arguments: inout Arguments) throws {

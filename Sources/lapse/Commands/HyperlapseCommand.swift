@@ -114,7 +114,7 @@ enum HyperlapseCommand: Command {
         var flags = HyperlapseSettings()
         try parseRouteAndSource(&arguments, into: &flags)
         let view = try ViewOptions(&arguments)
-        flags.size = view.size.map { FrameSize(width: $0.width, height: $0.height) }
+        flags.size = view.size
         flags.fov = view.fov
         flags.fps = try arguments.frameRate("--fps", in: 1...120)
         flags.lookAt = try arguments.value("--look-at")

@@ -77,7 +77,7 @@ enum VideoCommand: Command {
             job.imageDuration = imageDuration
         }
         job.frameRate = frameRate
-        job.size = size
+        job.size = size.map { ($0.width, $0.height) }
         job.fit = fit
         job.background = background
         job.codec = codec

@@ -45,7 +45,7 @@ enum ViewCommand: Command {
         let roll = try arguments.double("--roll", in: -180...180) ?? 0
         let viewOptions = try ViewOptions(&arguments)
         let fov = viewOptions.fov ?? 90
-        let size = viewOptions.size ?? (1280, 720)
+        let size = viewOptions.size ?? FrameSize(width: 1280, height: 720)
         let panoHeading = try arguments.double("--pano-heading", in: -1e6...1e6) ?? 0
         let panoTilt = try arguments.double("--pano-tilt", in: -90...90) ?? 0
         let panoRoll = try arguments.double("--pano-roll", in: -180...180) ?? 0
