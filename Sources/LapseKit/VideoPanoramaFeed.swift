@@ -47,8 +47,8 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         self.path = path
         self.frameStep = max(1, frameStep)
         self.panoHeading = panoHeading
-        video = try VideoPanoramaSource(path: path)
         let reader = try VideoFrameReader(path)
+        video = try VideoPanoramaSource(reader: reader, path: path)
         let packets = try VideoFrameReader(path).framesFromPackets()
         let frameRate = video.frameRate, yuv = reader.yuvFramesAvailable
         decoder = SequentialDecoder(

@@ -33,7 +33,12 @@ public struct VideoPanoramaSource: PanoramaSource {
     /// Opens the video (and checks it is 2:1) and the track.
     /// - Throws: ``LapseError`` `.invalidInput` for an unreadable or non-2:1 video, or a track without times.
     public init(path: String, track: Route? = nil, trackOffset: Double = 0) throws {
-        let reader = try VideoFrameReader(path)
+        try self.init(reader: try VideoFrameReader(path), path: path, track: track, trackOffset: trackOffset)
+    }
+
+    /// As ``init(path:track:trackOffset:)`` for a video its caller has opened already (`reader`, at its start),
+    /// which is only read for its size, duration and frame rate.
+    public init(reader: VideoFrameReader, path: String, track: Route? = nil, trackOffset: Double = 0) throws {
         guard reader.displayWidth == 2 * reader.displayHeight else {
             throw LapseError(
                 .invalidInput, path,
