@@ -33,9 +33,6 @@ public enum TemporaryFiles {
         }
     }
 
-    /// Whether ``removeAll()`` ran: the process is stopping.
-    public static var isStopping: Bool { state.withLock { $0.closed } }
-
     /// Forgets a temporary file (renamed into place or deleted).
     public static func unregister(_ path: String) { state.withLock { _ = $0.live.remove(path) } }
 

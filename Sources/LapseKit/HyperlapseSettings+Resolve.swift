@@ -153,7 +153,6 @@ extension HyperlapseSettings {
         let made = try options.make(
             client: client, videoFrameStep: s.frameStep ?? 1,
             progress: progress.map { DownloadTally(forwardingTo: $0).handler }, warning: warning)
-        for skipped in made.skipped { warning?("skipped \(skipped.file): \(skipped.reason)") }
 
         var route: Route
         if let file = s.route {

@@ -68,8 +68,9 @@ public struct PanoramaSourceOptions: Sendable {
     ///   - client: the job's HTTP client (``makeClient()``).
     ///   - videoFrameStep: for `video:` without a track, the step of ``Made/sequence``.
     ///   - progress: download progress of tiles.
-    ///   - warning: told of pictures a source leaves out while looking up (Panoramax: a cropped 360° picture that
-    ///     cannot be placed in its full frame), once each.
+    ///   - warning: told of pictures a source leaves out: your photos that are skipped (``Made/skipped``, one line
+    ///     each, here), and while looking up (Panoramax: a cropped 360° picture that cannot be placed in its full
+    ///     frame), once each.
     /// - Throws: ``LapseError`` `.usage` for an unknown source, `--track` with another source or a bad base URL;
     ///   `.denied` for Google without a key; `.invalidInput` for an unreadable folder, video or track.
     public func make(
@@ -108,6 +109,7 @@ public struct PanoramaSourceOptions: Sendable {
         }
         if source.hasPrefix("local:") {
             let local = try LocalPhotoSource(directory: Self.expand(String(source.dropFirst("local:".count))))
+            for s in local.skipped { warning?("skipped \(s.file): \(s.reason)") }
             return Made(
                 source: local, sequence: local.panoramas, skipped: local.skipped.map { ($0.file, $0.reason) },
                 track: nil)

@@ -59,7 +59,6 @@ public struct PanoramasJob: Sendable {
     public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Result {
         let client = try source.makeClient()
         let made = try source.make(client: client, videoFrameStep: videoFrameStep, progress: progress, warning: warning)
-        for s in made.skipped { warning?("skipped \(s.file): \(s.reason)") }
 
         var export = PanoramaExport(
             source: made.source, outputDirectory: PanoramaSourceOptions.expand(outputDirectory))
