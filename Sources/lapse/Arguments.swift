@@ -39,12 +39,12 @@ struct Arguments {
                                 ? " (\(tokens[i + 1]) is an option; give a value that starts with - as \(t)=VALUE)"
                                 : ""))
                 }
-                result.append(tokens[i + 1])
+                result.append(Self.home(tokens[i + 1]))
                 tokens.removeSubrange(i...i + 1)
                 continue
             }
             if let eq = t.firstIndex(of: "="), names.contains(String(t[..<eq])) {
-                result.append(String(t[t.index(after: eq)...]))
+                result.append(Self.home(String(t[t.index(after: eq)...])))
                 tokens.remove(at: i)
                 continue
             }
@@ -57,6 +57,15 @@ struct Arguments {
     /// (`-o a.gif --output b.gif` writes b.gif).
     mutating func value(_ names: String...) throws -> String? { try values(names).last }
     mutating func value(_ names: [String]) throws -> String? { try values(names).last }
+
+    /// `~` and `~/…` with `$HOME` in their place, as a shell would (which it does not when the word was quoted, or
+    /// after `=` in `--output=~/x.mp4`); other values as given.
+    static func home(_ value: String) -> String {
+        guard value == "~" || value.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"],
+            !home.isEmpty
+        else { return value }
+        return home + value.dropFirst()
+    }
 
     /// `--name`, `-x` (a letter after the dash); not `-`, `-30` or `-.5`.
     static func looksLikeOption(_ token: String) -> Bool {
@@ -135,12 +144,12 @@ struct Arguments {
         var result: [String] = []
         var afterDashes = false
         for t in tokens {
-            if afterDashes { result.append(t); continue }
+            if afterDashes { result.append(Self.home(t)); continue }
             if t == "--" { afterDashes = true; continue }
             if t.hasPrefix("-") && t.count > 1 && Double(t) == nil {
                 throw LapseError.usage("unknown option \(t)")
             }
-            result.append(t)
+            result.append(Self.home(t))
         }
         tokens = []
         return result

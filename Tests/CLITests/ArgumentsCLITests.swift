@@ -36,4 +36,16 @@ import TestSupport
             heading.status == 64 && heading.stderr.contains("--start") && !heading.stderr.contains("needs a value"),
             "\(heading.stderr)")
     }
+
+    /// `~` is `$HOME` in values and inputs the shell did not expand (quoted, or after `=`): the image read from and
+    /// the video written to the HOME given.
+    @Test func tildeIsHome() throws {
+        let home = TestData.scratchDirectory("arguments-home")
+        try FileManager.default.copyItem(
+            atPath: TestData.path("images/pillow/hopper.png"), toPath: home.appendingPathComponent("in.png").path)
+        let r = try Shell.lapse(
+            ["video", "~/in.png", "--output=~/out.mp4", "--quiet"], environment: ["HOME": home.path])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("out.mp4").path))
+    }
 }
