@@ -274,8 +274,8 @@ public struct HyperlapseJob: Sendable {
 
         let projector = try Projector(width: width, height: height)
         let frameDuration = 1 / frameRate.value
-        // A video decoded as Y′CbCr is rendered plane by plane straight into the encoder's frames, unless a frame
-        // needs its RGBA (a crossfade, a GIF, a credit or a tone gain: then only its view is converted).
+        // A video decoded as Y′CbCr is rendered plane by plane straight into the encoder's frames, tone gains and
+        // credits applied there; a crossfade or a GIF takes the RGBA path.
         let yuvPath = feed.yuvImages && !crossfade && gifEncoder == nil
         var previous: (frame: PixelBuffer, credit: String?)?
         var rendered = 0, lastPoint = -1, unavailable = 0
@@ -316,15 +316,12 @@ public struct HyperlapseJob: Sendable {
                     return .missing(frame)
                 }
                 try Task.checkCancellation()
-                let view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
+                var view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
                 let credit = frame.stop.attribution?.credit
-                guard frame.tone != nil || (credit != nil && crediting.overlay != nil) else {
-                    return RenderedFrame(pixels: nil, yuv: view, gif: nil, credit: credit, frame: frame)
-                }
-                var rendered = try view.rgba()
-                frame.tone?.apply(to: &rendered)
-                _ = try crediting.apply(credit, to: &rendered)
-                return RenderedFrame(pixels: rendered, yuv: nil, gif: nil, credit: credit, frame: frame)
+                // Tone and credit as the RGBA path draws them, in the frame's own Y′CbCr.
+                frame.tone?.apply(to: &view)
+                if let credit, let overlay = crediting.overlay { overlay.draw(credit, into: &view) }
+                return RenderedFrame(pixels: nil, yuv: view, gif: nil, credit: credit, frame: frame)
             }
             guard let panorama = try await available({ try await feed.image(for: frame.stop, region: region) }) else {
                 return .missing(frame)

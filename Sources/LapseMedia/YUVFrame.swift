@@ -73,35 +73,50 @@ extension YUVFrame {
 }
 
 extension YUVFrame {
+    /// R′G′B′ (0…1) to (E′Y, E′Pb, E′Pr) for a matrix's Kr and Kb (ITU-T H.273): E′Y = Kr·R′ + (1 − Kr − Kb)·G′ +
+    /// Kb·B′, E′Pb = (B′ − E′Y) / (2(1 − Kb)), E′Pr = (R′ − E′Y) / (2(1 − Kr)); rows of a 3 × 3 matrix.
+    package static func yPbPr(kr: Double, kb: Double) -> [[Double]] {
+        let kg = 1 - kr - kb
+        return [
+            [kr, kg, kb],
+            [-kr / (2 * (1 - kb)), -kg / (2 * (1 - kb)), 0.5],
+            [0.5, -kg / (2 * (1 - kr)), -kb / (2 * (1 - kr))]
+        ]
+    }
+
+    /// The inverse of ``yPbPr(kr:kb:)``: R′ = E′Y + 2(1 − Kr)·E′Pr, B′ = E′Y + 2(1 − Kb)·E′Pb,
+    /// G′ = (E′Y − Kr·R′ − Kb·B′) / Kg.
+    package static func rgb(kr: Double, kb: Double) -> [[Double]] {
+        let kg = 1 - kr - kb
+        return [
+            [1, 0, 2 * (1 - kr)],
+            [1, -2 * kb * (1 - kb) / kg, -2 * kr * (1 - kr) / kg],
+            [1, 2 * (1 - kb), 0]
+        ]
+    }
+
+    /// `a · b` of 3 × 3 matrices (rows).
+    package static func product(_ a: [[Double]], _ b: [[Double]]) -> [[Double]] {
+        (0..<3).map { i in (0..<3).map { j in (0..<3).reduce(0) { $0 + a[i][$1] * b[$1][j] } } }
+    }
+
     /// Re-expresses limited-range Y′CbCr of one matrix (Kr, Kb) in another: `M = A_to · A_from⁻¹` on
-    /// (E′Y, E′Pb, E′Pr), where `A` takes R′G′B′ to E′Y = Kr·R′ + (1 − Kr − Kb)·G′ + Kb·B′,
-    /// E′Pb = (B′ − E′Y) / (2(1 − Kb)), E′Pr = (R′ − E′Y) / (2(1 − Kr)) (ITU-T H.273). Grey stays grey, so chroma
-    /// depends on chroma alone; luma takes the chroma of its 2 × 2 block.
+    /// (E′Y, E′Pb, E′Pr), where `A` is ``yPbPr(kr:kb:)``. Grey stays grey, so chroma depends on chroma alone;
+    /// luma takes the chroma of its 2 × 2 block.
     mutating func convertMatrix(fromKr kr0: Double, kb kb0: Double, toKr kr1: Double, kb kb1: Double) {
-        func forward(_ kr: Double, _ kb: Double) -> [[Double]] {
-            let kg = 1 - kr - kb
-            return [
-                [kr, kg, kb],
-                [-kr / (2 * (1 - kb)), -kg / (2 * (1 - kb)), 0.5],
-                [0.5, -kg / (2 * (1 - kr)), -kb / (2 * (1 - kr))]
-            ]
-        }
-        func inverse(_ kr: Double, _ kb: Double) -> [[Double]] {
-            let kg = 1 - kr - kb
-            // R′ = Y + 2(1 − Kr)·Pr, B′ = Y + 2(1 − Kb)·Pb, G′ = (Y − Kr·R′ − Kb·B′) / Kg.
-            return [
-                [1, 0, 2 * (1 - kr)],
-                [1, -2 * kb * (1 - kb) / kg, -2 * kr * (1 - kr) / kg],
-                [1, 2 * (1 - kb), 0]
-            ]
-        }
-        let a = forward(kr1, kb1), b = inverse(kr0, kb0)
-        var m = [[Double]](repeating: [0, 0, 0], count: 3)
-        for i in 0..<3 { for j in 0..<3 { for k in 0..<3 { m[i][j] += a[i][k] * b[k][j] } } }
-        // In code values: Y′ = 16 + 219·E′Y, C = 128 + 224·E′P; fixed point with 16 fractional bits, rounded.
+        transform(Self.product(Self.yPbPr(kr: kr1, kb: kb1), Self.rgb(kr: kr0, kb: kb0)))
+    }
+
+    /// Applies a linear map `m` (3 × 3, rows) to every pixel's (E′Y, E′Pb, E′Pr), limited range (Y′ = 16 +
+    /// 219·E′Y, C = 128 + 224·E′P) in 16-bit fixed point, rounded and clamped to 0…255: each luma pixel with the
+    /// chroma of its 2 × 2 block, each chroma sample with the mean luma of its block. A map that keeps grey grey
+    /// and luma's own scale (a change of matrix) reads chroma alone.
+    package mutating func transform(_ m: [[Double]]) {
         func fixed(_ v: Double) -> Int32 { Int32((v * 65536).rounded()) }
-        let yb = fixed(m[0][1] * 219 / 224), yr = fixed(m[0][2] * 219 / 224)
-        let bb = fixed(m[1][1]), br = fixed(m[1][2]), rb = fixed(m[2][1]), rr = fixed(m[2][2])
+        let yy = fixed(m[0][0] - 1), yb = fixed(m[0][1] * 219 / 224), yr = fixed(m[0][2] * 219 / 224)
+        let by = fixed(m[1][0] * 224 / 219), bb = fixed(m[1][1]), br = fixed(m[1][2])
+        let ry = fixed(m[2][0] * 224 / 219), rb = fixed(m[2][1]), rr = fixed(m[2][2])
+        let lumaToChroma = by != 0 || ry != 0
         let cw = chromaWidth, ch = chromaHeight, w = width, h = height
         @inline(__always) func clamp(_ v: Int32) -> UInt8 { UInt8(truncatingIfNeeded: min(255, max(0, v))) }
         y.withUnsafeMutableBufferPointer { yp in
@@ -114,16 +129,102 @@ extension YUVFrame {
                         for cx in 0..<cw {
                             let c = cy * cw + cx
                             let pb = Int32(bBase[c]) - 128, pr = Int32(rBase[c]) - 128
-                            let dy = (yb &* pb &+ yr &* pr &+ 32768) >> 16
+                            let chroma = yb &* pb &+ yr &* pr &+ 32768
                             let x = 2 * cx
-                            row0[x] = clamp(Int32(row0[x]) &+ dy)
-                            if x + 1 < w { row0[x + 1] = clamp(Int32(row0[x + 1]) &+ dy) }
-                            if let row1 {
-                                row1[x] = clamp(Int32(row1[x]) &+ dy)
-                                if x + 1 < w { row1[x + 1] = clamp(Int32(row1[x + 1]) &+ dy) }
+                            var sum = Int32(row0[x]), n: Int32 = 1
+                            @inline(__always) func luma(_ v: UInt8) -> UInt8 {
+                                clamp(Int32(v) &+ ((yy &* (Int32(v) - 16) &+ chroma) >> 16))
                             }
-                            bBase[c] = clamp(128 &+ ((bb &* pb &+ br &* pr &+ 32768) >> 16))
-                            rBase[c] = clamp(128 &+ ((rb &* pb &+ rr &* pr &+ 32768) >> 16))
+                            row0[x] = luma(row0[x])
+                            if x + 1 < w {
+                                sum += Int32(row0[x + 1]); n += 1
+                                row0[x + 1] = luma(row0[x + 1])
+                            }
+                            if let row1 {
+                                sum += Int32(row1[x]); n += 1
+                                row1[x] = luma(row1[x])
+                                if x + 1 < w {
+                                    sum += Int32(row1[x + 1]); n += 1
+                                    row1[x + 1] = luma(row1[x + 1])
+                                }
+                            }
+                            var b = bb &* pb &+ br &* pr &+ 32768, r = rb &* pb &+ rr &* pr &+ 32768
+                            if lumaToChroma {
+                                // The block's mean luma (before the map), in 16-bit fixed point.
+                                let mean = ((sum - 16 * n) << 16) / n
+                                b = b &+ Int32((Int64(by) * Int64(mean)) >> 16)
+                                r = r &+ Int32((Int64(ry) * Int64(mean)) >> 16)
+                            }
+                            bBase[c] = clamp(128 &+ (b >> 16))
+                            rBase[c] = clamp(128 &+ (r >> 16))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension YUVFrame {
+    /// Maps every pixel's R′G′B′ (full range 0…255, as ``rgba()`` sees them: BT.709 limited range in, clipped) through
+    /// a table per channel and back, in one pass without an RGBA picture: each luma pixel from its own R′G′B′ (its
+    /// luma with its 2 × 2 block's chroma), each chroma sample from the mean R′G′B′ of its block, in 16-bit
+    /// fixed point, rounded (BT.709: Kr 0.2126, Kb 0.0722).
+    /// - Parameter tables: 256 entries each for R′, G′ and B′.
+    package mutating func mapRGB(_ tables: [[UInt8]]) {
+        precondition(tables.count == 3 && tables.allSatisfy { $0.count == 256 })
+        func fixed(_ v: Double) -> Int32 { Int32((v * 65536).rounded()) }
+        // Limited-range Y′CbCr to R′G′B′ (ITU-R BT.709 with 219/224 code values per unit).
+        let ky = fixed(255.0 / 219), kr = fixed(255.0 / 224 * 2 * (1 - 0.2126))
+        let kb = fixed(255.0 / 224 * 2 * (1 - 0.0722))
+        let kgb = fixed(255.0 / 224 * 2 * 0.0722 * (1 - 0.0722) / 0.7152)
+        let kgr = fixed(255.0 / 224 * 2 * 0.2126 * (1 - 0.2126) / 0.7152)
+        // And back.
+        let yr = fixed(0.2126 * 219 / 255), yg = fixed(0.7152 * 219 / 255), yb = fixed(0.0722 * 219 / 255)
+        let cbr = fixed(-0.2126 / (2 * (1 - 0.0722)) * 224 / 255), cbg = fixed(-0.7152 / (2 * (1 - 0.0722)) * 224 / 255)
+        let half = fixed(0.5 * 224 / 255)
+        let crg = fixed(-0.7152 / (2 * (1 - 0.2126)) * 224 / 255), crb = fixed(-0.0722 / (2 * (1 - 0.2126)) * 224 / 255)
+        let cw = chromaWidth, ch = chromaHeight, w = width, h = height
+        @inline(__always) func clamp(_ v: Int32) -> Int32 { min(255, max(0, v)) }
+        tables[0].withUnsafeBufferPointer { tr in
+            tables[1].withUnsafeBufferPointer { tg in
+                tables[2].withUnsafeBufferPointer { tb in
+                    y.withUnsafeMutableBufferPointer { yp in
+                        cb.withUnsafeMutableBufferPointer { bp in
+                            cr.withUnsafeMutableBufferPointer { rp in
+                                for cy in 0..<ch {
+                                    for cx in 0..<cw {
+                                        let c = cy * cw + cx
+                                        let pb = Int32(bp[c]) - 128, pr = Int32(rp[c]) - 128
+                                        let dr = kr &* pr, db = kb &* pb, dg = -(kgb &* pb) &- kgr &* pr
+                                        var sum = SIMD3<Int32>(0, 0, 0), n: Int32 = 0
+                                        for yy in 2 * cy..<min(2 * cy + 2, h) {
+                                            for xx in 2 * cx..<min(2 * cx + 2, w) {
+                                                let i = yy * w + xx
+                                                let l = ky &* (Int32(yp[i]) - 16) &+ 32768
+                                                let r = Int32(tr[Int(clamp((l &+ dr) >> 16))])
+                                                let g = Int32(tg[Int(clamp((l &+ dg) >> 16))])
+                                                let b = Int32(tb[Int(clamp((l &+ db) >> 16))])
+                                                yp[i] = UInt8(
+                                                    truncatingIfNeeded: clamp(
+                                                        16 &+ ((yr &* r &+ yg &* g &+ yb &* b &+ 32768) >> 16)))
+                                                sum &+= SIMD3(r, g, b)
+                                                n += 1
+                                            }
+                                        }
+                                        // The block's mean R′G′B′ in 16-bit fixed point over n.
+                                        let r = sum.x, g = sum.y, b = sum.z
+                                        let u = (Int64(cbr) * Int64(r) + Int64(cbg) * Int64(g) + Int64(half) * Int64(b))
+                                        let v = (Int64(half) * Int64(r) + Int64(crg) * Int64(g) + Int64(crb) * Int64(b))
+                                        let d = Int64(n) << 16
+                                        func rounded(_ x: Int64) -> Int32 {
+                                            Int32(x >= 0 ? (x + d / 2) / d : -((-x + d / 2) / d))
+                                        }
+                                        bp[c] = UInt8(truncatingIfNeeded: clamp(128 &+ rounded(u)))
+                                        rp[c] = UInt8(truncatingIfNeeded: clamp(128 &+ rounded(v)))
+                                    }
+                                }
+                            }
                         }
                     }
                 }

@@ -62,7 +62,7 @@ public struct ToneCorrection: Sendable, Equatable, Codable {
     /// channel.
     public func apply(to pixels: inout PixelBuffer) {
         guard !isIdentity else { return }
-        let tables = (0..<3).map { c in (0..<256).map { UInt8(min(255, (Double($0) * gains[c]).rounded())) } }
+        let tables = tables
         let r = tables[0], g = tables[1], b = tables[2]
         pixels.bytes.withUnsafeMutableBufferPointer { p in
             var i = 0
@@ -71,5 +71,17 @@ public struct ToneCorrection: Sendable, Equatable, Codable {
                 i += 4
             }
         }
+    }
+
+    /// The same gains on a Y′CbCr frame (BT.709, limited range) without an RGBA picture: the same tables on each
+    /// pixel's R′G′B′ (``YUVFrame/mapRGB(_:)``), chroma from its 2 × 2 block's mean.
+    public func apply(to frame: inout YUVFrame) {
+        guard !isIdentity else { return }
+        frame.mapRGB(tables)
+    }
+
+    /// R′, G′ and B′ times their gains, rounded and clipped at 255: 256 entries each.
+    private var tables: [[UInt8]] {
+        (0..<3).map { c in (0..<256).map { UInt8(min(255, (Double($0) * gains[c]).rounded())) } }
     }
 }

@@ -95,6 +95,60 @@ public final class CreditOverlay: Sendable {
         }
     }
 
+    /// As the RGBA `draw(_:into:)`, into a Y′CbCr frame (BT.709 limited range) without leaving it. The
+    /// RGBA draw takes each of R′, G′, B′ to `v·f + c` (f = `keep·(1 − c)`, `c` the glyph's coverage, both 0…1 of
+    /// 255, white text): the same map of E′Y and, white having no chroma, `E′P·f` for chroma, each chroma sample
+    /// with the mean `f` of its 2 × 2 block (1 outside the box).
+    public func draw(_ text: String, into frame: inout YUVFrame) {
+        guard let layout = layout(text, frame.width, frame.height) else { return }
+        let box = layout.box, mask = layout.mask
+        let width = frame.width, cw = frame.chromaWidth
+        let keep = 255 - Self.boxOpacity
+        // f in 1/65025 (255²) and the coverage, per pixel of the box.
+        var factor = [Int](repeating: 0, count: box.width * box.height)
+        mask.coverage.withUnsafeBufferPointer { coverage in
+            frame.y.withUnsafeMutableBufferPointer { luma in
+                for y in box.y..<box.y + box.height {
+                    let my = y - layout.textY
+                    let maskRow = my >= 0 && my < mask.height ? my * mask.width : -1
+                    for x in box.x..<box.x + box.width {
+                        let mx = x - layout.textX
+                        let c = maskRow >= 0 && mx >= 0 && mx < mask.width ? Int(coverage[maskRow + mx]) : 0
+                        let f = keep * (255 - c)
+                        factor[(y - box.y) * box.width + x - box.x] = f
+                        let i = y * width + x
+                        // Y′ − 16 = 219·E′Y: (Y′ − 16)·f + 219·c/255, rounded.
+                        let v = (Int(luma[i]) - 16) * f + 219 * 255 * c
+                        luma[i] = UInt8(min(255, max(0, 16 + (v + 32512) / 65025)))
+                    }
+                }
+            }
+        }
+        let cx0 = box.x / 2, cx1 = (box.x + box.width + 1) / 2, cy0 = box.y / 2, cy1 = (box.y + box.height + 1) / 2
+        frame.cb.withUnsafeMutableBufferPointer { cb in
+            frame.cr.withUnsafeMutableBufferPointer { cr in
+                for cy in cy0..<cy1 {
+                    for cx in cx0..<cx1 {
+                        var sum = 0, n = 0
+                        for y in 2 * cy..<min(2 * cy + 2, frame.height) {
+                            for x in 2 * cx..<min(2 * cx + 2, width) {
+                                n += 1
+                                sum +=
+                                    box.contains(x, y) ? factor[(y - box.y) * box.width + x - box.x] : 65025
+                            }
+                        }
+                        let i = cy * cw + cx, d = 65025 * n
+                        for plane in [cb, cr] {
+                            let v = (Int(plane[i]) - 128) * sum
+                            let rounded = v >= 0 ? (v + d / 2) / d : -((-v + d / 2) / d)
+                            plane[i] = UInt8(min(255, max(0, 128 + rounded)))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     private struct LayoutKey: Hashable {
         var text: String, width: Int, height: Int
     }

@@ -211,3 +211,27 @@ enum OverpassFrames {
         }
     }
 }
+
+/// Tone gains applied to a Y′CbCr frame give what they give applied to its RGBA: SSIM ≥ 0.995 and each channel's
+/// mean within 1 code value, for an exposure step up and down and white-balance shifts.
+@Suite struct ToneCorrectionYUVTests {
+    @Test(arguments: [
+        SIMD3(1.0, 1.0, 1.0), SIMD3(2.0, 2.0, 2.0), SIMD3(0.5, 0.5, 0.5), SIMD3(1.0, 0.95, 0.8),
+        SIMD3(0.8, 0.95, 1.0), SIMD3(1.3, 0.9, 0.7)
+    ])
+    func gainsInYUVAreTheRGBAGains(gains: SIMD3<Double>) throws {
+        let reader = try VideoFrameReader(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+        let (_, frame) = try #require(try reader.nextYUVFrame())
+        let tone = ToneCorrection(gains: gains)
+        var rgba = try frame.rgba()
+        tone.apply(to: &rgba)
+        var yuv = frame
+        tone.apply(to: &yuv)
+        let b = try yuv.rgba()
+        let ssim = ImageMetrics.ssim(rgba, b)
+        let d = ImageMetrics.meanColour(rgba) - ImageMetrics.meanColour(b)
+        #expect(ssim >= 0.995, "SSIM \(ssim)")
+        #expect(abs(d.x) <= 1 && abs(d.y) <= 1 && abs(d.z) <= 1, "mean colour differs by \(d)")
+        if tone.isIdentity { #expect(yuv == frame) }
+    }
+}

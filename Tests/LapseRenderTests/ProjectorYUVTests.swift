@@ -34,6 +34,51 @@ import TestSupport
         }
     }
 
+    /// A credit drawn into the Y′CbCr frame is the one drawn into its RGBA: the box's pixels (a one- and a two-line
+    /// credit, at an even and an odd place) within SSIM 0.99 and 1 code value of mean colour, and nothing outside
+    /// the box touched but the chroma of blocks the box's edge cuts.
+    @Test(arguments: [(1280, 720), (641, 361)])
+    func creditInYUVIsTheRGBACredit(width: Int, height: Int) throws {
+        let reader = try VideoFrameReader(Self.clip)
+        let (_, panorama) = try #require(try reader.nextYUVFrame())
+        let projector = try Projector(width: width, height: height)
+        let view = try projector.render(panorama, pose: PanoramaPose(), camera: CameraPose(heading: 180, fov: 90))
+        let overlay = try CreditOverlay(corner: .bottomRight)
+        for text in ["Imagery © 2026 Google", "Imagery © 2026 Google · Panoramax contributors · OpenStreetMap · more"] {
+            let box = try #require(overlay.box(for: text, frameWidth: width, frameHeight: height))
+            var rgba = try view.rgba()
+            let before = rgba
+            overlay.draw(text, into: &rgba)
+            var yuv = view
+            overlay.draw(text, into: &yuv)
+            let drawn = try yuv.rgba()
+            func crop(_ p: PixelBuffer) -> PixelBuffer {
+                var out = PixelBuffer(width: box.width, height: box.height)
+                for y in 0..<box.height {
+                    for x in 0..<box.width * 4 {
+                        out.bytes[y * box.width * 4 + x] = p.bytes[((box.y + y) * p.width + box.x) * 4 + x]
+                    }
+                }
+                return out
+            }
+            let ssim = ImageMetrics.ssim(crop(rgba), crop(drawn))
+            let d = ImageMetrics.meanColour(crop(rgba)) - ImageMetrics.meanColour(crop(drawn))
+            #expect(ssim >= 0.99, "SSIM \(ssim)")
+            #expect(abs(d.x) <= 1 && abs(d.y) <= 1 && abs(d.z) <= 1, "mean colour differs by \(d)")
+            // Outside the box the frame as it was: luma exactly, chroma but for the blocks the box reaches into.
+            var changed = 0
+            for y in 0..<height where !(box.y..<box.y + box.height).contains(y) {
+                for x in 0..<width where yuv.y[y * width + x] != view.y[y * width + x] { changed += 1 }
+            }
+            let cw = yuv.chromaWidth
+            for cy in 0..<yuv.chromaHeight where !(box.y / 2..<(box.y + box.height + 1) / 2).contains(cy) {
+                for cx in 0..<cw where yuv.cb[cy * cw + cx] != view.cb[cy * cw + cx] { changed += 1 }
+            }
+            #expect(changed == 0)
+            #expect(ImageMetrics.ssim(crop(before), crop(drawn)) < 0.9) // the credit is there
+        }
+    }
+
     /// Sources the Y′CbCr path does not take as they are: tagged BT.601, rotated, HDR, alpha, full range.
     @Test func otherSourcesGoThroughRGBA() throws {
         for name in [
