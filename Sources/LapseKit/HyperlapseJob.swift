@@ -274,8 +274,9 @@ public struct HyperlapseJob: Sendable {
 
         let projector = try Projector(width: width, height: height)
         let frameDuration = 1 / frameRate.value
-        // A video decoded as Y′CbCr is rendered plane by plane straight into the encoder's frames, tone gains and
-        // credits applied there; a crossfade or a GIF takes the RGBA path.
+        // Panoramas that come as Y′CbCr (a video decoded as it is, Street View's JPEG tiles) are rendered plane by
+        // plane straight into the encoder's frames, tone gains and credits applied there; a crossfade or a GIF
+        // takes the RGBA path.
         let yuvPath = feed.yuvImages && !crossfade && gifEncoder == nil
         var previous: (frame: PixelBuffer, credit: String?)?
         var rendered = 0, lastPoint = -1, unavailable = 0
@@ -312,16 +313,24 @@ public struct HyperlapseJob: Sendable {
                 }
             }
             if yuvPath {
-                guard let picture = try await available({ try await feed.yuvImage(for: frame.stop) }) else {
-                    return .missing(frame)
+                // What the Y′CbCr render reads: luma and chroma taps (a chroma tap may reach a pixel past the luma's).
+                let yuvRegion = PanoramaRegion { w, h, cw, ch in
+                    try projector.yuvFootprint(
+                        sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera, cellWidth: cw,
+                        cellHeight: ch)
                 }
-                try Task.checkCancellation()
-                var view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
-                let credit = frame.stop.attribution?.credit
-                // Tone and credit as the RGBA path draws them, in the frame's own Y′CbCr.
-                frame.tone?.apply(to: &view)
-                if let credit, let overlay = crediting.overlay { overlay.draw(credit, into: &view) }
-                return RenderedFrame(pixels: nil, yuv: view, gif: nil, credit: credit, frame: frame)
+                guard let made = try await available({ try await feed.yuvImage(for: frame.stop, region: yuvRegion) })
+                else { return .missing(frame) }
+                if let picture = made {
+                    try Task.checkCancellation()
+                    var view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
+                    let credit = frame.stop.attribution?.credit
+                    // Tone and credit as the RGBA path draws them, in the frame's own Y′CbCr.
+                    frame.tone?.apply(to: &view)
+                    if let credit, let overlay = crediting.overlay { overlay.draw(credit, into: &view) }
+                    return RenderedFrame(pixels: nil, yuv: view, gif: nil, credit: credit, frame: frame)
+                }
+                // This panorama comes as RGBA only: rendered as such.
             }
             guard let panorama = try await available({ try await feed.image(for: frame.stop, region: region) }) else {
                 return .missing(frame)

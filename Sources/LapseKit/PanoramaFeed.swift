@@ -96,13 +96,14 @@ public protocol PanoramaFeed: Sendable {
     /// - Parameter region: the part of the image the frame reads; a tiled source fetches only those tiles and
     ///   leaves the other pixels unset.
     func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer
-    /// Whether the images come as Y′CbCr (BT.709 limited range 4:2:0, a video decoded as it is): then the job
-    /// asks for them with ``yuvImage(for:)`` instead of ``image(for:region:)`` and renders them without an RGBA
-    /// round trip. Default false.
+    /// Whether the images can come as Y′CbCr (BT.709 limited range 4:2:0: a video decoded as it is, JPEG tiles
+    /// stitched from their planes): then the job asks for them with ``yuvImage(for:region:)`` first and renders
+    /// them without an RGBA round trip. Default false.
     var yuvImages: Bool { get }
-    /// The equirectangular image of a stop as Y′CbCr, whole; only when ``yuvImages``. Called as
-    /// ``image(for:region:)`` would be. Default: throws.
-    func yuvImage(for stop: HyperlapseStop) async throws -> YUVFrame
+    /// The equirectangular image of a stop as Y′CbCr (as ``image(for:region:)``: a tiled source fetches only what
+    /// `region` touches), or nil when this one comes as RGBA only (then ``image(for:region:)`` is asked); only
+    /// when ``yuvImages``. Called as ``image(for:region:)`` would be. Default: throws.
+    func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> YUVFrame?
     /// Tiles fetched so far for tiled sources: (downloaded, read from the cache); nil for other sources.
     var tiles: (downloaded: Int, fromCache: Int)? { get }
     /// Panoramas rendered from a lower zoom than asked for, because the service had no imagery at that zoom
@@ -152,7 +153,7 @@ public protocol PanoramaFeed: Sendable {
 
 extension PanoramaFeed {
     public var yuvImages: Bool { false }
-    public func yuvImage(for stop: HyperlapseStop) async throws -> YUVFrame {
+    public func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> YUVFrame? {
         throw LapseError(.other, name, "no Y′CbCr images")
     }
     public var pointUnit: String { "route points" }

@@ -103,6 +103,20 @@ public struct SourcePanoramaFeed: PanoramaFeed {
         return image.pixels
     }
 
+    /// Asked for as Y′CbCr first: a source that makes it (Google's JPEG tiles) gives it, the others nil.
+    public var yuvImages: Bool { true }
+
+    public func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> YUVFrame? {
+        guard let pano = stop.panorama else {
+            throw LapseError(.invalidInput, name, "stop \(stop.panoramaID) has no panorama metadata")
+        }
+        guard let image = try await source.yuvImage(for: pano, resolution: resolution, region: region) else {
+            return nil
+        }
+        tally.add(downloaded: image.tilesDownloaded, fromCache: image.tilesFromCache, lowerZoom: image.fellBack)
+        return image.yuv
+    }
+
     /// How far a source's heading can be trusted (degrees, one standard deviation): Google's metadata about
     /// 1.5°, a Panoramax azimuth or a photo's compass about 10°; nil for headings the source does not know
     /// (placeholders, bearings between photos).

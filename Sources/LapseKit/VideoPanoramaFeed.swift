@@ -142,7 +142,8 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     /// Whether the render's frames are decoded to Y′CbCr as they are (a BT.709 4:2:0 video).
     public var yuvImages: Bool { decoder.yuv }
 
-    public func yuvImage(for stop: HyperlapseStop) async throws -> YUVFrame {
+    /// The frame of `stop`, whole (`region` does not matter: a frame is decoded whole).
+    public func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion? = nil) async throws -> YUVFrame? {
         switch try await frame(of: stop) {
         case .yuv(let picture): return picture
         case .rgba: throw LapseError(.other, name, "frames are decoded as RGBA")

@@ -25,6 +25,19 @@ public struct YUVFrame: Sendable, Equatable {
         cb = [UInt8](repeating: 128, count: c)
         cr = [UInt8](repeating: 128, count: c)
     }
+
+    /// A picture of `width × height` (each ≥ 1) whose pixels are unset until written (a canvas filled in parts).
+    package init(uninitializedWidth width: Int, height: Int) {
+        precondition(width > 0 && height > 0, "YUVFrame needs a positive size")
+        self.width = width
+        self.height = height
+        func plane(_ count: Int) -> [UInt8] {
+            [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
+        }
+        y = plane(width * height)
+        cb = plane(((width + 1) / 2) * ((height + 1) / 2))
+        cr = plane(((width + 1) / 2) * ((height + 1) / 2))
+    }
 }
 
 extension YUVFrame {
@@ -53,6 +66,33 @@ extension YUVFrame {
             }
         }
         return out
+    }
+
+    /// An RGBA picture (full-range R′G′B′, alpha ignored) as the encoder's Y′CbCr: BT.709 limited range 4:2:0, by
+    /// swscale (as ``VideoEncoder`` converts the RGBA frames it is given).
+    /// - Throws: ``LapseError`` `.codec` when swscale cannot convert.
+    public init(rgba pixels: PixelBuffer) throws {
+        self.init(width: pixels.width, height: pixels.height)
+        let width = pixels.width, height = pixels.height, cw = chromaWidth
+        try pixels.bytes.withUnsafeBytes { raw in
+            try y.withUnsafeMutableBufferPointer { yp in
+                try cb.withUnsafeMutableBufferPointer { up in
+                    try cr.withUnsafeMutableBufferPointer { vp in
+                        let src: [UnsafePointer<UInt8>?] = [
+                            raw.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil
+                        ]
+                        let srcStrides: [Int32] = [Int32(width * 4), 0, 0, 0]
+                        let dst: [UnsafeMutablePointer<UInt8>?] = [yp.baseAddress, up.baseAddress, vp.baseAddress, nil]
+                        let dstStrides: [Int32] = [Int32(width), Int32(cw), Int32(cw), 0]
+                        try Scaler().scale(
+                            src: src, srcStrides: srcStrides, srcWidth: width, srcHeight: height,
+                            srcFormat: AV_PIX_FMT_RGBA, srcFullRange: true,
+                            dst: dst, dstStrides: dstStrides, dstWidth: width, dstHeight: height,
+                            dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: SWS_CS_ITU709, dstFullRange: false)
+                    }
+                }
+            }
+        }
     }
 
     /// Copies the planes of a decoded `yuv420p` frame of the same size (any line sizes).

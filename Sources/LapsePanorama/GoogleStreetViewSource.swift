@@ -256,6 +256,21 @@ public struct GoogleStreetViewSource: PanoramaSource {
         for panorama: PanoramaMetadata, resolution: PanoramaResolution,
         region: PanoramaRegion?
     ) async throws -> PanoramaImage {
+        try await stitched(panorama, resolution: resolution, region: region, yuv: false)
+    }
+
+    /// As ``image(for:resolution:region:)``, the tiles stitched as Y′CbCr (their JPEG planes, BT.601 full range
+    /// re-expressed as BT.709 limited range), for a renderer that takes it; nil for tiles of odd size.
+    public func yuvImage(
+        for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?
+    ) async throws -> PanoramaImage? {
+        guard (panorama.tileWidth ?? 512) % 2 == 0, (panorama.tileHeight ?? 512) % 2 == 0 else { return nil }
+        return try await stitched(panorama, resolution: resolution, region: region, yuv: true)
+    }
+
+    private func stitched(
+        _ panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?, yuv: Bool
+    ) async throws -> PanoramaImage {
         let requested = Self.zoom(for: resolution, metadata: panorama)
         var zoom = requested
         var placeholders: [TileIndex] = []
@@ -285,7 +300,7 @@ public struct GoogleStreetViewSource: PanoramaSource {
                                     URLQueryItem(name: "panoId", value: id)
                                 ])
                         }, check: { response, url in try checkTile(response, url) }, progress: progress)
-                    return try await fetcher.fetch(grid, tiles: tiles)
+                    return try await fetcher.fetch(grid, tiles: tiles, yuv: yuv)
                 }
             } catch let error as LapseError where error.code == .notFound && !Self.isSessionProblem(error) {
                 // The API has no tile there at this zoom: the panorama at the next lower one.
@@ -302,7 +317,7 @@ public struct GoogleStreetViewSource: PanoramaSource {
             fromCache += result.fromCache
             if result.placeholders.isEmpty {
                 var image = PanoramaImage(
-                    metadata: panorama, pixels: result.image, zoom: zoom, placeholderTiles: placeholders,
+                    metadata: panorama, picture: result.image, zoom: zoom, placeholderTiles: placeholders,
                     tilesDownloaded: downloaded, tilesFromCache: fromCache)
                 image.tilesSkipped = grid.tileCount - tiles.count
                 image.requestedZoom = requested

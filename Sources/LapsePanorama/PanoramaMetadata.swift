@@ -113,8 +113,27 @@ public struct TileIndex: Sendable, Hashable, Codable, CustomStringConvertible {
 /// An equirectangular panorama image and how it was made.
 public struct PanoramaImage: Sendable {
     public var metadata: PanoramaMetadata
-    /// The pixels: width = 2 × height for a whole sphere; RGBA, opaque.
-    public var pixels: PixelBuffer
+    /// The pixels as the source made them: RGBA (opaque), or Y′CbCr (BT.709 limited range 4:2:0) when asked for
+    /// as such (``PanoramaSource/yuvImage(for:resolution:region:)``); width = 2 × height for a whole sphere.
+    public var picture: Picture
+    /// The pixels as RGBA: as made, or converted from ``picture``'s Y′CbCr (a black picture should swscale fail).
+    public var pixels: PixelBuffer {
+        get {
+            switch picture {
+            case .rgba(let p): return p
+            case .yuv(let f): return (try? f.rgba()) ?? PixelBuffer(width: f.width, height: f.height)
+            }
+        }
+        set { picture = .rgba(newValue) }
+    }
+    /// The Y′CbCr pixels, when the picture is Y′CbCr.
+    public var yuv: YUVFrame? { if case .yuv(let f) = picture { f } else { nil } }
+
+    /// A panorama's pixels in one of the two forms the renderer takes.
+    public enum Picture: Sendable {
+        case rgba(PixelBuffer)
+        case yuv(YUVFrame)
+    }
     /// The Google zoom level used, for tiled sources.
     public var zoom: Int?
     /// The zoom level first asked for, for tiled sources; above ``zoom`` when the API had no imagery there (tile
@@ -136,8 +155,17 @@ public struct PanoramaImage: Sendable {
         metadata: PanoramaMetadata, pixels: PixelBuffer, zoom: Int? = nil, placeholderTiles: [TileIndex] = [],
         tilesDownloaded: Int = 0, tilesFromCache: Int = 0
     ) {
+        self.init(
+            metadata: metadata, picture: .rgba(pixels), zoom: zoom, placeholderTiles: placeholderTiles,
+            tilesDownloaded: tilesDownloaded, tilesFromCache: tilesFromCache)
+    }
+
+    public init(
+        metadata: PanoramaMetadata, picture: Picture, zoom: Int? = nil, placeholderTiles: [TileIndex] = [],
+        tilesDownloaded: Int = 0, tilesFromCache: Int = 0
+    ) {
         self.metadata = metadata
-        self.pixels = pixels
+        self.picture = picture
         self.zoom = zoom
         self.placeholderTiles = placeholderTiles
         self.tilesDownloaded = tilesDownloaded

@@ -31,6 +31,13 @@ public protocol PanoramaSource: Sendable {
     func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?) async throws
         -> PanoramaImage
 
+    /// As ``image(for:resolution:region:)``, the pixels as Y′CbCr (BT.709 limited range 4:2:0, ``PanoramaImage/yuv``)
+    /// made from the source's own planes without an RGBA picture (JPEG tiles), for a renderer that takes Y′CbCr;
+    /// nil when the source makes RGBA only (the default).
+    /// - Throws: as ``image(for:resolution:)``.
+    func yuvImage(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?)
+        async throws -> PanoramaImage?
+
     /// The whole panorama, small, for motion analysis: equirectangular and at least `width` pixels wide where the
     /// source has that much, made as cheaply as the source allows (a photo decoded at reduced scale; Google's
     /// lowest zoom, one tile, narrower). Default: ``image(for:resolution:)`` at `.atLeast(width:)`.
@@ -44,6 +51,10 @@ public protocol PanoramaSource: Sendable {
 
 extension PanoramaSource {
     public func jobFinished() {}
+
+    public func yuvImage(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?)
+        async throws -> PanoramaImage?
+    { nil }
 
     public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
         try await image(for: panorama, resolution: .atLeast(width: width))

@@ -18,31 +18,36 @@ struct TileFetcher: Sendable {
     let progress: ProgressHandler?
 
     struct Result: Sendable {
-        var image: PixelBuffer
+        var image: PanoramaImage.Picture
         var placeholders: [TileIndex]
         var downloaded: Int
         var fromCache: Int
     }
 
     /// Fetches `tiles` of `grid` (default all) and stitches them; pixels of the other tiles are unset.
-    func fetch(_ grid: TileGrid, tiles: [TileIndex]? = nil) async throws -> Result {
-        var stitcher = TileStitcher(grid: grid)
+    /// - Parameter yuv: stitch Y′CbCr (BT.709 limited range 4:2:0; the grid's tiles of even size) instead of RGBA.
+    func fetch(_ grid: TileGrid, tiles: [TileIndex]? = nil, yuv: Bool = false) async throws -> Result {
+        var stitcher = yuv ? TileStitcher(yuvGrid: grid) : TileStitcher(grid: grid)
         var downloaded = 0, fromCache = 0, done = 0
         let wanted = tiles ?? grid.tiles
         let total = wanted.count
-        try await withThrowingTaskGroup(of: (TileIndex, PixelBuffer, Bool).self) { group in
+        try await withThrowingTaskGroup(of: (TileIndex, PanoramaImage.Picture, Bool).self) { group in
             for tile in wanted {
-                group.addTask { try await self.decodedTile(tile) }
+                group.addTask { try await self.decodedTile(tile, yuv: yuv) }
             }
-            for try await (tile, pixels, cached) in group {
-                stitcher.place(pixels, at: tile)
+            for try await (tile, picture, cached) in group {
+                switch picture {
+                case .rgba(let pixels): stitcher.place(pixels, at: tile)
+                case .yuv(let frame): stitcher.place(yuv: frame, at: tile)
+                }
                 if cached { fromCache += 1 } else { downloaded += 1 }
                 done += 1
                 progress?(ProgressEvent(stage: "tiles", completed: done, total: total, unit: "tiles"))
             }
         }
         return Result(
-            image: stitcher.image, placeholders: stitcher.placeholders.sorted { ($0.y, $0.x) < ($1.y, $1.x) },
+            image: stitcher.yuvImage.map { .yuv($0) } ?? .rgba(stitcher.image),
+            placeholders: stitcher.placeholders.sorted { ($0.y, $0.x) < ($1.y, $1.x) },
             downloaded: downloaded, fromCache: fromCache)
     }
 
@@ -50,16 +55,22 @@ struct TileFetcher: Sendable {
     /// fault): each failure drops the cached copy and downloads it again.
     static let decodeAttempts = 3
 
-    /// A tile's pixels, and whether they came from the cache. A body that does not decode is fetched again (up to
-    /// ``decodeAttempts`` in all), as a truncated body is.
+    /// A tile's pixels (RGBA, or Y′CbCr: from the JPEG's own planes where it has them, else through RGBA), and
+    /// whether they came from the cache. A body that does not decode is fetched again (up to ``decodeAttempts`` in
+    /// all), as a truncated body is.
     /// - Throws: ``LapseError`` `.invalidInput` naming the tile when it never decodes; the fetch's errors.
-    private func decodedTile(_ tile: TileIndex) async throws -> (TileIndex, PixelBuffer, Bool) {
+    private func decodedTile(_ tile: TileIndex, yuv: Bool) async throws -> (TileIndex, PanoramaImage.Picture, Bool) {
         let name = "\(cachePrefix.joined(separator: "/"))/\(tile)"
         var attempt = 1
         while true {
             let (data, cached) = try await tileData(tile)
             do {
-                return (tile, try DecodedImage(data: [UInt8](data), name: name).pixels(accurate: false), cached)
+                let decoded = try DecodedImage(data: [UInt8](data), name: name)
+                guard yuv else { return (tile, .rgba(try decoded.pixels(accurate: false)), cached) }
+                let frame =
+                    try decoded.yuv(width: decoded.displayWidth, height: decoded.displayHeight)
+                    ?? YUVFrame(rgba: try decoded.pixels(accurate: false))
+                return (tile, .yuv(frame), cached)
             } catch let error as LapseError {
                 cache?.remove(key(tile))
                 guard attempt < Self.decodeAttempts else {

@@ -206,42 +206,88 @@ public final class Projector: Sendable {
     /// ``footprint(sourceWidth:sourceHeight:pose:camera:cellWidth:cellHeight:)`` of a prepared view.
     public func footprint(_ view: PreparedView, cellWidth: Int, cellHeight: Int) throws -> [Bool] {
         guard cellWidth >= 1, cellHeight >= 1 else { throw LapseError.usage("cells must be at least 1×1 pixel") }
-        let table = view.table, shift = view.shift
-        let sourceWidth = view.sourceWidth, sourceHeight = view.sourceHeight
-        let columns = (sourceWidth + cellWidth - 1) / cellWidth, rows = (sourceHeight + cellHeight - 1) / cellHeight
+        // The taps around the sample's top-left neighbour (x0, y0), as render() reads them.
+        let taps = interpolation == .bilinear ? (before: 0, after: 1) : (before: 1, after: 2)
+        var cells = [Bool](
+            repeating: false, count: Self.cellCount(view.sourceWidth, view.sourceHeight, cellWidth, cellHeight))
+        Self.mark(
+            &cells, table: view.table, shift: view.shift, cellWidth: cellWidth, cellHeight: cellHeight, taps: taps)
+        return cells
+    }
+
+    /// What ``render(_:pose:camera:)-(YUVFrame,_,_)`` reads of a Y′CbCr panorama of `sourceWidth × sourceHeight`,
+    /// as ``footprint(sourceWidth:sourceHeight:pose:camera:cellWidth:cellHeight:)``: a cell is flagged when the
+    /// luma render reads one of its pixels or the chroma render one of its chroma samples (cells of half the size
+    /// on the chroma planes, so `cellWidth` and `cellHeight` must be even).
+    /// - Throws: as ``render(_:pose:camera:)``; `.usage` for a cell size under 2 pixels or odd.
+    public func yuvFootprint(
+        sourceWidth: Int, sourceHeight: Int, pose: PanoramaPose = PanoramaPose(), camera: CameraPose,
+        cellWidth: Int, cellHeight: Int
+    ) throws -> [Bool] {
+        guard cellWidth >= 2, cellHeight >= 2, cellWidth % 2 == 0, cellHeight % 2 == 0 else {
+            throw LapseError.usage("cells of a Y′CbCr footprint must be of even size")
+        }
+        let (luma, lumaShift) = try table(
+            sourceWidth: sourceWidth, sourceHeight: sourceHeight, pose: pose, camera: camera)
+        let cw = (sourceWidth + 1) / 2, ch = (sourceHeight + 1) / 2
+        let (chroma, chromaShift) = try table(
+            sourceWidth: cw, sourceHeight: ch, pose: pose, camera: camera, outputWidth: (width + 1) / 2,
+            outputHeight: (height + 1) / 2)
+        var cells = [Bool](repeating: false, count: Self.cellCount(sourceWidth, sourceHeight, cellWidth, cellHeight))
+        let taps = (before: 0, after: 1)
+        Self.mark(&cells, table: luma, shift: lumaShift, cellWidth: cellWidth, cellHeight: cellHeight, taps: taps)
+        // The chroma planes' cells are the same cells at half the size (ceil(w/2) / (cw/2) = ceil(w/cw) of them).
+        Self.mark(
+            &cells, table: chroma, shift: chromaShift, cellWidth: cellWidth / 2, cellHeight: cellHeight / 2, taps: taps)
+        return cells
+    }
+
+    static func cellCount(_ width: Int, _ height: Int, _ cellWidth: Int, _ cellHeight: Int) -> Int {
+        ((width + cellWidth - 1) / cellWidth) * ((height + cellHeight - 1) / cellHeight)
+    }
+
+    /// Flags the cells of `cellWidth × cellHeight` (row by row over the table's source) that the taps of `table`
+    /// read: per entry, the cells of its taps' columns (wrapping as render() does) and rows (clamped), looked up
+    /// per column and row rather than divided; an entry with the same top-left tap as the one before is skipped.
+    static func mark(
+        _ cells: inout [Bool], table: ProjectionTable, shift: UInt32, cellWidth: Int, cellHeight: Int,
+        taps: (before: Int, after: Int)
+    ) {
+        let sourceWidth = table.key.sourceWidth, sourceHeight = table.key.sourceHeight
+        let columns = (sourceWidth + cellWidth - 1) / cellWidth
         let period = sourceWidth - 1
         let wrap = UInt32(period) << ProjectionTable.fractionBits
-        // The taps around the sample's top-left neighbour (x0, y0), as render() reads them.
-        let (before, after) = interpolation == .bilinear ? (0, 1) : (1, 2)
-        // First the source columns read within each band of cellHeight rows, then the cells: marking cells per
-        // table entry directly would cost a division per tap.
-        var read = [Bool](repeating: false, count: rows * sourceWidth)
-        read.withUnsafeMutableBufferPointer { read in
-            table.u.withUnsafeBufferPointer { tu in
-                table.v.withUnsafeBufferPointer { tv in
-                    for i in 0..<tu.count {
-                        var u = tu[i] &+ shift
-                        if u >= wrap { u &-= wrap }
-                        let x0 = Int(u >> 8), y0 = Int(tv[i] >> 8)
-                        for dy in -before...after {
-                            let band = min(max(y0 + dy, 0), sourceHeight - 1) / cellHeight * sourceWidth
-                            for dx in -before...after {
-                                var x = x0 + dx
-                                if x < 0 { x = period - 1 } else if x > period { x = 1 } // four-tap wrap, as render()
-                                read[band + x] = true
+        let columnCell = (0..<sourceWidth).map { Int32($0 / cellWidth) }
+        let rowStart = (0..<sourceHeight).map { Int32($0 / cellHeight * columns) }
+        let (before, after) = taps
+        cells.withUnsafeMutableBufferPointer { cells in
+            columnCell.withUnsafeBufferPointer { columnCell in
+                rowStart.withUnsafeBufferPointer { rowStart in
+                    table.u.withUnsafeBufferPointer { tu in
+                        table.v.withUnsafeBufferPointer { tv in
+                            var lastX = -1, lastY = -1
+                            for i in 0..<tu.count {
+                                var u = tu[i] &+ shift
+                                if u >= wrap { u &-= wrap }
+                                let x0 = Int(u >> 8), y0 = Int(tv[i] >> 8)
+                                if x0 == lastX && y0 == lastY { continue }
+                                lastX = x0
+                                lastY = y0
+                                for dy in -before...after {
+                                    let row = Int(rowStart[min(max(y0 + dy, 0), sourceHeight - 1)])
+                                    for dx in -before...after {
+                                        // The four-tap wrap, as render().
+                                        var x = x0 + dx
+                                        if x < 0 { x = period - 1 } else if x > period { x = 1 }
+                                        cells[row + Int(columnCell[x])] = true
+                                    }
+                                }
                             }
                         }
                     }
                 }
             }
         }
-        var cells = [Bool](repeating: false, count: columns * rows)
-        for row in 0..<rows {
-            for x in 0..<sourceWidth where read[row * sourceWidth + x] {
-                cells[row * columns + x / cellWidth] = true
-            }
-        }
-        return cells
     }
 
     /// The cached (or new) table for this geometry and the source shift (fixed point) for the heading.

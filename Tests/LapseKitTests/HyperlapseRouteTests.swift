@@ -119,8 +119,19 @@ import TestSupport
             try CreditOverlay(corner: .bottomRight).box(for: credit, frameWidth: 640, frameHeight: 360))
         let outside = (x: box.x - 2, y: box.y - 2, width: box.width + 4, height: box.height + 4)
         #expect(box.x + box.width > 600 && box.y + box.height > 340 && box.width < 320 && box.height < 30, "\(box)")
+        // The frame is rendered plane by plane from the tiles' own Y′CbCr (chroma resampled at its own resolution,
+        // as ffmpeg's v360 does for yuv420p), `lapse view` in RGBA: the same picture (luma SSIM ≥ 0.995 outside
+        // the credit), chroma a little sharper (about 37 dB in RGB; the RGBA path gave 40 and more).
         let psnr = ImageMetrics.psnr(frame0, reference, excluding: outside)
-        #expect(psnr >= 40, "first frame vs lapse view through 4:2:0: \(psnr) dB")
+        #expect(psnr >= 36, "first frame vs lapse view through 4:2:0: \(psnr) dB")
+        var masked = frame0
+        for y in max(0, outside.y)..<min(360, outside.y + outside.height) {
+            for x in max(0, outside.x)..<min(640, outside.x + outside.width) {
+                for c in 0..<4 { masked.bytes[(y * 640 + x) * 4 + c] = reference.bytes[(y * 640 + x) * 4 + c] }
+            }
+        }
+        let ssim = ImageMetrics.ssim(masked, reference)
+        #expect(ssim >= 0.995, "first frame vs lapse view, SSIM \(ssim)")
         #expect(ImageMetrics.psnr(frame0, reference) < psnr - 5, "the credit is in the frame")
         // Without the 4:2:0 round trip the difference is the chroma subsampling alone (reported, loosely bounded).
         let plain = ImageMetrics.psnr(frame0, plainReference, excluding: outside)

@@ -261,6 +261,49 @@ struct ProjectorTextureTests {
         }
     }
 
+    /// The Y′CbCr footprint names every cell the plane-by-plane render reads, chroma taps included: with every
+    /// other cell's luma and chroma garbage the view is identical, at even and odd view sizes and a seam-crossing,
+    /// tilted, polar view, down to cells of 2 × 2 pixels (there the luma taps alone leave out chroma samples read);
+    /// and it is no wider than needed (a 90° view reads under half the cells).
+    @Test(
+        "Y′CbCr footprint: cells outside it are never read", arguments: [(160, 90, 64), (161, 91, 64), (161, 91, 2)])
+    func yuvFootprint(width: Int, height: Int, cell: Int) throws {
+        let projector = try Projector(width: width, height: height)
+        let panorama = try YUVFrame(rgba: Self.level)
+        let columns = panorama.width / cell
+        let cameras = [
+            CameraPose(heading: 0, pitch: 0, fov: 90), CameraPose(heading: 181, pitch: -20, fov: 100),
+            CameraPose(heading: 359.9, pitch: 5, fov: 60), CameraPose(heading: 10, pitch: 88, fov: 90)
+        ]
+        for (k, camera) in cameras.enumerated() {
+            let pose = PanoramaPose(heading: k == 1 ? 30 : 0, tilt: k == 2 ? 3 : 0)
+            let cells = try projector.yuvFootprint(
+                sourceWidth: panorama.width, sourceHeight: panorama.height, pose: pose, camera: camera,
+                cellWidth: cell, cellHeight: cell)
+            #expect(cells.count == columns * panorama.height / cell)
+            var scrambled = panorama
+            for y in 0..<panorama.height {
+                for x in 0..<panorama.width where !cells[(y / cell) * columns + x / cell] {
+                    scrambled.y[y * panorama.width + x] = UInt8(x * 7 & 255)
+                }
+            }
+            let cw = panorama.chromaWidth
+            for y in 0..<panorama.chromaHeight {
+                for x in 0..<cw where !cells[(y / (cell / 2)) * columns + x / (cell / 2)] {
+                    scrambled.cb[y * cw + x] = UInt8(y * 13 & 255)
+                    scrambled.cr[y * cw + x] = 255
+                }
+            }
+            let expected = try projector.render(panorama, pose: pose, camera: camera)
+            #expect(try projector.render(scrambled, pose: pose, camera: camera) == expected, "camera \(k)")
+            if k != 3 { #expect(cells.filter { $0 }.count < cells.count / 2, "camera \(k)") }
+        }
+        #expect(throws: LapseError.self) {
+            try projector.yuvFootprint(
+                sourceWidth: 1024, sourceHeight: 512, camera: CameraPose(heading: 0), cellWidth: 63, cellHeight: 64)
+        }
+    }
+
     @Test("a heading change alone reuses the table; other changes build a new one")
     func tableReuse() throws {
         let projector = try Projector(width: 64, height: 48)
