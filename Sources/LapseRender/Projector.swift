@@ -176,10 +176,14 @@ public final class Projector: Sendable {
                                 var x = u[i] &+ shift
                                 if x >= wrap { x &-= wrap }
                                 let fx = x & 255, fy = UInt32(bitPattern: v[i]) & 255
-                                let top = s + Int(v[i] >> 8) * sw + Int(x >> 8)
-                                let a = UInt32(top[0]) * (256 - fx) + UInt32(top[1]) * fx
-                                let b = UInt32(top[sw]) * (256 - fx) + UInt32(top[sw + 1]) * fx
-                                d[i] = UInt8(truncatingIfNeeded: (a * (256 - fy) + b * fy + 32768) >> 16)
+                                let top = UnsafeRawPointer(s + (Int(v[i] &>> 8) &* sw &+ Int(x &>> 8)))
+                                // Both taps of a row in one load (little-endian: the left one low).
+                                let t = UInt32(top.loadUnaligned(as: UInt16.self))
+                                let bottom = UInt32(top.loadUnaligned(fromByteOffset: sw, as: UInt16.self))
+                                let gx = 256 &- fx
+                                let a = (t & 255) &* gx &+ (t &>> 8) &* fx
+                                let b = (bottom & 255) &* gx &+ (bottom &>> 8) &* fx
+                                d[i] = UInt8(truncatingIfNeeded: (a &* (256 &- fy) &+ b &* fy &+ 32768) &>> 16)
                             }
                         }
                     }
