@@ -288,9 +288,16 @@ public final class DecodedImage: @unchecked Sendable {
         let (matrix, full) = colourSpace()
         guard matrix == SWS_CS_ITU601 || matrix == SWS_CS_ITU709 else { return nil }
         let format = Self.plainFormat(frame.format)
-        var out = YUVFrame(width: width, height: height)
         let planes = frame.planes.map { UnsafePointer($0) }
         let strides = frame.lineSizes
+        if format == AV_PIX_FMT_YUV420P, width == frame.width, height == frame.height {
+            // 4:2:0 at its own size (a JPEG tile): no scaling, the range and matrix in one pass.
+            let (kr, kb) = matrix == SWS_CS_ITU709 ? (0.2126, 0.0722) : (0.299, 0.114)
+            return YUVFrame(
+                planes: planes, lineSizes: strides.map { $0 }, width: width, height: height, kr: kr, kb: kb,
+                fullRange: full)
+        }
+        var out = YUVFrame(width: width, height: height)
         try out.y.withUnsafeMutableBufferPointer { y in
             try out.cb.withUnsafeMutableBufferPointer { cb in
                 try out.cr.withUnsafeMutableBufferPointer { cr in

@@ -274,6 +274,56 @@ extension YUVFrame {
 }
 
 extension YUVFrame {
+    /// Copies 4:2:0 planes of `width × height` (any line sizes) of matrix (Kr, Kb), full or limited range, as BT.709
+    /// limited range in one pass: the range mapped and the matrix changed as ``limitRange()`` and
+    /// ``convertMatrix(fromKr:kb:toKr:kb:)`` do one after the other, with one rounding instead of two (luma takes its
+    /// 2 × 2 block's chroma), through a table per input value.
+    init(
+        planes: [UnsafePointer<UInt8>?], lineSizes: [Int32], width: Int, height: Int, kr: Double, kb: Double,
+        fullRange: Bool
+    ) {
+        self.init(uninitializedWidth: width, height: height)
+        let m = Self.product(Self.yPbPr(kr: 0.2126, kb: 0.0722), Self.rgb(kr: kr, kb: kb))
+        // Input code values to E′Y / E′P units of the limited-range output (219 and 224 code values a unit), in
+        // 16-bit fixed point: luma's own value, and each chroma value's share of the output luma, Cb and Cr.
+        let lumaScale = fullRange ? 219.0 / 255 : 1, chromaScale = fullRange ? 224.0 / 255 : 1
+        func fixed(_ v: Double) -> Int32 { Int32((v * 65536).rounded()) }
+        let luma = (0..<256).map { v in fixed(fullRange ? 16 + Double(v) * lumaScale : Double(v)) }
+        func chromaTable(_ k: Double) -> [Int32] { (0..<256).map { fixed((Double($0) - 128) * chromaScale * k) } }
+        let yFromB = chromaTable(m[0][1] * 219 / 224), yFromR = chromaTable(m[0][2] * 219 / 224)
+        let bFromB = chromaTable(m[1][1]), bFromR = chromaTable(m[1][2])
+        let rFromB = chromaTable(m[2][1]), rFromR = chromaTable(m[2][2])
+        let cw = chromaWidth, ch = chromaHeight, w = width, h = height
+        let yStride = Int(lineSizes[0]), bStride = Int(lineSizes[1]), rStride = Int(lineSizes[2])
+        guard let sy = planes[0], let sb = planes[1], let sr = planes[2] else { return }
+        @inline(__always) func clamp(_ v: Int32) -> UInt8 { UInt8(truncatingIfNeeded: min(255, max(0, v))) }
+        y.withUnsafeMutableBufferPointer { yp in
+            cb.withUnsafeMutableBufferPointer { bp in
+                cr.withUnsafeMutableBufferPointer { rp in
+                    for cy in 0..<ch {
+                        let in0 = sy + 2 * cy * yStride, out0 = yp.baseAddress! + 2 * cy * w
+                        let twoRows = 2 * cy + 1 < h
+                        for cx in 0..<cw {
+                            let b = Int(sb[cy * bStride + cx]), r = Int(sr[cy * rStride + cx])
+                            let dy = yFromB[b] &+ yFromR[r] &+ 32768
+                            let x = 2 * cx
+                            out0[x] = clamp((luma[Int(in0[x])] &+ dy) >> 16)
+                            if x + 1 < w { out0[x + 1] = clamp((luma[Int(in0[x + 1])] &+ dy) >> 16) }
+                            if twoRows {
+                                out0[w + x] = clamp((luma[Int(in0[yStride + x])] &+ dy) >> 16)
+                                if x + 1 < w { out0[w + x + 1] = clamp((luma[Int(in0[yStride + x + 1])] &+ dy) >> 16) }
+                            }
+                            bp[cy * cw + cx] = clamp(128 &+ ((bFromB[b] &+ bFromR[r] &+ 32768) >> 16))
+                            rp[cy * cw + cx] = clamp(128 &+ ((rFromB[b] &+ rFromR[r] &+ 32768) >> 16))
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension YUVFrame {
     /// Full-range code values (0…255) to limited range: Y′ 16…235, Cb and Cr 16…240.
     mutating func limitRange() {
         let luma = (0..<256).map { UInt8((16 + Double($0) * 219 / 255).rounded()) }

@@ -8,11 +8,12 @@ import TestSupport
 /// A still decoded straight to the encoder's Y′CbCr (one swscale pass and the BT.601 → BT.709 matrix) is the
 /// picture the RGBA path makes of it: SSIM ≥ 0.995 and every channel's mean within 1 code value, for a real
 /// photo (4:2:0, BT.601 full range) and its 4:2:2 and 4:4:4 versions, scaled down and up; RGB sources, alpha and
-/// EXIF orientations are left to the RGBA path.
+/// EXIF orientations are left to the RGBA path. At its own size (0 × 0 below: a JPEG tile's case) a 4:2:0 picture
+/// is converted in one pass without swscale; the others at their size through it.
 @Suite struct ImageYUVTests {
     static let photo = TestData.path("images/opensfm_lund/images/01.jpg")
 
-    @Test(arguments: ["yuvj420p", "yuvj422p", "yuvj444p"], [(640, 480), (1024, 768), (1600, 1200)])
+    @Test(arguments: ["yuvj420p", "yuvj422p", "yuvj444p"], [(640, 480), (1024, 768), (1600, 1200), (0, 0)])
     func yuvStillIsTheRGBAStill(format: String, size: (Int, Int)) throws {
         let dir = TestData.scratchDirectory("image-yuv")
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -24,8 +25,9 @@ import TestSupport
             try #require(r.status == 0)
         }
         let image = try DecodedImage(path: path)
-        let yuv = try #require(try image.yuv(width: size.0, height: size.1))
-        let a = try yuv.rgba(), b = try image.pixels(width: size.0, height: size.1)
+        let (w, h) = size == (0, 0) ? (image.displayWidth, image.displayHeight) : size
+        let yuv = try #require(try image.yuv(width: w, height: h))
+        let a = try yuv.rgba(), b = try image.pixels(width: w, height: h)
         let ssim = ImageMetrics.ssim(a, b), d = ImageMetrics.meanColour(a) - ImageMetrics.meanColour(b)
         #expect(ssim >= 0.995, "SSIM \(ssim)")
         #expect(abs(d.x) <= 1 && abs(d.y) <= 1 && abs(d.z) <= 1, "\(d)")
