@@ -93,8 +93,25 @@ public struct LocalPhotoSource: PanoramaSource {
     }
 
     public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage {
+        let (decoded, w, h) = try Self.decode(panorama, resolution)
+        return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(width: w, height: h))
+    }
+
+    /// As ``image(for:resolution:)``, straight from the JPEG's planes to Y′CbCr (``DecodedImage/yuv(width:height:)``);
+    /// nil for a photo that needs the RGBA path (turned by its EXIF orientation, alpha, RGB).
+    public func yuvImage(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?)
+        async throws -> PanoramaImage?
+    {
+        let (decoded, w, h) = try Self.decode(panorama, resolution)
+        return try decoded.yuv(width: w, height: h).map { PanoramaImage(metadata: panorama, picture: .yuv($0)) }
+    }
+
+    /// The photo decoded for `resolution`, and the size it is delivered at. A JPEG much larger than the view needs
+    /// is decoded at ½, ¼ or ⅛ size; the size delivered is the full one's.
+    private static func decode(_ panorama: PanoramaMetadata, _ resolution: PanoramaResolution) throws
+        -> (DecodedImage, Int, Int)
+    {
         guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
-        // A JPEG much larger than the view needs is decoded at ½, ¼ or ⅛ size; the size delivered is the full one's.
         var full: (Int, Int)?
         let decoded = try DecodedImage(path: file) { w, h in
             full = (w, h)
@@ -103,7 +120,7 @@ public struct LocalPhotoSource: PanoramaSource {
         }
         let (dw, dh) = full ?? (decoded.fullDisplayWidth, decoded.fullDisplayHeight)
         let (w, h) = Self.size(for: resolution, width: dw, height: dh)
-        return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(width: w, height: h))
+        return (decoded, w, h)
     }
 
     /// The photo decoded at ½, ¼ or ⅛ scale (JPEG `lowres`), the smallest still `width` wide.
