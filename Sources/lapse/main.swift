@@ -104,11 +104,13 @@ func runMain() async -> Int32 {
 
 // Memory freed stays in the process for the next frame rather than going back to the kernel, to be faulted in and
 // zeroed again (x264, the decoders and the frame buffers allocate and free megabytes a frame): glibc's mmap threshold
-// fixed at 4 MB (a frame's planes come from the heap; larger blocks, such as a long route's growing arrays, are still
-// mapped and unmapped whole, so they leave no holes) and its trim threshold at 1 GB (mallopt(3)). A hyperlapse of a
-// 360° video spends half the system time it did (bench/hyperlapse-video.sh, `time`'s system seconds), with the same
-// peak memory; at 32 MB a 150 000-point GPX's peak grew by 13 MB.
-_ = mallopt(M_MMAP_THRESHOLD, 4 << 20)
+// fixed at 1 MB (a frame's smaller buffers come from the heap; larger blocks, such as a long route's growing arrays
+// or a stitched panorama's planes, are mapped and unmapped whole, so they leave no holes) and its trim threshold at
+// 1 GB (mallopt(3)). A hyperlapse of a 360° video spends half the system time it did with glibc's defaults
+// (bench/hyperlapse-video.sh, `time`'s system seconds), with the same peak memory; at 32 MB a 150 000-point GPX's
+// peak grew by 13 MB, and at 4 MB the 2 MB chroma planes of Street View canvases, left in the heap, made the peak of
+// 1000 panoramas 21 % above that of 100 (bench/hyperlapse.sh; 1 MB: no change in the other benches' times).
+_ = mallopt(M_MMAP_THRESHOLD, 1 << 20)
 _ = mallopt(M_TRIM_THRESHOLD, 1 << 30)
 
 // FFmpeg's own messages, to diagnose: LAPSE_FFMPEG_LOG=warning (the library reads no environment itself).
