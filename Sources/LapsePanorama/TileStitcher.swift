@@ -32,13 +32,10 @@ public struct TileStitcher: Sendable {
     /// - Returns: true when the visible part of the tile is all black (recorded in ``placeholders``).
     @discardableResult
     public mutating func place(_ tile: PixelBuffer, at index: TileIndex) -> Bool {
-        let x0 = index.x * grid.tileWidth, y0 = index.y * grid.tileHeight
-        let cellWidth = min(grid.tileWidth, grid.width - x0), cellHeight = min(grid.tileHeight, grid.height - y0)
-        guard cellWidth > 0, cellHeight > 0 else { return false }
-        let w = min(tile.width, cellWidth), h = min(tile.height, cellHeight)
-        // a short tile: black around it
-        if w < cellWidth || h < cellHeight { clear(x: x0, y: y0, width: cellWidth, height: cellHeight) }
-        guard w > 0, h > 0 else { return false }
+        guard
+            let (x0, y0, w, h) = Self.cell(
+                grid, index, tile.width, tile.height, clear: { clear(x: $0, y: $1, width: $2, height: $3) })
+        else { return false }
         let cw = canvas.width
         let tw = tile.width
         var black = true
@@ -75,12 +72,10 @@ public struct TileStitcher: Sendable {
     @discardableResult
     public mutating func place(yuv tile: YUVFrame, at index: TileIndex) -> Bool {
         precondition(yuvCanvas != nil, "place(yuv:at:) on an RGBA canvas")
-        let x0 = index.x * grid.tileWidth, y0 = index.y * grid.tileHeight
-        let cellWidth = min(grid.tileWidth, grid.width - x0), cellHeight = min(grid.tileHeight, grid.height - y0)
-        guard cellWidth > 0, cellHeight > 0 else { return false }
-        let w = min(tile.width, cellWidth), h = min(tile.height, cellHeight)
-        if w < cellWidth || h < cellHeight { clearYUV(x: x0, y: y0, width: cellWidth, height: cellHeight) }
-        guard w > 0, h > 0 else { return false }
+        guard
+            let (x0, y0, w, h) = Self.cell(
+                grid, index, tile.width, tile.height, clear: { clearYUV(x: $0, y: $1, width: $2, height: $3) })
+        else { return false }
         // Black within the threshold of R′G′B′ 0: luma 16 + 219/255 of it, chroma 224/255 of it off grey.
         let lumaLimit = UInt8(16 + (Int(Self.blackThreshold) * 219 + 254) / 255)
         let chromaLimit = (Int(Self.blackThreshold) * 224 + 254) / 255
@@ -113,6 +108,21 @@ public struct TileStitcher: Sendable {
         yuvCanvas = canvas
         if black { placeholders.append(index) }
         return black
+    }
+
+    /// Where tile `index` goes: its corner and the size of it that is kept (the part beyond the true image size is
+    /// dropped); a tile shorter than its cell gets black around it first (`clear`). Nil when nothing of it shows.
+    private static func cell(
+        _ grid: TileGrid, _ index: TileIndex, _ tileWidth: Int, _ tileHeight: Int,
+        clear: (_ x: Int, _ y: Int, _ width: Int, _ height: Int) -> Void
+    ) -> (x: Int, y: Int, width: Int, height: Int)? {
+        let x0 = index.x * grid.tileWidth, y0 = index.y * grid.tileHeight
+        let cellWidth = min(grid.tileWidth, grid.width - x0), cellHeight = min(grid.tileHeight, grid.height - y0)
+        guard cellWidth > 0, cellHeight > 0 else { return nil }
+        let w = min(tileWidth, cellWidth), h = min(tileHeight, cellHeight)
+        if w < cellWidth || h < cellHeight { clear(x0, y0, cellWidth, cellHeight) }
+        guard w > 0, h > 0 else { return nil }
+        return (x0, y0, w, h)
     }
 
     /// Sets a rectangle of the Y′CbCr canvas (even corner) to black.

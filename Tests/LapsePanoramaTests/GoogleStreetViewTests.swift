@@ -125,6 +125,22 @@ import TestSupport
                 && explicit.placeholderTiles.filter { $0.zoom == 2 }.count == 8)
     }
 
+    /// The same panorama asked for as Y′CbCr: the same fallback (zoom 1, the zoom-2 placeholders reported) and the
+    /// picture the RGBA stitch makes (SSIM ≥ 0.995, each channel's mean within 1 code value).
+    @Test func blackPlaceholderTilesAreSpottedInYUVToo() async throws {
+        let server = try MapTilesWorld.server()
+        let source = try MapTilesWorld.source(server)
+        let m = try await source.metadata(id: MapTilesWorld.dark)
+        let image = try #require(try await source.yuvImage(for: m, resolution: .atLeast(width: 1600), region: nil))
+        let yuv = try #require(image.yuv)
+        #expect(image.zoom == 1 && yuv.width == 832)
+        #expect(image.placeholderTiles.count == 8 && image.placeholderTiles.allSatisfy { $0.zoom == 2 })
+        let rgba = try yuv.rgba(), stitched = try await source.image(for: m, resolution: .atLeast(width: 1600)).pixels
+        let d = ImageMetrics.meanColour(rgba) - ImageMetrics.meanColour(stitched)
+        #expect(ImageMetrics.ssim(rgba, stitched) >= 0.995)
+        #expect(abs(d.x) <= 1 && abs(d.y) <= 1 && abs(d.z) <= 1, "\(d)")
+    }
+
     /// A user photosphere (7680 × 3840): zoom 5 is its full resolution, zoom 0 is 240 × 120; the stitched image at
     /// every zoom equals the source scaled to that size, and no tile outside the documented grid is asked for.
     @Test(arguments: [(0, 240, 120), (1, 480, 240), (2, 960, 480), (3, 1920, 960)])

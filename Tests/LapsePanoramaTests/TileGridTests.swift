@@ -66,4 +66,36 @@ import Testing
         let edgeBlack = s.place(edge, at: TileIndex(zoom: 3, x: 6, y: 0))
         #expect(!edgeBlack)
     }
+
+    /// The same on a Y′CbCr canvas: padding cropped, the black tile spotted (its R′G′B′ within the threshold), the
+    /// edge tile with black padding not, a short tile black around it, the pixels where they belong.
+    @Test func yuvStitcherCropsPaddingAndSpotsBlackTiles() throws {
+        let grid = TileGrid(zoom: 3, fullWidth: 13312, fullHeight: 6656) // 3328×1664 in 7×4 tiles
+        var s = TileStitcher(yuvGrid: grid)
+        let grey = try YUVFrame(rgba: PixelBuffer(width: 512, height: 512, fill: RGBA(100, 120, 140)))
+        let black = try YUVFrame(rgba: PixelBuffer(width: 512, height: 512, fill: RGBA(2, 1, 3)))
+        let short = try YUVFrame(rgba: PixelBuffer(width: 256, height: 256, fill: RGBA(100, 120, 140)))
+        for t in grid.tiles where t != TileIndex(zoom: 3, x: 2, y: 1) && t != TileIndex(zoom: 3, x: 3, y: 2) {
+            s.place(yuv: grey, at: t)
+        }
+        #expect(s.placeholders.isEmpty)
+        let wasBlack = s.place(yuv: black, at: TileIndex(zoom: 3, x: 2, y: 1))
+        let shortWasBlack = s.place(yuv: short, at: TileIndex(zoom: 3, x: 3, y: 2))
+        #expect(wasBlack && !shortWasBlack)
+        #expect(s.placeholders == [TileIndex(zoom: 3, x: 2, y: 1)])
+        let image = try #require(s.yuvImage)
+        #expect(image.width == 3328 && image.height == 1664)
+        let rgba = try image.rgba()
+        func near(_ p: RGBA, _ q: RGBA) -> Bool {
+            abs(Int(p.r) - Int(q.r)) <= 2 && abs(Int(p.g) - Int(q.g)) <= 2 && abs(Int(p.b) - Int(q.b)) <= 2
+        }
+        #expect(near(rgba[3327, 1663], RGBA(100, 120, 140)), "\(rgba[3327, 1663])")
+        #expect(near(rgba[2 * 512 + 100, 512 + 100], RGBA(2, 1, 3)))
+        #expect(near(rgba[3 * 512 + 100, 2 * 512 + 100], RGBA(100, 120, 140)))
+        #expect(near(rgba[3 * 512 + 400, 2 * 512 + 400], RGBA(0, 0, 0))) // around the short tile
+        var edge = PixelBuffer(width: 512, height: 512)
+        for y in 0..<512 { for x in 0..<256 { edge[x, y] = RGBA(90, 90, 90) } }
+        let edgeBlack = s.place(yuv: try YUVFrame(rgba: edge), at: TileIndex(zoom: 3, x: 6, y: 0))
+        #expect(!edgeBlack)
+    }
 }
