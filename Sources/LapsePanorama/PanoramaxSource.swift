@@ -298,6 +298,24 @@ public struct PanoramaxSource: PanoramaSource {
             tilesDownloaded: downloaded, tilesFromCache: 1 - downloaded)
     }
 
+    /// As ``image(for:resolution:)``, straight from the JPEG's planes to Y′CbCr (``DecodedImage/yuv(width:height:)``);
+    /// nil for a cropped picture (placed in its frame in RGBA) and one that needs the RGBA path (an EXIF turn, RGB).
+    public func yuvImage(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?)
+        async throws -> PanoramaImage?
+    {
+        guard panorama.crop == nil else { return nil }
+        let (data, downloaded) = try await download(Self.asset(for: panorama, resolution: resolution), of: panorama)
+        let decoded = try DecodedImage(data: [UInt8](data), name: "Panoramax picture \(panorama.id)")
+        let frameWidth = try Self.frameWidth(of: decoded, panorama: panorama)
+        let (w, _) = LocalPhotoSource.size(for: resolution, width: frameWidth, height: frameWidth / 2)
+        guard let yuv = try decoded.yuv(width: w, height: w / 2) else { return nil }
+        var metadata = panorama
+        metadata.width = frameWidth
+        metadata.height = frameWidth / 2
+        return PanoramaImage(
+            metadata: metadata, picture: .yuv(yuv), tilesDownloaded: downloaded, tilesFromCache: 1 - downloaded)
+    }
+
     /// The `sd` picture (the `hd` one when there is no `sd`) decoded at reduced scale, a cropped one placed in its
     /// frame.
     public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
