@@ -274,9 +274,9 @@ public struct HyperlapseJob: Sendable {
 
         let projector = try Projector(width: width, height: height)
         let frameDuration = 1 / frameRate.value
-        // Panoramas that come as Y′CbCr (a video decoded as it is, Street View's JPEG tiles) are rendered plane by
-        // plane straight into the encoder's frames, tone gains and credits applied there; a crossfade or a GIF
-        // takes the RGBA path.
+        // Panoramas that come as Y′CbCr (a video decoded as it is, JPEG tiles and pictures from their planes) are
+        // rendered plane by plane straight into the encoder's frames, tone gains and credits applied there; a
+        // crossfade or a GIF takes the RGBA path.
         let yuvPath = feed.yuvImages && !crossfade && gifEncoder == nil
         var previous: (frame: PixelBuffer, credit: String?)?
         var rendered = 0, lastPoint = -1, unavailable = 0

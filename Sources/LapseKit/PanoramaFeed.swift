@@ -97,7 +97,7 @@ public protocol PanoramaFeed: Sendable {
     ///   leaves the other pixels unset.
     func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer
     /// Whether the images can come as Y′CbCr (BT.709 limited range 4:2:0: a video decoded as it is, JPEG tiles
-    /// stitched from their planes): then the job asks for them with ``yuvImage(for:region:)`` first and renders
+    /// and pictures from their planes): then the job asks for them with ``yuvImage(for:region:)`` first and renders
     /// them without an RGBA round trip. Default false.
     var yuvImages: Bool { get }
     /// The equirectangular image of a stop as Y′CbCr (as ``image(for:region:)``: a tiled source fetches only what

@@ -103,7 +103,8 @@ public struct SourcePanoramaFeed: PanoramaFeed {
         return image.pixels
     }
 
-    /// Asked for as Y′CbCr first: a source that makes it (Google's JPEG tiles) gives it, the others nil.
+    /// Asked for as Y′CbCr first: a source that makes it from JPEG planes (Google's tiles, your photos, Panoramax
+    /// pictures) gives it, nil for a panorama that needs the RGBA path.
     public var yuvImages: Bool { true }
 
     public func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> YUVFrame? {
