@@ -53,6 +53,8 @@ public struct HyperlapseJob: Sendable {
     /// Keep what every point had, the panoramas chosen and every frame's camera in ``Summary/report``, for a
     /// report page (``ReportPage``). Default false.
     public var recordsReport = false
+    /// Render every frame through RGBA even where the panoramas come as Y′CbCr (to compare the two paths in tests).
+    package var rgbaOnly = false
 
     public init(output: String) { self.output = output }
 
@@ -275,9 +277,9 @@ public struct HyperlapseJob: Sendable {
         let projector = try Projector(width: width, height: height)
         let frameDuration = 1 / frameRate.value
         // Panoramas that come as Y′CbCr (a video decoded as it is, JPEG tiles and pictures from their planes) are
-        // rendered plane by plane straight into the encoder's frames, tone gains and credits applied there; a
-        // crossfade or a GIF takes the RGBA path.
-        let yuvPath = feed.yuvImages && !crossfade && gifEncoder == nil
+        // rendered plane by plane straight into the encoder's frames, tone gains and credits applied there, the
+        // GIF's frame scaled and converted from the view in one pass; a crossfade takes the RGBA path.
+        let yuvPath = feed.yuvImages && !crossfade && !rgbaOnly
         var previous: (frame: PixelBuffer, credit: String?)?
         var rendered = 0, lastPoint = -1, unavailable = 0
         var reportFrames: [HyperlapseReport.Frame] = [], unavailablePoints: [Int] = []
@@ -325,10 +327,15 @@ public struct HyperlapseJob: Sendable {
                     try Task.checkCancellation()
                     var view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
                     let credit = frame.stop.attribution?.credit
-                    // Tone and credit as the RGBA path draws them, in the frame's own Y′CbCr.
+                    // Tone and credit as the RGBA path draws them, in the frame's own Y′CbCr; the GIF's frame is
+                    // the toned view at the GIF's size, credited there.
                     frame.tone?.apply(to: &view)
-                    if let credit, let overlay = crediting.overlay { overlay.draw(credit, into: &view) }
-                    return RenderedFrame(pixels: nil, yuv: view, gif: nil, credit: credit, frame: frame)
+                    var gifFrame = try crediting.gifSize.map { try view.rgba(width: $0.width, height: $0.height) }
+                    if let credit, let overlay = crediting.overlay {
+                        overlay.draw(credit, into: &view)
+                        if gifFrame != nil { overlay.draw(credit, into: &gifFrame!) }
+                    }
+                    return RenderedFrame(pixels: nil, yuv: view, gif: gifFrame, credit: credit, frame: frame)
                 }
                 // This panorama comes as RGBA only: rendered as such.
             }
@@ -361,6 +368,7 @@ public struct HyperlapseJob: Sendable {
             }
             if let yuv = frame.yuv {
                 try encoder.append(yuv)
+                if let gifEncoder, let gif = frame.gif { try await gifEncoder.add(gif, duration: frameDuration) }
             } else if crossfade, let pixels = frame.pixels {
                 var frames = [(pixels, frame.credit)]
                 if let previous {

@@ -44,8 +44,13 @@ extension YUVFrame {
     /// The picture as RGBA (BT.709 limited range in, full-range RGB out, chroma interpolated; alpha 255), as the
     /// RGBA paths would see it.
     /// - Throws: ``LapseError`` `.codec` when swscale cannot convert.
-    public func rgba() throws -> PixelBuffer {
-        var out = PixelBuffer(width: width, height: height)
+    public func rgba() throws -> PixelBuffer { try rgba(width: width, height: height) }
+
+    /// The picture as RGBA at `width × height`, scaled and converted in one swscale pass (area averaging when
+    /// smaller, bicubic when larger), as ``rgba()`` converts.
+    /// - Throws: ``LapseError`` `.codec` when swscale cannot convert.
+    public func rgba(width outputWidth: Int, height outputHeight: Int) throws -> PixelBuffer {
+        var out = PixelBuffer(width: outputWidth, height: outputHeight)
         try y.withUnsafeBufferPointer { yp in
             try cb.withUnsafeBufferPointer { up in
                 try cr.withUnsafeBufferPointer { vp in
@@ -55,12 +60,14 @@ extension YUVFrame {
                         var dst: [UnsafeMutablePointer<UInt8>?] = [
                             raw.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil
                         ]
-                        var dstStrides: [Int32] = [Int32(width * 4), 0, 0, 0]
+                        var dstStrides: [Int32] = [Int32(outputWidth * 4), 0, 0, 0]
+                        let smaller = outputWidth < width || outputHeight < height
                         try Scaler().scale(
                             src: &src, srcStrides: &srcStrides, srcWidth: width, srcHeight: height,
                             srcFormat: AV_PIX_FMT_YUV420P, srcMatrix: SWS_CS_ITU709, srcFullRange: false,
-                            dst: &dst, dstStrides: &dstStrides, dstWidth: width, dstHeight: height,
-                            dstFormat: AV_PIX_FMT_RGBA, dstMatrix: SWS_CS_ITU709, dstFullRange: true)
+                            dst: &dst, dstStrides: &dstStrides, dstWidth: outputWidth, dstHeight: outputHeight,
+                            dstFormat: AV_PIX_FMT_RGBA, dstMatrix: SWS_CS_ITU709, dstFullRange: true,
+                            flags: smaller ? SWS_AREA : SWS_BICUBIC)
                     }
                 }
             }

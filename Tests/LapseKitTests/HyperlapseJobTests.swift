@@ -106,10 +106,12 @@ import TestSupport
     }
 
     /// The video's frames rendered as Y′CbCr straight into the encoder (the default for a BT.709 video) give
-    /// the MP4 the RGBA path gives (taken when a GIF is asked for): the same frame count and timestamps, every
-    /// frame SSIM ≥ 0.98 and its mean colour within 1.5 code values per channel (both encoded at CRF 12).
+    /// the MP4 the RGBA path gives (`rgbaOnly`): the same frame count and timestamps, every frame SSIM ≥ 0.98 and
+    /// its mean colour within 1.5 code values per channel (both encoded at CRF 12); and the GIF made beside it
+    /// (its frames scaled and converted from the Y′CbCr view) the GIF of the RGBA path: as many frames, each
+    /// SSIM ≥ 0.95 and its mean colour within 2 code values (two palettes' dithering apart).
     @Test func yuvPathGivesTheRGBAPathsVideo() async throws {
-        func run(_ name: String, gif: Bool) async throws -> String {
+        func run(_ name: String, rgbaOnly: Bool) async throws -> String {
             var settings = HyperlapseSettings()
             settings.source = "video:" + overpass
             settings.frameStep = 6
@@ -117,13 +119,15 @@ import TestSupport
             settings.crf = 12
             settings.stabilize = false
             settings.output = dir.appendingPathComponent(name + ".mp4").path
-            if gif { settings.gif = dir.appendingPathComponent(name + ".gif").path }
+            settings.gif = dir.appendingPathComponent(name + ".gif").path
             let feed = try await settings.makeFeed()
             #expect(feed.yuvImages)
-            _ = try await settings.makeJob(overwrite: false).run(feed: feed)
+            var job = try settings.makeJob(overwrite: false)
+            job.rgbaOnly = rgbaOnly
+            _ = try await job.run(feed: feed)
             return settings.output!
         }
-        let yuv = try await run("yuv-path", gif: false), rgba = try await run("rgba-path", gif: true)
+        let yuv = try await run("yuv-path", rgbaOnly: false), rgba = try await run("rgba-path", rgbaOnly: true)
         #expect(try FFmpegReference.frameTimes(yuv) == FFmpegReference.frameTimes(rgba))
         let a = try FFmpegReference.frames(
             yuv, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
@@ -134,6 +138,16 @@ import TestSupport
             let ssim = ImageMetrics.ssim(x, y), d = ImageMetrics.meanColour(x) - ImageMetrics.meanColour(y)
             #expect(ssim >= 0.98, "SSIM \(ssim)")
             #expect(abs(d.x) <= 1.5 && abs(d.y) <= 1.5 && abs(d.z) <= 1.5, "\(d)")
+        }
+        let gifs = try ["yuv-path", "rgba-path"].map { name in
+            try FFmpegReference.frames(
+                dir.appendingPathComponent(name + ".gif").path, filters: "format=rgba", size: (106, 60))
+        }
+        #expect(gifs[0].count == 20 && gifs[1].count == 20)
+        for (x, y) in zip(gifs[0], gifs[1]) {
+            let ssim = ImageMetrics.ssim(x, y), d = ImageMetrics.meanColour(x) - ImageMetrics.meanColour(y)
+            #expect(ssim >= 0.95, "GIF SSIM \(ssim)")
+            #expect(abs(d.x) <= 2 && abs(d.y) <= 2 && abs(d.z) <= 2, "GIF \(d)")
         }
     }
 
