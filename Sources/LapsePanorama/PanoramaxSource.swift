@@ -285,17 +285,11 @@ public struct PanoramaxSource: PanoramaSource {
     /// - Throws: ``LapseError`` `.notFound` without an image link, the download's errors, `.invalidInput` for an
     ///   image that does not decode or is not 2:1 (or not the shape its `visible_area` says).
     public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage {
-        let asset = Self.asset(for: panorama, resolution: resolution)
-        let (data, downloaded) = try await download(asset, of: panorama)
-        let decoded = try DecodedImage(data: [UInt8](data), name: "Panoramax picture \(panorama.id)")
-        let frameWidth = try Self.frameWidth(of: decoded, panorama: panorama)
-        let (w, _) = LocalPhotoSource.size(for: resolution, width: frameWidth, height: frameWidth / 2)
-        var metadata = panorama
-        metadata.width = frameWidth
-        metadata.height = frameWidth / 2
+        let picture = try await decoded(panorama, resolution)
         return PanoramaImage(
-            metadata: metadata, pixels: try Self.pixels(of: decoded, panorama: panorama, frameWidth: w),
-            tilesDownloaded: downloaded, tilesFromCache: 1 - downloaded)
+            metadata: picture.metadata,
+            pixels: try Self.pixels(of: picture.image, panorama: panorama, frameWidth: picture.width),
+            tilesDownloaded: picture.downloaded, tilesFromCache: 1 - picture.downloaded)
     }
 
     /// As ``image(for:resolution:)``, straight from the JPEG's planes to Y′CbCr (``DecodedImage/yuv(width:height:)``);
@@ -304,16 +298,26 @@ public struct PanoramaxSource: PanoramaSource {
         async throws -> PanoramaImage?
     {
         guard panorama.crop == nil else { return nil }
+        let picture = try await decoded(panorama, resolution)
+        guard let yuv = try picture.image.yuv(width: picture.width, height: picture.width / 2) else { return nil }
+        return PanoramaImage(
+            metadata: picture.metadata, picture: .yuv(yuv), tilesDownloaded: picture.downloaded,
+            tilesFromCache: 1 - picture.downloaded)
+    }
+
+    /// The asset `resolution` asks for (``asset(for:resolution:)``), downloaded or from the cache, and decoded;
+    /// the width of the full frame to deliver, the metadata with the frame's size, and whether it was downloaded.
+    private func decoded(_ panorama: PanoramaMetadata, _ resolution: PanoramaResolution) async throws
+        -> (image: DecodedImage, width: Int, metadata: PanoramaMetadata, downloaded: Int)
+    {
         let (data, downloaded) = try await download(Self.asset(for: panorama, resolution: resolution), of: panorama)
         let decoded = try DecodedImage(data: [UInt8](data), name: "Panoramax picture \(panorama.id)")
         let frameWidth = try Self.frameWidth(of: decoded, panorama: panorama)
         let (w, _) = LocalPhotoSource.size(for: resolution, width: frameWidth, height: frameWidth / 2)
-        guard let yuv = try decoded.yuv(width: w, height: w / 2) else { return nil }
         var metadata = panorama
         metadata.width = frameWidth
         metadata.height = frameWidth / 2
-        return PanoramaImage(
-            metadata: metadata, picture: .yuv(yuv), tilesDownloaded: downloaded, tilesFromCache: 1 - downloaded)
+        return (decoded, w, metadata, downloaded)
     }
 
     /// The `sd` picture (the `hd` one when there is no `sd`) decoded at reduced scale, a cropped one placed in its
