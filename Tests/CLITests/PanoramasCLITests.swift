@@ -209,13 +209,7 @@ import TestSupport
     /// warned about once and left out, the manifest says the heading of the picture without `view:azimuth` is
     /// unknown and gives the tilted one's pitch and roll; `--width 2048` takes every picture's `sd` asset.
     @Test func panoramaxCroppedAzimuthlessAndTiltedPictures() throws {
-        let server = try LocalServer(
-            script: "panoramax_standin.py",
-            arguments: [
-                "--data", TestData.root.path,
-                "--workdir",
-                FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v2").path
-            ])
+        let server = try LocalServer.panoramax(workdir: "lapse-panoramax-standin-v2")
         func id(_ n: Int) -> String { "6b1c7e52-0f1a-4c55-9a59-1a2b3c4d5e0\(n)" }
         let east = 4.83 + 190 / (111_320 * cos(45.7604 * .pi / 180))
         let route = try route([(45.76, 4.83), (45.7604, 4.83), (45.7604, east)])

@@ -93,8 +93,7 @@ import TestSupport
         let moov = try #require(bytes.range(of: Data("moov".utf8))),
             mdat = try #require(bytes.range(of: Data("mdat".utf8)))
         #expect(moov.lowerBound < mdat.lowerBound)
-        let format = try FFmpegReference.probeJSON(path("joined.mp4"))["format"] as? [String: Any]
-        #expect((format?["tags"] as? [String: Any])?["copyright"] as? String == "overpass-clip.mp4")
+        #expect(try FFmpegReference.formatTags(path("joined.mp4"))["copyright"] == "overpass-clip.mp4")
 
         let joined = try FFmpegReference.frames(path("joined.mp4"))
         let reference = try FFmpegReference.frames(path("single.mp4"))

@@ -178,13 +178,7 @@ import TestSupport
     /// Panoramax": accented, through FreeType), in its own box (a crossfade's blended frame both); the sidecar and
     /// the metadata say the video is a derivative under CC BY-SA 4.0 (one picture is CC-BY-SA-4.0).
     @Test func panoramaxFramesCarryTheirOwnAuthorAndLicence() async throws {
-        let server = try LocalServer(
-            script: "panoramax_standin.py",
-            arguments: [
-                "--data", TestData.root.path,
-                "--workdir",
-                FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v1").path
-            ])
+        let server = try LocalServer.panoramax(workdir: "lapse-panoramax-standin-v1")
         let route = dir.appendingPathComponent("pmx.txt").path
         try "45.76000,4.83000\n45.76040,4.83000\n".write(toFile: route, atomically: true, encoding: .utf8)
         func run(_ name: String, _ corner: CreditCorner?, crossfade: Bool = false)
@@ -236,9 +230,7 @@ import TestSupport
                 Made with lapse \(lapseVersion).
 
                 """)
-        let tags =
-            (try FFmpegReference.probeJSON(summary.output)["format"] as? [String: Any])?["tags"] as? [String: String]
-            ?? [:]
+        let tags = try FFmpegReference.formatTags(summary.output)
         #expect(
             tags["copyright"]
                 == "Panoramax — by Alice Example — CC-BY-SA-4.0; Panoramax — by Zoë Éléonore — etalab-2.0; "
@@ -272,9 +264,7 @@ import TestSupport
                 Made with lapse \(lapseVersion).
 
                 """)
-        let tags =
-            (try FFmpegReference.probeJSON(summary.output)["format"] as? [String: Any])?["tags"] as? [String: String]
-            ?? [:]
+        let tags = try FFmpegReference.formatTags(summary.output)
         #expect(
             tags["copyright"]
                 == """

@@ -395,8 +395,7 @@ import TestSupport
             #expect(image.lookups <= image.point / 100 + 3, "point \(image.point): \(image.lookups) lookups started")
             #expect(image.tiles > 0 && image.tiles < 32, "a 90° view reads some of the 32 tiles, not all")
         }
-        let tags = try FFmpegReference.probeJSON(summary.output)["format"] as? [String: Any]
-        let copyright = (tags?["tags"] as? [String: String])?["copyright"] ?? ""
+        let copyright = try FFmpegReference.formatTags(summary.output)["copyright"] ?? ""
         #expect(copyright.contains("by early") && copyright.contains("by late"), "\(copyright)")
     }
 }

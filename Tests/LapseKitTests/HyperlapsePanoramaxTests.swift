@@ -11,8 +11,8 @@ import TestSupport
 @Suite struct HyperlapsePanoramaxTests {
     let dir = TestData.scratchDirectory("hyperpmx")
     static func id(_ n: Int) -> String { "6b1c7e52-0f1a-4c55-9a59-1a2b3c4d5e0\(n)" }
-    static let workdir = FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v2")
-        .path
+    /// The stand-in's folder under the temporary directory (the pictures it makes, made once).
+    static let workdir = "lapse-panoramax-standin-v2"
 
     final class Collected: Sendable {
         private let list = Mutex<[String]>([])
@@ -23,8 +23,7 @@ import TestSupport
     struct Log: Decodable { var served: [String] }
 
     func server() throws -> LocalServer {
-        try LocalServer(
-            script: "panoramax_standin.py", arguments: ["--data", TestData.root.path, "--workdir", Self.workdir])
+        try LocalServer.panoramax(workdir: Self.workdir)
     }
 
     /// The route: the first picture, the corner 44.5 m north, 190 m east of it (the stand-in's flat-earth step).

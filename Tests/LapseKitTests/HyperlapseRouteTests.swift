@@ -62,8 +62,7 @@ import TestSupport
         // Attribution: sidecar and MP4 metadata.
         let credits = try String(contentsOfFile: dir.appendingPathComponent("route.credits.txt").path, encoding: .utf8)
         #expect(credits.contains("Google Street View — " + world.copyright))
-        let format = try FFmpegReference.probeJSON(output)["format"] as? [String: Any]
-        let tags = format?["tags"] as? [String: String] ?? [:]
+        let tags = try FFmpegReference.formatTags(output)
         #expect(tags["copyright"]?.contains(world.copyright) == true, "\(tags)")
 
         // Frame 0's heading: the camera path's, which must be the road's bearing ahead (the first 50 m of the

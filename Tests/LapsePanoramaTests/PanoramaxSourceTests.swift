@@ -29,16 +29,13 @@ enum PanoramaxWorld {
     static let runsStart = Coordinate(uncheckedLatitude: 45.78000, longitude: 4.83000)
     static func run(_ south: Bool, _ i: Int) -> String { "6b1c7e52-0f1a-4c55-9a59-300\(south ? 1 : 0)0000000\(i)" }
 
-    static let workdir = FileManager.default.temporaryDirectory.appendingPathComponent("lapse-panoramax-standin-v2")
-        .path
+    /// The stand-in's folder under the temporary directory (the pictures it makes, made once).
+    static let workdir = "lapse-panoramax-standin-v2"
 
     static func server(faults: Double = 0, nextLinks: Bool = true) throws -> LocalServer {
-        try LocalServer(
-            script: "panoramax_standin.py",
-            arguments: [
-                "--faults", String(faults), "--retry-after", "1", "--data", TestData.root.path, "--workdir", workdir
-            ]
-                + (nextLinks ? [] : ["--no-next-links"]))
+        try LocalServer.panoramax(
+            workdir: workdir,
+            arguments: ["--faults", String(faults), "--retry-after", "1"] + (nextLinks ? [] : ["--no-next-links"]))
     }
 
     static func source(

@@ -84,6 +84,11 @@ public enum FFmpegReference {
         return (try JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
     }
 
+    /// The container's metadata tags (`format.tags` of ffprobe's JSON: `copyright`, `comment`…), empty when none.
+    public static func formatTags(_ path: String) throws -> [String: String] {
+        (try probeJSON(path)["format"] as? [String: Any])?["tags"] as? [String: String] ?? [:]
+    }
+
     /// Presentation times (seconds) of every video frame, from ffprobe.
     public static func frameTimes(_ path: String) throws -> [Double] {
         let s = try probe(path, ["-select_streams", "v:0", "-show_entries", "frame=pts_time", "-of", "csv=p=0"])

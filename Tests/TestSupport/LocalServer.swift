@@ -11,6 +11,17 @@ public final class LocalServer: @unchecked Sendable {
     private let process: Process
 
     /// Starts `Tests/Fixtures/<script>` with python3.
+    /// The Panoramax stand-in (Tests/Fixtures/panoramax_standin.py) serving the shared data's pictures, the ones it
+    /// makes from them kept in `workdir` under the temporary directory (so they are made once), with `arguments`.
+    public static func panoramax(workdir: String, arguments: [String] = []) throws -> LocalServer {
+        try LocalServer(
+            script: "panoramax_standin.py",
+            arguments: [
+                "--data", TestData.root.path, "--workdir",
+                FileManager.default.temporaryDirectory.appendingPathComponent(workdir).path
+            ] + arguments)
+    }
+
     public init(script: String, arguments: [String] = []) throws {
         let path = TestData.projectRoot.appendingPathComponent("Tests/Fixtures/\(script)").path
         let process = Process()
