@@ -290,19 +290,22 @@ public final class DecodedImage: @unchecked Sendable {
         let format = Self.plainFormat(frame.format)
         let planes = frame.planes.map { UnsafePointer($0) }
         let strides = frame.lineSizes
+        let (kr, kb) = matrix == SWS_CS_ITU709 ? (0.2126, 0.0722) : (0.299, 0.114)
         if format == AV_PIX_FMT_YUV420P, width == frame.width, height == frame.height {
             // 4:2:0 at its own size (a JPEG tile): no scaling, the range and matrix in one pass.
-            let (kr, kb) = matrix == SWS_CS_ITU709 ? (0.2126, 0.0722) : (0.299, 0.114)
             return YUVFrame(
                 planes: planes, lineSizes: strides.map { $0 }, width: width, height: height, kr: kr, kb: kb,
                 fullRange: full)
         }
-        var out = YUVFrame(width: width, height: height)
-        try out.y.withUnsafeMutableBufferPointer { y in
-            try out.cb.withUnsafeMutableBufferPointer { cb in
-                try out.cr.withUnsafeMutableBufferPointer { cr in
+        // Scaled (and chroma resampled) to 4:2:0 in its own range and matrix by swscale, then as above: swscale
+        // copies a picture of its own format and size without converting it, whatever the range flags say.
+        var scaled = YUVFrame(uninitializedWidth: width, height: height)
+        let cw = scaled.chromaWidth
+        try scaled.y.withUnsafeMutableBufferPointer { y in
+            try scaled.cb.withUnsafeMutableBufferPointer { cb in
+                try scaled.cr.withUnsafeMutableBufferPointer { cr in
                     var dst: [UnsafeMutablePointer<UInt8>?] = [y.baseAddress, cb.baseAddress, cr.baseAddress, nil]
-                    var dstStrides: [Int32] = [Int32(width), Int32((width + 1) / 2), Int32((width + 1) / 2), 0]
+                    var dstStrides: [Int32] = [Int32(width), Int32(cw), Int32(cw), 0]
                     try Scaler().scale(
                         src: planes, srcStrides: strides, srcWidth: frame.width, srcHeight: frame.height,
                         srcFormat: format, srcMatrix: matrix, srcFullRange: full,
@@ -312,11 +315,16 @@ public final class DecodedImage: @unchecked Sendable {
                 }
             }
         }
-        // The range is converted here, not by swscale: it copies a picture of its own format and size without
-        // converting it, whatever the range flags say.
-        if full { out.limitRange() }
-        if matrix == SWS_CS_ITU601 { out.convertMatrix(fromKr: 0.299, kb: 0.114, toKr: 0.2126, kb: 0.0722) }
-        return out
+        return scaled.y.withUnsafeBufferPointer { y in
+            scaled.cb.withUnsafeBufferPointer { cb in
+                scaled.cr.withUnsafeBufferPointer { cr in
+                    YUVFrame(
+                        planes: [y.baseAddress, cb.baseAddress, cr.baseAddress],
+                        lineSizes: [Int32(width), Int32(cw), Int32(cw)], width: width, height: height, kr: kr, kb: kb,
+                        fullRange: full)
+                }
+            }
+        }
     }
 
     private func convert(into out: inout PixelBuffer, accurate: Bool) throws {

@@ -146,70 +146,6 @@ extension YUVFrame {
     package static func product(_ a: [[Double]], _ b: [[Double]]) -> [[Double]] {
         (0..<3).map { i in (0..<3).map { j in (0..<3).reduce(0) { $0 + a[i][$1] * b[$1][j] } } }
     }
-
-    /// Re-expresses limited-range Y′CbCr of one matrix (Kr, Kb) in another: `M = A_to · A_from⁻¹` on
-    /// (E′Y, E′Pb, E′Pr), where `A` is ``yPbPr(kr:kb:)``. Grey stays grey, so chroma depends on chroma alone;
-    /// luma takes the chroma of its 2 × 2 block.
-    mutating func convertMatrix(fromKr kr0: Double, kb kb0: Double, toKr kr1: Double, kb kb1: Double) {
-        transform(Self.product(Self.yPbPr(kr: kr1, kb: kb1), Self.rgb(kr: kr0, kb: kb0)))
-    }
-
-    /// Applies a linear map `m` (3 × 3, rows) to every pixel's (E′Y, E′Pb, E′Pr), limited range (Y′ = 16 +
-    /// 219·E′Y, C = 128 + 224·E′P) in 16-bit fixed point, rounded and clamped to 0…255: each luma pixel with the
-    /// chroma of its 2 × 2 block, each chroma sample with the mean luma of its block. A map that keeps grey grey
-    /// and luma's own scale (a change of matrix) reads chroma alone.
-    package mutating func transform(_ m: [[Double]]) {
-        func fixed(_ v: Double) -> Int32 { Int32((v * 65536).rounded()) }
-        let yy = fixed(m[0][0] - 1), yb = fixed(m[0][1] * 219 / 224), yr = fixed(m[0][2] * 219 / 224)
-        let by = fixed(m[1][0] * 224 / 219), bb = fixed(m[1][1]), br = fixed(m[1][2])
-        let ry = fixed(m[2][0] * 224 / 219), rb = fixed(m[2][1]), rr = fixed(m[2][2])
-        let lumaToChroma = by != 0 || ry != 0
-        let cw = chromaWidth, ch = chromaHeight, w = width, h = height
-        @inline(__always) func clamp(_ v: Int32) -> UInt8 { UInt8(truncatingIfNeeded: min(255, max(0, v))) }
-        y.withUnsafeMutableBufferPointer { yp in
-            cb.withUnsafeMutableBufferPointer { bp in
-                cr.withUnsafeMutableBufferPointer { rp in
-                    let yBase = yp.baseAddress!, bBase = bp.baseAddress!, rBase = rp.baseAddress!
-                    for cy in 0..<ch {
-                        let row0 = yBase + 2 * cy * w
-                        let row1 = 2 * cy + 1 < h ? row0 + w : nil
-                        for cx in 0..<cw {
-                            let c = cy * cw + cx
-                            let pb = Int32(bBase[c]) - 128, pr = Int32(rBase[c]) - 128
-                            let chroma = yb &* pb &+ yr &* pr &+ 32768
-                            let x = 2 * cx
-                            var sum = Int32(row0[x]), n: Int32 = 1
-                            @inline(__always) func luma(_ v: UInt8) -> UInt8 {
-                                clamp(Int32(v) &+ ((yy &* (Int32(v) - 16) &+ chroma) >> 16))
-                            }
-                            row0[x] = luma(row0[x])
-                            if x + 1 < w {
-                                sum += Int32(row0[x + 1]); n += 1
-                                row0[x + 1] = luma(row0[x + 1])
-                            }
-                            if let row1 {
-                                sum += Int32(row1[x]); n += 1
-                                row1[x] = luma(row1[x])
-                                if x + 1 < w {
-                                    sum += Int32(row1[x + 1]); n += 1
-                                    row1[x + 1] = luma(row1[x + 1])
-                                }
-                            }
-                            var b = bb &* pb &+ br &* pr &+ 32768, r = rb &* pb &+ rr &* pr &+ 32768
-                            if lumaToChroma {
-                                // The block's mean luma (before the map), in 16-bit fixed point.
-                                let mean = ((sum - 16 * n) << 16) / n
-                                b = b &+ Int32((Int64(by) * Int64(mean)) >> 16)
-                                r = r &+ Int32((Int64(ry) * Int64(mean)) >> 16)
-                            }
-                            bBase[c] = clamp(128 &+ (b >> 16))
-                            rBase[c] = clamp(128 &+ (r >> 16))
-                        }
-                    }
-                }
-            }
-        }
-    }
 }
 
 extension YUVFrame {
@@ -282,9 +218,10 @@ extension YUVFrame {
 
 extension YUVFrame {
     /// Copies 4:2:0 planes of `width × height` (any line sizes) of matrix (Kr, Kb), full or limited range, as BT.709
-    /// limited range in one pass: the range mapped and the matrix changed as ``limitRange()`` and
-    /// ``convertMatrix(fromKr:kb:toKr:kb:)`` do one after the other, with one rounding instead of two (luma takes its
-    /// 2 × 2 block's chroma), through a table per input value.
+    /// limited range in one pass, through a table per input value: full-range code values mapped to limited range
+    /// (Y′ 16…235, Cb and Cr 16…240) and the matrix changed by `M = A_709 · A_from⁻¹` on (E′Y, E′Pb, E′Pr), where
+    /// `A` is ``yPbPr(kr:kb:)`` (ITU-T H.273). Grey stays grey, so chroma depends on chroma alone; luma takes the
+    /// chroma of its 2 × 2 block. One rounding.
     init(
         planes: [UnsafePointer<UInt8>?], lineSizes: [Int32], width: Int, height: Int, kr: Double, kb: Double,
         fullRange: Bool
@@ -327,23 +264,5 @@ extension YUVFrame {
                 }
             }
         }
-    }
-}
-
-extension YUVFrame {
-    /// Full-range code values (0…255) to limited range: Y′ 16…235, Cb and Cr 16…240.
-    mutating func limitRange() {
-        let luma = (0..<256).map { UInt8((16 + Double($0) * 219 / 255).rounded()) }
-        let chroma = (0..<256).map { UInt8((128 + (Double($0) - 128) * 224 / 255).rounded()) }
-        func map(_ plane: inout [UInt8], _ table: [UInt8]) {
-            table.withUnsafeBufferPointer { t in
-                plane.withUnsafeMutableBufferPointer { p in
-                    for i in 0..<p.count { p[i] = t[Int(p[i])] }
-                }
-            }
-        }
-        map(&y, luma)
-        map(&cb, chroma)
-        map(&cr, chroma)
     }
 }
