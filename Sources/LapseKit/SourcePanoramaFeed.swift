@@ -84,12 +84,14 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     }
 
     /// How far a source's tilt and roll can be trusted (degrees, one standard deviation): Google's about 1°, a
-    /// Panoramax picture's `pers:pitch`/`pers:roll` (when not both 0) about 3°; nil when the source does not know
-    /// them (the camera is then taken to be upright).
+    /// Panoramax picture's `pers:pitch`/`pers:roll` about 3°, a photo's GPano `PosePitchDegrees`/`PoseRollDegrees`
+    /// (a camera's level sensor) about 2°, the last two only when not both 0 (a placeholder, or a picture the
+    /// camera levelled); nil when the source does not know them (the camera is then taken to be upright).
     static func levelUncertainty(_ pano: PanoramaMetadata) -> Double? {
         switch pano.source {
         case "google": return 1
         case "panoramax" where pano.tilt != 0 || pano.roll != 0: return 3
+        case "local" where pano.tilt != 0 || pano.roll != 0: return 2
         default: return nil
         }
     }

@@ -35,9 +35,11 @@ public struct FrameOrientation: Sendable, Codable, Equatable {
     /// The heading the source gave (before stabilisation).
     public var sourceHeading: Double
     /// What the pose rests on, joined by "+": `metadata` (the source's heading), `track` (the bearing of the
-    /// camera's own track), `pixels` (the rotation measured from the previous panorama), `start` (the first
-    /// frame's heading as the source or `--pano-heading` gives it); `neighbours` when none of these: the pose
-    /// follows from the frames around it.
+    /// camera's own track), `positions` (the bearing to the next frame's panorama, for a panorama without a
+    /// heading on a planned route), `pixels` (the rotation measured from the previous panorama), `start` (the
+    /// first frame's heading as the source or `--pano-heading` gives it), `level` (the source's tilt and roll;
+    /// without it the camera is taken to be upright); `neighbours` when none of these: the pose follows from the
+    /// frames around it.
     public var from: String
     /// The direction of travel the camera followed, compass degrees.
     public var travel: Double
@@ -415,6 +417,7 @@ struct Stabilizer {
         }
         if e.motion != nil { e.sources.append("pixels") }
         let level = e.stop.levelUncertainty
+        if level != nil { e.sources.append("level") }
         return .init(
             motion: e.motion, headings: headings, tilt: level == nil ? 0 : e.stop.pose.tilt,
             roll: level == nil ? 0 : e.stop.pose.roll, levelSigma: level ?? 3)

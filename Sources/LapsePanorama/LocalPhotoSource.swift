@@ -10,7 +10,9 @@ import LapseMedia
 /// position are listed in ``skipped`` with the reason and not used. The heading of each photo's centre column
 /// comes from EXIF `GPSImgDirection`, else XMP `GPano:PoseHeadingDegrees` (a value of exactly 0 is treated as
 /// missing: cameras such as the GoPro MAX write 0 as a placeholder), else the bearing to the next photo in
-/// capture order (the last photo takes the bearing from the one before it).
+/// capture order (the last photo takes the bearing from the one before it). Tilt and roll come from XMP
+/// `GPano:PosePitchDegrees` and `GPano:PoseRollDegrees` (what a camera with a level sensor records of a picture it
+/// did not level itself), else 0.
 public struct LocalPhotoSource: PanoramaSource {
     public let name = "local"
     /// The folder.
@@ -74,7 +76,8 @@ public struct LocalPhotoSource: PanoramaSource {
             panoramas.append(
                 PanoramaMetadata(
                     source: "local", id: file, coordinate: here, date: m.dateTime, heading: heading,
-                    width: m.width!, height: m.height!, file: m.path, headingSource: from))
+                    tilt: m.posePitch ?? 0, roll: m.poseRoll ?? 0, width: m.width!, height: m.height!, file: m.path,
+                    headingSource: from))
         }
         self.panoramas = panoramas
         self.skipped = skipped

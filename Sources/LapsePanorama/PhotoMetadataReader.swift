@@ -14,6 +14,10 @@ public struct PhotoMetadata: Sendable, Equatable {
     public var gpsImageDirection: Double?
     /// XMP `GPano:PoseHeadingDegrees`, or `nil`.
     public var poseHeading: Double?
+    /// XMP `GPano:PosePitchDegrees` (degrees above the horizon of the centre column) and `GPano:PoseRollDegrees`
+    /// (degrees; as it increases the horizon turns counter-clockwise in the picture), or `nil`.
+    public var posePitch: Double?
+    public var poseRoll: Double?
     /// EXIF DateTimeOriginal (or DateTime) as written: `YYYY:MM:DD HH:MM:SS`.
     public var dateTime: String?
     /// Stored size in pixels (from the JPEG SOF header), or `nil` when not a JPEG.
@@ -34,6 +38,8 @@ public struct PhotoMetadata: Sendable, Equatable {
         try? handle.close()
         (width, height) = Self.jpegSize(head) ?? (nil, nil)
         poseHeading = Self.xmpValue("GPano:PoseHeadingDegrees", in: head)
+        posePitch = Self.xmpValue("GPano:PosePitchDegrees", in: head)
+        poseRoll = Self.xmpValue("GPano:PoseRollDegrees", in: head)
         guard let exif = ExifTags(head: head) else { return }
         if let lat = exif.latitude, let lng = exif.longitude {
             coordinate = try? Coordinate(latitude: lat, longitude: lng)

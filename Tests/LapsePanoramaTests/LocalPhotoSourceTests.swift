@@ -20,8 +20,10 @@ import TestSupport
         #expect(m.dateTime?.hasPrefix("2020:05:09") == true)
         #expect(m.gpsImageDirection == nil)
         #expect(m.poseHeading == 0) // GoPro's placeholder
+        #expect(m.posePitch == 0 && m.poseRoll == 0) // levelled by the camera (XMP attributes)
         let r = try PhotoMetadata(path: Self.trekview + "/R0014760.JPG")
         #expect(r.width == 5376 && r.height == 2688)
+        #expect(r.posePitch == 0 && r.poseRoll == 0 && r.poseHeading == nil) // XMP elements
         #expect(try #require(r.coordinate).distance(to: Self.ricoh) < 1) // west longitude is negative
     }
 
@@ -46,6 +48,19 @@ import TestSupport
             Self.trekview + "/R0014760.JPG", filters: "scale=1024:512:flags=bicubic",
             width: 1024, height: 512)
         #expect(ImageMetrics.psnr(image.pixels, reference) > 30)
+    }
+
+    /// A camera's level sensor in GPano `PosePitchDegrees`/`PoseRollDegrees` poses the photo: its tilt and roll.
+    @Test func levelFromXMPPose() throws {
+        let folder = TestData.scratchDirectory("local-level")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (k, level) in [(pitch: 2.5, roll: -1.25), nil].enumerated() {
+            try GeotaggedPhoto.write(
+                PixelBuffer(width: 64, height: 32), to: folder.appendingPathComponent("P\(k).JPG").path,
+                latitude: 52, longitude: 6 + Double(k) * 1e-4, dateTime: "2026:11:30 10:00:0\(k)", level: level)
+        }
+        let source = try LocalPhotoSource(directory: folder.path)
+        #expect(source.panoramas.map(\.tilt) == [2.5, 0] && source.panoramas.map(\.roll) == [-1.25, 0])
     }
 
     @Test func flatPhotosWithGPSAreSkippedNotUsed() throws {

@@ -13,17 +13,32 @@ public enum GeotaggedPhoto {
     ///   - latitude, longitude: degrees.
     ///   - direction: GPSImgDirection in degrees (true north), or nil for none.
     ///   - dateTime: DateTimeOriginal, `YYYY:MM:DD HH:MM:SS`.
+    ///   - level: GPano `PosePitchDegrees` and `PoseRollDegrees` in an XMP packet (as cameras with a level
+    ///     sensor write them), or nil for no XMP.
     public static func write(
         _ pixels: PixelBuffer, to path: String, latitude: Double, longitude: Double,
-        direction: Double? = nil, dateTime: String
+        direction: Double? = nil, dateTime: String, level: (pitch: Double, roll: Double)? = nil
     ) throws {
         var jpeg = try ImageWriter.encode(pixels, as: .jpeg(quality: 92))
         let tiff = exif(latitude: latitude, longitude: longitude, direction: direction, dateTime: dateTime)
-        let payload = Array("Exif\0\0".utf8) + tiff
-        let length = payload.count + 2
-        let app1: [UInt8] = [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
-        jpeg.insert(contentsOf: app1, at: 2) // right after SOI
+        var segments = app1(Array("Exif\0\0".utf8) + tiff)
+        if let level {
+            let xmp = """
+                <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\
+                <rdf:Description rdf:about="" xmlns:GPano="http://ns.google.com/photos/1.0/panorama/" \
+                GPano:ProjectionType="equirectangular" GPano:PosePitchDegrees="\(level.pitch)" \
+                GPano:PoseRollDegrees="\(level.roll)"/></rdf:RDF></x:xmpmeta>
+                """
+            segments += app1(Array("http://ns.adobe.com/xap/1.0/\0".utf8) + Array(xmp.utf8))
+        }
+        jpeg.insert(contentsOf: segments, at: 2) // right after SOI
         try Data(jpeg).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// An APP1 segment holding `payload`.
+    static func app1(_ payload: [UInt8]) -> [UInt8] {
+        let length = payload.count + 2
+        return [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
     }
 
     static func exif(latitude: Double, longitude: Double, direction: Double?, dateTime: String) -> [UInt8] {
