@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
+import Synchronization
 
 /// What a projection table depends on. A change of camera heading on a level panorama is not part of it:
 /// it is applied as a horizontal shift of the source coordinate when rendering.
@@ -31,10 +32,26 @@ final class ProjectionTable: Sendable {
     static let one: Int32 = 1 << 8
 
     let key: ProjectionTableKey
-    /// Fixed-point source columns, `outputWidth × outputHeight`, in `[0, (sourceWidth − 1)·256)`.
-    let u: [UInt32]
-    /// Fixed-point source rows, `outputWidth × outputHeight`.
-    let v: [Int32]
+    /// Where `u` and then `v` lie (``TableMemory``: one block of `8 · count` bytes), as an address.
+    private let memory: Int
+    /// Output pixels: `outputWidth × outputHeight`.
+    let count: Int
+
+    /// Fixed-point source columns, `count` of them, in `[0, (sourceWidth − 1)·256)`. Valid while the table is.
+    var u: UnsafeBufferPointer<UInt32> {
+        UnsafeBufferPointer(start: UnsafePointer(bitPattern: memory), count: count)
+    }
+    /// Fixed-point source rows, `count` of them. Valid while the table is.
+    var v: UnsafeBufferPointer<Int32> {
+        UnsafeBufferPointer(start: UnsafePointer(bitPattern: memory + 4 * count), count: count)
+    }
+
+    /// `body` with the columns and rows, the table kept alive while it runs.
+    func withTaps<R>(_ body: (UnsafeBufferPointer<UInt32>, UnsafeBufferPointer<Int32>) throws -> R) rethrows -> R {
+        try withExtendedLifetime(self) { try body(u, v) }
+    }
+
+    deinit { TableMemory.give(memory, bytes: 8 * count) }
 
     /// Spacing (output pixels) of the grid on which the mapping is computed exactly; between its points it is
     /// interpolated bilinearly (see ``init(key:exact:)``).
@@ -61,29 +78,23 @@ final class ProjectionTable: Sendable {
             * Rotation.camera(yaw: key.bakedYaw, pitch: key.pitch, roll: key.roll)
         let mapping = Mapping(
             m: m, t: t, tv: tv, ow: ow, oh: oh, sourceWidth: key.sourceWidth, sourceHeight: key.sourceHeight)
+        count = ow * oh
         // Every element is written below.
-        var us = [UInt32](unsafeUninitializedCapacity: ow * oh) { _, n in n = ow * oh }
-        var vs = [Int32](unsafeUninitializedCapacity: ow * oh) { _, n in n = ow * oh }
+        memory = TableMemory.take(bytes: 8 * count)
         let step = Self.gridStep
         let grid = !exact && ow > 2 * step && oh > 2 * step ? Grid(mapping, step: step) : nil
-        us.withUnsafeMutableBufferPointer { ub in
-            vs.withUnsafeMutableBufferPointer { vb in
-                // Safe to share: each band writes only its own rows of both tables.
-                nonisolated(unsafe) let uBase = ub.baseAddress!
-                nonisolated(unsafe) let vBase = vb.baseAddress!
-                if let grid {
-                    RowBands.run(rows: grid.rows - 1) { cellRows in
-                        for r in cellRows { grid.fill(cellRow: r, u: uBase, v: vBase) }
-                    }
-                } else {
-                    RowBands.run(rows: oh) { rows in
-                        for j in rows { mapping.exactRow(j, u: uBase + j * ow, v: vBase + j * ow) }
-                    }
-                }
+        // Safe to share: each band writes only its own rows of both tables.
+        nonisolated(unsafe) let uBase = UnsafeMutablePointer<UInt32>(bitPattern: memory)!
+        nonisolated(unsafe) let vBase = UnsafeMutablePointer<Int32>(bitPattern: memory + 4 * count)!
+        if let grid {
+            RowBands.run(rows: grid.rows - 1) { cellRows in
+                for r in cellRows { grid.fill(cellRow: r, u: uBase, v: vBase) }
+            }
+        } else {
+            RowBands.run(rows: oh) { rows in
+                for j in rows { mapping.exactRow(j, u: uBase + j * ow, v: vBase + j * ow) }
             }
         }
-        u = us
-        v = vs
     }
 
     /// Output pixel → source position, as the formulas above.
@@ -420,5 +431,34 @@ enum RowBands {
             }
             top = bottom
         }
+    }
+}
+
+/// The memory of projection tables, kept for the next table of the same size. A stabilised hyperlapse makes a
+/// table a frame (its rotation changes every frame), of megabytes (8 bytes an output pixel): allocated afresh,
+/// each would be mapped, faulted in and zeroed by the kernel (glibc maps blocks above the CLI's 1 MB mmap
+/// threshold). At most ``kept`` blocks of each size wait here: about as many as frames render at once.
+enum TableMemory {
+    static let kept = 4
+    /// Free blocks by size in bytes, as addresses.
+    private static let free = Mutex<[Int: [Int]]>([:])
+
+    /// A block of `bytes` (64-byte aligned), a kept one if there is one.
+    static func take(bytes: Int) -> Int {
+        if let kept = free.withLock({ $0[bytes]?.popLast() }) { return kept }
+        return Int(bitPattern: UnsafeMutableRawPointer.allocate(byteCount: max(bytes, 1), alignment: 64))
+    }
+
+    /// Blocks of `bytes` waiting.
+    static func waiting(bytes: Int) -> Int { free.withLock { $0[bytes]?.count ?? 0 } }
+
+    /// Gives back a block from ``take(bytes:)``: kept, or freed when ``kept`` of its size already wait.
+    static func give(_ address: Int, bytes: Int) {
+        let keep = free.withLock { free in
+            guard free[bytes, default: []].count < kept else { return false }
+            free[bytes, default: []].append(address)
+            return true
+        }
+        if !keep { UnsafeMutableRawPointer(bitPattern: address)!.deallocate() }
     }
 }

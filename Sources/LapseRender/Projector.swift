@@ -113,24 +113,22 @@ public final class Projector: Sendable {
         let table = view.table, shift = view.shift
         panorama.bytes.withUnsafeBytes { src in
             output.bytes.withUnsafeMutableBytes { dst in
-                table.u.withUnsafeBufferPointer { tu in
-                    table.v.withUnsafeBufferPointer { tv in
-                        let s = src.bindMemory(to: UInt32.self).baseAddress!
-                        let d = dst.bindMemory(to: UInt32.self).baseAddress!
-                        switch interpolation {
-                        case .bilinear:
-                            Self.bilinear(
-                                src: s, sw: panorama.width, dst: d, ow: width, oh: height,
-                                tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift)
-                        case .bicubic:
-                            Self.fourTap(
-                                src: s, sw: panorama.width, sh: panorama.height, dst: d, ow: width, oh: height,
-                                tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift, weights: KernelWeights.bicubic)
-                        case .lanczos:
-                            Self.fourTap(
-                                src: s, sw: panorama.width, sh: panorama.height, dst: d, ow: width, oh: height,
-                                tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift, weights: KernelWeights.lanczos)
-                        }
+                table.withTaps { tu, tv in
+                    let s = src.bindMemory(to: UInt32.self).baseAddress!
+                    let d = dst.bindMemory(to: UInt32.self).baseAddress!
+                    switch interpolation {
+                    case .bilinear:
+                        Self.bilinear(
+                            src: s, sw: panorama.width, dst: d, ow: width, oh: height,
+                            tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift)
+                    case .bicubic:
+                        Self.fourTap(
+                            src: s, sw: panorama.width, sh: panorama.height, dst: d, ow: width, oh: height,
+                            tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift, weights: KernelWeights.bicubic)
+                    case .lanczos:
+                        Self.fourTap(
+                            src: s, sw: panorama.width, sh: panorama.height, dst: d, ow: width, oh: height,
+                            tu: tu.baseAddress!, tv: tv.baseAddress!, shift: shift, weights: KernelWeights.lanczos)
                     }
                 }
             }
@@ -165,26 +163,24 @@ public final class Projector: Sendable {
         let wrap = UInt32(sw - 1) << ProjectionTable.fractionBits
         source.withUnsafeBufferPointer { src in
             output.withUnsafeMutableBufferPointer { dst in
-                table.u.withUnsafeBufferPointer { tu in
-                    table.v.withUnsafeBufferPointer { tv in
-                        // Safe to share across the bands: the source and tables are only read, and each band
-                        // writes only its own output rows.
-                        nonisolated(unsafe) let s = src.baseAddress!, d = dst.baseAddress!
-                        nonisolated(unsafe) let u = tu.baseAddress!, v = tv.baseAddress!
-                        RowBands.run(rows: oh) { rows in
-                            for i in (rows.lowerBound * ow)..<(rows.upperBound * ow) {
-                                var x = u[i] &+ shift
-                                if x >= wrap { x &-= wrap }
-                                let fx = x & 255, fy = UInt32(bitPattern: v[i]) & 255
-                                let top = UnsafeRawPointer(s + (Int(v[i] &>> 8) &* sw &+ Int(x &>> 8)))
-                                // Both taps of a row in one load (little-endian: the left one low).
-                                let t = UInt32(top.loadUnaligned(as: UInt16.self))
-                                let bottom = UInt32(top.loadUnaligned(fromByteOffset: sw, as: UInt16.self))
-                                let gx = 256 &- fx
-                                let a = (t & 255) &* gx &+ (t &>> 8) &* fx
-                                let b = (bottom & 255) &* gx &+ (bottom &>> 8) &* fx
-                                d[i] = UInt8(truncatingIfNeeded: (a &* (256 &- fy) &+ b &* fy &+ 32768) &>> 16)
-                            }
+                table.withTaps { tu, tv in
+                    // Safe to share across the bands: the source and tables are only read, and each band
+                    // writes only its own output rows.
+                    nonisolated(unsafe) let s = src.baseAddress!, d = dst.baseAddress!
+                    nonisolated(unsafe) let u = tu.baseAddress!, v = tv.baseAddress!
+                    RowBands.run(rows: oh) { rows in
+                        for i in (rows.lowerBound * ow)..<(rows.upperBound * ow) {
+                            var x = u[i] &+ shift
+                            if x >= wrap { x &-= wrap }
+                            let fx = x & 255, fy = UInt32(bitPattern: v[i]) & 255
+                            let top = UnsafeRawPointer(s + (Int(v[i] &>> 8) &* sw &+ Int(x &>> 8)))
+                            // Both taps of a row in one load (little-endian: the left one low).
+                            let t = UInt32(top.loadUnaligned(as: UInt16.self))
+                            let bottom = UInt32(top.loadUnaligned(fromByteOffset: sw, as: UInt16.self))
+                            let gx = 256 &- fx
+                            let a = (t & 255) &* gx &+ (t &>> 8) &* fx
+                            let b = (bottom & 255) &* gx &+ (bottom &>> 8) &* fx
+                            d[i] = UInt8(truncatingIfNeeded: (a &* (256 &- fy) &+ b &* fy &+ 32768) &>> 16)
                         }
                     }
                 }
@@ -267,24 +263,22 @@ public final class Projector: Sendable {
         cells.withUnsafeMutableBufferPointer { cells in
             columnCell.withUnsafeBufferPointer { columnCell in
                 rowStart.withUnsafeBufferPointer { rowStart in
-                    table.u.withUnsafeBufferPointer { tu in
-                        table.v.withUnsafeBufferPointer { tv in
-                            var lastX = -1, lastY = -1
-                            for i in 0..<tu.count {
-                                var u = tu[i] &+ shift
-                                if u >= wrap { u &-= wrap }
-                                let x0 = Int(u >> 8), y0 = Int(tv[i] >> 8)
-                                if x0 == lastX && y0 == lastY { continue }
-                                lastX = x0
-                                lastY = y0
-                                for dy in -before...after {
-                                    let row = Int(rowStart[min(max(y0 + dy, 0), sourceHeight - 1)])
-                                    for dx in -before...after {
-                                        // The four-tap wrap, as render().
-                                        var x = x0 + dx
-                                        if x < 0 { x = period - 1 } else if x > period { x = 1 }
-                                        cells[row + Int(columnCell[x])] = true
-                                    }
+                    table.withTaps { tu, tv in
+                        var lastX = -1, lastY = -1
+                        for i in 0..<tu.count {
+                            var u = tu[i] &+ shift
+                            if u >= wrap { u &-= wrap }
+                            let x0 = Int(u >> 8), y0 = Int(tv[i] >> 8)
+                            if x0 == lastX && y0 == lastY { continue }
+                            lastX = x0
+                            lastY = y0
+                            for dy in -before...after {
+                                let row = Int(rowStart[min(max(y0 + dy, 0), sourceHeight - 1)])
+                                for dx in -before...after {
+                                    // The four-tap wrap, as render().
+                                    var x = x0 + dx
+                                    if x < 0 { x = period - 1 } else if x > period { x = 1 }
+                                    cells[row + Int(columnCell[x])] = true
                                 }
                             }
                         }

@@ -109,7 +109,8 @@ func runMain() async -> Int32 {
 // 1 GB (mallopt(3)). A hyperlapse of a 360° video spends half the system time it did with glibc's defaults
 // (bench/hyperlapse-video.sh, `time`'s system seconds), with the same peak memory; at 32 MB a 150 000-point GPX's
 // peak grew by 13 MB, and at 4 MB the 2 MB chroma planes of Street View canvases, left in the heap, made the peak of
-// 1000 panoramas 21 % above that of 100 (bench/hyperlapse.sh; 1 MB: no change in the other benches' times).
+// 1000 panoramas 21 % above that of 100 (bench/hyperlapse.sh; 1 MB: no change in the other benches' times). The
+// projection tables a stabilised hyperlapse makes a frame keep their own memory for the next (TableMemory).
 _ = mallopt(M_MMAP_THRESHOLD, 1 << 20)
 _ = mallopt(M_TRIM_THRESHOLD, 1 << 30)
 

@@ -368,6 +368,33 @@ struct ProjectorTextureTests {
         print("grid table against the exact one: worst \(worst) px")
     }
 
+    /// A table's memory goes back to ``TableMemory`` when the table goes, and the next table of its size takes
+    /// it and writes it afresh: the same taps as a table of the same key made in new memory.
+    @Test func tableMemoryIsReusedAndRewritten() {
+        func key(_ pitch: Double) -> ProjectionTableKey {
+            // A size no other test uses, so that no other table takes the block between.
+            ProjectionTableKey(
+                outputWidth: 37, outputHeight: 23, sourceWidth: 512, sourceHeight: 256, fov: 80, pitch: pitch,
+                roll: 3, bakedYaw: 20, panoramaTilt: 0, panoramaRoll: 0)
+        }
+        let bytes = 8 * 37 * 23
+        let reference = ProjectionTable(key: key(-20))
+        let referenceU = Array(reference.u), referenceV = Array(reference.v)
+        var address: UnsafePointer<UInt32>?
+        #expect(TableMemory.waiting(bytes: bytes) == 0)
+        do {
+            let first = ProjectionTable(key: key(10))
+            address = first.u.baseAddress
+            #expect(Array(first.u) != referenceU)
+        }
+        #expect(TableMemory.waiting(bytes: bytes) == 1)
+        let second = ProjectionTable(key: key(-20))
+        #expect(TableMemory.waiting(bytes: bytes) == 0)
+        #expect(second.u.baseAddress == address)
+        #expect(Array(second.u) == referenceU && Array(second.v) == referenceV)
+        withExtendedLifetime(reference) {}
+    }
+
     @Test("bad parameters are errors, not crashes")
     func badParameters() throws {
         let projector = try Projector(width: 16, height: 16)
