@@ -437,28 +437,31 @@ enum RowBands {
 /// The memory of projection tables, kept for the next table of the same size. A stabilised hyperlapse makes a
 /// table a frame (its rotation changes every frame), of megabytes (8 bytes an output pixel): allocated afresh,
 /// each would be mapped, faulted in and zeroed by the kernel (glibc maps blocks above the CLI's 1 MB mmap
-/// threshold). At most ``kept`` blocks of each size wait here: about as many as frames render at once.
+/// threshold). At most ``kept`` blocks wait here, of any sizes (about as many as frames render at once; the
+/// oldest is freed to make room), so a process that renders many sizes keeps no more than that.
 enum TableMemory {
     static let kept = 4
-    /// Free blocks by size in bytes, as addresses.
-    private static let free = Mutex<[Int: [Int]]>([:])
+    /// Free blocks, oldest first: size in bytes and address.
+    private static let free = Mutex<[(bytes: Int, address: Int)]>([])
 
     /// A block of `bytes` (64-byte aligned), a kept one if there is one.
     static func take(bytes: Int) -> Int {
-        if let kept = free.withLock({ $0[bytes]?.popLast() }) { return kept }
+        let kept = free.withLock { free in
+            free.lastIndex { $0.bytes == bytes }.map { free.remove(at: $0).address }
+        }
+        if let kept { return kept }
         return Int(bitPattern: UnsafeMutableRawPointer.allocate(byteCount: max(bytes, 1), alignment: 64))
     }
 
     /// Blocks of `bytes` waiting.
-    static func waiting(bytes: Int) -> Int { free.withLock { $0[bytes]?.count ?? 0 } }
+    static func waiting(bytes: Int) -> Int { free.withLock { $0.count { $0.bytes == bytes } } }
 
-    /// Gives back a block from ``take(bytes:)``: kept, or freed when ``kept`` of its size already wait.
+    /// Gives back a block from ``take(bytes:)``: kept, the oldest kept freed when ``kept`` already wait.
     static func give(_ address: Int, bytes: Int) {
-        let keep = free.withLock { free in
-            guard free[bytes, default: []].count < kept else { return false }
-            free[bytes, default: []].append(address)
-            return true
+        let evicted = free.withLock { free -> Int? in
+            free.append((bytes, address))
+            return free.count > kept ? free.removeFirst().address : nil
         }
-        if !keep { UnsafeMutableRawPointer(bitPattern: address)!.deallocate() }
+        if let evicted { UnsafeMutableRawPointer(bitPattern: evicted)!.deallocate() }
     }
 }
