@@ -35,7 +35,7 @@ final class ProjectionTable: Sendable {
     /// Where `u` and then `v` lie (``TableMemory``: one block of `8 · count` bytes), as an address.
     private let memory: Int
     /// Output pixels: `outputWidth × outputHeight`.
-    let count: Int
+    var count: Int { key.outputWidth * key.outputHeight }
 
     /// Fixed-point source columns, `count` of them, in `[0, (sourceWidth − 1)·256)`. Valid while the table is.
     var u: UnsafeBufferPointer<UInt32> {
@@ -78,14 +78,13 @@ final class ProjectionTable: Sendable {
             * Rotation.camera(yaw: key.bakedYaw, pitch: key.pitch, roll: key.roll)
         let mapping = Mapping(
             m: m, t: t, tv: tv, ow: ow, oh: oh, sourceWidth: key.sourceWidth, sourceHeight: key.sourceHeight)
-        count = ow * oh
         // Every element is written below.
-        memory = TableMemory.take(bytes: 8 * count)
+        memory = TableMemory.take(bytes: 8 * ow * oh)
         let step = Self.gridStep
         let grid = !exact && ow > 2 * step && oh > 2 * step ? Grid(mapping, step: step) : nil
         // Safe to share: each band writes only its own rows of both tables.
-        nonisolated(unsafe) let uBase = UnsafeMutablePointer<UInt32>(bitPattern: memory)!
-        nonisolated(unsafe) let vBase = UnsafeMutablePointer<Int32>(bitPattern: memory + 4 * count)!
+        nonisolated(unsafe) let uBase = UnsafeMutablePointer(mutating: u.baseAddress!)
+        nonisolated(unsafe) let vBase = UnsafeMutablePointer(mutating: v.baseAddress!)
         if let grid {
             RowBands.run(rows: grid.rows - 1) { cellRows in
                 for r in cellRows { grid.fill(cellRow: r, u: uBase, v: vBase) }

@@ -109,8 +109,9 @@ func runMain() async -> Int32 {
 // 1 GB (mallopt(3)). A hyperlapse of a 360° video spends half the system time it did with glibc's defaults
 // (bench/hyperlapse-video.sh, `time`'s system seconds), with the same peak memory; at 32 MB a 150 000-point GPX's
 // peak grew by 13 MB, and at 4 MB the 2 MB chroma planes of Street View canvases, left in the heap, made the peak of
-// 1000 panoramas 21 % above that of 100 (bench/hyperlapse.sh; 1 MB: no change in the other benches' times). The
-// projection tables a stabilised hyperlapse makes a frame keep their own memory for the next (TableMemory).
+// 1000 panoramas 21 % above that of 100 (bench/hyperlapse.sh). At 1 MB the other benches run in the same time, once
+// the projection tables a stabilised hyperlapse makes a frame keep their own memory for the next (TableMemory):
+// mapped anew, they cost a stabilised 360° video about 0.3 s more system time (bench/stabilize.sh).
 _ = mallopt(M_MMAP_THRESHOLD, 1 << 20)
 _ = mallopt(M_TRIM_THRESHOLD, 1 << 30)
 

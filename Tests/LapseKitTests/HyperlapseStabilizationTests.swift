@@ -113,12 +113,10 @@ import TestSupport
     func turnedAndUnturned(levelSensor: Bool) async throws -> ([Double], [Double], StabilizationReport) {
         var noise = Noise(state: 17)
         let pictures = Self.frames.prefix(30)
-        var tilts: [(pitch: Double, roll: Double)] = []
-        let turns = pictures.indices.map { _ in
-            let yaw = noise.within(40), pitch = noise.within(5), roll = noise.within(5)
-            tilts.append((pitch, roll))
-            return Rotation.camera(yaw: yaw, pitch: pitch, roll: roll)
+        let angles = pictures.indices.map { _ in
+            (yaw: noise.within(40), pitch: noise.within(5), roll: noise.within(5))
         }
+        let turns = angles.map { Rotation.camera(yaw: $0.yaw, pitch: $0.pitch, roll: $0.roll) }
         let positions = road(pictures.count)
         let facing = Self.road + 180 // the unturned frames' centre column
         let turned = zip(pictures, turns).map { EquirectangularRotation.rotated($0, by: $1) }
@@ -127,7 +125,7 @@ import TestSupport
             (Rotation.yaw(facing) * t).yawPitchRoll.yaw + e
         }
         let plainCompass = compassError.map { e -> Double? in facing + e }
-        let levels = tilts.map { t -> (pitch: Double, roll: Double)? in
+        let levels = angles.map { t -> (pitch: Double, roll: Double)? in
             levelSensor ? (t.pitch + noise.gaussian(0.5), t.roll + noise.gaussian(0.5)) : nil
         }
         let name = levelSensor ? "level" : "turned"
