@@ -160,3 +160,74 @@ struct _PathGeometry {
         return normalizeDegrees(atan2(sx, sy) * 180 / .pi)
     }
 }
+
+/// Where a route jumps: two consecutive points farther apart than a route's points can be bridged (see
+/// ``Route/resampled(every:smoothing:jumpsOver:)``).
+public struct RouteJump: Sendable, Equatable {
+    /// Index in ``Route/points`` of the point before the jump (the one after it is `after + 1`).
+    public var after: Int
+    /// Metres between the two points.
+    public var length: Double
+
+    public init(after: Int, length: Double) {
+        self.after = after
+        self.length = length
+    }
+}
+
+extension Route {
+    /// Points every `spacing` metres along each leg of the route, where a leg ends at a jump: two consecutive
+    /// points more than `jump` metres apart (two trips among one folder of photos). Within a leg the points are
+    /// those of ``resampled(every:smoothing:)`` (a leg of one point, or of points that coincide, gives that one
+    /// point with heading 0); no point lies inside a jump, and `distanceAlongRoute` counts the jumps' lengths
+    /// too, so it keeps rising from leg to leg.
+    ///
+    /// - Parameters:
+    ///   - spacing: metres between points, > 0.
+    ///   - smoothing: half-width of the heading window in metres, ≥ 0 (default 20); a heading never reaches
+    ///     across a jump.
+    ///   - jump: the longest step between consecutive points that is still a leg's, metres, > 0.
+    /// - Returns: the points, and the jumps in route order.
+    /// - Throws: as ``resampled(every:smoothing:)`` (the point limit counts the legs' lengths, not the jumps'),
+    ///   and ``LapseError`` `.usage` when `jump` is not positive.
+    public func resampled(every spacing: Double, smoothing: Double = 20, jumpsOver jump: Double) throws -> (
+        points: [RoutePoint], jumps: [RouteJump]
+    ) {
+        guard !jump.isNaN, jump > 0 else {
+            throw LapseError.usage("the longest step of a leg must be a positive number of metres")
+        }
+        guard !points.isEmpty else { throw LapseError(.invalidInput, name, "the route has no points") }
+        var jumps: [RouteJump] = []
+        var legs: [Range<Int>] = []
+        var start = 0
+        for i in 0..<(points.count - 1) {
+            let d = points[i].coordinate.distance(to: points[i + 1].coordinate)
+            guard d > jump else { continue }
+            jumps.append(RouteJump(after: i, length: d))
+            legs.append(start..<(i + 1))
+            start = i + 1
+        }
+        legs.append(start..<points.count)
+        guard !jumps.isEmpty else { return (try resampled(every: spacing, smoothing: smoothing), []) }
+        let lengths = legs.map { Route(points: Array(points[$0])).length }
+        if spacing.isFinite, spacing > 0, lengths.reduce(0, +) / spacing >= Double(Self.maximumResampledPoints) {
+            throw LapseError.usage(
+                """
+                a point every \(spacing) m along \(Int(lengths.reduce(0, +) / 1000)) km is more than \
+                \(Self.maximumResampledPoints) points; use a larger spacing
+                """
+            )
+        }
+        var result: [RoutePoint] = []
+        var offset = 0.0
+        for (k, leg) in legs.enumerated() {
+            let part = Route(points: Array(points[leg]), name: name)
+            for var p in try part.resampled(every: spacing, smoothing: smoothing) {
+                p.distanceAlongRoute += offset
+                result.append(p)
+            }
+            offset += lengths[k] + (k < jumps.count ? jumps[k].length : 0)
+        }
+        return (result, jumps)
+    }
+}

@@ -107,8 +107,12 @@ extension HyperlapseSettings {
     }
 
     /// The panorama feed these settings name: the route (planned with a directions service or read from a file,
-    /// resampled every ``spacing`` metres) and the source to look its panoramas up in.
-    /// - Parameter progress: receives route and download progress.
+    /// resampled every ``spacing`` metres) and the source to look its panoramas up in. Own photos without a route
+    /// are their own route, in capture order, with no points where two consecutive photos are more than two
+    /// ``radius``es apart (a warning names the farthest such pair).
+    /// - Parameters:
+    ///   - progress: receives route and download progress.
+    ///   - warning: receives what is not as asked for (photos that jump, photos skipped).
     /// - Throws: ``LapseError`` `.usage` for a missing or unknown source, a missing route, Google without a key;
     ///   `.invalidInput` for unreadable route files or videos; the directions service's errors.
     public func makeFeed(
@@ -155,6 +159,7 @@ extension HyperlapseSettings {
             progress: progress.map { DownloadTally(forwardingTo: $0).handler }, warning: warning)
 
         var route: Route
+        var photoPoints: [RoutePoint]?
         if let file = s.route {
             route = try await RouteSource.file(PanoramaSourceOptions.expand(file)).load().route
         } else if let from = s.from, let to = s.to {
@@ -172,12 +177,19 @@ extension HyperlapseSettings {
         } else if let track = made.track {
             route = track
         } else if let sequence = made.sequence, source.hasPrefix("local:") {
-            // Own photos without a route: their positions in capture order are the route.
+            // Own photos without a route: their positions in capture order are the route, cut where two
+            // consecutive photos are farther apart than two search radii (two trips in one folder): every point
+            // inside such a jump would be a gap.
             route = Route(coordinates: sequence.map(\.coordinate))
+            let (resampled, jumps) = try route.resampled(every: s.spacing ?? 10, jumpsOver: 2 * (s.radius ?? 50))
+            if let warning, let longest = jumps.max(by: { $0.length < $1.length }) {
+                warning(Self.jumpWarning(jumps.count, longest, sequence, source: source))
+            }
+            photoPoints = resampled
         } else {
             throw LapseError.usage("no route: give `route` FILE or `from` LAT,LNG `to` LAT,LNG")
         }
-        let points = try route.resampled(every: s.spacing ?? 10)
+        let points = try photoPoints ?? route.resampled(every: s.spacing ?? 10)
         let resolution: PanoramaResolution
         if case .level(let z) = s.zoom {
             guard (0...5).contains(z) else { throw LapseError.usage("zoom takes auto or 0 to 5, not \(z)") }
@@ -189,6 +201,21 @@ extension HyperlapseSettings {
             source: made.source, points: points, radius: s.radius ?? 50, resolution: resolution)
         feed.panoHeading = s.panoHeading
         return feed
+    }
+}
+
+extension HyperlapseSettings {
+    /// The warning for own photos that jump: "local:DIR: photos A and B are 660 km apart (…)".
+    static func jumpWarning(_ count: Int, _ longest: RouteJump, _ photos: [PanoramaMetadata], source: String)
+        -> String
+    {
+        let a = photos[longest.after].id, b = photos[longest.after + 1].id
+        let far =
+            longest.length >= 1000
+            ? "\(NumberText.compact(longest.length / 1000, digits: 1)) km" : "\(Int(longest.length.rounded())) m"
+        let which = count == 1 ? "" : " (the farthest of \(count) such steps)"
+        return
+            "\(source): photos \(a) and \(b) are \(far) apart\(which): the video jumps there (no route points between)"
     }
 }
 

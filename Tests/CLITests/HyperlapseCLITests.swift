@@ -164,6 +164,36 @@ import TestSupport
         #expect(plain.status == 0 && !plain.stderr.contains("warning:"), "\(plain.stderr)")
     }
 
+    /// Own photos without a route are their own route, but not across a jump: the two real photos of the shared
+    /// data were taken 660 km apart (the Netherlands, England). Before, the 660 km between them were resampled
+    /// every 10 m: 65998 route points, 65986 gaps and 10 "duplicates", a 6.5 MB report, no word of why. Now: one
+    /// point per photo, a warning naming both and the distance, and the video of the two.
+    @Test func photosFarApartAreAJumpNotARoute() throws {
+        let photos = dir.appendingPathComponent("two-trips")
+        try? FileManager.default.removeItem(at: photos)
+        try FileManager.default.createDirectory(at: photos, withIntermediateDirectories: true)
+        for name in ["GSAG2002.JPG", "R0014760.JPG"] {
+            try FileManager.default.copyItem(
+                atPath: TestData.path("pano360/trekview_360/" + name), toPath: photos.appendingPathComponent(name).path)
+        }
+        let out = dir.appendingPathComponent("trips.mp4").path
+        let r = try Shell.lapse([
+            "hyperlapse", "--source", "local:" + photos.path, "--size", "320x160", "--json", "-o", out, "-y"
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                """
+                warning: local:\(photos.path): photos GSAG2002.JPG and R0014760.JPG are 660 km apart: the video jumps \
+                there (no route points between)
+                """), "\(r.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any])
+        #expect(summary["route_points"] as? Int == 2, "\(summary)")
+        #expect(summary["gaps"] as? Int == 0 && summary["duplicates_dropped"] as? Int == 0, "\(summary)")
+        let times = try FFmpegReference.frameTimes(out)
+        #expect(summary["frames"] as? Int == 2 && times.count == 2)
+    }
+
     /// The stabilisation in the summary and `--json`: the direction of travel measured (the video's camera faces
     /// back: about 180°) or given (`--forward`), the turn between frames, the pairs measured; `--no-stabilize`
     /// turns it off (null); the job file records every frame's orientation and where it came from.

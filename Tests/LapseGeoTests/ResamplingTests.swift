@@ -181,4 +181,34 @@ import Testing
         #expect(route.coordinates == [a, b, c, a])
         #expect(abs(route.length - (a.distance(to: b) + b.distance(to: c) + c.distance(to: a))) < 1e-9)
     }
+
+    /// Two trips in one folder: 30 m north in Amsterdam, then 660 km on, 25 m east. No point lies inside the jump,
+    /// each leg is resampled on its own (its headings its own), and distances go on rising across the jump.
+    @Test func legsAreResampledApartAcrossAJump() throws {
+        let a = try Coordinate(latitude: 52.3676, longitude: 4.9041)
+        let b = try Coordinate(latitude: 53.1821, longitude: -2.8613)
+        let route = Route(coordinates: [
+            a, a.destination(bearing: 0, distance: 15), a.destination(bearing: 0, distance: 30),
+            b, b.destination(bearing: 90, distance: 25)
+        ])
+        let (points, jumps) = try route.resampled(every: 10, jumpsOver: 100)
+        let gap = a.destination(bearing: 0, distance: 30).distance(to: b)
+        #expect(jumps == [RouteJump(after: 2, length: gap)])
+        #expect(points.count == 4 + 4) // 0, 10, 20, 30; then 0, 10, 20, 25 of the second leg
+        let distances = points.map(\.distanceAlongRoute)
+        let expected = [0, 10, 20, 30].map(Double.init) + [0, 10, 20, 25].map { 30 + gap + Double($0) }
+        for (d, e) in zip(distances, expected) { #expect(abs(d - e) < 1e-6) }
+        #expect(points.prefix(4).allSatisfy { abs($0.heading - 0) < 0.01 || abs($0.heading - 360) < 0.01 })
+        #expect(points.suffix(4).allSatisfy { abs($0.heading - 90) < 0.5 })
+        #expect(points[4].coordinate.distance(to: b) < 1e-6)
+        // Nothing between the trips: every point within a leg's reach of a photo.
+        #expect(points.allSatisfy { p in route.points.contains { $0.coordinate.distance(to: p.coordinate) <= 15 } })
+        // Without a jump longer than the limit, the route is resampled whole, as before.
+        let whole = try route.resampled(every: 10, jumpsOver: 1e7)
+        let plain = try route.resampled(every: 10)
+        #expect(whole.jumps.isEmpty && whole.points == plain)
+        // A leg of one photo is that photo, heading 0.
+        let single = try Route(coordinates: [a, b]).resampled(every: 10, jumpsOver: 100)
+        #expect(single.points.map(\.coordinate) == [a, b] && single.points.map(\.heading) == [0, 0])
+    }
 }
