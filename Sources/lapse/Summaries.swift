@@ -139,6 +139,9 @@ enum Summary {
         var credits: String
         var seconds: Double
         var source: String
+        /// How many times as fast as the source video the hyperlapse plays (its frame step × fps over the video's
+        /// frame rate); null for sources that are not a video.
+        @Nullable var speed: Double?
         @Nullable var segment: Segment?
         @Nullable var stabilization: Stabilization?
         var report: String?

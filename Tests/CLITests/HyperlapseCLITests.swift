@@ -208,7 +208,10 @@ import TestSupport
             #expect(r.status == 0, "\(r.stderr)")
             return try #require(try JSONSummary.parse(r.stdoutData))
         }
-        let measured = try #require(try run("m", [])["stabilization"] as? [String: Any])
+        let summary = try run("m", [])
+        // Every 10th frame of a 29.97 fps video at 12 fps: 4.004 times as fast as the video.
+        #expect(abs((summary["speed"] as? Double ?? 0) - 10 * 12 / 29.97) < 1e-3, "\(summary)")
+        let measured = try #require(summary["stabilization"] as? [String: Any])
         let travel = try #require(measured["travel_direction"] as? Double)
         // within 15° of ±180
         #expect(abs((travel + 540).truncatingRemainder(dividingBy: 360) - 180) > 165, "\(measured)")
@@ -220,6 +223,13 @@ import TestSupport
         let given = try #require(try run("g", ["--forward", "170"])["stabilization"] as? [String: Any])
         #expect(given["travel_direction"] as? Double == 170 && given["travel_direction_given"] as? Bool == true)
         #expect(try run("n", ["--no-stabilize"])["stabilization"] is NSNull)
+        // The text says which side, in words: 270° right is 90° left.
+        let text = try Shell.lapse([
+            "hyperlapse", "--source", source, "--frame-step", "10", "--size", "320x160", "--forward", "270",
+            "-o", dir.appendingPathComponent("t.mp4").path, "-y"
+        ])
+        #expect(text.stdout.contains("stabilised: travel 90° left of the centre column (given)"), "\(text.stdout)")
+        #expect(text.stdout.contains("0 gaps; plays at 4× the video's speed"), "\(text.stdout)")
         let job = try #require(
             try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("m.job.json")))
                 as? [String: Any])

@@ -209,12 +209,16 @@ enum HyperlapseCommand: Command {
                 """
             )
         }
+        // A video's hyperlapse plays its frame step × fps over the video's frame rate as fast as the video.
+        let speed = (feed as? VideoPanoramaFeed).map { Double($0.frameStep) * job.frameRate.value / $0.video.frameRate }
         lines.append(
             "source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
                 + """
                 \(s.routePoints) \(s.pointUnit), \(counted(s.panoramas, "panorama")) used, \
                 \(counted(s.duplicatesDropped, "duplicate")) dropped, \(counted(s.gaps, "gap"))
                 """
+                + (speed.map { String(format: "; plays at %@× the video's speed", NumberText.compact($0, digits: 2)) }
+                    ?? "")
         )
         if let downloaded = s.tilesDownloaded, let cached = s.tilesFromCache {
             lines.append(
@@ -237,10 +241,9 @@ enum HyperlapseCommand: Command {
         if let st = s.stabilization {
             var line = "stabilised: "
             if let f = st.forward {
-                line += String(format: "travel %.0f° right of the centre column (given)", f)
+                line += "travel \(Self.fromCentreColumn(f)) (given)"
             } else if let m = st.mountLongitude {
-                let degrees = Int(m.rounded())
-                line += "travel \(degrees == -180 ? 180 : degrees)° right of the centre column (measured)"
+                line += "travel \(Self.fromCentreColumn(m)) (measured)"
             } else {
                 line += "direction of travel not measured"
             }
@@ -270,6 +273,7 @@ enum HyperlapseCommand: Command {
             frameRate: "\(job.frameRate.numerator)/\(job.frameRate.denominator)",
             duplicatesDropped: s.duplicatesDropped,
             gaps: s.gaps, frames: s.frames, duration: s.duration, credits: s.credits, seconds: seconds, source: s.feed,
+            speed: speed,
             segment: s.segment.map { part in
                 .init(
                     segment: part.segment.description, jobFrames: part.jobFrames, firstFrame: part.frames.lowerBound,
@@ -297,5 +301,18 @@ enum HyperlapseCommand: Command {
             lines.insert("wrote \(written.path): the report\(thumbnails)", at: lines.count - 1)
         }
         console.summary(lines, json: json)
+    }
+
+    /// Where a direction lies from the pictures' centre column, `degrees` right of it (any angle), in words:
+    /// "178° left of the centre column", "opposite the centre column" (180°), "along the centre column" (0°).
+    static func fromCentreColumn(_ degrees: Double) -> String {
+        var d = Int(degrees.rounded()) % 360
+        if d > 180 { d -= 360 } else if d <= -180 { d += 360 }
+        switch d {
+        case 0: return "along the centre column"
+        case 180: return "opposite the centre column"
+        case 1...: return "\(d)° right of the centre column"
+        default: return "\(-d)° left of the centre column"
+        }
     }
 }
