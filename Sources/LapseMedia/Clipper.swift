@@ -19,7 +19,8 @@ public enum ClipAudio: Sendable, Equatable {
 public struct ClipOptions: Sendable {
     /// Start of the range, seconds from the start of the media (≥ 0).
     public var start: Double
-    /// End of the range, seconds from the start of the media (> `start`); clamped to the media's duration.
+    /// End of the range, seconds from the start of the media (> `start`); clamped to the media's duration
+    /// (`.infinity`: to the end of the media, for an input whose duration is known).
     public var end: Double
     /// Re-encode the video (libx264, CRF ``crf``, same size) for a frame-exact start and end;
     /// otherwise (default) stream copy from the keyframe at or before `start`.
@@ -141,6 +142,10 @@ public enum Clipper {
                 is \(TimeValue.format(duration)))
                 """
             )
+        }
+        guard options.end.isFinite || duration != nil else {
+            throw LapseError(
+                .invalidInput, input.displayName, "its duration is unknown (a live stream?): give the end of the range")
         }
         var range = options
         if let duration { range.end = min(options.end, duration) }

@@ -32,6 +32,25 @@ struct ClipCLITests {
         #expect(over.stderr.contains("60 video frames (+30 before the start"), "\(over.stderr)")
     }
 
+    /// As ffmpeg's -ss and -to: without --end the clip runs to the end of the media, without --start from its
+    /// start (both were required; `lapse gif` already took the whole video).
+    @Test func theRangeDefaultsToTheWholeMedia() throws {
+        let dir = TestData.scratchDirectory()
+        let tail = dir.appendingPathComponent("tail.mp4").path, head = dir.appendingPathComponent("head.mp4").path
+        let whole = dir.appendingPathComponent("whole.mp4").path
+        let a = try Shell.lapse(["clip", Self.gop, "-o", tail, "--start", "8", "--json"])
+        #expect(a.status == 0, "\(a.stderr)")
+        let json = try #require(try JSONSummary.parse(a.stdoutData))
+        #expect(json["keyframe_time"] as? Double == 8 && abs((json["end"] as? Double ?? 0) - 10) < 0.05, "\(json)")
+        #expect(try FFmpegReference.frameTimes(tail).count == 60) // 8 s to 10 s at 30 fps
+        let b = try Shell.lapse(["clip", Self.gop, "-o", head, "--end", "2"])
+        #expect(b.status == 0, "\(b.stderr)")
+        #expect(try FFmpegReference.frameTimes(head).count == 60)
+        let c = try Shell.lapse(["clip", Self.gop, "-o", whole])
+        #expect(c.status == 0, "\(c.stderr)")
+        #expect(try FFmpegReference.frameTimes(whole).count == 300)
+    }
+
     /// A stream copy ending inside a group of B-frames (H.265 and H.264 with B-pyramids): the frames after the
     /// end that the last ones reference are written but hidden by the edit list, so a player shows exactly the
     /// source's frames from the start to the end — the same pictures, none past the end, none left out — and the

@@ -5,8 +5,8 @@ enum ClipCommand: Command {
     static let name = "clip"
     static let summary = "Cut a time range out of a local or online video without re-encoding"
     static let help = """
-        lapse clip INPUT -o OUTPUT --start T (--end T | --duration T) [--accurate] [--no-audio] \
-        [--audio FILE [--audio-mode replace|mix]] [--overwrite]
+        lapse clip INPUT -o OUTPUT [--start T] [--end T | --duration T] [--accurate]
+                   [--no-audio | --audio FILE [--audio-mode replace|mix]] [--overwrite]
 
         Cut a time range out of a video file, an http(s):// URL (MP4/MOV, with or without Range support)
         or an HLS playlist (.m3u8). Only the part of the input that is needed is read.
@@ -20,8 +20,8 @@ enum ClipCommand: Command {
 
         Options:
           -o, --output FILE        the clip to write (required)
-          --start T                start of the range (required)
-          --end T                  end of the range (after --start; clamped to the media's end)
+          --start T                start of the range (default 0: the start of the media)
+          --end T                  end of the range (after --start; clamped to the media's end; default: the end)
           --duration T             length of the range (instead of --end)
           --accurate               frame-exact start and end: re-encode the video (same size, libx264, CRF 18),
                                    audio cut to match
@@ -42,7 +42,7 @@ enum ClipCommand: Command {
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
         let out = try OutputOptions(&arguments)
-        let start = try arguments.time("--start")
+        let startGiven = try arguments.time("--start")
         let end = try arguments.time("--end")
         let duration = try arguments.time("--duration")
         let accurate = arguments.flag("--accurate")
@@ -60,11 +60,10 @@ enum ClipCommand: Command {
                     : "give one INPUT, not \(positionals.count)")
         }
         let output = try out.required("FILE")
-        guard let start else { throw LapseError.usage("give the start of the range with --start T") }
+        // As ffmpeg's -ss and -to: from the start, to the end, unless given.
+        let start = startGiven ?? 0
         if end != nil && duration != nil { throw LapseError.usage("give --end or --duration, not both") }
-        guard let stop = end ?? duration.map({ start + $0 }) else {
-            throw LapseError.usage("give the end of the range with --end T or --duration T")
-        }
+        let stop = end ?? duration.map { start + $0 } ?? .infinity
         if let duration, duration <= 0 { throw LapseError.usage("--duration must be more than 0") }
         if stop <= start {
             throw LapseError.usage(

@@ -6,9 +6,9 @@ enum GIFCommand: Command {
     static let name = "gif"
     static let summary = "Make a high-quality animated GIF from a video (local or online) or from images"
     static let help = """
-        lapse gif INPUT... -o OUT.gif [--start T] [--end T | --duration T] [--fps N] \
-        [--width W | --height H | --scale auto|F] [--loop N | --no-loop] [--quality 1-100] [--dither 0-1] \
-        [--palette per-frame|global] [--fast] [--delay S] [--overwrite]
+        lapse gif INPUT... -o OUT.gif [--start T] [--end T | --duration T] [--fps N]
+                  [--width W | --height H | --scale auto|F] [--loop N | --no-loop] [--quality 1-100]
+                  [--dither 0-1] [--palette per-frame|global] [--fast] [--delay S] [--overwrite]
 
         Makes an animated GIF (GIF89a) from one video — a file, an http(s) URL or an HLS playlist — or from
         several still images. Frames are taken by presentation time (frame i shows the video at START + i/FPS,
