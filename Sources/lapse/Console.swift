@@ -136,8 +136,10 @@ final class Console: Sendable {
     func error(_ message: String, code: String = "other", input: String? = nil, exitStatus: Int32) {
         let message = SettingFlags.shown(message)
         if json {
+            // The code in the JSON's style, snake_case as its keys: `invalidInput` is "invalid_input".
+            let snake = code.replacing(/[A-Z]/) { "_" + $0.output.lowercased() }
             let object = Summary.ErrorReport(
-                error: .init(code: code, message: message, exitStatus: Int(exitStatus), input: input))
+                error: .init(code: snake, message: message, exitStatus: Int(exitStatus), input: input))
             if let data = try? SummaryJSON.data(object) {
                 FileHandle.standardOutput.write(data + Data("\n".utf8))
             }

@@ -40,7 +40,8 @@ enum Summary {
             var code: String
             var message: String
             var exitStatus: Int
-            var input: String?
+            /// The file or URL the error names; null when it names none (a usage error).
+            @Nullable var input: String?
         }
         var error: Detail
     }

@@ -64,15 +64,17 @@ func runMain() async -> Int32 {
     // Options for every command may come before it too (`lapse --quiet video …`).
     var global: [String] = []
     while let first = tokens.first, ["--quiet", "-q", "--json"].contains(first) { global.append(tokens.removeFirst()) }
-    guard !tokens.isEmpty else {
-        FileHandle.standardError.write(
-            Data("error: no command after \(global.joined(separator: " "))\n\(topHelp)\n".utf8))
+    // No command to run: the error line (and under --json the error object), then what the commands are.
+    func commandError(_ message: String) -> Int32 {
+        let json = given("--json") || global.contains("--json")
+        Console(quiet: false, json: json).error(message, code: "usage", exitStatus: ExitStatus.usage)
+        FileHandle.standardError.write(Data("\(topHelp)\n".utf8))
         return ExitStatus.usage
     }
+    guard !tokens.isEmpty else { return commandError("no command after \(global.joined(separator: " "))") }
     let name = tokens.removeFirst()
     guard let command = allCommands.first(where: { $0.name == name }) else {
-        FileHandle.standardError.write(Data("error: unknown command '\(name)'\n\(topHelp)\n".utf8))
-        return ExitStatus.usage
+        return commandError("unknown command '\(name)'")
     }
     if given("--help", "-h") {
         print(command.help)
