@@ -20,4 +20,18 @@ import TestSupport
         #expect(r.stderr.contains(message), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out))
     }
+
+    /// A frame the same as the one before is not written again but lengthens its delay; the summary says so, so
+    /// that "3 frames sampled" beside "2 frames" written is not a riddle.
+    @Test func repeatedFramesAreCountedInTheSummary() throws {
+        let dir = TestData.scratchDirectory("gifinputs")
+        let out = dir.appendingPathComponent("repeat.gif").path
+        let hopper = TestData.path("images/pillow/hopper.png")
+        let red = TestData.path("images/generated/red_100x100.png")
+        let r = try Shell.lapse(["gif", hopper, hopper, red, "-o", out, "-y"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains(", 2 frames, "), "\(r.stdout)")
+        #expect(r.stdout.contains("3 frames sampled in "), "\(r.stdout)")
+        #expect(r.stdout.contains("; 1 the same as the one before (a longer delay)"), "\(r.stdout)")
+    }
 }

@@ -134,6 +134,9 @@ enum GIFCommand: Command {
                 "wrote \(gif.path): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), "
                     + String(format: "%.2f", gif.duration) + " s, \(loopText), \(formatBytes(gif.bytes))",
                 "\(counted(summary.framesSampled, "frame")) sampled in " + String(format: "%.1f", seconds) + " s"
+                    + (summary.framesSampled > gif.frameCount
+                        ? "; \(summary.framesSampled - gif.frameCount) the same as the one before (a longer delay)"
+                        : "")
                     + (summary.decodeErrors > 0 ? ", \(summary.decodeErrors) undecodable frames repeated" : "")
             ],
             json: Summary.GIF(
