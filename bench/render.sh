@@ -44,7 +44,7 @@ t0=$(now)
 OUT=$(cpu "$TMP/lapse.cpu" "$LAPSE" view "$TMP/panos.rgba" --raw "${W}x${H}" --bench "$GOT" --size "${OW}x${OH}" --fov "$FOV" --json --quiet)
 t1=$(now)
 LP=$(elapsed "$t0" "$t1")
-read -r LRENDER LREAD < <(python3 -c "import json,sys; j=json.loads(sys.argv[1]); print('%.3f %.3f' % (j['renderSeconds'], j['readSeconds']))" "$OUT")
+read -r LRENDER LREAD < <(python3 -c "import json,sys; j=json.loads(sys.argv[1]); print('%.3f %.3f' % (j['render_seconds'], j['read_seconds']))" "$OUT")
 
 echo "render: $GOT views ${OW}x${OH}, hfov $FOV°, from ${W}x${H} panoramas, bilinear, $(nproc) cores"
 printf "  lapse  (heading turning every frame): %7.3f s total, %.3f s rendering (%.2f ms a view), %.3f s reading\n" \
