@@ -2,9 +2,17 @@
 
 /// Parsing of time values given by users.
 public enum TimeValue {
+    /// The longest time taken, seconds (about 31 700 years): beyond it a time is a slip of the keyboard.
+    public static let maximum = 1e12
+
     /// Parses seconds (`12.5`) or `[HH:]MM:SS[.mmm]` (`1:02:03.5`, `02:03`).
-    /// - Returns: seconds, ≥ 0, or `nil` when the text is not a time.
+    /// - Returns: seconds, 0…``maximum``, or `nil` when the text is not such a time.
     public static func parse(_ text: String) -> Double? {
+        guard let seconds = parseUnbounded(text), seconds <= maximum else { return nil }
+        return seconds
+    }
+
+    private static func parseUnbounded(_ text: String) -> Double? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard (1...3).contains(parts.count) else { return nil }
         if parts.count == 1 {
@@ -26,8 +34,11 @@ public enum TimeValue {
         return total
     }
 
-    /// Formats seconds as `H:MM:SS.mmm` (or `M:SS.mmm` under an hour).
+    /// Formats seconds as `H:MM:SS.mmm` (or `M:SS.mmm` under an hour; `-` before a negative time); a time that is
+    /// not finite or beyond ``maximum`` as the number of seconds (`1e+300 s`).
     public static func format(_ seconds: Double) -> String {
+        guard seconds.isFinite, abs(seconds) <= maximum else { return "\(seconds) s" }
+        if seconds < 0 { return "-" + format(-seconds) }
         let ms = Int((seconds * 1000).rounded())
         let h = ms / 3_600_000, m = (ms / 60_000) % 60, s = (ms / 1000) % 60, f = ms % 1000
         let tail = "\(s < 10 ? "0" : "")\(s).\(String(format3: f))"

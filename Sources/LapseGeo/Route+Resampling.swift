@@ -43,14 +43,7 @@ extension Route {
             ]
         }
         // Sample distances: 0, spacing, 2·spacing, … and the end (not duplicated when it falls on the grid).
-        guard total / spacing < Double(Self.maximumResampledPoints) else {
-            throw LapseError.usage(
-                """
-                a point every \(spacing) m along \(Int(total / 1000)) km is more than \
-                \(Self.maximumResampledPoints) points; use a larger spacing
-                """
-            )
-        }
+        try Self.checkPointCount(length: total, spacing: spacing)
         let steps = Int((total / spacing).rounded(.down))
         var distances = (0...steps).map { Double($0) * spacing }
         if total - distances[distances.count - 1] > spacing * 1e-9 {
@@ -84,6 +77,21 @@ extension Route {
                     elevation: elevation, time: time))
         }
         return result
+    }
+}
+
+extension Route {
+    /// Throws when a point every `spacing` metres along `length` metres would be more than
+    /// ``maximumResampledPoints`` points.
+    fileprivate static func checkPointCount(length: Double, spacing: Double) throws {
+        guard length / spacing < Double(maximumResampledPoints) else {
+            throw LapseError.usage(
+                """
+                a point every \(spacing) m along \(Int(length / 1000)) km is more than \
+                \(maximumResampledPoints) points; use a larger spacing
+                """
+            )
+        }
     }
 }
 
@@ -209,24 +217,18 @@ extension Route {
         }
         legs.append(start..<points.count)
         guard !jumps.isEmpty else { return (try resampled(every: spacing, smoothing: smoothing), []) }
-        let lengths = legs.map { Route(points: Array(points[$0])).length }
-        if spacing.isFinite, spacing > 0, lengths.reduce(0, +) / spacing >= Double(Self.maximumResampledPoints) {
-            throw LapseError.usage(
-                """
-                a point every \(spacing) m along \(Int(lengths.reduce(0, +) / 1000)) km is more than \
-                \(Self.maximumResampledPoints) points; use a larger spacing
-                """
-            )
+        let parts = legs.map { Route(points: Array(points[$0]), name: name) }
+        if spacing.isFinite, spacing > 0 {
+            try Self.checkPointCount(length: parts.reduce(0) { $0 + $1.length }, spacing: spacing)
         }
         var result: [RoutePoint] = []
         var offset = 0.0
-        for (k, leg) in legs.enumerated() {
-            let part = Route(points: Array(points[leg]), name: name)
+        for (k, part) in parts.enumerated() {
             for var p in try part.resampled(every: spacing, smoothing: smoothing) {
                 p.distanceAlongRoute += offset
                 result.append(p)
             }
-            offset += lengths[k] + (k < jumps.count ? jumps[k].length : 0)
+            offset += part.length + (k < jumps.count ? jumps[k].length : 0)
         }
         return (result, jumps)
     }

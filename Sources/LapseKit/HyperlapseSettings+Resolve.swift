@@ -160,6 +160,7 @@ extension HyperlapseSettings {
 
         var route: Route
         var photoPoints: [RoutePoint]?
+        var jumped = 0.0
         if let file = s.route {
             route = try await RouteSource.file(PanoramaSourceOptions.expand(file)).load().route
         } else if let from = s.from, let to = s.to {
@@ -181,11 +182,14 @@ extension HyperlapseSettings {
             // consecutive photos are farther apart than two search radii (two trips in one folder): every point
             // inside such a jump would be a gap.
             route = Route(coordinates: sequence.map(\.coordinate))
-            let (resampled, jumps) = try route.resampled(every: s.spacing ?? 10, jumpsOver: 2 * (s.radius ?? 50))
+            let radius = s.radius ?? 50
+            guard radius > 0 else { throw LapseError.usage("`radius` must be more than 0 metres, not \(radius)") }
+            let (resampled, jumps) = try route.resampled(every: s.spacing ?? 10, jumpsOver: 2 * radius)
             if let warning, let longest = jumps.max(by: { $0.length < $1.length }) {
                 warning(Self.jumpWarning(jumps.count, longest, sequence, source: source))
             }
             photoPoints = resampled
+            jumped = jumps.reduce(0) { $0 + $1.length }
         } else {
             throw LapseError.usage("no route: give `route` FILE or `from` LAT,LNG `to` LAT,LNG")
         }
@@ -200,6 +204,7 @@ extension HyperlapseSettings {
         var feed = SourcePanoramaFeed(
             source: made.source, points: points, radius: s.radius ?? 50, resolution: resolution)
         feed.panoHeading = s.panoHeading
+        feed.jumped = jumped
         return feed
     }
 }
@@ -210,9 +215,8 @@ extension HyperlapseSettings {
         -> String
     {
         let a = photos[longest.after].id, b = photos[longest.after + 1].id
-        let far =
-            longest.length >= 1000
-            ? "\(NumberText.compact(longest.length / 1000, digits: 1)) km" : "\(Int(longest.length.rounded())) m"
+        let metres = Int(longest.length.rounded())
+        let far = metres >= 1000 ? "\(NumberText.compact(longest.length / 1000, digits: 1)) km" : "\(metres) m"
         let which = count == 1 ? "" : " (the farthest of \(count) such steps)"
         return
             "\(source): photos \(a) and \(b) are \(far) apart\(which): the video jumps there (no route points between)"

@@ -15,7 +15,11 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     public var panoHeading: Double?
     public var name: String { Self.displayName(source.name) }
     public var pointCount: Int { points.count }
-    public var distance: Double { points.last?.distanceAlongRoute ?? 0 }
+    /// Metres of the route between its points that are jumps, not travelled (your photos of two trips): left out
+    /// of ``distance``.
+    public var jumped = 0.0
+    /// Metres of route covered: the last point's distance along the route, less the jumps.
+    public var distance: Double { max(0, (points.last?.distanceAlongRoute ?? 0) - jumped) }
     /// 100 points: one Google `panoIds` request.
     public var lookupWindow: Int { 100 }
     private let tally = TileTally()

@@ -101,13 +101,15 @@ public enum Clipper {
     ///   - overwrite: replace an existing `output`.
     ///   - progress: called with stage `clip`, unit `frames`.
     /// - Returns: what was cut (see ``ClipResult``).
-    /// - Throws: ``LapseError``: `.usage` (end not after start, unknown extension), `.notFound` (start at or
-    ///   beyond the media's end; the message gives its duration), `.output`, and everything ``MediaInput`` throws.
+    /// - Throws: ``LapseError``: `.usage` (end not after start or not a number, unknown extension), `.notFound`
+    ///   (start at or beyond the media's end; the message gives its duration), `.invalidInput` (an infinite end
+    ///   for an input whose duration is unknown), `.output`, and everything ``MediaInput`` throws.
     public static func clip(
         _ location: String, to output: String, options: ClipOptions, overwrite: Bool = false,
         progress: ProgressHandler? = nil
     ) throws -> ClipResult {
         guard options.start >= 0, options.start.isFinite else { throw LapseError.usage("the start must be a time ≥ 0") }
+        guard !options.end.isNaN else { throw LapseError.usage("the end must be a time, not NaN") }
         guard options.end > options.start else {
             throw LapseError.usage(
                 """

@@ -141,7 +141,7 @@ enum Summary {
         var seconds: Double
         var source: String
         /// How many times as fast as the source video the hyperlapse plays (its frame step × fps over the video's
-        /// frame rate); null for sources that are not a video.
+        /// frame rate); null unless the source is a video without a track (with one, frames follow the route).
         @Nullable var speed: Double?
         @Nullable var segment: Segment?
         @Nullable var stabilization: Stabilization?

@@ -49,6 +49,12 @@ struct ClipCLITests {
         let c = try Shell.lapse(["clip", Self.gop, "-o", whole])
         #expect(c.status == 0, "\(c.stderr)")
         #expect(try FFmpegReference.frameTimes(whole).count == 300)
+        // Without --start, an end of 0 is named as what it is; an absurd time is refused, not a crash (1e300
+        // overflowed where the time was printed: signal 4).
+        let zero = try Shell.lapse(["clip", Self.gop, "-o", whole, "-y", "--end", "0"])
+        #expect(zero.status == 64 && zero.stderr.contains("error: --end must be more than 0"), "\(zero.stderr)")
+        let absurd = try Shell.lapse(["clip", Self.gop, "-o", whole, "-y", "--start", "1e300"])
+        #expect(absurd.status == 64 && absurd.stderr.contains("not '1e300'"), "\(absurd.stderr)")
     }
 
     /// A stream copy ending inside a group of B-frames (H.265 and H.264 with B-pyramids): the frames after the

@@ -190,6 +190,8 @@ import TestSupport
         let summary = try #require(try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any])
         #expect(summary["route_points"] as? Int == 2, "\(summary)")
         #expect(summary["gaps"] as? Int == 0 && summary["duplicates_dropped"] as? Int == 0, "\(summary)")
+        // The distance covered: none (the 660 km between the photos were jumped, not travelled).
+        #expect(summary["distance"] as? Double == 0, "\(summary)")
         let times = try FFmpegReference.frameTimes(out)
         #expect(summary["frames"] as? Int == 2 && times.count == 2)
     }

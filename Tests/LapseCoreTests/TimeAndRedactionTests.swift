@@ -9,12 +9,20 @@ import Testing
         #expect(TimeValue.parse("1:02:03.5") == 3723.5)
         #expect(TimeValue.parse("02:03") == 123)
         #expect(TimeValue.parse("0") == 0)
-        for bad in ["", "-1", "1:60", "1:2:3:4", "a", "1:-5", "inf", "nan", "1e400", "1:70:00", ":5"] {
+        // 1e300 seconds crashed `lapse clip --start 1e300` where the time was printed (Int overflow): no such
+        // time is taken, and none is printed as more than its number.
+        for bad in [
+            "", "-1", "1:60", "1:2:3:4", "a", "1:-5", "inf", "nan", "1e400", "1:70:00", ":5", "1e300",
+            "9999999999999999:00:00"
+        ] {
             #expect(TimeValue.parse(bad) == nil, "\(bad)")
         }
         #expect(TimeValue.format(3723.5) == "1:02:03.500")
         #expect(TimeValue.format(65.0004) == "1:05.000")
         #expect(TimeValue.format(0.0125) == "0:00.013")
+        #expect(TimeValue.format(-1.5) == "-0:01.500")
+        #expect(TimeValue.format(1e300) == "1e+300 s" && TimeValue.format(.infinity) == "inf s")
+        #expect(TimeValue.parse("1e12") == 1e12)
         for seconds in [0.0, 0.5, 59.999, 61.25, 3599.5, 36_000.125] {
             #expect(TimeValue.parse(TimeValue.format(seconds)) == (seconds * 1000).rounded() / 1000, "\(seconds)")
         }

@@ -182,7 +182,7 @@ import Testing
         #expect(abs(route.length - (a.distance(to: b) + b.distance(to: c) + c.distance(to: a))) < 1e-9)
     }
 
-    /// Two trips in one folder: 30 m north in Amsterdam, then 660 km on, 25 m east. No point lies inside the jump,
+    /// Two trips in one folder: 30 m north in Amsterdam, then 530 km on, 25 m east. No point lies inside the jump,
     /// each leg is resampled on its own (its headings its own), and distances go on rising across the jump.
     @Test func legsAreResampledApartAcrossAJump() throws {
         let a = try Coordinate(latitude: 52.3676, longitude: 4.9041)

@@ -67,7 +67,9 @@ enum ClipCommand: Command {
         if let duration, duration <= 0 { throw LapseError.usage("--duration must be more than 0") }
         if stop <= start {
             throw LapseError.usage(
-                "--end (\(TimeValue.format(stop))) must come after --start (\(TimeValue.format(start)))")
+                startGiven == nil
+                    ? "--end must be more than 0"
+                    : "--end (\(TimeValue.format(stop))) must come after --start (\(TimeValue.format(start)))")
         }
         if noAudio && audioFile != nil { throw LapseError.usage("give --no-audio or --audio FILE, not both") }
         if mode != nil && audioFile == nil { throw LapseError.usage("--audio-mode needs --audio FILE") }

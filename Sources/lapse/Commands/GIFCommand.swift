@@ -135,7 +135,8 @@ enum GIFCommand: Command {
                     + String(format: "%.2f", gif.duration) + " s, \(loopText), \(formatBytes(gif.bytes))",
                 "\(counted(summary.framesSampled, "frame")) sampled in " + String(format: "%.1f", seconds) + " s"
                     + (summary.framesSampled > gif.frameCount
-                        ? "; \(summary.framesSampled - gif.frameCount) the same as the one before (a longer delay)"
+                        ? "; \(summary.framesSampled - gif.frameCount) merged into the one before "
+                            + "(unchanged or too short)"
                         : "")
                     + (summary.decodeErrors > 0 ? ", \(summary.decodeErrors) undecodable frames repeated" : "")
             ],

@@ -217,8 +217,7 @@ enum HyperlapseCommand: Command {
                 \(s.routePoints) \(s.pointUnit), \(counted(s.panoramas, "panorama")) used, \
                 \(counted(s.duplicatesDropped, "duplicate")) dropped, \(counted(s.gaps, "gap"))
                 """
-                + (speed.map { String(format: "; plays at %@× the video's speed", NumberText.compact($0, digits: 2)) }
-                    ?? "")
+                + (speed.map { "; plays at \(NumberText.compact($0, digits: 2))× the video's speed" } ?? "")
         )
         if let downloaded = s.tilesDownloaded, let cached = s.tilesFromCache {
             lines.append(
