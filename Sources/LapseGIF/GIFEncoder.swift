@@ -58,9 +58,7 @@ public final class GIFEncoder {
         path: String, width: Int, height: Int, options: GIFOptions = GIFOptions(), overwrite: Bool = false,
         progress: ProgressHandler? = nil
     ) throws {
-        guard (1...65535).contains(width), (1...65535).contains(height) else {
-            throw LapseError.usage("a GIF is 1 to 65535 pixels wide and high, not \(width)x\(height)")
-        }
+        try Self.checkSize(width: width, height: height)
         self.width = width
         self.height = height
         self.options = options
@@ -80,6 +78,25 @@ public final class GIFEncoder {
     }
 
     deinit { cancel() }
+
+    /// The most pixels a frame may have (134 megapixels, ``DecodedImage/defaultPixelLimit``): the encoder holds a
+    /// few frames of 4 bytes a pixel, so a 65535 × 49151 GIF would take gigabytes a frame.
+    public static let maximumPixels = DecodedImage.defaultPixelLimit
+
+    /// Checks a GIF's size: 1 to 65535 pixels each way (the format's limit), at most ``maximumPixels`` in all.
+    /// - Throws: ``LapseError`` `.usage` naming the size.
+    public static func checkSize(width: Int, height: Int) throws {
+        guard (1...65535).contains(width), (1...65535).contains(height) else {
+            throw LapseError.usage("a GIF is 1 to 65535 pixels wide and high, not \(width)x\(height)")
+        }
+        guard width * height <= maximumPixels else {
+            throw LapseError.usage(
+                """
+                a GIF of \(width)x\(height) is \(width * height / 1_000_000) megapixels a frame: at most \
+                \(maximumPixels / 1_000_000)
+                """)
+        }
+    }
 
     /// Adds the next frame.
     /// - Parameters:

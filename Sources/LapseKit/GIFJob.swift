@@ -125,9 +125,7 @@ public struct GIFJob: Sendable {
             reader.warning = warning
             let (w, h) = Self.outputSize(
                 displayWidth: reader.displayWidth, displayHeight: reader.displayHeight, rule: size)
-            guard w <= 65535, h <= 65535 else {
-                throw LapseError.usage("the GIF would be \(w)x\(h), larger than GIF allows")
-            }
+            try GIFEncoder.checkSize(width: w, height: h)
             reader.outputSize = (w, h)
             if w > reader.displayWidth || h > reader.displayHeight {
                 warning?(

@@ -95,8 +95,9 @@ public struct HyperlapseJob: Sendable {
         /// The frames of this segment among `frames` (a job's F): ⌊(K−1)·F/N⌋ ..< ⌊K·F/N⌋ (empty when N > F for
         /// some K).
         public func range(of frames: Int) -> Range<Int> {
-            let lower = (index - 1) * frames / count, upper = index * frames / count
-            return lower..<upper
+            // In full width: K·F overflows for a K near Int.max (`--segment 9223372036854775807/…` trapped).
+            func part(_ k: Int) -> Int { count.dividingFullWidth(k.multipliedFullWidth(by: frames)).quotient }
+            return part(index - 1)..<part(index)
         }
 
         public var description: String { "\(index)/\(count)" }

@@ -5,6 +5,16 @@ import Synchronization
 extension HyperlapseSettings {
     /// The network timeouts accepted, seconds (``timeout``).
     public static let timeoutRange: ClosedRange<Double> = 0.1...3600
+    /// Metres between route points accepted (``spacing``).
+    public static let spacingRange: ClosedRange<Double> = 0.5...10000
+    /// Search radii accepted, metres (``radius``).
+    public static let radiusRange: ClosedRange<Double> = 1...1000
+    /// Frame steps accepted (``frameStep``).
+    public static let frameStepRange: ClosedRange<Int> = 1...10000
+    /// GIF widths accepted, pixels (``gifWidth``).
+    public static let gifWidthRange: ClosedRange<Int> = 16...4096
+    /// Constant rate factors accepted (``crf``, x264's scale).
+    public static let crfRange: ClosedRange<Double> = 0...51
 
     /// Defaults that make a good first video: 10 m spacing, 1280×720, 90° fov, 12 fps, H.264 CRF 20, medium.
     public static let defaults: HyperlapseSettings = {
@@ -49,6 +59,21 @@ extension HyperlapseSettings {
         if let t = s.timeout, !Self.timeoutRange.contains(t) {
             throw LapseError.usage("timeout takes seconds from 0.1 to 3600, not \(t)")
         }
+        // A job file's numbers are held to the ranges the command line's are (a frame step of 2⁶³ − 1 overflowed).
+        func check(_ value: Double?, _ range: ClosedRange<Double>, _ name: String) throws {
+            guard let value, !range.contains(value) else { return }
+            let (low, high) = (NumberText.compact(range.lowerBound), NumberText.compact(range.upperBound))
+            throw LapseError.usage("`\(name)` takes \(low) to \(high), not \(NumberText.compact(value))")
+        }
+        func check(_ value: Int?, _ range: ClosedRange<Int>, _ name: String) throws {
+            guard let value, !range.contains(value) else { return }
+            throw LapseError.usage("`\(name)` takes \(range.lowerBound) to \(range.upperBound), not \(value)")
+        }
+        try check(s.spacing, Self.spacingRange, "spacing")
+        try check(s.radius, Self.radiusRange, "radius")
+        try check(s.frameStep, Self.frameStepRange, "frameStep")
+        try check(s.gifWidth, Self.gifWidthRange, "gifWidth")
+        try check(s.crf, Self.crfRange, "crf")
         job.stabilization = StabilizationOptions(
             enabled: s.stabilize ?? true, forward: s.forward, toneMatch: s.toneMatch ?? true)
         if let f = s.forward, !(f.isFinite && (-360...360).contains(f)) {
@@ -183,7 +208,9 @@ extension HyperlapseSettings {
             // inside such a jump would be a gap.
             route = Route(coordinates: sequence.map(\.coordinate))
             let radius = s.radius ?? 50
-            guard radius > 0 else { throw LapseError.usage("`radius` must be more than 0 metres, not \(radius)") }
+            guard Self.radiusRange.contains(radius) else {
+                throw LapseError.usage("`radius` takes 1 to 1000, not \(NumberText.compact(radius))")
+            }
             let (resampled, jumps) = try route.resampled(every: s.spacing ?? 10, jumpsOver: 2 * radius)
             if let warning, let longest = jumps.max(by: { $0.length < $1.length }) {
                 warning(Self.jumpWarning(jumps.count, longest, sequence, source: source))

@@ -14,7 +14,8 @@ enum SettingFlags {
         "provider": "--provider", "osrmBaseURL": "--osrm-url", "osrmURL": "--osrm-url",
         "googleBaseURL": "--google-url", "mapTilesBaseURL": "--maptiles-url", "panoramaxBaseURL": "--panoramax-url",
         "segment": "--segment", "start": "--start", "end": "--end", "duration": "--duration", "delay": "--delay",
-        "fov": "--fov", "size": "--size", "zoom": "--zoom", "timeout": "--timeout"
+        "fov": "--fov", "size": "--size", "zoom": "--zoom", "timeout": "--timeout", "spacing": "--spacing",
+        "radius": "--radius", "frameStep": "--frame-step", "gifWidth": "--gif-width", "crf": "--crf"
     ]
 
     /// `message` with every `` `name` `` of a setting replaced by its flag.

@@ -34,4 +34,16 @@ import TestSupport
         #expect(r.stdout.contains("3 frames sampled in "), "\(r.stdout)")
         #expect(r.stdout.contains("; 1 merged into the one before (unchanged or too short)"), "\(r.stdout)")
     }
+
+    /// A GIF upscaled past what memory holds is refused before anything is decoded: 65535 wide from a 320×240
+    /// video is 65535×49151, 12.9 GB a frame (the allocation failed: signal 6).
+    @Test func aGIFTooLargeForMemoryIsAUsageError() throws {
+        let dir = TestData.scratchDirectory("gifinputs")
+        let out = dir.appendingPathComponent("huge.gif").path
+        let video = TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4")
+        let r = try Shell.lapse(["gif", video, "--duration", "0.3", "--width", "65535", "-o", out, "-y"])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr.contains("error: a GIF of 65535x49151 is 3221 megapixels a frame: at most 134"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
 }

@@ -246,6 +246,33 @@ import TestSupport
         #expect(throws: LapseError.self) { try s.overridden(by: HyperlapseSettings()).makeJob(overwrite: false) }
     }
 
+    /// A job file's numbers are held to the flags' ranges before any work: a frame step of 2⁶³ − 1 overflowed
+    /// (signal 4), and a crf of 10⁶, a GIF −1 wide or a radius of 10³⁰⁰ ran.
+    @Test func jobFileNumbersAreCheckedAsTheFlagsAre() {
+        func message(_ change: (inout HyperlapseSettings) -> Void) -> String? {
+            var s = HyperlapseSettings()
+            s.output = "/tmp/never.mp4"
+            s.source = "video:x.mp4"
+            change(&s)
+            do {
+                _ = try s.makeJob(overwrite: false)
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(message { $0.frameStep = Int.max } == "`frameStep` takes 1 to 10000, not \(Int.max)")
+        #expect(message { $0.frameStep = 0 } == "`frameStep` takes 1 to 10000, not 0")
+        #expect(message { $0.crf = 1e6 } == "`crf` takes 0 to 51, not 1000000")
+        #expect(message { $0.gifWidth = -1 } == "`gifWidth` takes 16 to 4096, not -1")
+        #expect(message { $0.radius = 1e300 } == "`radius` takes 1 to 1000, not 1e+300")
+        #expect(message { $0.spacing = .nan } == "`spacing` takes 0.5 to 10000, not nan")
+        #expect(
+            message {
+                $0.frameStep = 10000; $0.crf = 51; $0.gifWidth = 16; $0.radius = 1; $0.spacing = 0.5
+            } == nil)
+    }
+
     /// A job file's preset and timeout are checked before any work, as the flags are.
     @Test func jobFilePresetAndTimeoutAreChecked() {
         var s = HyperlapseSettings()

@@ -24,6 +24,11 @@ import TestSupport
         }
         #expect(try HyperlapseJob.Segment(parsing: "3/5").range(of: 12) == 4..<7)
         #expect(try HyperlapseJob.Segment(parsing: " 5 / 5 ").range(of: 12) == 9..<12)
+        // K·F past Int.max (it trapped): the same ⌊(K−1)·F/N⌋ ..< ⌊K·F/N⌋.
+        let most = Int.max
+        #expect(try HyperlapseJob.Segment(index: most, count: most).range(of: 120) == 119..<120)
+        #expect(try HyperlapseJob.Segment(index: most / 2, count: most).range(of: 120) == 59..<59)
+        #expect(try HyperlapseJob.Segment(index: 1, count: most).range(of: 120) == 0..<0)
         for bad in ["0/5", "6/5", "5", "/5", "1/", "x/y", "1/2/3", "-1/3"] {
             #expect(throws: LapseError.self, "\(bad)") { try HyperlapseJob.Segment(parsing: bad) }
         }

@@ -91,9 +91,9 @@ enum HyperlapseCommand: Command {
         flags.route = try arguments.value("--route")
         flags.source = try arguments.value("--source")
         flags.track = try arguments.value("--track")
-        flags.spacing = try arguments.double("--spacing", in: 0.5...10000)
-        flags.radius = try arguments.double("--radius", in: 1...1000)
-        flags.frameStep = try arguments.int("--frame-step", in: 1...10000)
+        flags.spacing = try arguments.double("--spacing", in: HyperlapseSettings.spacingRange)
+        flags.radius = try arguments.double("--radius", in: HyperlapseSettings.radiusRange)
+        flags.frameStep = try arguments.int("--frame-step", in: HyperlapseSettings.frameStepRange)
         flags.cacheDir = try arguments.value("--cache-dir")
         flags.keyFile = try arguments.value("--key-file")
         flags.osrmURL = try arguments.value("--osrm-url")
@@ -126,7 +126,7 @@ enum HyperlapseCommand: Command {
         let out = try OutputOptions(&arguments)
         flags.output = out.path
         flags.gif = try arguments.value("--gif")
-        flags.gifWidth = try arguments.int("--gif-width", in: 16...4096)
+        flags.gifWidth = try arguments.int("--gif-width", in: HyperlapseSettings.gifWidthRange)
         let encoder = try EncoderOptions(&arguments)
         flags.crf = encoder.crf
         flags.preset = encoder.preset
