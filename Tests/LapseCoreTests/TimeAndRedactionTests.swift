@@ -13,7 +13,7 @@ import Testing
         // time is taken, and none is printed as more than its number.
         for bad in [
             "", "-1", "1:60", "1:2:3:4", "a", "1:-5", "inf", "nan", "1e400", "1:70:00", ":5", "1e300",
-            "9999999999999999:00:00"
+            "9999999999999999:00:00", "-0:01", "+1:00", "0x10", "0X1:00"
         ] {
             #expect(TimeValue.parse(bad) == nil, "\(bad)")
         }
