@@ -173,8 +173,13 @@ public final class DecodedImage: @unchecked Sendable {
             avformat_close_input(&f)
             withExtendedLifetime(memory) {}
         }
-        // A video read as an image would give its first frame, silently: refuse one of more than a frame.
+        // Text FFmpeg renders as a terminal would (a .txt file through the tty demuxer and the ANSI decoder; BIN,
+        // XBIN, ADF, IDF art): a picture of the text, which no one means by an image.
         let demuxerName = String(cString: format.pointee.iformat.pointee.name)
+        if ["tty", "bin", "xbin", "adf", "idf"].contains(demuxerName) {
+            throw LapseError(.invalidInput, path, "text (\(demuxerName)), not an image")
+        }
+        // A video read as an image would give its first frame, silently: refuse one of more than a frame.
         if !MediaInput.isImageDemuxer(demuxerName) {
             let frames =
                 (0..<Int(format.pointee.nb_streams)).map { format.pointee.streams[$0]!.pointee.nb_frames }.max() ?? 0

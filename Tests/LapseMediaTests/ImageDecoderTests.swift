@@ -65,6 +65,13 @@ import TestSupport
         }
     }
 
+    /// A text file is not an image: FFmpeg's tty demuxer and ANSI decoder would render it as a terminal would
+    /// (`lapse video notes.txt` made a video of white-on-black text, `lapse view` a black panorama).
+    @Test func textIsNotAnImage() {
+        let text = TestData.path("pano360/trekview_360/SOURCES.txt")
+        #expect { try DecodedImage(path: text) } throws: { "\($0)".hasSuffix("SOURCES.txt: text (tty), not an image") }
+    }
+
     /// Animated WebP (FFmpeg 5.1 has no decoder for it) is named as such, not as a damaged file.
     @Test func animatedWebPIsNamed() throws {
         let path = TestData.path("images/pillow/iss634.webp")
