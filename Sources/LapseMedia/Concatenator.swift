@@ -124,13 +124,14 @@ public enum Concatenator {
             // parts before it is out of order (or another job's).
             let frame = 1 / (input.videoStream?.frameRate ?? 30)
             if origin >= frame - 1e-6, abs(origin - offset) > frame / 2 {
+                let before =
+                    n == 0
+                    ? "the first input must start at 0:00.000 (is the first part missing?)"
+                    : "the inputs before it end at \(TimeValue.format(offset))"
                 throw LapseError(
                     .invalidInput, input.displayName,
-                    """
-                    starts at \(TimeValue.format(origin)) of its video, but the inputs before it end at \
-                    \(TimeValue.format(offset)): give the parts in order, every one
-                    """
-                )
+                    "starts at \(TimeValue.format(origin)) of its video, but \(before): give the parts in order, "
+                        + "every one")
             }
             var end = origin
             while try input.read(into: packet) {

@@ -187,7 +187,8 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: path("ab.mp4")))
 
         // Parts that do join, and a GIF width beyond the video's: clamped, with a warning.
-        #expect(try Shell.lapse(common + ["--size", "320x160", "--segment", "2/2", "-o", path("a2.mp4")]).status == 0)
+        let a2 = try Shell.lapse(common + ["--size", "320x160", "--segment", "2/2", "-o", path("a2.mp4")])
+        #expect(a2.status == 0, "\(a2.stderr)")
         let wide = try Shell.lapse([
             "concat", path("a.mp4"), path("a2.mp4"), "-o", path("aa.mp4"), "--gif", path("aa.gif"), "--gif-width",
             "1000"
@@ -198,6 +199,15 @@ import TestSupport
                 "warning: the GIF width asked for (1000) is more than the video's: the GIF is 320 wide"),
             "\(wide.stderr)")
         #expect(try FFmpegReference.dimensions(path("aa.gif")) == (320, 160))
+
+        // The second part (a2.mp4, above) given first: named as such, not as following "inputs before it" that
+        // there are none of.
+        let swapped = try Shell.lapse(["concat", path("a2.mp4"), path("a.mp4"), "-o", path("swapped.mp4")])
+        #expect(
+            swapped.status == 1
+                && swapped.stderr.contains(
+                    "but the first input must start at 0:00.000 (is the first part missing?): give the parts in order"),
+            "\(swapped.stderr)")
 
         // Another kind of video: an H.264 of the same size but 4:4:4, or no video at all.
         #expect(
