@@ -134,7 +134,7 @@ struct Arguments {
     mutating func size(_ name: String) throws -> FrameSize? {
         guard let text = try value(name) else { return nil }
         guard let size = FrameSize(parsing: text) else {
-            throw LapseError.usage("\(name) takes WIDTHxHEIGHT such as 1280x720, not '\(text)'")
+            throw LapseError.usage("\(name) takes WIDTHxHEIGHT such as 1280x720, 1 to 16384 each, not '\(text)'")
         }
         return size
     }

@@ -49,7 +49,7 @@ import TestSupport
         (["--fov", "180"], ["view", "hyperlapse"], "error: --fov takes a number from 1 to 179, not '180'"),
         (
             ["--size", "1280"], ["view", "hyperlapse", "video"],
-            "error: --size takes WIDTHxHEIGHT such as 1280x720, not '1280'"
+            "error: --size takes WIDTHxHEIGHT such as 1280x720, 1 to 16384 each, not '1280'"
         ),
         (["-o"], everyCommand, "error: -o needs a value"),
         (["--output"], everyCommand, "error: --output needs a value")

@@ -32,6 +32,10 @@ import TestSupport
         (["video", "--fps", "0", "-o", "x.mp4", "a.png"], "--fps takes"),
         (["video", "--bogus", "-o", "x.mp4", "a.png"], "unknown option --bogus"),
         (["video", "--size", "12", "-o", "x.mp4", "a.png"], "--size takes"),
+        (
+            ["video", "--duration", "3", "--image-duration", "2", "-o", "x.mp4", "a.png"],
+            "give --duration (one image) or --image-duration (each image), not both"
+        ),
         (["nonsense"], "unknown command")
     ])
     func usageErrorsExit64(arguments: [String], message: String) throws {

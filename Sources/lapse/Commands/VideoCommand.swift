@@ -65,6 +65,9 @@ enum VideoCommand: Command {
             background = c
         }
         _ = try VideoJob.container(for: output)
+        if duration != nil && imageDuration != nil {
+            throw LapseError.usage("give --duration (one image) or --image-duration (each image), not both")
+        }
 
         let images = try ImageInputs.expand(inputs)
         var job = VideoJob(inputs: images, output: output)
