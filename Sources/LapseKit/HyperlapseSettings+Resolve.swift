@@ -60,20 +60,9 @@ extension HyperlapseSettings {
             throw LapseError.usage("timeout takes seconds from 0.1 to 3600, not \(t)")
         }
         // A job file's numbers are held to the ranges the command line's are (a frame step of 2⁶³ − 1 overflowed).
-        func check(_ value: Double?, _ range: ClosedRange<Double>, _ name: String) throws {
-            guard let value, !range.contains(value) else { return }
-            let (low, high) = (NumberText.compact(range.lowerBound), NumberText.compact(range.upperBound))
-            throw LapseError.usage("`\(name)` takes \(low) to \(high), not \(NumberText.compact(value))")
-        }
-        func check(_ value: Int?, _ range: ClosedRange<Int>, _ name: String) throws {
-            guard let value, !range.contains(value) else { return }
-            throw LapseError.usage("`\(name)` takes \(range.lowerBound) to \(range.upperBound), not \(value)")
-        }
-        try check(s.spacing, Self.spacingRange, "spacing")
-        try check(s.radius, Self.radiusRange, "radius")
-        try check(s.frameStep, Self.frameStepRange, "frameStep")
-        try check(s.gifWidth, Self.gifWidthRange, "gifWidth")
-        try check(s.crf, Self.crfRange, "crf")
+        try Self.checkFeedNumbers(s)
+        try Self.check(s.gifWidth, Self.gifWidthRange, "gifWidth")
+        try Self.check(s.crf, Self.crfRange, "crf")
         job.stabilization = StabilizationOptions(
             enabled: s.stabilize ?? true, forward: s.forward, toneMatch: s.toneMatch ?? true)
         if let f = s.forward, !(f.isFinite && (-360...360).contains(f)) {
@@ -138,13 +127,15 @@ extension HyperlapseSettings {
     /// - Parameters:
     ///   - progress: receives route and download progress.
     ///   - warning: receives what is not as asked for (photos that jump, photos skipped).
-    /// - Throws: ``LapseError`` `.usage` for a missing or unknown source, a missing route, Google without a key;
-    ///   `.invalidInput` for unreadable route files or videos; the directions service's errors.
+    /// - Throws: ``LapseError`` `.usage` for a missing or unknown source, a missing route, Google without a key,
+    ///   a ``spacing``, ``radius`` or ``frameStep`` outside the command line's ranges; `.invalidInput` for
+    ///   unreadable route files or videos; the directions service's errors.
     public func makeFeed(
         progress: ProgressHandler? = nil, warning: WarningHandler? = nil,
         environment: [String: String] = [:]
     ) async throws -> any PanoramaFeed {
         let s = HyperlapseSettings.defaults.overridden(by: self)
+        try Self.checkFeedNumbers(s)
         guard let source = s.source else {
             throw LapseError.usage("no panorama source (`source` google|panoramax|local:DIR|video:FILE)")
         }
@@ -207,11 +198,7 @@ extension HyperlapseSettings {
             // consecutive photos are farther apart than two search radii (two trips in one folder): every point
             // inside such a jump would be a gap.
             route = Route(coordinates: sequence.map(\.coordinate))
-            let radius = s.radius ?? 50
-            guard Self.radiusRange.contains(radius) else {
-                throw LapseError.usage("`radius` takes 1 to 1000, not \(NumberText.compact(radius))")
-            }
-            let (resampled, jumps) = try route.resampled(every: s.spacing ?? 10, jumpsOver: 2 * radius)
+            let (resampled, jumps) = try route.resampled(every: s.spacing ?? 10, jumpsOver: 2 * (s.radius ?? 50))
             if let warning, let longest = jumps.max(by: { $0.length < $1.length }) {
                 warning(Self.jumpWarning(jumps.count, longest, sequence, source: source))
             }
@@ -237,6 +224,25 @@ extension HyperlapseSettings {
 }
 
 extension HyperlapseSettings {
+    /// Holds the numbers the feed uses (``spacing``, ``radius``, ``frameStep``) to the command line's ranges.
+    /// - Throws: ``LapseError`` `.usage` naming the setting, its range and the value.
+    static func checkFeedNumbers(_ s: HyperlapseSettings) throws {
+        try check(s.spacing, spacingRange, "spacing")
+        try check(s.radius, radiusRange, "radius")
+        try check(s.frameStep, frameStepRange, "frameStep")
+    }
+
+    private static func check(_ value: Double?, _ range: ClosedRange<Double>, _ name: String) throws {
+        guard let value, !range.contains(value) else { return }
+        let (low, high) = (NumberText.compact(range.lowerBound), NumberText.compact(range.upperBound))
+        throw LapseError.usage("`\(name)` takes \(low) to \(high), not \(NumberText.compact(value))")
+    }
+
+    private static func check(_ value: Int?, _ range: ClosedRange<Int>, _ name: String) throws {
+        guard let value, !range.contains(value) else { return }
+        throw LapseError.usage("`\(name)` takes \(range.lowerBound) to \(range.upperBound), not \(value)")
+    }
+
     /// The warning for own photos that jump: "local:DIR: photos A and B are 660 km apart (…)".
     static func jumpWarning(_ count: Int, _ longest: RouteJump, _ photos: [PanoramaMetadata], source: String)
         -> String

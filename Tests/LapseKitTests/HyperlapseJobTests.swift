@@ -248,7 +248,7 @@ import TestSupport
 
     /// A job file's numbers are held to the flags' ranges before any work: a frame step of 2⁶³ − 1 overflowed
     /// (signal 4), and a crf of 10⁶, a GIF −1 wide or a radius of 10³⁰⁰ ran.
-    @Test func jobFileNumbersAreCheckedAsTheFlagsAre() {
+    @Test func jobFileNumbersAreCheckedAsTheFlagsAre() async {
         func message(_ change: (inout HyperlapseSettings) -> Void) -> String? {
             var s = HyperlapseSettings()
             s.output = "/tmp/never.mp4"
@@ -271,6 +271,13 @@ import TestSupport
             message {
                 $0.frameStep = 10000; $0.crf = 51; $0.gifWidth = 16; $0.radius = 1; $0.spacing = 0.5
             } == nil)
+        // The feed, made without a job (a library caller, `lapse preview`), holds its own numbers alike.
+        var feedOnly = HyperlapseSettings()
+        feedOnly.source = "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
+        feedOnly.frameStep = Int.max
+        await #expect { _ = try await feedOnly.makeFeed() } throws: {
+            "\($0)" == "`frameStep` takes 1 to 10000, not \(Int.max)"
+        }
     }
 
     /// A job file's preset and timeout are checked before any work, as the flags are.
