@@ -45,6 +45,8 @@ public struct FrameOrientation: Sendable, Codable, Equatable {
     public var travel: Double
     /// Tone gains applied to R, G and B (absent when none).
     public var toneGains: [Double]?
+    /// The compass heading the frame's camera looked at (the middle of the frame), degrees.
+    public var view: Double?
 }
 
 /// What the stabilisation of a hyperlapse found.

@@ -296,7 +296,10 @@ struct StopPlanner {
     /// The frame's orientation and the view's rotation since the previous frame (as rendered and as the source
     /// alone would have rendered it), where the rotation between the two panoramas was measured.
     private mutating func record(_ output: Stabilizer.Output, camera: CameraPose, sourceCamera: CameraPose) {
-        if let o = output.stop.orientation { orientations.append(o) }
+        if var o = output.stop.orientation {
+            o.view = (camera.heading * 10_000).rounded() / 10_000
+            orientations.append(o)
+        }
         // Panorama-from-view rotations.
         func view(_ pose: PanoramaPose, _ c: CameraPose) -> Rotation {
             (Rotation.camera(yaw: pose.heading, pitch: pose.tilt, roll: pose.roll).transposed

@@ -35,6 +35,24 @@ public enum GeotaggedPhoto {
         try Data(jpeg).write(to: URL(fileURLWithPath: path))
     }
 
+    /// A folder of photos as a camera writes them: photo k is `pictures[k]` at `positions[k]` (latitude,
+    /// longitude), named `IMG_0000.JPG` … in capture order, taken a second apart, with compass `directions[k]`
+    /// (none when nil or not given).
+    /// - Returns: the folder's path.
+    public static func folder(
+        _ folder: URL, _ pictures: [PixelBuffer], positions: [(latitude: Double, longitude: Double)],
+        directions: [Double?]? = nil
+    ) throws -> String {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (k, picture) in pictures.enumerated() {
+            try write(
+                picture, to: folder.appendingPathComponent(String(format: "IMG_%04d.JPG", k)).path,
+                latitude: positions[k].latitude, longitude: positions[k].longitude, direction: directions?[k] ?? nil,
+                dateTime: String(format: "2026:11:30 10:%02d:%02d", k / 60, k % 60))
+        }
+        return folder.path
+    }
+
     /// An APP1 segment holding `payload`.
     static func app1(_ payload: [UInt8]) -> [UInt8] {
         let length = payload.count + 2
