@@ -51,7 +51,38 @@ extension Route {
         } else {
             distances[distances.count - 1] = total
         }
+        return sampled(path, at: distances, smoothing: smoothing)
+    }
 
+    /// One point at each of the route's own points, in order (none skipped, none added: the k-th point is
+    /// ``points``[k], also where consecutive points coincide), with the heading of the road as
+    /// ``resampled(every:smoothing:)`` gives it and elevation and time as the point has them.
+    /// - Parameter smoothing: half-width of the heading window in metres, ≥ 0 (default 20).
+    /// - Returns: one point per route point; `distanceAlongRoute` rises from 0 to ``length`` (equal where points
+    ///   coincide). A route whose points all coincide has heading 0 everywhere.
+    /// - Throws: ``LapseError`` `.usage` when `smoothing` is negative; `.invalidInput` when the route has no points.
+    public func vertices(smoothing: Double = 20) throws -> [RoutePoint] {
+        guard smoothing.isFinite, smoothing >= 0 else { throw LapseError.usage("heading smoothing must be ≥ 0 metres") }
+        guard !points.isEmpty else { throw LapseError(.invalidInput, name, "the route has no points") }
+        let path = _PathGeometry(points)
+        guard path.length > 0 else {
+            return points.map {
+                RoutePoint(
+                    coordinate: $0.coordinate, distanceAlongRoute: 0, heading: 0, elevation: $0.elevation,
+                    time: $0.time)
+            }
+        }
+        return zip(sampled(path, at: path.cumulative, smoothing: smoothing), points).map { sample, own in
+            var p = sample
+            p.coordinate = own.coordinate
+            p.elevation = own.elevation
+            p.time = own.time
+            return p
+        }
+    }
+
+    /// The points of `path` at `distances` (rising, within its length).
+    private func sampled(_ path: _PathGeometry, at distances: [Double], smoothing: Double) -> [RoutePoint] {
         var result: [RoutePoint] = []
         result.reserveCapacity(distances.count)
         var segment = path.firstSegment
@@ -201,6 +232,33 @@ extension Route {
     public func resampled(every spacing: Double, smoothing: Double = 20, jumpsOver jump: Double) throws -> (
         points: [RoutePoint], jumps: [RouteJump]
     ) {
+        try legs(jumpsOver: jump) { parts in
+            if spacing.isFinite, spacing > 0 {
+                try Self.checkPointCount(length: parts.reduce(0) { $0 + $1.length }, spacing: spacing)
+            }
+        } sample: {
+            try $0.resampled(every: spacing, smoothing: smoothing)
+        }
+    }
+
+    /// As ``vertices(smoothing:)``, each leg apart, where a leg ends at a jump (as in
+    /// ``resampled(every:smoothing:jumpsOver:)``): one point per route point, headings never reaching across a jump.
+    /// - Returns: the points, and the jumps in route order.
+    /// - Throws: as ``vertices(smoothing:)``, and ``LapseError`` `.usage` when `jump` is not positive.
+    public func vertices(smoothing: Double = 20, jumpsOver jump: Double) throws -> (
+        points: [RoutePoint], jumps: [RouteJump]
+    ) {
+        try legs(jumpsOver: jump) { _ in
+        } sample: {
+            try $0.vertices(smoothing: smoothing)
+        }
+    }
+
+    /// The route cut into legs at its jumps, each leg's points from `sample`, distances carried from leg to leg
+    /// (the jumps' lengths included); `check` sees the legs first.
+    private func legs(
+        jumpsOver jump: Double, check: ([Route]) throws -> Void, sample: (Route) throws -> [RoutePoint]
+    ) throws -> (points: [RoutePoint], jumps: [RouteJump]) {
         guard !jump.isNaN, jump > 0 else {
             throw LapseError.usage("the longest step of a leg must be a positive number of metres")
         }
@@ -216,15 +274,13 @@ extension Route {
             start = i + 1
         }
         legs.append(start..<points.count)
-        guard !jumps.isEmpty else { return (try resampled(every: spacing, smoothing: smoothing), []) }
+        guard !jumps.isEmpty else { return (try sample(self), []) }
         let parts = legs.map { Route(points: Array(points[$0]), name: name) }
-        if spacing.isFinite, spacing > 0 {
-            try Self.checkPointCount(length: parts.reduce(0) { $0 + $1.length }, spacing: spacing)
-        }
+        try check(parts)
         var result: [RoutePoint] = []
         var offset = 0.0
         for (k, part) in parts.enumerated() {
-            for var p in try part.resampled(every: spacing, smoothing: smoothing) {
+            for var p in try sample(part) {
                 p.distanceAlongRoute += offset
                 result.append(p)
             }

@@ -16,10 +16,14 @@ extension HyperlapseSettings {
     /// Constant rate factors accepted (``crf``, x264's scale).
     public static let crfRange: ClosedRange<Double> = 0...51
 
-    /// Defaults that make a good first video: 10 m spacing, 1280×720, 90° fov, 12 fps, H.264 CRF 20, medium.
+    /// Metres between route points when ``spacing`` is not given (your own photos without a route are then
+    /// every photo instead).
+    public static let defaultSpacing = 10.0
+
+    /// Defaults that make a good first video: 1280×720, 90° fov, 12 fps, H.264 CRF 20, medium; 10 m between
+    /// route points (``defaultSpacing``), or every one of your photos.
     public static let defaults: HyperlapseSettings = {
         var s = HyperlapseSettings()
-        s.spacing = 10
         s.size = FrameSize(width: 1280, height: 720)
         s.fov = 90
         s.fps = FrameRate(12)
@@ -196,9 +200,13 @@ extension HyperlapseSettings {
         } else if let sequence = made.sequence, source.hasPrefix("local:") {
             // Own photos without a route: their positions in capture order are the route, cut where two
             // consecutive photos are farther apart than two search radii (two trips in one folder): every point
-            // inside such a jump would be a gap.
+            // inside such a jump would be a gap. Every photo is a point (each the photo taken there), unless a
+            // spacing is given.
             route = Route(coordinates: sequence.map(\.coordinate))
-            let (resampled, jumps) = try route.resampled(every: s.spacing ?? 10, jumpsOver: 2 * (s.radius ?? 50))
+            let jump = 2 * (s.radius ?? 50)
+            let (resampled, jumps) =
+                try s.spacing.map { try route.resampled(every: $0, jumpsOver: jump) }
+                ?? route.vertices(jumpsOver: jump)
             if let warning, let longest = jumps.max(by: { $0.length < $1.length }) {
                 warning(Self.jumpWarning(jumps.count, longest, sequence, source: source))
             }
@@ -207,7 +215,7 @@ extension HyperlapseSettings {
         } else {
             throw LapseError.usage("no route: give `route` FILE or `from` LAT,LNG `to` LAT,LNG")
         }
-        let points = try photoPoints ?? route.resampled(every: s.spacing ?? 10)
+        let points = try photoPoints ?? route.resampled(every: s.spacing ?? Self.defaultSpacing)
         let resolution: PanoramaResolution
         if case .level(let z) = s.zoom {
             guard (0...5).contains(z) else { throw LapseError.usage("zoom takes auto or 0 to 5, not \(z)") }

@@ -211,4 +211,31 @@ import Testing
         let single = try Route(coordinates: [a, b]).resampled(every: 10, jumpsOver: 100)
         #expect(single.points.map(\.coordinate) == [a, b] && single.points.map(\.heading) == [0, 0])
     }
+
+    /// Every point of the route a point (your photos, each a frame): in order, at the route's own coordinates, with
+    /// the distance along the route and the smoothed heading of resampling; points that coincide (a stop, a
+    /// duplicate) kept, at the same distance; legs apart across a jump, distances rising across it.
+    @Test func verticesAreTheRoutesOwnPoints() throws {
+        let a = try Coordinate(latitude: 52.3676, longitude: 4.9041)
+        let b = try Coordinate(latitude: 53.1821, longitude: -2.8613)
+        let first = [0.0, 7, 7, 19, 30].map { a.destination(bearing: 0, distance: $0) }
+        let route = Route(coordinates: first + [b, b.destination(bearing: 90, distance: 25)])
+        let (points, jumps) = try route.vertices(jumpsOver: 100)
+        #expect(points.map(\.coordinate) == route.coordinates)
+        let gap = first.last!.distance(to: b)
+        #expect(jumps == [RouteJump(after: 4, length: gap)])
+        let expected = [0.0, 7, 7, 19, 30, 30 + gap, 55 + gap]
+        for (p, e) in zip(points, expected) { #expect(abs(p.distanceAlongRoute - e) < 1e-6) }
+        #expect(points.prefix(5).allSatisfy { abs(angleDifference(from: 0, to: $0.heading)) < 0.01 })
+        #expect(points.suffix(2).allSatisfy { abs($0.heading - 90) < 0.5 })
+        // One leg: the same points as the whole route's, with the headings resampling gives at those distances.
+        let leg = Route(coordinates: first)
+        let own = try leg.vertices()
+        let whole = try leg.vertices(jumpsOver: 1e7)
+        #expect(own.count == 5 && own == whole.points)
+        // A route whose points all coincide: each its own point, heading 0.
+        let still = try Route(coordinates: [a, a, a]).vertices()
+        #expect(
+            still.map(\.coordinate) == [a, a, a] && still.allSatisfy { $0.heading == 0 && $0.distanceAlongRoute == 0 })
+    }
 }

@@ -23,7 +23,8 @@ enum PreviewCommand: Command {
           --osrm-url URL                your own OSRM server
           --route FILE                  GPX, GeoJSON, KML, 'lat,lng' lines, an encoded polyline or a saved
                                         Google Directions/Routes API answer
-          --spacing M                   metres between route points (default 10)
+          --spacing M                   metres between route points (default 10; your photos without --route:
+                                        every photo)
         Panoramas:
           --source SOURCE               google | panoramax | local:DIR | video:FILE
           --track GPX                   positions of a video source by time
