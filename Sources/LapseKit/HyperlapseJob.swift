@@ -411,6 +411,11 @@ public struct HyperlapseJob: Sendable {
                 .notFound, feed.name,
                 "no panoramas along the route (\(planner.pointsLookedUp) points looked up, none covered)")
         }
+        if segment == nil || segment?.index == 1 {
+            for said in [planner.stationaryWarning, planner.travelWarning].compactMap({ $0 }) {
+                warning?("\(feed.name): \(said)")
+            }
+        }
         if rendered == 1 && segment == nil {
             warning?(
                 """

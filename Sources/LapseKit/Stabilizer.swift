@@ -71,6 +71,11 @@ public struct StabilizationReport: Sendable, Equatable {
     public var jitterAfter: Percentiles?
     /// Frames whose tone was changed.
     public var toneMatched: Int
+    /// What the pairs' votes for a vehicle's axis found (a camera's own track; ``MountEstimator``), whether or not
+    /// it was clear enough to follow: nil without votes.
+    public var mountVotes: MountEstimator.Estimate?
+    /// The camera followed that axis (or `forward`): the vehicle's axis, not the track's bearing.
+    public var followsVehicleAxis = false
 
     public struct Percentiles: Sendable, Equatable {
         public var median: Double
@@ -113,6 +118,9 @@ struct Stabilizer {
         /// The rotation measured from the previous frame handed out (nil for the first, or when none was).
         var motion: PairMotion?
         var tone: ToneCorrection?
+        /// The camera follows the vehicle's axis (``Stabilizer/vehicleAxis``): its heading is the frame's own,
+        /// not a mean of the road ahead.
+        var followsAxis = false
     }
 
     let options: StabilizationOptions
@@ -167,11 +175,63 @@ struct Stabilizer {
     private var framesAdded = 0
     /// Directions of travel in the pictures, for the mount estimate (the latest 500).
     private var travels: [SIMD3<Double>] = []
+    /// Every pair's votes for the vehicle's axis in the pictures (``TravelVotes``).
+    private var mountVotes = MountEstimator()
+    /// What the votes found (kept from ``mountVotes``' last estimate).
+    private(set) var mountEstimate: MountEstimator.Estimate?
+    /// Each measured pair's turn about the vertical (degrees, right positive), by the frame that ends it: the
+    /// latest 60 (a camera's own track with positions).
+    private var pairTurns: [(frame: Int, yaw: Double)] = []
+    /// Whether the camera turns as its track does (``turnsWithTrack()``), as of the last frame added.
+    private var turnsAsTrack: Bool?
+    /// Metres from the last frame kept within which a camera whose pictures did not move is standing still (GPS
+    /// noise).
+    let stationaryDistance = 4.0
+    /// Pairs whose votes a camera's own track waits for before its first frames are posed: the mount is found
+    /// from many pairs, not the first few.
+    let mountWindow = 20
 
     private(set) var pairsMeasured = 0
     private(set) var pairsUnmeasured = 0
     private(set) var stationaryDropped = 0
     private(set) var toneMatched = 0
+    /// Frames of a camera's own track given to the smoother, and those whose direction of travel in the picture
+    /// was known (given, the vehicle's axis, or one that two pairs or more agree on).
+    private(set) var framesPosed = 0
+    private(set) var framesWithTravel = 0
+
+    /// What to tell the user when the camera stood still for half the pictures or more (a tripod, a burst, a long
+    /// stop): they are left out; nil otherwise.
+    var stationaryWarning: String? {
+        let total = framesAdded + stationaryDropped
+        guard stationaryDropped > 0, 2 * stationaryDropped >= total else { return nil }
+        return """
+            \(stationaryDropped) of \(total) panoramas show a camera that did not move since the frame before (nothing \
+            in the pictures moved\(positionsKnown ? ", their positions within \(Int(stationaryDistance)) m" : "")): \
+            they are left out
+            """
+    }
+
+    /// What to tell the user when the pictures did not say where the camera was going (a camera's own track: half
+    /// its frames or more without a direction of travel in the picture), with what was measured; nil when they
+    /// did, or when `forward` was given.
+    var travelWarning: String? {
+        guard options.enabled, followsCamera, options.forward == nil, framesPosed >= 2,
+            2 * framesWithTravel < framesPosed
+        else { return nil }
+        var measured = "\(pairsMeasured) of \(pairsMeasured + pairsUnmeasured) pairs measured"
+        if let e = mountEstimate {
+            let (longitude, latitude) = e.longitudeLatitude
+            measured += String(
+                format: "; the best guess, %.0f° right of the centre column and %.0f° up, agreed by %d of %d pairs",
+                longitude, latitude, e.agreeing, e.checked)
+        }
+        return """
+            the direction of travel was not found in the pictures in \(framesPosed - framesWithTravel) of \
+            \(framesPosed) frames (\(measured)): those frames are posed as the source says; if the view does not \
+            face the road, give --forward D, the road's direction in degrees right of the pictures' centre column
+            """
+    }
 
     init(options: StabilizationOptions, followsCamera: Bool, positionsKnown: Bool) {
         self.options = options
@@ -204,7 +264,13 @@ struct Stabilizer {
         if started {
             // From the last frame kept: through the stationary frames dropped since.
             motion = carried.map { c in measured.flatMap { c.then($0) } } ?? (dropping ? nil : measured)
-            if let m = motion, followsCamera, m.travel == nil, m.parallax < 0.05, m.rotation.angle < 0.3 {
+            // A stop: nothing in the pictures moved, and (with positions) the camera is within GPS noise (4 m) of the
+            // last frame kept; a camera that cannot see the world (windows covered) but whose fixes move on is not
+            // standing still.
+            let kept = track.last.map { stop.position.distance(to: $0) < stationaryDistance } ?? true
+            if let m = motion, followsCamera, m.travel == nil, m.parallax < 0.05, m.rotation.angle < 0.3,
+                !positionsKnown || kept
+            {
                 stationaryDropped += 1 // the camera has not moved: keep the earlier frame as the reference
                 carried = m
                 dropping = true
@@ -221,6 +287,18 @@ struct Stabilizer {
             }
             // A pair is the picture before and this one (stops between pictures share the motion measured).
             if picture != nil { if motion == nil { pairsUnmeasured += 1 } else { pairsMeasured += 1 } }
+            if followsCamera, picture != nil, let votes = measured?.travelVotes {
+                mountVotes.add(votes)
+                // Afresh with every pair while the mount is being found, then every tenth.
+                if mountVotes.pairs <= 2 * mountWindow || mountVotes.pairs % 10 == 0 {
+                    mountEstimate = mountVotes.estimate
+                }
+            }
+            motion?.travelVotes = nil // kept only by the mount's votes
+            if followsCamera, positionsKnown, picture != nil, let m = motion {
+                pairTurns.append((framesAdded, m.yawPitchRoll.yaw))
+                if pairTurns.count > 60 { pairTurns.removeFirst() }
+            }
             if let t = motion?.travel, !analysed.isEmpty {
                 analysed[analysed.count - 1].travel = t
                 analysed[analysed.count - 1].travelUncertainty = motion?.travelUncertainty
@@ -237,8 +315,26 @@ struct Stabilizer {
         analysed.append(Entry(stop: stop, point: point, motion: motion, tone: tone))
         track.append(stop.position)
         framesAdded += 1
+        if followsCamera, positionsKnown { turnsAsTrack = turnsWithTrack() }
         release()
         return true
+    }
+
+    /// Whether the camera turns as its track does, pair by pair: the median, over the pairs measured (at least 3),
+    /// of how far each pair's turn about the vertical differs from the change of the track's bearing
+    /// (``TrackHeadings``) between its two frames is 5° or less. A camera fixed to a vehicle turns with it; one
+    /// carried by hand, or turned between photos, or one that keeps its pictures fixed to the world (GoPro's World
+    /// Lock), does not. Nil with fewer than 3 pairs to compare.
+    private func turnsWithTrack() -> Bool? {
+        var differences: [Double] = []
+        for p in pairTurns where p.frame - 1 >= trackStart && p.frame - trackStart < track.count {
+            guard let before = TrackHeadings.heading(at: p.frame - 1 - trackStart, in: track),
+                let after = TrackHeadings.heading(at: p.frame - trackStart, in: track)
+            else { continue }
+            differences.append(abs(angleDifference(from: angleDifference(from: before, to: after), to: p.yaw)))
+        }
+        guard differences.count >= 3 else { return nil }
+        return differences.sorted()[differences.count / 2] <= 5
     }
 
     /// No more stops.
@@ -257,9 +353,24 @@ struct Stabilizer {
         return outputs
     }
 
-    /// The direction of travel in the pictures: `forward` when given, else the median of those measured.
+    /// The vehicle's axis in the pictures of a camera fixed to it, as the pairs' votes find it, when they agree
+    /// on one and the camera is fixed to what carries it: a clear peak (``MountEstimator/Estimate/margin`` of
+    /// 1.2 or more) near the horizon (within 15°: a road's grade and a mount's tilt), voted for by half the pairs
+    /// measured or more (at least 3), half or more of the latest ones agreeing with it on their own; and, with
+    /// positions, a camera that turns as its track does (``turnsWithTrack()``).
+    var vehicleMount: MountEstimator.Estimate? {
+        guard followsCamera, let e = mountEstimate, e.pairs >= 3, 2 * e.pairs >= pairsMeasured, e.margin >= 1.2,
+            abs(e.longitudeLatitude.latitude) <= 15, 2 * e.agreeing >= e.checked
+        else { return nil }
+        if positionsKnown, turnsAsTrack != true { return nil }
+        return e
+    }
+
+    /// The direction of travel in the pictures: `forward` when given, else the vehicle's axis the pairs' votes
+    /// agree on, else the median of those measured.
     var mount: SIMD3<Double>? {
         if let f = options.forward { return Self.direction(longitude: f) }
+        if let v = vehicleMount { return v.direction }
         guard !travels.isEmpty else { return nil }
         // A robust mean: the mean, then the mean of those within 30° of it.
         var mean = travels.reduce(SIMD3<Double>.zero, +)
@@ -274,6 +385,7 @@ struct Stabilizer {
     /// Whether the camera is mounted rigidly (a car's dashboard, a helmet): most directions of travel measured in
     /// the pictures lie within 20° of ``mount`` (at least 60 % of 10 or more).
     var mountIsRigid: Bool {
+        if vehicleMount != nil { return true }
         guard travels.count >= 10, let m = mount else { return false }
         let near = travels.filter { ($0 * m).sum() > cos(20 * .pi / 180) }.count
         return 10 * near >= 6 * travels.count
@@ -298,7 +410,7 @@ struct Stabilizer {
         //    track, the next four theirs, for the consensus), and the track reaches far enough ahead for its
         //    heading.
         while let entry = analysed.first {
-            let hasNext = analysed.count > (followsCamera ? consensusWindow + 1 : 1)
+            let hasNext = analysed.count > (followsCamera ? max(consensusWindow, mountWindow) + 1 : 1)
             let trackReady =
                 !followsCamera || !positionsKnown
                 || track.last.map { $0.distance(to: entry.stop.position) >= 50 } ?? false
@@ -306,7 +418,11 @@ struct Stabilizer {
             analysed.removeFirst()
             let index = framesAdded - analysed.count - 1
             var e = entry
-            if followsCamera { e.consensus = consensusTravel(entry) }
+            if followsCamera {
+                e.consensus = consensusTravel(entry)
+                framesPosed += 1
+                if e.consensus != nil || vehicleAxis != nil { framesWithTravel += 1 }
+            }
             smoother.add(evidence(for: &e, index: index))
             smoothing.append(e)
             recent.append(entry)
@@ -344,7 +460,7 @@ struct Stabilizer {
     /// was not measured), and of those the mean of the ones within 6° of their medoid (the one nearest all the others).
     /// One pair's focus of expansion is off by a few degrees, now and then by tens (other vehicles, a featureless
     /// stretch); the rotations between frames are good to a tenth of a degree, so their neighbours' outvote it. Nil
-    /// when no frame in the window has one.
+    /// when fewer than two frames of the window agree on one.
     private func consensusTravel(_ e: Entry) -> SIMD3<Double>? {
         var candidates: [SIMD3<Double>] = []
         if let t = e.travel { candidates.append(t) }
@@ -369,7 +485,10 @@ struct Stabilizer {
         let medoid = candidates.min { a, b in
             candidates.reduce(0) { $0 + angle(a, $1) } < candidates.reduce(0) { $0 + angle(b, $1) }
         }!
-        let near = candidates.filter { angle($0, medoid) < 6 * .pi / 180 }.reduce(SIMD3<Double>.zero, +)
+        let agreeing = candidates.filter { angle($0, medoid) < 6 * .pi / 180 }
+        // A direction no other pair confirms is no evidence (people moving inside a car, nothing of the world seen).
+        guard agreeing.count >= 2 else { return nil }
+        let near = agreeing.reduce(SIMD3<Double>.zero, +)
         return near / (near * near).sum().squareRoot()
     }
 
@@ -390,14 +509,18 @@ struct Stabilizer {
             // offset grew to 1.5–2°: one sequence's directions of travel share a bias of a degree or two, which
             // a tighter σ only lets through. A measured one is also level with the world, give or take the road's
             // grade: it holds the pitch along the way.
-            if let v = options.forward.map(Self.direction(longitude:)) ?? e.consensus ?? mount {
+            let axis = options.forward == nil ? vehicleMount?.direction : nil
+            if let v = options.forward.map(Self.direction(longitude:)) ?? axis ?? e.consensus
+                ?? (mountIsRigid ? mount : nil)
+            {
                 let given = options.forward != nil
                 // One standard deviation (degrees) of the frame's own pair's direction, for the elevation's.
-                let measured = given ? nil : e.consensus.map { _ in e.travelUncertainty ?? 10 }
+                let measured = given || axis != nil ? nil : e.consensus.map { _ in e.travelUncertainty ?? 10 }
                 headings.append(
                     .init(
                         direction: v, heading: bearing, sigma: given ? 5 : 10, gate: given ? nil : 25,
-                        elevation: measured == nil ? nil : 0, elevationSigma: max(2.5, 3 * (measured ?? 0))))
+                        elevation: measured == nil && axis == nil ? nil : 0,
+                        elevationSigma: axis != nil ? 5 : max(2.5, 3 * (measured ?? 0))))
                 e.sources.append("track")
             }
         } else if !followsCamera, positionsKnown, e.stop.headingUncertainty == nil, let v = e.travel,
@@ -430,7 +553,14 @@ struct Stabilizer {
         let r = e.orientation!
         let (yaw, pitch, roll) = r.yawPitchRoll
         var travel = e.stop.routePoint.heading
-        if let bearing = e.trackBearing {
+        var followsAxis = false
+        if let axis = vehicleAxis {
+            // A camera fixed to a vehicle: the view stays on the vehicle's axis, where the pictures say it points
+            // (a track's bearing lags a turn).
+            let w = r * axis
+            travel = normalizeDegrees(atan2(w.x, w.z) * 180 / .pi)
+            followsAxis = true
+        } else if let bearing = e.trackBearing {
             travel = bearing // a camera's own track: the way it went
         } else if followsCamera || options.forward != nil {
             let window = oriented[max(0, k - travelWindow)...min(oriented.count - 1, k + travelWindow)]
@@ -455,6 +585,15 @@ struct Stabilizer {
             sourceHeading: fixed(e.stop.pose.heading),
             from: e.sources.isEmpty ? "neighbours" : e.sources.joined(separator: "+"),
             travel: fixed(travel), toneGains: e.tone.map { [fixed($0.gains.x), fixed($0.gains.y), fixed($0.gains.z)] })
-        return Output(stop: stop, original: e.stop, point: e.point, motion: e.motion, tone: e.tone)
+        return Output(
+            stop: stop, original: e.stop, point: e.point, motion: e.motion, tone: e.tone, followsAxis: followsAxis)
+    }
+
+    /// The vehicle's axis in the pictures of a camera's own track that a rigid mount keeps in one place: `forward`
+    /// when given, else the one the pairs' votes agree on; nil for panoramas along a planned route, or when the
+    /// votes agree on none (a camera carried by hand turns about the way it goes).
+    var vehicleAxis: SIMD3<Double>? {
+        guard followsCamera else { return nil }
+        return options.forward.map(Self.direction(longitude:)) ?? vehicleMount?.direction
     }
 }

@@ -23,6 +23,9 @@ struct StopPlanner {
 
     let feed: any PanoramaFeed
     let path: CameraPath
+    /// The path for frames whose camera follows the vehicle's axis (``Stabilizer/Output/followsAxis``): the same
+    /// script facing each frame's own heading, not the mean of the road ahead.
+    let axisPath: CameraPath
     let progress: ProgressHandler?
 
     private(set) var gaps = 0
@@ -37,6 +40,8 @@ struct StopPlanner {
     /// source gave them (for the jitter the source alone would have given).
     private var positions: [RoutePoint] = []
     private var sourcePositions: [RoutePoint] = []
+    /// Whether each frame so far follows the vehicle's axis.
+    private var followsAxis: [Bool] = []
     /// Frames not yet handed out, from `pending[head]` (frame `handedOut`) on.
     private var pending: [Stabilizer.Output] = []
     /// Poses of the settled frames not yet handed out, from `settledPoses[head]` on, and as the source alone
@@ -77,12 +82,20 @@ struct StopPlanner {
         self.feed = feed
         if recordsReport { report = HyperlapseReport(positionsKnown: feed.positionsKnown, pointUnit: feed.pointUnit) }
         self.path = path
+        var ownHeading = path.script
+        ownHeading.lookAhead = 0
+        axisPath = (try? CameraPath(ownHeading)) ?? path
         self.progress = progress
         var options = stabilization
         if feed.continuousCapture { options.toneMatch = false }
         stabilizer = Stabilizer(
             options: options, followsCamera: feed.followsCamera, positionsKnown: feed.positionsKnown)
     }
+
+    /// What to tell the user about the direction of travel in the pictures (see ``Stabilizer/travelWarning``).
+    var travelWarning: String? { stabilizer.travelWarning }
+    /// What to tell the user about a camera that stood still (see ``Stabilizer/stationaryWarning``).
+    var stationaryWarning: String? { stabilizer.stationaryWarning }
 
     /// What the stabilisation found (nil when it was off).
     var stabilization: StabilizationReport? {
@@ -94,7 +107,8 @@ struct StopPlanner {
             forward: stabilizer.options.forward, pairsMeasured: stabilizer.pairsMeasured,
             pairsUnmeasured: stabilizer.pairsUnmeasured, analysisStride: max(1, feed.analysisStride),
             stationaryDropped: stabilizer.stationaryDropped,
-            jitterBefore: .init(sourceJitter), jitterAfter: .init(jitter), toneMatched: stabilizer.toneMatched)
+            jitterBefore: .init(sourceJitter), jitterAfter: .init(jitter), toneMatched: stabilizer.toneMatched,
+            mountVotes: stabilizer.mountEstimate, followsVehicleAxis: stabilizer.vehicleAxis != nil)
     }
 
     /// The next frame in route order, or nil when the route is done.
@@ -252,7 +266,10 @@ struct StopPlanner {
             let share = motions[k].map { $0.fraction(1 / Double(steps)) }
             for held in heldBack { add(held.stop, point: held.point, picture: nil, motion: share) }
             heldBack.removeAll()
-            add(item.stop, point: item.point, picture: pictures[k], motion: share)
+            // The pair's votes for the vehicle's axis go with the picture that ends it.
+            var own = share
+            own?.travelVotes = motions[k]?.travelVotes
+            add(item.stop, point: item.point, picture: pictures[k], motion: own)
             lastShare = share
             k += 1
         }
@@ -281,6 +298,7 @@ struct StopPlanner {
         var source = output.original.routePoint
         source.coordinate = output.original.position
         sourcePositions.append(source)
+        followsAxis.append(output.followsAxis)
         pending.append(output)
     }
 
@@ -289,7 +307,13 @@ struct StopPlanner {
         let settled = path.settledCount(of: positions, complete: complete)
         let have = handedOut + settledPoses.count - head
         guard settled > have else { return }
-        settledPoses += path.poses(for: positions, in: have..<settled)
+        let poses = path.poses(for: positions, in: have..<settled)
+        if followsAxis[have..<settled].contains(true) {
+            let own = axisPath.poses(for: positions, in: have..<settled)
+            settledPoses += poses.indices.map { followsAxis[have + $0] ? own[$0] : poses[$0] }
+        } else {
+            settledPoses += poses
+        }
         sourcePoses += path.poses(for: sourcePositions, in: have..<settled)
     }
 

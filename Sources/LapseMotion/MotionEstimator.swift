@@ -47,7 +47,10 @@ public struct MotionEstimator: Sendable {
         // The best of the yaw candidates: the one whose predictions track the most of every eighth corner outside
         // what stays put (what stays put tracks at no turn whatever the world did); then every corner from it.
         // Fewer than a tenth tracked: the pictures do not overlap (nothing to measure).
-        let candidates = Self.coarseYaws(a, b, mask: mask)
+        var candidates = Self.coarseYaws(a, b, mask: mask)
+        // No turn at all is always a candidate: what moves on its own (people inside a car whose windows show
+        // little) can put the correlation's peaks elsewhere.
+        if !candidates.isEmpty, !candidates.contains(where: { min($0, 360 - $0) < 2 }) { candidates.append(0) }
         var best = (yaw: candidates.first ?? 0, tracked: -1)
         let moving = corners.indices.filter { !still[$0] }
         let pool = moving.count >= 80 ? moving : Array(corners.indices)
@@ -60,7 +63,16 @@ public struct MotionEstimator: Sendable {
             if found > best.tracked { best = (yaw, found) }
             if 2 * found >= sample.count { break }
         }
-        if candidates.count > 1, 10 * best.tracked < sample.count { return nil }
+        if candidates.count > 1, 10 * best.tracked < sample.count {
+            // Nothing that moves tracks at any turn (people moving inside a car that stands): the picture as a whole
+            // may still stand; else the pictures do not overlap.
+            let everything = stride(from: 0, to: corners.count, by: max(1, corners.count / 40)).map { corners[$0] }
+            let found = Self.correspondences(
+                everything, everything.map { _ in false }, from: a, to: b, predicted: .identity
+            ).count
+            guard 2 * found >= everything.count else { return nil }
+            best = (0, found)
+        }
         var tracks = Self.correspondences(corners, still, from: a, to: b, predicted: Rotation.yaw(-best.yaw))
         // Pixels that stay put are the camera's own (a dashboard) when the world moves, and the distant world's
         // too when the camera neither turns nor travels far between the two. So two fits: the world's (what stays
@@ -84,12 +96,28 @@ public struct MotionEstimator: Sendable {
                 world: world, all: all, worldPairs: tracks.filter { !$0.still }.map { ($0.a, $0.b) },
                 total: tracks.count)
         else { return nil }
-        return PairMotion(
+        var motion = PairMotion(
             rotation: chosen.rotation, uncertainty: chosen.uncertainty, tracked: chosen.count,
             inliers: chosen.inliers, travel: chosen.travel.map { chosen.rotation.transposed * $0 },
             travelUncertainty: chosen.travel == nil ? nil : chosen.travelUncertainty,
             parallax: chosen.parallax, staticFraction: mask.fraction,
             exposure: Self.exposure(a, b, tracks.map { ($0.a, $0.b) }, same: false))
+        motion.travelVotes = TravelVotes.measure(
+            Self.flows(a, b, scores: scores, near: near, rotation: chosen.rotation), rotation: chosen.rotation)
+        return motion
+    }
+
+    /// The world's flows for ``TravelVotes``: the 400 strongest corners of A outside what stays put (a car's
+    /// cabin, a reflection on its windows: the whole corner budget goes to what moves), tracked into B from where
+    /// `rotation` puts them, those that moved by more than 0.4° (what hardly moves is the far field or the camera's
+    /// own).
+    static func flows(
+        _ a: SphereImage, _ b: SphereImage, scores: [Float], near: StaticMask, rotation: Rotation
+    ) -> [(a: SIMD3<Double>, b: SIMD3<Double>)] {
+        let corners = FeatureTracker.corners(in: a, scores: scores, limit: 400) { x, y in near.isStatic(x / 2, y / 2) }
+        let moved = cos(0.4 * Double.pi / 180)
+        return correspondences(corners, corners.map { _ in false }, from: a, to: b, predicted: rotation)
+            .filter { ($0.a * $0.b).sum() < moved }.map { ($0.a, $0.b) }
     }
 
     /// The median ratio, per channel, of B's colour over A's at corresponding points (both between 12 and 240,
@@ -129,24 +157,34 @@ public struct MotionEstimator: Sendable {
     /// The world's fit when what stays put pulled everything's away from the world: much of the picture moved
     /// (at least 30 % of the correspondences are outside what stays put, or the world's fit turns by more than
     /// 10°), and the world's fit explains twice as
-    /// many of those (within 0.5° of the epipolar planes) as everything's, and more than a few. Else everything's
+    /// many of those (within 0.5° of the epipolar planes) as everything's, and more than a few, found in 4 or more
+    /// of the 12 sectors of 30° of longitude (the world is seen around, not two people in a car). Else everything's
     /// (more corners, the far field among them); without a world's fit, everything's only when little of the
     /// picture moved and that little agrees with it (half of it within 2° of its epipolar planes; else it could
-    /// be the stillness of the camera's own pixels alone: nothing is measured).
+    /// be the stillness of the camera's own pixels alone: nothing is measured), or when what moved is confined to
+    /// three sectors of 30° of longitude or fewer (people inside a car that stands).
     static func choose(world: Fit?, all: Fit?, worldPairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], total: Int) -> Fit? {
         let limit = sin(0.5 * .pi / 180)
         guard let all else { return world }
         let byAll = epipolarInliers(worldPairs, rotation: all.rotation, limit: limit).count
+        func sectors(_ indices: [Int]) -> Int {
+            Set(indices.map { Int((atan2(worldPairs[$0].a.x, worldPairs[$0].a.z) / .pi + 1) * 6) % 12 }).count
+        }
         guard let world else {
             // A handful of moving corners that fit no motion of their own (near points, tracked roughly): they
-            // need only lie within 2° of everything's epipolar planes.
+            // need only lie within 2° of everything's epipolar planes. Or what moves is confined to three of the 12
+            // sectors of 30° of longitude or fewer (people inside a car standing still): the rest stood still.
             let loose = epipolarInliers(worldPairs, rotation: all.rotation, limit: sin(2 * .pi / 180)).count
-            return (6..<24).contains(worldPairs.count) && 2 * loose >= worldPairs.count ? all : nil
+            let few = (6..<24).contains(worldPairs.count) && 2 * loose >= worldPairs.count
+            return few || sectors(Array(worldPairs.indices)) <= 3 ? all : nil
         }
-        let byWorld = epipolarInliers(worldPairs, rotation: world.rotation, limit: limit).count
+        let agreeing = epipolarInliers(worldPairs, rotation: world.rotation, limit: limit)
+        let byWorld = agreeing.count
         // A turn of more than 10° moves the far field too: what stays put then is the camera's own.
         let moved = 10 * worldPairs.count >= 3 * total || world.rotation.angle > 10
-        let pulled = moved && byWorld >= 2 * byAll + 5 && (world.inliers >= 40 || byAll < 12)
+        // The world is seen around: its agreeing correspondences lie in 4 or more of the 12 sectors of 30° of
+        // longitude (two people moving inside a car whose windows show nothing fill one or two).
+        let pulled = moved && byWorld >= 2 * byAll + 5 && (world.inliers >= 40 || byAll < 12) && sectors(agreeing) >= 4
         return pulled ? world : all
     }
 

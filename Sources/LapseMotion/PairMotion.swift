@@ -29,6 +29,10 @@ public struct PairMotion: Sendable, Equatable {
     /// correspondences, well exposed ones only): an exposure or white-balance change of the camera, which the
     /// scene's own light (a shadow entering the picture) does not move. Nil with too few usable correspondences.
     public var exposure: SIMD3<Double>?
+    /// Where this pair says the direction of travel lies for a camera fixed to a vehicle (``TravelVotes``: the
+    /// world's flows outside what stays put, derotated); nil when too few moved. Not carried by ``then(_:)``
+    /// (the chord of two pairs is not measured) nor ``fraction(_:)``.
+    package var travelVotes: TravelVotes? = nil
 
     /// B's camera relative to A's, as yaw (right positive), pitch (up positive) and roll, degrees: the rotation
     /// `R_Aᵀ · R_B = rotationᵀ` in yaw–pitch–roll order.
@@ -62,6 +66,7 @@ public struct PairMotion: Sendable, Equatable {
         part.rotation = Rotation.exp(rotation.log * f)
         part.uncertainty = uncertainty * f.squareRoot()
         part.parallax = parallax * f
+        part.travelVotes = nil
         part.exposure = exposure.map {
             SIMD3(Foundation.pow($0.x, f), Foundation.pow($0.y, f), Foundation.pow($0.z, f))
         }

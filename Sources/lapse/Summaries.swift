@@ -116,6 +116,24 @@ enum Summary {
             var travelElevation: Double?
             var jitterBefore: Jitter?
             var jitterAfter: Jitter?
+            /// What the pairs' votes found of a vehicle's axis in the pictures (your photos and videos).
+            @Nullable var mountVotes: MountVotes?
+            /// The view followed the vehicle's axis (found or `--forward`), not the track's bearing.
+            var followsVehicleAxis: Bool
+        }
+        struct MountVotes: Encodable {
+            /// Degrees right of the centre column and above the horizon.
+            var longitude: Double
+            var latitude: Double
+            /// Degrees: the votes' half width at half maximum.
+            var spread: Double
+            var margin: Double
+            var consistentShare: Double
+            /// Of the latest pairs checked, those whose own votes peak within 10° of it; their median angle from it.
+            var agreeing: Int
+            var checked: Int
+            var deviation: Double
+            var pairs: Int
         }
         var output: String
         var bytes: Int64

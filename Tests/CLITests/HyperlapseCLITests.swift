@@ -159,7 +159,7 @@ import TestSupport
         #expect(rerun.status == 0, "\(rerun.stderr)")
         #expect(!rerun.stderr.contains("directions provider"), "\(rerun.stderr)")
         let plain = try Shell.lapse([
-            "hyperlapse", "--source", source, "--frame-step", "30", "--size", "320x160", "-o", out, "-y"
+            "hyperlapse", "--source", source, "--frame-step", "10", "--size", "320x160", "-o", out, "-y"
         ])
         #expect(plain.status == 0 && !plain.stderr.contains("warning:"), "\(plain.stderr)")
     }

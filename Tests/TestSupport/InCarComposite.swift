@@ -6,8 +6,9 @@ import LapseMedia
 /// A 360° camera inside a car, built from real parts (no licensed in-car 360° sequence is public): the street is
 /// frames of the real highway video (`overpass-clip.mp4`, its camera travelling towards its pictures' longitude
 /// 180°), seen only through windows with a faint static reflection (12 % of a real landscape photo); a static
-/// textured cabin over the rest of the sphere (a real 360° photo of trees and grass, darkened); and two people
-/// (the real portrait `hopper.jpg`), each moved, scaled and mirrored afresh in every frame. The whole is turned so
+/// textured cabin over the rest of the sphere (a real 360° photo of trees and grass, darkened); and two passengers
+/// (the real portrait `hopper.jpg`, and the middle of a real photo of three dogs, `app13-multiple.jpg`), each moved,
+/// scaled and mirrored afresh in every frame. The whole is turned so
 /// that the car's axis (its direction of travel) lies `mount` degrees right of the picture's centre column.
 ///
 /// Layout in the car's frame (α: degrees right of the car's axis; latitude: degrees above the horizon):
@@ -34,7 +35,7 @@ public enum InCarComposite {
     /// Metres the highway video's camera travels between consecutive frames (about 90 km/h at 29.97 fps).
     public static let metresPerFrame = 0.85
 
-    static let parts: (cabin: PixelBuffer, reflection: PixelBuffer, portrait: PixelBuffer) = {
+    static let parts: (cabin: PixelBuffer, reflection: PixelBuffer, passengers: [PixelBuffer]) = {
         let w = width, h = width / 2
         var cabin = try! DecodedImage(path: TestData.path("pano360/trekview_360/R0014760.JPG")).pixels(
             width: w, height: h)
@@ -51,7 +52,16 @@ public enum InCarComposite {
         let reflection = try! DecodedImage(path: TestData.path("images/exif-orientation-examples/Landscape_1.jpg"))
             .pixels(width: w, height: h)
         let portrait = try! DecodedImage(path: TestData.path("images/pillow/hopper.jpg")).pixels()
-        return (cabin, reflection, portrait)
+        // The middle dog, 96 × 128 of the 256 × 160 photo.
+        let dogs = try! DecodedImage(path: TestData.path("images/pillow/app13-multiple.jpg")).pixels()
+        var dog = PixelBuffer(width: 96, height: 128)
+        for y in 0..<128 {
+            for x in 0..<96 {
+                let from = ((y + 16) * dogs.width + x + 80) * 4, to = (y * 96 + x) * 4
+                for c in 0..<4 { dog.bytes[to + c] = dogs.bytes[from + c] }
+            }
+        }
+        return (cabin, reflection, [portrait, dog])
     }()
 
     /// Deterministic random numbers for the people.
@@ -94,7 +104,7 @@ public enum InCarComposite {
     ) -> PixelBuffer {
         let w = width, h = width / 2
         precondition(street.width == w && street.height == h)
-        let (cabin, reflection, portrait) = parts
+        let (cabin, reflection, passengers) = parts
         // Street column for composite column x: the street's longitude λ − mount + 180 + turn.
         let shift = Int(((180 - mount + turn) / 360 * Double(w)).rounded())
         let people = (0..<2).map { _ in
@@ -127,7 +137,7 @@ public enum InCarComposite {
                     var d = alpha - centre
                     if d > 180 { d -= 360 } else if d < -180 { d += 360 }
                     var u = (d + 16) / 32, v = (8 - latitude) / 48
-                    let p = people[k]
+                    let p = people[k], portrait = passengers[k]
                     if p.mirrored { u = 1 - u }
                     u = (u - 0.5) / p.scale + 0.5 - p.dx
                     v = (v - 0.5) / p.scale + 0.5 - p.dy

@@ -21,7 +21,8 @@ enum HyperlapseCommand: Command {
           --osrm-url URL                your own OSRM server (default: $LAPSE_OSRM_URL or the public demo server)
           --route FILE                  GPX, GeoJSON, KML, 'lat,lng' lines, an encoded polyline or a saved
                                         Google Directions/Routes API answer instead
-          --spacing M                   metres between route points (default 10)
+          --spacing M                   metres between route points (default 10; your photos without --route:
+                                        every photo, stops left out)
         Panoramas:
           --source SOURCE               google | panoramax | local:DIR (360° photos with GPS) | video:FILE
                                         (a 360° video)
@@ -39,8 +40,8 @@ enum HyperlapseCommand: Command {
                                         retries included (default: 30 s an attempt, 5 attempts)
         Stabilisation (default: on):
           --forward D                   the direction of travel in the pictures, D degrees right of their centre
-                                        column (default: measured from the motion between them); the camera along
-                                        the road follows it where no track tells the way
+                                        column (default: measured from the motion between them); a camera fixed to
+                                        a vehicle then looks along the vehicle's axis, D in every picture
           --no-tone-match               keep each panorama's exposure and white balance as it is (a video's are
                                         always kept: its exposure follows the light smoothly)
           --no-stabilize                pose every panorama as its source says (no motion analysis; --forward
@@ -242,7 +243,13 @@ enum HyperlapseCommand: Command {
             if let f = st.forward {
                 line += "travel \(Self.fromCentreColumn(f)) (given)"
             } else if let m = st.mountLongitude {
-                line += "travel \(Self.fromCentreColumn(m)) (measured)"
+                line += "travel \(Self.fromCentreColumn(m)) (measured"
+                if st.followsVehicleAxis, let v = st.mountVotes {
+                    line += String(
+                        format: "; the view follows the vehicle's axis: spread %.0f°, %d of %d pairs agree", v.spread,
+                        v.agreeing, v.checked)
+                }
+                line += ")"
             } else {
                 line += "direction of travel not measured"
             }
@@ -286,7 +293,14 @@ enum HyperlapseCommand: Command {
                     travelDirection: st.forward ?? st.mountLongitude, travelDirectionGiven: st.forward != nil,
                     travelElevation: st.mountLatitude,
                     jitterBefore: st.jitterBefore.map { .init(median: $0.median, p90: $0.p90) },
-                    jitterAfter: st.jitterAfter.map { .init(median: $0.median, p90: $0.p90) })
+                    jitterAfter: st.jitterAfter.map { .init(median: $0.median, p90: $0.p90) },
+                    mountVotes: st.mountVotes.map { v in
+                        let (longitude, latitude) = v.longitudeLatitude
+                        return .init(
+                            longitude: longitude, latitude: latitude, spread: v.spread, margin: v.margin,
+                            consistentShare: v.consistentShare, agreeing: v.agreeing, checked: v.checked,
+                            deviation: v.deviation, pairs: v.pairs)
+                    }, followsVehicleAxis: st.followsVehicleAxis)
             })
         if let reportPath, let report = s.report {
             json.report = reportPath
