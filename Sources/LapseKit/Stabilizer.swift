@@ -289,8 +289,8 @@ struct Stabilizer {
             if picture != nil { if motion == nil { pairsUnmeasured += 1 } else { pairsMeasured += 1 } }
             if followsCamera, picture != nil, let votes = measured?.travelVotes {
                 mountVotes.add(votes)
-                // Afresh with every pair while the mount is being found, then every tenth.
-                if mountVotes.pairs <= 2 * mountWindow || mountVotes.pairs % 10 == 0 {
+                // Afresh with every pair while the first frames wait for it, then every fifth.
+                if mountVotes.pairs <= mountWindow || mountVotes.pairs % 5 == 0 {
                     mountEstimate = mountVotes.estimate
                 }
             }
@@ -342,6 +342,7 @@ struct Stabilizer {
         guard !ended else { return }
         ended = true
         guard options.enabled else { return }
+        if mountVotes.pairs > 0 { mountEstimate = mountVotes.estimate } // every pair counted
         release()
         smoother.finish()
         release()

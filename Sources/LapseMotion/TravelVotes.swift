@@ -52,7 +52,10 @@ public struct TravelVotes: Sendable, Equatable {
     public var count: Int { flows.count }
 
     /// The unit vector at the middle of grid cell `index` (row-major from the highest latitude and from −180°).
-    static func direction(_ index: Int) -> SIMD3<Double> {
+    @inline(__always) static func direction(_ index: Int) -> SIMD3<Double> { directions[index] }
+
+    /// Every cell's unit vector, worked out once.
+    static let directions: [SIMD3<Double>] = (0..<cellCount).map { index in
         let longitude = (-180 + (Double(index % columns) + 0.5) * step) * .pi / 180
         let latitude = (latitudeRange - Double(index / columns) * step) * .pi / 180
         return SIMD3(cos(latitude) * sin(longitude), -sin(latitude), cos(latitude) * cos(longitude))
@@ -178,6 +181,8 @@ public struct TravelVotes: Sendable, Equatable {
 /// Memory: one map (11 k floats) per cell of the pictures that voted, at most 648, however long the sequence.
 public struct MountEstimator: Sendable {
     private var maps: [UInt16: [Float]] = [:]
+    /// The sum of every cell's map (the votes unweighted).
+    private var plainSum = [Float](repeating: 0, count: TravelVotes.cellCount)
     /// Each cell's total vote weight (what its map would hold everywhere if every vote passed there).
     private var totals: [UInt16: Float] = [:]
     /// Pairs whose votes were added.
@@ -196,6 +201,7 @@ public struct MountEstimator: Sendable {
             {
                 for cell in votes.cells[f.range] { $0[Int(cell)] += f.weight }
             }
+            for cell in votes.cells[f.range] { plainSum[Int(cell)] += f.weight }
             totals[f.source, default: 0] += f.weight
         }
         recent.append(votes)
@@ -251,7 +257,8 @@ public struct MountEstimator: Sendable {
         let sources = maps.keys.sorted() // a fixed order: the same sums, to the last bit, every run
         func weighted(_ weights: [Float]) -> [Float] {
             var sum = [Float](repeating: 0, count: TravelVotes.cellCount)
-            for (k, s) in sources.enumerated() where weights[k] > 0 {
+            // Parts weighted under 1 % add nothing to see (most of them, once the weights are learnt).
+            for (k, s) in sources.enumerated() where weights[k] > 0.01 {
                 let w = weights[k]
                 maps[s]!.withUnsafeBufferPointer { m in
                     for i in sum.indices { sum[i] += w * m[i] }
@@ -259,7 +266,7 @@ public struct MountEstimator: Sendable {
             }
             return sum
         }
-        let plain = Self.smoothed(weighted([Float](repeating: 1, count: sources.count)))
+        let plain = Self.smoothed(plainSum)
         var best: (estimate: Estimate, margin: Double, weights: [Float])?
         for start in Self.peaks(plain, count: 5, apart: 20) {
             var peak = start
