@@ -67,10 +67,27 @@ public struct PhotoMetadata: Sendable, Equatable {
     }
 
     /// A numeric XMP property written as an attribute (`name="12.5"`) or an element (`<name>12.5</name>`).
+    /// Found byte by byte (the header read is up to 1 MB: as a `String` searched with Foundation it took 25 ms a
+    /// photo, a second for 40).
     static func xmpValue(_ name: String, in bytes: [UInt8]) -> Double? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        guard let start = text.range(of: name) else { return nil }
-        var rest = text[start.upperBound...].drop { $0 == " " }
+        let pattern = Array(name.utf8)
+        guard let first = pattern.first, bytes.count >= pattern.count else { return nil }
+        var found: Int?
+        bytes.withUnsafeBufferPointer { b in
+            var i = 0
+            let last = b.count - pattern.count
+            while i <= last {
+                if b[i] == first, (1..<pattern.count).allSatisfy({ b[i + $0] == pattern[$0] }) {
+                    found = i + pattern.count
+                    return
+                }
+                i += 1
+            }
+        }
+        guard let end = found else { return nil }
+        // The value: at most 64 bytes after the name.
+        let text = String(decoding: bytes[end..<min(bytes.count, end + 64)], as: UTF8.self)
+        var rest = text[...].drop { $0 == " " }
         if rest.first == "=" {
             rest = rest.dropFirst().drop { $0 == " " || $0 == "\"" || $0 == "'" }
         } else if rest.first == ">" {
