@@ -74,7 +74,8 @@ public struct StabilizationReport: Sendable, Equatable {
     /// What the pairs' votes for a vehicle's axis found (a camera's own track; ``MountEstimator``), whether or not
     /// it was clear enough to follow: nil without votes.
     public var mountVotes: MountEstimator.Estimate?
-    /// The camera followed that axis (or `forward`): the vehicle's axis, not the track's bearing.
+    /// The camera along the road followed that axis (or `forward`): the vehicle's axis, not the track's bearing
+    /// (false when no shot of the camera is along the road).
     public var followsVehicleAxis = false
 
     public struct Percentiles: Sendable, Equatable {

@@ -108,7 +108,11 @@ struct StopPlanner {
             pairsUnmeasured: stabilizer.pairsUnmeasured, analysisStride: max(1, feed.analysisStride),
             stationaryDropped: stabilizer.stationaryDropped,
             jitterBefore: .init(sourceJitter), jitterAfter: .init(jitter), toneMatched: stabilizer.toneMatched,
-            mountVotes: stabilizer.mountEstimate, followsVehicleAxis: stabilizer.vehicleAxis != nil)
+            mountVotes: stabilizer.mountEstimate,
+            followsVehicleAxis: stabilizer.vehicleAxis != nil
+                && path.script.shots.contains { shot in
+                    if case .route = shot.mode { return true } else { return false }
+                })
     }
 
     /// The next frame in route order, or nil when the route is done.
