@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""bench/geotag.py DIR LAT LNG BEARING METRES: writes EXIF as a consumer 360° camera does (GPS position, no compass,
+DateTimeOriginal a second apart) into every JPEG of DIR, in name order, the k-th METRES·k metres from LAT,LNG towards
+BEARING (degrees): a photo sequence for the benchmarks. The EXIF block (TIFF, little-endian: IFD0 pointing to an
+Exif IFD and a GPS IFD, per CIPA DC-008) goes in an APP1 segment right after SOI. Standard library only."""
+import math, os, struct, sys
+
+def destination(lat, lng, bearing, metres):
+    r = 6371008.8
+    d, b = metres / r, math.radians(bearing)
+    p1, l1 = math.radians(lat), math.radians(lng)
+    p2 = math.asin(math.sin(p1) * math.cos(d) + math.cos(p1) * math.sin(d) * math.cos(b))
+    l2 = l1 + math.atan2(math.sin(b) * math.sin(d) * math.cos(p1), math.cos(d) - math.sin(p1) * math.sin(p2))
+    return math.degrees(p2), math.degrees(l2)
+
+def exif(lat, lng, when):
+    u16, u32 = (lambda v: struct.pack("<H", v)), (lambda v: struct.pack("<I", v))
+    def rationals(values):
+        return b"".join(u32(n) + u32(d) for n, d in values)
+    def dms(v):
+        d = int(v); m = int((v - d) * 60); s = ((v - d) * 60 - m) * 60
+        return rationals([(d, 1), (m, 1), (int(round(s * 10000)), 10000)])
+    def ifd(entries, offset):
+        out, data = u16(len(entries)), b""
+        start = offset + 2 + 12 * len(entries) + 4
+        for tag, kind, count, value in sorted(entries):
+            out += u16(tag) + u16(kind) + u32(count)
+            if len(value) <= 4:
+                out += value + b"\0" * (4 - len(value))
+            else:
+                out += u32(start + len(data)); data += value + (b"\0" if len(value) % 2 else b"")
+        return out + u32(0) + data
+    gps = [(0, 1, 4, bytes([2, 3, 0, 0])), (1, 2, 2, (b"N" if lat >= 0 else b"S") + b"\0"), (2, 5, 3, dms(abs(lat))),
+           (3, 2, 2, (b"E" if lng >= 0 else b"W") + b"\0"), (4, 5, 3, dms(abs(lng)))]
+    exif_offset = 8 + 2 + 12 * 2 + 4
+    exif_block = ifd([(0x9003, 2, 20, when.encode() + b"\0")], exif_offset)
+    gps_offset = exif_offset + len(exif_block)
+    ifd0 = ifd([(0x8769, 4, 1, u32(exif_offset)), (0x8825, 4, 1, u32(gps_offset))], 8)
+    tiff = b"II" + u16(42) + u32(8) + ifd0 + exif_block + ifd(gps, gps_offset)
+    payload = b"Exif\0\0" + tiff
+    return b"\xff\xe1" + struct.pack(">H", len(payload) + 2) + payload
+
+folder, lat, lng, bearing, metres = sys.argv[1], *map(float, sys.argv[2:6])
+for k, name in enumerate(sorted(n for n in os.listdir(folder) if n.lower().endswith((".jpg", ".jpeg")))):
+    path = os.path.join(folder, name)
+    data = open(path, "rb").read()
+    la, ln = destination(lat, lng, bearing, metres * k)
+    with open(path, "wb") as f:
+        f.write(data[:2] + exif(la, ln, "2026:11:30 10:%02d:%02d" % (k // 60, k % 60)) + data[2:])
