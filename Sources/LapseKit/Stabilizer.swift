@@ -74,6 +74,8 @@ public struct StabilizationReport: Sendable, Equatable {
     /// What the pairs' votes for a vehicle's axis found (a camera's own track; ``MountEstimator``), whether or not
     /// it was clear enough to follow: nil without votes.
     public var mountVotes: MountEstimator.Estimate?
+    /// Times the camera was found moved on its vehicle (the vehicle's axis found anew from there).
+    public var mountBreaks = 0
     /// The camera along the road followed that axis (or `forward`): the vehicle's axis, not the track's bearing
     /// (false when no shot of the camera is along the road).
     public var followsVehicleAxis = false
@@ -159,6 +161,8 @@ struct Stabilizer {
         var worldTravel: SIMD3<Double>?
         /// The track's bearing at this frame (a camera's own track with positions).
         var trackBearing: Double?
+        /// The vehicle's axis in this frame's picture, as known when it was posed (``Stabilizer/vehicleAxis``).
+        var axis: SIMD3<Double>?
     }
     /// Analysed, waiting for the next frame (its travel) and the track ahead.
     private var analysed: [Entry] = []
@@ -180,6 +184,14 @@ struct Stabilizer {
     private var mountVotes = MountEstimator()
     /// What the votes found (kept from ``mountVotes``' last estimate).
     private(set) var mountEstimate: MountEstimator.Estimate?
+    /// Times the camera was found moved on its vehicle (the votes started again), and the pairs measured before the
+    /// last such break.
+    private(set) var mountBreaks = 0
+    private var pairsMeasuredBeforeBreak = 0
+    /// A mount was followed since the last break (or the start).
+    private var mountFollowed = false
+    /// The mount before the last break, for the frames before it (their index below `before`) posed after it.
+    private var previousAxis: (before: Int, direction: SIMD3<Double>)?
     /// Each measured pair's turn about the vertical (degrees, right positive), by the frame that ends it: the
     /// latest 60 (a camera's own track with positions).
     private var pairTurns: [(frame: Int, yaw: Double)] = []
@@ -291,8 +303,29 @@ struct Stabilizer {
             if followsCamera, picture != nil, let votes = measured?.travelVotes {
                 mountVotes.add(votes)
                 // Afresh with every pair while the first frames wait for it, then every fifth.
-                if mountVotes.pairs <= mountWindow || mountVotes.pairs % 5 == 0 {
+                if mountVotes.pairs <= mountWindow || mountVotes.pairs % 5 == 0
+                    || mountBreaks > 0 && mountVotes.pairs < 2 * mountWindow
+                {
                     mountEstimate = mountVotes.estimate
+                }
+                // A camera moved on its vehicle: a mount was followed, and the latest pairs all point elsewhere. The
+                // frames not yet posed (the stabiliser holds the latest 20) take the new mount's votes.
+                // (Followed: found from as many pairs as the first frames wait for; an estimate from fewer may still
+                // be wandering, which is no move.)
+                if vehicleMount != nil, mountVotes.pairs >= mountWindow { mountFollowed = true }
+                if mountFollowed, let e = mountEstimate, let run = MountEstimator.breakRun(e) {
+                    // The frames before the new mount's pairs keep the old one. The votes of the first pairs after the
+                    // move lean to the old mount (its parts of the pictures are the ones weighted up), so the move is
+                    // placed at the pair a little before them that turned most unlike the track (the camera turned on
+                    // its vehicle: 20° or more), if any.
+                    var first = framesAdded + 1 - run
+                    if let turn = turnUnlikeTrack(from: first - 6, through: first + 1) { first = turn }
+                    previousAxis = (before: first, direction: e.direction)
+                    mountVotes.restart(keeping: run)
+                    mountEstimate = mountVotes.estimate
+                    mountBreaks += 1
+                    mountFollowed = false
+                    pairsMeasuredBeforeBreak = pairsMeasured - mountVotes.pairs
                 }
             }
             motion?.travelVotes = nil // kept only by the mount's votes
@@ -319,6 +352,23 @@ struct Stabilizer {
         if followsCamera, positionsKnown { turnsAsTrack = turnsWithTrack() }
         release()
         return true
+    }
+
+    /// The frame ending the pair, of those ending at frames `from…through`, whose turn differs most from the track's
+    /// (``turnsWithTrack()``), when by 20° or more.
+    private func turnUnlikeTrack(from low: Int, through high: Int) -> Int? {
+        var best: (frame: Int, difference: Double)?
+        for p in pairTurns
+        where (low...high).contains(p.frame) && p.frame - 1 >= trackStart
+            && p.frame - trackStart < track.count
+        {
+            guard let before = TrackHeadings.heading(at: p.frame - 1 - trackStart, in: track),
+                let after = TrackHeadings.heading(at: p.frame - trackStart, in: track)
+            else { continue }
+            let d = abs(angleDifference(from: angleDifference(from: before, to: after), to: p.yaw))
+            if d >= 20, best == nil || d > best!.difference { best = (p.frame, d) }
+        }
+        return best?.frame
     }
 
     /// Whether the camera turns as its track does, pair by pair: the median, over the pairs measured (at least 3),
@@ -361,11 +411,22 @@ struct Stabilizer {
     /// measured or more (at least 3), half or more of the latest ones agreeing with it on their own; and, with
     /// positions, a camera that turns as its track does (``turnsWithTrack()``).
     var vehicleMount: MountEstimator.Estimate? {
-        guard followsCamera, let e = mountEstimate, e.pairs >= 3, 2 * e.pairs >= pairsMeasured, e.margin >= 1.2,
+        guard followsCamera, let e = mountEstimate, e.pairs >= 3,
+            2 * e.pairs >= pairsMeasured - pairsMeasuredBeforeBreak,
+            e.margin >= 1.2,
             abs(e.longitudeLatitude.latitude) <= 15, 2 * e.agreeing >= e.checked
         else { return nil }
         if positionsKnown, turnsAsTrack != true { return nil }
         return e
+    }
+
+    /// The direction of travel in the pictures as reported: the vehicle's axis, or for a camera's own track whose
+    /// frames had a direction of their own (half of them or more) the mean of those measured; nil when the
+    /// pictures did not tell (a warning says so).
+    var reportedMount: SIMD3<Double>? {
+        if let v = vehicleMount { return v.direction }
+        guard !followsCamera || 2 * framesWithTravel >= framesPosed else { return nil }
+        return mount
     }
 
     /// The direction of travel in the pictures: `forward` when given, else the vehicle's axis the pairs' votes
@@ -396,6 +457,7 @@ struct Stabilizer {
     /// The direction of travel in a frame's picture: `forward` when given; the mount's for a rigid mount (the
     /// median of many is steadier than any one); else the one the frame and its neighbours agree on, or the mount's.
     private func travelInPicture(_ e: Entry) -> SIMD3<Double>? {
+        if let axis = e.axis { return axis }
         if let f = options.forward { return Self.direction(longitude: f) }
         if mountIsRigid { return mount }
         return e.consensus ?? e.travel ?? mount
@@ -421,9 +483,10 @@ struct Stabilizer {
             let index = framesAdded - analysed.count - 1
             var e = entry
             if followsCamera {
+                e.axis = vehicleAxis(at: index)
                 e.consensus = consensusTravel(entry)
                 framesPosed += 1
-                if e.consensus != nil || vehicleAxis != nil { framesWithTravel += 1 }
+                if e.consensus != nil || e.axis != nil { framesWithTravel += 1 }
             }
             smoother.add(evidence(for: &e, index: index))
             smoothing.append(e)
@@ -511,7 +574,7 @@ struct Stabilizer {
             // offset grew to 1.5–2°: one sequence's directions of travel share a bias of a degree or two, which
             // a tighter σ only lets through. A measured one is also level with the world, give or take the road's
             // grade: it holds the pitch along the way.
-            let axis = options.forward == nil ? vehicleMount?.direction : nil
+            let axis = options.forward == nil ? e.axis : nil
             if let v = options.forward.map(Self.direction(longitude:)) ?? axis ?? e.consensus
                 ?? (mountIsRigid ? mount : nil)
             {
@@ -556,7 +619,7 @@ struct Stabilizer {
         let (yaw, pitch, roll) = r.yawPitchRoll
         var travel = e.stop.routePoint.heading
         var followsAxis = false
-        if let axis = vehicleAxis {
+        if let axis = e.axis {
             // A camera fixed to a vehicle: the view stays on the vehicle's axis, where the pictures say it points
             // (a track's bearing lags a turn).
             let w = r * axis
@@ -597,5 +660,12 @@ struct Stabilizer {
     var vehicleAxis: SIMD3<Double>? {
         guard followsCamera else { return nil }
         return options.forward.map(Self.direction(longitude:)) ?? vehicleMount?.direction
+    }
+
+    /// ``vehicleAxis`` for frame `index`: a frame from before the camera was last moved on its vehicle keeps the
+    /// mount it had.
+    private func vehicleAxis(at index: Int) -> SIMD3<Double>? {
+        if options.forward == nil, let p = previousAxis, index < p.before { return p.direction }
+        return vehicleAxis
     }
 }

@@ -100,7 +100,7 @@ struct StopPlanner {
     /// What the stabilisation found (nil when it was off).
     var stabilization: StabilizationReport? {
         guard stabilizer.options.enabled else { return nil }
-        let mount = stabilizer.options.forward == nil ? stabilizer.mount : nil
+        let mount = stabilizer.options.forward == nil ? stabilizer.reportedMount : nil
         return StabilizationReport(
             mountLongitude: mount.map { atan2($0.x, $0.z) * 180 / .pi },
             mountLatitude: mount.map { asin(min(1, max(-1, -$0.y))) * 180 / .pi },
@@ -108,7 +108,7 @@ struct StopPlanner {
             pairsUnmeasured: stabilizer.pairsUnmeasured, analysisStride: max(1, feed.analysisStride),
             stationaryDropped: stabilizer.stationaryDropped,
             jitterBefore: .init(sourceJitter), jitterAfter: .init(jitter), toneMatched: stabilizer.toneMatched,
-            mountVotes: stabilizer.mountEstimate,
+            mountVotes: stabilizer.mountEstimate, mountBreaks: stabilizer.mountBreaks,
             followsVehicleAxis: stabilizer.vehicleAxis != nil
                 && path.script.shots.contains { shot in
                     if case .route = shot.mode { return true } else { return false }

@@ -175,8 +175,9 @@ public struct TravelVotes: Sendable, Equatable {
 /// estimate alternates (an expectation–maximisation): given a direction, each cell's weight is the share of its
 /// votes that pass through it, squared (a window onto the street streams from the vehicle's axis pair after pair;
 /// a person moves on their own); given the weights, the direction is the peak of the weighted sum. It starts from
-/// the five strongest peaks of the unweighted sum (at least 20° apart), three rounds each, and keeps the one whose
-/// peak stands highest above the rest of its map (``Estimate/margin``).
+/// the five strongest peaks of the unweighted sum (at least 20° apart), three rounds each, and keeps the one with the
+/// most weighted votes through its peak (a few parts of the pictures that agree by chance make a sharp peak, but a
+/// low one: on the in-car composite the true axis had 270–350, the others 90–130).
 ///
 /// Memory: one map (11 k floats) per cell of the pictures that voted, at most 648, however long the sequence.
 public struct MountEstimator: Sendable {
@@ -194,6 +195,40 @@ public struct MountEstimator: Sendable {
     public static let recentPairs = 40
 
     public init() {}
+
+    /// Pairs whose own votes all lie more than ``breakAngle`` from the estimate when the mount has changed.
+    public static let breakPairs = 8
+    public static let breakAngle = 15.0
+
+    /// How many of the latest pairs show the camera moved on its vehicle, nil when it was not: of the latest
+    /// ``breakPairs`` pairs, all but two or fewer put their own peak more than ``breakAngle`` degrees from
+    /// `estimate`; the run of such pairs (one exception allowed) reaching back from the latest, 5 or more, is the
+    /// new mount's.
+    public static func breakRun(_ estimate: Estimate) -> Int? {
+        let d = estimate.latestDeviations
+        guard d.count >= breakPairs, d.suffix(breakPairs).filter({ $0 > breakAngle }).count >= breakPairs - 2 else {
+            return nil
+        }
+        var start = d.count, near = 0
+        for i in d.indices.reversed() {
+            if d[i] > breakAngle {
+                start = i
+            } else {
+                near += 1
+                if near > 1 { break }
+            }
+        }
+        let run = d.count - start
+        return run >= 5 ? run : nil
+    }
+
+    /// Starts again from the latest `pairs` pairs' votes (the camera was moved: the votes before belong to the old
+    /// mount).
+    public mutating func restart(keeping pairs: Int) {
+        let keep = recent.suffix(pairs)
+        self = MountEstimator()
+        for votes in keep { add(votes) }
+    }
 
     public mutating func add(_ votes: TravelVotes) {
         for f in votes.flows {
@@ -234,6 +269,10 @@ public struct MountEstimator: Sendable {
         public var checked: Int
         /// The median angle between the direction and those pairs' own peaks, degrees.
         public var deviation: Double
+        /// The angles (degrees) of the latest pairs' own peaks from the direction (at most twice
+        /// ``MountEstimator/breakPairs``, oldest first): the latest far off, the camera was moved
+        /// (``MountEstimator/breakRun(_:)``).
+        public var latestDeviations: [Double] = []
         public var pairs: Int
 
         /// (degrees right of the centre column, degrees above the horizon).
@@ -267,7 +306,7 @@ public struct MountEstimator: Sendable {
             return sum
         }
         let plain = Self.smoothed(plainSum)
-        var best: (estimate: Estimate, margin: Double, weights: [Float])?
+        var best: (estimate: Estimate, support: Float, weights: [Float])?
         for start in Self.peaks(plain, count: 5, apart: 20) {
             var peak = start
             var map = plain
@@ -281,7 +320,9 @@ public struct MountEstimator: Sendable {
                 peak = map.indices.max { map[$0] < map[$1] }!
             }
             let margin = Self.margin(map, peak)
-            if best == nil || margin > best!.margin {
+            // The basin the most evidence agrees on: the weighted votes through its peak (a few parts of the
+            // pictures that happen to agree make a sharp peak, high above the rest, but a low one).
+            if best == nil || map[peak] > best!.support {
                 let weights = sources.map { s -> Float in
                     let share = Self.neighbourhoodMax(maps[s]!, peak) / max(totals[s]!, 1e-9)
                     return min(1, share) * min(1, share)
@@ -300,7 +341,7 @@ public struct MountEstimator: Sendable {
                         spread: Self.halfWidth(map, peak), agreement: all > 0 ? Double(through / all) : 0,
                         consistentShare: everything > 0 ? Double(consistent / everything) : 0, agreeing: 0, checked: 0,
                         deviation: 180, pairs: pairs),
-                    margin, weights
+                    map[peak], weights
                 )
             }
         }
@@ -326,6 +367,7 @@ public struct MountEstimator: Sendable {
             deviations.append(acos(min(1, max(-1, d))) * 180 / .pi)
         }
         estimate.direction = Self.refined(estimate.direction, recent, weights: weights)
+        estimate.latestDeviations = Array(deviations.suffix(2 * Self.breakPairs))
         estimate.checked = deviations.count
         estimate.agreeing = deviations.filter { $0 <= 10 }.count
         estimate.deviation = deviations.isEmpty ? 180 : median(deviations)

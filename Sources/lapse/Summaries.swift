@@ -118,6 +118,8 @@ enum Summary {
             var jitterAfter: Jitter?
             /// What the pairs' votes found of a vehicle's axis in the pictures (your photos and videos).
             @Nullable var mountVotes: MountVotes?
+            /// Times the camera was found moved on its vehicle.
+            var mountBreaks: Int
             /// The view followed the vehicle's axis (found or `--forward`), not the track's bearing.
             var followsVehicleAxis: Bool
         }

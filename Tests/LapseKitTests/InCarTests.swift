@@ -141,4 +141,36 @@ import TestSupport
         #expect(warnings.contains { $0.contains("--forward") })
         for v in views { #expect(abs(v) <= 10) }
     }
+
+    /// The camera moved on the dashboard halfway (its mount turned from 90° left to 30° right of the centre column):
+    /// a break is found, and each part's views lie in its own windscreen.
+    @Test func aMovedCameraIsABreak() async throws {
+        let streets = try InCarComposite.streetFrames(step: 3, count: 40)
+        var random = InCarComposite.Random(seed: 21)
+        let mounts = streets.indices.map { $0 < 20 ? -90.0 : 30.0 }
+        let pictures = zip(streets, mounts).map {
+            InCarComposite.picture(street: $0, mount: $1, random: &random)
+        }
+        let spacing = 3 * InCarComposite.metresPerFrame
+        let positions = pictures.indices.map { k in
+            let c = Self.start.destination(bearing: Self.road, distance: spacing * Double(k))
+            return (c.latitude, c.longitude)
+        }
+        let folder = try GeotaggedPhoto.folder(dir.appendingPathComponent("moved"), pictures, positions: positions)
+        let summary = try await hyperlapse(folder, "moved")
+        let report = try #require(summary.stabilization)
+        let views = Self.views(summary)
+        print(
+            """
+            moved: \(report.mountBreaks) breaks, \
+            mount \(report.mountLongitude.map { String(format: "%.1f", $0) } ?? "none"); \
+            views \(views.map { String(format: "%.0f", $0) })
+            """
+        )
+        #expect(report.mountBreaks == 1)
+        #expect(views.count == 40)
+        for (k, v) in views.enumerated() {
+            #expect(InCarComposite.inWindscreen(v, mount: mounts[k]), "frame \(k) looks \(v)° into the cabin")
+        }
+    }
 }

@@ -248,6 +248,7 @@ enum HyperlapseCommand: Command {
                     line += String(
                         format: "; the view follows the vehicle's axis: spread %.0f°, %d of %d pairs agree", v.spread,
                         v.agreeing, v.checked)
+                    if st.mountBreaks > 0 { line += "; the camera was moved on it \(counted(st.mountBreaks, "time"))" }
                 }
                 line += ")"
             } else {
@@ -300,7 +301,7 @@ enum HyperlapseCommand: Command {
                             longitude: longitude, latitude: latitude, spread: v.spread, margin: v.margin,
                             consistentShare: v.consistentShare, agreeing: v.agreeing, checked: v.checked,
                             deviation: v.deviation, pairs: v.pairs)
-                    }, followsVehicleAxis: st.followsVehicleAxis)
+                    }, mountBreaks: st.mountBreaks, followsVehicleAxis: st.followsVehicleAxis)
             })
         if let reportPath, let report = s.report {
             json.report = reportPath
