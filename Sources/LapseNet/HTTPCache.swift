@@ -90,13 +90,15 @@ public final class HTTPCache: Sendable {
     /// - Parameters:
     ///   - url: where the content lives.
     ///   - validate: whether cached or downloaded bytes are whole (e.g. ``CacheValidation/jpeg(_:)``).
+    ///   - maxBodyBytes: the largest answer accepted (see
+    ///     ``HTTPClient/get(_:headers:accept:temporaryRefusal:maxBodyBytes:)``).
     ///   - check: throws the caller's error for an answer that is not content (called for every answer but a 304
     ///     that revalidates an entry; a 2xx must pass through it unchanged).
     /// - Returns: the bytes and whether no download was needed (fresh, or revalidated with 304).
     /// - Throws: the client's errors and `check`'s.
     public func get(
         _ url: URL, key: CacheKey, client: HTTPClient, validate: @escaping @Sendable (Data) -> Bool,
-        temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil,
+        temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil, maxBodyBytes: Int? = nil,
         check: (HTTPResponse) throws -> Void
     ) async throws -> (data: Data, fromCache: Bool) {
         var stale: (Data, Record)?
@@ -120,7 +122,7 @@ public final class HTTPCache: Sendable {
         if let etag = stale?.1.policy.etag { headers["If-None-Match"] = etag }
         let response = try await client.get(
             url, headers: headers, accept: { validate($0.body) },
-            temporaryRefusal: temporaryRefusal)
+            temporaryRefusal: temporaryRefusal, maxBodyBytes: maxBodyBytes)
         if response.status == 304, let (data, record) = stale {
             var policy = CachePolicy(response)
             if policy.etag == nil { policy.etag = record.policy.etag }

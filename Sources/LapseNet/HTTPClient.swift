@@ -9,7 +9,8 @@ import Synchronization
 /// The shared HTTP client: a concurrency limit, retries with exponential backoff and jitter, `Retry-After`,
 /// a deadline per attempt, and secrets kept out of every message.
 ///
-/// What is retried: HTTP 429 and 5xx, timeouts (our own deadline), dropped connections and truncated bodies, any
+/// What is retried: HTTP 429 and 5xx, timeouts (our own deadline), dropped connections and truncated bodies, bodies
+/// over the request's size limit, empty 2xx answers (every service Lapse calls answers with content), any
 /// response the caller's `accept` check rejects (e.g. a cut-off JPEG), and quota or rate refusals the caller's
 /// `temporaryRefusal` recognises. What is not: other 4xx statuses, which are returned to the caller as they are
 /// (see ``HTTPResponse/requireSuccess(_:hiding:)``), and a server that cannot be reached at all (a host name that
@@ -20,6 +21,11 @@ import Synchronization
 /// Foundation on Linux). `timeoutIntervalForResource` is ignored on Linux, so the deadline is enforced here by
 /// cancelling the task. Requests wait for a free slot before each attempt and give it back while they back off,
 /// so a server never sees more than ``Configuration/maxConcurrentRequests`` requests of one client at once.
+///
+/// Redirects are followed within the request's origin (scheme, host and port) as they are. A redirect to another
+/// origin is followed without the request's credentials (`Authorization`, `Proxy-Authorization`, `Cookie`,
+/// `X-Goog-Api-Key`, and any header whose value holds a configured secret), as curl does since 7.58 (CVE-2018-1000007);
+/// one from `https` to `http` is not followed at all (its 3xx is the answer, an error for the caller).
 public final class HTTPClient: Sendable {
     /// How a client behaves; the defaults suit public web APIs.
     public struct Configuration: Sendable {
@@ -39,8 +45,13 @@ public final class HTTPClient: Sendable {
         /// attempt (nil, the default: none beyond ``maxAttempts`` × ``requestTimeout`` and the backoff). Each
         /// attempt gets what is left, at most ``requestTimeout``; no retry starts that could not finish in time.
         public var totalTimeout: Double?
-        /// Strings (API keys, tokens) to hide from every error message.
+        /// Strings (API keys, tokens) to hide from every error message, and never to send to another origin than
+        /// the request's (see ``HTTPClient`` on redirects).
         public var secrets: [String] = []
+        /// The largest body accepted, in bytes (default 64 MiB), when a request sets no
+        /// ``HTTPRequest/maxBodyBytes`` of its own. A larger answer (by its `Content-Length`, or as its bytes come)
+        /// is cut off at once and counts as a failed attempt: no server decides how much memory the client uses.
+        public var maxBodyBytes: Int = 64 << 20
         /// `User-Agent` header (default `lapse/VERSION`).
         public var userAgent: String = lapseUserAgent
         /// How the client waits between attempts, in seconds. Tests replace it to record the delays.
@@ -68,15 +79,18 @@ public final class HTTPClient: Sendable {
     /// restarting or shedding load mid-job, retried like a dropped connection.
     private let reachedHosts = Mutex<Set<String>>([])
 
-    /// The process's one URLSession, shared by every client.
+    /// The process's one URLSession, shared by every client; its delegate receives every transfer's bytes.
     static let session: URLSession = {
         let config = URLSessionConfiguration.ephemeral
         config.httpMaximumConnectionsPerHost = 64
         config.urlCache = nil
         config.requestCachePolicy = .reloadIgnoringLocalCacheData
         config.timeoutIntervalForRequest = 600 // our own deadline is shorter; see `perform`
-        return URLSession(configuration: config)
+        return URLSession(configuration: config, delegate: transfers, delegateQueue: nil)
     }()
+
+    /// The transfers in flight, keyed by task.
+    static let transfers = Transfers()
 
     /// A client shared by everything that does not need its own settings.
     public static let shared = HTTPClient()
@@ -100,6 +114,7 @@ public final class HTTPClient: Sendable {
     ///   - temporaryRefusal: recognises a service's "too many requests / quota" answers that are not HTTP 429
     ///     (Google's 403 `rateLimitExceeded`, the legacy Directions API's `OVER_QUERY_LIMIT` in a 200): returns the
     ///     problem to retry it with backoff, `nil` otherwise. After the last attempt the request fails `.rateLimited`.
+    ///   - maxBodyBytes: the largest answer accepted (nil: the configuration's ``Configuration/maxBodyBytes``).
     /// - Returns: the response: 2xx, or a non-retried status (3xx such as 304, 4xx other than 429) for the caller to
     ///   read.
     /// - Throws: ``LapseError`` `.network` (timeouts, connection failures, 5xx after every attempt, rejected bodies; at
@@ -108,42 +123,45 @@ public final class HTTPClient: Sendable {
     ///   Messages name the URL without its query string and never contain a configured secret.
     public func get(
         _ url: URL, headers: [String: String] = [:], accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
-        temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil
+        temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil, maxBodyBytes: Int? = nil
     ) async throws -> HTTPResponse {
-        try await send(HTTPRequest(url: url, headers: headers), accept: accept, temporaryRefusal: temporaryRefusal)
+        try await send(
+            HTTPRequest(url: url, headers: headers, maxBodyBytes: maxBodyBytes), accept: accept,
+            temporaryRefusal: temporaryRefusal)
     }
 
     /// POST a JSON body to `url` (sets `Content-Type: application/json`). Same retries and errors as
-    /// ``get(_:headers:accept:temporaryRefusal:)``.
+    /// ``get(_:headers:accept:temporaryRefusal:maxBodyBytes:)``.
     public func post(
         _ url: URL, json: Data, headers: [String: String] = [:], accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
-        temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil
+        temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil, maxBodyBytes: Int? = nil
     ) async throws -> HTTPResponse {
         var h = headers
         h["Content-Type"] = "application/json"
         return try await send(
-            HTTPRequest(method: "POST", url: url, headers: h, body: json), accept: accept,
+            HTTPRequest(method: "POST", url: url, headers: h, body: json, maxBodyBytes: maxBodyBytes), accept: accept,
             temporaryRefusal: temporaryRefusal)
     }
 
     /// POST a value encoded as JSON and decode the JSON answer (2xx required).
-    /// - Throws: as ``post(_:json:headers:accept:)``, plus ``HTTPResponse/requireSuccess(_:hiding:)``'s errors
+    /// - Throws: as ``post(_:json:headers:accept:temporaryRefusal:maxBodyBytes:)``, plus
+    ///   ``HTTPResponse/requireSuccess(_:hiding:)``'s errors
     ///   and `.invalidInput` when the answer is not the expected JSON.
     public func postJSON<Body: Encodable, Answer: Decodable>(
         _ url: URL, _ body: Body, as: Answer.Type,
-        headers: [String: String] = [:]
+        headers: [String: String] = [:], maxBodyBytes: Int? = nil
     ) async throws -> Answer {
         let data = try JSONEncoder().encode(body)
-        let response = try await post(url, json: data, headers: headers)
+        let response = try await post(url, json: data, headers: headers, maxBodyBytes: maxBodyBytes)
         try response.requireSuccess(subject(url), hiding: configuration.secrets)
         return try decode(Answer.self, from: response, url: url)
     }
 
-    /// GET `url` and decode its JSON answer (2xx required). Errors as ``postJSON(_:_:as:headers:)``.
-    public func getJSON<Answer: Decodable>(_ url: URL, as: Answer.Type, headers: [String: String] = [:]) async throws
-        -> Answer
-    {
-        let response = try await get(url, headers: headers)
+    /// GET `url` and decode its JSON answer (2xx required). Errors as ``postJSON(_:_:as:headers:maxBodyBytes:)``.
+    public func getJSON<Answer: Decodable>(
+        _ url: URL, as: Answer.Type, headers: [String: String] = [:], maxBodyBytes: Int? = nil
+    ) async throws -> Answer {
+        let response = try await get(url, headers: headers, maxBodyBytes: maxBodyBytes)
         try response.requireSuccess(subject(url), hiding: configuration.secrets)
         return try decode(Answer.self, from: response, url: url)
     }
@@ -162,7 +180,8 @@ public final class HTTPClient: Sendable {
         Redaction.message(Redaction.url(url.absoluteString), hiding: configuration.secrets)
     }
 
-    /// Sends `request` with retries. See ``get(_:headers:accept:temporaryRefusal:)`` for what is returned and thrown.
+    /// Sends `request` with retries. See ``get(_:headers:accept:temporaryRefusal:maxBodyBytes:)`` for what is returned
+    /// and thrown.
     public func send(
         _ request: HTTPRequest, accept: (@Sendable (HTTPResponse) -> Bool)? = nil,
         temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil
@@ -175,6 +194,7 @@ public final class HTTPClient: Sendable {
         for (k, v) in request.headers { urlRequest.setValue(v, forHTTPHeaderField: k) }
         urlRequest.timeoutInterval = c.requestTimeout
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+        let limit = request.maxBodyBytes ?? c.maxBodyBytes
 
         var lastProblem = ""
         var lastCode = LapseError.Code.network
@@ -193,7 +213,7 @@ public final class HTTPClient: Sendable {
             let attemptDeadline = min(c.requestTimeout, max(0.05, left))
             let outcome: Outcome
             do {
-                let response = try await perform(urlRequest, deadline: attemptDeadline)
+                let response = try await perform(urlRequest, limit: limit, deadline: attemptDeadline)
                 reachedHosts.withLock { _ = $0.insert(Self.hostKey(request.url)) }
                 outcome = classify(response, accept: accept, temporaryRefusal: temporaryRefusal)
             } catch let error as AttemptError {
@@ -229,6 +249,14 @@ public final class HTTPClient: Sendable {
                             "server asks to retry after \(Int(retryAfter)) s (\(problem))",
                             cause: status.map(LapseError.Cause.http))
                     }
+                    if let giveUp, giveUp.timeIntervalSinceNow < retryAfter + 0.05 {
+                        let left = max(0, giveUp.timeIntervalSinceNow)
+                        throw LapseError(
+                            .rateLimited, subject(request.url),
+                            "server asks to retry after \(Self.format(retryAfter)) s, more than the "
+                                + "\(Self.format((left * 10).rounded() / 10)) s left of the timeout (\(problem))",
+                            cause: status.map(LapseError.Cause.http))
+                    }
                     delay = max(retryAfter, delay * 0.25)
                 }
                 // No time left for another attempt after the wait: give up now.
@@ -261,6 +289,9 @@ public final class HTTPClient: Sendable {
         if let temporaryRefusal, let problem = temporaryRefusal(response) {
             return .retry(problem, after: retryAfter, rateLimited: true, status: s)
         }
+        if response.isSuccess, response.status != 204, response.body.isEmpty {
+            return .retry("empty answer (HTTP \(s) with no body)", after: nil, status: s)
+        }
         if response.isSuccess, let accept, !accept(response) {
             return .retry("incomplete or invalid body (\(response.body.count) bytes)", after: nil)
         }
@@ -290,26 +321,15 @@ public final class HTTPClient: Sendable {
         return max(0, date.timeIntervalSinceNow)
     }
 
-    /// One attempt, bounded by `deadline` seconds whatever the server does.
-    private func perform(_ request: URLRequest, deadline: Double) async throws -> HTTPResponse {
+    /// One attempt, bounded by `deadline` seconds and `limit` bytes of body whatever the server does.
+    private func perform(_ request: URLRequest, limit: Int, deadline: Double) async throws -> HTTPResponse {
         let box = OneShot()
+        let secrets = configuration.secrets
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
                 guard box.set(continuation) else { return } // already cancelled: send nothing
-                let task = Self.session.dataTask(with: request) { data, response, error in
-                    if let error {
-                        box.finish(.failure(error))
-                    } else if let http = response as? HTTPURLResponse {
-                        var headers: [String: String] = [:]
-                        for (k, v) in http.allHeaderFields {
-                            if let k = k as? String { headers[k.lowercased()] = "\(v)" }
-                        }
-                        box.finish(
-                            .success(HTTPResponse(status: http.statusCode, headers: headers, body: data ?? Data())))
-                    } else {
-                        box.finish(.failure(AttemptError(reason: "no HTTP response")))
-                    }
-                }
+                let task = Self.session.dataTask(with: request)
+                Self.transfers.begin(task, Transfer(limit: limit, secrets: secrets, box: box))
                 box.attach(task)
                 task.resume()
                 DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
@@ -362,8 +382,132 @@ public final class HTTPClient: Sendable {
 /// A failed attempt that may be retried.
 struct AttemptError: Error { var reason: String }
 
+/// One transfer's state: its limit, the bytes so far, and who waits for them.
+struct Transfer {
+    /// The most body bytes accepted.
+    var limit: Int
+    /// Values never sent to another origin.
+    var secrets: [String]
+    /// Resumed once with the response or the failure.
+    var box: OneShot
+    var response: HTTPURLResponse?
+    var body = Data()
+
+    init(limit: Int, secrets: [String], box: OneShot) {
+        self.limit = limit
+        self.secrets = secrets
+        self.box = box
+    }
+}
+
+/// The delegate of the process's one `URLSession`: collects each task's body up to its limit, and decides what a
+/// redirect may carry (see ``HTTPClient``).
+final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // @unchecked: NSObject is not Sendable; the only state is `inFlight`, under its Mutex.
+    private let inFlight = Mutex<[Int: Transfer]>([:])
+
+    /// Headers that carry credentials, dropped on a redirect to another origin (lower-cased).
+    static let credentialHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "x-goog-api-key"]
+
+    func begin(_ task: URLSessionTask, _ transfer: Transfer) {
+        inFlight.withLock { $0[task.taskIdentifier] = transfer }
+    }
+
+    /// Ends `task`'s transfer with `result` (at most once) and forgets it.
+    private func end(_ task: URLSessionTask, _ result: Result<HTTPResponse, any Error>, cancel: Bool = false) {
+        guard let transfer = inFlight.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        if cancel { task.cancel() }
+        transfer.box.finish(result)
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let http = response as? HTTPURLResponse
+        let declared = http?.value(forHTTPHeaderField: "Content-Length").flatMap { Int($0) }
+        let limit = inFlight.withLock { state -> Int? in
+            state[dataTask.taskIdentifier]?.response = http
+            return state[dataTask.taskIdentifier]?.limit
+        }
+        if let limit, let declared, declared > limit {
+            completionHandler(.cancel)
+            end(dataTask, .failure(AttemptError(reason: Self.tooLarge(declared, limit))))
+            return
+        }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let over = inFlight.withLock { state -> (Int, Int)? in
+            guard var t = state[dataTask.taskIdentifier] else { return nil }
+            // Past the limit: nothing more is kept, the transfer ends below.
+            guard t.body.count + data.count <= t.limit else { return (t.body.count + data.count, t.limit) }
+            state[dataTask.taskIdentifier] = nil
+            t.body.append(data)
+            state[dataTask.taskIdentifier] = t
+            return nil
+        }
+        if let (count, limit) = over {
+            end(dataTask, .failure(AttemptError(reason: Self.tooLarge(count, limit, atLeast: true))), cancel: true)
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let error {
+            end(task, .failure(error))
+            return
+        }
+        let taken = inFlight.withLock { $0[task.taskIdentifier] }
+        guard let http = taken?.response ?? task.response as? HTTPURLResponse else {
+            end(task, .failure(AttemptError(reason: "no HTTP response")))
+            return
+        }
+        var headers: [String: String] = [:]
+        for (k, v) in http.allHeaderFields {
+            if let k = k as? String { headers[k.lowercased()] = "\(v)" }
+        }
+        end(task, .success(HTTPResponse(status: http.statusCode, headers: headers, body: taken?.body ?? Data())))
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let secrets = inFlight.withLock { $0[task.taskIdentifier]?.secrets } ?? []
+        completionHandler(Self.redirect(from: task.originalRequest, to: request, secrets: secrets))
+    }
+
+    /// The request to send for a redirect from `original` to `next`: as it is within one origin; without
+    /// credentials to another; nil (not followed) from `https` to `http`.
+    static func redirect(from original: URLRequest?, to next: URLRequest, secrets: [String]) -> URLRequest? {
+        guard let from = original?.url, let to = next.url else { return nil }
+        func origin(_ u: URL) -> String {
+            let scheme = (u.scheme ?? "").lowercased()
+            let port = u.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
+            return "\(scheme)://\((u.host ?? "").lowercased()):\(port)"
+        }
+        if origin(from) == origin(to) { return next }
+        if from.scheme?.lowercased() == "https" && to.scheme?.lowercased() != "https" { return nil }
+        var stripped = next
+        for (name, value) in next.allHTTPHeaderFields ?? [:]
+        where credentialHeaders.contains(name.lowercased())
+            || secrets.contains(where: { !$0.isEmpty && value.contains($0) })
+        {
+            stripped.setValue(nil, forHTTPHeaderField: name)
+        }
+        // A secret in the new URL itself (a server that echoes the query string) is not sent either.
+        if secrets.contains(where: { !$0.isEmpty && to.absoluteString.contains($0) }) { return nil }
+        return stripped
+    }
+
+    static func tooLarge(_ count: Int, _ limit: Int, atLeast: Bool = false) -> String {
+        "answer of \(atLeast ? "more than " : "")\(count) bytes, more than the \(limit) expected"
+    }
+}
+
 /// Resumes a continuation exactly once, from the completion handler, the deadline or cancellation.
-private final class OneShot: Sendable {
+final class OneShot: Sendable {
     private struct State {
         var continuation: CheckedContinuation<HTTPResponse, any Error>?
         var task: URLSessionDataTask?

@@ -55,11 +55,17 @@ public struct HTTPRequest: Sendable {
     public var url: URL
     public var headers: [String: String]
     public var body: Data?
+    /// The largest answer accepted, in bytes (nil: the client's ``HTTPClient/Configuration/maxBodyBytes``): what
+    /// the request's service documents, with room to spare.
+    public var maxBodyBytes: Int?
 
-    public init(method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil) {
+    public init(
+        method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil, maxBodyBytes: Int? = nil
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.maxBodyBytes = maxBodyBytes
     }
 }

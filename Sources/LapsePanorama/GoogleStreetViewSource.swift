@@ -125,7 +125,8 @@ public struct GoogleStreetViewSource: PanoramaSource {
             for id in missing {
                 group.addTask {
                     do { return try await self.metadataAndLinks(id: id) } catch let e as LapseError
-                        where optional && (e.code == .notFound || e.code == .invalidInput)
+                        where optional
+                        && (e.code == .notFound || e.code == .invalidInput || e.reason.hasPrefix("unusable answer"))
                     { return nil }
                 }
             }
@@ -140,6 +141,15 @@ public struct GoogleStreetViewSource: PanoramaSource {
     }
     private struct PanoIdsAnswer: Decodable { var panoIds: [String]? }
 
+    /// The number of pano ids in a `panoIds` answer, nil when it is not one (ids longer than ``Limits/panoId``
+    /// included).
+    private static func panoIdCount(_ body: Data) -> Int? {
+        guard let ids = (try? JSONDecoder().decode(PanoIdsAnswer.self, from: body))?.panoIds,
+            !ids.contains(where: { $0.count > Limits.panoId })
+        else { return nil }
+        return ids.count
+    }
+
     private func panoIds(_ coordinates: [Coordinate], radius: Double) async throws -> [String?] {
         let body = PanoIdsRequest(
             locations: coordinates.map { .init(lat: $0.latitude, lng: $0.longitude) },
@@ -147,7 +157,9 @@ public struct GoogleStreetViewSource: PanoramaSource {
         let (response, url) = try await withSession { token in
             let url = endpoint("v1/streetview/panoIds", token: token)
             let response = try await client.post(
-                url, json: try JSONEncoder().encode(body), temporaryRefusal: GoogleAPIError.temporaryRefusal)
+                url, json: try JSONEncoder().encode(body),
+                accept: { Self.panoIdCount($0.body) == coordinates.count },
+                temporaryRefusal: GoogleAPIError.temporaryRefusal, maxBodyBytes: Limits.answerBytes)
             try check(response, url)
             return (response, url)
         }
@@ -158,6 +170,19 @@ public struct GoogleStreetViewSource: PanoramaSource {
                 .invalidInput, client.subject(url), "unexpected answer (expected \(coordinates.count) pano ids)")
         }
         return ids.map { $0.isEmpty ? nil : $0 }
+    }
+
+    /// What a Map Tiles answer may be, from the API's documentation with room to spare; an answer beyond it is a
+    /// fault of the server (`.network`), never used: a tile grid or a picture sized by it would be.
+    enum Limits {
+        /// Bytes of a metadata, session or `panoIds` answer (a metadata answer is about 2 kB).
+        static let answerBytes = 1 << 20
+        /// Full-resolution size: Google's panoramas are 16384 × 8192 at zoom 5; user photospheres are smaller.
+        static let imageWidth = 1...32768, imageHeight = 1...16384
+        /// Tile size: the API serves 512 × 512 tiles.
+        static let tileSize = 64...2048
+        /// Characters of the copyright line (drawn in every frame) and of a pano id.
+        static let copyright = 300, panoId = 256
     }
 
     /// Map Tiles API metadata of one panorama (field names as the API gives them).
@@ -182,6 +207,26 @@ public struct GoogleStreetViewSource: PanoramaSource {
             var heading: Double?
             var text: String?
         }
+
+        /// What makes this answer unusable (``Limits``), or nil.
+        var problem: String? {
+            if !Limits.imageWidth.contains(imageWidth) || !Limits.imageHeight.contains(imageHeight) {
+                return "image size \(imageWidth)x\(imageHeight) out of range"
+            }
+            for size in [tileWidth, tileHeight].compactMap({ $0 }) where !Limits.tileSize.contains(size) {
+                return "tile size \(size) out of range"
+            }
+            if !(-90...90).contains(lat) || !(-180...180).contains(lng) { return "position out of range" }
+            if [heading, tilt, roll].contains(where: { $0.map { !$0.isFinite } ?? false }) { return "non-finite angle" }
+            if (copyright?.count ?? 0) > Limits.copyright { return "copyright of \(copyright?.count ?? 0) characters" }
+            if panoId.isEmpty || panoId.count > Limits.panoId { return "pano id of \(panoId.count) characters" }
+            return nil
+        }
+
+        /// The answer in `data`, when it decodes.
+        static func decoded(_ data: Data) -> MetadataAnswer? {
+            try? JSONDecoder().decode(MetadataAnswer.self, from: data)
+        }
     }
 
     /// The metadata of pano `id` (from the cache when present).
@@ -197,20 +242,24 @@ public struct GoogleStreetViewSource: PanoramaSource {
             ])
             if let cache {
                 return try await cache.get(
-                    url, key: key, client: client,
-                    validate: { (try? JSONDecoder().decode(MetadataAnswer.self, from: $0)) != nil },
-                    temporaryRefusal: GoogleAPIError.temporaryRefusal, check: { try self.check($0, url) }
+                    url, key: key, client: client, validate: { MetadataAnswer.decoded($0) != nil },
+                    temporaryRefusal: GoogleAPIError.temporaryRefusal, maxBodyBytes: Limits.answerBytes,
+                    check: { try self.check($0, url) }
                 ).data
             }
-            let response = try await client.get(url, temporaryRefusal: GoogleAPIError.temporaryRefusal)
+            let response = try await client.get(
+                url, accept: { MetadataAnswer.decoded($0.body) != nil },
+                temporaryRefusal: GoogleAPIError.temporaryRefusal,
+                maxBodyBytes: Limits.answerBytes)
             try check(response, url)
             return response.body
         }
-        guard let m = try? JSONDecoder().decode(MetadataAnswer.self, from: data) else {
+        guard let m = MetadataAnswer.decoded(data) else {
             throw LapseError(.invalidInput, "Google Street View metadata of \(id)", "unexpected answer")
         }
-        guard m.imageWidth > 0, m.imageHeight > 0 else {
-            throw LapseError(.invalidInput, "Google Street View metadata of \(id)", "no image size")
+        if let problem = m.problem {
+            cache?.remove(key) // a fault of the server: not kept for the next run
+            throw LapseError(.network, "Google Street View metadata of \(id)", "unusable answer (\(problem))")
         }
         return (
             PanoramaMetadata(
@@ -363,7 +412,8 @@ public struct GoogleStreetViewSource: PanoramaSource {
         ])
         let response = try await client.post(
             url, json: try JSONEncoder().encode(CreateSession()),
-            temporaryRefusal: GoogleAPIError.temporaryRefusal)
+            accept: { (try? JSONDecoder().decode(SessionAnswer.self, from: $0.body)) != nil },
+            temporaryRefusal: GoogleAPIError.temporaryRefusal, maxBodyBytes: Limits.answerBytes)
         try check(response, url)
         guard let answer = try? JSONDecoder().decode(SessionAnswer.self, from: response.body) else {
             throw LapseError(.invalidInput, client.subject(url), "unexpected answer to createSession")

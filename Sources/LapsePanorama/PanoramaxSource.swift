@@ -170,7 +170,7 @@ public struct PanoramaxSource: PanoramaSource {
         var seen = Set<String>()
         var found: [Candidate] = []
         while true {
-            let page = try await client.getJSON(url, as: ItemCollection.self)
+            let page = try await client.getJSON(url, as: ItemCollection.self, maxBodyBytes: 16 << 20)
             pages += 1
             var farthest = 0.0 // degrees
             for item in page.features {

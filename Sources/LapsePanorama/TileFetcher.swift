@@ -33,7 +33,9 @@ struct TileFetcher: Sendable {
         let total = wanted.count
         try await withThrowingTaskGroup(of: (TileIndex, PanoramaImage.Picture, Bool).self) { group in
             for tile in wanted {
-                group.addTask { try await self.decodedTile(tile, yuv: yuv) }
+                group.addTask {
+                    try await self.decodedTile(tile, pixelLimit: grid.tileWidth * grid.tileHeight, yuv: yuv)
+                }
             }
             for try await (tile, picture, cached) in group {
                 switch picture {
@@ -55,17 +57,23 @@ struct TileFetcher: Sendable {
     /// fault): each failure drops the cached copy and downloads it again.
     static let decodeAttempts = 3
 
+    /// The most bytes of one tile's answer (a 512 × 512 JPEG is 20–150 kB): a larger one is a server fault.
+    static let maxTileBytes = 4 << 20
+
     /// A tile's pixels (RGBA, or Y′CbCr: from the JPEG's own planes where it has them, else through RGBA), and
-    /// whether they came from the cache. A body that does not decode is fetched again (up to ``decodeAttempts`` in
-    /// all), as a truncated body is.
+    /// whether they came from the cache. A body that does not decode, or whose picture has more than `pixelLimit`
+    /// pixels (the grid's tile size; its header is read before any pixel memory is taken), is fetched again (up to
+    /// ``decodeAttempts`` in all), as a truncated body is.
     /// - Throws: ``LapseError`` `.invalidInput` naming the tile when it never decodes; the fetch's errors.
-    private func decodedTile(_ tile: TileIndex, yuv: Bool) async throws -> (TileIndex, PanoramaImage.Picture, Bool) {
+    private func decodedTile(
+        _ tile: TileIndex, pixelLimit: Int, yuv: Bool
+    ) async throws -> (TileIndex, PanoramaImage.Picture, Bool) {
         let name = "\(cachePrefix.joined(separator: "/"))/\(tile)"
         var attempt = 1
         while true {
             let (data, cached) = try await tileData(tile)
             do {
-                let decoded = try DecodedImage(data: [UInt8](data), name: name)
+                let decoded = try DecodedImage(data: [UInt8](data), name: name, pixelLimit: pixelLimit)
                 guard yuv else { return (tile, .rgba(try decoded.pixels(accurate: false)), cached) }
                 let frame =
                     try decoded.yuv(width: decoded.displayWidth, height: decoded.displayHeight)
@@ -92,12 +100,12 @@ struct TileFetcher: Sendable {
         if let cache {
             let (data, cached) = try await cache.get(
                 target, key: key(tile), client: client, validate: CacheValidation.jpeg,
-                temporaryRefusal: GoogleAPIError.temporaryRefusal, check: check)
+                temporaryRefusal: GoogleAPIError.temporaryRefusal, maxBodyBytes: Self.maxTileBytes, check: check)
             return (data, cached)
         }
         let response = try await client.get(
             target, accept: { r in CacheValidation.jpeg(r.body) },
-            temporaryRefusal: GoogleAPIError.temporaryRefusal)
+            temporaryRefusal: GoogleAPIError.temporaryRefusal, maxBodyBytes: Self.maxTileBytes)
         try check(response)
         return (response.body, false)
     }

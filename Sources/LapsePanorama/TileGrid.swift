@@ -26,15 +26,17 @@ public struct TileGrid: Sendable, Equatable, CustomStringConvertible {
     public var rows: Int { (height + tileHeight - 1) / tileHeight }
     public var tileCount: Int { columns * rows }
 
-    /// The grid at `zoom` (clamped to 0 … 5) for a panorama `fullWidth × fullHeight` at full resolution (zoom 5).
+    /// The grid at `zoom` (clamped to 0 … 5) for a panorama `fullWidth × fullHeight` at full resolution (zoom 5),
+    /// cut into tiles of `tileWidth × tileHeight` (each at least 1; the metadata's sizes are checked before they
+    /// come here).
     public init(zoom: Int, fullWidth: Int, fullHeight: Int, tileWidth: Int = 512, tileHeight: Int = 512) {
         let z = min(max(0, zoom), Self.highestZoom)
         let shift = Self.highestZoom - z
         self.zoom = z
         self.width = max(1, fullWidth >> shift)
         self.height = max(1, fullHeight >> shift)
-        self.tileWidth = tileWidth
-        self.tileHeight = tileHeight
+        self.tileWidth = max(1, tileWidth)
+        self.tileHeight = max(1, tileHeight)
     }
 
     /// The lowest zoom whose image is at least `width` pixels wide (zoom 5, the full resolution, when none is).

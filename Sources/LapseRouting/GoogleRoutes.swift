@@ -105,7 +105,7 @@ public struct GoogleRoutes: DirectionsProvider {
             response = try await client.post(
                 url, json: try Self.body(points, mode: mode),
                 headers: ["X-Goog-Api-Key": apiKey, "X-Goog-FieldMask": Self.fieldMask],
-                temporaryRefusal: GoogleAPIError.temporaryRefusal)
+                temporaryRefusal: GoogleAPIError.temporaryRefusal, maxBodyBytes: 16 << 20)
         } catch var error as LapseError {
             error.subject = subject
             error.reason = Redaction.message(error.reason, hiding: [apiKey])

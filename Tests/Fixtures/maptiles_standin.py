@@ -23,6 +23,11 @@ rateLimitExceeded (and 429 RESOURCE_EXHAUSTED every other time), then serve norm
   GET  /_stats, /_reset                      counters (total, max_in_flight, by_kind, faults)
   GET  /_log                                 every tile request as "panoId z/x/y status"
 
+A hostile server (--hostile NAME=VALUE, repeatable): metadata with tileWidth=V and tileHeight=V, imageWidth=V,
+copyright=N (a copyright line of N characters), padding=N (N spaces after the metadata's JSON); huge-tiles=1
+(every tile a 16000 x 8000 JPEG instead of 512 x 512); empty-panoids=N (the first N panoIds answers are 200 with
+no body).
+
 Options: --key K (default test-key), --faults RATE (0..1), --retry-after S, --stall S, --data DIR, --workdir DIR,
 --session-requests N (a session token stops working after N requests), --quota-errors N.
 """
@@ -142,18 +147,29 @@ class MapTiles(Handler):
             for loc in locations:
                 best = min(((distance_m(loc["lat"], loc["lng"], p["lat"], p["lng"]), p["id"]) for p in WORLD))
                 ids.append(best[1] if best[0] <= radius else "")
+            with s.stats.lock:
+                empty = s.hostile.get("empty-panoids", 0) > 0
+                if empty:
+                    s.hostile["empty-panoids"] -= 1
+            if empty:
+                self.count("empty_answers")
+                return self.send(200, b"", "application/json")
             return self.send(200, {"panoIds": ids})
         if method == "GET" and path == "/v1/streetview/metadata":
             p = BY_ID.get(q.get("panoId", ""))
             if not p:
                 self.count("metadata")
                 return self.send(404, {"error": {"code": 404, "message": "Panorama not found.", "status": "NOT_FOUND"}})
-            return self.cacheable("metadata", {"panoId": p["id"], "lat": p["lat"], "lng": p["lng"], "imageHeight": p["height"],
-                                   "imageWidth": p["width"], "tileHeight": TILE, "tileWidth": TILE,
-                                   "heading": p["heading"], "tilt": p["tilt"], "roll": p["roll"],
-                                   "imageryType": "outdoor", "date": p["date"], "copyright": p["copyright"],
-                                   "links": p.get("links", [])},
-                                  "application/json")
+            h = s.hostile
+            answer = {"panoId": p["id"], "lat": p["lat"], "lng": p["lng"], "imageHeight": p["height"],
+                      "imageWidth": h.get("imageWidth", p["width"]), "tileHeight": h.get("tileHeight", TILE),
+                      "tileWidth": h.get("tileWidth", TILE), "heading": p["heading"], "tilt": p["tilt"],
+                      "roll": p["roll"], "imageryType": "outdoor", "date": p["date"],
+                      "copyright": "©" * h["copyright"] if "copyright" in h else p["copyright"],
+                      "links": p.get("links", [])}
+            if "padding" in h:
+                return self.cacheable("metadata", json.dumps(answer).encode() + b" " * h["padding"], "application/json")
+            return self.cacheable("metadata", answer, "application/json")
         if method == "GET" and path.startswith("/v1/streetview/tiles/"):
             try:
                 z, x, y = (int(v) for v in path.split("/")[-3:])
@@ -165,6 +181,8 @@ class MapTiles(Handler):
                 self.count("tiles")
                 return self.send(404, {"error": {"code": 404, "message": "Panorama not found.", "status": "NOT_FOUND"}})
             status, body = self.server.tile(p, z, x, y)
+            if status == 200 and s.hostile.get("huge-tiles"):
+                body = s.huge_tile()
             with s.stats.lock:
                 s.log.append("%s %d/%d/%d %d" % (p["id"], z, x, y, status))
             if status != 200:
@@ -200,6 +218,7 @@ def main():
     ap.add_argument("--quota-errors", type=int, default=0, help="the first N requests answer quota/rate errors")
     ap.add_argument("--cache-control", default="private, max-age=86400", help="Cache-Control of tiles and metadata")
     ap.add_argument("--corrupt", type=float, default=0.0, help="share of tiles whose first answers are a broken JPEG body")
+    ap.add_argument("--hostile", action="append", default=[], help="NAME=VALUE: a hostile answer (see above)")
     ap.add_argument("--corrupt-attempts", type=int, default=1, help="how many answers of such a tile are broken")
     a = ap.parse_args()
     workdir = a.workdir or tempfile.mkdtemp(prefix="maptiles-standin-")
@@ -244,6 +263,19 @@ def main():
         server.corrupt = a.corrupt
         server.corrupted = {}
         server.corrupt_attempts = a.corrupt_attempts
+        server.hostile = {k: int(v) for k, v in (h.split("=", 1) for h in a.hostile)}
+
+        def huge_tile():
+            path = os.path.join(workdir, "huge-16000x8000.jpg")
+            with lock:
+                if not os.path.exists(path):
+                    import subprocess
+                    subprocess.run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "color=gray:s=16000x8000",
+                                    "-frames:v", "1", path + ".tmp.jpg"], check=True)
+                    os.replace(path + ".tmp.jpg", path)
+            with open(path, "rb") as f:
+                return f.read()
+        server.huge_tile = huge_tile
 
     serve(MapTiles, a.port, setup)
 

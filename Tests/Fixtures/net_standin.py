@@ -9,6 +9,11 @@ GET  /flaky/<id>                first ?fail=N requests for <id> fail with ?code=
 GET  /stall?seconds=S           sleeps, then 200
 GET  /slow?ms=M                 sleeps M ms, then 200 (for concurrency counting)
 GET  /echo-headers              the request headers as JSON
+GET  /redirect?to=URL&code=C     a redirect (default 307) to URL; POST too
+GET  /endless                   200 without Content-Length, chunked, bytes without end (1 MB a chunk)
+GET  /declared/<n>              headers declaring Content-Length n, then 10 bytes and the connection closed
+GET  /trickle?every=S           200 with Content-Length 1e6, one byte every S seconds (default 0.2)
+GET  /empty-then/<id>?fail=N     the first N requests for <id> are answered 200 with no body, then 1000 bytes
 POST /echo                      the request body back, as application/json
 GET  /stats                     {"total": n, "max_in_flight": n, "by_path": {...}}
 POST /reset                     clears counters
@@ -82,6 +87,44 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, self.rfile.read(n), "application/json")
         if path == "/echo-headers":
             return self.send(200, json.dumps({k.lower(): v for k, v in self.headers.items()}).encode(), "application/json")
+        if path == "/redirect":
+            self.send_response(int(q.get("code", "307")))
+            self.send_header("Location", q["to"])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if path == "/endless":
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = bytes(1 << 20)
+            try:
+                while True:
+                    self.wfile.write(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+                return
+        if parts[0] == "declared":
+            return self.send(200, bytes(10), declared=int(parts[1]))
+        if path == "/trickle":
+            self.send_response(200)
+            self.send_header("Content-Length", "1000000")
+            self.end_headers()
+            try:
+                for _ in range(1000000):
+                    self.wfile.write(b"x")
+                    self.wfile.flush()
+                    time.sleep(float(q.get("every", "0.2")))
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+                return
+        if parts[0] == "empty-then":
+            with lock:
+                seen = state["flaky"].get(path, 0)
+                state["flaky"][path] = seen + 1
+            if seen < int(q.get("fail", "1")):
+                return self.send(200, b"", "application/json")
+            return self.send(200, bytes(i % 251 for i in range(1000)))
         if parts[0] == "bytes":
             n = int(parts[1])
             return self.send(200, bytes(i % 251 for i in range(n)))

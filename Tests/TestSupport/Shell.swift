@@ -105,3 +105,24 @@ public enum Shell {
         return (process, seen)
     }
 }
+
+extension Shell {
+    /// Runs `lapse` with `arguments` under python3, which reports the child's peak resident memory.
+    /// - Returns: the result (status, stdout, stderr of lapse) and its peak RSS in kB (-1 when unknown).
+    public static func lapseMeasured(_ arguments: [String], environment: [String: String]? = nil) throws
+        -> (result: ProcessResult, peakKB: Int)
+    {
+        let script = """
+            import resource, subprocess, sys
+            r = subprocess.run(sys.argv[1:], capture_output=True)
+            sys.stderr.write(r.stderr.decode(errors="replace"))
+            sys.stdout.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) + "\\n" + r.stdout.decode())
+            sys.exit(r.returncode)
+            """
+        var result = try run("python3", ["-c", script, lapseBinary] + arguments, environment: environment)
+        let lines = result.stdout.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        let kB = Int(lines.first ?? "") ?? -1
+        result.stdout = lines.count > 1 ? String(lines[1]) : ""
+        return (result, kB)
+    }
+}

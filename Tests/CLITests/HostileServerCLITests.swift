@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TestSupport
+
+/// A Map Tiles server that answers with sizes no panorama has, answers too large to hold, or nothing: the run ends
+/// with exit 1 naming the fault, in bounded memory, and keeps nothing the answer described (issue #42).
+@Suite struct HostileServerCLITests {
+    let dir = TestData.scratchDirectory("hostile-cli")
+    static let key = "cli-test-key-AIzaSy0042"
+    /// What a 2-panorama job may use at most, whatever the server sends.
+    static let memoryBoundKB = 600 * 1024
+
+    func server(_ hostile: [String]) throws -> LocalServer {
+        try LocalServer(
+            script: "maptiles_standin.py",
+            arguments: [
+                "--key", Self.key, "--data", TestData.path("pano360"), "--workdir",
+                FileManager.default.temporaryDirectory.appendingPathComponent("lapse-maptiles-standin-v1").path
+            ] + hostile.flatMap { ["--hostile", $0] })
+    }
+
+    func panoramas(_ server: LocalServer, _ name: String) throws -> (ProcessResult, Int, String) {
+        let route = dir.appendingPathComponent("route.txt").path
+        try "55.70000,13.19000\n55.70050,13.19000\n".write(toFile: route, atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent(name).path
+        let (r, kB) = try Shell.lapseMeasured(
+            [
+                "panoramas", "--route", route, "--source", "google", "--zoom", "1", "--radius", "20",
+                "--maptiles-url", server.baseURL, "--no-cache", "--out", out, "--quiet"
+            ], environment: ["GOOGLE_MAPS_API_KEY": Self.key])
+        return (r, kB, out)
+    }
+
+    @Test(arguments: [
+        (["tileWidth=0", "tileHeight=0"], "unusable answer (tile size 0 out of range)"),
+        (["tileWidth=-512", "tileHeight=-512"], "unusable answer (tile size -512 out of range)"),
+        (["tileWidth=1", "tileHeight=1"], "unusable answer (tile size 1 out of range)"),
+        (["imageWidth=4194304"], "unusable answer (image size 4194304x"),
+        (["imageWidth=1099511627776"], "unusable answer (image size 1099511627776x"),
+        (["imageWidth=9223372036854775807"], "unusable answer (image size 9223372036854775807x"),
+        (["copyright=5000"], "unusable answer (copyright of 5000 characters)"),
+        (["copyright=5000000"], "more than the 1048576 expected"),
+        (["padding=5000000"], "more than the 1048576 expected"),
+        (["huge-tiles=1"], "16000x8000 is 128.0 megapixels, more than the limit of 0.3 megapixels")
+    ])
+    func aHostileAnswerFailsTheRunInBoundedMemory(hostile: [String], reason: String) throws {
+        let server = try server(hostile)
+        let (r, kB, out) = try panoramas(server, hostile.joined(separator: "_"))
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains(reason), "\(r.stderr)")
+        #expect(!r.stderr.contains(Self.key))
+        #expect(kB > 0 && kB < Self.memoryBoundKB, "peak \(kB) kB")
+        let written = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
+        #expect(!written.contains { $0.hasSuffix(".jpg") }, "\(written)")
+    }
+
+    /// Empty answers to `panoIds` are retried as a 5xx is: the run succeeds.
+    @Test func emptyAnswersAreRetried() throws {
+        let server = try server(["empty-panoids=2"])
+        let (r, _, out) = try panoramas(server, "empty")
+        #expect(r.status == 0, "\(r.stderr)")
+        let written = try FileManager.default.contentsOfDirectory(atPath: out)
+        #expect(written.filter { $0.hasSuffix(".jpg") }.count == 2, "\(written)")
+        let stats = try Shell.run("curl", ["-s", server.baseURL + "/_stats"]).stdout
+        #expect(stats.contains("\"empty_answers\": 2"), "\(stats)")
+    }
+}

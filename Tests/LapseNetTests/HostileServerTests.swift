@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+import LapseCore
+@testable import LapseNet
+import Testing
+import TestSupport
+
+/// What a broken or hostile server sends cannot take the client's credentials, memory or time (issue #42).
+@Suite struct HostileServerTests {
+    func echoedHeaders(_ response: HTTPResponse) throws -> [String: String] {
+        try JSONDecoder().decode([String: String].self, from: response.body)
+    }
+
+    /// A redirect to another origin (here another port: curl's rule) gets none of the request's credentials; one
+    /// within the origin keeps them.
+    @Test func aRedirectToAnotherOriginCarriesNoCredentials() async throws {
+        let service = try LocalServer(script: "net_standin.py")
+        let elsewhere = try LocalServer(script: "net_standin.py")
+        let key = "AIzaSECRETKEY123"
+        let headers = ["X-Goog-Api-Key": key, "Authorization": "Bearer tok-\(key)", "X-Other": "kept"]
+        let http = client(attempts: 1, secrets: [key])
+        func via(_ server: LocalServer, to target: LocalServer, code: Int) -> URL {
+            var c = URLComponents(string: server.baseURL + "/redirect")!
+            c.queryItems = [
+                URLQueryItem(name: "to", value: target.baseURL + "/echo-headers"),
+                URLQueryItem(name: "code", value: "\(code)")
+            ]
+            return c.url!
+        }
+        for code in [301, 302, 307, 308] {
+            let away = try echoedHeaders(
+                try await http.get(via(service, to: elsewhere, code: code), headers: headers))
+            #expect(away["x-goog-api-key"] == nil && away["authorization"] == nil, "HTTP \(code)")
+            #expect(away["x-other"] == "kept", "HTTP \(code)")
+            let home = try echoedHeaders(try await http.get(via(service, to: service, code: code), headers: headers))
+            #expect(home["x-goog-api-key"] == key && home["authorization"] == "Bearer tok-\(key)", "HTTP \(code)")
+        }
+        // A POST (the Routes API's) redirected with 307 keeps its method and body, not its key.
+        let posted = try await http.post(
+            via(service, to: elsewhere, code: 307), json: Data("{}".utf8), headers: ["X-Goog-Api-Key": key])
+        #expect(try echoedHeaders(posted)["x-goog-api-key"] == nil)
+        #expect(!posted.text.contains(key))
+    }
+
+    /// The rule itself: `https` to `http` is not followed; a URL that carries a secret to another origin is not
+    /// followed; the default port counts as the same origin.
+    @Test func redirectRule() throws {
+        func request(_ url: String, _ headers: [String: String] = [:]) -> URLRequest {
+            var r = URLRequest(url: URL(string: url)!)
+            for (k, v) in headers { r.setValue(v, forHTTPHeaderField: k) }
+            return r
+        }
+        let key = "AIzaSECRETKEY123"
+        let original = request("https://tile.googleapis.com/v1/x?key=\(key)", ["X-Goog-Api-Key": key])
+        let same = request("https://tile.googleapis.com:443/v1/y", ["X-Goog-Api-Key": key])
+        let kept = Transfers.redirect(from: original, to: same, secrets: [key])
+        #expect(kept?.value(forHTTPHeaderField: "X-Goog-Api-Key") == key)
+        let other = request("https://example.org/y", ["X-Goog-Api-Key": key, "X-Custom": "token \(key)"])
+        let stripped = Transfers.redirect(from: original, to: other, secrets: [key])
+        #expect(stripped != nil)
+        #expect(stripped?.value(forHTTPHeaderField: "X-Goog-Api-Key") == nil)
+        #expect(stripped?.value(forHTTPHeaderField: "X-Custom") == nil)
+        #expect(Transfers.redirect(from: original, to: request("http://tile.googleapis.com/v1/y"), secrets: []) == nil)
+        #expect(Transfers.redirect(from: original, to: request("https://example.org/?k=\(key)"), secrets: [key]) == nil)
+    }
+
+    /// An answer larger than the request allows is cut off, whether its size is declared or it never ends, and
+    /// fails after its attempts as a network fault.
+    @Test(arguments: ["/declared/300000000", "/endless"])
+    func answersOverTheLimitAreCutOff(path: String) async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let http = client(attempts: 2, timeout: 20, recorder: DelayRecorder())
+        await #expect {
+            _ = try await http.get(URL(string: server.baseURL + path)!, maxBodyBytes: 4 << 20)
+        } throws: { error in
+            let e = error as? LapseError
+            return e?.code == .network && e?.reason.contains("more than the 4194304 expected") == true
+                && e?.reason.contains("after 2 attempts") == true
+        }
+        #expect(http.statistics.attempts == 2)
+    }
+
+    /// The client's own limit applies when the request sets none.
+    @Test func theConfiguredLimitIsTheDefault() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        var c = HTTPClient.Configuration()
+        c.maxAttempts = 1
+        c.maxBodyBytes = 1000
+        let http = HTTPClient(configuration: c)
+        #expect(try await http.get(URL(string: server.baseURL + "/bytes/1000")!).body.count == 1000)
+        await #expect(throws: LapseError.self) { _ = try await http.get(URL(string: server.baseURL + "/bytes/1001")!) }
+    }
+
+    /// An empty 200 is a fault like a 5xx: retried, and the content taken when it comes.
+    @Test func emptyAnswersAreRetried() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let recorder = DelayRecorder()
+        let r = try await client(recorder: recorder).get(URL(string: server.baseURL + "/empty-then/a?fail=2")!)
+        #expect(r.body.count == 1000)
+        #expect(recorder.delays.count == 2)
+        await #expect {
+            _ = try await client(attempts: 2, recorder: recorder).get(
+                URL(string: server.baseURL + "/empty-then/b?fail=5")!)
+        } throws: { error in
+            (error as? LapseError)?.code == .network && "\(error)".contains("empty answer")
+        }
+    }
+
+    /// A body that trickles a byte at a time ends at the request's deadline, not when the server stops.
+    @Test func aTrickleEndsAtTheDeadline() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        var c = HTTPClient.Configuration()
+        c.requestTimeout = 30
+        c.totalTimeout = 1
+        let recorder = DelayRecorder()
+        c.sleep = recorder.sleep
+        let http = HTTPClient(configuration: c)
+        await #expect {
+            _ = try await http.get(URL(string: server.baseURL + "/trickle?every=0.05")!)
+        } throws: { error in
+            "\(error)".hasSuffix("timed out after 1 s")
+        }
+        #expect(http.statistics.attempts == 1 && recorder.delays.isEmpty)
+    }
+
+    /// A `Retry-After` longer than what is left of the timeout fails at once, saying so.
+    @Test func aRetryAfterBeyondTheTimeoutFailsAtOnce() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        var c = HTTPClient.Configuration()
+        c.totalTimeout = 5
+        let recorder = DelayRecorder()
+        c.sleep = recorder.sleep
+        let http = HTTPClient(configuration: c)
+        await #expect {
+            _ = try await http.get(URL(string: server.baseURL + "/status/503?retry_after=20")!)
+        } throws: { error in
+            let e = error as? LapseError
+            return e?.code == .rateLimited && e?.reason.contains("retry after 20 s, more than the") == true
+                && e?.reason.contains("left of the timeout") == true
+        }
+        #expect(http.statistics.attempts == 1 && recorder.delays.isEmpty)
+    }
+}
