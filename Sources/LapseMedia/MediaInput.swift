@@ -103,6 +103,9 @@ public final class MediaInput {
         isNetwork = location.contains("://") && scheme != "file"
         interrupt = InterruptState()
         if let deadline = options.deadline { interrupt.arm(seconds: deadline) }
+        // A read that waits out rw_timeout, and the one reconnection that follows it (its delay included), may
+        // pass before the input counts as stalled.
+        if isNetwork { interrupt.watchStalls(seconds: options.readTimeout + Double(reconnectDelayMax)) }
         if !isNetwork {
             let path = location.hasPrefix("file:") ? String(location.dropFirst(5)) : location
             var isDirectory: ObjCBool = false
@@ -203,6 +206,7 @@ public final class MediaInput {
             target = Int64((base * Double(AV_TIME_BASE)).rounded(.down))
         }
         let started = Date()
+        interrupt.progressed()
         let r = av_seek_frame(context, Int32(index), target, AVSEEK_FLAG_BACKWARD)
         if r < 0 { throw error(r, doing: "cannot seek to \(TimeValue.format(seconds))", since: started) }
     }
@@ -214,7 +218,9 @@ public final class MediaInput {
         guard let context else { return false }
         av_packet_unref(packet.pointer)
         let started = Date()
+        interrupt.progressed() // the time between calls is the caller's, not a stall
         let r = av_read_frame(context, packet.pointer)
+        if r >= 0 { interrupt.progressed() }
         if r == lapse_averror_eof() {
             // A network EOF after a long wait is a stalled server, not the end of the media.
             if isNetwork, Date().timeIntervalSince(started) >= options.readTimeout * 0.9 {
@@ -245,12 +251,17 @@ public final class MediaInput {
             return Unmanaged<InterruptState>.fromOpaque(opaque).takeUnretainedValue().shouldStop ? 1 : 0
         }
         allocated.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(interrupt).toOpaque()
+        interrupt.observe(format: allocated)
+        interrupt.progressed()
         var dict: OpaquePointer?
         defer { av_dict_free(&dict) }
         if url.contains("://") { setNetworkOptions(&dict) }
         let started = Date()
         let r = avformat_open_input(&ctx, url, nil, &dict)
-        if r < 0 { throw error(r, doing: "cannot open", since: started) }
+        if r < 0 {
+            interrupt.observe(format: nil) // freed by avformat_open_input
+            throw error(r, doing: "cannot open", since: started)
+        }
         context = ctx
         formatName = String(cString: ctx!.pointee.iformat.pointee.name)
         afterHeader()
@@ -259,11 +270,14 @@ public final class MediaInput {
         if r2 < 0 { throw error(r2, doing: "cannot read the stream information", since: started) }
     }
 
+    /// libavformat's longest wait before a reconnection, in whole seconds.
+    private var reconnectDelayMax: Int { Int(min(4, max(1, options.readTimeout))) }
+
     private func setNetworkOptions(_ dict: inout OpaquePointer?) {
         av_dict_set(&dict, "reconnect", "1", 0)
         av_dict_set(&dict, "reconnect_streamed", "1", 0)
         av_dict_set(&dict, "reconnect_on_network_error", "1", 0)
-        av_dict_set(&dict, "reconnect_delay_max", String(Int(min(4, max(1, options.readTimeout)))), 0)
+        av_dict_set(&dict, "reconnect_delay_max", String(reconnectDelayMax), 0)
         av_dict_set(&dict, "rw_timeout", String(Int64(options.readTimeout * 1_000_000)), 0)
         av_dict_set(&dict, "user_agent", options.userAgent, 0)
         // HLS: keep one connection for the segments.
@@ -271,6 +285,7 @@ public final class MediaInput {
     }
 
     private func close() {
+        interrupt.observe(format: nil)
         if context != nil { avformat_close_input(&context) }
     }
 
@@ -339,7 +354,11 @@ public final class MediaInput {
         let started = Date()
         let r = avio_open2(&io, location, AVIO_FLAG_READ, &callback, &dict)
         if r < 0 { throw error(r, doing: "cannot open", since: started) }
-        defer { avio_closep(&io) }
+        interrupt.observe(io: io)
+        defer {
+            interrupt.observe(io: nil)
+            avio_closep(&io)
+        }
         guard let out = fopen(path, "wb") else {
             throw LapseError.posix(.output, path, "cannot create a temporary file")
         }
@@ -351,6 +370,7 @@ public final class MediaInput {
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let readStarted = Date()
+            interrupt.progressed()
             let n = buffer.withUnsafeMutableBufferPointer { avio_read(io, $0.baseAddress, Int32($0.count)) }
             if n == lapse_averror_eof() || n == 0 {
                 if Date().timeIntervalSince(readStarted) >= options.readTimeout * 0.9 {
@@ -447,6 +467,9 @@ public final class MediaInput {
         if interrupt.deadlinePassed {
             return LapseError(.network, displayName, "timed out after \(Self.seconds(options.deadline ?? 0))")
         }
+        if interrupt.stalled {
+            return LapseError(.network, displayName, "timed out: no data for \(Self.seconds(options.readTimeout))")
+        }
         switch code {
         case lapse_averror_http_not_found(): return LapseError(.network, displayName, "HTTP 404 not found")
         case lapse_averror_http_forbidden(): return LapseError(.network, displayName, "HTTP 403 forbidden")
@@ -476,19 +499,73 @@ public final class MediaInput {
     }
 }
 
-/// State read by libavformat's interrupt callback: a cancel flag and a deadline (monotonic nanoseconds).
+/// State read by libavformat's interrupt callback: a cancel flag, a deadline and a stall limit (monotonic
+/// nanoseconds).
+///
+/// A stall is ``stallBytes`` not read and no packet delivered within the limit during one call into libavformat (the
+/// time between calls is the caller's), however the time passes: a server
+/// that answers every reconnection with the same first bytes and then goes silent, one that trickles a byte at a
+/// time, or an HLS playlist that names itself never advance, and are stopped there (libavformat's own `rw_timeout`
+/// bounds one read only, and its reconnections start it again).
 private final class InterruptState: Sendable {
     private let cancelled = Atomic<Bool>(false)
     private let deadline = Atomic<UInt64>(0)
+    private let stallLimit = Atomic<UInt64>(0)
+    private let lastProgress = Atomic<UInt64>(0)
+    private let progressPosition = Atomic<Int64>(0)
+    /// The address of the `AVFormatContext` or `AVIOContext` whose read position shows progress (0: none).
+    private let formatAddress = Atomic<Int>(0)
+    private let ioAddress = Atomic<Int>(0)
+
+    /// Bytes that count as progress.
+    static let stallBytes: Int64 = 4096
 
     func cancel() { cancelled.store(true, ordering: .relaxed) }
     func arm(seconds: Double) {
-        deadline.store(DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9), ordering: .relaxed)
+        deadline.store(Self.now + UInt64(max(0, seconds) * 1e9), ordering: .relaxed)
     }
+    /// Stops reading when no progress is made for `seconds`.
+    func watchStalls(seconds: Double) {
+        lastProgress.store(Self.now, ordering: .relaxed)
+        stallLimit.store(UInt64(max(0.001, seconds) * 1e9), ordering: .relaxed)
+    }
+    /// Progress is read from this context's I/O position from now on.
+    func observe(format: UnsafeMutablePointer<AVFormatContext>?) {
+        formatAddress.store(format.map { Int(bitPattern: $0) } ?? 0, ordering: .relaxed)
+    }
+    func observe(io: UnsafeMutablePointer<AVIOContext>?) {
+        ioAddress.store(io.map { Int(bitPattern: $0) } ?? 0, ordering: .relaxed)
+    }
+    /// A packet was delivered.
+    func progressed() { lastProgress.store(Self.now, ordering: .relaxed) }
+
     var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
     var deadlinePassed: Bool {
         let d = deadline.load(ordering: .relaxed)
-        return d != 0 && DispatchTime.now().uptimeNanoseconds >= d
+        return d != 0 && Self.now >= d
     }
-    var shouldStop: Bool { isCancelled || deadlinePassed }
+    var stalled: Bool {
+        let limit = stallLimit.load(ordering: .relaxed)
+        return limit != 0 && Self.now >= lastProgress.load(ordering: .relaxed) + limit
+    }
+    /// Called by libavformat, on the thread that reads, from within its blocking calls.
+    var shouldStop: Bool {
+        if let position = readPosition(), position >= progressPosition.load(ordering: .relaxed) + Self.stallBytes {
+            progressPosition.store(position, ordering: .relaxed)
+            progressed()
+        }
+        return isCancelled || deadlinePassed || stalled
+    }
+
+    /// The observed context's read position (bytes), if any. Read on the reading thread only (the callback's).
+    private func readPosition() -> Int64? {
+        let io = ioAddress.load(ordering: .relaxed), format = formatAddress.load(ordering: .relaxed)
+        if io != 0, let pb = UnsafeMutablePointer<AVIOContext>(bitPattern: io) { return pb.pointee.pos }
+        if format != 0, let ctx = UnsafeMutablePointer<AVFormatContext>(bitPattern: format), let pb = ctx.pointee.pb {
+            return pb.pointee.pos
+        }
+        return nil
+    }
+
+    private static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
 }

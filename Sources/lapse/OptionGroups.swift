@@ -26,7 +26,8 @@ struct OutputOptions {
 
 /// `--timeout SECONDS` (0.1 to 3600): how long a network read may wait. An HTTP request (a route, panorama
 /// metadata, a tile) gives up this long after it was first sent, its retries included; a video read over the
-/// network gives up after this long without data.
+/// network gives up after this long without progress (4 kB or a packet), however often it reconnects, plus one
+/// reconnection's delay (at most 4 s).
 struct NetworkOptions {
     var timeout: Double?
 

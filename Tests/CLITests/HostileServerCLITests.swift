@@ -66,3 +66,34 @@ import TestSupport
         #expect(stats.contains("\"empty_answers\": 2"), "\(stats)")
     }
 }
+
+/// Media servers that never finish: 100 bytes on every reconnection then silence, a byte at a time, an
+/// HLS playlist that names itself. `clip` and `gif` end --timeout seconds after the last progress, with exit 1 and
+/// nothing written (before, each ran until killed).
+@Suite struct HostileMediaServerCLITests {
+    static let file = "gop4s_bframes_av_10s_faststart.mp4"
+
+    @Test(arguments: ["clip", "gif"], ["__again/\(file)", "__trickle/\(file)", "__selfref.m3u8"])
+    func aServerThatNeverFinishesEndsAtTheTimeout(command: String, path: String) throws {
+        let server = try LocalServer(
+            script: "http_file_server.py", arguments: ["--root", TestData.path("video/synthetic")])
+        let dir = TestData.scratchDirectory("hostile-media")
+        let out = dir.appendingPathComponent("\(command)-\(path.replacingOccurrences(of: "/", with: "_")).out").path
+        let started = Date()
+        let r = try Shell.lapse([
+            command, "\(server.baseURL)/\(path)?sig=TOPSECRET", "--start", "1", "--duration", "1", "--timeout", "2",
+            "-o", out + (command == "gif" ? ".gif" : ".mp4")
+        ])
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(r.status == 1, "\(r.stderr)")
+        // The same 100 bytes again and again read as a stall; served from where each reconnection asks (100 new
+        // bytes a time), they can also end the probe before a stream is found.
+        let reasons = ["timed out: no data for 2 s"] + (path.hasPrefix("__again") ? ["no video stream"] : [])
+        #expect(reasons.contains { r.stderr.contains($0) }, "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+        #expect(!r.stderr.contains("TOPSECRET"))
+        // Not a speed limit: the runs this guards against went on for minutes.
+        #expect(elapsed < 60, "\(elapsed) s")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(command) }.isEmpty)
+    }
+}

@@ -11,6 +11,11 @@ Special paths:
   /__status/<code>/<path>   answers with that HTTP status (e.g. 404, 403) and a short text body
   /__stall/<path>           sends the headers and the first --stall-after bytes of <path>, then nothing
                             (holds the connection open until the client gives up)
+  /__again/<path>           every request (every reconnection) gets the first 100 bytes of its range, then
+                            nothing: a client that reconnects is answered again and again
+  /__trickle/<path>         the file, one byte every 0.05 s
+  /__selfref.m3u8           an HLS master playlist whose only variant is itself
+  /__endless.m3u8           an HLS media playlist of 200 000 segments that do not exist (404)
 Any query string is ignored (tests use one to check that it is never printed).
 
 Prints "PORT <n>" as its first line on stdout, then serves until killed.
@@ -73,7 +78,27 @@ class Handler(BaseHTTPRequestHandler):
         m = re.match(r"^/__status/(\d{3})(/.*)?$", path)
         if m:
             return self.send_text(int(m.group(1)), "status %s\n" % m.group(1), head)
-        stall = False
+        if path in ("/__selfref.m3u8", "/__endless.m3u8"):
+            if path == "/__selfref.m3u8":
+                text = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=320x240\n/__selfref.m3u8\n"
+            else:
+                text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n" + "".join(
+                    "#EXTINF:2.0,\n/__missing/%d.ts\n" % i for i in range(200000)) + "#EXT-X-ENDLIST\n"
+            body = text.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.apple.mpegurl")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
+            return
+        stall = again = trickle = False
+        if path.startswith("/__again/"):
+            again = True
+            path = path[len("/__again"):]
+        if path.startswith("/__trickle/"):
+            trickle = True
+            path = path[len("/__trickle"):]
         if path.startswith("/__stall/"):
             stall = True
             path = path[len("/__stall"):]
@@ -123,9 +148,13 @@ class Handler(BaseHTTPRequestHandler):
             remaining = length
             if stall:  # only the first --stall-after bytes of the file are ever sent
                 remaining = min(remaining, max(0, opts.stall_after - start))
+            if again:  # the first 100 bytes of every range
+                remaining, stall = min(remaining, 100), True
             try:
                 while remaining > 0:
-                    chunk = f.read(min(65536, remaining))
+                    if trickle:
+                        time.sleep(0.05)
+                    chunk = f.read(min(1 if trickle else 65536, remaining))
                     if not chunk:
                         break
                     self.wfile.write(chunk)

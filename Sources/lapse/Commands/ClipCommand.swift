@@ -28,7 +28,8 @@ enum ClipCommand: Command {
           --no-audio               leave the sound out
           --audio FILE             a soundtrack from FILE's audio, cut to the clip's length (re-encoded to AAC)
           --audio-mode MODE        replace (default): FILE's audio only; mix: mixed with the clip's own sound
-          --timeout SECONDS        network inputs: give up after this long without data (default 15)
+          --timeout SECONDS        network inputs: give up after this long without data, reconnections
+                                   included (a few seconds more for one reconnection; default 15)
           -y, --overwrite          replace OUTPUT if it exists
           --quiet, --json          no progress / a JSON summary on stdout
 

@@ -37,7 +37,8 @@ enum GIFCommand: Command {
           --dither D             dithering 0 (none) to 1 (full, the default)
           --palette MODE         per-frame (default) or global (one palette for all frames)
           --fast                 faster, slightly lower quality
-          --timeout SECONDS      network inputs: give up after this long without data (default 15)
+          --timeout SECONDS      network inputs: give up after this long without data, reconnections
+                                 included (a few seconds more for one reconnection; default 15)
           -y, --overwrite        replace OUT.gif if it exists
           --quiet, --json        no progress / a JSON summary on stdout
 
