@@ -4,7 +4,8 @@ import Testing
 import TestSupport
 
 /// A run killed outright (SIGKILL, a crash) cannot delete its temporary files; every command deletes those of
-/// its own outputs when it runs again (and leaves other processes' alone), and Foundation's own atomic-write
+/// its own outputs when it runs again, and those of other outputs in the folder left unchanged for ten minutes
+/// (and leaves running processes' alone), and Foundation's own atomic-write
 /// temporaries (`.dat.nosync…`) are never made.
 @Suite struct StaleTemporaryCLITests {
     static let commands: [(name: String, output: String, arguments: [String])] = [
@@ -31,10 +32,21 @@ import TestSupport
         let ext = (c.output as NSString).pathExtension
         let stale = ".\(c.output).\(deadPID)-1f.partial.\(ext)"
         let running = ".\(c.output).1-2e.partial.\(ext)" // pid 1 always runs
-        for name in [stale, running] { try Data("x".utf8).write(to: dir.appendingPathComponent(name)) }
+        // Another output's, killed long ago (80 MB once, from a `lapse video` never run again with its output),
+        // and one killed a minute ago, which may be another machine's writing into a shared folder.
+        let otherOld = ".other.mp4.\(deadPID)-3d.partial.mp4", otherRecent = ".recent.gif.\(deadPID)-4c.partial.gif"
+        for name in [stale, running, otherOld, otherRecent] {
+            try Data("x".utf8).write(to: dir.appendingPathComponent(name))
+        }
+        let old = Date().addingTimeInterval(-3600)
+        try FileManager.default.setAttributes(
+            [.modificationDate: old], ofItemAtPath: dir.appendingPathComponent(otherOld).path)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-60)],
+            ofItemAtPath: dir.appendingPathComponent(otherRecent).path)
         let r = try Shell.lapse(c.arguments + ["-o", dir.appendingPathComponent(c.output).path])
         #expect(r.status == 0, "\(r.stderr)")
         let left = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
-        #expect(left == [running, c.output].sorted(), "\(left)")
+        #expect(left == [running, otherRecent, c.output].sorted(), "\(left)")
     }
 }
