@@ -222,6 +222,41 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         }
     }
 
+    /// The settings read from the job file at `jobPath` with its outputs (`output`, `gif`) resolved against the job
+    /// file's folder, which they may not leave (symbolic links of their folders resolved): a job file from
+    /// elsewhere cannot write, or with `--overwrite` replace, a file outside its own folder. What `flags` (the
+    /// command line's settings, applied after) set instead is not checked: `-o` and `--gif` go anywhere (and `-o`
+    /// replaces a GIF named after the job file's output).
+    /// - Throws: ``LapseError`` `.usage` naming the job file and the key whose path leaves its folder.
+    public func confiningOutputs(toJobFile jobPath: String, except flags: HyperlapseSettings) throws
+        -> HyperlapseSettings
+    {
+        let folder = URL(fileURLWithPath: jobPath).deletingLastPathComponent().standardizedFileURL
+            .resolvingSymlinksInPath().path
+        func confined(_ key: String, _ path: String?) throws -> String? {
+            guard let path else { return nil }
+            let expanded = (path as NSString).expandingTildeInPath
+            let url =
+                expanded.hasPrefix("/")
+                ? URL(fileURLWithPath: expanded) : URL(fileURLWithPath: folder).appendingPathComponent(expanded)
+            let parent = url.deletingLastPathComponent().standardizedFileURL.resolvingSymlinksInPath().path
+            let name = url.standardizedFileURL.lastPathComponent
+            guard parent == folder || parent.hasPrefix(folder == "/" ? "/" : folder + "/"), name != "..", name != "."
+            else {
+                let flag = key == "gif" ? "--gif" : "-o"
+                throw LapseError(
+                    .usage, jobPath,
+                    "'\(key)' (\(path)) is outside the job file's folder \(folder): give \(flag) to write elsewhere")
+            }
+            return URL(fileURLWithPath: parent).appendingPathComponent(name).path
+        }
+        var s = self
+        if flags.output == nil { s.output = try confined("output", output) }
+        let gifFollowsOutput = output.map { ($0 as NSString).deletingPathExtension + ".gif" } == gif
+        if flags.gif == nil && !(flags.output != nil && gifFollowsOutput) { s.gif = try confined("gif", gif) }
+        return s
+    }
+
     /// The settings with every file path made absolute (against `directory`, default the current one), so a job
     /// file works from any folder: `route`, `track`, `keyframes`, `keyFile`, `cacheDir`, `output`, `gif` and the
     /// path of `local:` and `video:` sources. URLs and absolute paths are kept.

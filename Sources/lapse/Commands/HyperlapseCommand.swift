@@ -68,7 +68,8 @@ enum HyperlapseCommand: Command {
           --report OUT.html             a report page beside the video: the route coloured by coverage, a marker
                                         per panorama, the video and GIF, a frame strip, the camera's heading,
                                         the summary and credits (thumbnails in OUT_files/; see also lapse preview)
-          --config JOB.json             settings from a job file (flags override it)
+          --config JOB.json             settings from a job file (flags override it; its outputs are relative
+                                        to it and may not leave its folder)
           --segment K/N                 render only part K of N (frames ⌊(K−1)·F/N⌋ … ⌊K·F/N⌋−1 of the job's F),
                                         e.g. on N machines sharing --cache-dir; join the parts with 'lapse concat'
                                         (README: "Many machines"). Not with --gif: make it from the joined video
@@ -153,7 +154,8 @@ enum HyperlapseCommand: Command {
         guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
 
         let settings =
-            try config.map { try HyperlapseSettings.read(path: $0) }.map { $0.overridden(by: flags) } ?? flags
+            try config.map { try HyperlapseSettings.read(path: $0).confiningOutputs(toJobFile: $0, except: flags) }
+            .map { $0.overridden(by: flags) } ?? flags
         var job = try settings.makeJob(overwrite: overwrite)
         if let segment {
             guard job.gif == nil else {
