@@ -89,6 +89,18 @@ public final class HTTPClient: Sendable {
         return URLSession(configuration: config, delegate: transfers, delegateQueue: nil)
     }()
 
+    /// The session of requests with a body (POST), each sent with `Connection: close` so that it never goes on a
+    /// connection kept alive from before: libcurl sends a request again by itself when such a connection turns out
+    /// dead as it is sent, and Foundation then sends a body given as data empty (the server waits for it until the
+    /// deadline). A fresh connection cannot be dead that way; the client's own retries send the body whole.
+    static let bodySession: URLSession = {
+        let config = URLSessionConfiguration.ephemeral
+        config.urlCache = nil
+        config.requestCachePolicy = .reloadIgnoringLocalCacheData
+        config.timeoutIntervalForRequest = 600
+        return URLSession(configuration: config, delegate: transfers, delegateQueue: nil)
+    }()
+
     /// The transfers in flight, keyed by task.
     static let transfers = Transfers()
 
@@ -324,11 +336,15 @@ public final class HTTPClient: Sendable {
     /// One attempt, bounded by `deadline` seconds and `limit` bytes of body whatever the server does.
     private func perform(_ request: URLRequest, limit: Int, deadline: Double) async throws -> HTTPResponse {
         let box = OneShot()
+        // A request with a body goes on a connection of its own (see ``bodySession``).
+        var request = request
+        let session = request.httpBody == nil ? Self.session : Self.bodySession
+        if request.httpBody != nil { request.setValue("close", forHTTPHeaderField: "Connection") }
         let secrets = configuration.secrets
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
                 guard box.set(continuation) else { return } // already cancelled: send nothing
-                let task = Self.session.dataTask(with: request)
+                let task = session.dataTask(with: request)
                 Self.transfers.begin(task, Transfer(limit: limit, secrets: secrets, box: box))
                 box.attach(task)
                 task.resume()
@@ -404,18 +420,18 @@ struct Transfer {
 /// redirect may carry (see ``HTTPClient``).
 final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: NSObject is not Sendable; the only state is `inFlight`, under its Mutex.
-    private let inFlight = Mutex<[Int: Transfer]>([:])
+    private let inFlight = Mutex<[ObjectIdentifier: Transfer]>([:])
 
     /// Headers that carry credentials, dropped on a redirect to another origin (lower-cased).
     static let credentialHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "x-goog-api-key"]
 
     func begin(_ task: URLSessionTask, _ transfer: Transfer) {
-        inFlight.withLock { $0[task.taskIdentifier] = transfer }
+        inFlight.withLock { $0[ObjectIdentifier(task)] = transfer }
     }
 
     /// Ends `task`'s transfer with `result` (at most once) and forgets it.
     private func end(_ task: URLSessionTask, _ result: Result<HTTPResponse, any Error>, cancel: Bool = false) {
-        guard let transfer = inFlight.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        guard let transfer = inFlight.withLock({ $0.removeValue(forKey: ObjectIdentifier(task)) }) else { return }
         if cancel { task.cancel() }
         transfer.box.finish(result)
     }
@@ -427,8 +443,8 @@ final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         let http = response as? HTTPURLResponse
         let declared = http?.value(forHTTPHeaderField: "Content-Length").flatMap { Int($0) }
         let limit = inFlight.withLock { state -> Int? in
-            state[dataTask.taskIdentifier]?.response = http
-            return state[dataTask.taskIdentifier]?.limit
+            state[ObjectIdentifier(dataTask)]?.response = http
+            return state[ObjectIdentifier(dataTask)]?.limit
         }
         if let limit, let declared, declared > limit {
             completionHandler(.cancel)
@@ -440,12 +456,12 @@ final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let over = inFlight.withLock { state -> (Int, Int)? in
-            guard var t = state[dataTask.taskIdentifier] else { return nil }
+            guard var t = state[ObjectIdentifier(dataTask)] else { return nil }
             // Past the limit: nothing more is kept, the transfer ends below.
             guard t.body.count + data.count <= t.limit else { return (t.body.count + data.count, t.limit) }
-            state[dataTask.taskIdentifier] = nil
+            state[ObjectIdentifier(dataTask)] = nil
             t.body.append(data)
-            state[dataTask.taskIdentifier] = t
+            state[ObjectIdentifier(dataTask)] = t
             return nil
         }
         if let (count, limit) = over {
@@ -458,7 +474,7 @@ final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
             end(task, .failure(error))
             return
         }
-        let taken = inFlight.withLock { $0[task.taskIdentifier] }
+        let taken = inFlight.withLock { $0[ObjectIdentifier(task)] }
         guard let http = taken?.response ?? task.response as? HTTPURLResponse else {
             end(task, .failure(AttemptError(reason: "no HTTP response")))
             return
@@ -474,7 +490,7 @@ final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        let secrets = inFlight.withLock { $0[task.taskIdentifier]?.secrets } ?? []
+        let secrets = inFlight.withLock { $0[ObjectIdentifier(task)]?.secrets } ?? []
         completionHandler(Self.redirect(from: task.originalRequest, to: request, secrets: secrets))
     }
 

@@ -14,6 +14,9 @@ GET  /endless                   200 without Content-Length, chunked, bytes witho
 GET  /declared/<n>              headers declaring Content-Length n, then 10 bytes and the connection closed
 GET  /trickle?every=S           200 with Content-Length 1e6, one byte every S seconds (default 0.2)
 GET  /empty-then/<id>?fail=N     the first N requests for <id> are answered 200 with no body, then 1000 bytes
+POST /reset-reused              on a kept-alive connection that served a request before: the connection reset
+                                without an answer (a server closing an idle connection as the request comes); on a
+                                new connection, the body back (as /echo)
 POST /echo                      the request body back, as application/json
 GET  /stats                     {"total": n, "max_in_flight": n, "by_path": {...}}
 POST /reset                     clears counters
@@ -58,6 +61,7 @@ class Handler(BaseHTTPRequestHandler):
         self.route("GET")
 
     def route(self, method):
+        self.served = getattr(self, "served", 0) + 1
         url = urlparse(self.path)
         q = {k: v[0] for k, v in parse_qs(url.query).items()}
         path = url.path
@@ -82,6 +86,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def serve(self, method, path, q):
         parts = path.strip("/").split("/")
+        if method == "POST" and path == "/reset-reused":
+            if self.served > 1:
+                import socket, struct
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+                self.close_connection = True
+                return
+            n = int(self.headers.get("Content-Length", "0"))
+            return self.send(200, self.rfile.read(n), "application/json", {"Connection": "close"})
         if method == "POST" and path == "/echo":
             n = int(self.headers.get("Content-Length", "0"))
             return self.send(200, self.rfile.read(n), "application/json")

@@ -144,3 +144,22 @@ import TestSupport
         #expect(http.statistics.attempts == 1 && recorder.delays.isEmpty)
     }
 }
+
+extension HostileServerTests {
+    /// A server that resets a kept-alive connection as a request comes on it: a POST sent there was sent again by
+    /// libcurl with an empty body, and the server waited for the body until the client's deadline. A POST goes on a
+    /// connection of its own: answered at once, the server resetting nothing.
+    @Test func aPostNeverGoesOnAKeptAliveConnection() async throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let http = client(attempts: 3, timeout: 20, recorder: DelayRecorder())
+        for _ in 0..<3 { _ = try await http.get(URL(string: server.baseURL + "/bytes/10")!) } // connections to reuse
+        let body = Data(#"{"locations":[{"lat":55.7,"lng":13.19}]}"#.utf8)
+        let started = Date()
+        let r = try await http.post(URL(string: server.baseURL + "/reset-reused")!, json: body)
+        #expect(r.body == body, "\(r.text)")
+        #expect(try await stats(server).by_path["/reset-reused"] == 1)
+        #expect(http.statistics.retries == 0)
+        // Not a speed limit: the stall this guards against lasted the whole 20 s deadline.
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+}
