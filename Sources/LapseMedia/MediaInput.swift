@@ -119,6 +119,9 @@ public final class MediaInput {
                 throw LapseError(.invalidInput, displayName, "permission denied")
             }
         }
+        if isNetwork, let refusal = Self.unreachable(location, timeout: options.readTimeout) {
+            throw LapseError(.network, displayName, refusal)
+        }
         var mustDownload = false
         try open(location) { mustDownload = self.isNetwork && self.needsDownload() }
         if mustDownload {
@@ -268,6 +271,49 @@ public final class MediaInput {
         if needsDownloadFlag { return }
         let r2 = avformat_find_stream_info(ctx, nil)
         if r2 < 0 { throw error(r2, doing: "cannot read the stream information", since: started) }
+    }
+
+    /// Why the server of an `http(s)` URL cannot be reached at all — its host name does not resolve, or nothing
+    /// listens on its port — or nil (reached, another scheme, or a proxy in the environment that libavformat will
+    /// use). Asked before libavformat opens the URL, which would retry a refused connection with its reconnection
+    /// delays (4 s) before it says so.
+    static func unreachable(_ url: String, timeout: Double) -> String? {
+        let environment = ProcessInfo.processInfo.environment
+        guard let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = parts.host, !host.isEmpty,
+            !["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"].contains(where: { environment[$0] != nil })
+        else { return nil }
+        let port = parts.port ?? (scheme == "https" ? 443 : 80)
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let name = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        guard getaddrinfo(name, String(port), &hints, &list) == 0, let first = list else {
+            return "host not found (offline, or a wrong URL?)"
+        }
+        defer { freeaddrinfo(list) }
+        var refused = 0, tried = 0
+        var next: UnsafeMutablePointer<addrinfo>? = first
+        while let info = next {
+            next = info.pointee.ai_next
+            tried += 1
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype, info.pointee.ai_protocol)
+            guard fd >= 0 else { continue }
+            defer { Glibc.close(fd) }
+            // Non-blocking, so a host that drops packets costs at most `timeout`, not the kernel's minutes.
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return nil }
+            if errno == ECONNREFUSED { refused += 1; continue }
+            guard errno == EINPROGRESS else { continue }
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            guard poll(&poller, 1, Int32(min(timeout, 30) * 1000)) == 1 else { return nil } // slow: libavformat's
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+            if error == 0 { return nil }
+            if error == ECONNREFUSED { refused += 1 }
+        }
+        return refused > 0 && refused == tried ? "connection refused (is the server running and the URL right?)" : nil
     }
 
     /// libavformat's longest wait before a reconnection, in whole seconds.
@@ -471,12 +517,13 @@ public final class MediaInput {
             return LapseError(.network, displayName, "timed out: no data for \(Self.seconds(options.readTimeout))")
         }
         switch code {
-        case lapse_averror_http_not_found(): return LapseError(.network, displayName, "HTTP 404 not found")
-        case lapse_averror_http_forbidden(): return LapseError(.network, displayName, "HTTP 403 forbidden")
-        case lapse_averror_http_unauthorized(): return LapseError(.network, displayName, "HTTP 401 unauthorized")
+        case lapse_averror_http_not_found(): return LapseError(.notFound, displayName, "HTTP 404 not found")
+        case lapse_averror_http_forbidden(): return LapseError(.denied, displayName, "HTTP 403 forbidden")
+        case lapse_averror_http_unauthorized(): return LapseError(.denied, displayName, "HTTP 401 unauthorized")
         case lapse_averror_http_other_4xx(): return LapseError(.network, displayName, "HTTP client error (4xx)")
         case lapse_averror_http_server_error(): return LapseError(.network, displayName, "HTTP server error (5xx)")
-        case lapse_averror(ECONNREFUSED): return LapseError(.network, displayName, "connection refused")
+        case lapse_averror(ECONNREFUSED):
+            return LapseError(.network, displayName, "connection refused (is the server running and the URL right?)")
         case lapse_averror(ETIMEDOUT):
             return LapseError(.network, displayName, "timed out: no data for \(Self.seconds(options.readTimeout))")
         case lapse_averror(ENOENT) where !isNetwork: return LapseError(.invalidInput, displayName, "no such file")
