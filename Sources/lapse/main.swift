@@ -39,12 +39,46 @@ func installSignalHandlers() -> [any DispatchSourceSignal] {
         let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
         source.setEventHandler {
             TemporaryFiles.removeAll()
-            FileHandle.standardError.write(Data("\ninterrupted\n".utf8))
-            exit(sig == SIGINT ? ExitStatus.interrupted : 128 + sig)
+            let status = sig == SIGINT ? ExitStatus.interrupted : 128 + sig
+            // Under --json, the error object README promises for every failure, on stdout.
+            let options = CommandLine.arguments.dropFirst().prefix { $0 != "--" }
+            if options.contains("--json") {
+                FileHandle.standardError.write(Data("\n".utf8))
+                Console(quiet: true, json: true).error("interrupted", code: "cancelled", exitStatus: status)
+            } else {
+                FileHandle.standardError.write(Data("\ninterrupted\n".utf8))
+            }
+            exit(status)
         }
         source.resume()
         return source
     }
+}
+
+/// The option named in `help` nearest to `typed` (`--widht` → `--width`), when it is near enough to be a typing
+/// slip: at most 2 edits (Levenshtein distance) for names of more than 4 letters, 1 for shorter ones.
+func nearestOption(to typed: String, in help: String) -> String? {
+    let name = typed.split(separator: "=", maxSplits: 1).first.map(String.init) ?? typed
+    let options = Set(help.matches(of: /(?:^|[\s,\[(])(--[a-z][a-z0-9-]*)/).map { String($0.1) })
+    func distance(_ a: [Character], _ b: [Character]) -> Int {
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var row = Array(0...b.count)
+        for i in 1...a.count {
+            var diagonal = row[0]
+            row[0] = i
+            for j in 1...b.count {
+                let above = row[j]
+                row[j] = min(above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1))
+                diagonal = above
+            }
+        }
+        return row[b.count]
+    }
+    let typedLetters = Array(name)
+    let best = options.map { ($0, distance(typedLetters, Array($0))) }.min { ($0.1, $0.0) < ($1.1, $1.0) }
+    guard let (option, d) = best, d > 0, d <= (name.count > 6 ? 2 : 1) else { return nil }
+    return option
 }
 
 func runMain() async -> Int32 {
@@ -58,7 +92,11 @@ func runMain() async -> Int32 {
         (tokens.firstIndex(of: "--").map { tokens[..<$0] } ?? tokens[...]).contains { names.contains($0) }
     }
     if given("--version") && !given("--help", "-h") {
-        print("lapse \(lapseVersion)")
+        if given("--json") {
+            print(#"{"version":"\#(lapseVersion)"}"#)
+        } else {
+            print("lapse \(lapseVersion)")
+        }
         return ExitStatus.success
     }
     // Options for every command may come before it too (`lapse --quiet video …`).
@@ -96,7 +134,14 @@ func runMain() async -> Int32 {
         console.error(
             error.description, code: error.code.description, input: error.subject.map(Redaction.url), exitStatus: status
         )
-        if error.code == .usage { FileHandle.standardError.write(Data("usage: \(command.usageLine)\n".utf8)) }
+        if error.code == .usage {
+            if let option = error.reason.wholeMatch(of: /unknown option (-[^ ]+)/)?.1,
+                let near = nearestOption(to: String(option), in: command.help)
+            {
+                FileHandle.standardError.write(Data("did you mean \(near)?\n".utf8))
+            }
+            FileHandle.standardError.write(Data("usage: \(command.usageLine)\n".utf8))
+        }
         return status
     } catch {
         console.error(String(describing: error), exitStatus: ExitStatus.failure)

@@ -86,13 +86,23 @@ public enum Shell {
         _ arguments: [String], environment: [String: String] = [:], signal: Int32,
         until: (String) -> Bool
     ) throws -> (process: Process, stderr: String) {
+        let (process, stderr, _) = try lapseStoppedWithOutput(
+            arguments, environment: environment, signal: signal, until: until)
+        return (process, stderr)
+    }
+
+    /// As ``lapseStopped(_:environment:signal:until:)``, also returning what `lapse` wrote on stdout.
+    public static func lapseStoppedWithOutput(
+        _ arguments: [String], environment: [String: String] = [:], signal: Int32,
+        until: (String) -> Bool
+    ) throws -> (process: Process, stderr: String, stdout: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: lapseBinary)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let err = Pipe()
+        let err = Pipe(), out = Pipe()
         process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = out
         try process.run()
         var seen = ""
         while !until(seen) {
@@ -101,8 +111,9 @@ public enum Shell {
             seen += String(decoding: chunk, as: UTF8.self)
         }
         kill(process.processIdentifier, signal)
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process, seen)
+        return (process, seen, String(decoding: stdout, as: UTF8.self))
     }
 }
 

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import Testing
+import TestSupport
+
+/// What a new user met in their first hour (issue #45), each through the command line.
+@Suite struct FirstContactCLITests {
+    static let clip = TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
+
+    /// Ctrl-C under `--json`: the error object README promises for every failure, code `cancelled`, on stdout.
+    @Test func anInterruptUnderJSONIsAnErrorObject() throws {
+        let dir = TestData.scratchDirectory("first-contact-interrupt")
+        let out = dir.appendingPathComponent("run.mp4").path
+        let (process, seen, stdout) = try Shell.lapseStoppedWithOutput(
+            ["hyperlapse", "--source", "video:" + Self.clip, "--size", "640x320", "-o", out, "--json"],
+            signal: SIGINT
+        ) { $0.contains("render: 2") }
+        #expect(process.terminationStatus == 130, "\(seen)")
+        let object = try #require(try JSONSummary.parse(Data(stdout.utf8)), "\(stdout)")
+        let error = try #require(object["error"] as? [String: Any])
+        #expect(error["code"] as? String == "cancelled")
+        #expect(error["exit_status"] as? Int == 130)
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
+    /// An unknown option names the nearest known one when it is a typing slip, and none when nothing is near.
+    @Test(arguments: [
+        (["gif", "--widht", "300", "a.mp4", "-o", "a.gif"], "did you mean --width?"),
+        (["hyperlapse", "--sourse", "google", "-o", "a.mp4"], "did you mean --source?"),
+        (["video", "--sise", "640x360", "a.png", "-o", "a.mp4"], "did you mean --size?"),
+        (["clip", "--strat", "1", "a.mp4", "-o", "b.mp4"], "did you mean --start?"),
+        (["video", "--frobnicate", "a.png", "-o", "a.mp4"], nil)
+    ])
+    func anUnknownOptionSuggestsTheNearest(arguments: [String], suggestion: String?) throws {
+        let r = try Shell.lapse(arguments)
+        #expect(r.status == 64)
+        #expect(r.stderr.hasPrefix("error: unknown option \(arguments[1])\n"), "\(r.stderr)")
+        if let suggestion {
+            #expect(r.stderr.contains("\n\(suggestion)\n"), "\(r.stderr)")
+        } else {
+            #expect(!r.stderr.contains("did you mean"), "\(r.stderr)")
+        }
+    }
+
+    @Test func versionUnderJSONIsJSON() throws {
+        let r = try Shell.lapse(["--json", "--version"])
+        #expect(r.status == 0)
+        let object = try #require(try JSONSummary.parse(Data(r.stdout.utf8)), "\(r.stdout)")
+        #expect((object["version"] as? String)?.isEmpty == false)
+        #expect(try Shell.lapse(["--version"]).stdout.hasPrefix("lapse "))
+    }
+
+    /// An HTTP 404 is `not_found` and a 403 `denied`, as for every other service; a server that is not there
+    /// fails at once with a hint, as `route` does.
+    @Test func mediaServersFailWithTheirCodeAndAtOnce() throws {
+        let server = try LocalServer(
+            script: "http_file_server.py", arguments: ["--root", TestData.path("video/synthetic")])
+        let dir = TestData.scratchDirectory("first-contact-http")
+        for (path, code) in [("__status/404/a.mp4", "not_found"), ("__status/403/a.mp4", "denied")] {
+            for command in ["clip", "gif"] {
+                let r = try Shell.lapse([
+                    command, "\(server.baseURL)/\(path)", "--start", "0", "--duration", "1", "-o",
+                    dir.appendingPathComponent("x.\(command == "gif" ? "gif" : "mp4")").path, "--json"
+                ])
+                #expect(r.status == 1)
+                let error = try #require(try JSONSummary.parse(Data(r.stdout.utf8))?["error"] as? [String: Any])
+                #expect(error["code"] as? String == code, "\(command) \(path): \(r.stdout)")
+            }
+        }
+        let port = server.port
+        server.stop()
+        for command in ["clip", "gif"] {
+            let started = Date()
+            let r = try Shell.lapse([
+                command, "http://127.0.0.1:\(port)/x.mp4", "--start", "0", "--duration", "1", "-o",
+                dir.appendingPathComponent("y.\(command == "gif" ? "gif" : "mp4")").path
+            ])
+            #expect(r.status == 1)
+            #expect(
+                r.stderr.contains("connection refused (is the server running and the URL right?)"), "\(r.stderr)")
+            // Not a speed limit: before, libavformat's reconnection delays made it 4 s and more.
+            #expect(Date().timeIntervalSince(started) < 3)
+        }
+    }
+}
