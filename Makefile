@@ -9,8 +9,9 @@ PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-d
             libavfilter-dev libimagequant-dev libgif-dev libexif-dev libfreetype-dev fonts-dejavu-core \
             ffmpeg gifsicle python3 parallel libjs-leaflet chromium chromium-driver python3-selenium
 LAPSE = .build/$(CONFIG)/lapse
+PREFIX ?= /usr/local
 
-.PHONY: deps build test lint format leakcheck demo bench clean
+.PHONY: deps swift build test lint format leakcheck demo bench install clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -20,12 +21,22 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
-build: deps
+# Swift is not a Debian package: say where to get it rather than fail on "swift: command not found".
+swift:
+	@command -v swift >/dev/null 2>&1 || { echo "swift not found: install the Swift 6.3 toolchain for Debian 12 from \
+	https://www.swift.org/install/linux/ (unpack it, e.g. into /opt/swift, and put its usr/bin on PATH)" >&2; exit 1; }
+
+build: deps swift
 	swift build -c $(CONFIG)
+
+# The tool on PATH: PREFIX/bin/lapse (PREFIX default /usr/local; `make install PREFIX=~/.local` needs no root).
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(LAPSE) $(DESTDIR)$(PREFIX)/bin/lapse
 
 # Tests run in release mode (pixel loops are far too slow unoptimised) with testing enabled, one at a time: several
 # tests give servers sub-second deadlines, which parallel CPU-heavy tests on 2 cores could starve.
-test: deps
+test: deps swift
 	LAPSE_SHARED_DATA=$(SHARED_DATA) swift test -c release -Xswiftc -enable-testing --no-parallel
 	$(MAKE) leakcheck
 

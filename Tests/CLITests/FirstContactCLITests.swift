@@ -83,3 +83,28 @@ import TestSupport
         }
     }
 }
+
+extension FirstContactCLITests {
+    /// `make install` puts the tool on PATH under PREFIX (a dry run: the real one would build during the tests).
+    @Test func makeInstallCopiesTheToolUnderPrefix() throws {
+        let r = try Shell.run(
+            "make", ["--dry-run", "--no-print-directory", "-C", TestData.projectRoot.path, "install", "PREFIX=/opt/x"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("install -m 755 .build/release/lapse /opt/x/bin/lapse"), "\(r.stdout)")
+    }
+
+    /// README's demo command is the one `make demo` runs, the report page included.
+    @Test func readmeShowsTheDemoCommand() throws {
+        let readme = try String(contentsOf: TestData.projectRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let demo = try String(
+            contentsOf: TestData.projectRoot.appendingPathComponent("scripts/demo.sh"), encoding: .utf8)
+        // demo.sh names the keyframe file from the project's root ("$here/examples/…").
+        for flag in [
+            "--keyframes examples/overpass-camera.json", "--gif demo/hyperlapse.gif", "--report demo/hyperlapse.html"
+        ] {
+            #expect(readme.contains(flag), "README lacks \(flag)")
+            #expect(demo.contains(flag.replacingOccurrences(of: "examples/", with: "\"$here/examples/")), "\(flag)")
+        }
+        #expect(readme.contains("https://www.swift.org/install/linux/") && readme.contains("make install"))
+    }
+}
