@@ -146,6 +146,17 @@ public struct GIFJob: Sendable {
                 )
             }
             var stop = end ?? duration.map { start + $0 } ?? videoEnd ?? .infinity
+            if let videoEnd, stop > videoEnd + 0.005 {
+                // Asked for past the end: say what is made instead of a shorter GIF without a word.
+                let asked =
+                    end != nil ? "`end` \(TimeValue.format(stop))" : "`duration` \(TimeValue.format(stop - start))"
+                warning?(
+                    """
+                    \(reader.name): \(asked) runs past the end of the video (\(TimeValue.format(videoEnd))): the GIF \
+                    is \(TimeValue.format(videoEnd - start)), from \(TimeValue.format(start)) to the end
+                    """
+                )
+            }
             if let videoEnd { stop = min(stop, videoEnd) }
             if start > 0 { try reader.seek(to: start) }
             return (w, h, stop)

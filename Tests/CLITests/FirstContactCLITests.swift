@@ -108,3 +108,24 @@ extension FirstContactCLITests {
         #expect(readme.contains("https://www.swift.org/install/linux/") && readme.contains("make install"))
     }
 }
+
+extension FirstContactCLITests {
+    /// A range that runs past the end of the video is cut there, and the user is told (before: a 1.19 s GIF from
+    /// `--start 10 --duration 5` of an 11.2 s video, without a word).
+    @Test func aRangePastTheEndIsSaid() throws {
+        let out = TestData.scratchDirectory("first-contact-gif").appendingPathComponent("end.gif").path
+        let r = try Shell.lapse([
+            "gif", Self.clip, "--start", "3", "--duration", "5", "--width", "100", "-o", out
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(
+            r.stderr.contains(
+                "--duration 0:05.000 runs past the end of the video (0:04.005): the GIF is 0:01.005, from 0:03.000 "
+                    + "to the end"), "\(r.stderr)")
+        #expect(try FFmpegReference.frameTimes(out).count == 10)
+        let inside = try Shell.lapse([
+            "gif", Self.clip, "--start", "1", "--duration", "2", "--width", "100", "-o", out, "-y"
+        ])
+        #expect(inside.status == 0 && !inside.stderr.contains("warning"), "\(inside.stderr)")
+    }
+}
