@@ -224,6 +224,7 @@ public struct GIFJob: Sendable {
                 i == 0
                 ? first
                 : try DecodedImage(path: input.path) { fitter.scaledSize(displayWidth: $0, displayHeight: $1) }
+            if let misnamed = image.misnamed { warning?("\(input.path): \(misnamed), decoded as it is") }
             let (sw, sh) = fitter.scaledSize(
                 displayWidth: image.fullDisplayWidth, displayHeight: image.fullDisplayHeight)
             return Self.centred(try image.pixels(width: sw, height: sh), width: w, height: h)

@@ -180,6 +180,7 @@ public struct VideoJob: Sendable {
                     i == 0
                     ? firstImage
                     : try DecodedImage(path: input.path) { fitter.scaledSize(displayWidth: $0, displayHeight: $1) }
+                if let misnamed = image.misnamed { warning?("\(input.path): \(misnamed), decoded as it is") }
                 // Straight to the encoder's Y′CbCr when nothing is composited (one conversion, not two).
                 if let picture = try fitter.yuvFrame(for: image) {
                     return Result<EncoderFrame, LapseError>.success(.yuv(picture))

@@ -13,6 +13,9 @@ public final class DecodedImage: @unchecked Sendable {
     private let frame: Frame
     /// The path it was read from.
     public let path: String
+    /// When the file's name says another kind of image than its content (`"WebP data named as JPEG"`), for the
+    /// caller to warn: the picture is decoded as what it is.
+    public let misnamed: String?
     /// The EXIF orientation found in the file (`.up` when there is none).
     public let orientation: ImageOrientation
     /// Size as stored in the file, in pixels.
@@ -53,9 +56,10 @@ public final class DecodedImage: @unchecked Sendable {
     ///   corrupt or truncated data, more pixels than `pixelLimit`.
     public convenience init(path: String, reduction: Int = 0, pixelLimit: Int = DecodedImage.defaultPixelLimit) throws {
         try Self.checkReadable(path)
-        try Self.checkSignature(path)
+        let content = try Self.checkSignature(path)
         try self.init(
-            name: path, data: nil, header: ImageHeader.read(path: path), reduction: reduction, pixelLimit: pixelLimit)
+            name: path, data: nil, header: ImageHeader.read(path: path), reduction: reduction, pixelLimit: pixelLimit,
+            content: content)
     }
 
     /// Decodes the picture in the file at `path` for showing at a smaller size: a JPEG is decoded at the smallest
@@ -71,7 +75,7 @@ public final class DecodedImage: @unchecked Sendable {
         shownAt target: (_ displayWidth: Int, _ displayHeight: Int) -> (width: Int, height: Int)
     ) throws {
         try Self.checkReadable(path)
-        try Self.checkSignature(path)
+        let content = try Self.checkSignature(path)
         let header = ImageHeader.read(path: path)
         var reduction = 0
         if let header, header.reducible {
@@ -80,7 +84,8 @@ public final class DecodedImage: @unchecked Sendable {
             let (tw, th) = target(w, h)
             reduction = Self.reduction(width: w, height: h, atLeast: tw, th)
         }
-        try self.init(name: path, data: nil, header: header, reduction: reduction, pixelLimit: pixelLimit)
+        try self.init(
+            name: path, data: nil, header: header, reduction: reduction, pixelLimit: pixelLimit, content: content)
     }
 
     /// The largest reduction (0…3) that keeps a `width × height` picture at least `targetWidth × targetHeight`
@@ -122,9 +127,13 @@ public final class DecodedImage: @unchecked Sendable {
             && head[12..<16] == [0x56, 0x50, 0x38, 0x58] && head[20] & 0x02 != 0
     }
 
-    private init(name path: String, data: [UInt8]?, header: ImageHeader?, reduction: Int, pixelLimit: Int) throws {
+    private init(
+        name path: String, data: [UInt8]?, header: ImageHeader?, reduction: Int, pixelLimit: Int,
+        content: (kind: String, demuxer: String, named: String?)? = nil
+    ) throws {
         FFmpegLog.quiet()
         self.path = path
+        misnamed = content?.named.map { "\(content!.kind) data named as \($0)" }
         // The size the decoder will give (libavcodec's mjpeg decoder reduces by up to ⅛), checked before decoding.
         let reduced = header?.reducible == true ? max(0, min(reduction, 3)) : 0
         /// `width × height` as decoded is more than the limit (a product that overflows is more than any).
@@ -154,7 +163,9 @@ public final class DecodedImage: @unchecked Sendable {
         }
         // In memory there is no file name to guess from, and probing runs every demuxer over the bytes (the
         // larger part of decoding a 512x512 tile): name the demuxer when the signature is a JPEG's or a PNG's.
-        var demuxer: UnsafePointer<AVInputFormat>?
+        // A file's demuxer is chosen by its content too: libavformat goes by the extension first (a WebP named .jpg
+        // would be read as JPEG and refused).
+        var demuxer: UnsafePointer<AVInputFormat>? = content.flatMap { av_find_input_format($0.demuxer) }
         if let data {
             if data.starts(with: [0xFF, 0xD8, 0xFF]) {
                 demuxer = av_find_input_format("jpeg_pipe")
@@ -413,21 +424,46 @@ public final class DecodedImage: @unchecked Sendable {
 
     /// For the common image extensions, checks the file starts as such a file does, so a text file named
     /// `.jpg` is reported as "not an image" rather than as a corrupt one.
-    static func checkSignature(_ path: String) throws {
-        let ext = (path as NSString).pathExtension.lowercased()
-        let signatures: [String: [[UInt8]]] = [
-            "jpg": [[0xFF, 0xD8]], "jpeg": [[0xFF, 0xD8]], "png": [[0x89, 0x50, 0x4E, 0x47]],
-            "webp": [[0x52, 0x49, 0x46, 0x46]], "gif": [[0x47, 0x49, 0x46, 0x38]], "bmp": [[0x42, 0x4D]],
-            "tif": [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A]],
-            "tiff": [[0x49, 0x49, 0x2A, 0x00], [0x4D, 0x4D, 0x00, 0x2A]]
+    /// The image kinds told by their first bytes: (kind as said in messages, libavformat demuxer, file extensions).
+    static let contentKinds:
+        [(name: String, demuxer: String, extensions: [String], test: @Sendable ([UInt8]) -> Bool)] = [
+            ("JPEG", "jpeg_pipe", ["jpg", "jpeg"], { $0.starts(with: [0xFF, 0xD8, 0xFF]) }),
+            ("PNG", "png_pipe", ["png"], { $0.starts(with: [0x89, 0x50, 0x4E, 0x47]) }),
+            (
+                "WebP", "webp_pipe", ["webp"],
+                {
+                    $0.count >= 12 && $0.starts(with: [0x52, 0x49, 0x46, 0x46])
+                        && Array($0[8..<12]) == [0x57, 0x45, 0x42, 0x50]
+                }
+            ),
+            ("GIF", "gif", ["gif"], { $0.starts(with: [0x47, 0x49, 0x46, 0x38]) }),
+            ("BMP", "bmp_pipe", ["bmp"], { $0.starts(with: [0x42, 0x4D]) }),
+            (
+                "TIFF", "tiff_pipe", ["tif", "tiff"],
+                {
+                    $0.starts(with: [0x49, 0x49, 0x2A, 0x00]) || $0.starts(with: [0x4D, 0x4D, 0x00, 0x2A])
+                }
+            )
         ]
-        guard let expected = signatures[ext], let handle = FileHandle(forReadingAtPath: path) else { return }
+
+    /// What the file at `path` holds by its first bytes, so that it is decoded as what it is whatever its name
+    /// says (a WebP named `.jpg` decodes as WebP): the kind, and the extension's own kind when that differs.
+    /// Nil when the content is none of ``contentKinds`` and the extension names none either (FFmpeg probes it).
+    /// - Throws: ``LapseError`` `.invalidInput` for an empty file, or one named as an image that holds none.
+    static func checkSignature(_ path: String) throws -> (kind: String, demuxer: String, named: String?)? {
+        let ext = (path as NSString).pathExtension.lowercased()
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
-        let head = [UInt8]((try? handle.read(upToCount: 4)) ?? Data())
-        if head.isEmpty { throw LapseError(.invalidInput, path, "not an image (the file is empty)") }
-        guard expected.contains(where: { head.starts(with: $0) }) else {
-            throw LapseError(.invalidInput, path, "not an image (the content is not \(ext.uppercased()) data)")
+        let head = [UInt8]((try? handle.read(upToCount: 12)) ?? Data())
+        let named = contentKinds.first { $0.extensions.contains(ext) }
+        if head.isEmpty, named != nil { throw LapseError(.invalidInput, path, "not an image (the file is empty)") }
+        guard let found = contentKinds.first(where: { $0.test(head) }) else {
+            if named != nil {
+                throw LapseError(.invalidInput, path, "not an image (the content is not \(ext.uppercased()) data)")
+            }
+            return nil
         }
+        return (found.name, found.demuxer, named.flatMap { $0.name == found.name ? nil : $0.name })
     }
 
     static func checkReadable(_ path: String) throws {

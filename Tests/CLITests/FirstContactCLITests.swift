@@ -129,3 +129,30 @@ extension FirstContactCLITests {
         #expect(inside.status == 0 && !inside.stderr.contains("warning"), "\(inside.stderr)")
     }
 }
+
+extension FirstContactCLITests {
+    /// An image is decoded by its content whatever its extension says, with a warning (before: a WebP named
+    /// `.jpg` was "not an image (the content is not JPG data)"; a JPEG named `.png` likewise).
+    @Test(arguments: ["video", "gif"])
+    func aMisnamedImageDecodesAsWhatItIs(command: String) throws {
+        let dir = TestData.scratchDirectory("first-contact-misnamed")
+        let webp = dir.appendingPathComponent("webp.jpg").path, png = dir.appendingPathComponent("png.jpeg").path
+        let jpeg = dir.appendingPathComponent("jpeg.png").path
+        try FileManager.default.copyItem(atPath: TestData.path("images/pillow/transparent.webp"), toPath: webp)
+        try FileManager.default.copyItem(atPath: TestData.path("images/pillow/hopper.png"), toPath: png)
+        try FileManager.default.copyItem(atPath: TestData.path("images/pillow/hopper.jpg"), toPath: jpeg)
+        let out = dir.appendingPathComponent("out." + (command == "gif" ? "gif" : "mp4")).path
+        let r = try Shell.lapse([command, png, webp, jpeg, "-o", out, "-y"])
+        #expect(r.status == 0, "\(r.stderr)")
+        for (path, said) in [
+            (webp, "WebP data named as JPEG"), (png, "PNG data named as JPEG"), (jpeg, "JPEG data named as PNG")
+        ] {
+            #expect(r.stderr.contains("warning: \(path): \(said), decoded as it is"), "\(r.stderr)")
+        }
+        // Content that is no image at all, named as one, is still refused.
+        let text = dir.appendingPathComponent("text.jpg").path
+        try "not a picture".write(toFile: text, atomically: true, encoding: .utf8)
+        let refused = try Shell.lapse([command, text, "-o", out, "-y"])
+        #expect(refused.status == 1 && refused.stderr.contains("not an image"), "\(refused.stderr)")
+    }
+}
