@@ -146,6 +146,12 @@ public struct GIFJob: Sendable {
                 )
             }
             var stop = end ?? duration.map { start + $0 } ?? videoEnd ?? .infinity
+            // A live stream (its duration unknown) never ends by itself: the GIF would grow until killed.
+            if !stop.isFinite && location.contains("://") {
+                throw LapseError(
+                    .usage, reader.name,
+                    "its duration is unknown (a live stream?): give the end of the range (`end` or `duration`)")
+            }
             if let videoEnd, stop > videoEnd + 0.005 {
                 // Asked for past the end: say what is made instead of a shorter GIF without a word.
                 let asked =

@@ -97,3 +97,20 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(command) }.isEmpty)
     }
 }
+
+extension HostileMediaServerCLITests {
+    /// A live stream has no end of its own: `gif` without `--end`/`--duration` refuses it at once (before, the GIF
+    /// grew until the stream stopped or the user killed it); with a range it is made.
+    @Test func aLiveStreamNeedsAnEnd() throws {
+        let server = try LocalServer(
+            script: "http_file_server.py", arguments: ["--root", TestData.path("video/synthetic")])
+        let out = TestData.scratchDirectory("hostile-live").appendingPathComponent("live.gif").path
+        let r = try Shell.lapse(["gif", "\(server.baseURL)/__live.m3u8", "-o", out, "--width", "80"])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(r.stderr.contains("its duration is unknown (a live stream?): give the end of the range"), "\(r.stderr)")
+        let ranged = try Shell.lapse([
+            "gif", "\(server.baseURL)/__live.m3u8", "-o", out, "--width", "80", "--duration", "1"
+        ])
+        #expect(ranged.status == 0, "\(ranged.stderr)")
+    }
+}

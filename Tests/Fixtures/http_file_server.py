@@ -16,6 +16,7 @@ Special paths:
   /__trickle/<path>         the file, one byte every 0.05 s
   /__selfref.m3u8           an HLS master playlist whose only variant is itself
   /__endless.m3u8           an HLS media playlist of 200 000 segments that do not exist (404)
+  /__live.m3u8              a live HLS playlist (no EXT-X-ENDLIST) of /hls/seg000.ts and seg001.ts
 Any query string is ignored (tests use one to check that it is never printed).
 
 Prints "PORT <n>" as its first line on stdout, then serves until killed.
@@ -78,8 +79,11 @@ class Handler(BaseHTTPRequestHandler):
         m = re.match(r"^/__status/(\d{3})(/.*)?$", path)
         if m:
             return self.send_text(int(m.group(1)), "status %s\n" % m.group(1), head)
-        if path in ("/__selfref.m3u8", "/__endless.m3u8"):
-            if path == "/__selfref.m3u8":
+        if path in ("/__selfref.m3u8", "/__endless.m3u8", "/__live.m3u8"):
+            if path == "/__live.m3u8":
+                text = ("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:0\n"
+                        "#EXTINF:4.0,\n/hls/seg000.ts\n#EXTINF:4.0,\n/hls/seg001.ts\n")
+            elif path == "/__selfref.m3u8":
                 text = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=320x240\n/__selfref.m3u8\n"
             else:
                 text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n" + "".join(
