@@ -7,6 +7,11 @@ import LapseCore
 /// Every error is a ``LapseError`` whose subject is the file's path and whose reason names the problem
 /// (and the line or point where it was found), e.g. `track.gpx: XML ends early (truncated?) at line 812`.
 public enum RouteFile {
+    /// The formats read, as messages list them.
+    static let formats =
+        "route files are GPX, GeoJSON, KML, a saved Google Routes or Directions answer, lat,lng lines or an encoded "
+        + "polyline"
+
     /// Reads a route from a file.
     /// - Parameters:
     ///   - path: the file.
@@ -49,10 +54,20 @@ public enum RouteFile {
             case .geojson:
                 // A `.json` file may be a saved Google answer rather than GeoJSON: recognised by its content.
                 let data = try contents(path)
-                if let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                    GoogleRouteResponse.kind(of: root) != nil
-                {
+                let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+                if let root, GoogleRouteResponse.kind(of: root) != nil {
                     route = Route(coordinates: try GoogleRouteResponse.parse(root).coordinates)
+                } else if let root, !(root["type"] is String) {
+                    // JSON, but neither GeoJSON nor a route answer: say what it is not, and what would do.
+                    if let error = root["error"] as? [String: Any] {
+                        let said = [error["status"], error["message"]].compactMap { $0 as? String }
+                        throw LapseError(
+                            .invalidInput, nil,
+                            "a saved error answer (\(said.joined(separator: ": ").prefix(200))), not a route; "
+                                + Self.formats)
+                    }
+                    throw LapseError(
+                        .invalidInput, nil, "JSON that is not a route (no GeoJSON \"type\"); " + Self.formats)
                 } else {
                     route = try GeoJSONReader.read(data: data)
                 }

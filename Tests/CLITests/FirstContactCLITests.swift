@@ -156,3 +156,26 @@ extension FirstContactCLITests {
         #expect(refused.status == 1 && refused.stderr.contains("not an image"), "\(refused.stderr)")
     }
 }
+
+extension FirstContactCLITests {
+    /// JSON that is no route — a saved Google error answer, another program's file — says what it is not and which
+    /// formats are read (before: "GeoJSON object without \"type\"").
+    @Test(arguments: [
+        (
+            "error.json", #"{"error":{"code":403,"message":"API key not valid.","status":"PERMISSION_DENIED"}}"#,
+            "a saved error answer (PERMISSION_DENIED: API key not valid.), not a route"
+        ),
+        ("track.svjson", #"{"name":"x","points":[[1,2]]}"#, "JSON that is not a route (no GeoJSON \"type\")")
+    ])
+    func jsonThatIsNoRouteSaysWhichFormatsAre(name: String, content: String, said: String) throws {
+        let dir = TestData.scratchDirectory("first-contact-route")
+        let input = dir.appendingPathComponent(name).path
+        try content.write(toFile: input, atomically: true, encoding: .utf8)
+        let r = try Shell.lapse(["route", "--input", input, "-o", dir.appendingPathComponent("o.gpx").path])
+        #expect(r.status == 1)
+        #expect(
+            r.stderr.hasPrefix(
+                "error: \(input): \(said); route files are GPX, GeoJSON, KML, a saved Google Routes or Directions "
+                    + "answer, lat,lng lines or an encoded polyline\n"), "\(r.stderr)")
+    }
+}
