@@ -579,9 +579,11 @@ private final class InterruptState: Sendable {
     /// Progress is read from this context's I/O position from now on.
     func observe(format: UnsafeMutablePointer<AVFormatContext>?) {
         formatAddress.store(format.map { Int(bitPattern: $0) } ?? 0, ordering: .relaxed)
+        progressPosition.store(0, ordering: .relaxed) // a new context reads from its own start
     }
     func observe(io: UnsafeMutablePointer<AVIOContext>?) {
         ioAddress.store(io.map { Int(bitPattern: $0) } ?? 0, ordering: .relaxed)
+        progressPosition.store(0, ordering: .relaxed)
     }
     /// A packet was delivered.
     func progressed() { lastProgress.store(Self.now, ordering: .relaxed) }
