@@ -179,3 +179,28 @@ extension FirstContactCLITests {
                     + "answer, lat,lng lines or an encoded polyline\n"), "\(r.stderr)")
     }
 }
+
+extension FirstContactCLITests {
+    /// The speed said is the video's time over the output's: with --crossfade the blended frames between the
+    /// video's make it slower (before: 5× said for 47 frames, 1.6 s, made from 4.0 s of video).
+    @Test func theSpeedSaidCountsTheCrossfadesFrames() throws {
+        let out = TestData.scratchDirectory("first-contact-speed").appendingPathComponent("s.mp4").path
+        func speed(_ extra: [String]) throws -> (Double?, Int?) {
+            let r = try Shell.lapse(
+                [
+                    "hyperlapse", "--source", "video:" + Self.clip, "--frame-step", "5", "--fps", "29.97", "--size",
+                    "320x160", "-o", out, "-y", "--json"
+                ] + extra)
+            #expect(r.status == 0, "\(r.stderr)")
+            let object = try JSONSummary.parse(Data(r.stdout.utf8))
+            return (object?["speed"] as? Double, object?["frames"] as? Int)
+        }
+        let (plain, plainFrames) = try speed([])
+        #expect(plainFrames == 24)
+        #expect(abs((plain ?? 0) - 5) < 1e-6, "\(String(describing: plain))")
+        // 24 frames of the video, 5 apart at 29.97 fps, shown in 47 frames at 29.97 fps: 120/47.
+        let (faded, fadedFrames) = try speed(["--crossfade"])
+        #expect(fadedFrames == 47)
+        #expect(abs((faded ?? 0) - 120.0 / 47) < 1e-6, "\(String(describing: faded))")
+    }
+}

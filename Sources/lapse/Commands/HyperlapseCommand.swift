@@ -212,8 +212,12 @@ enum HyperlapseCommand: Command {
                 """
             )
         }
-        // A video's hyperlapse plays its frame step × fps over the video's frame rate as fast as the video.
-        let speed = (feed as? VideoPanoramaFeed).map { Double($0.frameStep) * job.frameRate.value / $0.video.frameRate }
+        // A video's hyperlapse shows the video's time its frames were taken from (frame step ÷ the video's frame
+        // rate each) in the output's time: with --crossfade, the blended frames between them make it slower.
+        let speed = (feed as? VideoPanoramaFeed).flatMap { video -> Double? in
+            guard s.duration > 0 else { return nil }
+            return Double(video.frameStep) * Double(s.panoramas) / video.video.frameRate / s.duration
+        }
         lines.append(
             "source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
                 + """
