@@ -193,15 +193,20 @@ import TestSupport
         }
     }
 
-    @Test func videoWithoutATrackTakesEveryNthFrame() throws {
-        let out = dir.appendingPathComponent("video").path
+    /// `--frame-step N`, as hyperlapse's (issue #45, item 10); `--every N`, its old name, still works and says so.
+    @Test(arguments: ["--frame-step", "--every"])
+    func videoWithoutATrackTakesEveryNthFrame(flag: String) throws {
+        let out = dir.appendingPathComponent("video" + flag).path
         let r = try Shell.lapse([
             "panoramas", "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
-            "--every", "60", "--width", "512", "--out", out, "--json"
+            flag, "60", "--width", "512", "--out", out, "--json"
         ])
         #expect(r.status == 0, "\(r.stderr)")
         let summary = try JSONSummary.parse(Data(r.stdout.utf8))
         #expect(summary?["written"] as? [String] == ["0001_video%400.000.jpg", "0002_video%402.002.jpg"])
+        #expect(
+            r.stderr.contains("warning: --every is now --frame-step (the same as hyperlapse's)") == (flag == "--every"),
+            "\(r.stderr)")
     }
 
     /// Panoramax as it answers (the stand-in's street in Lyon): the cropped 360° picture is written placed in its

@@ -30,7 +30,8 @@ enum PanoramasCommand: Command {
                                   video:FILE   an equirectangular 360° video (with --track for positions)
           --track GPX             for video: a GPS track with times (video time 0 = the track's first time);
                                   without --route the track itself is the route
-          --every N               for video without a track: take every N-th frame (default 30)
+          --frame-step N          for video without a track: take every N-th frame (default 30; as
+                                  hyperlapse's --frame-step; --every N is the old name)
           --radius M              search radius in metres (default 50)
           --zoom auto|0-5         Google zoom level; auto picks the lowest at least --width wide (default auto)
           --width W               the width the panoramas are needed at, for --zoom auto and to scale down
@@ -74,7 +75,12 @@ enum PanoramasCommand: Command {
         let osrmURL = try arguments.value("--osrm-url")
         let spacing = try arguments.double("--spacing", in: 0.1...100_000) ?? 10
         let trackFile = try arguments.value("--track")
-        let every = try arguments.int("--every", in: 1...100_000) ?? 30
+        // One name in every command (hyperlapse's --frame-step); --every, the old name, still works.
+        let stepFlag = try arguments.int("--frame-step", in: HyperlapseSettings.frameStepRange)
+        let oldFlag = try arguments.int("--every", in: HyperlapseSettings.frameStepRange)
+        if stepFlag != nil && oldFlag != nil { throw LapseError.usage("give --frame-step or --every, not both") }
+        if oldFlag != nil { console.warn("--every is now --frame-step (the same as hyperlapse's)") }
+        let every = stepFlag ?? oldFlag ?? 30
         let radius = try arguments.double("--radius", in: 1...10_000) ?? 50
         let zoomText = try arguments.value("--zoom") ?? "auto"
         let width = try arguments.int("--width", in: 64...32768) ?? 4096
