@@ -154,10 +154,28 @@ public struct PanoramaExport: Sendable {
             tilesDownloaded: downloaded, tilesFromCache: cached, resumed: resumed, manifestPath: manifestPath)
     }
 
-    /// The file name of the `number`-th distinct panorama: `0001_<id>.jpg` with the id made safe.
+    /// The file name of the `number`-th distinct panorama: `0001_<id>.jpg` with the id made safe, a photo's own
+    /// extension left out (`0001_GSAG2002.jpg`, not `0001_GSAG2002.JPG.jpg`) and a video frame's time as
+    /// `video-2.002s` (its id `video@2.002` would come out as `video%402.002`).
     public static func fileName(number: Int, id: String) -> String {
         let n = String(number + 1)
-        return String(repeating: "0", count: max(0, 4 - n.count)) + n + "_" + CacheKey.sanitise(id) + ".jpg"
+        var base = id
+        if let dot = base.lastIndex(of: "."),
+            ["jpg", "jpeg", "png", "webp", "tif", "tiff", "heic"].contains(base[base.index(after: dot)...].lowercased())
+        {
+            base = String(base[..<dot])
+        }
+        if base.hasPrefix("video@") { base = "video-" + base.dropFirst("video@".count) + "s" }
+        return String(repeating: "0", count: max(0, 4 - n.count)) + n + "_" + CacheKey.sanitise(base) + ".jpg"
+    }
+
+    /// A date as the manifest gives it: ISO 8601; EXIF's `2020:05:09 14:16:30` (a local photo's) becomes
+    /// `2020-05-09T14:16:30`, other forms (Street View's `2020-05`, Panoramax's ISO dates) are kept.
+    static func manifestDate(_ date: String?) -> String? {
+        guard let date, let m = date.wholeMatch(of: /(\d{4}):(\d{2}):(\d{2})[ T](\d{2}:\d{2}:\d{2})(.*)/) else {
+            return date
+        }
+        return "\(m.1)-\(m.2)-\(m.3)T\(m.4)\(m.5)"
     }
 
     /// One panorama done: its record, its tiles downloaded and from the cache, whether an earlier run wrote it.
@@ -232,7 +250,7 @@ public struct PanoramaExport: Sendable {
                 distanceAlongRoute: (m.distanceAlongRoute * 100).rounded() / 100,
                 routeHeading: (m.routeHeading * 100).rounded() / 100,
                 panoId: m.panorama?.id, distance: m.distance.map { ($0 * 100).rounded() / 100 },
-                panoHeading: m.panorama?.heading, date: m.panorama?.date,
+                panoHeading: m.panorama?.heading, date: Self.manifestDate(m.panorama?.date),
                 file: m.panorama.flatMap { fileOf["\($0.source)/\($0.id)"] }, repeatsPrevious: m.repeatsPrevious)
         }
         let encoder = JSONEncoder()

@@ -139,7 +139,13 @@ import TestSupport
         #expect(r.status == 0, "\(r.stderr)")
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: out).sorted()
-                == ["0001_GSAG2002.JPG.jpg", "0002_R0014760.JPG.jpg", "manifest.json"])
+                == ["0001_GSAG2002.jpg", "0002_R0014760.jpg", "manifest.json"])
+        // Names without the photo's own extension (not `0001_GSAG2002.JPG.jpg`), dates in ISO 8601 (not EXIF's
+        // `2020:05:09 14:16:30`) (issue #45, item 11).
+        let manifest = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: out).appendingPathComponent("manifest.json")))
+        let points = (manifest as? [String: Any])?["points"] as? [[String: Any]] ?? []
+        #expect(points.compactMap { $0["date"] as? String } == ["2020-05-09T14:16:30", "2020-05-11T11:28:25"])
         let flat = try Shell.lapse([
             "panoramas", "--source", "local:" + TestData.path("images/opensfm_lund/images"),
             "--out", dir.appendingPathComponent("lund").path
@@ -203,7 +209,7 @@ import TestSupport
         ])
         #expect(r.status == 0, "\(r.stderr)")
         let summary = try JSONSummary.parse(Data(r.stdout.utf8))
-        #expect(summary?["written"] as? [String] == ["0001_video%400.000.jpg", "0002_video%402.002.jpg"])
+        #expect(summary?["written"] as? [String] == ["0001_video-0.000s.jpg", "0002_video-2.002s.jpg"])
         #expect(
             r.stderr.contains("warning: --every is now --frame-step (the same as hyperlapse's)") == (flag == "--every"),
             "\(r.stderr)")
