@@ -204,3 +204,19 @@ extension FirstContactCLITests {
         #expect(abs((faded ?? 0) - 120.0 / 47) < 1e-6, "\(String(describing: faded))")
     }
 }
+
+extension FirstContactCLITests {
+    /// README starts with a quick start and the common problems, the dashboard camera's first (issue #45, item 9).
+    @Test func readmeSaysWhatToDoWhenTheVideoFacesTheWrongWay() throws {
+        let readme = try String(contentsOf: TestData.projectRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let quick = try #require(readme.range(of: "## Quick start"))
+        let problems = try #require(readme.range(of: "## Common problems"))
+        let commands = try #require(readme.range(of: "## Commands"))
+        #expect(quick.lowerBound < problems.lowerBound && problems.lowerBound < commands.lowerBound)
+        let section = readme[problems.upperBound..<commands.lowerBound]
+        #expect(section.contains("**The video faces the wrong way**") && section.contains("`--forward D`"))
+        // Each option the section names is one the tool has.
+        let help = try Shell.lapse(["hyperlapse", "--help"]).stdout
+        for option in ["--forward", "--radius", "--overwrite"] { #expect(help.contains(option), "\(option)") }
+    }
+}
