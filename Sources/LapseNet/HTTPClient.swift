@@ -79,9 +79,27 @@ public final class HTTPClient: Sendable {
     /// restarting or shedding load mid-job, retried like a dropped connection.
     private let reachedHosts = Mutex<Set<String>>([])
 
+    /// A session configuration that stores nothing: no cookies, credentials or URL cache. Foundation on Linux makes
+    /// a folder for every URLCache it creates (`~/.cache/org.swift.foundation.URLCache/lapse` for its shared one and
+    /// for `.ephemeral`'s), though Lapse caches nothing there (its own cache is `HTTPCache`): the shared one is
+    /// replaced first by one of no capacity over the temporary folder, which exists, and `.ephemeral` is not used.
+    private static func configuration() -> URLSessionConfiguration {
+        _ = noSharedURLCache
+        let config = URLSessionConfiguration.default
+        config.urlCache = nil
+        config.httpCookieStorage = nil
+        config.httpShouldSetCookies = false
+        config.urlCredentialStorage = nil
+        return config
+    }
+
+    private static let noSharedURLCache: Void = {
+        URLCache.shared = URLCache(memoryCapacity: 0, diskCapacity: 0, diskPath: NSTemporaryDirectory())
+    }()
+
     /// The process's one URLSession, shared by every client; its delegate receives every transfer's bytes.
     static let session: URLSession = {
-        let config = URLSessionConfiguration.ephemeral
+        let config = configuration()
         config.httpMaximumConnectionsPerHost = 64
         config.urlCache = nil
         config.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -94,7 +112,7 @@ public final class HTTPClient: Sendable {
     /// dead as it is sent, and Foundation then sends a body given as data empty (the server waits for it until the
     /// deadline). A fresh connection cannot be dead that way; the client's own retries send the body whole.
     static let bodySession: URLSession = {
-        let config = URLSessionConfiguration.ephemeral
+        let config = configuration()
         config.urlCache = nil
         config.requestCachePolicy = .reloadIgnoringLocalCacheData
         config.timeoutIntervalForRequest = 600

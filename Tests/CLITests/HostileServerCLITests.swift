@@ -114,3 +114,20 @@ extension HostileMediaServerCLITests {
         #expect(ranged.status == 0, "\(ranged.stderr)")
     }
 }
+
+extension HostileServerCLITests {
+    /// Foundation's URLCache keeps nothing of Lapse's, and no folder is made for it in the user's home (issue #42:
+    /// `~/.cache/org.swift.foundation.URLCache/lapse` appeared after any network command).
+    @Test func noURLCacheFolderIsMade() throws {
+        let server = try LocalServer(script: "net_standin.py")
+        let home = TestData.scratchDirectory("hostile-home")
+        let r = try Shell.lapse(
+            [
+                "route", "--from", "48.8584,2.2945", "--to", "48.8606,2.3376", "--provider", "osrm", "--osrm-url",
+                server.baseURL, "-o", home.appendingPathComponent("r.gpx").path
+            ], environment: ["HOME": home.path, "XDG_CACHE_HOME": ""])
+        #expect(r.status == 1, "\(r.stderr)") // the stand-in has no OSRM: a request was sent and answered
+        #expect(r.stderr.contains("HTTP 404"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent(".cache").path))
+    }
+}
