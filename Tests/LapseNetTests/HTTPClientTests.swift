@@ -28,13 +28,14 @@ func stats(_ server: LocalServer) async throws -> ServerStats {
 }
 
 func client(
-    limit: Int = 8, attempts: Int = 5, timeout: Double = 5, recorder: DelayRecorder? = nil,
+    limit: Int = 8, attempts: Int = 5, timeout: Double = 5, total: Double? = nil, recorder: DelayRecorder? = nil,
     secrets: [String] = []
 ) -> HTTPClient {
     var c = HTTPClient.Configuration()
     c.maxConcurrentRequests = limit
     c.maxAttempts = attempts
     c.requestTimeout = timeout
+    c.totalTimeout = total
     c.secrets = secrets
     if let recorder { c.sleep = recorder.sleep }
     return HTTPClient(configuration: c)
@@ -164,13 +165,8 @@ func client(
     /// under the per-attempt deadline), and no retry follows that could not finish in time.
     @Test func totalTimeoutBoundsTheRetries() async throws {
         let server = try LocalServer(script: "net_standin.py")
-        var c = HTTPClient.Configuration()
-        c.maxAttempts = 5
-        c.requestTimeout = 20
-        c.totalTimeout = 0.4
         let recorder = DelayRecorder()
-        c.sleep = recorder.sleep
-        let http = HTTPClient(configuration: c)
+        let http = client(attempts: 5, timeout: 20, total: 0.4, recorder: recorder)
         await #expect {
             _ = try await http.get(URL(string: server.baseURL + "/stall?seconds=30")!)
         } throws: { error in

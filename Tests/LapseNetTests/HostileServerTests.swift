@@ -112,12 +112,8 @@ import TestSupport
     /// A body that trickles a byte at a time ends at the request's deadline, not when the server stops.
     @Test func aTrickleEndsAtTheDeadline() async throws {
         let server = try LocalServer(script: "net_standin.py")
-        var c = HTTPClient.Configuration()
-        c.requestTimeout = 30
-        c.totalTimeout = 1
         let recorder = DelayRecorder()
-        c.sleep = recorder.sleep
-        let http = HTTPClient(configuration: c)
+        let http = client(timeout: 30, total: 1, recorder: recorder)
         await #expect {
             _ = try await http.get(URL(string: server.baseURL + "/trickle?every=0.05")!)
         } throws: { error in
@@ -129,11 +125,8 @@ import TestSupport
     /// A `Retry-After` longer than what is left of the timeout fails at once, saying so.
     @Test func aRetryAfterBeyondTheTimeoutFailsAtOnce() async throws {
         let server = try LocalServer(script: "net_standin.py")
-        var c = HTTPClient.Configuration()
-        c.totalTimeout = 5
         let recorder = DelayRecorder()
-        c.sleep = recorder.sleep
-        let http = HTTPClient(configuration: c)
+        let http = client(timeout: 30, total: 5, recorder: recorder)
         await #expect {
             _ = try await http.get(URL(string: server.baseURL + "/status/503?retry_after=20")!)
         } throws: { error in
