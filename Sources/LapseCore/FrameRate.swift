@@ -35,7 +35,7 @@ public struct FrameRate: Sendable, Equatable, CustomStringConvertible {
             guard let n = Int(parts[0]), let d = Int(parts[1]), n > 0, d > 0 else { return nil }
             return FrameRate(n, d)
         }
-        guard parts.count == 1, let v = Double(text), v.isFinite, v > 0, v < 1e6 else { return nil }
+        guard parts.count == 1, let v = NumberText.decimal(text), v > 0, v < 1e6 else { return nil }
         for base in [24, 30, 48, 60, 120] {
             let ntsc = Double(base) * 1000 / 1001
             if abs(v - ntsc) < 0.006 && v != Double(base) { return FrameRate(base * 1000, 1001) }

@@ -29,7 +29,7 @@ public enum ImageInputs {
     ///   `path<TAB>seconds`; blank lines and lines starting with `#` are skipped;
     /// - anything else → that file.
     /// - Throws: ``LapseError`` `.invalidInput` for a missing directory or list file, a list line with a bad
-    ///   duration, or a directory with no images.
+    ///   duration (decimal seconds) or a NUL byte, or a directory with no images.
     public static func expand(_ arguments: [String]) throws -> [ImageInput] {
         var result: [ImageInput] = []
         for argument in arguments {
@@ -75,13 +75,17 @@ public enum ImageInputs {
         ).enumerated() {
             let line = rawLine.trimmingCharacters(in: CharacterSet(charactersIn: "\r"))
             if line.trimmingCharacters(in: .whitespaces).isEmpty || line.hasPrefix("#") { continue }
+            // A file name cannot hold a NUL byte; the system would read only what comes before it.
+            guard !line.contains("\0") else {
+                throw LapseError(.invalidInput, "\(listPath):\(number + 1)", "the line has a NUL byte")
+            }
             let fields = line.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
             var path = String(fields[0])
             if !path.hasPrefix("/") && !base.isEmpty { path = (base as NSString).appendingPathComponent(path) }
             var duration: Double?
             if fields.count == 2 {
                 let text = fields[1].trimmingCharacters(in: .whitespaces)
-                guard let d = Double(text), d.isFinite, d > 0 else {
+                guard let d = NumberText.decimal(text), d > 0 else {
                     throw LapseError(
                         .invalidInput, "\(listPath):\(number + 1)", "'\(text)' is not a duration in seconds")
                 }

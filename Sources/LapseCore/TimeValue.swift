@@ -15,17 +15,15 @@ public enum TimeValue {
     private static func parseUnbounded(_ text: String) -> Double? {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard (1...3).contains(parts.count) else { return nil }
-        // Decimal digits only: Double reads "0x10" as 16.
-        guard !text.contains(where: { $0 == "x" || $0 == "X" }) else { return nil }
         if parts.count == 1 {
-            guard let s = Double(text), s.isFinite, s >= 0 else { return nil }
+            guard let s = NumberText.decimal(text), s >= 0 else { return nil }
             return s
         }
         var total = 0.0
         for (index, part) in parts.enumerated() {
             let isLast = index == parts.count - 1
             if isLast {
-                guard let s = Double(part), s >= 0, s < 60, s.isFinite, part.first?.isNumber == true else { return nil }
+                guard let s = NumberText.decimal(part), s >= 0, s < 60, part.first?.isNumber == true else { return nil }
                 total = total * 60 + s
             } else {
                 // Digits from the first character: Int reads "-0" as 0, so "-0:01" was 1 s.

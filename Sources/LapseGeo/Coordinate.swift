@@ -40,7 +40,7 @@ public struct Coordinate: Hashable, Sendable, Codable, CustomStringConvertible {
     public static func parse(_ text: String) throws -> Coordinate {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
             .map { $0.trimmingCharacters(in: .whitespaces) }
-        guard parts.count == 2, let lat = Double(parts[0]), let lng = Double(parts[1]) else {
+        guard parts.count == 2, let lat = NumberText.decimal(parts[0]), let lng = NumberText.decimal(parts[1]) else {
             throw LapseError(.invalidInput, nil, "'\(text)' is not \"latitude,longitude\" in degrees")
         }
         return try Coordinate(latitude: lat, longitude: lng)

@@ -102,8 +102,8 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
                 }
                 return
             }
-            guard let lat = Double(latText.trimmedASCII),
-                let lon = Double(lonText.trimmedASCII)
+            guard let lat = NumberText.decimal(latText.trimmedASCII),
+                let lon = NumberText.decimal(lonText.trimmedASCII)
             else {
                 return fail(
                     parser,
@@ -138,7 +138,7 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
         case "ele":
             if collectingText {
                 let t = endText()
-                guard let v = Double(t), v.isFinite else {
+                guard let v = NumberText.decimal(t) else {
                     return fail(parser, "<ele> is '\(t)', not a number, at line \(parser.lineNumber)")
                 }
                 elevation = v

@@ -133,7 +133,7 @@ enum LinesReader {
             let line = raw.trimmedASCII
             if line.isEmpty || line.hasPrefix("#") { continue }
             let parts = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmedASCII }
-            guard parts.count == 2 || parts.count == 3, let lat = Double(parts[0]), let lng = Double(parts[1]) else {
+            guard parts.count == 2 || parts.count == 3, let lat = NumberText.decimal(parts[0]), let lng = NumberText.decimal(parts[1]) else {
                 throw LapseError(
                     .invalidInput, nil, "line \(lineNumber) is '\(line.prefix(60))', not latitude,longitude")
             }
@@ -141,7 +141,7 @@ enum LinesReader {
                 points.append(
                     TrackPoint(
                         try Coordinate(latitude: lat, longitude: lng),
-                        elevation: parts.count == 3 ? Double(parts[2]) : nil))
+                        elevation: parts.count == 3 ? NumberText.decimal(parts[2]) : nil))
             } catch let e as LapseError {
                 throw LapseError(.invalidInput, nil, "line \(lineNumber): \(e.reason)")
             }

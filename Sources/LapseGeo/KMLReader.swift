@@ -34,7 +34,7 @@ enum KMLReader {
             .enumerated()
         {
             let parts = tuple.split(separator: ",", omittingEmptySubsequences: false)
-            guard parts.count == 2 || parts.count == 3, let lon = Double(parts[0]), let lat = Double(parts[1]) else {
+            guard parts.count == 2 || parts.count == 3, let lon = NumberText.decimal(parts[0]), let lat = NumberText.decimal(parts[1]) else {
                 throw LapseError(
                     .invalidInput, nil, "coordinate \(k + 1) near line \(line) is '\(tuple)', not lon,lat[,alt]")
             }
@@ -42,7 +42,7 @@ enum KMLReader {
             do { coordinate = try Coordinate(latitude: lat, longitude: lon) } catch let e as LapseError {
                 throw LapseError(.invalidInput, nil, "coordinate \(k + 1) near line \(line): \(e.reason)")
             }
-            let alt = parts.count == 3 ? Double(parts[2]) : nil
+            let alt = parts.count == 3 ? NumberText.decimal(parts[2]) : nil
             result.append(TrackPoint(coordinate, elevation: alt))
         }
         return result

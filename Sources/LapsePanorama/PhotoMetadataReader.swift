@@ -96,6 +96,6 @@ public struct PhotoMetadata: Sendable, Equatable {
             return nil
         }
         let number = rest.prefix { $0.isNumber || $0 == "." || $0 == "-" || $0 == "+" }
-        return Double(number)
+        return NumberText.decimal(number)
     }
 }

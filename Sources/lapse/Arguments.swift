@@ -77,7 +77,7 @@ struct Arguments {
     /// An option parsed as a number within `range`.
     mutating func double(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
         guard let text = try value(name) else { return nil }
-        guard let v = Double(text), v.isFinite, range.contains(v) else {
+        guard let v = NumberText.decimal(text), range.contains(v) else {
             throw LapseError.usage(
                 """
                 \(name) takes a number from \(NumberText.compact(range.lowerBound)) to \
@@ -146,7 +146,7 @@ struct Arguments {
         for t in tokens {
             if afterDashes { result.append(Self.home(t)); continue }
             if t == "--" { afterDashes = true; continue }
-            if t.hasPrefix("-") && t.count > 1 && Double(t) == nil {
+            if t.hasPrefix("-") && t.count > 1 && NumberText.decimal(t) == nil {
                 throw LapseError.usage("unknown option \(t)")
             }
             result.append(Self.home(t))

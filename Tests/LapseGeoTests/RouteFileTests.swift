@@ -144,6 +144,32 @@ import Testing
         #expect(try RouteFile.read(path: sniffedLines).points.count == 2)
     }
 
+    /// Coordinates are decimal numbers in every format: a hex float, `nan` or text after a NUL byte is an error
+    /// naming the line, not a point (issue #42).
+    @Test func onlyDecimalCoordinates() throws {
+        let cases: [(String, String, String)] = [
+            ("hex.txt", "1,2\n0x1p3,2\n", "line 2 is '0x1p3,2', not latitude,longitude"),
+            ("nul.txt", "1,2\n3\u{0}9,4\n", "line 2 is"),
+            ("nan.txt", "nan,2\n", "line 1 is 'nan,2'"),
+            ("hex.gpx", "<gpx><trk><trkseg><trkpt lat=\"0x10\" lon=\"2\"/></trkseg></trk></gpx>", "not numbers"),
+            (
+                "ele.gpx", "<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><ele>inf</ele></trkpt></trkseg></trk></gpx>",
+                "<ele> is 'inf', not a number"
+            ),
+            ("hex.kml", "<kml><LineString><coordinates>0x1p1,2 3,4</coordinates></LineString></kml>", "coordinate 1")
+        ]
+        for (name, text, reason) in cases {
+            let path = try file(name, text)
+            #expect {
+                try RouteFile.read(path: path)
+            } throws: { error in
+                "\(error)".contains(reason)
+            }
+        }
+        #expect(throws: LapseError.self) { try Coordinate.parse("0x1p3,2") }
+        #expect(try Coordinate.parse("+48.5,-2.25e0") == (try Coordinate(latitude: 48.5, longitude: -2.25)))
+    }
+
     @Test func writersRoundTrip() throws {
         let t0 = Date(timeIntervalSince1970: 1_700_000_000.25)
         let route = Route(

@@ -94,7 +94,7 @@ enum GIFCommand: Command {
         if let width { size = .width(width) }
         if let height { size = .height(height) }
         if let scaleText, scaleText != "auto" {
-            guard let f = Double(scaleText), f > 0, f <= 10 else {
+            guard let f = NumberText.decimal(scaleText), f > 0, f <= 10 else {
                 throw LapseError.usage("--scale takes auto or a factor such as 0.5, not '\(scaleText)'")
             }
             size = .scale(f)
