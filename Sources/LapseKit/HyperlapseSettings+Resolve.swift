@@ -15,6 +15,14 @@ extension HyperlapseSettings {
     public static let gifWidthRange: ClosedRange<Int> = 16...4096
     /// Constant rate factors accepted (``crf``, x264's scale).
     public static let crfRange: ClosedRange<Double> = 0...51
+    /// Horizontal fields of view accepted, degrees (``fov``).
+    public static let fovRange: ClosedRange<Double> = 1...179
+    /// Output frame rates accepted, frames per second (``fps``).
+    public static let fpsRange: ClosedRange<Double> = 1...120
+    /// Angles accepted for ``headingOffset``, ``panoHeading`` and ``forward``, degrees.
+    public static let angleRange: ClosedRange<Double> = -360...360
+    /// Street View zoom levels accepted (``zoom``).
+    public static let zoomRange: ClosedRange<Int> = 0...5
 
     /// Metres between route points when ``spacing`` is not given (your own photos without a route are then
     /// every photo instead).
@@ -60,26 +68,17 @@ extension HyperlapseSettings {
             throw LapseError.usage(
                 "preset takes one of \(VideoEncoderSettings.presets.joined(separator: ", ")), not '\(job.preset)'")
         }
-        if let t = s.timeout, !Self.timeoutRange.contains(t) {
-            throw LapseError.usage("timeout takes seconds from 0.1 to 3600, not \(t)")
-        }
-        // A job file's numbers are held to the ranges the command line's are (a frame step of 2⁶³ − 1 overflowed).
-        try Self.checkFeedNumbers(s)
-        try Self.check(s.gifWidth, Self.gifWidthRange, "gifWidth")
-        try Self.check(s.crf, Self.crfRange, "crf")
+        // A job file's numbers are held to the ranges the command line's are, with the same constants (a frame
+        // step of 2⁶³ − 1 overflowed; a zoom of 9 was found only after the route was planned).
+        try Self.checkNumbers(s)
         job.stabilization = StabilizationOptions(
             enabled: s.stabilize ?? true, forward: s.forward, toneMatch: s.toneMatch ?? true)
-        if let f = s.forward, !(f.isFinite && (-360...360).contains(f)) {
-            throw LapseError.usage("forward takes degrees from -360 to 360, not \(f)")
-        }
         job.overwrite = overwrite
         let camerasGiven = [s.lookAt != nil, s.headingOffset != nil, s.keyframes != nil].filter { $0 }.count
         guard camerasGiven <= 1 else {
             throw LapseError.usage("give only one of `lookAt`, `headingOffset` and `keyframes`")
         }
-        guard let fov = s.fov, fov > 0, fov < 180 else {
-            throw LapseError.usage("the fov must be more than 0 and less than 180 degrees")
-        }
+        let fov = s.fov ?? 90
         if let keyframes = s.keyframes {
             job.camera = try CameraScript.read(path: keyframes)
             if self.fov != nil { job.camera.fov = fov }
@@ -218,7 +217,7 @@ extension HyperlapseSettings {
         let points = try photoPoints ?? route.resampled(every: s.spacing ?? Self.defaultSpacing)
         let resolution: PanoramaResolution
         if case .level(let z) = s.zoom {
-            guard (0...5).contains(z) else { throw LapseError.usage("zoom takes auto or 0 to 5, not \(z)") }
+            guard Self.zoomRange.contains(z) else { throw LapseError.usage("`zoom` takes auto or 0 to 5, not \(z)") }
             resolution = .zoom(z)
         } else {
             resolution = SourcePanoramaFeed.autoResolution(frameWidth: s.size?.width ?? 1280, fov: s.fov ?? 90)
@@ -232,12 +231,31 @@ extension HyperlapseSettings {
 }
 
 extension HyperlapseSettings {
-    /// Holds the numbers the feed uses (``spacing``, ``radius``, ``frameStep``) to the command line's ranges.
+    /// Holds the numbers the feed uses (``spacing``, ``radius``, ``frameStep``, ``zoom``) to the command line's
+    /// ranges.
     /// - Throws: ``LapseError`` `.usage` naming the setting, its range and the value.
     static func checkFeedNumbers(_ s: HyperlapseSettings) throws {
         try check(s.spacing, spacingRange, "spacing")
         try check(s.radius, radiusRange, "radius")
         try check(s.frameStep, frameStepRange, "frameStep")
+        if case .level(let z) = s.zoom, !zoomRange.contains(z) {
+            throw LapseError.usage("`zoom` takes auto or 0 to 5, not \(z)")
+        }
+    }
+
+    /// Holds every number of `s` to the range its flag takes (the ranges above), so that a job file is checked
+    /// exactly as the command line is.
+    /// - Throws: ``LapseError`` `.usage` naming the setting, its range and the value.
+    static func checkNumbers(_ s: HyperlapseSettings) throws {
+        try checkFeedNumbers(s)
+        try check(s.timeout, timeoutRange, "timeout")
+        try check(s.gifWidth, gifWidthRange, "gifWidth")
+        try check(s.crf, crfRange, "crf")
+        try check(s.fov, fovRange, "fov")
+        try check(s.fps?.value, fpsRange, "fps")
+        try check(s.headingOffset, angleRange, "headingOffset")
+        try check(s.panoHeading, angleRange, "panoHeading")
+        try check(s.forward, angleRange, "forward")
     }
 
     private static func check(_ value: Double?, _ range: ClosedRange<Double>, _ name: String) throws {

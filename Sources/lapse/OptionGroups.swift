@@ -56,6 +56,6 @@ struct ViewOptions {
 
     init(_ arguments: inout Arguments) throws {
         size = try arguments.size("--size")
-        fov = try arguments.double("--fov", in: 1...179)
+        fov = try arguments.double("--fov", in: HyperlapseSettings.fovRange)
     }
 }

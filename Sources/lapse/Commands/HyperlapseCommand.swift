@@ -118,11 +118,11 @@ enum HyperlapseCommand: Command {
         let view = try ViewOptions(&arguments)
         flags.size = view.size
         flags.fov = view.fov
-        flags.fps = try arguments.frameRate("--fps", in: 1...120)
+        flags.fps = try arguments.frameRate("--fps", in: HyperlapseSettings.fpsRange)
         flags.lookAt = try arguments.value("--look-at")
-        flags.headingOffset = try arguments.double("--heading-offset", in: -360...360)
+        flags.headingOffset = try arguments.double("--heading-offset", in: HyperlapseSettings.angleRange)
         flags.keyframes = try arguments.value("--keyframes")
-        flags.zoom = try arguments.choice("--zoom", ["auto", "0", "1", "2", "3", "4", "5"]).flatMap(
+        flags.zoom = try arguments.choice("--zoom", ["auto"] + HyperlapseSettings.zoomRange.map(String.init)).flatMap(
             HyperlapseSettings.Zoom.init(parsing:))
         flags.crossfade = arguments.flag("--crossfade") ? true : nil
         let out = try OutputOptions(&arguments)
@@ -132,8 +132,8 @@ enum HyperlapseCommand: Command {
         let encoder = try EncoderOptions(&arguments)
         flags.crf = encoder.crf
         flags.preset = encoder.preset
-        flags.panoHeading = try arguments.double("--pano-heading", in: -360...360)
-        flags.forward = try arguments.double("--forward", in: -360...360)
+        flags.panoHeading = try arguments.double("--pano-heading", in: HyperlapseSettings.angleRange)
+        flags.forward = try arguments.double("--forward", in: HyperlapseSettings.angleRange)
         flags.toneMatch = arguments.flag("--no-tone-match") ? false : nil
         flags.stabilize = arguments.flag("--no-stabilize") ? false : nil
         flags.creditPosition = try arguments.choice("--credit-position", HyperlapseSettings.CreditPosition.names)
