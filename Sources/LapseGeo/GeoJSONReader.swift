@@ -133,7 +133,9 @@ enum LinesReader {
             let line = raw.trimmedASCII
             if line.isEmpty || line.hasPrefix("#") { continue }
             let parts = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmedASCII }
-            guard parts.count == 2 || parts.count == 3, let lat = NumberText.decimal(parts[0]), let lng = NumberText.decimal(parts[1]) else {
+            guard parts.count == 2 || parts.count == 3, let lat = NumberText.decimal(parts[0]),
+                let lng = NumberText.decimal(parts[1])
+            else {
                 throw LapseError(
                     .invalidInput, nil, "line \(lineNumber) is '\(line.prefix(60))', not latitude,longitude")
             }

@@ -34,7 +34,9 @@ enum KMLReader {
             .enumerated()
         {
             let parts = tuple.split(separator: ",", omittingEmptySubsequences: false)
-            guard parts.count == 2 || parts.count == 3, let lon = NumberText.decimal(parts[0]), let lat = NumberText.decimal(parts[1]) else {
+            guard parts.count == 2 || parts.count == 3, let lon = NumberText.decimal(parts[0]),
+                let lat = NumberText.decimal(parts[1])
+            else {
                 throw LapseError(
                     .invalidInput, nil, "coordinate \(k + 1) near line \(line) is '\(tuple)', not lon,lat[,alt]")
             }
