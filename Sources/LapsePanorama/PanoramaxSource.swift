@@ -77,7 +77,9 @@ public struct PanoramaxSource: PanoramaSource {
             let c = try decoder.singleValueContainer()
             if let d = try? c.decode(Double.self) {
                 value = d
-            } else if let s = try? c.decode(String.self), let d = NumberText.decimal(s.trimmingCharacters(in: .whitespaces)) {
+            } else if let s = try? c.decode(String.self),
+                let d = NumberText.decimal(s.trimmingCharacters(in: .whitespaces))
+            {
                 value = d
             } else {
                 throw DecodingError.dataCorruptedError(in: c, debugDescription: "not a number")
