@@ -3,8 +3,11 @@ import Foundation
 import LapseCore
 
 extension Route {
-    /// The most points ``resampled(every:smoothing:)`` returns (10 million, about 0.6 GB of ``RoutePoint``s).
-    public static let maximumResampledPoints = 10_000_000
+    /// The most points ``resampled(every:smoothing:)`` returns: 500 000, a route of 5 000 km at the default
+    /// spacing of 10 m (an 11-hour hyperlapse at 12 fps). What a job keeps for each point — its match, its frame,
+    /// its line on the preview page — comes to about 1 kB, so the cap holds a job's route to about 0.5 GB (a
+    /// 277-byte pole-to-pole GPX made `lapse preview` build 4 million points and take 3.9 GB).
+    public static let maximumResampledPoints = 500_000
 
     /// Points every `spacing` metres along the path, each with the heading of the road ahead.
     ///
@@ -118,8 +121,8 @@ extension Route {
         guard length / spacing < Double(maximumResampledPoints) else {
             throw LapseError.usage(
                 """
-                a point every \(spacing) m along \(Int(length / 1000)) km is more than \
-                \(maximumResampledPoints) points; use a larger spacing
+                a point every \(NumberText.compact(spacing)) m along \(Int(length / 1000)) km is more than \
+                \(maximumResampledPoints) points (the most a job takes); use a larger spacing or a shorter route
                 """
             )
         }

@@ -12,6 +12,30 @@ import Testing
     static let key = "AIzaCLITESTKEY-0987654321"
     let dir = TestData.scratchDirectory("lapse-route-cli")
 
+    /// A route of more points than a job takes is refused at once, in little memory, naming the limit (issue #42: a
+    /// 277-byte pole-to-pole GPX made `preview` build 4 million points, 3.9 GB and a 321 MB page); with a spacing
+    /// that keeps it under the limit the same file is planned.
+    @Test func aRouteOfTooManyPointsIsRefused() throws {
+        let gpx = dir.appendingPathComponent("pole-to-pole.gpx").path
+        try """
+        <gpx><trk><trkseg><trkpt lat="-89.9" lon="0"/><trkpt lat="0" lon="0"/><trkpt lat="89.9" lon="0"/>\
+        </trkseg></trk></gpx>
+        """.write(toFile: gpx, atomically: true, encoding: .utf8)
+        let photos = "local:" + TestData.path("pano360/geovisio_gopromax_walk")
+        let page = dir.appendingPathComponent("pole.html").path
+        let (r, kB) = try Shell.lapseMeasured(["preview", "--route", gpx, "--source", photos, "-o", page, "-y"])
+        #expect(r.status == 64, "\(r.stderr)")
+        #expect(
+            r.stderr.contains("a point every 10 m along 19992 km is more than 500000 points (the most a job takes)"),
+            "\(r.stderr)")
+        #expect(kB < 200 * 1024, "peak \(kB) kB")
+        #expect(!FileManager.default.fileExists(atPath: page))
+        let out = dir.appendingPathComponent("pole.gpx").path
+        let resampled = try Shell.lapse(["route", "--input", gpx, "--spacing", "40000", "-o", out, "-y"])
+        #expect(resampled.status == 0, "\(resampled.stderr)")
+        #expect(try RouteFile.read(path: out).points.count == 501)
+    }
+
     /// `--smoothing` changes the headings written with a resampled route (it changed nothing: #18 item 10): GPX
     /// carries them as Garmin's `gpxtpx:course`, GeoJSON as `properties.headings`, each equal to the library's
     /// resampled heading; a wider window turns the real track's corners more gently.

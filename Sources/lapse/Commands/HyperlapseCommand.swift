@@ -22,7 +22,7 @@ enum HyperlapseCommand: Command {
           --route FILE                  GPX, GeoJSON, KML, 'lat,lng' lines, an encoded polyline or a saved
                                         Google Directions/Routes API answer instead
           --spacing M                   metres between route points (default 10; your photos without --route:
-                                        every photo, stops left out)
+                                        every photo, stops left out); 500 000 points at most
         Panoramas:
           --source SOURCE               google | panoramax | local:DIR (360° photos with GPS) | video:FILE
                                         (a 360° video)

@@ -22,7 +22,7 @@ enum PanoramasCommand: Command {
                                   plan the route with a directions service instead
           --provider NAME         google (Routes API) | google-directions (legacy) | osrm (default google;
                                   the key is GOOGLE_MAPS_API_KEY)
-          --spacing M             metres between route points (default 10)
+          --spacing M             metres between route points (default 10; 500 000 points at most)
         Panoramas:
           --source SOURCE         google       Google Street View (Map Tiles API; key in GOOGLE_MAPS_API_KEY)
                                   panoramax    Panoramax, open imagery, no key

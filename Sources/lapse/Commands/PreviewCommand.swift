@@ -24,7 +24,7 @@ enum PreviewCommand: Command {
           --route FILE                  GPX, GeoJSON, KML, 'lat,lng' lines, an encoded polyline or a saved
                                         Google Directions/Routes API answer
           --spacing M                   metres between route points (default 10; your photos without --route:
-                                        every photo)
+                                        every photo); 500 000 points at most
         Panoramas:
           --source SOURCE               google | panoramax | local:DIR | video:FILE
           --track GPX                   positions of a video source by time

@@ -37,7 +37,8 @@ enum RouteCommand: Command {
                                   google-routes (overrides the detection)
         Output:
           -o, --output FILE       .gpx or .geojson
-          --spacing M             resample to a point every M metres along the path (start and end kept)
+          --spacing M             resample to a point every M metres along the path (start and end kept;
+                                  500 000 points at most)
           --smoothing M           with --spacing: heading window, metres before and after each point (default 20);
                                   the headings are written with the points (GPX gpxtpx:course, GeoJSON headings)
           -y, --overwrite         replace FILE if it exists
