@@ -27,6 +27,18 @@ public enum ImageFileFormat: Sendable, Equatable {
 
 /// Writes ``PixelBuffer``s as PNG or JPEG files with libavcodec's encoders. The project's one image writer.
 public enum ImageWriter {
+    /// Throws unless the encoder of `format` takes a picture of `width`×`height` (it is opened at that size, with
+    /// no picture: libavcodec refuses sizes whose rows' bytes times the rows reach 2³¹, 16384×16384 among them).
+    /// Ask before rendering one, so a size the encoder refuses costs no memory.
+    /// - Throws: ``LapseError`` `.usage` naming the size.
+    public static func checkSize(width: Int, height: Int, format: ImageFileFormat) throws {
+        guard width > 0, height > 0, width < 1 << 20, height < 1 << 20,
+            (try? Encoder(width: width, height: height, format: format, opaque: true)) != nil
+        else {
+            throw LapseError.usage("`size` \(width)x\(height) is more than the image encoder takes")
+        }
+    }
+
     /// Encodes `image` and writes it to `path` through ``AtomicOutput`` (a temporary file renamed into place,
     /// so a failure never leaves a partial file at `path`).
     /// - Parameters:
@@ -59,42 +71,8 @@ public enum ImageWriter {
     /// Encodes `image` as a complete PNG or JPEG file in memory.
     /// - Throws: ``LapseError`` `.usage` for a JPEG quality outside 1…100, `.codec` when the encoder fails.
     public static func encode(_ image: PixelBuffer, as format: ImageFileFormat) throws -> [UInt8] {
-        FFmpegLog.quiet()
-        let codecID: AVCodecID
-        let pixelFormat: AVPixelFormat
-        var qscale: Int32 = 0
-        switch format {
-        case .png:
-            codecID = AV_CODEC_ID_PNG
-            pixelFormat = image.isOpaque ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA
-        case .jpeg(let quality):
-            guard (1...100).contains(quality) else {
-                throw LapseError.usage("JPEG quality must be 1…100, not \(quality)")
-            }
-            codecID = AV_CODEC_ID_MJPEG
-            pixelFormat = AV_PIX_FMT_YUVJ420P
-            qscale = Int32((2 + Double(100 - quality) * 29 / 99).rounded())
-        }
-        guard let codec = avcodec_find_encoder(codecID) else {
-            throw LapseError(
-                .codec, nil, "the \(codecID == AV_CODEC_ID_PNG ? "png" : "mjpeg") encoder is not available")
-        }
-        var context = avcodec_alloc_context3(codec)
-        defer { avcodec_free_context(&context) }
-        guard let context else { throw LapseError(.codec, nil, "out of memory") }
-        context.pointee.width = Int32(image.width)
-        context.pointee.height = Int32(image.height)
-        context.pointee.pix_fmt = pixelFormat
-        context.pointee.time_base = AVRational(num: 1, den: 25)
-        context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
-        if codecID == AV_CODEC_ID_MJPEG {
-            context.pointee.color_range = AVCOL_RANGE_JPEG
-            context.pointee.colorspace = AVCOL_SPC_BT470BG
-            context.pointee.flags |= AV_CODEC_FLAG_QSCALE
-            context.pointee.global_quality = FF_QP2LAMBDA * qscale
-        }
-        try ffCheck(avcodec_open2(context, codec, nil), nil, "cannot open the image encoder")
-
+        let encoder = try Encoder(width: image.width, height: image.height, format: format, opaque: image.isOpaque)
+        let context = encoder.context, codecID = encoder.codecID, pixelFormat = encoder.pixelFormat
         let frame = Frame()
         try frame.allocate(
             width: image.width, height: image.height,
@@ -162,6 +140,53 @@ public enum ImageWriter {
                     dst: &dstPlanes, dstStrides: &dstStrides, dstWidth: w, dstHeight: h,
                     dstFormat: AV_PIX_FMT_YUV420P, dstMatrix: SWS_CS_ITU601, dstFullRange: true)
             }
+        }
+    }
+
+    /// An opened PNG or JPEG encoder of one size.
+    private final class Encoder {
+        let context: UnsafeMutablePointer<AVCodecContext>
+        let codecID: AVCodecID
+        let pixelFormat: AVPixelFormat
+
+        init(width: Int, height: Int, format: ImageFileFormat, opaque: Bool) throws {
+            FFmpegLog.quiet()
+            var qscale: Int32 = 0
+            switch format {
+            case .png:
+                codecID = AV_CODEC_ID_PNG
+                pixelFormat = opaque ? AV_PIX_FMT_RGB24 : AV_PIX_FMT_RGBA
+            case .jpeg(let quality):
+                guard (1...100).contains(quality) else {
+                    throw LapseError.usage("JPEG quality must be 1…100, not \(quality)")
+                }
+                codecID = AV_CODEC_ID_MJPEG
+                pixelFormat = AV_PIX_FMT_YUVJ420P
+                qscale = Int32((2 + Double(100 - quality) * 29 / 99).rounded())
+            }
+            guard let codec = avcodec_find_encoder(codecID) else {
+                throw LapseError(
+                    .codec, nil, "the \(codecID == AV_CODEC_ID_PNG ? "png" : "mjpeg") encoder is not available")
+            }
+            guard let context = avcodec_alloc_context3(codec) else { throw LapseError(.codec, nil, "out of memory") }
+            self.context = context
+            context.pointee.width = Int32(width)
+            context.pointee.height = Int32(height)
+            context.pointee.pix_fmt = pixelFormat
+            context.pointee.time_base = AVRational(num: 1, den: 25)
+            context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+            if codecID == AV_CODEC_ID_MJPEG {
+                context.pointee.color_range = AVCOL_RANGE_JPEG
+                context.pointee.colorspace = AVCOL_SPC_BT470BG
+                context.pointee.flags |= AV_CODEC_FLAG_QSCALE
+                context.pointee.global_quality = FF_QP2LAMBDA * qscale
+            }
+            try ffCheck(avcodec_open2(context, codec, nil), nil, "cannot open the image encoder")
+        }
+
+        deinit {
+            var c: UnsafeMutablePointer<AVCodecContext>? = context
+            avcodec_free_context(&c)
         }
     }
 }

@@ -24,6 +24,11 @@ public final class Projector: Sendable {
     /// How source pixels are blended.
     public let interpolation: Interpolation
 
+    /// Bytes a view takes for each output pixel while it is rendered and written: its table (8), the RGBA frame
+    /// (4), the encoder's copies. Measured: views of 8192x8192 and 16000x16000 from a 5760x2880 photo peak at
+    /// 1.1 GB and 5.0 GB.
+    public static let bytesPerPixel = 20
+
     /// The latest tables used, least recently used first (tables are immutable once built).
     private let cache = Mutex<[ProjectionTable]>([])
     private let cacheLimit: Int

@@ -123,6 +123,26 @@ import TestSupport
         #expect(r.stderr.contains("usage: lapse view"))
     }
 
+    /// A size the image encoder cannot take is refused before anything is rendered (issue #42: 16384x16384 took
+    /// 3.2 GB, then the encoder refused it); the largest it takes in one dimension is rendered.
+    @Test func aSizeTheEncoderCannotTakeIsRefusedFirst() throws {
+        let pano = try panorama()
+        for ext in ["png", "jpg"] {
+            let out = dir.appendingPathComponent("huge.\(ext)").path
+            let (r, kB) = try Shell.lapseMeasured(["view", pano, "--size", "16384x16384", "-o", out])
+            #expect(r.status == 64, "\(r.stderr)")
+            #expect(r.stderr.hasPrefix("error: --size 16384x16384 is more than the image encoder takes\n"))
+            #expect(!r.stderr.contains("IMGUTILS"), "\(r.stderr)")
+            #expect(kB < 200 * 1024, "peak \(kB) kB")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+        let wide = dir.appendingPathComponent("wide.png").path
+        let r = try Shell.lapse(["view", pano, "--size", "16384x64", "-o", wide, "-y"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let written = try DecodedImage(path: wide)
+        #expect(written.storedWidth == 16384 && written.storedHeight == 64)
+    }
+
     @Test("unreadable or missing panoramas fail with exit 1 and no output file")
     func badInput() throws {
         let out = dir.appendingPathComponent("never.png").path

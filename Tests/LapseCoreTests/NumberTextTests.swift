@@ -57,3 +57,19 @@ import Testing
         #expect(inputs.map(\.duration) == [2.5, 10, nil])
     }
 }
+
+/// The memory a machine has free is read, and more than that is refused with a line that says how much.
+@Suite struct MemoryCheckTests {
+    @Test func moreThanIsFreeIsRefused() throws {
+        let free = try #require(MemoryCheck.available())
+        #expect(free > 16 << 20)
+        try MemoryCheck.check(1 << 20, subject: "out.png", for: "a small view")
+        #expect {
+            try MemoryCheck.check(free + (1 << 30), subject: "out.png", for: "a 99999x99999 view")
+        } throws: { error in
+            let e = error as? LapseError
+            return e?.code == .other && e?.reason.hasPrefix("a 99999x99999 view needs about ") == true
+                && e?.reason.contains("of memory, more than the ") == true
+        }
+    }
+}

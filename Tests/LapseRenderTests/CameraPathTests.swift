@@ -3,6 +3,7 @@ import Foundation
 import LapseCore
 import LapseGeo
 import LapseRender
+import TestSupport
 import Testing
 
 @Suite("Camera paths")
@@ -250,6 +251,30 @@ struct CameraPathTests {
             let h = poses[k].heading
             #expect(h >= 199 || h <= 1, "went the long way: \(h)° at frame \(k)")
         }
+    }
+
+    /// A camera file larger than a camera file can be is refused before it is read (issue #42: a million
+    /// keyframes took 3.1 GB); one just under the limit is read.
+    @Test func aCameraFileHasALimit() throws {
+        let dir = TestData.scratchDirectory("camera-limit")
+        func file(keyframes n: Int) throws -> String {
+            let lines = (0..<n).map { "{\"frame\": \($0), \"heading\": \($0 % 360)}" }
+            let json =
+                "{\"shots\": [{\"frame\": 0, \"mode\": \"keyframes\"}], \"keyframes\": ["
+                + lines.joined(separator: ",") + "]}"
+            let path = dir.appendingPathComponent("k\(n).json").path
+            try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let big = try file(keyframes: 40_000)
+        #expect { try CameraScript.read(path: big) } throws: { error in
+            let e = error as? LapseError
+            return e?.code == .invalidInput && e?.subject == big
+                && e?.reason.hasSuffix("bytes, more than a camera file holds (1048576 bytes, about 30 000 keyframes)")
+                    == true
+        }
+        let fits = try file(keyframes: 30_000)
+        #expect(try CameraScript.read(path: fits).keyframes.count == 30_000)
     }
 
     @Test("camera files: JSON round trip and readable errors")

@@ -61,6 +61,10 @@ enum ViewCommand: Command {
         }
         let camera = CameraPose(heading: heading, pitch: pitch, roll: roll, fov: fov)
         let pose = PanoramaPose(heading: panoHeading, tilt: panoTilt, roll: panoRoll)
+        // Checked before the projection's tables are allocated (16384x16384 took 3.2 GB before the encoder refused).
+        try MemoryCheck.check(
+            size.width * size.height * Projector.bytesPerPixel, subject: output,
+            for: "a \(size.width)x\(size.height) view")
         let projector = try Projector(width: size.width, height: size.height, interpolation: interp)
 
         if let bench {
@@ -90,6 +94,7 @@ enum ViewCommand: Command {
         guard let format = ImageFileFormat.forPath(output, jpegQuality: quality) else {
             throw LapseError.usage("\(output): the output must end in .png, .jpg or .jpeg")
         }
+        try ImageWriter.checkSize(width: size.width, height: size.height, format: format)
         // Check the output before the (slow) decoding, so a refused overwrite fails fast.
         if FileManager.default.fileExists(atPath: output), !overwrite {
             throw LapseError(.output, output, "file exists (use --overwrite to replace it)")
