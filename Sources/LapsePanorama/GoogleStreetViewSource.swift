@@ -451,19 +451,26 @@ public struct GoogleStreetViewSource: PanoramaSource {
         else {
             return try check(response, url)
         }
-        let why = Redaction.message(GoogleAPIError(response)?.summary ?? "HTTP \(response.status)", hiding: [apiKey])
+        let why = Redaction.message(
+            GoogleAPIError(response)?.summary ?? "HTTP \(response.status)", hiding: secrets(of: url))
         throw LapseError(
             .notFound, "Google Map Tiles API (\(client.subject(url)))",
             "tile \(url.pathComponents.suffix(3).joined(separator: "/")): \(why)")
     }
 
-    /// Turns a non-2xx answer into a clear error (the key never shown): a refused key or an API not enabled is
+    /// What a message about the request to `url` may not show: the key and the request's session token.
+    private func secrets(of url: URL) -> [String] {
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        return [apiKey] + items.filter { $0.name == "session" }.compactMap(\.value)
+    }
+
+    /// Turns a non-2xx answer into a clear error (the key and session token never shown): a refused key or an API not enabled is
     /// `.denied` and says what to check; a quota or rate refusal (after the client's retries) `.rateLimited`;
     /// `NOT_FOUND` `.notFound`.
     private func check(_ response: HTTPResponse, _ url: URL) throws {
         guard !response.isSuccess else { return }
         let error = GoogleAPIError(response)
-        let summary = Redaction.message(error?.summary ?? "HTTP \(response.status)", hiding: [apiKey])
+        let summary = Redaction.message(error?.summary ?? "HTTP \(response.status)", hiding: secrets(of: url))
         let subject = "Google Map Tiles API (\(client.subject(url)))"
         if error?.isQuotaOrRate == true || response.status == 429 {
             let what =

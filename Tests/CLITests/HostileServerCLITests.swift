@@ -55,6 +55,16 @@ import TestSupport
         #expect(!written.contains { $0.hasSuffix(".jpg") }, "\(written)")
     }
 
+    /// An error message that repeats the request's credentials shows neither: the key and the session token are
+    /// both redacted (issue #42: the session token appeared in 403 messages).
+    @Test func anErrorThatRepeatsTheCredentialsShowsNeither() throws {
+        let server = try server(["echo-secrets=1"])
+        let (r, _, _) = try panoramas(server, "echo")
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.contains("Permission denied for key [redacted] with session [redacted]."), "\(r.stderr)")
+        #expect(!r.stderr.contains(Self.key) && !r.stderr.contains("session-"), "\(r.stderr)")
+    }
+
     /// Empty answers to `panoIds` are retried as a 5xx is: the run succeeds.
     @Test func emptyAnswersAreRetried() throws {
         let server = try server(["empty-panoids=2"])

@@ -26,7 +26,8 @@ rateLimitExceeded (and 429 RESOURCE_EXHAUSTED every other time), then serve norm
 A hostile server (--hostile NAME=VALUE, repeatable): metadata with tileWidth=V and tileHeight=V, imageWidth=V,
 copyright=N (a copyright line of N characters), padding=N (N spaces after the metadata's JSON); huge-tiles=1
 (every tile a 16000 x 8000 JPEG instead of 512 x 512); empty-panoids=N (the first N panoIds answers are 200 with
-no body).
+no body); echo-secrets=1 (every metadata answer a 403 PERMISSION_DENIED whose message repeats the request's key and
+session token, as a proxy or a verbose error page may).
 
 Options: --key K (default test-key), --faults RATE (0..1), --retry-after S, --stall S, --data DIR, --workdir DIR,
 --session-requests N (a session token stops working after N requests), --quota-errors N.
@@ -156,6 +157,10 @@ class MapTiles(Handler):
                 return self.send(200, b"", "application/json")
             return self.send(200, {"panoIds": ids})
         if method == "GET" and path == "/v1/streetview/metadata":
+            if s.hostile.get("echo-secrets"):
+                self.count("metadata")
+                message = "Permission denied for key %s with session %s." % (q.get("key"), q.get("session"))
+                return self.send(403, {"error": {"code": 403, "message": message, "status": "PERMISSION_DENIED"}})
             p = BY_ID.get(q.get("panoId", ""))
             if not p:
                 self.count("metadata")
