@@ -470,7 +470,8 @@ public struct GoogleStreetViewSource: PanoramaSource {
     private func check(_ response: HTTPResponse, _ url: URL) throws {
         guard !response.isSuccess else { return }
         let error = GoogleAPIError(response)
-        let summary = Redaction.message(error?.summary ?? "HTTP \(response.status)", hiding: secrets(of: url))
+        let summary = Redaction.message(
+            error?.summary ?? "HTTP \(response.status)", hiding: secrets(of: url))
         let subject = "Google Map Tiles API (\(client.subject(url)))"
         if error?.isQuotaOrRate == true || response.status == 429 {
             let what =
