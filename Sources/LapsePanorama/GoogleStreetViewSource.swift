@@ -464,9 +464,9 @@ public struct GoogleStreetViewSource: PanoramaSource {
         return [apiKey] + items.filter { $0.name == "session" }.compactMap(\.value)
     }
 
-    /// Turns a non-2xx answer into a clear error (the key and session token never shown): a refused key or an API not enabled is
-    /// `.denied` and says what to check; a quota or rate refusal (after the client's retries) `.rateLimited`;
-    /// `NOT_FOUND` `.notFound`.
+    /// Turns a non-2xx answer into a clear error (the key and session token never shown): a refused key or an API
+    /// not enabled is `.denied` and says what to check; a quota or rate refusal (after the client's retries)
+    /// `.rateLimited`; `NOT_FOUND` `.notFound`.
     private func check(_ response: HTTPResponse, _ url: URL) throws {
         guard !response.isSuccess else { return }
         let error = GoogleAPIError(response)
