@@ -217,6 +217,13 @@ public final class HTTPClient: Sendable {
         temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil
     ) async throws -> HTTPResponse {
         let c = configuration
+        // A link a server gave (a Panoramax asset, a next page) may name another scheme: file://, ftp://, data:. It
+        // is the server's fault, said once (URLSession would read a local file, or fail it as a retryable error).
+        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw LapseError(
+                .network, subject(request.url),
+                "unusable answer (a link to \(request.url.scheme.map { "a \($0):" } ?? "no") URL, not http or https)")
+        }
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body

@@ -14,6 +14,21 @@ import TestSupport
         try JSONDecoder().decode([String: String].self, from: response.body)
     }
 
+    /// A link a server gave that is not http or https (a Panoramax asset at `file:///etc/passwd`) is refused once,
+    /// as that server's fault, with no attempt sent (issue #42: a `file://` asset was tried 5 times).
+    @Test(arguments: ["file:///etc/passwd", "ftp://127.0.0.1/a.jpg", "data:image/jpeg;base64,AAAA"])
+    func aLinkThatIsNotHTTPIsRefusedOnce(link: String) async throws {
+        let http = client(attempts: 5)
+        await #expect {
+            _ = try await http.get(URL(string: link)!)
+        } throws: { error in
+            let e = error as? LapseError
+            return e?.code == .network && e?.reason.hasPrefix("unusable answer (a link to a ") == true
+                && e?.reason.hasSuffix(" URL, not http or https)") == true
+        }
+        #expect(http.statistics == HTTPClient.Statistics())
+    }
+
     /// A redirect to another origin (here another port: curl's rule) gets none of the request's credentials; one
     /// within the origin keeps them.
     @Test func aRedirectToAnotherOriginCarriesNoCredentials() async throws {
