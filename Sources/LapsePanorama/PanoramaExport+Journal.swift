@@ -23,15 +23,30 @@ extension PanoramaExport {
         let earlier: [String: Written]
         private let handle: Mutex<FileHandle?>
 
-        /// Opens the journal of `folder` (reading what an earlier run of `job` wrote, unless `fresh`), creating it.
-        /// - Throws: ``LapseError`` `.output` when it cannot be written.
+        /// Opens the journal of `folder` (reading what an earlier run of `job` wrote, unless `fresh`), creating it,
+        /// and holds an exclusive lock on it (`flock`) until ``finish()`` or the process ends: one run writes a
+        /// folder at a time. A second run that finds the lock held fails here, before it has written anything.
+        /// - Throws: ``LapseError`` `.output` naming the folder when another run holds it, or the journal when it
+        ///   cannot be written.
         init(folder: String, job: String, fresh: Bool) throws {
             path = URL(fileURLWithPath: folder).appendingPathComponent(".manifest.json.journal").path
             self.job = job
+            let fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw LapseError.posix(.output, path, "cannot write") }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                let error = errno
+                Glibc.close(fd)
+                if error == EWOULDBLOCK {
+                    throw LapseError(
+                        .output, folder, "another lapse panoramas run is writing this folder; nothing was written")
+                }
+                throw LapseError.posix(.output, path, "cannot lock", errno: error)
+            }
+            let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
             var earlier: [String: Written] = [:]
             if fresh {
-                unlink(path)
-            } else if let data = FileManager.default.contents(atPath: path) {
+                ftruncate(fd, 0)
+            } else if let data = try? handle.readToEnd() {
                 // A line cut short by the kill does not decode: it is left out.
                 for line in data.split(separator: UInt8(ascii: "\n")) {
                     if let l = try? JSONDecoder().decode(Line.self, from: Data(line)), l.job == job {
@@ -40,9 +55,7 @@ extension PanoramaExport {
                 }
             }
             self.earlier = earlier
-            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw LapseError.posix(.output, path, "cannot write") }
-            handle = Mutex(FileHandle(fileDescriptor: fd, closeOnDealloc: true))
+            self.handle = Mutex(handle)
         }
 
         /// The earlier run's record of `file` when it was `panorama` — the same id of the same source, from the
@@ -70,12 +83,12 @@ extension PanoramaExport {
             }
         }
 
-        /// The manifest is written: the journal goes.
+        /// The manifest is written: the journal goes (deleted while locked, then closed, which ends the lock).
         func finish() {
             handle.withLock { h in
+                unlink(path)
                 try? h?.close(); h = nil
             }
-            unlink(path)
         }
     }
 }

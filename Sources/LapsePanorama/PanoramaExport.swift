@@ -105,6 +105,12 @@ public struct PanoramaExport: Sendable {
         }
         let journal = try Journal(
             folder: outputDirectory, job: "\(source.name)|\(resolution)|\(jpegQuality)", fresh: overwrite)
+        // A run that finished while this one looked its panoramas up has left its manifest: kept, as at the start
+        // (and the journal this run opened, which nobody else's is then, goes).
+        do { try checkManifest() } catch {
+            journal.finish()
+            throw error
+        }
         // Distinct panoramas in route order.
         var seen = Set<String>()
         var unique: [PanoramaMetadata] = []

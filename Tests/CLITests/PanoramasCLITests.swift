@@ -130,6 +130,32 @@ import TestSupport
         #expect(r.stderr.contains("no coverage: no panorama within 50 m of any of the 7 route points"), "\(r.stderr)")
     }
 
+    /// One run writes a folder at a time: while another holds the folder's journal locked, a run fails before it
+    /// writes anything, naming the folder (issue #42: two runs racing for one folder left a panorama outside any
+    /// manifest); once it is released, the same command writes the folder.
+    @Test func aFolderBeingWrittenByAnotherRunIsLeftAlone() throws {
+        let out = dir.appendingPathComponent("locked").path
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let journal = out + "/.manifest.json.journal"
+        let fd = open(journal, O_RDWR | O_CREAT, 0o644)
+        #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        let command = [
+            "panoramas", "--source", "local:" + TestData.path("pano360/trekview_360"), "--width", "512", "--out", out
+        ]
+        let r = try Shell.lapse(command)
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(
+            r.stderr == "error: \(out): another lapse panoramas run is writing this folder; nothing was written\n",
+            "\(r.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == [".manifest.json.journal"])
+        close(fd)
+        let again = try Shell.lapse(command)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: out).sorted()
+                == ["0001_GSAG2002.jpg", "0002_R0014760.jpg", "manifest.json"])
+    }
+
     @Test func localFolderWithoutARouteWritesEveryPhoto() throws {
         let out = dir.appendingPathComponent("local").path
         let r = try Shell.lapse([
