@@ -122,6 +122,7 @@ public final class MediaInput {
         if isNetwork, let refusal = Self.unreachable(location, timeout: options.readTimeout) {
             throw LapseError(.network, displayName, refusal)
         }
+        if isNetwork { try checkPlaylistLoops() }
         var mustDownload = false
         try open(location) { mustDownload = self.isNetwork && self.needsDownload() }
         if mustDownload {
@@ -326,8 +327,10 @@ public final class MediaInput {
         av_dict_set(&dict, "reconnect_delay_max", String(reconnectDelayMax), 0)
         av_dict_set(&dict, "rw_timeout", String(Int64(options.readTimeout * 1_000_000)), 0)
         av_dict_set(&dict, "user_agent", options.userAgent, 0)
-        // HLS: keep one connection for the segments.
+        // HLS: keep one connection for the segments; a live playlist that brings no new segment in 10 reloads has
+        // ended (libavformat's default waits for 1000).
         av_dict_set(&dict, "http_persistent", "1", 0)
+        av_dict_set(&dict, "m3u8_hold_counters", "10", 0)
     }
 
     private func close() {
@@ -382,11 +385,9 @@ public final class MediaInput {
         }
     }
 
-    /// Copies the whole input to a temporary file through libavformat's I/O layer (same options).
-    private func download() throws -> String {
-        let dir = options.temporaryDirectory ?? NSTemporaryDirectory()
-        let path = URL(fileURLWithPath: dir)
-            .appendingPathComponent("lapse-input-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).mp4").path
+    /// `url` opened for reading through libavformat's I/O layer, with the network options and the interrupt
+    /// callback of the input (the caller closes it).
+    private func openIO(_ url: String) throws -> UnsafeMutablePointer<AVIOContext>? {
         var io: UnsafeMutablePointer<AVIOContext>?
         var dict: OpaquePointer?
         defer { av_dict_free(&dict) }
@@ -398,9 +399,83 @@ public final class MediaInput {
         }
         callback.opaque = Unmanaged.passUnretained(interrupt).toOpaque()
         let started = Date()
-        let r = avio_open2(&io, location, AVIO_FLAG_READ, &callback, &dict)
+        let r = avio_open2(&io, url, AVIO_FLAG_READ, &callback, &dict)
         if r < 0 { throw error(r, doing: "cannot open", since: started) }
         interrupt.observe(io: io)
+        return io
+    }
+
+    /// The first `limit` bytes of `url` at most (a playlist's text).
+    private func readStart(of url: String, limit: Int) throws -> [UInt8] {
+        var io = try openIO(url)
+        defer {
+            interrupt.observe(io: nil)
+            avio_closep(&io)
+        }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while bytes.count < limit {
+            interrupt.progressed()
+            let n = buffer.withUnsafeMutableBufferPointer { avio_read(io, $0.baseAddress, Int32($0.count)) }
+            if n == lapse_averror_eof() || n == 0 { break }
+            if n < 0 { throw error(n, doing: "cannot read", since: Date()) }
+            bytes += buffer.prefix(Int(n))
+        }
+        return Array(bytes.prefix(limit))
+    }
+
+    /// An HLS master playlist (a `.m3u8` or `.m3u` URL) whose variants lead back to a master playlist — itself,
+    /// or one of its variants being a master playlist again, which RFC 8216 §4.3.4.2 does not allow (a variant is
+    /// a media playlist) — would have libavformat load it for ever (4085 times in one run): refused before it is
+    /// opened. Each variant's playlist is read (its first 64 kB; 16 variants at most), as libavformat would.
+    /// - Throws: ``LapseError`` `.invalidInput` naming the input.
+    private func checkPlaylistLoops() throws {
+        guard let url = URL(string: location), ["m3u8", "m3u"].contains(url.pathExtension.lowercased()) else {
+            return
+        }
+        func variants(of text: [UInt8], at base: URL) -> [URL]? {
+            let lines = String(decoding: text, as: UTF8.self).split(whereSeparator: \.isNewline)
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+            guard lines.contains(where: { $0.hasPrefix("#EXT-X-STREAM-INF") }) else { return nil }
+            var result: [URL] = []
+            for (i, line) in lines.enumerated() where line.hasPrefix("#EXT-X-STREAM-INF") {
+                if let uri = lines[(i + 1)...].first(where: { !$0.isEmpty && !$0.hasPrefix("#") }),
+                    let variant = URL(string: uri, relativeTo: base)?.absoluteURL
+                {
+                    result.append(variant)
+                }
+            }
+            return result
+        }
+        func same(_ a: URL, _ b: URL) -> Bool {
+            a.absoluteString.split(separator: "#").first == b.absoluteString.split(separator: "#").first
+        }
+        guard let list = variants(of: try readStart(of: location, limit: 1 << 20), at: url) else { return }
+        var distinct: [URL] = []
+        for v in list where !distinct.contains(where: { same($0, v) }) { distinct.append(v) }
+        for variant in distinct.prefix(16) {
+            if same(variant, url) {
+                throw LapseError(
+                    .invalidInput, displayName, "the HLS master playlist names itself as a variant (it would loop)")
+            }
+            if variants(of: try readStart(of: variant.absoluteString, limit: 1 << 16), at: variant) != nil {
+                throw LapseError(
+                    .invalidInput, displayName,
+                    """
+                    the HLS master playlist's variant \(Redaction.url(variant.absoluteString)) is a master playlist \
+                    too (a variant must be a media playlist; it would loop)
+                    """
+                )
+            }
+        }
+    }
+
+    /// Copies the whole input to a temporary file through libavformat's I/O layer (same options).
+    private func download() throws -> String {
+        let dir = options.temporaryDirectory ?? NSTemporaryDirectory()
+        let path = URL(fileURLWithPath: dir)
+            .appendingPathComponent("lapse-input-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).mp4").path
+        var io = try openIO(location)
         defer {
             interrupt.observe(io: nil)
             avio_closep(&io)

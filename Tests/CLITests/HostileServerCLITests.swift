@@ -77,13 +77,12 @@ import TestSupport
     }
 }
 
-/// Media servers that never finish: 100 bytes on every reconnection then silence, a byte at a time, an
-/// HLS playlist that names itself. `clip` and `gif` end --timeout seconds after the last progress, with exit 1 and
-/// nothing written (before, each ran until killed).
+/// Media servers that never finish: 100 bytes on every reconnection then silence, a byte at a time. `clip` and `gif`
+/// end --timeout seconds after the last progress, with exit 1 and nothing written (before, each ran until killed).
 @Suite struct HostileMediaServerCLITests {
     static let file = "gop4s_bframes_av_10s_faststart.mp4"
 
-    @Test(arguments: ["clip", "gif"], ["__again/\(file)", "__trickle/\(file)", "__selfref.m3u8"])
+    @Test(arguments: ["clip", "gif"], ["__again/\(file)", "__trickle/\(file)"])
     func aServerThatNeverFinishesEndsAtTheTimeout(command: String, path: String) throws {
         let server = try LocalServer(
             script: "http_file_server.py", arguments: ["--root", TestData.path("video/synthetic")])
@@ -109,6 +108,40 @@ import TestSupport
 }
 
 extension HostileMediaServerCLITests {
+    /// An HLS master playlist that leads back to a master playlist — itself, or through a variant that names it —
+    /// is refused before libavformat opens it, which would load it for ever (4085 times in one run); a master
+    /// playlist whose variant is a media playlist is clipped.
+    @Test func anHLSPlaylistLoopIsRefused() throws {
+        let server = try LocalServer(
+            script: "http_file_server.py", arguments: ["--root", TestData.path("video/synthetic")])
+        let dir = TestData.scratchDirectory("hostile-hls")
+        for (path, reason) in [
+            ("__selfref.m3u8", "the HLS master playlist names itself as a variant (it would loop)"),
+            // Signed: the variant named (no query) is another URL, read and found to be a master playlist.
+            ("__selfref.m3u8?sig=TOPSECRET", "variant \(server.baseURL)/__selfref.m3u8 is a master playlist too"),
+            ("__loop-a.m3u8?sig=TOPSECRET", "variant \(server.baseURL)/__loop-b.m3u8 is a master playlist too")
+        ] {
+            let out = dir.appendingPathComponent("loop.mp4").path
+            let r = try Shell.lapse([
+                "clip", "\(server.baseURL)/\(path)", "--duration", "1", "--timeout", "30", "-o", out
+            ])
+            #expect(r.status == 1, "\(r.stderr)")
+            #expect(r.stderr.contains(reason) && !r.stderr.contains("TOPSECRET"), "\(r.stderr)")
+            #expect(r.stderr.split(separator: "\n").count == 1, "\(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+        let out = dir.appendingPathComponent("master.mp4").path
+        let r = try Shell.lapse(["clip", "\(server.baseURL)/__master.m3u8", "--duration", "3", "-o", out, "-y"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let probe = try Shell.run(
+            "ffprobe",
+            [
+                "-v", "error", "-count_packets", "-select_streams", "v:0", "-show_entries",
+                "stream=nb_read_packets", "-of", "csv=p=0", out
+            ])
+        #expect(Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 > 0, "\(probe.stdout)")
+    }
+
     /// A live stream has no end of its own: `gif` without `--end`/`--duration` refuses it at once (before, the GIF
     /// grew until the stream stopped or the user killed it); with a range it is made.
     @Test func aLiveStreamNeedsAnEnd() throws {

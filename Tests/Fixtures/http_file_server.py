@@ -15,6 +15,8 @@ Special paths:
                             nothing: a client that reconnects is answered again and again
   /__trickle/<path>         the file, one byte every 0.05 s
   /__selfref.m3u8           an HLS master playlist whose only variant is itself
+  /__loop-a.m3u8            an HLS master playlist whose variant /__loop-b.m3u8 is a master playlist naming it
+  /__master.m3u8            an HLS master playlist of one variant, /hls/index.m3u8 (served from --root)
   /__endless.m3u8           an HLS media playlist of 200 000 segments that do not exist (404)
   /__live.m3u8              a live HLS playlist (no EXT-X-ENDLIST) of /hls/seg000.ts and seg001.ts
 Any query string is ignored (tests use one to check that it is never printed).
@@ -79,12 +81,15 @@ class Handler(BaseHTTPRequestHandler):
         m = re.match(r"^/__status/(\d{3})(/.*)?$", path)
         if m:
             return self.send_text(int(m.group(1)), "status %s\n" % m.group(1), head)
-        if path in ("/__selfref.m3u8", "/__endless.m3u8", "/__live.m3u8"):
+        if path in ("/__selfref.m3u8", "/__endless.m3u8", "/__live.m3u8", "/__loop-a.m3u8", "/__loop-b.m3u8",
+                    "/__master.m3u8"):
             if path == "/__live.m3u8":
                 text = ("#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:4\n#EXT-X-MEDIA-SEQUENCE:0\n"
                         "#EXTINF:4.0,\n/hls/seg000.ts\n#EXTINF:4.0,\n/hls/seg001.ts\n")
-            elif path == "/__selfref.m3u8":
-                text = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=320x240\n/__selfref.m3u8\n"
+            elif path in ("/__selfref.m3u8", "/__loop-a.m3u8", "/__loop-b.m3u8", "/__master.m3u8"):
+                variant = {"/__selfref.m3u8": "/__selfref.m3u8", "/__loop-a.m3u8": "__loop-b.m3u8",
+                           "/__loop-b.m3u8": "/__loop-a.m3u8", "/__master.m3u8": "hls/index.m3u8"}[path]
+                text = "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=320x240\n%s\n" % variant
             else:
                 text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:2\n#EXT-X-MEDIA-SEQUENCE:0\n" + "".join(
                     "#EXTINF:2.0,\n/__missing/%d.ts\n" % i for i in range(200000)) + "#EXT-X-ENDLIST\n"
