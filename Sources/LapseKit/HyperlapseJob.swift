@@ -284,6 +284,8 @@ public struct HyperlapseJob: Sendable {
         var previous: (frame: PixelBuffer, credit: String?)?
         var rendered = 0, lastPoint = -1, unavailable = 0
         var reportFrames: [HyperlapseReport.Frame] = [], unavailablePoints: [Int] = []
+        // Why the first panorama left out could not be had: the error when none could.
+        let firstUnavailable = Mutex<LapseError?>(nil)
         let recordsReport = self.recordsReport, frameRate = self.frameRate
         // Lookups run a window ahead (StopPlanner); panoramas are fetched and rendered a few frames ahead of the
         // encoder, fetching only the tiles each frame's view reads.
@@ -312,6 +314,8 @@ public struct HyperlapseJob: Sendable {
                     where error.code == .notFound || error.code == .invalidInput
                 {
                     warning?("\(feed.name) pano \(frame.stop.panoramaID): \(error.reason); its frame is left out")
+                    let said = LapseError(error.code, feed.name, "pano \(frame.stop.panoramaID): \(error.reason)")
+                    firstUnavailable.withLock { if $0 == nil { $0 = said } }
                     return nil
                 }
             }
@@ -407,6 +411,11 @@ public struct HyperlapseJob: Sendable {
             )
         }
         guard rendered > 0 || segment != nil else {
+            if unavailable > 0, let first = firstUnavailable.withLock({ $0 }) {
+                throw LapseError(
+                    first.code, feed.name,
+                    "none of the \(unavailable) panoramas found could be had; the first, \(first.reason)")
+            }
             throw LapseError(
                 .notFound, feed.name,
                 "no panoramas along the route (\(planner.pointsLookedUp) points looked up, none covered)")

@@ -8,7 +8,7 @@ import TestSupport
 @Suite struct HostileServerCLITests {
     let dir = TestData.scratchDirectory("hostile-cli")
     static let key = "cli-test-key-AIzaSy0042"
-    /// What a 2-panorama job may use at most, whatever the server sends.
+    /// What a job of 2 or 12 panoramas may use at most, whatever the server sends.
     static let memoryBoundKB = 600 * 1024
 
     func server(_ hostile: [String]) throws -> LocalServer {
@@ -53,6 +53,38 @@ import TestSupport
         #expect(kB > 0 && kB < Self.memoryBoundKB, "peak \(kB) kB")
         let written = (try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []
         #expect(!written.contains { $0.hasSuffix(".jpg") }, "\(written)")
+    }
+
+    /// A 12-panorama hyperlapse stays under 600 MB whatever the server sends: served as Google documents, every
+    /// panorama is a frame; with tiles of 16000x8000, metadata padded to 5 MB or a tile size of 1 it fails naming
+    /// the fault and writes nothing (issue #42: 4.4 GB, 2.8 GB and 6.1 GB).
+    @Test(arguments: [
+        ([], ""), (["huge-tiles=1"], "more than the limit of 0.3 megapixels"),
+        (["padding=5000000"], "more than the 1048576 expected"),
+        (["tileWidth=1", "tileHeight=1"], "unusable answer (tile size 1 out of range)")
+    ])
+    func aTwelvePanoramaJobStaysInBoundedMemory(hostile: [String], reason: String) throws {
+        let world = try RouteWorld(
+            arguments: ["--length", "345", "--every", "30", "--gap", "", "--no-marker"]
+                + hostile.flatMap { ["--hostile", $0] },
+            in: dir)
+        #expect(world.panoramas.count == 12)
+        let out = dir.appendingPathComponent("twelve-\(hostile.joined(separator: "_")).mp4").path
+        let cache = dir.appendingPathComponent("cache-\(hostile.joined(separator: "_"))").path
+        let (r, kB) = try Shell.lapseMeasured(
+            [
+                "hyperlapse", "--route", world.routeFile, "--source", "google", "--spacing", "30", "--radius", "20",
+                "--size", "640x360", "--zoom", "2", "--cache-dir", cache, "-o", out, "-y", "--quiet"
+            ], environment: world.environment)
+        #expect(kB > 0 && kB < Self.memoryBoundKB, "peak \(kB) kB")
+        if reason.isEmpty {
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(try FFmpegReference.frameTimes(out).count == 12)
+        } else {
+            #expect(r.status == 1, "\(r.stderr)")
+            #expect(r.stderr.contains(reason), "\(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
     }
 
     /// An error message that repeats the request's credentials shows neither: the key and the session token are
