@@ -83,8 +83,11 @@ public final class HTTPClient: Sendable {
     /// a folder for every URLCache it creates (`~/.cache/org.swift.foundation.URLCache/lapse` for its shared one and
     /// for `.ephemeral`'s), though Lapse caches nothing there (its own cache is `HTTPCache`): the shared one is
     /// replaced first by one of no capacity over the temporary folder, which exists, and `.ephemeral` is not used.
+    /// Its shared cookie storage, which any configuration names, makes `~/.local/share/<the executable's folder>`
+    /// (`release`, `bin`): the folders it made are removed again while they are empty.
     private static func configuration() -> URLSessionConfiguration {
         _ = noSharedURLCache
+        _ = noCookieFolder
         let config = URLSessionConfiguration.default
         config.urlCache = nil
         config.httpCookieStorage = nil
@@ -95,6 +98,25 @@ public final class HTTPClient: Sendable {
 
     private static let noSharedURLCache: Void = {
         URLCache.shared = URLCache(memoryCapacity: 0, diskCapacity: 0, diskPath: NSTemporaryDirectory())
+    }()
+
+    private static let noCookieFolder: Void = {
+        // Where swift-corelibs-foundation's HTTPCookieStorage puts the shared store (HTTPCookieStorage.swift).
+        var name = URL(fileURLWithPath: Bundle.main.bundlePath).lastPathComponent
+        if let dot = name.lastIndex(of: ".") { name = String(name[..<dot]) }
+        let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+        guard !name.isEmpty, let folder = support?.appendingPathComponent(name) else { return }
+        // The folders it would make (`~/.local`, `~/.local/share` too in a new home), deepest first.
+        var made: [String] = []
+        var next = folder
+        while next.path != "/", !FileManager.default.fileExists(atPath: next.path) {
+            made.append(next.path)
+            next = next.deletingLastPathComponent()
+        }
+        _ = HTTPCookieStorage.shared
+        for path in made where (try? FileManager.default.contentsOfDirectory(atPath: path))?.isEmpty == true {
+            rmdir(path)
+        }
     }()
 
     /// The process's one URLSession, shared by every client; its delegate receives every transfer's bytes.

@@ -191,8 +191,8 @@ extension HostileMediaServerCLITests {
 }
 
 extension HostileServerCLITests {
-    /// Foundation's URLCache keeps nothing of Lapse's, and no folder is made for it in the user's home (issue #42:
-    /// `~/.cache/org.swift.foundation.URLCache/lapse` appeared after any network command).
+    /// Foundation's URLCache and cookie store keep nothing of Lapse's, and no folder is left for them in the user's
+    /// home (issue #42: `~/.cache/org.swift.foundation.URLCache/lapse` appeared after any network command).
     @Test func noURLCacheFolderIsMade() throws {
         let server = try LocalServer(script: "net_standin.py")
         let home = TestData.scratchDirectory("hostile-home")
@@ -204,5 +204,7 @@ extension HostileServerCLITests {
         #expect(r.status == 1, "\(r.stderr)") // the stand-in has no OSRM: a request was sent and answered
         #expect(r.stderr.contains("HTTP 404"), "\(r.stderr)")
         #expect(!FileManager.default.fileExists(atPath: home.appendingPathComponent(".cache").path))
+        // Nor for Foundation's cookie store (`~/.local/share/release`, named after the executable's folder).
+        #expect(try FileManager.default.contentsOfDirectory(atPath: home.path).isEmpty)
     }
 }
