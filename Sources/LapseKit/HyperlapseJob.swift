@@ -137,6 +137,9 @@ public struct HyperlapseJob: Sendable {
         public var creditLines: [String] = []
         /// What the stabilisation found (nil when it was off).
         public var stabilization: StabilizationReport?
+        /// Why the panoramas were posed from their metadata alone, without stabilisation or tone matching, though
+        /// the job asked for it (``PanoramaFeed/analysisRestriction``: Street View's); nil otherwise.
+        public var posedFromMetadata: String?
         /// Every frame's orientation and where it came from, in order (empty when stabilisation was off).
         public var orientations: [FrameOrientation]
         /// With ``HyperlapseJob/segment``: which frames of the whole job this part rendered.
@@ -469,6 +472,7 @@ public struct HyperlapseJob: Sendable {
             stabilization: planner.stabilization, orientations: planner.orientations, segment: segmentSummary)
         summary.panoramasAtLowerZoom = feed.panoramasAtLowerZoom
         summary.panoramasUnavailable = unavailable
+        if stabilization.enabled || stabilization.toneMatch { summary.posedFromMetadata = feed.analysisRestriction }
         summary.creditLines = Self.creditLines(attributions, routeCredit: routeCredit)
         if var report = planner.report {
             for point in unavailablePoints { report.mark(point: point, .unavailable) }

@@ -118,6 +118,10 @@ public protocol PanoramaFeed: Sendable {
     /// source has its pixels in another form, straight from those (a video's Y′CbCr frames). Called as
     /// ``analysisImage(for:)`` would be. Default: `SphereImage(analysisImage(for: stop))`.
     func analysisPicture(for stop: HyperlapseStop) async throws -> SphereImage
+    /// Why the pictures may not be analysed (``LapsePanorama/PanoramaSource/analysisRestriction``), or nil when
+    /// they may (the default): then the stops are posed as their metadata says, with no motion measured and no tone
+    /// matched, whatever the stabilisation settings.
+    var analysisRestriction: String? { get }
     /// Whether the stops are one camera's consecutive captures along its own path (your 360° photos, a 360°
     /// video), rather than panoramas found along a route planned apart from them: then the direction of travel
     /// is measured from the pictures, and a frame whose camera did not move is dropped. Default false.
@@ -160,6 +164,7 @@ extension PanoramaFeed {
     public var tiles: (downloaded: Int, fromCache: Int)? { nil }
     public var panoramasAtLowerZoom: Int { 0 }
     public var followsCamera: Bool { false }
+    public var analysisRestriction: String? { nil }
     public var positionsKnown: Bool { true }
     public var continuousCapture: Bool { false }
     public var analysisStride: Int { 1 }

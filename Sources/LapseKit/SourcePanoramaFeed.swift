@@ -30,6 +30,7 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     /// Your own photos and a video's frames are one camera's captures along its track.
     public var followsCamera: Bool { source.name == "local" || source.name == "video" }
     public var continuousCapture: Bool { source.name == "video" }
+    public var analysisRestriction: String? { source.analysisRestriction }
 
     /// - Parameters:
     ///   - source: where to look.

@@ -88,6 +88,10 @@ struct StopPlanner {
         self.progress = progress
         var options = stabilization
         if feed.continuousCapture { options.toneMatch = false }
+        if feed.analysisRestriction != nil {
+            options.enabled = false
+            options.toneMatch = false
+        }
         stabilizer = Stabilizer(
             options: options, followsCamera: feed.followsCamera, positionsKnown: feed.positionsKnown)
     }

@@ -293,10 +293,16 @@ public struct GoogleStreetViewSource: PanoramaSource {
         try await image(for: panorama, resolution: resolution, region: nil)
     }
 
-    /// The panorama at the smallest zoom at least `width` pixels wide, but no wider than 512 asked for: Google's
-    /// own panoramas give their zoom-0 tile (512 × 256), one billed request, where 1024 would take two.
+    /// The Map Tiles API policies: "for map visualization only"; image analysis and machine interpretation are
+    /// uses not allowed.
+    public var analysisRestriction: String? {
+        "Google's Map Tiles API policies allow no analysis of Street View pictures"
+    }
+
+    /// Never made: Street View pictures may not be analysed (``analysisRestriction``).
+    /// - Throws: ``LapseError`` `.usage`, always.
     public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
-        try await image(for: panorama, resolution: .atLeast(width: min(width, 512)), region: nil)
+        throw LapseError.usage("\(analysisRestriction ?? ""); pose panoramas from their metadata")
     }
 
     /// As ``image(for:resolution:)``, fetching only the tiles `region` touches (all when `nil`); the pixels of the

@@ -44,6 +44,12 @@ public protocol PanoramaSource: Sendable {
     /// - Throws: as ``image(for:resolution:)``.
     func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage
 
+    /// Why this source's pictures may not be analysed — measured for motion, tone matched — or nil when they may
+    /// (the default). Google's Map Tiles API policies allow its imagery for map visualisation only and name image
+    /// analysis and machine interpretation among the uses not allowed: Street View panoramas are posed from their
+    /// metadata (heading, tilt, roll), which is what Google means to be used.
+    var analysisRestriction: String? { get }
+
     /// The job using this source has finished: content kept only for the job (Google's, without permission to
     /// be cached; see ``HTTPCache``) is removed. Default: nothing.
     func jobFinished()
@@ -51,6 +57,8 @@ public protocol PanoramaSource: Sendable {
 
 extension PanoramaSource {
     public func jobFinished() {}
+
+    public var analysisRestriction: String? { nil }
 
     public func yuvImage(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?)
         async throws -> PanoramaImage?

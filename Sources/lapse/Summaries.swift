@@ -165,6 +165,8 @@ enum Summary {
         @Nullable var speed: Double?
         @Nullable var segment: Segment?
         @Nullable var stabilization: Stabilization?
+        /// Why the panoramas were posed from their metadata alone (Street View's: Google's policies); null otherwise.
+        @Nullable var posedFromMetadata: String?
         var report: String?
     }
 

@@ -84,7 +84,7 @@ import TestSupport
             environment: ["GOOGLE_MAPS_API_KEY": ""])
         #expect(
             google.stderr.hasPrefix(
-                "warning: --forward with --no-stabilize turns only panoramas whose heading is not known"),
+                "warning: --forward turns only panoramas whose heading is not known: Street View's are posed"),
             "\(google.stderr)")
     }
 

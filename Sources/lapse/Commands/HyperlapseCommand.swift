@@ -38,7 +38,8 @@ enum HyperlapseCommand: Command {
                                         their Cache-Control allows (README: "What is kept on disk")
           --timeout SECONDS             give up on an HTTP request (route, metadata, tile) after this long,
                                         retries included (default: 30 s an attempt, 5 attempts)
-        Stabilisation (default: on):
+        Stabilisation (default: on; off for google: Street View is posed from its metadata, as Google's terms
+        allow no analysis of its pictures):
           --forward D                   the direction of travel in the pictures, D degrees right of their centre
                                         column (default: measured from the motion between them); a camera fixed to
                                         a vehicle then looks along the vehicle's axis, D in every picture
@@ -138,11 +139,11 @@ enum HyperlapseCommand: Command {
         flags.stabilize = arguments.flag("--no-stabilize") ? false : nil
         flags.creditPosition = try arguments.choice("--credit-position", HyperlapseSettings.CreditPosition.names)
             .flatMap(HyperlapseSettings.CreditPosition.init(parsing:))
-        if flags.stabilize == false, flags.forward != nil, flags.source == "google" {
+        if flags.forward != nil, flags.source == "google" {
             console.warn(
                 """
-                --forward with --no-stabilize turns only panoramas whose heading is not known: Street View's are \
-                posed as Google says
+                --forward turns only panoramas whose heading is not known: Street View's are posed as Google says \
+                (their pictures are not analysed)
                 """
             )
         }
@@ -271,6 +272,9 @@ enum HyperlapseCommand: Command {
             if st.toneMatched > 0 { line += "; tone matched in \(counted(st.toneMatched, "frame"))" }
             lines.append(line)
         }
+        if let why = s.posedFromMetadata {
+            lines.append("posed as the panoramas' metadata says, not stabilised or tone matched: \(why)")
+        }
         lines.append("credits in \(s.credits); done in " + String(format: "%.1f", seconds) + " s")
         if s.gaps * 2 > s.routePoints {
             console.warn(
@@ -308,7 +312,7 @@ enum HyperlapseCommand: Command {
                             consistentShare: v.consistentShare, agreeing: v.agreeing, checked: v.checked,
                             deviation: v.deviation, pairs: v.pairs)
                     }, mountBreaks: st.mountBreaks, followsVehicleAxis: st.followsVehicleAxis)
-            })
+            }, posedFromMetadata: s.posedFromMetadata)
         if let reportPath, let report = s.report {
             json.report = reportPath
             let page = ReportPage(
