@@ -9,8 +9,9 @@ extension Attribution {
 
     /// The credit a frame of this imagery carries in the picture (``HyperlapseJob/creditPosition``), parts
     /// joined by `" · "`:
-    /// - Google Street View: "Google" and the panorama's copyright line, e.g. "Google · © 2024 Google" (just
-    ///   "Google" when the metadata has none);
+    /// - Google Street View: "Google Maps" and the panorama's copyright line, e.g. "Google Maps · © 2024 Google"
+    ///   (just "Google Maps" when the metadata has none): the Map Tiles API policies ask for the Google Maps logo,
+    ///   or the text "Google Maps" where the logo cannot be shown legibly (a credit of a frame's 1/40 height);
     /// - Panoramax: author and licence, e.g. "© Zoë Éléonore · CC-BY-SA-4.0 · Panoramax" (the parts the picture
     ///   has, and "Panoramax");
     /// - any other source: the copyright line (or "© author") and the licence, when there is one of them; nil
@@ -19,7 +20,7 @@ extension Attribution {
         let holder = copyright ?? author.map { $0.hasPrefix("©") ? $0 : "© " + $0 }
         switch source {
         case Self.googleStreetView:
-            return (["Google"] + [copyright].compactMap { $0 }).joined(separator: " · ")
+            return (["Google Maps"] + [copyright].compactMap { $0 }).joined(separator: " · ")
         case Self.panoramax:
             return [holder, licence, Self.panoramax].compactMap { $0 }.joined(separator: " · ")
         default:

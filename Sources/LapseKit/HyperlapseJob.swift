@@ -39,7 +39,7 @@ public struct HyperlapseJob: Sendable {
     public var overwrite = false
     /// Written as `OUT.job.json` so the hyperlapse can be rendered again; `nil` writes none.
     public var settings: HyperlapseSettings?
-    /// The corner each frame's credit (``Attribution/credit``: "Google · © 2024 Google", "© Ann · CC-BY-SA-4.0 ·
+    /// The corner each frame's credit (``Attribution/credit``: "Google Maps · © 2024 Google", "© Ann · CC-BY-SA-4.0 ·
     /// Panoramax") is drawn in; default bottom right. Frames whose panorama has nothing to credit (your own
     /// photos and videos) get nothing. `nil` draws no credit at all: only for imagery you may show without one —
     /// Google's terms and CC BY-SA require it (``HyperlapseSettings`` refuses `none` for those sources).

@@ -171,6 +171,7 @@ extension HyperlapseSettings {
         options.keyFile = s.keyFile
         options.cacheDirectory = s.cacheDir
         options.timeout = s.timeout
+        options.includeIndoor = s.includeIndoor ?? false
         let client = try options.makeClient()
         // Tiles come a panorama at a time, several at once: report them as one running count.
         let made = try options.make(

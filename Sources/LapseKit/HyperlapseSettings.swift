@@ -7,9 +7,9 @@ import Foundation
 /// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
 /// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `timeout`, `stabilize`, `forward`, `toneMatch`,
-/// `creditPosition` (and `frames`, which a run writes and a read ignores). After a run the effective settings are
-/// written next to the output as `OUT.job.json` (paths made absolute), so the same hyperlapse can be rendered again
-/// with `--config OUT.job.json` from any folder.
+/// `creditPosition`, `includeIndoor` (and `frames`, which a run writes and a read ignores). After a run the effective
+/// settings are written next to the output as `OUT.job.json` (paths made absolute), so the same hyperlapse can be
+/// rendered again with `--config OUT.job.json` from any folder.
 public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// Start and end of a planned route, `"lat,lng"`.
     public var from: String?
@@ -78,6 +78,9 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// The corner of the frames' credit: `bottom-right` (default), `bottom-left`, `top-left`, `top-right`, or
     /// `none` (no credit: only for your own photos and videos, refused for `google` and `panoramax`).
     public var creditPosition: CreditPosition?
+    /// Google: take indoor panoramas (metadata `imageryType: indoor`, a shop's or a museum's photosphere) as any
+    /// other (default false: left out, their points counted as without coverage).
+    public var includeIndoor: Bool?
     /// Written by a run, ignored when read: every frame's orientation and where it came from.
     public var frames: [FrameOrientation]?
 
@@ -290,6 +293,6 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         case from, to, via, provider, route, source, track, spacing, size, fov, fps, lookAt, headingOffset, keyframes,
             zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile,
             osrmURL,
-            timeout, stabilize, forward, toneMatch, creditPosition, frames
+            timeout, stabilize, forward, toneMatch, creditPosition, includeIndoor, frames
     }
 }

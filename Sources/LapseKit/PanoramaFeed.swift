@@ -19,9 +19,11 @@ public struct Attribution: Hashable, Sendable, Codable {
         self.licence = licence
     }
 
-    /// One line: "source — copyright — author — licence" (parts that are missing are left out).
+    /// One line: "source — copyright — author — licence" (parts that are missing are left out); Street View's
+    /// source as "Google Maps Street View", the name Google's Map Tiles policies ask a credit to give.
     public var line: String {
-        [source, copyright, author.map { "by \($0)" }, licence].compactMap { $0 }.joined(separator: " — ")
+        let named = source == Self.googleStreetView ? "Google Maps Street View" : source
+        return [named, copyright, author.map { "by \($0)" }, licence].compactMap { $0 }.joined(separator: " — ")
     }
 }
 

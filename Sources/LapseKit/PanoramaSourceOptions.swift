@@ -25,6 +25,8 @@ public struct PanoramaSourceOptions: Sendable {
     /// defaults: 30 s an attempt, no total).
     public var timeout: Double?
     public var environment: [String: String]
+    /// Google: take indoor panoramas too (``GoogleStreetViewSource/includeIndoor``).
+    public var includeIndoor = false
 
     /// - Parameter environment: where `GOOGLE_MAPS_API_KEY`, the `LAPSE_*_URL` base URLs and the cache's
     ///   `XDG_CACHE_HOME`/`HOME` are looked up (the library reads no environment of its own; the command line
@@ -70,7 +72,7 @@ public struct PanoramaSourceOptions: Sendable {
     ///   - progress: download progress of tiles.
     ///   - warning: told of pictures a source leaves out: your photos that are skipped (``Made/skipped``, one line
     ///     each, here), and while looking up (Panoramax: a cropped 360° picture that cannot be placed in its full
-    ///     frame), once each.
+    ///     frame; Google: an indoor panorama left out), once each.
     /// - Throws: ``LapseError`` `.usage` for an unknown source, `--track` with another source or a bad base URL;
     ///   `.denied` for Google without a key; `.invalidInput` for an unreadable folder, video or track.
     public func make(
@@ -93,10 +95,11 @@ public struct PanoramaSourceOptions: Sendable {
                 try DirectionsConfiguration.serviceURL(
                     mapTilesBaseURL ?? environment["LAPSE_MAPTILES_URL"], option: "`mapTilesBaseURL`")
                 ?? GoogleStreetViewSource.defaultBaseURL
-            return Made(
-                source: try GoogleStreetViewSource(
-                    apiKey: key, baseURL: base, client: client, cache: cache, progress: progress),
-                sequence: nil, skipped: [], track: nil)
+            var google = try GoogleStreetViewSource(
+                apiKey: key, baseURL: base, client: client, cache: cache, progress: progress)
+            google.includeIndoor = includeIndoor
+            google.indoorWarning = warning
+            return Made(source: google, sequence: nil, skipped: [], track: nil)
         }
         if source == "panoramax" {
             let base =

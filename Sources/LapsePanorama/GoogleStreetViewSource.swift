@@ -33,6 +33,15 @@ public struct GoogleStreetViewSource: PanoramaSource {
     /// The default base URL.
     public static let defaultBaseURL = URL(string: "https://tile.googleapis.com")!
 
+    /// Take panoramas whose metadata's `imageryType` is `indoor` (a shop's or a museum's photosphere) as any other.
+    /// Default false: the lookup leaves them out (their points count as without coverage), and ``indoorWarning``
+    /// is told of each once.
+    public var includeIndoor = false
+    /// Told of each indoor panorama left out, once (`includeIndoor` false).
+    public var indoorWarning: WarningHandler?
+    /// Ids whose metadata says `indoor`, and those warned of.
+    private let indoor = IndoorPanoramas()
+
     /// - Parameters:
     ///   - apiKey: a Google Maps Platform key with the Map Tiles API enabled (the CLI reads `GOOGLE_MAPS_API_KEY`).
     ///   - baseURL: where the API lives.
@@ -94,15 +103,29 @@ public struct GoogleStreetViewSource: PanoramaSource {
             coordinates.first.map { last.coordinate.distance(to: $0) <= radius + sameRunSlack } == true ? last : nil
         }
         if let previous { known[previous.id] = (previous, runMemory.links) }
+        let indoorIDs = includeIndoor ? [] : indoor.ids.withLock { $0 }
         for (k, id) in ids.enumerated() {
             guard var pick = id.flatMap({ known[$0]?.0 }) else { chosen.append(nil); continue }
+            if indoorIDs.contains(pick.id) {
+                if indoor.warned.withLock({ $0.insert(pick.id).inserted }) {
+                    indoorWarning?(
+                        """
+                        Google Street View pano \(pick.id) is indoor imagery: left out, its points counted as \
+                        without coverage (--include-indoor takes it)
+                        """
+                    )
+                }
+                chosen.append(nil)
+                continue
+            }
             if let run = previous, sameRunSlack > 0, run.date != nil, pick.date != run.date,
                 let links = known[run.id]?.1
             {
                 try await fetch(Set(links), into: &known, optional: true)
                 let here = coordinates[k]
                 let limit = min(radius, pick.coordinate.distance(to: here) + sameRunSlack)
-                let same = ([run] + links.compactMap { known[$0]?.0 }).filter { $0.date == run.date }
+                let same = ([run] + links.compactMap { known[$0]?.0 })
+                    .filter { $0.date == run.date && !indoorIDs.contains($0.id) }
                     .map { ($0, $0.coordinate.distance(to: here)) }.filter { $0.1 <= limit }.min { $0.1 < $1.1 }
                 if let same { pick = same.0 }
             }
@@ -199,6 +222,8 @@ public struct GoogleStreetViewSource: PanoramaSource {
         var roll: Double?
         var date: String?
         var copyright: String?
+        /// `outdoor` or `indoor` (an indoor photosphere: a shop, a museum).
+        var imageryType: String?
         /// The panoramas next to this one (its capture run's neighbours, and crossings).
         var links: [Link]?
 
@@ -261,6 +286,7 @@ public struct GoogleStreetViewSource: PanoramaSource {
             cache?.remove(key) // a fault of the server: not kept for the next run
             throw LapseError(.network, "Google Street View metadata of \(id)", "unusable answer (\(problem))")
         }
+        if m.imageryType?.lowercased() == "indoor" { indoor.ids.withLock { _ = $0.insert(m.panoId) } }
         return (
             PanoramaMetadata(
                 source: name, id: m.panoId, coordinate: Coordinate(uncheckedLatitude: m.lat, longitude: m.lng),
@@ -503,6 +529,12 @@ public struct GoogleStreetViewSource: PanoramaSource {
         }
         throw LapseError(.network, subject, summary)
     }
+}
+
+/// The indoor panoramas met (metadata `imageryType: indoor`) and those warned of.
+final class IndoorPanoramas: Sendable {
+    let ids = Mutex<Set<String>>([])
+    let warned = Mutex<Set<String>>([])
 }
 
 /// The Map Tiles API session token, created once and reused until shortly before it expires.

@@ -23,7 +23,7 @@ public struct PixelRect: Sendable, Hashable {
     public func contains(_ px: Int, _ py: Int) -> Bool { px >= x && px < x + width && py >= y && py < y + height }
 }
 
-/// Draws a credit ("Google · © 2024 Google") small in a corner of a frame: white text on a dark translucent box,
+/// Draws a credit ("Google Maps · © 2024 Google") small in a corner of a frame: white text on a dark translucent box,
 /// so it reads on sky and on asphalt alike.
 ///
 /// Sizes follow the frame: the text's em is 1/40 of the frame's height, at least 10 px (18 px in a 720-row frame,

@@ -56,7 +56,7 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
         /// The video frame rendered from it (0-based, in the output's frame order), nil when none was (a
         /// preview, a duplicate dropped, a frame left out).
         public var frame: Int?
-        /// Its credit line ("Google · © 2024 Google"), if it needs one.
+        /// Its credit line ("Google Maps · © 2024 Google"), if it needs one.
         public var credit: String?
 
         public init(

@@ -55,6 +55,31 @@ import TestSupport
                 == "Google's Map Tiles API policies allow no analysis of Street View pictures")
     }
 
+    /// An indoor panorama (metadata `imageryType: indoor`) in the middle of a street route is left out by default,
+    /// its points counted as gaps and a warning naming it; `--include-indoor` takes it (issue #43, item 6).
+    @Test func anIndoorPanoramaIsLeftOutUnlessAskedFor() throws {
+        let world = try RouteWorld(arguments: ["--length", "120", "--indoor", "CAoSRoute_0002"], in: dir)
+        #expect(world.panoramas.count == 5)
+        let cache = dir.appendingPathComponent("cache-indoor").path
+        func run(_ extra: [String]) throws -> (ProcessResult, [String: Any]) {
+            let out = dir.appendingPathComponent("indoor.mp4").path
+            let r = try Shell.lapse(
+                arguments(world, cache: cache, output: out) + ["-y", "--json"] + extra, environment: world.environment)
+            #expect(r.status == 0, "\(r.stderr)")
+            return (r, try JSONSerialization.jsonObject(with: r.stdoutData) as? [String: Any] ?? [:])
+        }
+        let (left, summary) = try run([])
+        #expect(summary["frames"] as? Int == 4, "\(summary)")
+        #expect(
+            left.stderr.contains(
+                "warning: Google Street View pano CAoSRoute_0002 is indoor imagery: left out, its points counted as "
+                    + "without coverage (--include-indoor takes it)"), "\(left.stderr)")
+        let (taken, all) = try run(["--include-indoor"])
+        #expect(all["frames"] as? Int == 5, "\(all)")
+        #expect(!taken.stderr.contains("indoor imagery"), "\(taken.stderr)")
+        #expect((summary["gaps"] as? Int ?? 0) > (all["gaps"] as? Int ?? 0))
+    }
+
     /// Killed (SIGKILL, then SIGINT) once rendering is under way, then run again with the same cache: the output
     /// is byte-identical to an uninterrupted run, the rerun downloads exactly the tiles that were not yet in
     /// the cache (none twice), and nothing is ever left at the output path.

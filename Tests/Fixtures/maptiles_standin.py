@@ -30,7 +30,8 @@ no body); echo-secrets=1 (every metadata answer a 403 PERMISSION_DENIED whose me
 session token, as a proxy or a verbose error page may).
 
 Options: --key K (default test-key), --faults RATE (0..1), --retry-after S, --stall S, --data DIR, --workdir DIR,
---session-requests N (a session token stops working after N requests), --quota-errors N.
+--session-requests N (a session token stops working after N requests), --quota-errors N, --indoor ID (that
+panorama's metadata says imageryType "indoor", as an indoor photosphere's; repeatable).
 """
 import argparse
 import json, os, sys, tempfile, threading, time, uuid, zlib
@@ -169,7 +170,7 @@ class MapTiles(Handler):
             answer = {"panoId": p["id"], "lat": p["lat"], "lng": p["lng"], "imageHeight": p["height"],
                       "imageWidth": h.get("imageWidth", p["width"]), "tileHeight": h.get("tileHeight", TILE),
                       "tileWidth": h.get("tileWidth", TILE), "heading": p["heading"], "tilt": p["tilt"],
-                      "roll": p["roll"], "imageryType": "outdoor", "date": p["date"],
+                      "roll": p["roll"], "imageryType": "indoor" if p["id"] in s.indoor else "outdoor", "date": p["date"],
                       "copyright": "©" * h["copyright"] if "copyright" in h else p["copyright"],
                       "links": p.get("links", [])}
             if "padding" in h:
@@ -225,6 +226,7 @@ def main():
     ap.add_argument("--corrupt", type=float, default=0.0, help="share of tiles whose first answers are a broken JPEG body")
     ap.add_argument("--hostile", action="append", default=[], help="NAME=VALUE: a hostile answer (see above)")
     ap.add_argument("--corrupt-attempts", type=int, default=1, help="how many answers of such a tile are broken")
+    ap.add_argument("--indoor", action="append", default=[], help="ID: this panorama's imageryType is indoor")
     a = ap.parse_args()
     workdir = a.workdir or tempfile.mkdtemp(prefix="maptiles-standin-")
     os.makedirs(workdir, exist_ok=True)
@@ -269,6 +271,7 @@ def main():
         server.corrupted = {}
         server.corrupt_attempts = a.corrupt_attempts
         server.hostile = {k: int(v) for k, v in (h.split("=", 1) for h in a.hostile)}
+        server.indoor = set(a.indoor)
 
         def huge_tile():
             path = os.path.join(workdir, "huge-16000x8000.jpg")

@@ -65,7 +65,7 @@ import TestSupport
 
         // Attribution: sidecar and MP4 metadata.
         let credits = try String(contentsOfFile: dir.appendingPathComponent("route.credits.txt").path, encoding: .utf8)
-        #expect(credits.contains("Google Street View — " + world.copyright))
+        #expect(credits.contains("Google Maps Street View — " + world.copyright))
         let tags = try FFmpegReference.formatTags(output)
         #expect(tags["copyright"]?.contains(world.copyright) == true, "\(tags)")
 

@@ -81,7 +81,7 @@ import TestSupport
     func creditChangesOnlyItsBoxInTheCorner(corner: CreditCorner) throws {
         let photo = try Self.street(1280, 720)
         let overlay = try CreditOverlay(corner: corner)
-        let credit = "Google · © 2024 Google"
+        let credit = "Google Maps · © 2024 Google"
         var framed = photo
         overlay.draw(credit, into: &framed)
         let box = try #require(overlay.box(for: credit, frameWidth: 1280, frameHeight: 720))

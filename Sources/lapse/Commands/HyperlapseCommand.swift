@@ -29,6 +29,7 @@ enum HyperlapseCommand: Command {
           --track GPX                   positions of a video source by time (video time 0 = the track's first time)
           --radius M                    search radius for the nearest panorama (default 50)
           --zoom auto|0-5               Street View zoom (default auto: from --size and --fov)
+          --include-indoor              Street View: take indoor panoramas too (default: left out, counted as gaps)
           --pano-heading D              compass heading of the first panorama's centre column when the source has
                                         none (a video: default 0, and keyframe headings are relative to it; your photos
                                         without a compass); the rest follow from the pictures
@@ -62,7 +63,7 @@ enum HyperlapseCommand: Command {
           --crf N, --preset NAME        H.264 quality (default 20, medium)
           --credit-position CORNER      where each frame's credit goes: bottom-right (default), bottom-left,
                                         top-left, top-right; small white text on a dark box, in the GIF too.
-                                        Google: "Google · © 2024 Google" (the panorama's copyright line);
+                                        Google: "Google Maps · © 2024 Google" (the panorama's copyright line);
                                         Panoramax: "© author · licence · Panoramax"; your photos and videos:
                                         nothing. none: no credit, for your own photos and videos only
                                         (refused for google and panoramax: their terms require it)
@@ -101,6 +102,7 @@ enum HyperlapseCommand: Command {
         flags.keyFile = try arguments.value("--key-file")
         flags.osrmURL = try arguments.value("--osrm-url")
         flags.timeout = try NetworkOptions(&arguments).timeout
+        flags.includeIndoor = arguments.flag("--include-indoor") ? true : nil
     }
 
     /// The files and folders a job of `settings` reads (route, track, camera file, the photos' folder or the

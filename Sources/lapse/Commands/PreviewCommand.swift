@@ -29,6 +29,7 @@ enum PreviewCommand: Command {
           --source SOURCE               google | panoramax | local:DIR | video:FILE
           --track GPX                   positions of a video source by time
           --radius M                    search radius for the nearest panorama (default 50)
+          --include-indoor              Street View: take indoor panoramas too (default: left out, counted as gaps)
           --frame-step N                video without a track: every N-th frame (default 1)
           --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse)
           --timeout SECONDS             give up on an HTTP request after this long, retries included (default:
