@@ -30,6 +30,11 @@ public struct Route: Hashable, Sendable, Codable {
     public var points: [TrackPoint]
     /// A name from the source (GPX `name`, GeoJSON `properties.name`, KML `Placemark/name`), if any.
     public var name: String?
+    /// When the route was asked of a directions service, and what its terms say about keeping it: written by
+    /// ``RouteFile/write(_:to:format:overwrite:)`` (GPX `metadata/time` and `metadata/desc`, GeoJSON
+    /// `properties.retrieved` and `properties.notice`); nil for a route that came from a file.
+    public var retrieved: Date?
+    public var notice: String?
 
     public init(points: [TrackPoint], name: String? = nil) {
         self.points = points

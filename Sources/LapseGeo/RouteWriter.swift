@@ -16,9 +16,15 @@ enum RouteWriter {
             """
             <?xml version="1.0" encoding="UTF-8"?>
             <gpx version="1.1" creator="lapse" xmlns="http://www.topografix.com/GPX/1/1"\(namespace)>
-              <trk>
 
             """)
+        if route.retrieved != nil || route.notice != nil {
+            try out.write("  <metadata>\n")
+            if let notice = route.notice { try out.write("    <desc>\(xmlEscape(notice))</desc>\n") }
+            if let retrieved = route.retrieved { try out.write("    <time>\(ISO8601.format(retrieved))</time>\n") }
+            try out.write("  </metadata>\n")
+        }
+        try out.write("  <trk>\n")
         if let name = route.name { try out.write("    <name>\(xmlEscape(name))</name>\n") }
         try out.write("    <trkseg>\n")
         for p in route.points {
@@ -46,6 +52,10 @@ enum RouteWriter {
         try out.write("{\"type\":\"Feature\",\"properties\":{")
         var properties: [String] = []
         if let name = route.name { properties.append("\"name\":\(jsonString(name))") }
+        if let retrieved = route.retrieved {
+            properties.append("\"retrieved\":\(jsonString(ISO8601.format(retrieved)))")
+        }
+        if let notice = route.notice { properties.append("\"notice\":\(jsonString(notice))") }
         let allTimed = !route.points.isEmpty && route.points.allSatisfy { $0.time != nil }
         try out.write(properties.joined(separator: ","))
         if allTimed {

@@ -164,6 +164,20 @@ import Testing
         #expect(points.count == summary["points"] as? Int)
         #expect(Self.haversine(points[0], (43.6533961, -79.3827986)) < 5)
         #expect(!result.stderr.contains(Self.key) && !result.stdout.contains(Self.key))
+        // Google's terms let route coordinates be kept 30 days at most: the file says when it was retrieved and
+        // until when it may be kept, and so does a warning (issue #43, item 5).
+        #expect(
+            result.stderr.contains(
+                "warning: \(out): Route from Google Maps Platform (Routes API), retrieved 20"),
+            "\(result.stderr)")
+        #expect(result.stderr.contains("allow keeping its coordinates for at most 30 days: delete or plan it again by"))
+        let properties = try #require(
+            (try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [String: Any])?[
+                "properties"] as? [String: Any])
+        let retrieved = try #require(ISO8601DateFormatter().date(from: properties["retrieved"] as? String ?? ""))
+        #expect(abs(retrieved.timeIntervalSinceNow) < 600)
+        let until = ISO8601DateFormatter().string(from: retrieved.addingTimeInterval(30 * 86_400)).prefix(10)
+        #expect((properties["notice"] as? String)?.hasSuffix("plan it again by \(until).") == true, "\(properties)")
         // The environment variable and the LAPSE_GOOGLE_ROUTES_URL override work too.
         let viaEnv = try Shell.lapse(
             [
@@ -176,6 +190,11 @@ import Testing
             ])
         #expect(viaEnv.status == 0, "\(viaEnv.stderr)")
         #expect(viaEnv.stdout.isEmpty && viaEnv.stderr.isEmpty)
+        let gpx = try String(contentsOfFile: path("tm2.gpx"), encoding: .utf8)
+        #expect(
+            gpx.contains("<metadata>\n    <desc>Route from Google Maps Platform (Routes API), retrieved "),
+            "\(gpx.prefix(400))")
+        #expect(try RouteFile.read(path: path("tm2.gpx")).points.count == points.count)
         // Both went to the Routes API (POST, key in a header), none to the legacy Directions API.
         let log = try Shell.run("curl", ["-s", server.baseURL + "/_requests"]).stdout
         #expect(
@@ -281,6 +300,7 @@ import Testing
         #expect(summary["points"] as? Int == Int((straight / 25).rounded(.up)) + 1)
         let gpx = try String(contentsOfFile: path("b.gpx"), encoding: .utf8)
         #expect(gpx.components(separatedBy: "<trkpt ").count - 1 == summary["points"] as? Int)
+        #expect(!gpx.contains("<metadata>") && !result.stderr.contains("retrieved")) // OpenStreetMap's: no limit
         let noRoute = try Shell.lapse([
             "route", "--provider", "osrm", "--from", "1,2", "--to", "3,4",
             "--osrm-url", server.baseURL + "/osrm_noroute", "-o", path("n.gpx")

@@ -122,6 +122,20 @@ enum RouteCommand: Command {
             points = route.points.count
             length = route.length
         }
+        if provider.hasPrefix("google") {
+            // The Google Maps Platform service terms let route coordinates be kept for at most 30 days.
+            let now = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+            let iso = ISO8601DateFormatter()
+            let until = iso.string(from: now.addingTimeInterval(30 * 86_400)).prefix(10)
+            route.retrieved = now
+            route.notice =
+                """
+                Route from Google Maps Platform (\(provider == "google" ? "Routes API" : "Directions API")), retrieved \
+                \(iso.string(from: now)); Google's terms allow keeping its coordinates for at most 30 days: delete or \
+                plan it again by \(until).
+                """
+            console.warn("\(output): \(route.notice!)")
+        }
         try AtomicOutput.checkDistinct(output: output, from: [input].compactMap { $0 })
         try RouteFile.write(route, to: output, format: outputFormat, overwrite: overwrite)
 
