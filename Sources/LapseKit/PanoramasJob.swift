@@ -40,6 +40,14 @@ public struct PanoramasJob: Sendable {
         self.outputDirectory = outputDirectory
     }
 
+    /// Why Street View panoramas are not exported: the Google Maps Platform terms forbid pre-fetching, storing
+    /// and bulk-downloading its content outside the services.
+    public static let googleRefusal =
+        """
+        `source` google: Google's terms do not allow storing or bulk-downloading Street View images, so they are not \
+        exported; make a hyperlapse of them instead (lapse hyperlapse --source google)
+        """
+
     /// What was exported, and from which source.
     public struct Result: Sendable {
         /// The source's name (`google`, `panoramax`, `local`, `video`).
@@ -53,10 +61,12 @@ public struct PanoramasJob: Sendable {
     /// - Parameters:
     ///   - progress: receives download progress.
     ///   - warning: receives one line per file skipped, per routing warning and per panorama that failed.
-    /// - Throws: ``LapseError`` `.usage` for a `.track` with another source than a video, or no route where the
+    /// - Throws: ``LapseError`` `.usage` for Google Street View (``googleRefusal``), a `.track` with another source
+    ///   than a video, or no route where the
     ///   source has no sequence of its own; `.output` for a manifest that exists without ``overwrite``; the
     ///   source's, the route file's and the directions service's errors.
     public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Result {
+        if source.source == "google" { throw LapseError.usage(Self.googleRefusal) }
         let client = try source.makeClient()
         let made = try source.make(client: client, videoFrameStep: videoFrameStep, progress: progress, warning: warning)
 

@@ -5,7 +5,7 @@ import LapseKit
 enum PanoramasCommand: Command {
     static let name = "panoramas"
     static let summary =
-        "Find and download the 360° panoramas along a route (Street View, Panoramax, own photos/video)"
+        "Find and download the 360° panoramas along a route (Panoramax, own photos/video)"
     static let help = """
         lapse panoramas (--route FILE | --from LAT,LNG --to LAT,LNG [--via LAT,LNG]...) --source SOURCE \
         -o DIR [options]
@@ -24,10 +24,10 @@ enum PanoramasCommand: Command {
                                   the key is GOOGLE_MAPS_API_KEY)
           --spacing M             metres between route points (default 10; 500 000 points at most)
         Panoramas:
-          --source SOURCE         google       Google Street View (Map Tiles API; key in GOOGLE_MAPS_API_KEY)
-                                  panoramax    Panoramax, open imagery, no key
+          --source SOURCE         panoramax    Panoramax, open imagery, no key
                                   local:DIR    your own equirectangular JPEGs with GPS in EXIF
                                   video:FILE   an equirectangular 360° video (with --track for positions)
+                                  (not google: Google's terms do not allow storing Street View images)
           --track GPX             for video: a GPS track with times (video time 0 = the track's first time);
                                   without --route the track itself is the route
           --frame-step N          for video without a track: take every N-th frame (default 30; as
@@ -115,6 +115,7 @@ enum PanoramasCommand: Command {
         if routeFile == nil && from == nil && ["google", "panoramax"].contains(sourceText) {
             throw LapseError.usage("no route: give --route FILE or --from/--to")
         }
+        if sourceText == "google" { throw LapseError.usage(PanoramasJob.googleRefusal) }
 
         var options = PanoramaSourceOptions(source: sourceText, environment: env)
         options.track = trackFile
