@@ -458,7 +458,9 @@ public final class MediaInput {
                 throw LapseError(
                     .invalidInput, displayName, "the HLS master playlist names itself as a variant (it would loop)")
             }
-            if variants(of: try readStart(of: variant.absoluteString, limit: 1 << 16), at: variant) != nil {
+            // A variant that cannot be read is left to libavformat, which reports it as it does.
+            guard let text = try? readStart(of: variant.absoluteString, limit: 1 << 16) else { continue }
+            if variants(of: text, at: variant) != nil {
                 throw LapseError(
                     .invalidInput, displayName,
                     """
