@@ -72,6 +72,7 @@ public enum ImageWriter {
     /// - Throws: ``LapseError`` `.usage` for a JPEG quality outside 1…100, `.codec` when the encoder fails.
     public static func encode(_ image: PixelBuffer, as format: ImageFileFormat) throws -> [UInt8] {
         let encoder = try Encoder(width: image.width, height: image.height, format: format, opaque: image.isOpaque)
+        defer { withExtendedLifetime(encoder) {} } // its deinit frees the context used below
         let context = encoder.context, codecID = encoder.codecID, pixelFormat = encoder.pixelFormat
         let frame = Frame()
         try frame.allocate(

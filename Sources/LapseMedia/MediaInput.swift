@@ -454,6 +454,9 @@ public final class MediaInput {
         var distinct: [URL] = []
         for v in list where !distinct.contains(where: { same($0, v) }) { distinct.append(v) }
         for variant in distinct.prefix(16) {
+            // Only http(s) links are read here: a server's playlist may name file://, pipe:, tcp:… (libavformat's
+            // own HLS reader refuses those under an http playlist, and reports it).
+            guard ["http", "https"].contains(variant.scheme?.lowercased() ?? "") else { continue }
             if same(variant, url) {
                 throw LapseError(
                     .invalidInput, displayName, "the HLS master playlist names itself as a variant (it would loop)")

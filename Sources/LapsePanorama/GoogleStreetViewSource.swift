@@ -122,6 +122,8 @@ public struct GoogleStreetViewSource: PanoramaSource {
                 let links = known[run.id]?.1
             {
                 try await fetch(Set(links), into: &known, optional: true)
+                // Links met just now may be indoor too.
+                let indoorIDs = includeIndoor ? [] : indoor.ids.withLock { $0 }
                 let here = coordinates[k]
                 let limit = min(radius, pick.coordinate.distance(to: here) + sameRunSlack)
                 let same = ([run] + links.compactMap { known[$0]?.0 })

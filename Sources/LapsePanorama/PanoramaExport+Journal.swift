@@ -31,17 +31,30 @@ extension PanoramaExport {
         init(folder: String, job: String, fresh: Bool) throws {
             path = URL(fileURLWithPath: folder).appendingPathComponent(".manifest.json.journal").path
             self.job = job
-            let fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw LapseError.posix(.output, path, "cannot write") }
-            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-                let error = errno
-                Glibc.close(fd)
-                if error == EWOULDBLOCK {
-                    throw LapseError(
-                        .output, folder, "another lapse panoramas run is writing this folder; nothing was written")
+            var fd: Int32 = -1
+            // A journal deleted between open and lock (its run finished) is not this folder's any more: again.
+            for _ in 0..<3 {
+                fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+                guard fd >= 0 else { throw LapseError.posix(.output, path, "cannot write") }
+                guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+                    let error = errno
+                    Glibc.close(fd)
+                    if error == EWOULDBLOCK {
+                        throw LapseError(
+                            .output, folder, "another lapse panoramas run is writing this folder; nothing was written")
+                    }
+                    throw LapseError.posix(.output, path, "cannot lock", errno: error)
                 }
-                throw LapseError.posix(.output, path, "cannot lock", errno: error)
+                var opened = stat(), named = stat()
+                if fstat(fd, &opened) == 0, stat(path, &named) == 0, opened.st_dev == named.st_dev,
+                    opened.st_ino == named.st_ino
+                {
+                    break
+                }
+                Glibc.close(fd)
+                fd = -1
             }
+            guard fd >= 0 else { throw LapseError(.output, path, "the journal keeps changing: another run?") }
             let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
             var earlier: [String: Written] = [:]
             if fresh {

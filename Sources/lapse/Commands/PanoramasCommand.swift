@@ -112,10 +112,10 @@ enum PanoramasCommand: Command {
             throw LapseError.usage("--track is for --source video:FILE")
         }
 
-        if routeFile == nil && from == nil && ["google", "panoramax"].contains(sourceText) {
+        if sourceText == "google" { throw LapseError.usage(PanoramasJob.googleRefusal) }
+        if routeFile == nil && from == nil && sourceText == "panoramax" {
             throw LapseError.usage("no route: give --route FILE or --from/--to")
         }
-        if sourceText == "google" { throw LapseError.usage(PanoramasJob.googleRefusal) }
 
         var options = PanoramaSourceOptions(source: sourceText, environment: env)
         options.track = trackFile
