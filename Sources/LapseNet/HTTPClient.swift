@@ -327,8 +327,17 @@ public final class HTTPClient: Sendable {
         }
         let reason = attempts == 1 ? lastProblem : "\(lastProblem) (after \(attempts) attempts)"
         throw LapseError(
-            lastCode, subject(request.url), Redaction.message(reason, hiding: c.secrets),
+            lastCode, subject(request.url),
+            Redaction.message(reason, hiding: c.secrets + Self.querySecrets(request.url)),
             cause: lastStatus.map(LapseError.Cause.http))
+    }
+
+    /// The values of a URL's query parameters that hold credentials (`key`, `session`, `token`, `access_token`,
+    /// `sig`, `signature`): a server's message may repeat them (a Map Tiles session token in a 403's text).
+    static func querySecrets(_ url: URL) -> [String] {
+        let names: Set = ["key", "session", "token", "access_token", "sig", "signature"]
+        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
+        return items.filter { names.contains($0.name.lowercased()) }.compactMap(\.value)
     }
 
     private enum Outcome {

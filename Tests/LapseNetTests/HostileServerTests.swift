@@ -14,6 +14,14 @@ import TestSupport
         try JSONDecoder().decode([String: String].self, from: response.body)
     }
 
+    /// The credentials a request's query carries are hidden in its final error as the configured ones are: a
+    /// retried refusal whose text repeats the Map Tiles session token does not show it.
+    @Test func queryCredentialsAreSecrets() {
+        let url = URL(string: "https://tile.example/v1/x?session=SESSION123&key=KEY456&panoId=abc&Signature=SIG789")!
+        #expect(HTTPClient.querySecrets(url) == ["SESSION123", "KEY456", "SIG789"])
+        #expect(HTTPClient.querySecrets(URL(string: "https://a.example/p?panoId=abc")!).isEmpty)
+    }
+
     /// A link a server gave that is not http or https (a Panoramax asset at `file:///etc/passwd`) is refused once,
     /// as that server's fault, with no attempt sent (issue #42: a `file://` asset was tried 5 times).
     @Test(arguments: ["file:///etc/passwd", "ftp://127.0.0.1/a.jpg", "data:image/jpeg;base64,AAAA"])
