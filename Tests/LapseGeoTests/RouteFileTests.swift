@@ -144,28 +144,9 @@ import Testing
         #expect(try RouteFile.read(path: sniffedLines).points.count == 2)
     }
 
-    /// Coordinates are decimal numbers in every format: a hex float, `nan` or text after a NUL byte is an error
-    /// naming the line, not a point (issue #42).
+    /// A coordinate given as text is a decimal number: a hex float is refused (issue #42); the route files' own
+    /// cases are among `malformedInputNamesFileAndProblem`'s.
     @Test func onlyDecimalCoordinates() throws {
-        let cases: [(String, String, String)] = [
-            ("hex.txt", "1,2\n0x1p3,2\n", "line 2 is '0x1p3,2', not latitude,longitude"),
-            ("nul.txt", "1,2\n3\u{0}9,4\n", "line 2 is"),
-            ("nan.txt", "nan,2\n", "line 1 is 'nan,2'"),
-            ("hex.gpx", "<gpx><trk><trkseg><trkpt lat=\"0x10\" lon=\"2\"/></trkseg></trk></gpx>", "not numbers"),
-            (
-                "ele.gpx", "<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><ele>inf</ele></trkpt></trkseg></trk></gpx>",
-                "<ele> is 'inf', not a number"
-            ),
-            ("hex.kml", "<kml><LineString><coordinates>0x1p1,2 3,4</coordinates></LineString></kml>", "coordinate 1")
-        ]
-        for (name, text, reason) in cases {
-            let path = try file(name, text)
-            #expect {
-                try RouteFile.read(path: path)
-            } throws: { error in
-                "\(error)".contains(reason)
-            }
-        }
         #expect(throws: LapseError.self) { try Coordinate.parse("0x1p3,2") }
         #expect(try Coordinate.parse("+48.5,-2.25e0") == (try Coordinate(latitude: 48.5, longitude: -2.25)))
     }
@@ -249,7 +230,17 @@ import Testing
             "coordinate 2"
         ),
         ("truncated.kml", "<kml><Placemark><LineString><coordinates>1,2 3,4", "truncated"),
-        ("unknown.bin", "\u{1}\u{2}", "not a route file")
+        ("unknown.bin", "\u{1}\u{2}", "not a route file"),
+        // Decimal numbers only, in every format: a hex float, `nan` or text after a NUL byte (issue #42).
+        ("hex.txt", "1,2\n0x1p3,2\n", "line 2 is '0x1p3,2', not latitude,longitude"),
+        ("nul.txt", "1,2\n3\u{0}9,4\n", "line 2 is"),
+        ("nan.txt", "nan,2\n", "line 1 is 'nan,2'"),
+        ("hex.gpx", "<gpx><trk><trkseg><trkpt lat=\"0x10\" lon=\"2\"/></trkseg></trk></gpx>", "not numbers"),
+        (
+            "ele.gpx", "<gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"><ele>inf</ele></trkpt></trkseg></trk></gpx>",
+            "<ele> is 'inf', not a number"
+        ),
+        ("hex.kml", "<kml><LineString><coordinates>0x1p1,2 3,4</coordinates></LineString></kml>", "coordinate 1")
     ])
     func malformedInputNamesFileAndProblem(name: String, text: String, problem: String) throws {
         let path = try file(name, text)
