@@ -217,8 +217,7 @@ extension HyperlapseSettings {
         }
         let points = try photoPoints ?? route.resampled(every: s.spacing ?? Self.defaultSpacing)
         let resolution: PanoramaResolution
-        if case .level(let z) = s.zoom {
-            guard Self.zoomRange.contains(z) else { throw LapseError.usage("`zoom` takes auto or 0 to 5, not \(z)") }
+        if case .level(let z) = s.zoom { // in range: checkFeedNumbers
             resolution = .zoom(z)
         } else {
             resolution = SourcePanoramaFeed.autoResolution(frameWidth: s.size?.width ?? 1280, fov: s.fov ?? 90)
