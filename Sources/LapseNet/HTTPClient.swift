@@ -334,7 +334,7 @@ public final class HTTPClient: Sendable {
 
     /// The values of a URL's query parameters that hold credentials (`key`, `session`, `token`, `access_token`,
     /// `sig`, `signature`): a server's message may repeat them (a Map Tiles session token in a 403's text).
-    static func querySecrets(_ url: URL) -> [String] {
+    public static func querySecrets(_ url: URL) -> [String] {
         let names: Set = ["key", "session", "token", "access_token", "sig", "signature"]
         let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
         return items.filter { names.contains($0.name.lowercased()) }.compactMap(\.value)

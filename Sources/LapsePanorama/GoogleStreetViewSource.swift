@@ -493,10 +493,7 @@ public struct GoogleStreetViewSource: PanoramaSource {
     }
 
     /// What a message about the request to `url` may not show: the key and the request's session token.
-    private func secrets(of url: URL) -> [String] {
-        let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
-        return [apiKey] + items.filter { $0.name == "session" }.compactMap(\.value)
-    }
+    private func secrets(of url: URL) -> [String] { [apiKey] + HTTPClient.querySecrets(url) }
 
     /// Turns a non-2xx answer into a clear error (the key and session token never shown): a refused key or an API
     /// not enabled is `.denied` and says what to check; a quota or rate refusal (after the client's retries)
