@@ -172,6 +172,7 @@ extension HyperlapseSettings {
         options.cacheDirectory = s.cacheDir
         options.timeout = s.timeout
         options.includeIndoor = s.includeIndoor ?? false
+        options.sharedCache = s.sharedCache ?? false
         let client = try options.makeClient()
         // Tiles come a panorama at a time, several at once: report them as one running count.
         let made = try options.make(

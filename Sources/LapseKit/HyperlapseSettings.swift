@@ -7,9 +7,9 @@ import Foundation
 /// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
 /// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `timeout`, `stabilize`, `forward`, `toneMatch`,
-/// `creditPosition`, `includeIndoor` (and `frames`, which a run writes and a read ignores). After a run the effective
-/// settings are written next to the output as `OUT.job.json` (paths made absolute), so the same hyperlapse can be
-/// rendered again with `--config OUT.job.json` from any folder.
+/// `creditPosition`, `includeIndoor`, `sharedCache` (and `frames`, which a run writes and a read ignores). After a run
+/// the effective settings are written next to the output as `OUT.job.json` (paths made absolute), so the same
+/// hyperlapse can be rendered again with `--config OUT.job.json` from any folder.
 public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// Start and end of a planned route, `"lat,lng"`.
     public var from: String?
@@ -53,6 +53,9 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var gifWidth: Int?
     /// Cache folder (default `$XDG_CACHE_HOME/lapse`).
     public var cacheDir: String?
+    /// The cache folder is shared with other users (e.g. a team's cluster volume): answers marked
+    /// `Cache-Control: private` are not written to it (default false).
+    public var sharedCache: Bool?
     /// Search radius for the nearest panorama, metres (default 50).
     public var radius: Double?
     /// H.264 CRF (default 20) and preset (default medium).
@@ -293,6 +296,6 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         case from, to, via, provider, route, source, track, spacing, size, fov, fps, lookAt, headingOffset, keyframes,
             zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile,
             osrmURL,
-            timeout, stabilize, forward, toneMatch, creditPosition, includeIndoor, frames
+            timeout, stabilize, forward, toneMatch, creditPosition, includeIndoor, sharedCache, frames
     }
 }

@@ -19,6 +19,8 @@ public struct PanoramaSourceOptions: Sendable {
     public var cacheDirectory: String?
     /// Neither read nor write the cache.
     public var useCache = true
+    /// The cache folder is shared with other users (``DiskCache/shared``): `private` answers are not written to it.
+    public var sharedCache = false
     /// HTTP requests at once.
     public var concurrency = 8
     /// Deadline of each HTTP request in seconds, its retries included (nil: ``HTTPClient/Configuration``'s
@@ -84,7 +86,7 @@ public struct PanoramaSourceOptions: Sendable {
             useCache
             ? try DiskCache(
                 directory: cacheDirectory.map { URL(fileURLWithPath: Self.expand($0)) }
-                    ?? DiskCache.defaultDirectory(environment: environment))
+                    ?? DiskCache.defaultDirectory(environment: environment), shared: sharedCache)
             : nil
         if source == "google" {
             guard let key = try googleKey() else {

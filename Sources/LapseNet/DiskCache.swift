@@ -52,6 +52,9 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 public struct DiskCache: Sendable {
     /// The cache's root folder.
     public let directory: URL
+    /// Whether the folder is shared with other users (e.g. a team's cluster volume): an HTTP cache then writes
+    /// no `private` answer to it (RFC 9111 §5.2.2.7; see ``HTTPCache``).
+    public let shared: Bool
 
     /// `$XDG_CACHE_HOME/lapse`, or `$HOME/.cache/lapse` when XDG_CACHE_HOME is unset or not absolute, from
     /// `environment` (the XDG Base Directory Specification; the library reads no environment of its own: a
@@ -65,11 +68,14 @@ public struct DiskCache: Sendable {
     }
 
     /// Opens (and creates) a cache.
-    /// - Parameter directory: the root folder.
+    /// - Parameters:
+    ///   - directory: the root folder.
+    ///   - shared: whether others use the folder too (see ``shared``).
     /// - Throws: ``LapseError`` `.output` when the folder cannot be created.
-    public init(directory: URL) throws {
+    public init(directory: URL, shared: Bool = false) throws {
         let dir = directory
         self.directory = dir
+        self.shared = shared
         do {
             try FileManager.default.createDirectory(at: partialFolder, withIntermediateDirectories: true)
         } catch {

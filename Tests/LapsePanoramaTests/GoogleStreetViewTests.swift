@@ -367,11 +367,11 @@ import TestSupport
         #expect(try await MapTilesWorld.stats(server).by_kind["not_modified"] == 3)
     }
 
-    /// `no-store` (and answers with no lifetime): kept only for the job. A rerun after a crash resumes from what the
-    /// first run kept; once the job has finished it is gone and the next job downloads again.
-    @Test(arguments: ["no-store", ""])
-    func contentWithoutPermissionToCacheLivesOnlyForTheJob(cacheControl: String) async throws {
-        let server = try MapTilesWorld.server(cacheControl: cacheControl)
+    /// Answers with no lifetime (no `Cache-Control`): kept only for the job. A rerun after a crash resumes from what
+    /// the first run kept; once the job has finished it is gone and the next job downloads again. (`no-store`: never
+    /// on disk, `HTTPCacheDirectiveTests`.)
+    @Test func contentWithoutALifetimeLivesOnlyForTheJob() async throws {
+        let server = try MapTilesWorld.server(cacheControl: "")
         let dir = TestData.scratchDirectory("pano-cache")
         defer { try? FileManager.default.removeItem(at: dir) }
         func source() throws -> GoogleStreetViewSource {

@@ -37,6 +37,8 @@ enum HyperlapseCommand: Command {
                                         N × fps / its frame rate times as fast)
           --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse); Google tiles are kept as
                                         their Cache-Control allows (README: "What is kept on disk")
+          --shared-cache                the cache folder is shared with other users: answers marked private are
+                                        not written to it
           --timeout SECONDS             give up on an HTTP request (route, metadata, tile) after this long,
                                         retries included (default: 30 s an attempt, 5 attempts)
         Stabilisation (default: on; off for google: Street View is posed from its metadata, as Google's terms
@@ -103,6 +105,7 @@ enum HyperlapseCommand: Command {
         flags.osrmURL = try arguments.value("--osrm-url")
         flags.timeout = try NetworkOptions(&arguments).timeout
         flags.includeIndoor = arguments.flag("--include-indoor") ? true : nil
+        flags.sharedCache = arguments.flag("--shared-cache") ? true : nil
     }
 
     /// The files and folders a job of `settings` reads (route, track, camera file, the photos' folder or the

@@ -32,6 +32,8 @@ enum PreviewCommand: Command {
           --include-indoor              Street View: take indoor panoramas too (default: left out, counted as gaps)
           --frame-step N                video without a track: every N-th frame (default 1)
           --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse)
+          --shared-cache                the cache folder is shared with other users: answers marked private are
+                                        not written to it
           --timeout SECONDS             give up on an HTTP request after this long, retries included (default:
                                         30 s an attempt)
         Output:
