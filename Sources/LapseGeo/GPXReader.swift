@@ -32,7 +32,11 @@ enum GPXReader {
         guard !points.isEmpty else {
             throw LapseError(.invalidInput, nil, "no route points (no trk/trkseg/trkpt or rte/rtept with lat and lon)")
         }
-        return Route(points: points, name: delegate.trackName ?? delegate.routeName ?? delegate.metadataName)
+        var route = Route(points: points, name: delegate.trackName ?? delegate.routeName ?? delegate.metadataName)
+        route.notice = delegate.metadataDescription
+        route.retrieved = delegate.metadataTime
+        route.copyright = delegate.copyright
+        return route
     }
 }
 
@@ -62,6 +66,10 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
     var trackName: String?
     var routeName: String?
     var metadataName: String?
+    /// `metadata/desc`, `metadata/time` and `metadata/copyright/@author`.
+    var metadataDescription: String?
+    var metadataTime: Date?
+    var copyright: String?
     var sawRoot = false
     var closedRoot = false
     /// A problem that aborts parsing.
@@ -115,9 +123,15 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
             elevation = nil
             time = nil
         case "ele", "time":
-            if current != nil && (stack.last == "trkpt" || stack.last == "rtept") { startText() }
+            if current != nil && (stack.last == "trkpt" || stack.last == "rtept") || stack.last == "metadata" {
+                startText()
+            }
         case "name":
             if ["trk", "rte", "metadata"].contains(stack.last ?? "") { startText() }
+        case "desc":
+            if stack.last == "metadata" { startText() }
+        case "copyright":
+            if stack.last == "metadata", let author = attributes["author"], !author.isEmpty { copyright = author }
         default:
             break
         }
@@ -144,7 +158,12 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
                 elevation = v
             }
         case "time":
-            if collectingText { time = ISO8601.parse(endText()) } // an unreadable time is dropped, not fatal
+            // An unreadable time is dropped, not fatal.
+            if collectingText {
+                if stack.last == "metadata" { metadataTime = ISO8601.parse(endText()) } else { time = ISO8601.parse(endText()) }
+            }
+        case "desc":
+            if collectingText { metadataDescription = endText() }
         case "name":
             if collectingText {
                 let t = endText()

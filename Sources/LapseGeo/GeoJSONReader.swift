@@ -22,7 +22,11 @@ enum GeoJSONReader {
         guard reader.sawLine else {
             throw LapseError(.invalidInput, nil, "no LineString or MultiLineString coordinates in the GeoJSON")
         }
-        return Route(points: reader.points, name: reader.name)
+        var route = Route(points: reader.points, name: reader.name)
+        route.notice = reader.notice
+        route.retrieved = reader.retrieved
+        route.copyright = reader.copyright
+        return route
     }
 
     private static func jsonErrorDetail(_ error: any Error) -> String {
@@ -34,6 +38,10 @@ enum GeoJSONReader {
     private struct Walker {
         var points: [TrackPoint] = []
         var name: String?
+        /// The first Feature's `properties.notice`, `retrieved` and `copyright` (as ``RouteFile`` writes them).
+        var notice: String?
+        var retrieved: Date?
+        var copyright: String?
         var sawLine = false
         var lineIndex = 0
 
@@ -55,6 +63,9 @@ enum GeoJSONReader {
             case "Feature":
                 let properties = object["properties"] as? [String: Any]
                 if name == nil, let n = properties?["name"] as? String { name = n }
+                if notice == nil, let n = properties?["notice"] as? String { notice = n }
+                if retrieved == nil, let r = properties?["retrieved"] as? String { retrieved = ISO8601.parse(r) }
+                if copyright == nil, let c = properties?["copyright"] as? String, !c.isEmpty { copyright = c }
                 if let geometry = object["geometry"] as? [String: Any] {
                     try visit(geometry, times: properties?["coordTimes"] as? [Any])
                 } else if !(object["geometry"] is NSNull) && object["geometry"] != nil {

@@ -32,9 +32,19 @@ public struct Route: Hashable, Sendable, Codable {
     public var name: String?
     /// When the route was asked of a directions service, and what its terms say about keeping it: written by
     /// ``RouteFile/write(_:to:format:overwrite:)`` (GPX `metadata/time` and `metadata/desc`, GeoJSON
-    /// `properties.retrieved` and `properties.notice`); nil for a route that came from a file.
+    /// `properties.retrieved` and `properties.notice`, and read back from them).
     public var retrieved: Date?
     public var notice: String?
+    /// Who holds the rights in the route's data, when a service's terms name one: ``googleCopyright`` for a route
+    /// from Google's Routes or Directions API (its terms then say how it may be shown: on a Google map or on none).
+    /// Written and read back as GPX `metadata/copyright/@author` and GeoJSON `properties.copyright`.
+    public var copyright: String?
+
+    /// ``copyright`` of a route planned by Google Maps Platform.
+    public static let googleCopyright = "Google"
+
+    /// Whether the route came from Google Maps Platform (``copyright`` is ``googleCopyright``).
+    public var isGoogles: Bool { copyright == Self.googleCopyright }
 
     public init(points: [TrackPoint], name: String? = nil) {
         self.points = points

@@ -18,9 +18,12 @@ enum RouteWriter {
             <gpx version="1.1" creator="lapse" xmlns="http://www.topografix.com/GPX/1/1"\(namespace)>
 
             """)
-        if route.retrieved != nil || route.notice != nil {
+        if route.retrieved != nil || route.notice != nil || route.copyright != nil {
             try out.write("  <metadata>\n")
             if let notice = route.notice { try out.write("    <desc>\(xmlEscape(notice))</desc>\n") }
+            if let copyright = route.copyright {
+                try out.write("    <copyright author=\"\(xmlEscape(copyright))\"/>\n")
+            }
             if let retrieved = route.retrieved { try out.write("    <time>\(ISO8601.format(retrieved))</time>\n") }
             try out.write("  </metadata>\n")
         }
@@ -56,6 +59,7 @@ enum RouteWriter {
             properties.append("\"retrieved\":\(jsonString(ISO8601.format(retrieved)))")
         }
         if let notice = route.notice { properties.append("\"notice\":\(jsonString(notice))") }
+        if let copyright = route.copyright { properties.append("\"copyright\":\(jsonString(copyright))") }
         let allTimed = !route.points.isEmpty && route.points.allSatisfy { $0.time != nil }
         try out.write(properties.joined(separator: ","))
         if allTimed {

@@ -5,6 +5,15 @@ extension HyperlapseJob {
     /// The credit of a route planned by OSRM (OpenStreetMap data, under the ODbL), for ``routeCredit``.
     public static let openStreetMapRouteCredit =
         "Route data © OpenStreetMap contributors (ODbL), https://www.openstreetmap.org/copyright"
+    /// The credit of a route planned by Google Maps Platform (the Routes API policies ask for "Google Maps" where
+    /// its results are shown other than on a Google map), for a route whose ``Route/copyright`` is Google's.
+    public static let googleRouteCredit = "Route: Google Maps"
+
+    /// The route's credit: ``routeCredit`` when set, else the one `feed`'s route calls for.
+    func routeCredit(of feed: any PanoramaFeed) -> String? {
+        routeCredit ?? (feed.routeCopyright == Route.googleCopyright ? Self.googleRouteCredit : nil)
+    }
+
     /// What the sidecar and the metadata say when any imagery is CC BY-SA (``Attribution/isShareAlike``).
     public static let shareAlikeNotice =
         """
@@ -73,5 +82,18 @@ struct FrameCrediting: Sendable {
             overlay.draw(credit, into: &frame)
         }
         return gif
+    }
+}
+
+extension HyperlapseReport {
+    /// An empty report of `feed`'s points: a route from Google Maps Platform (``PanoramaFeed/routeCopyright``) is
+    /// drawn on no map and credited there (the Routes API policies: on a Google map, or without a map with Google's
+    /// attribution); any other over OpenStreetMap's tiles.
+    init(for feed: any PanoramaFeed) {
+        self.init(positionsKnown: feed.positionsKnown, pointUnit: feed.pointUnit)
+        if feed.routeCopyright == Route.googleCopyright {
+            basemap = .none
+            routeCredit = HyperlapseJob.googleRouteCredit
+        }
     }
 }

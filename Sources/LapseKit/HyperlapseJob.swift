@@ -448,6 +448,7 @@ public struct HyperlapseJob: Sendable {
                 return frames.compactMap(\.stop.attribution).filter { seen.insert($0).inserted }
             } ?? planner.attributions
         // The MP4 index (and its metadata) is written last: the credits of every panorama used go in.
+        let routeCredit = routeCredit(of: feed)
         try encoder.finish(metadata: Self.creditsMetadata(attributions, routeCredit: routeCredit))
         try credits.write(Data(Self.creditsText(attributions, feed: feed.name, routeCredit: routeCredit).utf8))
         if let jobFile, var settings = self.settings {

@@ -227,6 +227,7 @@ extension HyperlapseSettings {
             source: made.source, points: points, radius: s.radius ?? 50, resolution: resolution)
         feed.panoHeading = s.panoHeading
         feed.jumped = jumped
+        feed.routeCopyright = route.copyright
         return feed
     }
 }

@@ -152,6 +152,9 @@ public protocol PanoramaFeed: Sendable {
     /// Where point `index` (0 ..< ``pointCount``) lies, for reports (nil when the feed has no positions; the
     /// default).
     func pointCoordinate(_ index: Int) -> Coordinate?
+    /// Who holds the rights in the route's data (``Route/copyright``: `Google` for a route from Google Maps
+    /// Platform, which the report then shows on no map and credits), nil when none is named (the default).
+    var routeCopyright: String? { get }
     /// The job has written its outputs: what was kept only for it may go (see ``PanoramaSource/jobFinished()``).
     /// Default: nothing.
     func jobFinished()
@@ -177,6 +180,7 @@ extension PanoramaFeed {
     public func startRendering(at stop: HyperlapseStop) {}
     public func jobFinished() {}
     public func pointCoordinate(_ index: Int) -> Coordinate? { nil }
+    public var routeCopyright: String? { nil }
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         try await image(for: stop, region: nil)
     }

@@ -26,7 +26,7 @@ public struct PreviewJob: Sendable {
     /// Looks every point of `feed` up, a window at a time.
     /// - Throws: the feed's errors (network, invalid input), `.cancelled`.
     public func run(feed: any PanoramaFeed, progress: ProgressHandler? = nil) async throws -> Summary {
-        var report = HyperlapseReport(positionsKnown: feed.positionsKnown, pointUnit: feed.pointUnit)
+        var report = HyperlapseReport(for: feed)
         var filter = LookupFilter()
         var start = 0
         while start < feed.pointCount {

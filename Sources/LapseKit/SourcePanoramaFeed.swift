@@ -18,6 +18,8 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     /// Metres of the route between its points that are jumps, not travelled (your photos of two trips): left out
     /// of ``distance``.
     public var jumped = 0.0
+    /// The route's ``Route/copyright`` (see ``PanoramaFeed/routeCopyright``).
+    public var routeCopyright: String?
     /// Metres of route covered: the last point's distance along the route, less the jumps.
     public var distance: Double { max(0, (points.last?.distanceAlongRoute ?? 0) - jumped) }
     /// 100 points: one Google `panoIds` request.

@@ -80,7 +80,7 @@ struct StopPlanner {
         recordsReport: Bool = false
     ) {
         self.feed = feed
-        if recordsReport { report = HyperlapseReport(positionsKnown: feed.positionsKnown, pointUnit: feed.pointUnit) }
+        if recordsReport { report = HyperlapseReport(for: feed) }
         self.path = path
         var ownHeading = path.script
         ownHeading.lookAhead = 0

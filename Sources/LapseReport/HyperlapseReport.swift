@@ -115,6 +115,20 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
     public var points: [Point] = []
     public var panoramas: [Panorama] = []
     public var frames: [Frame] = []
+    /// What the map draws under the route (default OpenStreetMap's tiles).
+    public var basemap: Basemap = .openStreetMap
+    /// The route's credit, shown on the map (e.g. "Route: Google Maps"), if any.
+    public var routeCredit: String?
+
+    /// What the page draws under the route and markers.
+    public enum Basemap: String, Sendable, Codable, Equatable {
+        /// OpenStreetMap's raster tiles, with their attribution (fetched by the browser when it is online).
+        case openStreetMap = "openstreetmap"
+        /// No map: the route, markers and scale bar on a plain background. For a route from Google Maps Platform:
+        /// its Routes API policies let its results be shown on a Google map or without a map, and a Google map
+        /// (Map Tiles API 2D tiles) would need the user's API key written into the page.
+        case none
+    }
 
     public init(positionsKnown: Bool, pointUnit: String) {
         self.positionsKnown = positionsKnown
@@ -145,7 +159,8 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case positionsKnown = "positions_known", pointUnit = "point_unit", points, panoramas, frames
+        case positionsKnown = "positions_known", pointUnit = "point_unit", points, panoramas, frames, basemap
+        case routeCredit = "route_credit"
     }
 }
 

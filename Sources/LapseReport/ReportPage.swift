@@ -9,7 +9,8 @@ import LapseMedia
 ///
 /// The page works from `file://` with no network: Leaflet (Debian's `libjs-leaflet`) is inlined, the route and
 /// markers are vector layers that draw on a plain background with a scale bar; only the OpenStreetMap raster
-/// tiles behind them come from the network (with their attribution). Everything else is beside the page, by
+/// tiles behind them come from the network (with their attribution), and none for a route from Google Maps Platform
+/// (``HyperlapseReport/Basemap/none``, credited on the map instead). Everything else is beside the page, by
 /// relative links: the video, the GIF, and the thumbnails in `PAGE_files/`. The numbers shown are the summary
 /// given (``summaryJSON``: what `--json` prints), read by the page's script.
 public struct ReportPage: Sendable {
@@ -405,9 +406,17 @@ public struct ReportPage: Sendable {
             return;
           }
           const map = L.map('map');
-          L.tileLayer('https://tile.openstreetmap.org/{z}/{x}/{y}.png', { maxZoom: 19,
-            attribution: '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
-              }).addTo(map);
+          if (report.basemap === 'openstreetmap') {
+            L.tileLayer('https://tile.openstreetmap.org/{z}/{x}/{y}.png', { maxZoom: 19,
+              attribution: '&copy; <a href="https://www.openstreetmap.org/copyright">OpenStreetMap</a> contributors'
+                }).addTo(map);
+          } else {
+            noMap.hidden = false;
+            noMap.textContent = 'No base map: the route came from Google Maps Platform, whose terms allow showing it ' +
+              'on a Google map or on none.';
+          }
+          if (report.route_credit) map.attributionControl.addAttribution(
+            report.route_credit.replace(/[<>&]/g, c => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;' })[c]));
           L.control.scale({ metric: true, imperial: false }).addTo(map);
           const pts = report.points;
           let run = [[pts[0].latitude, pts[0].longitude]], status = pts[0].status;

@@ -82,8 +82,10 @@ func chainedRoute(
     }
     var warnings: [String] = []
     for r in results { for w in r.warnings where !warnings.contains(w) { warnings.append(w) } }
+    var route = Route(coordinates: GoogleRouteResponse.joinedWithoutRepeats(results.map(\.coordinates)))
+    route.copyright = Route.googleCopyright
     return DirectionsResult(
-        route: Route(coordinates: GoogleRouteResponse.joinedWithoutRepeats(results.map(\.coordinates))),
+        route: route,
         reportedDistance: results.reduce(0) { $0 + $1.distance }, provider: provider,
         requestCount: pieces.count, warnings: warnings)
 }

@@ -84,6 +84,10 @@ try:
             time.sleep(0.1)
         result["popup_text"] = popup[0] if popup else None
         result["popup_image"] = None if not popup or popup[1] is None else popup[1][1] > 0
+    # OpenStreetMap tiles the page asked for (as tile images or requests; offline they fail, but were asked for).
+    result["osm_tiles"] = js("return [...new Set([...document.querySelectorAll('img.leaflet-tile')].map(i => i.src)"
+                             ".concat(performance.getEntriesByType('resource').map(e => e.name)))]"
+                             ".filter(n => n.includes('tile.openstreetmap.org')).length")
     # Everything the page loaded but map tiles is a local file (relative links only).
     result["remote_resources"] = js("return performance.getEntriesByType('resource').map(e => e.name)"
                                     ".filter(n => !n.startsWith('file:') && !n.includes('tile.openstreetmap.org'))")

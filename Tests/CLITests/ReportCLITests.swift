@@ -9,6 +9,8 @@ import TestSupport
     let dir = TestData.scratchDirectory("reportcli")
     static let start = (latitude: 52.44, longitude: 6.89)
 
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
     /// A point `metres` along a straight road heading 60° from `start` (flat-earth: a few hundred metres).
     static func along(_ metres: Double) -> (latitude: Double, longitude: Double) {
         let north = metres * cos(60 * Double.pi / 180), east = metres * sin(60 * Double.pi / 180)
@@ -161,6 +163,7 @@ import TestSupport
         #expect((seen["remote_resources"] as? [String])?.isEmpty == true, "\(seen["remote_resources"] ?? "")")
         #expect(seen["scale_bar"] as? Int == 1)
         #expect((seen["attribution"] as? String)?.contains("OpenStreetMap") == true)
+        #expect((seen["osm_tiles"] as? Int ?? 0) > 0) // a route from a GPX file of no service: OpenStreetMap's map
         #expect(seen["plot_polylines"] as? [Int] == [Int](repeating: frames, count: 5))
         Self.expectSummary(seen, equals: summary)
         try Self.expectNotBlank(shot)
@@ -303,6 +306,66 @@ import TestSupport
         #expect((seen["remote_resources"] as? [String])?.isEmpty == true, "\(seen["remote_resources"] ?? "")")
         Self.expectSummary(seen, equals: summary)
         try Self.expectNotBlank(dir.appendingPathComponent("preview.png").path)
+    }
+
+    /// A route from Google Maps Platform is shown on no map (the Routes API policies: on a Google map or without
+    /// one) and credited there (issue #43, item 3): the report of a hyperlapse planned with `--provider google`, and
+    /// the preview of the same route written by `lapse route` to GPX and read back (its copyright, notice and
+    /// retrieval date kept, also through `route --input`), load no OpenStreetMap tile in headless Chromium; the
+    /// route, marker and scale bar are drawn, the map credits "Route: Google Maps", and so does the credits file.
+    /// (A route from a file of other origin loads them: `localPhotosReportInABrowser`.)
+    @Test func aGoogleRouteIsShownOnNoMap() throws {
+        let world = try RouteWorld(in: dir)
+        let directions = try LocalServer(script: "directions_standin.py")
+        var environment = world.environment
+        environment["LAPSE_GOOGLE_ROUTES_URL"] = directions.baseURL + "/toronto_montreal"
+        let ends = ["--from", "43.6533961,-79.3827986", "--to", "45.5017123,-73.5672184"]
+        let along = ["--source", "google", "--spacing", "10000", "--radius", "30", "--cache-dir", path("cache-g")]
+        func expectNoMap(_ page: String) throws {
+            let data = try #require(try Browser.embeddedJSON(page, id: "lapse-report") as? [String: Any])
+            #expect(data["basemap"] as? String == "none" && data["route_credit"] as? String == "Route: Google Maps")
+            let seen = try Browser.check(page, screenshot: page + ".png")
+            #expect(seen["osm_tiles"] as? Int == 0, "\(seen["osm_tiles"] ?? "")")
+            #expect(seen["tile_errors"] as? Int == 0)
+            #expect((seen["remote_resources"] as? [String])?.isEmpty == true, "\(seen["remote_resources"] ?? "")")
+            #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen["console_errors"] ?? "")")
+            #expect((seen["attribution"] as? String)?.contains("Route: Google Maps") == true)
+            #expect((seen["attribution"] as? String)?.contains("OpenStreetMap") == false)
+            #expect((seen["no_map"] as? String)?.contains("Google Maps Platform") == true)
+            #expect((seen["route_paths"] as? Int ?? 0) >= 1 && seen["markers"] as? Int == 1)
+            #expect(seen["scale_bar"] as? Int == 1)
+            try Self.expectNotBlank(page + ".png")
+        }
+        let made = try Shell.lapse(
+            ["hyperlapse"] + ends + along + [
+                "--size", "320x180", "--zoom", "1", "-o", path("g.mp4"), "--report", path("g.html"), "--quiet", "-y"
+            ], environment: environment)
+        #expect(made.status == 0, "\(made.stderr)")
+        try expectNoMap(path("g.html"))
+        let credits = try String(contentsOfFile: path("g.credits.txt"), encoding: .utf8)
+        #expect(credits.contains("\nRoute: Google Maps\n"), "\(credits)")
+
+        let planned = try Shell.lapse(["route"] + ends + ["-o", path("g.gpx"), "--quiet"], environment: environment)
+        #expect(planned.status == 0, "\(planned.stderr)")
+        let gpx = try String(contentsOfFile: path("g.gpx"), encoding: .utf8)
+        #expect(gpx.contains("<copyright author=\"Google\"/>"), "\(gpx.prefix(600))")
+        let converted = try Shell.lapse(["route", "--input", path("g.gpx"), "-o", path("g.geojson")])
+        #expect(converted.status == 0, "\(converted.stderr)")
+        #expect(converted.stderr.contains("Route from Google Maps Platform (Routes API), retrieved 20"))
+        let properties = try #require(
+            (try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path("g.geojson"))))
+                as? [String: Any])?["properties"] as? [String: Any])
+        #expect(properties["copyright"] as? String == "Google")
+        #expect((properties["notice"] as? String)?.contains("at most 30 days") == true)
+        #expect(properties["retrieved"] is String)
+        for file in ["g.gpx", "g.geojson"] {
+            let page = path(file + ".html")
+            let preview = try Shell.lapse(
+                ["preview", "--route", path(file)] + along + ["--report", page, "--quiet", "-y"],
+                environment: environment)
+            #expect(preview.status == 0, "\(preview.stderr)")
+            try expectNoMap(page)
+        }
     }
 
     /// Wrong report names and combinations are usage errors (exit 64, one line, nothing written); a page in the way

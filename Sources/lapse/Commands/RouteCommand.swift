@@ -115,7 +115,9 @@ enum RouteCommand: Command {
         let length: Double
         if let spacing {
             let resampled = try route.resampled(every: spacing, smoothing: smoothing ?? 20)
-            route = Route(resampled, name: route.name)
+            var planned = Route(resampled, name: route.name)
+            (planned.retrieved, planned.notice, planned.copyright) = (route.retrieved, route.notice, route.copyright)
+            route = planned
             points = resampled.count
             length = resampled.last?.distanceAlongRoute ?? 0
         } else {
@@ -135,6 +137,8 @@ enum RouteCommand: Command {
                 plan it again by \(until).
                 """
             console.warn("\(output): \(route.notice!)")
+        } else if route.isGoogles, let notice = route.notice {
+            console.warn("\(output): \(notice)") // a Google route from a file: its notice goes with it
         }
         try AtomicOutput.checkDistinct(output: output, from: [input].compactMap { $0 })
         try RouteFile.write(route, to: output, format: outputFormat, overwrite: overwrite)
