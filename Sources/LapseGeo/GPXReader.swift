@@ -160,7 +160,11 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
         case "time":
             // An unreadable time is dropped, not fatal.
             if collectingText {
-                if stack.last == "metadata" { metadataTime = ISO8601.parse(endText()) } else { time = ISO8601.parse(endText()) }
+                if stack.last == "metadata" {
+                    metadataTime = ISO8601.parse(endText())
+                } else {
+                    time = ISO8601.parse(endText())
+                }
             }
         case "desc":
             if collectingText { metadataDescription = endText() }
