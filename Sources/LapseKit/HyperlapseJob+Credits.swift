@@ -21,40 +21,64 @@ extension HyperlapseJob {
         https://creativecommons.org/licenses/by-sa/4.0/
         """
 
-    /// What to credit, a line each: every distinct attribution (or that the source gave none), the route's
-    /// credit, and the video's licence when the imagery's licence requires one. The sidecar lists these; the
-    /// report page shows them (``Summary/creditLines``).
-    static func creditLines(_ attributions: [Attribution], routeCredit: String? = nil) -> [String] {
-        var lines = attributions.isEmpty ? ["(the source gave no attribution)"] : attributions.map(\.line)
+    /// The imagery's credit lines: `copyright` (the user's own line, `--copyright`) and every distinct
+    /// attribution that names a holder, a licence or a provider whose terms ask for credit (``Attribution/credit``);
+    /// your own photos and videos, which name none, are not credited (their source's name is no copyright line).
+    static func imageryCredits(_ attributions: [Attribution], copyright: String?) -> [String] {
+        [copyright].compactMap { $0 } + attributions.filter { $0.credit != nil }.map(\.line)
+    }
+
+    /// What to credit, a line each: ``imageryCredits(_:copyright:)`` (or why there is none), the route's credit,
+    /// and the video's licence when the imagery's licence requires one. The sidecar lists these; the report page
+    /// shows them (``Summary/creditLines``).
+    static func creditLines(_ attributions: [Attribution], routeCredit: String? = nil, copyright: String? = nil)
+        -> [String]
+    {
+        var lines = imageryCredits(attributions, copyright: copyright)
+        if lines.isEmpty {
+            lines = [attributions.isEmpty ? "(the source gave no attribution)" : "(your own imagery: no credit needed)"]
+        }
         if let routeCredit { lines.append(routeCredit) }
         if attributions.contains(where: \.isShareAlike) { lines.append(shareAlikeNotice) }
         return lines
     }
 
-    /// The credits sidecar (`OUT.credits.txt`): a heading naming the feed, ``creditLines(_:routeCredit:)`` with
-    /// the attributions as a "- " list, and the version of lapse that made it.
-    static func creditsText(_ attributions: [Attribution], feed: String, routeCredit: String? = nil) -> String {
-        let listed = Set(attributions.map(\.line))
+    /// The credits sidecar (`OUT.credits.txt`): a heading naming the feed,
+    /// ``creditLines(_:routeCredit:copyright:)`` with the imagery's credits as a "- " list, and the version of lapse
+    /// that made it.
+    static func creditsText(
+        _ attributions: [Attribution], feed: String, routeCredit: String? = nil, copyright: String? = nil
+    ) -> String {
+        let listed = Set(imageryCredits(attributions, copyright: copyright))
         let lines =
             ["Imagery credits (\(feed)):"]
-            + creditLines(attributions, routeCredit: routeCredit).map { listed.contains($0) ? "- " + $0 : $0 }
+            + creditLines(attributions, routeCredit: routeCredit, copyright: copyright).map {
+                listed.contains($0) ? "- " + $0 : $0
+            }
             + ["Made with lapse \(lapseVersion)."]
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// The MP4's `copyright` and `comment` tags: the imagery's credits, the route's, and the video's licence
-    /// when the imagery's requires one.
-    static func creditsMetadata(_ attributions: [Attribution], routeCredit: String? = nil) -> [String: String] {
+    /// The MP4's `copyright` and `comment` tags: the `copyright` tag holds the imagery's credits
+    /// (``imageryCredits(_:copyright:)``), the route's, and the video's licence when the imagery's requires one —
+    /// and is left out when there is none of them (your own imagery without `--copyright`); the `comment` names the
+    /// imagery's sources and the same credits.
+    static func creditsMetadata(
+        _ attributions: [Attribution], routeCredit: String? = nil, copyright: String? = nil
+    ) -> [String: String] {
         let imagery = attributions.map(\.line).joined(separator: "; ")
         let shareAlike = attributions.contains(where: \.isShareAlike)
-        let copyright = [
-            imagery.isEmpty ? nil : imagery, routeCredit,
-            shareAlike ? "video licensed under CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/" : nil
-        ]
+        let holders = [
+            imageryCredits(attributions, copyright: copyright).joined(separator: "; "), routeCredit ?? "",
+            shareAlike ? "video licensed under CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/" : ""
+        ].filter { !$0.isEmpty }
         var comment = "Hyperlapse made with lapse \(lapseVersion). Imagery: " + imagery
+        if let copyright { comment += ". " + copyright }
         if let routeCredit { comment += ". " + routeCredit }
         if shareAlike { comment += ". " + shareAlikeNotice }
-        return ["copyright": copyright.compactMap { $0 }.joined(separator: "; "), "comment": comment]
+        var tags = ["comment": comment]
+        if !holders.isEmpty { tags["copyright"] = holders.joined(separator: "; ") }
+        return tags
     }
 
     /// The credit of a frame blended from two panoramas' (``crossfade``): both, a line each, when they differ.

@@ -47,6 +47,9 @@ public struct HyperlapseJob: Sendable {
     /// Who to credit for the route's data, in `OUT.credits.txt` and the MP4 metadata (e.g.
     /// ``openStreetMapRouteCredit`` for a route planned by OSRM); nil for none.
     public var routeCredit: String?
+    /// The copyright line of your own imagery (`--copyright`), first in the MP4's `copyright` tag and the credits;
+    /// nil: your own photos and videos get no copyright tag (other sources' credits are theirs).
+    public var copyright: String?
     /// Render only one of several equal parts of the job (``Segment``), for many processes or machines at once;
     /// join the parts with ``ConcatJob``. Nil (the default) renders every frame.
     public var segment: Segment?
@@ -449,8 +452,9 @@ public struct HyperlapseJob: Sendable {
             } ?? planner.attributions
         // The MP4 index (and its metadata) is written last: the credits of every panorama used go in.
         let routeCredit = routeCredit(of: feed)
-        try encoder.finish(metadata: Self.creditsMetadata(attributions, routeCredit: routeCredit))
-        try credits.write(Data(Self.creditsText(attributions, feed: feed.name, routeCredit: routeCredit).utf8))
+        try encoder.finish(metadata: Self.creditsMetadata(attributions, routeCredit: routeCredit, copyright: copyright))
+        try credits.write(
+            Data(Self.creditsText(attributions, feed: feed.name, routeCredit: routeCredit, copyright: copyright).utf8))
         if let jobFile, var settings = self.settings {
             settings.frames = planner.orientations.isEmpty ? nil : planner.orientations
             try jobFile.write(settings.withAbsolutePaths().jsonData())
@@ -474,7 +478,7 @@ public struct HyperlapseJob: Sendable {
         summary.panoramasAtLowerZoom = feed.panoramasAtLowerZoom
         summary.panoramasUnavailable = unavailable
         if stabilization.enabled || stabilization.toneMatch { summary.posedFromMetadata = feed.analysisRestriction }
-        summary.creditLines = Self.creditLines(attributions, routeCredit: routeCredit)
+        summary.creditLines = Self.creditLines(attributions, routeCredit: routeCredit, copyright: copyright)
         if var report = planner.report {
             for point in unavailablePoints { report.mark(point: point, .unavailable) }
             // A panorama's frame is the one of its route point (the same panorama may come back further on).

@@ -89,6 +89,7 @@ extension HyperlapseSettings {
         }
         try job.camera.validate()
         job.creditPosition = try Self.creditCorner(s.creditPosition, source: s.source)
+        job.copyright = s.copyright
         let service = try s.directionsService()
         if service == .osrm { job.routeCredit = HyperlapseJob.openStreetMapRouteCredit }
         // The job file records the provider only when it planned the route (the default's is no setting of this job).

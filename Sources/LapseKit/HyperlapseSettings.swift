@@ -7,7 +7,7 @@ import Foundation
 /// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
 /// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `timeout`, `stabilize`, `forward`, `toneMatch`,
-/// `creditPosition`, `includeIndoor`, `sharedCache` (and `frames`, which a run writes and a read ignores). After a run
+/// `creditPosition`, `copyright`, `includeIndoor`, `sharedCache` (and `frames`, which a run writes and a read ignores). After a run
 /// the effective settings are written next to the output as `OUT.job.json` (paths made absolute), so the same
 /// hyperlapse can be rendered again with `--config OUT.job.json` from any folder.
 public struct HyperlapseSettings: Codable, Sendable, Equatable {
@@ -81,6 +81,9 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// The corner of the frames' credit: `bottom-right` (default), `bottom-left`, `top-left`, `top-right`, or
     /// `none` (no credit: only for your own photos and videos, refused for `google` and `panoramax`).
     public var creditPosition: CreditPosition?
+    /// The copyright line of your own imagery, e.g. "© 2026 Ada Lovelace": the MP4's `copyright` tag and the credits
+    /// file (default: none for your own photos and videos; other sources' credits are theirs and always given).
+    public var copyright: String?
     /// Google: take indoor panoramas (metadata `imageryType: indoor`, a shop's or a museum's photosphere) as any
     /// other (default false: left out, their points counted as without coverage).
     public var includeIndoor: Bool?
@@ -296,6 +299,6 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         case from, to, via, provider, route, source, track, spacing, size, fov, fps, lookAt, headingOffset, keyframes,
             zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile,
             osrmURL,
-            timeout, stabilize, forward, toneMatch, creditPosition, includeIndoor, sharedCache, frames
+            timeout, stabilize, forward, toneMatch, creditPosition, copyright, includeIndoor, sharedCache, frames
     }
 }

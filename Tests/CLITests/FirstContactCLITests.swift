@@ -220,3 +220,32 @@ extension FirstContactCLITests {
         for option in ["--forward", "--radius", "--overwrite"] { #expect(help.contains(option), "\(option)") }
     }
 }
+
+extension FirstContactCLITests {
+    /// Your own imagery gets no copyright tag, and its credits file names no copyright, unless `--copyright TEXT`
+    /// gives one: the source's name ("overpass-clip.mp4") is no copyright line (issue #45, item 4).
+    @Test func yourOwnImageryHasNoCopyrightUnlessGiven() throws {
+        let dir = TestData.scratchDirectory("own-copyright")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let video = "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
+        func run(_ name: String, _ extra: [String]) throws -> (tags: [String: String], credits: String) {
+            let out = dir.appendingPathComponent(name + ".mp4").path
+            let r = try Shell.lapse(
+                ["hyperlapse", "--source", video, "--frame-step", "30", "--size", "320x160", "-o", out, "--quiet"]
+                    + extra)
+            #expect(r.status == 0, "\(r.stderr)")
+            return (
+                try FFmpegReference.formatTags(out),
+                try String(contentsOfFile: dir.appendingPathComponent(name + ".credits.txt").path, encoding: .utf8)
+            )
+        }
+        let plain = try run("plain", [])
+        #expect(plain.tags["copyright"] == nil, "\(plain.tags)")
+        #expect(plain.tags["comment"]?.contains("Imagery: overpass-clip.mp4") == true)
+        #expect(plain.credits.contains("(your own imagery: no credit needed)"), "\(plain.credits)")
+        #expect(!plain.credits.contains("- overpass-clip.mp4"))
+        let given = try run("given", ["--copyright", "© 2026 Ada Lovelace"])
+        #expect(given.tags["copyright"] == "© 2026 Ada Lovelace", "\(given.tags)")
+        #expect(given.credits.contains("\n- © 2026 Ada Lovelace\n"), "\(given.credits)")
+    }
+}

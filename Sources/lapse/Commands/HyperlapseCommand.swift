@@ -68,6 +68,8 @@ enum HyperlapseCommand: Command {
                                         Google: "Google Maps · © 2024 Google" (the panorama's copyright line);
                                         Panoramax: "© author · licence · Panoramax"; your photos and videos:
                                         nothing. none: no credit, for your own photos and videos only
+          --copyright TEXT              your imagery's copyright line (e.g. "© 2026 Ada Lovelace") for the MP4's
+                                        copyright tag and the credits file (default: none for your own media)
                                         (refused for google and panoramax: their terms require it)
           --report OUT.html             a report page beside the video: the route coloured by coverage, a marker
                                         per panorama, the video and GIF, a frame strip, the camera's heading,
@@ -144,6 +146,7 @@ enum HyperlapseCommand: Command {
         flags.stabilize = arguments.flag("--no-stabilize") ? false : nil
         flags.creditPosition = try arguments.choice("--credit-position", HyperlapseSettings.CreditPosition.names)
             .flatMap(HyperlapseSettings.CreditPosition.init(parsing:))
+        flags.copyright = try arguments.value("--copyright")
         if flags.forward != nil, flags.source == "google" {
             console.warn(
                 """
