@@ -378,7 +378,25 @@ public struct ReportPage: Sendable {
         document.getElementById('subtitle').textContent = counted(report.points.length, report.point_unit) + ', ' +
           counted(report.panoramas.length, 'panoramas') + ', ' + counted(report.frames.length, 'frames');
 
-        // The summary, as --json gave it (nested objects as dotted keys).
+        // The summary, as --json gave it (nested objects as dotted keys), numbers with their units and sensible
+        // digits (the exact value in the cell's data-value and its tooltip).
+        function shown(key, v) {
+          const k = key.split('.').pop();
+          const digits = (x, d) => Number.isInteger(x) ? String(x) : x.toFixed(d);
+          if (/bytes$/.test(k)) return v < 1000 ? v + ' bytes' : v < 1e6 ? (v / 1e3).toFixed(1) + ' kB' :
+            (v / 1e6).toFixed(1) + ' MB';
+          if (k === 'distance' || /_m$/.test(k)) return v >= 1000 ? (v / 1000).toFixed(2) + ' km' :
+            digits(v, 1) + ' m';
+          if (/_km$/.test(k)) return v.toFixed(2) + ' km';
+          if (k === 'seconds' || /_seconds$/.test(k)) return v.toFixed(1) + ' s';
+          if (k === 'duration' || k === 'start' || k === 'end' || /_time$/.test(k)) return digits(v, 3) + ' s';
+          if (k === 'fps') return digits(v, 3) + ' fps';
+          if (k === 'speed') return v.toFixed(2) + '×';
+          if (k === 'consistent_share') return (100 * v).toFixed(0) + ' %';
+          if (['travel_direction', 'travel_elevation', 'longitude', 'latitude', 'spread', 'deviation', 'median',
+               'p90', 'heading', 'pitch', 'roll', 'fov'].includes(k)) return digits(v, 1) + '°';
+          return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4)));
+        }
         (function () {
           const table = document.getElementById('summary');
           function add(prefix, value) {
@@ -388,8 +406,10 @@ public struct ReportPage: Sendable {
             }
             const row = el('tr', {}, table);
             el('th', {}, row, prefix);
-            el('td', { 'data-key': prefix }, row,
-              value === null ? '–' : (Array.isArray(value) ? JSON.stringify(value) : String(value)));
+            const exact = value === null ? '–' : (Array.isArray(value) ? JSON.stringify(value) : String(value));
+            const attributes = { 'data-key': prefix, 'data-value': exact };
+            if (typeof value === 'number') attributes.title = exact;
+            el('td', attributes, row, typeof value === 'number' ? shown(prefix, value) : exact);
           }
           add('', summary);
         })();
@@ -486,7 +506,8 @@ public struct ReportPage: Sendable {
           el('svg:line', { x1: left, y1: top, x2: left, y2: bottom, class: 'axis' }, svg);
           for (let k = 0; k <= 4; k++) {
             const v = lo + (hi - lo) * k / 4;
-            el('svg:text', { x: 4, y: y(v) + 4 }, svg, (Math.round(v) || 0) + unit);
+            const label = unit === '°' && series.wraps ? ((Math.round(v) % 360) + 360) % 360 : Math.round(v);
+            el('svg:text', { x: 4, y: y(v) + 4 }, svg, (label || 0) + unit);
           }
           el('svg:text', { x: right - 60, y: height - 6 }, svg, 'frame ' + (frames.length - 1));
           el('svg:text', { x: left, y: height - 6 }, svg, 'frame 0');
@@ -500,12 +521,13 @@ public struct ReportPage: Sendable {
             lx += 30 + s.label.length * 6.5;
           }
         }
-        function unwrap(values) {
+        // Headings unwrapped (0° and 359° are 1° apart, not 359°), each series starting within 180° of `near` (the
+        // camera's first heading) so that series of the same direction are drawn together.
+        function unwrap(values, near) {
           const out = [];
           for (const v of values) {
-            if (out.length === 0) { out.push(v); continue; }
-            let d = ((v - out[out.length - 1]) % 360 + 540) % 360 - 180;
-            out.push(out[out.length - 1] + d);
+            const from = out.length === 0 ? (near === undefined ? v : near) : out[out.length - 1];
+            out.push(from + ((v - from) % 360 + 540) % 360 - 180);
           }
           return out;
         }
@@ -519,13 +541,16 @@ public struct ReportPage: Sendable {
             p.textContent = 'No frames: the camera is planned when the hyperlapse renders.';
             return;
           }
-          plot(document.getElementById('heading-plot'), [
-            { name: 'camera', label: 'camera heading', colour: '#d84315', values: unwrap(f.map(x => x.heading)) },
+          const camera = unwrap(f.map(x => x.heading));
+          const headings = [
+            { name: 'camera', label: 'camera heading', colour: '#d84315', values: camera },
             { name: 'source', label: 'panorama heading (source)', colour: '#78909c', dash: '4 3',
-              values: unwrap(f.map(x => x.source_pano_heading)) },
+              values: unwrap(f.map(x => x.source_pano_heading), camera[0]) },
             { name: 'stabilised', label: 'panorama heading (posed)', colour: '#1565c0',
-              values: unwrap(f.map(x => x.pano_heading)) },
-          ], 240, '°');
+              values: unwrap(f.map(x => x.pano_heading), camera[0]) },
+          ];
+          headings.wraps = true;
+          plot(document.getElementById('heading-plot'), headings, 240, '°');
           plot(document.getElementById('pitch-plot'), [
             { name: 'pitch', label: 'pitch', colour: '#6a1b9a', values: f.map(x => x.pitch) },
             { name: 'fov', label: 'field of view', colour: '#2e7d32', values: f.map(x => x.fov) },

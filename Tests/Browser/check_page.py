@@ -46,7 +46,8 @@ try:
         "scale_bar": js("return document.querySelectorAll('.leaflet-control-scale-line').length"),
         "no_map": js("const e = document.getElementById('no-map'); return e.hidden ? null : e.textContent"),
         "plot_polylines": js("return Array.from(document.querySelectorAll('#heading-plot polyline, #pitch-plot polyline')).map(p => p.getAttribute('points').trim().split(/\\s+/).length)"),
-        "summary": js("const o = {}; for (const td of document.querySelectorAll('#summary td')) o[td.dataset.key] = td.textContent; return o"),
+        "summary": js("const o = {}; for (const td of document.querySelectorAll('#summary td')) o[td.dataset.key] = td.dataset.value; return o"),
+        "summary_text": js("const o = {}; for (const td of document.querySelectorAll('#summary td')) o[td.dataset.key] = td.textContent; return o"),
         "thumbnails": js("return document.querySelectorAll('#frames img').length"),
         "subtitle": js("return document.getElementById('subtitle').textContent"),
         "credits": js("return Array.from(document.querySelectorAll('#credits li')).map(li => li.textContent)"),
@@ -85,6 +86,9 @@ try:
         result["popup_text"] = popup[0] if popup else None
         result["popup_image"] = None if not popup or popup[1] is None else popup[1][1] > 0
     # OpenStreetMap tiles the page asked for (as tile images or requests; offline they fail, but were asked for).
+    # The heading plot's polylines, each as [[x, y], ...] (its plotting area spans y 12 to 214).
+    result["heading_plot"] = js("return Array.from(document.querySelectorAll('#heading-plot polyline')).map(p => "
+                                "p.getAttribute('points').trim().split(/\\s+/).map(xy => xy.split(',').map(Number)))")
     result["osm_tiles"] = js("return [...new Set([...document.querySelectorAll('img.leaflet-tile')].map(i => i.src)"
                              ".concat(performance.getEntriesByType('resource').map(e => e.name)))]"
                              ".filter(n => n.includes('tile.openstreetmap.org')).length")

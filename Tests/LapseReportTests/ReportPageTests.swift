@@ -39,6 +39,54 @@ import TestSupport
         #expect(seen["subtitle"] as? String == "1 route point, 1 panorama, 0 frames")
     }
 
+    /// The summary table gives numbers with their units and sensible digits, the exact value kept in the cell
+    /// (issue #45, item 17); the heading plot draws headings either side of north together: a camera turning from
+    /// 358° to 2° past panoramas posed from 2° to 358° is one band, not two lines at opposite edges 360° apart, and
+    /// the axis reads compass degrees (item 18).
+    @Test func numbersHaveUnitsAndHeadingsAcrossNorthAreDrawnTogether() throws {
+        var report = HyperlapseReport(positionsKnown: true, pointUnit: "route points")
+        let cameras = [358.0, 359, 1, 2], posed = [2.0, 1, 359, 358], sources = [1.0, 0, 0, 359.5]
+        report.points = (0..<4).map {
+            HyperlapseReport.Point(
+                index: $0, latitude: 48.85 + Double($0) * 1e-4, longitude: 2.29, status: .panorama, pano: "p\($0)")
+        }
+        report.panoramas = (0..<4).map {
+            HyperlapseReport.Panorama(
+                id: "p\($0)", latitude: 48.85 + Double($0) * 1e-4, longitude: 2.29, date: nil, distance: 1, point: $0,
+                frame: $0)
+        }
+        report.frames = (0..<4).map {
+            HyperlapseReport.Frame(
+                index: $0, time: Double($0) / 12, pano: "p\($0)", point: $0, heading: cameras[$0], pitch: 0, fov: 90,
+                sourcePanoHeading: sources[$0], panoHeading: posed[$0])
+        }
+        let values: [String: Any] = [
+            "distance": 200.77141001702967, "seconds": 7.240355849266052, "bytes": 12615, "duration": 5,
+            "speed": 2.5466, "fps": 12, "gif_bytes": 2_400_000, "frames": 60,
+            "stabilization": ["travel_direction": -91.234, "consistent_share": 0.3034]
+        ]
+        let summary = try JSONSerialization.data(withJSONObject: values, options: [.sortedKeys])
+        let page = dir.appendingPathComponent("units.html").path
+        try ReportPage(title: "units", report: report, summaryJSON: summary).write(to: page, overwrite: true)
+        let seen = try Browser.check(page, screenshot: dir.appendingPathComponent("units.png").path)
+        #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen["console_errors"] ?? "")")
+        let text = try #require(seen["summary_text"] as? [String: String])
+        #expect(
+            text == [
+                "distance": "200.8 m", "seconds": "7.2 s", "bytes": "12.6 kB", "duration": "5 s", "speed": "2.55×",
+                "fps": "12 fps", "gif_bytes": "2.4 MB", "frames": "60", "stabilization.travel_direction": "-91.2°",
+                "stabilization.consistent_share": "30 %"
+            ], "\(text)")
+        let exact = try #require(seen["summary"] as? [String: String])
+        #expect(exact["distance"] == "200.77141001702967" && exact["seconds"] == "7.240355849266052")
+        // Three series of four points; every point within the plot (y 12…214), all of them in one band.
+        let lines = try #require(seen["heading_plot"] as? [[[Double]]])
+        #expect(lines.count == 3 && lines.allSatisfy { $0.count == 4 })
+        let ys = lines.flatMap { $0.map { $0[1] } }
+        #expect(ys.allSatisfy { $0 >= 11.9 && $0 <= 214.1 })
+        #expect(ys.max()! - ys.min()! <= 0.5 * (214 - 12), "\(ys)")
+    }
+
     /// A page without a video has no thumbnails and makes no `PAGE_files` folder; written over a page that had
     /// thumbnails (`overwrite`), their folder goes with the old page; a folder holding anything else is left as it
     /// is and the page is not written.
