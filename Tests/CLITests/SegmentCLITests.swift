@@ -44,7 +44,8 @@ import TestSupport
         let common = [
             "hyperlapse", "--source", video, "--pano-heading", "0",
             "--keyframes", TestData.projectRoot.appendingPathComponent("examples/overpass-camera.json").path,
-            "--fps", "24", "--size", "1280x720", "--cache-dir", path("cache"), "--copyright", "© 2014 Overpass", "--quiet"
+            "--fps", "24", "--size", "1280x720", "--cache-dir", path("cache"), "--copyright", "© 2014 Overpass",
+            "--quiet"
         ]
         let single = try Shell.lapse(common + ["-o", path("single.mp4")])
         #expect(single.status == 0, "\(single.stderr)")
