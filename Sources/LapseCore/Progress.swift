@@ -10,12 +10,16 @@ public struct ProgressEvent: Sendable, Equatable {
     public var total: Int?
     /// What the units are ("frames", "images", "tiles").
     public var unit: String
+    /// What else the stage has done, in words, when its units are not what it makes (e.g. "20 frames" while
+    /// rendering counts route points).
+    public var detail: String?
 
-    public init(stage: String, completed: Int, total: Int?, unit: String) {
+    public init(stage: String, completed: Int, total: Int?, unit: String, detail: String? = nil) {
         self.stage = stage
         self.completed = completed
         self.total = total
         self.unit = unit
+        self.detail = detail
     }
 
     /// Completed fraction in 0…1, when the total is known.
@@ -47,6 +51,7 @@ public struct ProgressEvent: Sendable, Equatable {
         } else {
             line += "\(completed) \(countedUnit)"
         }
+        if let detail { line += ", " + detail }
         if isDone {
             line += ", " + Self.decimal(elapsed) + " s"
         } else if elapsed >= 0.5, completed > 0 {

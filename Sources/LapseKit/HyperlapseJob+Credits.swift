@@ -2,6 +2,9 @@
 import Foundation
 
 extension HyperlapseJob {
+    /// The render's progress detail: the frames written so far (its units are the feed's points).
+    static func framesWritten(_ n: Int) -> String { n == 1 ? "1 frame" : "\(n) frames" }
+
     /// The credit of a route planned by OSRM (OpenStreetMap data, under the ODbL), for ``routeCredit``.
     public static let openStreetMapRouteCredit =
         "Route data © OpenStreetMap contributors (ODbL), https://www.openstreetmap.org/copyright"

@@ -413,8 +413,9 @@ public struct HyperlapseJob: Sendable {
             }
             // Progress along the route: the number of frames is known only once the lookup has reached the end.
             progress?(
-                ProgressEvent(stage: "render", completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit)
-            )
+                ProgressEvent(
+                    stage: "render", completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit,
+                    detail: Self.framesWritten(encoder.framesWritten)))
         }
         guard rendered > 0 || segment != nil else {
             if unavailable > 0, let first = firstUnavailable.withLock({ $0 }) {
@@ -441,8 +442,9 @@ public struct HyperlapseJob: Sendable {
         }
         if lastPoint + 1 < feed.pointCount { // points without imagery at the end of the route
             progress?(
-                ProgressEvent(stage: "render", completed: feed.pointCount, total: feed.pointCount, unit: feed.pointUnit)
-            )
+                ProgressEvent(
+                    stage: "render", completed: feed.pointCount, total: feed.pointCount, unit: feed.pointUnit,
+                    detail: Self.framesWritten(encoder.framesWritten)))
         }
         // A segment credits what its own frames showed; a whole job, every panorama used.
         let attributions =

@@ -57,6 +57,8 @@ struct StopPlanner {
     private var toAnalyse: [(stop: HyperlapseStop, point: Int)] = []
     private var stabilizer: Stabilizer
     private var analysed = 0
+    /// Route points the analysis's progress has reported.
+    private var analysisReported = 0
     /// Every stop went through the stabiliser.
     private var stabilized = false
     /// The view's rotation between consecutive frames handed out, as rendered and as the source alone gave it.
@@ -145,6 +147,7 @@ struct StopPlanner {
                 flushHeldBack()
                 stabilizer.finish()
                 stabilized = true
+                reportAnalysis(through: feed.pointCount) // the points after the last panorama: nothing to analyse
             }
             for output in stabilizer.take() { queue(output) }
             if stabilized && pending.isEmpty { return nil }
@@ -282,7 +285,18 @@ struct StopPlanner {
             k += 1
         }
         analysed += batch.count
-        progress?(ProgressEvent(stage: "analyse", completed: analysed, total: nil, unit: "panoramas"))
+        if let last = batch.last { reportAnalysis(through: last.point + 1) }
+    }
+
+    /// The analysis's progress along the route (as the lookup and the render count), the panoramas analysed as the
+    /// detail; once per point reached, and only once anything was analysed.
+    private mutating func reportAnalysis(through points: Int) {
+        guard analysed > 0, points > analysisReported else { return }
+        analysisReported = points
+        progress?(
+            ProgressEvent(
+                stage: "analyse", completed: points, total: feed.pointCount, unit: feed.pointUnit,
+                detail: analysed == 1 ? "1 panorama" : "\(analysed) panoramas"))
     }
 
     /// Stops still waiting for a picture when the route ends: they keep turning as the last ones measured did.

@@ -24,6 +24,8 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     /// Presentation times of the video's frames, seconds.
     private let times: [Double]
     public var pointCount: Int { (times.count + frameStep - 1) / frameStep }
+    /// Frames in the video (of which every ``frameStep``-th is a point).
+    public var frameCount: Int { times.count }
     public var distance: Double { 0 }
     public var pointUnit: String { "video frames" }
     public var lookupWindow: Int { 100 }

@@ -460,6 +460,7 @@ struct StreamCopyClip {
         var audioDone = copyAudio == nil
         var trailing: [Packet] = [] // video packets past the end, kept until we know whether a frame needs them
         var videoFrames = 0, audioPackets = 0, hiddenFrames = 0, framesPastEnd = 0
+        // An estimate for the progress while copying (never reached before the end: the final event has the count).
         let expected = max(1, Int(((options.end - keyframeTime) * (input.videoStream?.frameRate ?? 30)).rounded()))
 
         func writeVideo(_ p: Packet) throws {
@@ -473,7 +474,8 @@ struct StreamCopyClip {
             try muxer.write(pk)
             videoFrames += 1
             progress?(
-                ProgressEvent(stage: "clip", completed: min(videoFrames, expected), total: expected, unit: "frames"))
+                ProgressEvent(stage: "clip", completed: min(videoFrames, expected - 1), total: expected, unit: "frames")
+            )
         }
 
         func handle(_ p: Packet) throws {
@@ -530,6 +532,8 @@ struct StreamCopyClip {
             }
         }
         if let track, let outTrack { try track.write(upTo: .infinity, into: muxer, stream: outTrack) }
+        // The total was an estimate from the range and the frame rate: the count copied ends the stage.
+        progress?(ProgressEvent(stage: "clip", completed: videoFrames, total: videoFrames, unit: "frames"))
         try muxer.finish()
         // Frames past the end kept as references of the last ones: the edit list ends at the cut, hiding them.
         if editList && framesPastEnd > 0 { try MP4EditList.trimVideo(path, to: options.end - zero) }

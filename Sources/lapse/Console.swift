@@ -105,7 +105,9 @@ final class Console: Sendable {
             screen.lastStep[event.stage] = done ? 10 : step
             let total = event.total.map { "/\($0)" } ?? ""
             let percent = event.fraction.map { " (\(Int($0 * 100))%)" } ?? ""
-            FileHandle.standardError.write(Data("\(event.stage): \(event.completed)\(total) \(unit)\(percent)\n".utf8))
+            let detail = event.detail.map { ", " + $0 } ?? ""
+            FileHandle.standardError.write(
+                Data("\(event.stage): \(event.completed)\(total) \(unit)\(percent)\(detail)\n".utf8))
         }
     }
 

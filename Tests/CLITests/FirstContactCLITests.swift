@@ -249,3 +249,38 @@ extension FirstContactCLITests {
         #expect(given.credits.contains("\n- © 2026 Ada Lovelace\n"), "\(given.credits)")
     }
 }
+
+extension FirstContactCLITests {
+    /// Progress says what it counts and ends at its total (issue #45, item 19): the analysis gives its total and
+    /// percentage along the route with the panoramas analysed, the render the frames written beside the points;
+    /// `--frame-step 5` says which 24 of the 120 video frames; a clip's count ends at the frames it copied (an
+    /// estimate of 191 ended at 172 before).
+    @Test func progressSaysWhatItCountsAndEndsAtItsTotal() throws {
+        let dir = TestData.scratchDirectory("progress-counts")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func lines(_ r: ProcessResult, _ stage: String) -> [String] {
+            r.stderr.split(separator: "\n").map(String.init).filter { $0.hasPrefix(stage + ": ") }
+        }
+        let video = TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
+        let hyper = try Shell.lapse([
+            "hyperlapse", "--source", "video:" + video, "--frame-step", "5", "--size", "320x160",
+            "-o", dir.appendingPathComponent("v.mp4").path
+        ])
+        #expect(hyper.status == 0, "\(hyper.stderr)")
+        #expect(lines(hyper, "analyse").last == "analyse: 24/24 video frames (100%), 24 panoramas", "\(hyper.stderr)")
+        #expect(lines(hyper, "analyse").allSatisfy { $0.contains("/24 video frames (") })
+        #expect(lines(hyper, "render").last == "render: 24/24 video frames (100%), 24 frames")
+        #expect(hyper.stdout.contains("24 video frames (every 5th of 120), 24 panoramas used"), "\(hyper.stdout)")
+
+        let clip = try Shell.lapse([
+            "clip", TestData.path("video/regift-test-file.mov"), "--start", "0.5", "--end", "3.3",
+            "-o", dir.appendingPathComponent("c.mp4").path
+        ])
+        #expect(clip.status == 0, "\(clip.stderr)")
+        let copied = try FFmpegReference.probe(
+            dir.appendingPathComponent("c.mp4").path,
+            ["-count_packets", "-select_streams", "v:0", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0"]
+        ).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(lines(clip, "clip").last == "clip: \(copied)/\(copied) frames (100%)", "\(clip.stderr)")
+    }
+}

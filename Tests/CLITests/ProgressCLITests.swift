@@ -80,10 +80,14 @@ import TestSupport
             stages.filter {
                 $0.hasPrefix("lookup [########################] 60/60 points 100%, ") && $0.hasSuffix(" s")
             }.count == 1, "\(shown)")
-        #expect(stages.filter { $0.hasPrefix("analyse ") && $0.contains(" panoramas") }.count == 1, "\(shown)")
         #expect(
             stages.filter {
-                $0.hasPrefix("render [########################] 60/60 video frames 100%, ") && $0.hasSuffix(" s")
+                $0.hasPrefix("analyse [########################] 60/60 video frames 100%, 60 panoramas, ")
+            }.count == 1, "\(shown)")
+        #expect(
+            stages.filter {
+                $0.hasPrefix("render [########################] 60/60 video frames 100%, 60 frames, ")
+                    && $0.hasSuffix(" s")
             }.count == 1, "\(shown)")
         #expect(
             shown.contains {
@@ -96,7 +100,7 @@ import TestSupport
         let piped = try Shell.lapse(arguments("p"))
         #expect(piped.status == 0, "\(piped.stderr)")
         #expect(!piped.stderr.contains("\u{1B}") && !piped.stdout.contains("\u{1B}"))
-        #expect(piped.stderr.contains("\nrender: 60/60 video frames (100%)\n"), "\(piped.stderr)")
+        #expect(piped.stderr.contains("\nrender: 60/60 video frames (100%), 60 frames\n"), "\(piped.stderr)")
         #expect(
             piped.stderr.hasPrefix("warning: the GIF width asked for (1000)")
                 || piped.stderr.contains("\nwarning: the GIF width asked for (1000)"))

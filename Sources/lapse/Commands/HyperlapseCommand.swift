@@ -227,10 +227,14 @@ enum HyperlapseCommand: Command {
             guard s.duration > 0 else { return nil }
             return Double(video.frameStep) * Double(s.panoramas) / video.video.frameRate / s.duration
         }
+        // "24 video frames" of a 120-frame video says which: every 5th.
+        let taken = (feed as? VideoPanoramaFeed).flatMap { video in
+            video.frameStep > 1 ? " (every \(Self.ordinal(video.frameStep)) of \(video.frameCount))" : nil
+        }
         lines.append(
             "source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
                 + """
-                \(s.routePoints) \(s.pointUnit), \(counted(s.panoramas, "panorama")) used, \
+                \(s.routePoints) \(s.pointUnit)\(taken ?? ""), \(counted(s.panoramas, "panorama")) used, \
                 \(counted(s.duplicatesDropped, "duplicate")) dropped, \(counted(s.gaps, "gap"))
                 """
                 + (speed.map { "; plays at \(NumberText.compact($0, digits: 2))× the video's speed" } ?? "")
@@ -333,6 +337,13 @@ enum HyperlapseCommand: Command {
             lines.insert("wrote \(written.path): the report\(thumbnails)", at: lines.count - 1)
         }
         console.summary(lines, json: json)
+    }
+
+    /// `n` as an English ordinal: 2nd, 3rd, 5th, 11th, 21st, 112th.
+    static func ordinal(_ n: Int) -> String {
+        let suffix =
+            (11...13).contains(n % 100) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th"
+        return "\(n)\(suffix)"
     }
 
     /// Where a direction lies from the pictures' centre column, `degrees` right of it (any angle), in words:
