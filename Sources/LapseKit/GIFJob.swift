@@ -48,6 +48,11 @@ public struct GIFJob: Sendable {
     public var options = GIFOptions()
     /// Replace an existing output file.
     public var overwrite = false
+    /// Allow a GIF more than ``maxUpscale`` times the video's width or height (default false: such a size is
+    /// refused — every frame upscaled makes a GIF many times larger and no sharper).
+    public var upscale = false
+    /// How much larger than the video, per side, a GIF may be without ``upscale`` (2×).
+    public static let maxUpscale = 2
     /// Network timeouts for URL inputs.
     public var inputOptions = MediaInput.Options()
 
@@ -120,12 +125,22 @@ public struct GIFJob: Sendable {
         if let duration, duration <= 0 { throw LapseError.usage("`duration` must be more than 0") }
         // The reader opens, reads and decodes on a thread of its own (network waits and decoding off the pool).
         let source = try await BackgroundVideoReader.open(location, options: inputOptions)
-        let (size, start, end, duration) = (self.size, self.start, self.end, self.duration)
+        let (size, start, end, duration, upscale) = (self.size, self.start, self.end, self.duration, self.upscale)
         let (w, h, stop) = try await source.run { reader -> (Int, Int, Double) in
             reader.warning = warning
             let (w, h) = Self.outputSize(
                 displayWidth: reader.displayWidth, displayHeight: reader.displayHeight, rule: size)
             try GIFEncoder.checkSize(width: w, height: h)
+            let (vw, vh) = (reader.displayWidth, reader.displayHeight)
+            if !upscale && (w > Self.maxUpscale * vw || h > Self.maxUpscale * vh) {
+                throw LapseError(
+                    .usage, reader.name,
+                    """
+                    the GIF would be \(w)x\(h), more than \(Self.maxUpscale)× the video's \(vw)x\(vh) (every frame \
+                    upscaled: larger, no sharper); give --width \(Self.maxUpscale * vw) or less, or --upscale to make \
+                    it anyway
+                    """)
+            }
             reader.outputSize = (w, h)
             if w > reader.displayWidth || h > reader.displayHeight {
                 warning?(

@@ -284,3 +284,28 @@ extension FirstContactCLITests {
         #expect(lines(clip, "clip").last == "clip: \(copied)/\(copied) frames (100%)", "\(clip.stderr)")
     }
 }
+
+extension FirstContactCLITests {
+    /// A GIF more than twice the video's width is refused before any frame is decoded, saying the size it would be
+    /// and the largest width that is not; `--upscale` makes it (issue #45, item 20: `--width 5000` of an 816-wide
+    /// video ran 38.7 s for 76.8 MB).
+    @Test func aGIFManyTimesTheVideoIsRefusedUnlessAskedFor() throws {
+        let dir = TestData.scratchDirectory("gif-upscale")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let video = TestData.path("video/regift-test-file.mov")
+        let big = dir.appendingPathComponent("big.gif").path
+        let refused = try Shell.lapse(["gif", video, "--width", "5000", "-o", big])
+        #expect(refused.status == 64)
+        #expect(
+            refused.stderr.hasPrefix(
+                """
+                error: \(video): the GIF would be 5000x2659, more than 2× the video's 816x434 (every frame upscaled: \
+                larger, no sharper); give --width 1632 or less, or --upscale to make it anyway
+                """), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: big))
+        let made = try Shell.lapse(
+            ["gif", video, "--width", "1700", "--duration", "0.3", "--upscale", "-o", big, "--quiet"])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(try FFmpegReference.dimensions(big) == (1700, 904))
+    }
+}

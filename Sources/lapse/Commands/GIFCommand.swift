@@ -8,7 +8,7 @@ enum GIFCommand: Command {
     static let help = """
         lapse gif INPUT... -o OUT.gif [--start T] [--end T | --duration T] [--fps N]
                   [--width W | --height H | --scale auto|F] [--loop N | --no-loop] [--quality 1-100]
-                  [--dither 0-1] [--palette per-frame|global] [--fast] [--delay S] [--overwrite]
+                  [--dither 0-1] [--palette per-frame|global] [--fast] [--upscale] [--delay S] [--overwrite]
 
         Makes an animated GIF (GIF89a) from one video — a file, an http(s) URL or an HLS playlist — or from
         several still images. Frames are taken by presentation time (frame i shows the video at START + i/FPS,
@@ -29,6 +29,8 @@ enum GIFCommand: Command {
           --delay S              images: seconds each image is shown (default 1/fps = 0.1)
           --width W              width in pixels, height from the aspect ratio
           --height H             height in pixels, width from the aspect ratio
+          --upscale              allow a GIF more than 2× the video's width or height (refused otherwise:
+                                 every frame upscaled, a much larger file and no sharper)
           --scale auto|F         auto (default): longer side ≥ 1200 → ×0.2, ≥ 800 → ×0.3, ≥ 400 → ×0.5,
                                  else ×0.7; or a factor F such as 0.5
           --loop N               play N more times after the first (0 = forever, the default)
@@ -71,6 +73,7 @@ enum GIFCommand: Command {
         let dither = try arguments.double("--dither", in: 0...1)
         let palette = try arguments.choice("--palette", GIFPaletteMode.allCases.map(\.rawValue))
         let fast = arguments.flag("--fast")
+        let upscale = arguments.flag("--upscale")
         let timeout = try NetworkOptions(&arguments).timeout
         let overwrite = out.overwrite
         let inputs = try arguments.positionals()
@@ -124,6 +127,7 @@ enum GIFCommand: Command {
             palette: palette.flatMap(GIFPaletteMode.init(rawValue:)) ?? .perFrame,
             loopCount: noLoop ? nil : (loop ?? 0), fast: fast)
         job.overwrite = overwrite
+        job.upscale = upscale
 
         let started = Date()
         let summary = try await job.run(progress: console.progress, warning: console.warning)
