@@ -2,6 +2,23 @@
 import Foundation
 
 extension HyperlapseJob {
+    /// The GIF and report page an earlier run wrote beside `output` (as its `OUT.job.json` records them) that still
+    /// exist and are not among `except` (what this run writes): a rerun with `overwrite` leaves them as they were,
+    /// showing the earlier run, so the command line names them. Empty when there is no readable job file.
+    public static func earlierOutputs(of output: String, except: [String]) -> [(kind: String, path: String)] {
+        let jobFile = (output as NSString).deletingPathExtension + ".job.json"
+        guard let data = FileManager.default.contents(atPath: jobFile),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return [] }
+        let written = Set(except.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
+        return [("GIF", object["gif"]), ("report", object["report"])].compactMap { kind, value in
+            guard let path = value as? String, !written.contains(URL(fileURLWithPath: path).standardizedFileURL.path),
+                FileManager.default.fileExists(atPath: path)
+            else { return nil }
+            return (kind, path)
+        }
+    }
+
     /// The render's progress detail: the frames written so far (its units are the feed's points).
     static func framesWritten(_ n: Int) -> String { n == 1 ? "1 frame" : "\(n) frames" }
 

@@ -7,8 +7,8 @@ import Foundation
 /// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
 /// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `timeout`, `stabilize`, `forward`, `toneMatch`,
-/// `creditPosition`, `copyright`, `includeIndoor`, `sharedCache` (and `frames`, which a run writes and a read
-/// ignores). After a run the effective settings are written next to the output as `OUT.job.json` (paths made
+/// `creditPosition`, `copyright`, `includeIndoor`, `sharedCache` (and `frames` and `report`, which a run writes and
+/// a read ignores). After a run the effective settings are written next to the output as `OUT.job.json` (paths made
 /// absolute), so the same hyperlapse can be rendered again with `--config OUT.job.json` from any folder.
 public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// Start and end of a planned route, `"lat,lng"`.
@@ -89,6 +89,9 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var includeIndoor: Bool?
     /// Written by a run, ignored when read: every frame's orientation and where it came from.
     public var frames: [FrameOrientation]?
+    /// Written by a run, ignored when read: the report page it wrote (the command line's `--report`), so that a
+    /// later run over the same output can tell of it (``HyperlapseJob/earlierOutputs(of:except:)``).
+    public var report: String?
 
     public init() {}
 
@@ -216,7 +219,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         }
         do {
             var settings = try JSONDecoder().decode(HyperlapseSettings.self, from: data)
-            settings.frames = nil // a record of the run that wrote the file, not a setting
+            settings.frames = nil // records of the run that wrote the file, not settings
+            settings.report = nil
             return settings
         } catch let DecodingError.typeMismatch(_, context) {
             throw LapseError(
@@ -299,6 +303,6 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         case from, to, via, provider, route, source, track, spacing, size, fov, fps, lookAt, headingOffset, keyframes,
             zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile,
             osrmURL,
-            timeout, stabilize, forward, toneMatch, creditPosition, copyright, includeIndoor, sharedCache, frames
+            timeout, stabilize, forward, toneMatch, creditPosition, copyright, includeIndoor, sharedCache, frames, report
     }
 }

@@ -309,3 +309,36 @@ extension FirstContactCLITests {
         #expect(try FFmpegReference.dimensions(big) == (1700, 904))
     }
 }
+
+extension FirstContactCLITests {
+    /// A rerun with `--overwrite` but without the earlier run's `--gif` and `--report` names them: they are left
+    /// as they were and show the earlier run (issue #45, item 21). A rerun that writes them again says nothing.
+    @Test func aRerunNamesTheEarlierRunsGIFAndReport() throws {
+        let dir = TestData.scratchDirectory("rerun-leftovers")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+        let common = [
+            "hyperlapse", "--source", "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"),
+            "--frame-step", "30", "--size", "320x160", "-o", path("v.mp4"), "-y"
+        ]
+        let first = try Shell.lapse(common + ["--gif", path("v.gif"), "--report", path("v.html"), "--quiet"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let job = try String(contentsOfFile: path("v.job.json"), encoding: .utf8)
+        #expect(job.contains("\"report\" : \"\(path("v.html"))\""), "\(job)")
+        let again = try Shell.lapse(common + ["--gif", path("v.gif"), "--report", path("v.html")])
+        #expect(again.status == 0 && !again.stderr.contains("earlier run"), "\(again.stderr)")
+        let plain = try Shell.lapse(common)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        for (kind, file) in [("GIF", "v.gif"), ("report", "v.html")] {
+            #expect(
+                plain.stderr.contains(
+                    """
+                    warning: \(path(file)): the \(kind) of the earlier run of \(path("v.mp4")) is left as it was \
+                    (this run makes none): it shows the earlier run
+                    """), "\(plain.stderr)")
+        }
+        // Its job file records neither, so a third run says nothing more.
+        let third = try Shell.lapse(common)
+        #expect(third.status == 0 && !third.stderr.contains("earlier run"), "\(third.stderr)")
+    }
+}

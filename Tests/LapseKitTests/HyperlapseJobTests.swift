@@ -214,12 +214,12 @@ import TestSupport
              "gif": "/g.gif", "gifWidth": 320, "cacheDir": "/c", "radius": 33.3, "crf": 18.5, "preset": "slow",
              "panoHeading": 123.456789012345, "frameStep": 3, "keyFile": "/key", "osrmURL": "http://x", "timeout": 2.5,
              "stabilize": false, "forward": -33.3, "toneMatch": false, "creditPosition": "top-left",
-             "includeIndoor": true, "sharedCache": true, "copyright": "© 2026 A"}
+             "includeIndoor": true, "sharedCache": true, "copyright": "© 2026 A", "report": "/r.html"}
             """
         let all = try JSONDecoder().decode(HyperlapseSettings.self, from: Data(json.utf8))
         let keys = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(all)) as? [String: Any])
             .keys
-        #expect(keys.count == 35) // every key (HyperlapseSettings.CodingKeys) but `frames`, which a run writes
+        #expect(keys.count == 36) // every key (HyperlapseSettings.CodingKeys) but `frames`, which a run writes
         #expect(HyperlapseSettings().overridden(by: all) == all)
         #expect(all.overridden(by: HyperlapseSettings()) == all)
         var one = HyperlapseSettings()

@@ -182,6 +182,17 @@ enum HyperlapseCommand: Command {
             job.recordsReport = true
         }
         try job.checkOutputs() // before any route or panorama request
+        job.settings?.report = reportPath.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        if overwrite, FileManager.default.fileExists(atPath: job.output) {
+            for earlier in HyperlapseJob.earlierOutputs(of: job.output, except: [job.gif, reportPath].compactMap { $0 })
+            {
+                console.warn(
+                    """
+                    \(earlier.path): the \(earlier.kind) of the earlier run of \(job.output) is left as it was (this run \
+                    makes none): it shows the earlier run
+                    """)
+            }
+        }
         let feed = try await settings.makeFeed(
             progress: console.progress, warning: console.warning,
             environment: ProcessInfo.processInfo.environment)
