@@ -303,6 +303,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         case from, to, via, provider, route, source, track, spacing, size, fov, fps, lookAt, headingOffset, keyframes,
             zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile,
             osrmURL,
-            timeout, stabilize, forward, toneMatch, creditPosition, copyright, includeIndoor, sharedCache, frames, report
+            timeout, stabilize, forward, toneMatch, creditPosition, copyright, includeIndoor, sharedCache, frames,
+            report
     }
 }
