@@ -188,8 +188,8 @@ enum HyperlapseCommand: Command {
             {
                 console.warn(
                     """
-                    \(earlier.path): the \(earlier.kind) of the earlier run of \(job.output) is left as it was (this run \
-                    makes none): it shows the earlier run
+                    \(earlier.path): the \(earlier.kind) of the earlier run of \(job.output) is left as it was \
+                    (this run makes none): it shows the earlier run
                     """)
             }
         }
