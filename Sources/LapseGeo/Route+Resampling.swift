@@ -281,13 +281,24 @@ extension Route {
         let parts = legs.map { Route(points: Array(points[$0]), name: name) }
         try check(parts)
         var result: [RoutePoint] = []
+        var still: [Range<Int>] = [] // points of legs that go nowhere (one photo between two jumps)
         var offset = 0.0
         for (k, part) in parts.enumerated() {
+            let first = result.count
             for var p in try sample(part) {
                 p.distanceAlongRoute += offset
                 result.append(p)
             }
+            if part.length == 0 { still.append(first..<result.count) }
             offset += part.length + (k < jumps.count ? jumps[k].length : 0)
+        }
+        // A leg without length has no direction of its own: it keeps the one it came with (the leg before's last),
+        // or, first of all, the one the next leg sets off in — not north.
+        for range in still {
+            let before = result[..<range.lowerBound].last?.heading
+            let after = result[range.upperBound...].first?.heading
+            guard let heading = before ?? after else { continue }
+            for i in range { result[i].heading = heading }
         }
         return (result, jumps)
     }

@@ -183,6 +183,7 @@ extension HyperlapseSettings {
         var route: Route
         var photoPoints: [RoutePoint]?
         var jumped = 0.0
+        var afterJumps: Set<Int> = []
         if let file = s.route {
             route = try await RouteSource.file(PanoramaSourceOptions.expand(file)).load().route
         } else if let from = s.from, let to = s.to {
@@ -214,6 +215,7 @@ extension HyperlapseSettings {
             }
             photoPoints = resampled
             jumped = jumps.reduce(0) { $0 + $1.length }
+            afterJumps = Self.pointsAfter(jumps, of: route, in: resampled)
         } else {
             throw LapseError.usage("no route: give `route` FILE or `from` LAT,LNG `to` LAT,LNG")
         }
@@ -229,6 +231,7 @@ extension HyperlapseSettings {
         feed.panoHeading = s.panoHeading
         feed.jumped = jumped
         feed.routeCopyright = route.copyright
+        feed.pointsAfterJumps = afterJumps
         return feed
     }
 }
@@ -273,15 +276,30 @@ extension HyperlapseSettings {
     }
 
     /// The warning for own photos that jump: "local:DIR: photos A and B are 660 km apart (…)".
-    static func jumpWarning(_ count: Int, _ longest: RouteJump, _ photos: [PanoramaMetadata], source: String)
-        -> String
-    {
+    /// The first of `points` past each of `route`'s jumps: a jump after vertex k spans the route's distances from
+    /// vertex k to k + 1 (the points' distances along the route include the jumps).
+    static func pointsAfter(_ jumps: [RouteJump], of route: Route, in points: [RoutePoint]) -> Set<Int> {
+        var cumulative = [0.0]
+        for (a, b) in zip(route.coordinates, route.coordinates.dropFirst()) {
+            cumulative.append(cumulative.last! + a.distance(to: b))
+        }
+        return Set(
+            jumps.compactMap { jump in
+                let end = cumulative[jump.after + 1] - 1e-3
+                return points.firstIndex { $0.distanceAlongRoute >= end }
+            })
+    }
+
+    static func jumpWarning(
+        _ count: Int, _ longest: RouteJump, _ photos: [PanoramaMetadata], source: String,
+        meaning: String = "the video jumps there (no route points between)"
+    ) -> String {
         let a = photos[longest.after].id, b = photos[longest.after + 1].id
         let metres = Int(longest.length.rounded())
         let far = metres >= 1000 ? "\(NumberText.compact(longest.length / 1000, digits: 1)) km" : "\(metres) m"
         let which = count == 1 ? "" : " (the farthest of \(count) such steps)"
         return
-            "\(source): photos \(a) and \(b) are \(far) apart\(which): the video jumps there (no route points between)"
+            "\(source): photos \(a) and \(b) are \(far) apart\(which): \(meaning)"
     }
 }
 

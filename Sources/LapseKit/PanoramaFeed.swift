@@ -155,6 +155,9 @@ public protocol PanoramaFeed: Sendable {
     /// Who holds the rights in the route's data (``Route/copyright``: `Google` for a route from Google Maps
     /// Platform, which the report then shows on no map and credits), nil when none is named (the default).
     var routeCopyright: String? { get }
+    /// Whether point `index` is the first after a jump (your photos of two trips): no route leads to it from the
+    /// point before. Default: false.
+    func isAfterJump(_ index: Int) -> Bool
     /// The job has written its outputs: what was kept only for it may go (see ``PanoramaSource/jobFinished()``).
     /// Default: nothing.
     func jobFinished()
@@ -181,6 +184,7 @@ extension PanoramaFeed {
     public func jobFinished() {}
     public func pointCoordinate(_ index: Int) -> Coordinate? { nil }
     public var routeCopyright: String? { nil }
+    public func isAfterJump(_ index: Int) -> Bool { false }
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         try await image(for: stop, region: nil)
     }

@@ -20,6 +20,9 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     public var jumped = 0.0
     /// The route's ``Route/copyright`` (see ``PanoramaFeed/routeCopyright``).
     public var routeCopyright: String?
+    /// The points that follow a jump (see ``PanoramaFeed/isAfterJump(_:)``).
+    public var pointsAfterJumps: Set<Int> = []
+    public func isAfterJump(_ index: Int) -> Bool { pointsAfterJumps.contains(index) }
     /// Metres of route covered: the last point's distance along the route, less the jumps.
     public var distance: Double { max(0, (points.last?.distanceAlongRoute ?? 0) - jumped) }
     /// 100 points: one Google `panoIds` request.

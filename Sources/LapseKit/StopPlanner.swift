@@ -386,7 +386,7 @@ extension HyperlapseReport {
         points.append(
             Point(
                 index: index, latitude: at?.latitude ?? 0, longitude: at?.longitude ?? 0, status: status,
-                pano: stop?.panoramaID))
+                pano: stop?.panoramaID, afterJump: feed.isAfterJump(index) ? true : nil))
         if status == .panorama, let stop {
             panoramas.append(
                 Panorama(

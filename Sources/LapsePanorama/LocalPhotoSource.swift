@@ -67,9 +67,13 @@ public struct LocalPhotoSource: PanoramaSource {
                 heading = d; from = "GPSImgDirection"
             } else if let p = m.poseHeading, p != 0 {
                 heading = normalizeDegrees(p); from = "PoseHeadingDegrees"
-            } else if let next = usable[(i + 1)...].first(where: { $0.0.coordinate!.distance(to: here) > 0.5 }) {
+            } else if let next = usable[(i + 1)...].first(where: { $0.0.coordinate!.distance(to: here) > 0.5 }),
+                next.0.coordinate!.distance(to: here) <= Self.tripGap
+            {
                 heading = here.initialBearing(to: next.0.coordinate!); from = "next photo"
-            } else if let previous = usable[..<i].last(where: { $0.0.coordinate!.distance(to: here) > 0.5 }) {
+            } else if let previous = usable[..<i].last(where: { $0.0.coordinate!.distance(to: here) > 0.5 }),
+                previous.0.coordinate!.distance(to: here) <= Self.tripGap
+            {
                 heading = previous.0.coordinate!.initialBearing(to: here); from = "previous photo"
             }
             sources[file] = from
@@ -83,6 +87,11 @@ public struct LocalPhotoSource: PanoramaSource {
         self.skipped = skipped
         headingSources = sources
     }
+
+    /// Photos farther apart than this (metres) are of two trips: neither takes its heading from the other (the
+    /// bearing across the gap says nothing of either). Twice the default search radius, where a hyperlapse cuts its
+    /// route too.
+    public static let tripGap = 100.0
 
     public func nearest(to coordinates: [Coordinate], radius: Double) async throws -> [PanoramaMetadata?] {
         coordinates.map { c in

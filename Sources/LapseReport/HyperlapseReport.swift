@@ -31,13 +31,25 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
         public var status: PointStatus
         /// The panorama found for it (also for duplicates, stationary and unavailable points).
         public var pano: String?
+        /// True for the first point after a jump (your photos of two trips: no route between them): the map draws
+        /// no line to it. Absent otherwise.
+        public var afterJump: Bool?
 
-        public init(index: Int, latitude: Double, longitude: Double, status: PointStatus, pano: String? = nil) {
+        public init(
+            index: Int, latitude: Double, longitude: Double, status: PointStatus, pano: String? = nil,
+            afterJump: Bool? = nil
+        ) {
             self.index = index
             self.latitude = latitude
             self.longitude = longitude
             self.status = status
             self.pano = pano
+            self.afterJump = afterJump
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case index, latitude, longitude, status, pano
+            case afterJump = "after_jump"
         }
     }
 

@@ -445,8 +445,9 @@ public struct ReportPage: Sendable {
             { color: colours[status], weight: 5, opacity: 0.9, className: 'route status-' + status }).addTo(map)); }
           for (let i = 1; i < pts.length; i++) {
             const ll = [pts[i].latitude, pts[i].longitude];
-            if (pts[i].status !== status) { run.push(ll); finish(); run = [ll]; status = pts[i].status;
-              } else run.push(ll);
+            if (pts[i].after_jump) { finish(); run = [ll]; status = pts[i].status; // no line across a jump
+            } else if (pts[i].status !== status) { run.push(ll); finish(); run = [ll]; status = pts[i].status;
+            } else run.push(ll);
           }
           finish();
           for (const p of report.panoramas) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import LapseMedia
 import Testing
 import TestSupport
 
@@ -340,5 +341,57 @@ extension FirstContactCLITests {
         // Its job file records neither, so a third run says nothing more.
         let third = try Shell.lapse(common)
         #expect(third.status == 0 && !third.stderr.contains("earlier run"), "\(third.stderr)")
+    }
+}
+
+extension FirstContactCLITests {
+    /// Your photos of two trips and a lone photo between them (issue #45, item 22): `panoramas` says where the
+    /// trips part and gives no photo the bearing across a gap (the last photo of the first trip, without a compass,
+    /// keeps the bearing it came in on); the preview's map draws no line across a jump (three runs of the route,
+    /// the points after each jump marked).
+    @Test func twoTripsAreKeptApart() throws {
+        let dir = TestData.scratchDirectory("two-trips")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let picture = try DecodedImage(path: TestData.path("pano360/trekview_360/GSAG2002.JPG")).pixels(
+            width: 512, height: 256)
+        let start = (latitude: 52.44, longitude: 6.89)
+        func at(north: Double, east: Double) -> (latitude: Double, longitude: Double) {
+            (
+                start.latitude + north / 111_320,
+                start.longitude + east / (111_320 * cos(start.latitude * Double.pi / 180))
+            )
+        }
+        let positions =
+            (0..<4).map { at(north: 0, east: 3 * Double($0)) } + [at(north: 600, east: 0)]
+            + (0..<4).map { at(north: 1500 + 3 * Double($0), east: 0) }
+        let folder = try GeotaggedPhoto.folder(
+            dir.appendingPathComponent("photos"), [PixelBuffer](repeating: picture, count: 9), positions: positions)
+        let out = dir.appendingPathComponent("out").path
+        let exported = try Shell.lapse(["panoramas", "--source", "local:" + folder, "-o", out])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(
+            exported.stderr.contains(
+                """
+                warning: local 360° photos: photos IMG_0004.JPG and IMG_0005.JPG are 899 m apart (the farthest of 2 \
+                such steps): two trips (neither photo's heading is taken from the other)
+                """),
+            "\(exported.stderr)")
+        let manifest = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: out + "/manifest.json"))) as? [String: Any])
+        let headings = (manifest["points"] as? [[String: Any]] ?? []).map { $0["panoHeading"] as? Double ?? -1 }
+        #expect(headings.count == 9)
+        #expect(headings.prefix(4).allSatisfy { abs($0 - 90) < 1 }, "\(headings)") // east, the last one too
+        #expect(headings.suffix(4).allSatisfy { abs($0) < 1 || abs($0 - 360) < 1 }, "\(headings)") // north
+
+        let page = dir.appendingPathComponent("p.html").path
+        let preview = try Shell.lapse(["preview", "--source", "local:" + folder, "--report", page, "--quiet"])
+        #expect(preview.status == 0, "\(preview.stderr)")
+        let report = try #require(try Browser.embeddedJSON(page, id: "lapse-report") as? [String: Any])
+        let points = report["points"] as? [[String: Any]] ?? []
+        #expect(points.count == 9)
+        #expect(points.indices.filter { points[$0]["after_jump"] as? Bool == true } == [4, 5])
+        let seen = try Browser.check(page, screenshot: dir.appendingPathComponent("p.png").path)
+        #expect(seen["route_paths"] as? Int == 3, "\(seen["route_paths"] ?? "")")
     }
 }

@@ -212,6 +212,21 @@ import Testing
         #expect(single.points.map(\.coordinate) == [a, b] && single.points.map(\.heading) == [0, 0])
     }
 
+    /// A leg of one photo between two jumps has no direction of its own: it keeps the one the leg before ended in
+    /// (a first leg of one photo, the one the next sets off in), not north (issue #45, item 22).
+    @Test func aOnePhotoLegKeepsItsNeighboursHeading() throws {
+        let a = try Coordinate(latitude: 52.3676, longitude: 4.9041)
+        let lone = a.destination(bearing: 0, distance: 2000), c = a.destination(bearing: 0, distance: 5000)
+        let east = [0.0, 10, 20].map { a.destination(bearing: 90, distance: $0) }
+        let south = [0.0, 10, 20].map { c.destination(bearing: 200, distance: $0) }
+        let (points, jumps) = try Route(coordinates: east + [lone] + south).vertices(jumpsOver: 100)
+        #expect(jumps.count == 2)
+        #expect(abs(points[3].heading - 90) < 0.5, "\(points.map(\.heading))")
+        #expect(points.suffix(3).allSatisfy { abs($0.heading - 200) < 0.5 })
+        let first = try Route(coordinates: [lone] + south).resampled(every: 10, jumpsOver: 100).points
+        #expect(abs(first[0].heading - 200) < 0.5, "\(first.map(\.heading))")
+    }
+
     /// Every point of the route a point (your photos, each a frame): in order, at the route's own coordinates, with
     /// the distance along the route and the smoothed heading of resampling; points that coincide (a stop, a
     /// duplicate) kept, at the same distance; legs apart across a jump, distances rising across it.
