@@ -97,18 +97,19 @@ public struct PanoramasJob: Sendable {
         if let planned {
             result = try await export.run(points: try planned.resampled(every: spacing))
         } else if let sequence = made.sequence {
-            // Your photos of two trips: said as the hyperlapse says it (photos farther apart than two radii).
+            // Your photos of two trips: said as the hyperlapse says it (photos farther apart than two radii), once
+            // the export has run (a run refused says only why).
             let jumps = zip(sequence, sequence.dropFirst()).enumerated().compactMap { k, pair in
                 let d = pair.0.coordinate.distance(to: pair.1.coordinate)
                 return d > 2 * radius ? RouteJump(after: k, length: d) : nil
             }
+            result = try await export.run(panoramas: sequence)
             if let warning, let longest = jumps.max(by: { $0.length < $1.length }) {
                 warning(
                     HyperlapseSettings.jumpWarning(
                         jumps.count, longest, sequence, source: SourcePanoramaFeed.displayName(made.source.name),
                         meaning: "two trips (neither photo's heading is taken from the other)"))
             }
-            result = try await export.run(panoramas: sequence)
         } else {
             throw LapseError.usage("no route: give a route file, or a start and an end to plan one")
         }
