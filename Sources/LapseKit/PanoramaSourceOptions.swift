@@ -82,12 +82,13 @@ public struct PanoramaSourceOptions: Sendable {
         warning: WarningHandler? = nil
     ) throws -> Made {
         if track != nil && !source.hasPrefix("video:") { throw LapseError.usage("`track` is for `source` video:FILE") }
-        let cache: DiskCache? =
+        var cache: DiskCache? =
             useCache
             ? try DiskCache(
                 directory: cacheDirectory.map { URL(fileURLWithPath: Self.expand($0)) }
                     ?? DiskCache.defaultDirectory(environment: environment), shared: sharedCache)
             : nil
+        cache?.warning = warning
         if source == "google" {
             guard let key = try googleKey() else {
                 throw LapseError(

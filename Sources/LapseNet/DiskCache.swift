@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
+import Synchronization
 
 /// Where a cached item lives: a list of parts (source, pano id, zoom, tile…), each sanitised into one
 /// path component, so an id from a server can never climb out of the cache folder or name a secret.
@@ -55,6 +56,8 @@ public struct DiskCache: Sendable {
     /// Whether the folder is shared with other users (e.g. a team's cluster volume): an HTTP cache then writes
     /// no `private` answer to it (RFC 9111 §5.2.2.7; see ``HTTPCache``).
     public let shared: Bool
+    /// Told once a process when the folder's entries cannot be locked (``lock(_:)``).
+    public var warning: WarningHandler?
 
     /// `$XDG_CACHE_HOME/lapse`, or `$HOME/.cache/lapse` when XDG_CACHE_HOME is unset or not absolute, from
     /// `environment` (the XDG Base Directory Specification; the library reads no environment of its own: a
@@ -159,5 +162,77 @@ public enum CacheValidation {
     /// Parses as JSON.
     public static func json(_ data: Data) -> Bool {
         (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil
+    }
+}
+
+/// An exclusive lock on one cache entry, shared by every process (and task) using the folder: whoever holds it is
+/// the one fetching and writing the entry; the others wait, then find it stored (`flock(2)` on one of
+/// ``DiskCache/lockStripes`` lock files in the cache's `.locks` folder, chosen by the entry's path: entries that share
+/// a stripe wait for each other too).
+public final class CacheEntryLock: Sendable {
+    private let fd: Int32
+
+    private init(fd: Int32) { self.fd = fd }
+
+    /// Releases the lock.
+    public func unlock() {
+        _ = flock(fd, LOCK_UN)
+        close(fd)
+    }
+
+    /// Processes that were told file locks do not work in their cache (``DiskCache/lock(_:)``): once each.
+    static let toldUnlocked = Mutex(false)
+
+    /// Takes the lock of `key` in `cache`, waiting (in 20 ms steps, cancellable) while another holds it.
+    /// - Returns: the lock, or nil when the folder cannot be locked (read-only, or a file system without `flock`,
+    ///   as some network volumes): the cache then stays correct as without coordination (entries are written whole
+    ///   and renamed into place) but two processes may download the same entry; `warning` is told once a process.
+    /// - Throws: `CancellationError` when the task is cancelled while waiting.
+    static func acquire(_ key: CacheKey, in cache: DiskCache, warning: WarningHandler?) async throws
+        -> CacheEntryLock?
+    {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 // FNV-1a 64 of the entry's path
+        for b in key.relativePath.utf8 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
+        let folder = cache.directory.appendingPathComponent(".locks", isDirectory: true)
+        let path = folder.appendingPathComponent("\(hash % UInt64(DiskCache.lockStripes)).lock").path
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return unlocked(cache, errno: errno, warning: warning) }
+        while true {
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return CacheEntryLock(fd: fd) }
+            let code = errno
+            guard code == EWOULDBLOCK || code == EINTR else {
+                close(fd)
+                return unlocked(cache, errno: code, warning: warning)
+            }
+            do { try await Task.sleep(nanoseconds: 20_000_000) } catch {
+                close(fd)
+                throw error
+            }
+        }
+    }
+
+    private static func unlocked(_ cache: DiskCache, errno code: Int32, warning: WarningHandler?) -> CacheEntryLock? {
+        let first = toldUnlocked.withLock { told in
+            defer { told = true }; return !told
+        }
+        if first {
+            warning?(
+                """
+                cache \(cache.directory.path): entries cannot be locked here (\(String(cString: strerror(code)))): \
+                processes sharing it stay correct but may download the same tile twice
+                """)
+        }
+        return nil
+    }
+}
+
+extension DiskCache {
+    /// How many lock files the entries share (see ``CacheEntryLock``).
+    public static let lockStripes = 1024
+
+    /// Takes `key`'s entry lock (see ``CacheEntryLock/acquire(_:in:warning:)``): nil when locks do not work here.
+    public func lock(_ key: CacheKey) async throws -> CacheEntryLock? {
+        try await CacheEntryLock.acquire(key, in: self, warning: warning)
     }
 }

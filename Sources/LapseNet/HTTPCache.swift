@@ -245,6 +245,10 @@ public final class HTTPCache: Sendable {
         temporaryRefusal: (@Sendable (HTTPResponse) -> String?)? = nil, maxBodyBytes: Int? = nil,
         check: (HTTPResponse) throws -> Void
     ) async throws -> (data: Data, fromCache: Bool) {
+        // One process (and task) at a time fetches an entry; the others wait and then find it stored (a shared
+        // cache: segments at once, machines on one volume).
+        let lock = try await cache.lock(key)
+        defer { lock?.unlock() }
         let shared = cache.shared
         let clock = now().timeIntervalSince1970
         if let (data, record) = memory.withLock({ $0.get(key) }) {

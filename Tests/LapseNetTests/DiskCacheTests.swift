@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseNet
+import Synchronization
 import Testing
 import TestSupport
 
@@ -89,5 +90,38 @@ import TestSupport
             DiskCache.defaultDirectory(environment: ["XDG_CACHE_HOME": "relative", "HOME": "/h"]).path
                 == "/h/.cache/lapse")
         #expect(DiskCache.defaultDirectory(environment: ["HOME": "/h"]).path == "/h/.cache/lapse")
+    }
+
+    /// An entry's lock is held by one task (or process) at a time: a second waits until the first lets go; where
+    /// the folder cannot be locked (here its `.locks` is a file), none is taken and that is said once (issue #44,
+    /// item 4).
+    @Test func entryLocksWaitAndSayWhenTheyCannotBeHad() async throws {
+        let dir = TestData.scratchDirectory("cache-locks")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cache = try DiskCache(directory: dir)
+        let key = CacheKey("google", "pano", "z2", "0_0.jpg")
+        let first = try #require(try await cache.lock(key))
+        let order = Mutex<[String]>([])
+        let waiter = Task {
+            let second = try await cache.lock(key)
+            order.withLock { $0.append("second") }
+            second?.unlock()
+        }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        order.withLock { $0.append("first done") }
+        first.unlock()
+        try await waiter.value
+        #expect(order.withLock { $0 } == ["first done", "second"])
+
+        let other = dir.appendingPathComponent("unlockable")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        try Data().write(to: other.appendingPathComponent(".locks"))
+        var unlockable = try DiskCache(directory: other)
+        let told = Mutex<[String]>([])
+        unlockable.warning = { line in told.withLock { $0.append(line) } }
+        #expect(try await unlockable.lock(key) == nil)
+        #expect(try await unlockable.lock(key) == nil)
+        #expect(told.withLock { $0.count } == 1)
+        #expect(told.withLock { $0.first?.contains("entries cannot be locked here") } == true)
     }
 }

@@ -29,9 +29,11 @@ import Testing
         }
     }
 
-    /// The regular files in the cache folder (its `.partial` folder is empty between writes).
+    /// The regular files in the cache folder (its `.partial` folder is empty between writes) but its entry locks
+    /// (`.locks/N.lock`: empty files, named by a number, that hold nothing of any answer).
     static func files(_ dir: URL) -> [String] {
         (FileManager.default.subpaths(atPath: dir.path) ?? []).filter { path in
+            guard !path.hasPrefix(".locks") else { return false }
             var isDirectory: ObjCBool = false
             return FileManager.default.fileExists(
                 atPath: dir.appendingPathComponent(path).path, isDirectory: &isDirectory) && !isDirectory.boolValue
