@@ -7,7 +7,11 @@ CONFIG ?= release
 # against and the browser the report tests load pages in (headless Chromium driven by Debian's selenium).
 PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
             libavfilter-dev libimagequant-dev libgif-dev libexif-dev libfreetype-dev fonts-dejavu-core \
-            ffmpeg gifsicle python3 parallel libjs-leaflet chromium chromium-driver python3-selenium
+            ffmpeg gifsicle python3 python3-venv parallel libjs-leaflet chromium chromium-driver python3-selenium
+# kubernetes-validate (PyPI: not in Debian) checks the Kubernetes examples against the Kubernetes schemas offline,
+# from a virtual environment of Debian's python3 beside the build.
+TOOLS_VENV := .build/tools-venv
+KUBERNETES_VALIDATE := kubernetes-validate==1.37.0
 LAPSE = .build/$(CONFIG)/lapse
 PREFIX ?= /usr/local
 
@@ -20,6 +24,8 @@ deps:
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+	@test -x $(TOOLS_VENV)/bin/kubernetes-validate || { /usr/bin/python3 -m venv $(TOOLS_VENV) && \
+	  $(TOOLS_VENV)/bin/pip install -q --disable-pip-version-check $(KUBERNETES_VALIDATE); }
 
 # Swift is not a Debian package: say where to get it rather than fail on "swift: command not found".
 swift:

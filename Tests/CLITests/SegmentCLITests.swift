@@ -264,6 +264,39 @@ import TestSupport
     }
 }
 
+/// The Kubernetes examples are what a cluster accepts: `kubernetes-validate` (PyPI, installed by `make test` into
+/// `.build/tools-venv`) checks them strictly, offline, against the schemas of Kubernetes 1.31 (the oldest release
+/// the README names: `backoffLimitPerIndex` is on by default from 1.29) and 1.37; a manifest with a misspelt field
+/// or a value of the wrong type fails (issue #44, item 3).
+@Suite struct KubernetesExampleTests {
+    static let validator = TestData.projectRoot.appendingPathComponent(".build/tools-venv/bin/kubernetes-validate").path
+    static let examples = ["kubernetes-volume.yaml", "kubernetes-segments.yaml", "kubernetes-concat.yaml"].map {
+        TestData.projectRoot.appendingPathComponent("examples/segments/" + $0).path
+    }
+
+    @Test(arguments: ["1.31.0", "1.37.0"])
+    func theManifestsValidate(version: String) throws {
+        let r = try Shell.run(Self.validator, ["--strict", "-k", version] + Self.examples)
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.components(separatedBy: " passed for resource ").count - 1 == 3, "\(r.stdout)")
+    }
+
+    @Test(arguments: [
+        ("completionMode: Indexed", "completionMod: Indexed"), // a misspelt field (strict: unexpected)
+        ("backoffLimitPerIndex: 3", "backoffLimitPerIndex: three") // the wrong type
+    ])
+    func aBrokenManifestDoesNot(_ right: String, _ wrong: String) throws {
+        let text = try String(contentsOfFile: Self.examples[1], encoding: .utf8)
+        #expect(text.contains(right))
+        let dir = TestData.scratchDirectory("k8s-broken")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let broken = dir.appendingPathComponent("broken.yaml").path
+        try text.replacingOccurrences(of: right, with: wrong).write(toFile: broken, atomically: true, encoding: .utf8)
+        let r = try Shell.run(Self.validator, ["--strict", "-k", "1.37.0", broken])
+        #expect(r.status != 0, "\(r.stdout)\(r.stderr)")
+    }
+}
+
 /// Segments of a Street View hyperlapse (the Map Tiles stand-in) as three processes at once on one cold cache.
 @Suite struct SegmentRouteCLITests {
     let dir = TestData.scratchDirectory("segmentroute")
