@@ -7,7 +7,8 @@ CONFIG ?= release
 # against and the browser the report tests load pages in (headless Chromium driven by Debian's selenium).
 PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
             libavfilter-dev libimagequant-dev libgif-dev libexif-dev libfreetype-dev fonts-dejavu-core \
-            ffmpeg gifsicle python3 python3-venv parallel libjs-leaflet chromium chromium-driver python3-selenium
+            ffmpeg gifsicle python3 python3-venv parallel libjs-leaflet chromium chromium-driver python3-selenium \
+            slurm-wlm munge
 # kubernetes-validate (PyPI: not in Debian) checks the Kubernetes examples against the Kubernetes schemas offline,
 # from a virtual environment of Debian's python3 beside the build.
 TOOLS_VENV := .build/tools-venv
@@ -15,7 +16,7 @@ KUBERNETES_VALIDATE := kubernetes-validate==1.37.0
 LAPSE = .build/$(CONFIG)/lapse
 PREFIX ?= /usr/local
 
-.PHONY: deps swift build test lint format leakcheck demo bench install clean
+.PHONY: deps swift build test lint format leakcheck demo slurm-demo bench install clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -67,6 +68,11 @@ leakcheck: deps
 demo: build
 	@mkdir -p demo
 	./scripts/demo.sh $(LAPSE) $(SHARED_DATA)
+
+# The demo job as a Slurm job array on a one-node cluster started as plain processes (scripts/slurm-demo.sh): three
+# segments sharing one cache, joined into demo/slurm/hyperlapse.mp4; the cluster stops when it ends.
+slurm-demo: build
+	./scripts/slurm-demo.sh $(LAPSE) $(SHARED_DATA) demo/slurm
 
 bench: build
 	@for b in bench/*.sh; do [ "$$b" = bench/lib.sh ] && continue; echo "== $$b"; bash $$b $(LAPSE) $(SHARED_DATA); done
