@@ -235,9 +235,10 @@ struct Stabilizer {
         var measured = "\(pairsMeasured) of \(pairsMeasured + pairsUnmeasured) pairs measured"
         if let e = mountEstimate {
             let (longitude, latitude) = e.longitudeLatitude
-            measured += String(
-                format: "; the best guess, %.0f° right of the centre column and %.0f° up, agreed by %d of %d pairs",
-                longitude, latitude, e.agreeing, e.checked)
+            measured += """
+                ; the best guess, \(StabilizationReport.fromCentreColumn(longitude)) and \
+                \(StabilizationReport.elevation(latitude)), agreed by \(e.agreeing) of \(e.checked) pairs
+                """
         }
         return """
             the direction of travel was not found in the pictures in \(framesPosed - framesWithTravel) of \
@@ -667,5 +668,27 @@ struct Stabilizer {
     private func vehicleAxis(at index: Int) -> SIMD3<Double>? {
         if options.forward == nil, let p = previousAxis, index < p.before { return p.direction }
         return vehicleAxis
+    }
+}
+
+extension StabilizationReport {
+    /// Where a direction lies from the pictures' centre column, `degrees` right of it (any angle), in words:
+    /// "178° left of the centre column", "opposite the centre column" (180°), "along the centre column" (0°).
+    public static func fromCentreColumn(_ degrees: Double) -> String {
+        var d = Int(degrees.rounded()) % 360
+        if d > 180 { d -= 360 } else if d <= -180 { d += 360 }
+        switch d {
+        case 0: return "along the centre column"
+        case 180: return "opposite the centre column"
+        case 1...: return "\(d)° right of the centre column"
+        default: return "\(-d)° left of the centre column"
+        }
+    }
+
+    /// How far above the horizon a direction lies, `degrees` up (negative: down), in words: "4° up", "2° down",
+    /// "level".
+    public static func elevation(_ degrees: Double) -> String {
+        let d = Int(degrees.rounded())
+        return d == 0 ? "level" : d > 0 ? "\(d)° up" : "\(-d)° down"
     }
 }

@@ -77,6 +77,17 @@ import TestSupport
         return (summary, frames)
     }
 
+    /// Directions in the pictures are said in words, never as "-12° right": the warning's best guess of the walk
+    /// read "-12° right of the centre column and -4° up".
+    @Test func directionsAreSaidInWords() {
+        #expect(StabilizationReport.fromCentreColumn(-12.3) == "12° left of the centre column")
+        #expect(StabilizationReport.fromCentreColumn(541) == "179° left of the centre column")
+        #expect(StabilizationReport.fromCentreColumn(180) == "opposite the centre column")
+        #expect(StabilizationReport.fromCentreColumn(0.4) == "along the centre column")
+        #expect(StabilizationReport.elevation(-4.2) == "4° down" && StabilizationReport.elevation(2.6) == "3° up")
+        #expect(StabilizationReport.elevation(0.3) == "level")
+    }
+
     /// Every photo turned by a random known yaw (±40°), pitch and roll (±5°), its compass 10° noisy (the same
     /// error in both sets): the stabilised poses of the turned photos are those of the unturned ones to within
     /// 0.7° of orientation in every frame, where the compasses alone turn the view by 10° and more between frames;

@@ -271,9 +271,9 @@ enum HyperlapseCommand: Command {
         if let st = s.stabilization {
             var line = "stabilised: "
             if let f = st.forward {
-                line += "travel \(Self.fromCentreColumn(f)) (given)"
+                line += "travel \(StabilizationReport.fromCentreColumn(f)) (given)"
             } else if let m = st.mountLongitude {
-                line += "travel \(Self.fromCentreColumn(m)) (measured"
+                line += "travel \(StabilizationReport.fromCentreColumn(m)) (measured"
                 if st.followsVehicleAxis, let v = st.mountVotes {
                     line += String(
                         format: "; the view follows the vehicle's axis: spread %.0f°, %d of %d pairs agree", v.spread,
@@ -355,18 +355,5 @@ enum HyperlapseCommand: Command {
         let suffix =
             (11...13).contains(n % 100) ? "th" : n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th"
         return "\(n)\(suffix)"
-    }
-
-    /// Where a direction lies from the pictures' centre column, `degrees` right of it (any angle), in words:
-    /// "178° left of the centre column", "opposite the centre column" (180°), "along the centre column" (0°).
-    static func fromCentreColumn(_ degrees: Double) -> String {
-        var d = Int(degrees.rounded()) % 360
-        if d > 180 { d -= 360 } else if d <= -180 { d += 360 }
-        switch d {
-        case 0: return "along the centre column"
-        case 180: return "opposite the centre column"
-        case 1...: return "\(d)° right of the centre column"
-        default: return "\(-d)° left of the centre column"
-        }
     }
 }
