@@ -16,7 +16,7 @@ KUBERNETES_VALIDATE := kubernetes-validate==1.37.0
 LAPSE = .build/$(CONFIG)/lapse
 PREFIX ?= /usr/local
 
-.PHONY: deps swift build test lint format leakcheck demo slurm-demo bench install clean
+.PHONY: deps swift build test lint format leakcheck demo slurm-demo bench fuzz install clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -73,6 +73,11 @@ demo: build
 # segments sharing one cache, joined into demo/slurm/hyperlapse.mp4; the cluster stops when it ends.
 slurm-demo: build
 	./scripts/slurm-demo.sh $(LAPSE) $(SHARED_DATA) demo/slurm
+
+# Parsers of outside data under libFuzzer with AddressSanitizer (the toolchain's -sanitize=fuzzer): FUZZ_SECONDS each.
+FUZZ_SECONDS ?= 60
+fuzz: deps swift
+	./scripts/fuzz-gpmf.sh $(SHARED_DATA) $(FUZZ_SECONDS)
 
 bench: build
 	@for b in bench/*.sh; do [ "$$b" = bench/lib.sh ] && continue; echo "== $$b"; bash $$b $(LAPSE) $(SHARED_DATA); done

@@ -10,7 +10,8 @@ let swiftSettings: [SwiftSetting] = [
 ]
 let fast = swiftSettings // no unsafeFlags: they would make the package unusable as a dependency
 
-/// A test target is declared only once its folder holds Swift files (a fresh clone has no empty folders).
+/// A test target is declared only once its folder holds Swift files (a fresh clone has no empty folders; SwiftPM
+/// caches this answer with the manifest: edit the manifest after adding a test folder).
 func hasSources(_ folder: String) -> Bool {
     let path = Context.packageDirectory + "/" + folder
     let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
@@ -56,10 +57,13 @@ let package = Package(
             dependencies: ["LapseGeo", "LapseNet", "LapseMedia", "LapseCore"], swiftSettings: fast),
         .target(name: "LapseReport", dependencies: ["LapseMedia", "LapseCore"], swiftSettings: swiftSettings),
         .target(
+            name: "LapseTelemetry", dependencies: ["LapseMedia", "LapseGeo", "LapseCore"],
+            swiftSettings: swiftSettings),
+        .target(
             name: "LapseKit",
             dependencies: [
                 "LapseCore", "LapseMedia", "LapseGIF", "LapseGeo", "LapseNet", "LapseRouting",
-                "LapseRender", "LapseMotion", "LapsePanorama", "LapseReport"
+                "LapseRender", "LapseMotion", "LapsePanorama", "LapseReport", "LapseTelemetry"
             ],
             swiftSettings: swiftSettings),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
@@ -84,6 +88,8 @@ let package = Package(
         .testTarget(
             name: "LapseReportTests", dependencies: ["LapseReport", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "LapseKitTests", dependencies: ["LapseKit", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "LapseTelemetryTests", dependencies: ["LapseTelemetry", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CLITests", dependencies: ["TestSupport", "LapseGeo"], swiftSettings: swiftSettings)
     ].filter { $0.type != .test || hasSources("Tests/\($0.name)") }
 )

@@ -154,8 +154,12 @@ extension HyperlapseSettings {
                         : source.hasPrefix("video:") && s.track == nil
                             ? "the video's frames" : "the panoramas' positions or the track"))
         }
-        // A 360° video without a track is read front to back: the efficient path for its frames.
-        if source.hasPrefix("video:") && s.track == nil && s.route == nil && !hasDirections {
+        // A 360° video without a track is read front to back: the efficient path for its frames; one whose telemetry
+        // has GPS positions is placed by them, as by a track.
+        let videoPath = source.hasPrefix("video:") ? PanoramaSourceOptions.expand(String(source.dropFirst(6))) : nil
+        if let videoPath, s.track == nil && s.route == nil && !hasDirections,
+            try PanoramaSourceOptions.telemetryTrack(ofVideo: videoPath) == nil
+        {
             if s.lookAt != nil {
                 throw LapseError.usage(
                     """
@@ -164,8 +168,8 @@ extension HyperlapseSettings {
                     """
                 )
             }
-            let path = PanoramaSourceOptions.expand(String(source.dropFirst("video:".count)))
-            return try VideoPanoramaFeed(path: path, frameStep: s.frameStep ?? 1, panoHeading: s.panoHeading ?? 0)
+            return try VideoPanoramaFeed(
+                path: videoPath, frameStep: s.frameStep ?? 1, panoHeading: s.panoHeading ?? 0)
         }
         var options = PanoramaSourceOptions(source: source, environment: environment)
         options.track = s.track
@@ -231,6 +235,7 @@ extension HyperlapseSettings {
         feed.panoHeading = s.panoHeading
         feed.jumped = jumped
         feed.routeCopyright = route.copyright
+        feed.positionsFrom = made.positionsFrom
         feed.pointsAfterJumps = afterJumps
         return feed
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import LapseTelemetry
 
 /// How to reach a panorama source, as `lapse panoramas` and `lapse hyperlapse` name it: `google`, `panoramax`,
 /// `local:DIR` or `video:FILE`, with its key, base URLs and cache.
@@ -63,8 +64,23 @@ public struct PanoramaSourceOptions: Sendable {
         public var sequence: [PanoramaMetadata]?
         /// For `local:` the files that were skipped (not 2:1, no GPS) and why.
         public var skipped: [(file: String, reason: String)]
-        /// For `video:` the track, when one was given (it is then the route unless another is given).
+        /// For `video:` the track, when one was given or the video's own telemetry has one (it is then the route
+        /// unless another is given).
         public var track: Route?
+        /// Where a `video:` source's positions came from when not from a given track: "the camera's GPS (GPMF)".
+        public var positionsFrom: String?
+    }
+
+    /// A video's own GPS track from its telemetry (GoPro's GPMF `gpmd` track), in the shape a given track takes:
+    /// points timed in video seconds, and the offset that makes video time 0 the video's start (see
+    /// ``VideoPanoramaSource/trackOffset``); nil when the video has fewer than two positions with a fix.
+    /// - Throws: ``LapseError`` `.invalidInput` for telemetry that does not parse.
+    public static func telemetryTrack(ofVideo path: String) throws -> (track: Route, offset: Double)? {
+        guard let fixes = try CameraTelemetry.gpsFixes(ofVideo: path), fixes.count >= 2 else { return nil }
+        let points = fixes.map {
+            TrackPoint($0.coordinate, elevation: $0.altitude, time: Date(timeIntervalSince1970: $0.time))
+        }
+        return (Route(points: points, name: "the camera's GPS (GPMF)"), -fixes[0].time)
     }
 
     /// Makes the source.
@@ -121,12 +137,16 @@ public struct PanoramaSourceOptions: Sendable {
                 track: nil)
         }
         if source.hasPrefix("video:") {
-            let track = try track.map { try RouteFile.read(path: Self.expand($0)) }
-            let video = try VideoPanoramaSource(
-                path: Self.expand(String(source.dropFirst("video:".count))), track: track)
+            let path = Self.expand(String(source.dropFirst("video:".count)))
+            var track = try track.map { try RouteFile.read(path: Self.expand($0)) }
+            var offset = 0.0, positionsFrom: String?
+            if track == nil, let own = try Self.telemetryTrack(ofVideo: path) {
+                (track, offset, positionsFrom) = (own.track, own.offset, own.track.name)
+            }
+            let video = try VideoPanoramaSource(path: path, track: track, trackOffset: offset)
             return Made(
                 source: video, sequence: track == nil ? video.frames(every: videoFrameStep) : nil, skipped: [],
-                track: track)
+                track: track, positionsFrom: positionsFrom)
         }
         throw LapseError.usage("`source` takes google, panoramax, local:DIR or video:FILE, not '\(source)'")
     }

@@ -13,7 +13,11 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     /// compass): every such panorama is posed so without stabilisation, and the first one anchors the headings
     /// with it. Nil: the source's placeholder (the bearing to the next photo).
     public var panoHeading: Double?
-    public var name: String { Self.displayName(source.name) }
+    public var name: String {
+        Self.displayName(source.name) + (positionsFrom.map { " (positions from \($0))" } ?? "")
+    }
+    /// Where the source's positions came from when it says (a video's own GPS): part of ``name``.
+    public var positionsFrom: String?
     public var pointCount: Int { points.count }
     /// Metres of the route between its points that are jumps, not travelled (your photos of two trips): left out
     /// of ``distance``.

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import CFFmpeg
+import Foundation
+import LapseCore
+
+/// One sample of a timed-metadata track (a camera's telemetry: GoPro's `gpmd`, Google's `camm`).
+public struct DataSample: Sendable, Equatable {
+    /// Presentation time in seconds from the media's start (the video's time 0).
+    public var time: Double
+    /// Duration in seconds (0 when the container gives none).
+    public var duration: Double
+    public var bytes: [UInt8]
+}
+
+extension MediaInput {
+    /// The samples of the first data stream whose codec tag (the MP4 sample entry's four characters) is `tag`,
+    /// e.g. `gpmd` or `camm`, in order.
+    /// - Parameter maxBytes: the most bytes read in all (telemetry is a few kB a second: a larger track is refused).
+    /// - Returns: nil when the media has no such stream.
+    /// - Throws: ``LapseError`` `.invalidInput` when the track holds more than `maxBytes`, read errors.
+    public func dataSamples(tag: String, maxBytes: Int = 64 << 20) throws -> [DataSample]? {
+        let wanted = Array(tag.utf8)
+        guard wanted.count == 4 else { return nil }
+        let code = UInt32(wanted[0]) | UInt32(wanted[1]) << 8 | UInt32(wanted[2]) << 16 | UInt32(wanted[3]) << 24
+        guard
+            let index = streams.indices.first(where: {
+                streams[$0].kind == .data && avStream($0).pointee.codecpar.pointee.codec_tag == code
+            })
+        else { return nil }
+        let tb = avStream(index).pointee.time_base
+        // The other streams' samples are skipped by the container's index, not read (a .360 file is gigabytes).
+        for other in streams.indices where other != index { avStream(other).pointee.discard = AVDISCARD_ALL }
+        var samples: [DataSample] = []
+        var total = 0
+        let packet = Packet()
+        while try read(into: packet) {
+            let p = packet.pointer.pointee
+            guard Int(p.stream_index) == index, let data = p.data, p.size > 0 else { continue }
+            total += Int(p.size)
+            guard total <= maxBytes else {
+                throw LapseError(.invalidInput, displayName, "the \(tag) track holds more than \(maxBytes) bytes")
+            }
+            let time = self.time(of: packet.pointer) ?? samples.last.map { $0.time + $0.duration } ?? 0
+            let duration = p.duration > 0 ? Double(p.duration) * Double(tb.num) / Double(tb.den) : 0
+            samples.append(
+                DataSample(
+                    time: time, duration: duration, bytes: Array(UnsafeBufferPointer(start: data, count: Int(p.size)))))
+        }
+        return samples
+    }
+}
