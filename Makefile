@@ -3,11 +3,12 @@
 SHELL := /bin/bash
 SHARED_DATA ?= $(abspath ../shared/data)
 CONFIG ?= release
-# Build and runtime libraries (Leaflet for report pages), plus the reference tools the tests and benchmarks compare
-# against and the browser the report tests load pages in (headless Chromium driven by Debian's selenium).
+# Build and runtime libraries (Leaflet for report pages, fonts for credits): what `make demo` and `make install` need.
 PACKAGES := pkg-config libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev \
-            libavfilter-dev libimagequant-dev libgif-dev libexif-dev libfreetype-dev fonts-dejavu-core \
-            ffmpeg gifsicle python3 python3-venv parallel libjs-leaflet chromium chromium-driver python3-selenium \
+            libavfilter-dev libimagequant-dev libgif-dev libexif-dev libfreetype-dev fonts-dejavu-core libjs-leaflet
+# What the tests and benchmarks add: the reference tools they compare against, the browser the report tests load
+# pages in (headless Chromium driven by Debian's selenium), Slurm and MUNGE for the Slurm example's cluster.
+TEST_PACKAGES := ffmpeg gifsicle python3 python3-venv parallel chromium chromium-driver python3-selenium \
             slurm-wlm munge
 # kubernetes-validate (PyPI: not in Debian) checks the Kubernetes examples against the Kubernetes schemas offline,
 # from a virtual environment of Debian's python3 beside the build.
@@ -16,15 +17,23 @@ KUBERNETES_VALIDATE := kubernetes-validate==1.37.0
 LAPSE = .build/$(CONFIG)/lapse
 PREFIX ?= /usr/local
 
-.PHONY: deps swift build test lint format leakcheck demo slurm-demo bench fuzz install clean
+.PHONY: deps test-deps swift build test lint format leakcheck demo slurm-demo bench fuzz install clean
 
-deps:
-	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+# Installs the Debian packages of $(1) that are missing (a no-op when all are there).
+define apt_install
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
+
+deps:
+	$(call apt_install,$(PACKAGES))
+
+test-deps: deps
+	$(call apt_install,$(TEST_PACKAGES))
 	@test -x $(TOOLS_VENV)/bin/kubernetes-validate || { /usr/bin/python3 -m venv $(TOOLS_VENV) && \
 	  $(TOOLS_VENV)/bin/pip install -q --disable-pip-version-check $(KUBERNETES_VALIDATE); } || \
 	  echo "warning: kubernetes-validate could not be installed (no PyPI?): only the Kubernetes example tests need it"
@@ -37,14 +46,15 @@ swift:
 build: deps swift
 	swift build -c $(CONFIG)
 
-# The tool on PATH: PREFIX/bin/lapse (PREFIX default /usr/local; `make install PREFIX=~/.local` needs no root).
+# The tool on PATH: PREFIX/bin/lapse (PREFIX default /usr/local; `make install PREFIX=~/.local` writes no system folder;
+# the build libraries it installs first need root or sudo once).
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(LAPSE) $(DESTDIR)$(PREFIX)/bin/lapse
 
 # Tests run in release mode (pixel loops are far too slow unoptimised) with testing enabled, one at a time: several
 # tests give servers sub-second deadlines, which parallel CPU-heavy tests on 2 cores could starve.
-test: deps swift
+test: test-deps swift
 	LAPSE_SHARED_DATA=$(SHARED_DATA) swift test -c release -Xswiftc -enable-testing --no-parallel
 	$(MAKE) leakcheck
 
@@ -61,7 +71,7 @@ format:
 # types (the FailingInit suites), in a debug build of its own: any FFmpeg handle or buffer left allocated, or a freed
 # one used again, fails the run. .ci/lsan.supp lists the toolchain's own leaks, nothing of Lapse's or FFmpeg's.
 # Linked with the toolchain's lld: Debian's gold prints hundreds of warnings about the sanitizer runtime's symbols.
-leakcheck: deps
+leakcheck: test-deps
 	swift build -c debug --sanitize=address --build-path .build/asan --build-tests -Xswiftc -use-ld=lld
 	LAPSE_SHARED_DATA=$(SHARED_DATA) ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp \
 	  swift test -c debug --sanitize=address --build-path .build/asan --skip-build --filter FailingInit
@@ -72,15 +82,15 @@ demo: build
 
 # The demo job as a Slurm job array on a one-node cluster started as plain processes (scripts/slurm-demo.sh): three
 # segments sharing one cache, joined into demo/slurm/hyperlapse.mp4; the cluster stops when it ends.
-slurm-demo: build
+slurm-demo: build test-deps
 	./scripts/slurm-demo.sh $(LAPSE) $(SHARED_DATA) demo/slurm
 
 # Parsers of outside data under libFuzzer with AddressSanitizer (the toolchain's -sanitize=fuzzer): FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 60
-fuzz: deps swift
+fuzz: test-deps swift
 	./scripts/fuzz-gpmf.sh $(SHARED_DATA) $(FUZZ_SECONDS)
 
-bench: build
+bench: build test-deps
 	@for b in bench/*.sh; do [ "$$b" = bench/lib.sh ] && continue; echo "== $$b"; bash $$b $(LAPSE) $(SHARED_DATA); done
 
 clean:

@@ -68,9 +68,9 @@ enum HyperlapseCommand: Command {
                                         Google: "Google Maps · © 2024 Google" (the panorama's copyright line);
                                         Panoramax: "© author · licence · Panoramax"; your photos and videos:
                                         nothing. none: no credit, for your own photos and videos only
+                                        (refused for google and panoramax: their terms require it)
           --copyright TEXT              your imagery's copyright line (e.g. "© 2026 Ada Lovelace") for the MP4's
                                         copyright tag and the credits file (default: none for your own media)
-                                        (refused for google and panoramax: their terms require it)
           --report OUT.html             a report page beside the video: the route coloured by coverage, a marker
                                         per panorama, the video and GIF, a frame strip, the camera's heading,
                                         the summary and credits (thumbnails in OUT_files/; see also lapse preview)

@@ -54,7 +54,7 @@ enum PanoramasCommand: Command {
         A rerun after an interruption fetches only the tiles missing from the cache.
 
         Examples:
-          GOOGLE_MAPS_API_KEY=… lapse panoramas --route ride.gpx --source google --zoom 3 --out panos/
+          lapse panoramas --route ride.gpx --source panoramax --out panos/
           lapse panoramas --from 48.8584,2.2945 --to 48.8606,2.3376 --provider osrm --source panoramax --out paris/
           lapse panoramas --route walk.gpx --source local:~/Pictures/theta --radius 20 --out walk/
           lapse panoramas --source video:drive.mp4 --track drive.gpx --spacing 20 --out frames/
