@@ -60,6 +60,11 @@ func installSignalHandlers() -> [any DispatchSourceSignal] {
 func nearestOption(to typed: String, in help: String) -> String? {
     let name = typed.split(separator: "=", maxSplits: 1).first.map(String.init) ?? typed
     let options = Set(help.matches(of: /(?:^|[\s,\[(])(--[a-z][a-z0-9-]*)/).map { String($0.1) })
+    return nearestName(to: name, among: options)
+}
+
+/// The name among `names` nearest to `name` (`hyperlaps` → `hyperlapse`), by the rule of ``nearestOption(to:in:)``.
+func nearestName(to name: String, among options: Set<String>) -> String? {
     func distance(_ a: [Character], _ b: [Character]) -> Int {
         guard !a.isEmpty else { return b.count }
         guard !b.isEmpty else { return a.count }
@@ -112,7 +117,9 @@ func runMain() async -> Int32 {
     guard !tokens.isEmpty else { return commandError("no command after \(global.joined(separator: " "))") }
     let name = tokens.removeFirst()
     guard let command = allCommands.first(where: { $0.name == name }) else {
-        return commandError("unknown command '\(name)'")
+        let names = Set(allCommands.map { $0.name })
+        let near = nearestName(to: name, among: names)
+        return commandError("unknown command '\(name)'" + (near.map { " (did you mean \($0)?)" } ?? ""))
     }
     if given("--help", "-h") {
         print(command.help)

@@ -43,6 +43,15 @@ import TestSupport
         }
     }
 
+    /// A mistyped command names the nearest one too (a second newcomer's try: `lapse hyperlaps` printed the help
+    /// with no hint).
+    @Test(arguments: [("hyperlaps", " (did you mean hyperlapse?)"), ("gifs", " (did you mean gif?)"), ("zzz", "")])
+    func anUnknownCommandSuggestsTheNearest(command: String, suggestion: String) throws {
+        let r = try Shell.lapse([command, "x"])
+        #expect(r.status == 64)
+        #expect(r.stderr.hasPrefix("error: unknown command '\(command)'\(suggestion)\n"), "\(r.stderr)")
+    }
+
     @Test func versionUnderJSONIsJSON() throws {
         let r = try Shell.lapse(["--json", "--version"])
         #expect(r.status == 0)
