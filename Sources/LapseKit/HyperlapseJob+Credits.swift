@@ -11,10 +11,13 @@ extension HyperlapseJob {
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         else { return [] }
         let written = Set(except.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
+        let folder = URL(fileURLWithPath: jobFile).deletingLastPathComponent()
         return [("GIF", object["gif"]), ("report", object["report"])].compactMap { kind, value in
-            guard let path = value as? String, !written.contains(URL(fileURLWithPath: path).standardizedFileURL.path),
-                FileManager.default.fileExists(atPath: path)
-            else { return nil }
+            guard let text = value as? String else { return nil }
+            // Relative to the job file (``HyperlapseSettings/withOutputs(relativeTo:)``).
+            let path = (text.hasPrefix("/") ? URL(fileURLWithPath: text) : folder.appendingPathComponent(text))
+                .standardizedFileURL.path
+            guard !written.contains(path), FileManager.default.fileExists(atPath: path) else { return nil }
             return (kind, path)
         }
     }

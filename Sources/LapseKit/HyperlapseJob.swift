@@ -459,7 +459,8 @@ public struct HyperlapseJob: Sendable {
             Data(Self.creditsText(attributions, feed: feed.name, routeCredit: routeCredit, copyright: copyright).utf8))
         if let jobFile, var settings = self.settings {
             settings.frames = planner.orientations.isEmpty ? nil : planner.orientations
-            try jobFile.write(settings.withAbsolutePaths().jsonData())
+            let folder = URL(fileURLWithPath: jobFile.path).deletingLastPathComponent().path
+            try jobFile.write(settings.withAbsolutePaths().withOutputs(relativeTo: folder).jsonData())
         }
         let gifSummary = try await gifEncoder?.finish()
         try video.commit()

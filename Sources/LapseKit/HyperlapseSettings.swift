@@ -292,6 +292,24 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         return s
     }
 
+    /// The settings with `output` and `gif` relative to `folder` (the job file's) where they lie in it: the job file
+    /// then renders the same video when its folder is moved or copied (``confiningOutputs(toJobFile:except:)`` reads
+    /// them against the job file's folder). Other paths stay as they are.
+    public func withOutputs(relativeTo folder: String) -> HyperlapseSettings {
+        let base = URL(fileURLWithPath: folder).standardizedFileURL.path
+        func relative(_ path: String?) -> String? {
+            guard let path, path.hasPrefix("/") else { return path }
+            let standard = URL(fileURLWithPath: path).standardizedFileURL.path
+            let prefix = base == "/" ? "/" : base + "/"
+            guard standard.hasPrefix(prefix), standard.count > prefix.count else { return path }
+            return String(standard.dropFirst(prefix.count))
+        }
+        var s = self
+        s.output = relative(output)
+        s.gif = relative(gif)
+        return s
+    }
+
     /// The settings as pretty, sorted JSON.
     public func jsonData() throws -> Data {
         let encoder = JSONEncoder()

@@ -30,6 +30,30 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty)
     }
 
+    /// The job file a run writes names its outputs relative to itself: a copy of the folder renders into the
+    /// copy (a second newcomer copied a run's folder and its job file was refused: its paths were the old folder's).
+    @Test func aCopiedRunsJobFileRendersIntoTheCopy() throws {
+        let first = TestData.scratchDirectory("jobfile-first"), copy = TestData.scratchDirectory("jobfile-copy")
+        defer { for d in [first, copy] { try? FileManager.default.removeItem(at: d) } }
+        let made = try Shell.lapse([
+            "hyperlapse", "--source", "video:" + Self.clip, "--frame-step", "500", "--size", "160x90",
+            "-o", first.appendingPathComponent("a.mp4").path, "--gif", first.appendingPathComponent("a.gif").path,
+            "--quiet"
+        ])
+        #expect(made.status == 0, "\(made.stderr)")
+        let written = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: first.appendingPathComponent("a.job.json")))
+                as? [String: Any])
+        #expect(written["output"] as? String == "a.mp4" && written["gif"] as? String == "a.gif", "\(written)")
+        try FileManager.default.removeItem(at: copy)
+        try FileManager.default.copyItem(at: first, to: copy)
+        for name in ["a.mp4", "a.gif"] { try FileManager.default.removeItem(at: copy.appendingPathComponent(name)) }
+        let rerun = try Shell.lapse(["hyperlapse", "--config", copy.appendingPathComponent("a.job.json").path, "-y"])
+        #expect(rerun.status == 0, "\(rerun.stderr)")
+        #expect(FileManager.default.fileExists(atPath: copy.appendingPathComponent("a.mp4").path))
+        #expect(FileManager.default.fileExists(atPath: copy.appendingPathComponent("a.gif").path))
+    }
+
     @Test(arguments: [
         ("../escape.mp4", nil, "'output' (../escape.mp4) is outside the job file's folder"),
         ("/tmp/lapse-jobfile-escape.mp4", nil, "'output' (/tmp/lapse-jobfile-escape.mp4) is outside"),
