@@ -35,11 +35,16 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         }
         if out.isEmpty { out = "%00" }
         if out.utf8.count > 100 {
-            var hash: UInt64 = 0xcbf2_9ce4_8422_2325 // FNV-1a 64
-            for b in part.utf8 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
-            out = String(out.prefix(80)) + "~" + String(hash, radix: 16)
+            out = String(out.prefix(80)) + "~" + String(fnv1a(part), radix: 16)
         }
         return out
+    }
+
+    /// The 64-bit FNV-1a hash of `text`'s UTF-8 bytes (stable across runs and processes, unlike `Hashable`).
+    static func fnv1a(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in text.utf8 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return hash
     }
 }
 
@@ -191,8 +196,7 @@ public final class CacheEntryLock: Sendable {
     static func acquire(_ key: CacheKey, in cache: DiskCache, warning: WarningHandler?) async throws
         -> CacheEntryLock?
     {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 // FNV-1a 64 of the entry's path
-        for b in key.relativePath.utf8 { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
+        let hash = CacheKey.fnv1a(key.relativePath)
         let folder = cache.directory.appendingPathComponent(".locks", isDirectory: true)
         let path = folder.appendingPathComponent("\(hash % UInt64(DiskCache.lockStripes)).lock").path
         try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
