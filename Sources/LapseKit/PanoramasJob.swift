@@ -99,10 +99,7 @@ public struct PanoramasJob: Sendable {
         } else if let sequence = made.sequence {
             // Your photos of two trips: said as the hyperlapse says it (photos farther apart than two radii), once
             // the export has run (a run refused says only why).
-            let jumps = zip(sequence, sequence.dropFirst()).enumerated().compactMap { k, pair in
-                let d = pair.0.coordinate.distance(to: pair.1.coordinate)
-                return d > 2 * radius ? RouteJump(after: k, length: d) : nil
-            }
+            let jumps = try Route(coordinates: sequence.map(\.coordinate)).vertices(jumpsOver: 2 * radius).jumps
             result = try await export.run(panoramas: sequence)
             if let warning, let longest = jumps.max(by: { $0.length < $1.length }) {
                 warning(
