@@ -6,6 +6,8 @@ extension Attribution {
     public static let googleStreetView = "Google Street View"
     /// ``source`` of Panoramax pictures.
     public static let panoramax = "Panoramax"
+    /// ``source`` of Mapillary images.
+    public static let mapillary = "Mapillary"
 
     /// The credit a frame of this imagery carries in the picture (``HyperlapseJob/creditPosition``), parts
     /// joined by `" · "`:
@@ -14,6 +16,8 @@ extension Attribution {
     ///   or the text "Google Maps" where the logo cannot be shown legibly (a credit of a frame's 1/40 height);
     /// - Panoramax: author and licence, e.g. "© Zoë Éléonore · CC-BY-SA-4.0 · Panoramax" (the parts the picture
     ///   has, and "Panoramax");
+    /// - Mapillary: the creator's username and the licence, e.g. "© alice · CC BY-SA 4.0 · Mapillary" (Mapillary's
+    ///   terms: CC BY-SA 4.0, attribution to the contributor and Mapillary);
     /// - any other source: the copyright line (or "© author") and the licence, when there is one of them; nil
     ///   otherwise — your own photos and videos need no credit, and nothing is drawn.
     public var credit: String? {
@@ -21,8 +25,8 @@ extension Attribution {
         switch source {
         case Self.googleStreetView:
             return (["Google Maps"] + [copyright].compactMap { $0 }).joined(separator: " · ")
-        case Self.panoramax:
-            return [holder, licence, Self.panoramax].compactMap { $0 }.joined(separator: " · ")
+        case Self.panoramax, Self.mapillary:
+            return [holder, licence, source].compactMap { $0 }.joined(separator: " · ")
         default:
             let parts = [holder, licence].compactMap { $0 }
             return parts.isEmpty ? nil : parts.joined(separator: " · ")
@@ -30,8 +34,11 @@ extension Attribution {
     }
 
     /// Whether the source's terms require the credit in the picture: Google Street View (Google's attribution
-    /// rules) and Panoramax (its pictures are under licences such as CC BY-SA that require attribution).
-    public var requiresCredit: Bool { source == Self.googleStreetView || source == Self.panoramax }
+    /// rules), Panoramax and Mapillary (their pictures are under licences such as CC BY-SA that require attribution).
+    public var requiresCredit: Bool { Self.creditedSources.contains(source) }
+
+    /// The sources whose imagery must carry its credit in the picture.
+    static let creditedSources: Set = [googleStreetView, panoramax, mapillary]
 
     /// Whether ``licence`` is a Creative Commons Attribution-ShareAlike licence, any version ("CC-BY-SA-4.0",
     /// "CC BY-SA 2.0", a creativecommons.org `/by-sa/` URL): a video made from it must be shared under CC BY-SA

@@ -108,15 +108,14 @@ extension HyperlapseSettings {
     }
 
     /// The credit corner of `position` (nil: the default, bottom right); nil for `none`.
-    /// - Throws: ``LapseError`` `.usage` for `none` with Google Street View or Panoramax, whose imagery must be
-    ///   credited in the picture.
+    /// - Throws: ``LapseError`` `.usage` for `none` with Google Street View, Panoramax or Mapillary, whose imagery
+    ///   must be credited in the picture.
     static func creditCorner(_ position: CreditPosition?, source: String?) throws -> CreditCorner? {
         switch position ?? .corner(.bottomRight) {
         case .corner(let corner):
             return corner
         case .none:
-            if let source, source == "google" || source == "panoramax" {
-                let name = source == "google" ? Attribution.googleStreetView : Attribution.panoramax
+            if let source, let name = SourcePanoramaFeed.creditedName(source) {
                 throw LapseError.usage(
                     "`creditPosition` none is for your own photos and videos: \(name) imagery must carry its credit")
             }
@@ -141,7 +140,7 @@ extension HyperlapseSettings {
         let s = HyperlapseSettings.defaults.overridden(by: self)
         try Self.checkFeedNumbers(s)
         guard let source = s.source else {
-            throw LapseError.usage("no panorama source (`source` google|panoramax|local:DIR|video:FILE)")
+            throw LapseError.usage("no panorama source (`source` google|panoramax|mapillary|local:DIR|video:FILE)")
         }
         let hasDirections = s.from != nil || s.to != nil || !(s.via ?? []).isEmpty
         if hasDirections && s.route != nil { throw LapseError.usage("give either `route` or `from`/`to`, not both") }

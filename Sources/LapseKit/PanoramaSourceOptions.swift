@@ -3,12 +3,13 @@ import Foundation
 import LapseTelemetry
 
 /// How to reach a panorama source, as `lapse panoramas` and `lapse hyperlapse` name it: `google`, `panoramax`,
-/// `local:DIR` or `video:FILE`, with its key, base URLs and cache.
+/// `mapillary`, `local:DIR` or `video:FILE`, with its key, base URLs and cache.
 ///
-/// Environment variables fill in what is not given: `GOOGLE_MAPS_API_KEY`, `LAPSE_MAPTILES_URL`,
-/// `LAPSE_PANORAMAX_URL` (the base URLs let tests and private mirrors stand in for the public services).
+/// Environment variables fill in what is not given: `GOOGLE_MAPS_API_KEY`, `MAPILLARY_ACCESS_TOKEN`,
+/// `LAPSE_MAPTILES_URL`, `LAPSE_PANORAMAX_URL`, `LAPSE_MAPILLARY_URL` (the base URLs let tests and private mirrors
+/// stand in for the public services).
 public struct PanoramaSourceOptions: Sendable {
-    /// `google`, `panoramax`, `local:DIR` or `video:FILE`.
+    /// `google`, `panoramax`, `mapillary`, `local:DIR` or `video:FILE`.
     public var source: String
     /// A GPX track giving a `video:` source's positions by time.
     public var track: String?
@@ -16,6 +17,8 @@ public struct PanoramaSourceOptions: Sendable {
     public var keyFile: String?
     public var mapTilesBaseURL: String?
     public var panoramaxBaseURL: String?
+    /// The Mapillary Graph API root (else `LAPSE_MAPILLARY_URL`, else `https://graph.mapillary.com`).
+    public var mapillaryBaseURL: String?
     /// Cache folder; `nil` means the default (`$XDG_CACHE_HOME/lapse`).
     public var cacheDirectory: String?
     /// Neither read nor write the cache.
@@ -44,7 +47,13 @@ public struct PanoramaSourceOptions: Sendable {
         try GoogleDirections.apiKey(keyFile: keyFile.map(Self.expand), environment: environment)
     }
 
-    /// One HTTP client for every request of a job (routes and panoramas), with the key redacted from messages.
+    /// The Mapillary access token from the environment (`MAPILLARY_ACCESS_TOKEN`), when there is one.
+    public var mapillaryToken: String? {
+        environment[MapillarySource.tokenVariable].map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// One HTTP client for every request of a job (routes and panoramas), with the keys redacted from messages.
     public func makeClient() throws -> HTTPClient {
         var configuration = HTTPClient.Configuration()
         configuration.maxConcurrentRequests = concurrency
@@ -53,6 +62,7 @@ public struct PanoramaSourceOptions: Sendable {
             configuration.totalTimeout = timeout
         }
         if let key = try googleKey() { configuration.secrets.append(key) }
+        if let token = mapillaryToken { configuration.secrets.append(token) }
         return HTTPClient(configuration: configuration)
     }
 
@@ -90,9 +100,10 @@ public struct PanoramaSourceOptions: Sendable {
     ///   - progress: download progress of tiles.
     ///   - warning: told of pictures a source leaves out: your photos that are skipped (``Made/skipped``, one line
     ///     each, here), and while looking up (Panoramax: a cropped 360° picture that cannot be placed in its full
-    ///     frame; Google: an indoor panorama left out), once each.
+    ///     frame; Mapillary: a 360° image that is not 2:1; Google: an indoor panorama left out), once each.
     /// - Throws: ``LapseError`` `.usage` for an unknown source, `--track` with another source or a bad base URL;
-    ///   `.denied` for Google without a key; `.invalidInput` for an unreadable folder, video or track.
+    ///   `.denied` for Google without a key or Mapillary without a token; `.invalidInput` for an unreadable folder,
+    ///   video or track.
     public func make(
         client: HTTPClient, videoFrameStep: Int = 30, progress: ProgressHandler? = nil,
         warning: WarningHandler? = nil
@@ -129,6 +140,16 @@ public struct PanoramaSourceOptions: Sendable {
                 source: PanoramaxSource(baseURL: base, client: client, cache: cache, warning: warning),
                 sequence: nil, skipped: [], track: nil)
         }
+        if source == "mapillary" {
+            guard let token = mapillaryToken else { throw MapillarySource.noToken }
+            let base =
+                try DirectionsConfiguration.serviceURL(
+                    mapillaryBaseURL ?? environment["LAPSE_MAPILLARY_URL"], option: "`mapillaryBaseURL`")
+                ?? MapillarySource.defaultBaseURL
+            return Made(
+                source: try MapillarySource(token: token, baseURL: base, client: client, cache: cache, warning: warning),
+                sequence: nil, skipped: [], track: nil)
+        }
         if source.hasPrefix("local:") {
             let local = try LocalPhotoSource(directory: Self.expand(String(source.dropFirst("local:".count))))
             for s in local.skipped { warning?("skipped \(s.file): \(s.reason)") }
@@ -148,7 +169,7 @@ public struct PanoramaSourceOptions: Sendable {
                 source: video, sequence: track == nil ? video.frames(every: videoFrameStep) : nil, skipped: [],
                 track: track, positionsFrom: positionsFrom)
         }
-        throw LapseError.usage("`source` takes google, panoramax, local:DIR or video:FILE, not '\(source)'")
+        throw LapseError.usage("`source` takes google, panoramax, mapillary, local:DIR or video:FILE, not '\(source)'")
     }
 
     /// `path` with a leading `~` expanded to the home folder.

@@ -100,11 +100,13 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     /// How far a source's tilt and roll can be trusted (degrees, one standard deviation): Google's about 1°, a
     /// Panoramax picture's `pers:pitch`/`pers:roll` about 3°, a photo's GPano `PosePitchDegrees`/`PoseRollDegrees`
     /// (a camera's level sensor) about 2°, the last two only when not both 0 (a placeholder, or a picture the
-    /// camera levelled); nil when the source does not know them (the camera is then taken to be upright).
+    /// camera levelled), a Mapillary image's `computed_rotation` (structure from motion) about 2°; nil when the
+    /// source does not know them (the camera is then taken to be upright).
     static func levelUncertainty(_ pano: PanoramaMetadata) -> Double? {
         switch pano.source {
         case "google": return 1
         case "panoramax" where pano.tilt != 0 || pano.roll != 0: return 3
+        case "mapillary" where pano.headingSource == "computed_rotation": return 2
         case "local" where pano.tilt != 0 || pano.roll != 0: return 2
         default: return nil
         }
@@ -135,12 +137,15 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     }
 
     /// How far a source's heading can be trusted (degrees, one standard deviation): Google's metadata about
-    /// 1.5°, a Panoramax azimuth or a photo's compass about 10°; nil for headings the source does not know
-    /// (placeholders, bearings between photos).
+    /// 1.5°, Mapillary's refined `computed_rotation`/`computed_compass_angle` (structure from motion) about 3°, a
+    /// Panoramax azimuth or a photo's compass about 10°, Mapillary's raw `compass_angle` (the camera's compass, often
+    /// a phone's) about 15°; nil for headings the source does not know (placeholders, bearings between photos).
     static func headingUncertainty(_ pano: PanoramaMetadata) -> Double? {
         switch pano.headingSource {
         case "metadata": return 1.5
+        case "computed_rotation", "computed_compass_angle": return 3
         case "view:azimuth", "GPSImgDirection", "PoseHeadingDegrees": return 10
+        case "compass_angle": return 15
         default: return nil
         }
     }
@@ -160,10 +165,17 @@ public struct SourcePanoramaFeed: PanoramaFeed {
         return image.pixels
     }
 
+    /// The display name of a source whose imagery must carry its credit in the picture, nil for one whose need not.
+    static func creditedName(_ source: String) -> String? {
+        let name = displayName(source)
+        return Attribution(source: name).requiresCredit ? name : nil
+    }
+
     static func displayName(_ source: String) -> String {
         switch source {
         case "google": return Attribution.googleStreetView
         case "panoramax": return Attribution.panoramax
+        case "mapillary": return Attribution.mapillary
         case "local": return "local 360° photos"
         default: return source
         }

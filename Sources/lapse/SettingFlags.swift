@@ -13,6 +13,7 @@ enum SettingFlags {
         "keyframes": "--keyframes", "creditPosition": "--credit-position", "keyFile": "--key-file",
         "provider": "--provider", "osrmBaseURL": "--osrm-url", "osrmURL": "--osrm-url",
         "googleBaseURL": "--google-url", "mapTilesBaseURL": "--maptiles-url", "panoramaxBaseURL": "--panoramax-url",
+        "mapillaryBaseURL": "--mapillary-url",
         "segment": "--segment", "start": "--start", "end": "--end", "duration": "--duration", "delay": "--delay",
         "fov": "--fov", "size": "--size", "zoom": "--zoom", "timeout": "--timeout", "spacing": "--spacing",
         "radius": "--radius", "frameStep": "--frame-step", "gifWidth": "--gif-width", "crf": "--crf"

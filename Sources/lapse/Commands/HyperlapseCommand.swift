@@ -24,8 +24,8 @@ enum HyperlapseCommand: Command {
           --spacing M                   metres between route points (default 10; your photos without --route:
                                         every photo, stops left out); 500 000 points at most
         Panoramas:
-          --source SOURCE               google | panoramax | local:DIR (360° photos with GPS) | video:FILE
-                                        (a 360° video)
+          --source SOURCE               google | panoramax | mapillary (token in MAPILLARY_ACCESS_TOKEN) |
+                                        local:DIR (360° photos with GPS) | video:FILE (a 360° video)
           --track GPX                   positions of a video source by time (video time 0 = the track's first time)
           --radius M                    search radius for the nearest panorama (default 50)
           --zoom auto|0-5               Street View zoom (default auto: from --size and --fov)
@@ -66,9 +66,10 @@ enum HyperlapseCommand: Command {
           --credit-position CORNER      where each frame's credit goes: bottom-right (default), bottom-left,
                                         top-left, top-right; small white text on a dark box, in the GIF too.
                                         Google: "Google Maps · © 2024 Google" (the panorama's copyright line);
-                                        Panoramax: "© author · licence · Panoramax"; your photos and videos:
-                                        nothing. none: no credit, for your own photos and videos only
-                                        (refused for google and panoramax: their terms require it)
+                                        Panoramax: "© author · licence · Panoramax"; Mapillary: "© creator ·
+                                        CC BY-SA 4.0 · Mapillary"; your photos and videos: nothing. none: no
+                                        credit, for your own photos and videos only (refused for google,
+                                        panoramax and mapillary: their terms require it)
           --copyright TEXT              your imagery's copyright line (e.g. "© 2026 Ada Lovelace") for the MP4's
                                         copyright tag and the credits file (default: none for your own media)
           --report OUT.html             a report page beside the video: the route coloured by coverage, a marker

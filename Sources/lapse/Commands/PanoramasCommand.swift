@@ -25,6 +25,8 @@ enum PanoramasCommand: Command {
           --spacing M             metres between route points (default 10; 500 000 points at most)
         Panoramas:
           --source SOURCE         panoramax    Panoramax, open imagery, no key
+                                  mapillary    Mapillary, open imagery (CC BY-SA 4.0), a free client token
+                                               in MAPILLARY_ACCESS_TOKEN
                                   local:DIR    your own equirectangular JPEGs with GPS in EXIF
                                   video:FILE   an equirectangular 360° video (with --track for positions)
                                   (not google: Google's terms do not allow storing Street View images)
@@ -35,7 +37,7 @@ enum PanoramasCommand: Command {
           --radius M              search radius in metres (default 50)
           --zoom auto|0-5         Google zoom level; auto picks the lowest at least --width wide (default auto)
           --width W               the width the panoramas are needed at, for --zoom auto and to scale down
-                                  Panoramax/local/video images (default 4096)
+                                  Panoramax/Mapillary/local/video images (default 4096)
         Network and cache:
           --cache-dir DIR         tile and metadata cache (default $XDG_CACHE_HOME/lapse or ~/.cache/lapse)
           --no-cache              neither read nor write the cache
@@ -45,6 +47,7 @@ enum PanoramasCommand: Command {
           --key-file FILE         file holding the Google API key instead of GOOGLE_MAPS_API_KEY
           --maptiles-url URL      Map Tiles API base (default https://tile.googleapis.com, or $LAPSE_MAPTILES_URL)
           --panoramax-url URL     Panoramax API (default https://api.panoramax.xyz/api, or $LAPSE_PANORAMAX_URL)
+          --mapillary-url URL     Mapillary API (default https://graph.mapillary.com, or $LAPSE_MAPILLARY_URL)
         Output:
           -o, --output DIR        folder for the images and manifest.json (created when missing; --out too)
           -y, --overwrite         replace files from an earlier run
@@ -65,7 +68,7 @@ enum PanoramasCommand: Command {
         let output = try OutputOptions(&arguments, aliases: ["--out"])
         guard let out = output.path else { throw LapseError.usage("no output folder (-o DIR)") }
         guard let sourceText = try arguments.value("--source") else {
-            throw LapseError.usage("no panorama source (--source google|panoramax|local:DIR|video:FILE)")
+            throw LapseError.usage("no panorama source (--source google|panoramax|mapillary|local:DIR|video:FILE)")
         }
         let routeFile = try arguments.value("--route")
         let from = try arguments.value("--from").map { try coordinate($0, "--from") }
@@ -90,6 +93,7 @@ enum PanoramasCommand: Command {
         let keyFile = try arguments.value("--key-file")
         let maptilesURL = try arguments.value("--maptiles-url")
         let panoramaxURL = try arguments.value("--panoramax-url")
+        let mapillaryURL = try arguments.value("--mapillary-url")
         let overwrite = output.overwrite
         let timeout = try NetworkOptions(&arguments).timeout
         let extra = try arguments.positionals()
@@ -113,7 +117,7 @@ enum PanoramasCommand: Command {
         }
 
         if sourceText == "google" { throw LapseError.usage(PanoramasJob.googleRefusal) }
-        if routeFile == nil && from == nil && sourceText == "panoramax" {
+        if routeFile == nil && from == nil && (sourceText == "panoramax" || sourceText == "mapillary") {
             throw LapseError.usage("no route: give --route FILE or --from/--to")
         }
 
@@ -122,6 +126,7 @@ enum PanoramasCommand: Command {
         options.keyFile = keyFile
         options.mapTilesBaseURL = maptilesURL
         options.panoramaxBaseURL = panoramaxURL
+        options.mapillaryBaseURL = mapillaryURL
         options.cacheDirectory = cacheDir
         options.useCache = !noCache
         options.concurrency = concurrency

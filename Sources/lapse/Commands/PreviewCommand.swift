@@ -26,7 +26,7 @@ enum PreviewCommand: Command {
           --spacing M                   metres between route points (default 10; your photos without --route:
                                         every photo); 500 000 points at most
         Panoramas:
-          --source SOURCE               google | panoramax | local:DIR | video:FILE
+          --source SOURCE               google | panoramax | mapillary | local:DIR | video:FILE
           --track GPX                   positions of a video source by time
           --radius M                    search radius for the nearest panorama (default 50)
           --include-indoor              Street View: take indoor panoramas too (default: left out, counted as gaps)
