@@ -147,7 +147,8 @@ public struct PanoramaSourceOptions: Sendable {
                     mapillaryBaseURL ?? environment["LAPSE_MAPILLARY_URL"], option: "`mapillaryBaseURL`")
                 ?? MapillarySource.defaultBaseURL
             return Made(
-                source: try MapillarySource(token: token, baseURL: base, client: client, cache: cache, warning: warning),
+                source: try MapillarySource(
+                    token: token, baseURL: base, client: client, cache: cache, warning: warning),
                 sequence: nil, skipped: [], track: nil)
         }
         if source.hasPrefix("local:") {

@@ -159,7 +159,8 @@ public struct MapillarySource: PanoramaSource {
                     let c = coordinates[i]
                     found[i] = usable.compactMap { p in
                         let d = c.distance(to: p.panorama.coordinate)
-                        return d <= radius ? Candidate(distance: d, panorama: p.panorama, capturedAt: p.capturedAt) : nil
+                        return d <= radius
+                            ? Candidate(distance: d, panorama: p.panorama, capturedAt: p.capturedAt) : nil
                     }.sorted { ($0.distance, $0.panorama.id) < ($1.distance, $1.panorama.id) }
                 }
             }
@@ -253,7 +254,8 @@ public struct MapillarySource: PanoramaSource {
         return (
             PanoramaMetadata(
                 source: name, id: image.id, coordinate: here, date: date, heading: normalizeDegrees(heading),
-                tilt: tilt, roll: roll, width: w > 0 ? w : Self.thumbnailWidth, height: h > 0 ? h : Self.thumbnailWidth / 2,
+                tilt: tilt, roll: roll, width: w > 0 ? w : Self.thumbnailWidth,
+                height: h > 0 ? h : Self.thumbnailWidth / 2,
                 licence: Self.licence, author: image.creator?.username, imageURL: image.thumb_original_url,
                 headingSource: headingSource, collection: image.sequence, smallImageURL: image.thumb_2048_url),
             image.captured_at ?? 0
@@ -425,7 +427,8 @@ public struct MapillarySource: PanoramaSource {
         let subject = "Mapillary image \(panorama.id)"
         let check: (HTTPResponse) throws -> Void = { response in
             if response.status == 403 {
-                throw LapseError(.denied, subject, "the picture's URL was refused (HTTP 403: expired)", cause: .http(403))
+                throw LapseError(
+                    .denied, subject, "the picture's URL was refused (HTTP 403: expired)", cause: .http(403))
             }
             try response.requireSuccess(subject, hiding: [token])
         }

@@ -5,9 +5,9 @@ import LapseMedia
 
 /// What is known about one panorama, whatever its source.
 public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
-    /// The source's name: `google`, `panoramax`, `local` or `video`.
+    /// The source's name: `google`, `panoramax`, `mapillary`, `local` or `video`.
     public var source: String
-    /// The pano id: Google's panoId, Panoramax's picture id, a file name, or `video@<seconds>`.
+    /// The pano id: Google's panoId, Panoramax's picture id, Mapillary's image id, a file name, or `video@<seconds>`.
     public var id: String
     /// Where it was taken.
     public var coordinate: Coordinate
@@ -33,15 +33,15 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
     /// its full frame; nil for a picture of the whole sphere. Sources deliver such a picture placed in its full 2:1
     /// frame, the missing part black.
     public var crop: PanoramaCrop?
-    /// The capture run the panorama belongs to (Panoramax's collection, a sequence of pictures taken in one go),
-    /// when the source has one.
+    /// The capture run the panorama belongs to (Panoramax's collection, Mapillary's sequence: pictures taken in one
+    /// go), when the source has one.
     public var collection: String?
     /// Tile size in pixels for tiled sources (Google: 512 × 512), else `nil`.
     public var tileWidth: Int?
     public var tileHeight: Int?
     /// Copyright line (Google), for attribution.
     public var copyright: String?
-    /// Licence (Panoramax: e.g. `CC-BY-SA-4.0`), for attribution.
+    /// Licence (Panoramax: e.g. `CC-BY-SA-4.0`; Mapillary: `CC BY-SA 4.0`), for attribution.
     public var licence: String?
     /// Author or owner, for attribution.
     public var author: String?
@@ -49,11 +49,14 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
     public var file: String?
     /// Time in seconds in a video, for video sources.
     public var time: Double?
-    /// Where the full-resolution image is downloaded from (Panoramax's `hd` asset), else `nil`.
+    /// Where the full-resolution image is downloaded from (Panoramax's `hd` asset, Mapillary's
+    /// `thumb_original_url`), else `nil`.
     public var imageURL: String?
-    /// Where a smaller image is downloaded from (Panoramax's `sd` asset, 2048 pixels wide), else `nil`.
+    /// Where a smaller image is downloaded from (Panoramax's `sd` asset, Mapillary's `thumb_2048_url`: 2048 pixels
+    /// wide), else `nil`.
     public var smallImageURL: String?
-    /// Where ``heading`` comes from: `metadata` (Google's), `view:azimuth` (Panoramax), `GPSImgDirection` or
+    /// Where ``heading`` comes from: `metadata` (Google's), `view:azimuth` (Panoramax), `computed_rotation`,
+    /// `computed_compass_angle` or `compass_angle` (Mapillary's, refined first), `GPSImgDirection` or
     /// `PoseHeadingDegrees` (a photo's EXIF/XMP), `next photo` or `previous photo` (the bearing between photos),
     /// `none` (a placeholder, 0: the source does not know — a Panoramax picture without `view:azimuth`), or `nil`
     /// (not recorded).

@@ -2,10 +2,10 @@
 import Foundation
 import LapseGeo
 
-/// A place to get street-level panoramas from: Google Street View, Panoramax, a folder of 360° photos,
+/// A place to get street-level panoramas from: Google Street View, Panoramax, Mapillary, a folder of 360° photos,
 /// a 360° video.
 public protocol PanoramaSource: Sendable {
-    /// Short name used in manifests and cache keys: `google`, `panoramax`, `local`, `video`.
+    /// Short name used in manifests and cache keys: `google`, `panoramax`, `mapillary`, `local`, `video`.
     var name: String { get }
 
     /// The nearest panorama to each coordinate within `radius`.

@@ -180,7 +180,10 @@ enum MapillaryWorld {
             #expect(pano.width == 5760 && pano.height == 2880)
             #expect(pano.date == "2021-07-29T11:16:\(42 + 2 * n)Z", "\(pano.date ?? "no date")")
         }
-        #expect(warnings.items == ["Mapillary image \(MapillaryWorld.notTwoToOne): a 360° image of 5760×2000 is not 2:1 (cropped); skipped"])
+        #expect(
+            warnings.items == [
+                "Mapillary image \(MapillaryWorld.notTwoToOne): a 360° image of 5760×2000 is not 2:1 (cropped); skipped"
+            ])
         let log = try await MapillaryWorld.log(server)
         let api = log.filter { !$0.path.hasPrefix("/_") }
         #expect(!api.isEmpty && api.allSatisfy { $0.auth && !$0.query_token }, "\(log)")

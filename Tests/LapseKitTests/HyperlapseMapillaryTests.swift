@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseKit
+import LapseRender
+import Testing
+import TestSupport
+
+/// The hyperlapse against the Mapillary stand-in (Tests/Fixtures/mapillary_standin.py): a route along the five real
+/// GoPro MAX photos of `pano360/geovisio_gopromax_walk` served as one sequence, with a second sequence beside it.
+@Suite struct HyperlapseMapillaryTests {
+    let dir = TestData.scratchDirectory("hypermly")
+    static let token = "MLY|4242424242424242|standinstandinstandin0000"
+    static func walk(_ n: Int) -> String { "400000000000000\(n)" }
+    /// The walk photos' GPS positions and compass headings (EXIF).
+    static let walk: [(Double, Double, Double)] = [
+        (49.00688961988304, 1.9191854417991367, 349.05820582058203),
+        (49.0068986458004, 1.9191896230005276, 11.185587171213454),
+        (49.00692625960235, 1.9191963606027425, 1.4737722892261527),
+        (49.00695484980094, 1.919199780601944, 350.4399829132849),
+        (49.00697341759938, 1.919194019996227, 356.46147540983605)
+    ]
+
+    func server() throws -> LocalServer {
+        try LocalServer(
+            script: "mapillary_standin.py",
+            arguments: [
+                "--data", TestData.root.path, "--workdir",
+                FileManager.default.temporaryDirectory.appendingPathComponent("lapse-mapillary-standin-v1").path
+            ])
+    }
+
+    func settings(_ name: String) throws -> HyperlapseSettings {
+        let route = dir.appendingPathComponent("walk.txt").path
+        try Self.walk.map { String(format: "%.9f,%.9f", $0.0, $0.1) }.joined(separator: "\n")
+            .write(toFile: route, atomically: true, encoding: .utf8)
+        var s = HyperlapseSettings()
+        s.route = route
+        s.source = "mapillary"
+        s.spacing = 1
+        s.radius = 4
+        s.size = FrameSize(width: 640, height: 360)
+        s.crf = 0
+        s.stabilize = false
+        s.cacheDir = dir.appendingPathComponent("cache").path
+        s.output = dir.appendingPathComponent(name + ".mp4").path
+        return s
+    }
+
+    /// One frame per photo of the walk, in sequence order (the route resampled every metre: 10 points, the repeats
+    /// dropped); each posed by its refined heading; each frame's credit names the photo's creator
+    /// ("© ada_walks · CC BY-SA 4.0 · Mapillary") and is drawn in its corner and nowhere else; the credits file and
+    /// the MP4 say the video is a CC BY-SA 4.0 derivative.
+    @Test func aRouteThroughASequenceUsesEachPictureOnceWithItsCredit() async throws {
+        let server = try server()
+        let environment = [
+            "MAPILLARY_ACCESS_TOKEN": Self.token, "LAPSE_MAPILLARY_URL": server.baseURL
+        ]
+        func run(_ name: String, _ corner: CreditCorner?, stabilize: Bool = false) async throws
+            -> (HyperlapseJob.Summary, [(y: [UInt8], u: [UInt8], v: [UInt8])])
+        {
+            var s = try settings(name)
+            s.stabilize = stabilize
+            var job = try s.makeJob(overwrite: false)
+            job.creditPosition = corner
+            let summary = try await job.run(feed: try await s.makeFeed(environment: environment))
+            return (summary, try FFmpegReference.yuv420pFrames(summary.output, width: 640, height: 360))
+        }
+        let (summary, framed) = try await run("mly-framed", .bottomRight)
+        let (plain, unframed) = try await run("mly-plain", nil)
+        #expect(summary.frames == 5 && summary.panoramas == 5, "\(summary.frames) \(summary.panoramas)")
+        // Stabilised (Mapillary's licence allows analysing its pictures): the same five photos in sequence order,
+        // each posed from its refined heading (12° less than the camera's compass).
+        let (stable, _) = try await run("mly-stable", .bottomRight, stabilize: true)
+        #expect(stable.orientations.map(\.pano) == (1...5).map(Self.walk))
+        for (k, o) in stable.orientations.enumerated() {
+            #expect(abs(Self.difference(o.sourceHeading, Self.walk[k].2 - 12)) < 1e-3, "frame \(k): \(o)")
+        }
+        #expect(summary.attributions.compactMap(\.credit) == ["© ada_walks · CC BY-SA 4.0 · Mapillary"])
+        let overlay = try CreditOverlay(corner: .bottomRight)
+        let box = try #require(
+            overlay.box(for: "© ada_walks · CC BY-SA 4.0 · Mapillary", frameWidth: 640, frameHeight: 360))
+        HyperlapseCreditTests.expectCreditOnlyInBox(
+            framed, unframed, width: 640, boxes: Array(repeating: box, count: 5), "mapillary")
+        #expect(plain.frames == 5)
+
+        let sidecar = try String(
+            contentsOfFile: dir.appendingPathComponent("mly-framed.credits.txt").path, encoding: .utf8)
+        #expect(
+            sidecar == """
+                Imagery credits (Mapillary):
+                - Mapillary — by ada_walks — CC BY-SA 4.0
+                This video is a derivative of CC-BY-SA imagery and is licensed under CC BY-SA 4.0: \
+                https://creativecommons.org/licenses/by-sa/4.0/
+                Made with lapse \(lapseVersion).
+
+                """)
+        let tags = try FFmpegReference.formatTags(summary.output)
+        #expect(
+            tags["copyright"]
+                == "Mapillary — by ada_walks — CC BY-SA 4.0; "
+                + "video licensed under CC BY-SA 4.0, https://creativecommons.org/licenses/by-sa/4.0/", "\(tags)")
+    }
+
+    /// Mapillary's imagery must carry its credit: `creditPosition` none is refused, as for Google and Panoramax.
+    @Test func theCreditCannotBeLeftOut() throws {
+        var s = try settings("mly-none")
+        s.creditPosition = HyperlapseSettings.CreditPosition.none
+        #expect(throws: LapseError.self) { _ = try s.makeJob(overwrite: false) }
+    }
+
+    static func difference(_ a: Double, _ b: Double) -> Double {
+        var d = (a - b).truncatingRemainder(dividingBy: 360)
+        if d > 180 { d -= 360 }
+        if d < -180 { d += 360 }
+        return d
+    }
+}
