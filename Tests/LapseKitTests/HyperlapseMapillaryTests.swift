@@ -82,6 +82,8 @@ import TestSupport
         HyperlapseCreditTests.expectCreditOnlyInBox(
             framed, unframed, width: 640, boxes: Array(repeating: box, count: 5), "mapillary")
         #expect(plain.frames == 5)
+        // The second run took every picture from the cache (kept by its Cache-Control: max-age).
+        #expect(summary.tilesDownloaded == 5 && plain.tilesDownloaded == 0 && plain.tilesFromCache == 5)
 
         let sidecar = try String(
             contentsOfFile: dir.appendingPathComponent("mly-framed.credits.txt").path, encoding: .utf8)

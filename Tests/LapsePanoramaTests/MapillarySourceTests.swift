@@ -201,13 +201,29 @@ enum MapillaryWorld {
         let besides = MapillaryWorld.walkEXIF.dropFirst().map {
             MapillaryWorld.offset($0.0, $0.1, north: 0.5, east: 0.9)
         }
-        let found = try await source.nearest(to: [MapillaryWorld.walkRoute[0]] + besides + beyond, radius: 4)
+        // And a point 100 m on, where there is no image: a gap.
+        let nowhere = MapillaryWorld.offset(lat, lng, north: 100)
+        let found = try await source.nearest(
+            to: [MapillaryWorld.walkRoute[0]] + besides + beyond + [nowhere], radius: 4)
         // 3 m past the walk's last photo, the drive's image 0.4 m away, that photo is still within the slack.
         #expect(
             found.map { $0?.id }
-                == (1...5).map(MapillaryWorld.walk) + [MapillaryWorld.walk(5)] + (7...8).map(MapillaryWorld.drive))
+                == (1...5).map(MapillaryWorld.walk) + [MapillaryWorld.walk(5)] + (7...8).map(MapillaryWorld.drive)
+                + [nil])
         let drive = try #require(found[6])
         #expect(drive.headingSource == "compass_angle" && drive.heading == 95 && drive.author == "bo_drives")
+    }
+
+    /// A search whose answer fills the limit holds only some of the box's images: the box is cut in four and each
+    /// quarter searched, so the walk is found whole with a limit of 4 images an answer.
+    @Test func aFullAnswerIsSearchedAgainInQuarters() async throws {
+        let server = try MapillaryWorld.server()
+        var source = try MapillaryWorld.source(server)
+        source.searchLimit = 4
+        let found = try await source.nearest(to: MapillaryWorld.walkRoute, radius: 4)
+        #expect(found.map { $0?.id } == (1...5).map(MapillaryWorld.walk))
+        let searches = try await MapillaryWorld.log(server).filter { $0.path == "/images" }
+        #expect(searches.count >= 5, "\(searches.count)")
     }
 
     /// The thumbnail a frame needs: 2048 pixels wide up to 2048, the original beyond; both decode 2:1 at their sizes.
