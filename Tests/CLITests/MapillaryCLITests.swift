@@ -7,28 +7,11 @@ import TestSupport
 /// the token comes from `MAPILLARY_ACCESS_TOKEN`, goes to the API only, and is written nowhere.
 @Suite struct MapillaryCLITests {
     let dir = TestData.scratchDirectory("mlycli")
-    static let token = "MLY|4242424242424242|standinstandinstandin0000"
-    /// The walk photos' GPS positions (pano360/geovisio_gopromax_walk).
-    static let walk = [
-        "49.00688961988304,1.9191854417991367", "49.0068986458004,1.9191896230005276",
-        "49.00692625960235,1.9191963606027425", "49.00695484980094,1.919199780601944",
-        "49.00697341759938,1.919194019996227"
-    ]
+    static let token = MapillaryStandIn.token
 
-    func server(_ arguments: [String] = []) throws -> LocalServer {
-        try LocalServer(
-            script: "mapillary_standin.py",
-            arguments: [
-                "--data", TestData.root.path, "--workdir",
-                FileManager.default.temporaryDirectory.appendingPathComponent("lapse-mapillary-standin-v1").path
-            ] + arguments)
-    }
+    func server(_ arguments: [String] = []) throws -> LocalServer { try MapillaryStandIn.server(arguments) }
 
-    func route() throws -> String {
-        let path = dir.appendingPathComponent("walk.txt").path
-        try Self.walk.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
+    func route() throws -> String { try MapillaryStandIn.walkRoute(in: dir) }
 
     /// Every file under `folder` (recursively) whose bytes contain `needle`.
     static func files(under folder: URL, containing needle: String) -> [String] {

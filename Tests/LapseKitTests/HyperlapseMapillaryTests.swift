@@ -9,32 +9,11 @@ import TestSupport
 /// GoPro MAX photos of `pano360/geovisio_gopromax_walk` served as one sequence, with a second sequence beside it.
 @Suite struct HyperlapseMapillaryTests {
     let dir = TestData.scratchDirectory("hypermly")
-    static let token = "MLY|4242424242424242|standinstandinstandin0000"
-    static func walk(_ n: Int) -> String { "400000000000000\(n)" }
-    /// The walk photos' GPS positions and compass headings (EXIF).
-    static let walk: [(Double, Double, Double)] = [
-        (49.00688961988304, 1.9191854417991367, 349.05820582058203),
-        (49.0068986458004, 1.9191896230005276, 11.185587171213454),
-        (49.00692625960235, 1.9191963606027425, 1.4737722892261527),
-        (49.00695484980094, 1.919199780601944, 350.4399829132849),
-        (49.00697341759938, 1.919194019996227, 356.46147540983605)
-    ]
-
-    func server() throws -> LocalServer {
-        try LocalServer(
-            script: "mapillary_standin.py",
-            arguments: [
-                "--data", TestData.root.path, "--workdir",
-                FileManager.default.temporaryDirectory.appendingPathComponent("lapse-mapillary-standin-v1").path
-            ])
-    }
+    static func walk(_ n: Int) -> String { MapillaryStandIn.walk(n) }
 
     func settings(_ name: String) throws -> HyperlapseSettings {
-        let route = dir.appendingPathComponent("walk.txt").path
-        try Self.walk.map { String(format: "%.9f,%.9f", $0.0, $0.1) }.joined(separator: "\n")
-            .write(toFile: route, atomically: true, encoding: .utf8)
         var s = HyperlapseSettings()
-        s.route = route
+        s.route = try MapillaryStandIn.walkRoute(in: dir)
         s.source = "mapillary"
         s.spacing = 1
         s.radius = 4
@@ -51,10 +30,8 @@ import TestSupport
     /// ("© ada_walks · CC BY-SA 4.0 · Mapillary") and is drawn in its corner and nowhere else; the credits file and
     /// the MP4 say the video is a CC BY-SA 4.0 derivative.
     @Test func aRouteThroughASequenceUsesEachPictureOnceWithItsCredit() async throws {
-        let server = try server()
-        let environment = [
-            "MAPILLARY_ACCESS_TOKEN": Self.token, "LAPSE_MAPILLARY_URL": server.baseURL
-        ]
+        let server = try MapillaryStandIn.server()
+        let environment = ["MAPILLARY_ACCESS_TOKEN": MapillaryStandIn.token, "LAPSE_MAPILLARY_URL": server.baseURL]
         func run(_ name: String, _ corner: CreditCorner?, stabilize: Bool = false) async throws
             -> (HyperlapseJob.Summary, [(y: [UInt8], u: [UInt8], v: [UInt8])])
         {
@@ -73,7 +50,9 @@ import TestSupport
         let (stable, _) = try await run("mly-stable", .bottomRight, stabilize: true)
         #expect(stable.orientations.map(\.pano) == (1...5).map(Self.walk))
         for (k, o) in stable.orientations.enumerated() {
-            #expect(abs(Self.difference(o.sourceHeading, Self.walk[k].2 - 12)) < 1e-3, "frame \(k): \(o)")
+            #expect(
+                abs(Self.difference(o.sourceHeading, MapillaryStandIn.walkEXIF[k].heading - 12)) < 1e-3,
+                "frame \(k): \(o)")
         }
         #expect(summary.attributions.compactMap(\.credit) == ["© ada_walks · CC BY-SA 4.0 · Mapillary"])
         let overlay = try CreditOverlay(corner: .bottomRight)

@@ -9,23 +9,13 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// The Mapillary stand-in (Tests/Fixtures/mapillary_standin.py) and the world it serves: the five real GoPro MAX
-/// photos of `pano360/geovisio_gopromax_walk` as sequence `seq-walk`, frames of a real 360° video beside them and
-/// beyond as `seq-drive`, a flat image and a 360° image that is not 2:1.
+/// The Mapillary stand-in's world (``MapillaryStandIn``) as the source tests use it.
 enum MapillaryWorld {
-    static let token = "MLY|4242424242424242|standinstandinstandin0000"
-    static func walk(_ n: Int) -> String { "400000000000000\(n)" } // n = 1…5
-    static func drive(_ n: Int) -> String { "500000000000000\(n)" } // n = 1…8
-    static let flat = "6000000000000001"
+    static let token = MapillaryStandIn.token
+    static func walk(_ n: Int) -> String { MapillaryStandIn.walk(n) }
+    static func drive(_ n: Int) -> String { MapillaryStandIn.drive(n) }
     static let notTwoToOne = "6000000000000002"
-    /// The walk photos' own GPS positions and compass headings (EXIF).
-    static let walkEXIF: [(Double, Double, Double)] = [
-        (49.00688961988304, 1.9191854417991367, 349.05820582058203),
-        (49.0068986458004, 1.9191896230005276, 11.185587171213454),
-        (49.00692625960235, 1.9191963606027425, 1.4737722892261527),
-        (49.00695484980094, 1.919199780601944, 350.4399829132849),
-        (49.00697341759938, 1.919194019996227, 356.46147540983605)
-    ]
+    static let walkEXIF = MapillaryStandIn.walkEXIF
     /// The stand-in's flat-earth step.
     static func offset(_ lat: Double, _ lng: Double, north: Double = 0, east: Double = 0) -> Coordinate {
         Coordinate(
@@ -36,15 +26,8 @@ enum MapillaryWorld {
         let (lat, lng, _) = walkEXIF[n - 1]
         return offset(lat, lng, north: 0.3, east: -0.2)
     }
-    static let workdir = "lapse-mapillary-standin-v1"
-
     static func server(_ arguments: [String] = []) throws -> LocalServer {
-        try LocalServer(
-            script: "mapillary_standin.py",
-            arguments: [
-                "--data", TestData.root.path, "--workdir",
-                FileManager.default.temporaryDirectory.appendingPathComponent(workdir).path
-            ] + arguments)
+        try MapillaryStandIn.server(arguments)
     }
 
     static func source(
@@ -75,7 +58,9 @@ enum MapillaryWorld {
     }
 
     /// The route: the walk photos' GPS positions.
-    static var walkRoute: [Coordinate] { walkEXIF.map { Coordinate(uncheckedLatitude: $0.0, longitude: $0.1) } }
+    static var walkRoute: [Coordinate] {
+        walkEXIF.map { Coordinate(uncheckedLatitude: $0.latitude, longitude: $0.longitude) }
+    }
 }
 
 @Suite struct MapillarySourceTests {
@@ -169,7 +154,7 @@ enum MapillaryWorld {
             let pano = try #require(p)
             let exif = MapillaryWorld.walkEXIF[n]
             #expect(pano.coordinate.distance(to: MapillaryWorld.walkComputed(n + 1)) < 0.01, "\(pano.coordinate)")
-            #expect(abs(angleDifference(pano.heading, exif.2 - 12)) < 1e-6, "\(n): \(pano.heading)")
+            #expect(abs(angleDifference(pano.heading, exif.heading - 12)) < 1e-6, "\(n): \(pano.heading)")
             if n == 2 {
                 #expect(pano.headingSource == "computed_compass_angle" && pano.tilt == 0 && pano.roll == 0)
             } else {
@@ -199,7 +184,7 @@ enum MapillaryWorld {
         let beyond = (1...3).map { MapillaryWorld.offset(lat, lng, north: 3.0 * Double($0), east: 0.4) }
         // From the first photo on, points where the drive's image beside each walk photo is nearer than the photo.
         let besides = MapillaryWorld.walkEXIF.dropFirst().map {
-            MapillaryWorld.offset($0.0, $0.1, north: 0.5, east: 0.9)
+            MapillaryWorld.offset($0.latitude, $0.longitude, north: 0.5, east: 0.9)
         }
         // And a point 100 m on, where there is no image: a gap.
         let nowhere = MapillaryWorld.offset(lat, lng, north: 100)
