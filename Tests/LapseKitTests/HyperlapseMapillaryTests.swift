@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import LapseGeo
 import LapseKit
 import LapseRender
 import Testing
@@ -51,7 +52,7 @@ import TestSupport
         #expect(stable.orientations.map(\.pano) == (1...5).map(Self.walk))
         for (k, o) in stable.orientations.enumerated() {
             #expect(
-                abs(Self.difference(o.sourceHeading, MapillaryStandIn.walkEXIF[k].heading - 12)) < 1e-3,
+                abs(angleDifference(from: MapillaryStandIn.walkEXIF[k].heading - 12, to: o.sourceHeading)) < 1e-3,
                 "frame \(k): \(o)")
         }
         #expect(summary.attributions.compactMap(\.credit) == ["© ada_walks · CC BY-SA 4.0 · Mapillary"])
@@ -87,12 +88,5 @@ import TestSupport
         var s = try settings("mly-none")
         s.creditPosition = HyperlapseSettings.CreditPosition.none
         #expect(throws: LapseError.self) { _ = try s.makeJob(overwrite: false) }
-    }
-
-    static func difference(_ a: Double, _ b: Double) -> Double {
-        var d = (a - b).truncatingRemainder(dividingBy: 360)
-        if d > 180 { d -= 360 }
-        if d < -180 { d += 360 }
-        return d
     }
 }

@@ -154,7 +154,7 @@ enum MapillaryWorld {
             let pano = try #require(p)
             let exif = MapillaryWorld.walkEXIF[n]
             #expect(pano.coordinate.distance(to: MapillaryWorld.walkComputed(n + 1)) < 0.01, "\(pano.coordinate)")
-            #expect(abs(angleDifference(pano.heading, exif.heading - 12)) < 1e-6, "\(n): \(pano.heading)")
+            #expect(abs(angleDifference(from: exif.heading - 12, to: pano.heading)) < 1e-6, "\(n): \(pano.heading)")
             if n == 2 {
                 #expect(pano.headingSource == "computed_compass_angle" && pano.tilt == 0 && pano.roll == 0)
             } else {
@@ -282,12 +282,4 @@ enum MapillaryWorld {
             #expect(searches[k].time - searches[k - 1].time >= 0.95, "\(searches)")
         }
     }
-}
-
-/// The signed difference a − b of two angles in degrees, in −180…180.
-private func angleDifference(_ a: Double, _ b: Double) -> Double {
-    var d = (a - b).truncatingRemainder(dividingBy: 360)
-    if d > 180 { d -= 360 }
-    if d < -180 { d += 360 }
-    return d
 }
