@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// The equi-angular cubemap (EAC) of a GoPro MAX `.360` file: two video streams of three cube faces each, side by
+/// side — the first stream left, front, right; the second down, back, top, each turned a quarter counter-clockwise —
+/// in equi-angular coordinates (a face's pixels evenly spaced in angle, `4/π · atan` of the cube-face coordinate).
+///
+/// Layout (GoPro's, as trek-view's reference converter max2sphere reads it, docs/dev-notes.pdf there): a stream is
+/// `side | centre | side` columns wide (5.6K: 1376 | 1344 | 1376 = 4096 × 1344; 3K: 768 | 736 | 768 = 2272 × 736).
+/// The centre face fills its columns. A side face is cut down its middle: its two halves (each 45°, drawn
+/// `side/2 − blend` columns wide) lie at the region's two ends with a band of `2 · blend` columns between them
+/// (64 on 5.6K, 32 on 3K), in which each half runs on past the cut for `blend` columns — the overlap the camera
+/// stitches across. max2sphere blends the two across the band; here each direction takes the half it lies in, so
+/// the two copies meet at the band's middle, where the blend is half and half (they show the same scene).
+///
+/// Both streams are taken as one picture, the **atlas**: the first stream's rows above the second's
+/// (`streamWidth × 2·streamHeight`), as ``Projector`` samples it.
+public struct GoProEAC: Sendable, Hashable {
+    public let streamWidth: Int, streamHeight: Int
+    /// Columns of a side region (a face and its overlap band), of the centre face, and of a half's overlap.
+    public let sideWidth: Int, centreWidth: Int, blendWidth: Int
+
+    /// The layouts GoPro MAX writes: 5.6K (4096 × 1344 a stream) and 3K (2272 × 736).
+    public static let layouts = [
+        GoProEAC(streamWidth: 4096, streamHeight: 1344, sideWidth: 1376, centreWidth: 1344, blendWidth: 32),
+        GoProEAC(streamWidth: 2272, streamHeight: 736, sideWidth: 768, centreWidth: 736, blendWidth: 16)
+    ]
+
+    /// The layout of streams of this size, nil for a size GoPro MAX does not write.
+    public static func layout(streamWidth: Int, streamHeight: Int) -> GoProEAC? {
+        layouts.first { $0.streamWidth == streamWidth && $0.streamHeight == streamHeight }
+    }
+
+    init(streamWidth: Int, streamHeight: Int, sideWidth: Int, centreWidth: Int, blendWidth: Int) {
+        self.streamWidth = streamWidth
+        self.streamHeight = streamHeight
+        self.sideWidth = sideWidth
+        self.centreWidth = centreWidth
+        self.blendWidth = blendWidth
+    }
+
+    /// The atlas's size: both streams, the first above the second.
+    public var atlasWidth: Int { streamWidth }
+    public var atlasHeight: Int { 2 * streamHeight }
+
+    enum Face { case left, front, right, down, back, top }
+
+    /// Where the direction `d` (x right, y down, z forward; any length > 0) is seen in the atlas, in pixel-index
+    /// coordinates (pixel centres at whole numbers) of a plane `scale` times the atlas's size (½ for 4:2:0
+    /// chroma).
+    @inline(__always)
+    public func position(_ d: SIMD3<Double>, scale: Double = 1) -> (x: Double, y: Double) {
+        // max2sphere's axes: x right, y forward, z up.
+        let px = d.x, py = d.z, pz = -d.y
+        let ax = abs(px), ay = abs(py), az = abs(pz)
+        let face: Face
+        var u: Double, v: Double // 0…1 across the face, v up
+        @inline(__always) func ea(_ t: Double) -> Double { atan(t) * (4 / .pi) } // equi-angular: −1…1
+        if ax >= ay && ax >= az {
+            let qy = ea(py / ax), qz = ea(pz / ax)
+            face = px < 0 ? .left : .right
+            u = px < 0 ? (qy + 1) / 2 : (1 - qy) / 2
+            v = (qz + 1) / 2
+        } else if ay >= az {
+            let qx = ea(px / ay), qz = ea(pz / ay)
+            face = py > 0 ? .front : .back
+            u = py > 0 ? (qx + 1) / 2 : (1 - qx) / 2
+            v = (qz + 1) / 2
+        } else {
+            let qx = ea(px / az), qy = ea(py / az)
+            face = pz > 0 ? .top : .down
+            u = (1 - qx) / 2
+            v = pz > 0 ? (qy + 1) / 2 : (1 - qy) / 2
+        }
+        let second = face == .down || face == .back || face == .top
+        if second { (u, v) = (v, 1 - u) } // the second stream's faces are turned a quarter
+        u = min(max(u, 0), 1)
+        v = min(max(v, 0), 1)
+        let side = Double(sideWidth), duv = Double(blendWidth) / side
+        var x: Double // columns from the stream's left edge (edges at whole numbers)
+        switch face {
+        case .front, .back:
+            x = side + u * Double(centreWidth)
+        case .left, .down, .right, .top:
+            let x0 = face == .left || face == .down ? 0 : side + Double(centreWidth)
+            x = x0 + side * (u < 0.5 ? 2 * (0.5 - duv) * u : 2 * (0.5 - duv) * (u - 0.5) + 0.5 + duv)
+        }
+        // Kept within the stream's own rows (and the atlas's columns), so that no tap reads the other stream.
+        let top = second ? Double(streamHeight) * scale : 0
+        let y = (1 - v) * Double(streamHeight) * scale - 0.5
+        let xs = min(max(x * scale - 0.5, 0), Double(streamWidth) * scale - 1)
+        return (xs, top + min(max(y, 0), Double(streamHeight) * scale - 1))
+    }
+}
