@@ -142,10 +142,17 @@ public struct PanoramaSourceOptions: Sendable {
         }
         if source == "mapillary" {
             guard let token = mapillaryToken else { throw MapillarySource.noToken }
+            let option = mapillaryBaseURL != nil ? "`mapillaryBaseURL`" : "LAPSE_MAPILLARY_URL"
             let base =
                 try DirectionsConfiguration.serviceURL(
-                    mapillaryBaseURL ?? environment["LAPSE_MAPILLARY_URL"], option: "`mapillaryBaseURL`")
+                    mapillaryBaseURL ?? environment["LAPSE_MAPILLARY_URL"], option: option)
                 ?? MapillarySource.defaultBaseURL
+            // The token goes with every request: never in clear over the network (a stand-in on this machine may).
+            if base.scheme?.lowercased() == "http",
+                !["127.0.0.1", "localhost", "::1", "[::1]"].contains(base.host ?? "")
+            {
+                throw LapseError.usage("\(option) must be an https URL (the access token would travel in clear)")
+            }
             return Made(
                 source: try MapillarySource(
                     token: token, baseURL: base, client: client, cache: cache, warning: warning),

@@ -14,14 +14,15 @@ import Synchronization
 /// thumbnail URLs it answers lie on a CDN and are fetched without it.
 ///
 /// **Lookup**: the documented image search, `GET /images?bbox=W,S,E,N&is_pano=true&limit=2000&fields=…`, in boxes
-/// along the route: consecutive points are grouped while the box around them, widened by the radius, stays within
-/// ``maxBoxSide`` metres a side (far under the documented 0.01 square degrees); a box whose answer fills the
-/// documented limit of 2000 images is cut into four and searched again (at most ``maxSplits`` times deep), since the
-/// answer then holds only some of them. Every 360° image (`is_pano`, or `camera_type` `spherical`/`equirectangular`)
-/// within `radius` of a point is a candidate, nearest first; the nearest is chosen, or one from the sequence of the
-/// previous point's choice when it is at most ``sameSequenceSlack`` metres farther (frames do not jump between two
-/// captures of one street), and never one that goes back along that sequence: once two choices in a sequence set
-/// which way its capture times run, a candidate of it captured before the last choice is passed over.
+/// along the route: consecutive points are grouped while the box around them stays within ``maxBoxSide`` metres
+/// a side plus the radius either side; a box over 0.009 square degrees (the documentation allows under 0.01) and
+/// one whose answer fills the documented limit of 2000 images are cut into four and searched again (a full one at
+/// most ``maxSplits`` times deep: its answer held only some of the images). Every 360° image (`is_pano`, or
+/// `camera_type` `spherical`/`equirectangular`) within `radius` of a point is a candidate, nearest first; the
+/// nearest is chosen, or one from the sequence of the previous point's choice when it is at most
+/// ``sameSequenceSlack`` metres farther (frames do not jump between two captures of one street), and never one that
+/// goes back along a sequence: once two choices in a sequence set which way its capture times run, a candidate of it
+/// captured before the last one chosen is passed over (until the route turns back).
 ///
 /// **Pose**: position from `computed_geometry` (structure from motion) over `geometry` (the camera's GPS); heading,
 /// tilt and roll from `computed_rotation` (OpenSfM's angle-axis world-to-camera rotation, the world east-north-up,
@@ -39,7 +40,8 @@ public struct MapillarySource: PanoramaSource {
     public let name = "mapillary"
     /// The Graph API root, `https://graph.mapillary.com` by default.
     public let baseURL: URL
-    /// The widest a search box may be, metres a side (the route's points and the radius around them). Default 400.
+    /// How much route a search box may take, metres a side: a box is at most this plus the radius either side
+    /// wide. Default 400.
     public var maxBoxSide = 400.0
     /// Images a search asks for (`limit`; the documentation's most is 2000).
     public var searchLimit = 2000
@@ -96,7 +98,7 @@ public struct MapillarySource: PanoramaSource {
     ]
 
     struct Point: Decodable { var coordinates: [Double]? }
-    struct Creator: Decodable { var username: String? }
+    struct Creator: Decodable { var username: String?; var id: String? }
     struct Image: Decodable {
         var id: String
         var geometry: Point?
@@ -114,7 +116,24 @@ public struct MapillarySource: PanoramaSource {
         var thumb_2048_url: String?
         var thumb_original_url: String?
     }
-    struct Page: Decodable { var data: [Image] }
+    struct Page: Decodable { var data: [Entry] }
+    /// One image of a search answer, or what is wrong with it (one malformed image does not fail the search).
+    struct Entry: Decodable {
+        var image: Image?
+        var problem: String?
+        init(from decoder: any Decoder) throws {
+            do {
+                image = try Image(from: decoder)
+            } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context),
+                let DecodingError.keyNotFound(_, context), let DecodingError.dataCorrupted(context)
+            {
+                let id = (try? decoder.container(keyedBy: Key.self).decode(String.self, forKey: .id)) ?? "?"
+                let field = context.codingPath.last?.stringValue ?? "?"
+                problem = "image \(id): field \(field) is not as documented"
+            }
+        }
+        enum Key: String, CodingKey { case id }
+    }
     /// The Graph API's error answer: `{"error": {"message", "type", "code", "fbtrace_id"}}`.
     struct GraphError: Decodable {
         struct Body: Decodable { var message: String?; var type: String?; var code: Int? }
@@ -128,8 +147,8 @@ public struct MapillarySource: PanoramaSource {
     struct Candidate: Sendable {
         var distance: Double
         var panorama: PanoramaMetadata
-        /// `captured_at`, milliseconds since 1970.
-        var capturedAt: Double
+        /// `captured_at`, milliseconds since 1970; nil when not given (the image then never counts as going back).
+        var capturedAt: Double?
     }
 
     /// A search box (degrees) and the indices of the points it serves.
@@ -149,7 +168,7 @@ public struct MapillarySource: PanoramaSource {
     }
 
     public func nearest(to coordinates: [Coordinate], radius: Double) async throws -> [PanoramaMetadata?] {
-        let boxes = Self.boxes(along: coordinates, radius: radius, maxSide: maxBoxSide)
+        let boxes = Self.boxes(along: coordinates, radius: radius, maxSide: maxBoxSide + 2.02 * radius)
         var found = [[Candidate]](repeating: [], count: coordinates.count)
         try await withThrowingTaskGroup(of: (Box, [Image]).self) { group in
             for box in boxes { group.addTask { (box, try await self.images(in: box, splits: self.maxSplits)) } }
@@ -165,7 +184,11 @@ public struct MapillarySource: PanoramaSource {
                 }
             }
         }
-        return Self.choose(found, sameSequenceSlack: sameSequenceSlack)
+        let bearings = coordinates.indices.map { i -> Double? in
+            guard i > 0, coordinates[i - 1].distance(to: coordinates[i]) > 0.5 else { return nil }
+            return coordinates[i - 1].initialBearing(to: coordinates[i])
+        }
+        return Self.choose(found, bearings: bearings, sameSequenceSlack: sameSequenceSlack)
     }
 
     /// Consecutive points grouped into boxes no wider than `maxSide` metres a side with `radius` around each point.
@@ -199,8 +222,20 @@ public struct MapillarySource: PanoramaSource {
         return boxes
     }
 
-    /// The 360° images in `box`: one search, or the four quarters' when the answer fills the limit.
+    /// The largest box searched at once, square degrees: under the documented 0.01 (a larger box, from a large
+    /// radius, is searched in quarters).
+    static let maxBoxArea = 0.009
+
+    /// The 360° images in `box`: one search, or the four quarters' when the answer fills the limit (warned about,
+    /// once, when it still does after ``maxSplits`` cuts) or the box is larger than the API takes.
     func images(in box: Box, splits: Int) async throws -> [Image] {
+        if (box.east - box.west) * (box.north - box.south) > Self.maxBoxArea {
+            var all: [String: Image] = [:]
+            for quarter in box.quarters {
+                for image in try await images(in: quarter, splits: splits) { all[image.id] = image }
+            }
+            return Array(all.values)
+        }
         let url = baseURL.appendingPathComponent("images").appending(queryItems: [
             URLQueryItem(name: "fields", value: Self.fields.joined(separator: ",")),
             URLQueryItem(
@@ -211,7 +246,19 @@ public struct MapillarySource: PanoramaSource {
             URLQueryItem(name: "limit", value: String(searchLimit))
         ])
         let page = try await graph(url, as: Page.self, maxBodyBytes: 32 << 20)
-        guard page.data.count >= searchLimit, splits > 0 else { return page.data }
+        let found = page.data.compactMap { entry -> Image? in
+            if let problem = entry.problem { warnings.warn("answer " + problem, "Mapillary: \(problem); skipped") }
+            return entry.image
+        }
+        guard page.data.count >= searchLimit else { return found }
+        guard splits > 0 else {
+            warnings.warn(
+                "full",
+                String(
+                    format: "Mapillary: more than %d 360° images around %.5f,%.5f; some were left out",
+                    searchLimit, (box.south + box.north) / 2, (box.west + box.east) / 2))
+            return found
+        }
         var all: [String: Image] = [:]
         for quarter in box.quarters {
             for image in try await images(in: quarter, splits: splits - 1) { all[image.id] = image }
@@ -221,7 +268,7 @@ public struct MapillarySource: PanoramaSource {
 
     /// The image as a usable 360° panorama and its capture time: a 360° image with a position, 2:1 when its size is
     /// given (one that is not is warned about and left out).
-    func candidatePanorama(_ image: Image) -> (panorama: PanoramaMetadata, capturedAt: Double)? {
+    func candidatePanorama(_ image: Image) -> (panorama: PanoramaMetadata, capturedAt: Double?)? {
         let type = image.camera_type?.lowercased()
         guard image.is_pano == true || type == "spherical" || type == "equirectangular",
             let xy = image.computed_geometry?.coordinates ?? image.geometry?.coordinates, xy.count >= 2,
@@ -256,10 +303,17 @@ public struct MapillarySource: PanoramaSource {
                 source: name, id: image.id, coordinate: here, date: date, heading: normalizeDegrees(heading),
                 tilt: tilt, roll: roll, width: w > 0 ? w : Self.thumbnailWidth,
                 height: h > 0 ? h : Self.thumbnailWidth / 2,
-                licence: Self.licence, author: image.creator?.username, imageURL: image.thumb_original_url,
+                licence: Self.licence, author: Self.author(image.creator), imageURL: image.thumb_original_url,
                 headingSource: headingSource, collection: image.sequence, smallImageURL: image.thumb_2048_url),
-            image.captured_at ?? 0
+            image.captured_at.flatMap { $0.isFinite ? $0 : nil }
         )
+    }
+
+    /// Who to credit: the creator's username, else "Mapillary contributor" and their id (every image has a creator
+    /// the licence asks to credit).
+    static func author(_ creator: Creator?) -> String {
+        if let name = creator?.username?.trimmingCharacters(in: .whitespacesAndNewlines), !name.isEmpty { return name }
+        return "Mapillary contributor" + (creator?.id.map { " \($0)" } ?? "")
     }
 
     /// Heading, tilt and roll (degrees, as ``PanoramaMetadata``'s) of the camera whose world-to-camera rotation is
@@ -291,33 +345,51 @@ public struct MapillarySource: PanoramaSource {
     }
 
     /// One panorama per point from its candidates (nearest first): the nearest, or the nearest from the sequence of
-    /// the previous point's choice when at most `sameSequenceSlack` metres farther; never an image of that sequence
-    /// captured on the far side of the last one chosen from the way its choices have run (once two were chosen).
-    static func choose(_ candidates: [[Candidate]], sameSequenceSlack: Double) -> [PanoramaMetadata?] {
-        var sequence: String?
-        var last = 0.0
-        var direction = 0.0 // +1: later captures, −1: earlier ones, 0: not known yet
-        return candidates.map { list in
+    /// the previous point's choice when at most `sameSequenceSlack` metres farther; never an image of a sequence
+    /// captured on the far side of the last one chosen from it, the way its choices have run (known once two of its
+    /// images with capture times were chosen, and forgotten where the route turns back: `bearings`, the route's
+    /// compass bearing at each point, nil where unknown, turning by more than 120° from where the way was set).
+    static func choose(
+        _ candidates: [[Candidate]], bearings: [Double?] = [], sameSequenceSlack: Double
+    ) -> [PanoramaMetadata?] {
+        /// Per sequence: the capture time last chosen, +1 / −1 / 0 (later, earlier, not known yet), and the route's
+        /// bearing where that was set.
+        var runs: [String: (last: Double, direction: Double, bearing: Double?)] = [:]
+        var current: String?
+        return candidates.enumerated().map { k, list in
+            let bearing = k < bearings.count ? bearings[k] : nil
+            for (name, run) in runs where run.direction != 0 {
+                if let b = bearing, let set = run.bearing, abs(angleDifference(from: set, to: b)) > 120 {
+                    runs[name] = (run.last, 0, nil)
+                }
+            }
             let ahead = list.filter { c in
-                guard let sequence, c.panorama.collection == sequence, direction != 0 else { return true }
-                return (c.capturedAt - last) * direction >= 0
+                guard let name = c.panorama.collection, let run = runs[name], run.direction != 0,
+                    let t = c.capturedAt
+                else { return true }
+                return (t - run.last) * run.direction >= 0
             }
             guard let best = ahead.first else { return nil }
             var pick = best
-            if let sequence, best.panorama.collection != sequence,
+            if let current, best.panorama.collection != current,
                 let same = ahead.first(where: {
-                    $0.panorama.collection == sequence && $0.distance <= best.distance + sameSequenceSlack
+                    $0.panorama.collection == current && $0.distance <= best.distance + sameSequenceSlack
                 })
             {
                 pick = same
             }
-            if let sequence, pick.panorama.collection == sequence {
-                if pick.capturedAt != last, direction == 0 { direction = pick.capturedAt > last ? 1 : -1 }
-            } else {
-                sequence = pick.panorama.collection
-                direction = 0
+            if let name = pick.panorama.collection, let t = pick.capturedAt {
+                if var run = runs[name] {
+                    if t != run.last, run.direction == 0 {
+                        (run.direction, run.bearing) = (t > run.last ? 1 : -1, bearing)
+                    }
+                    run.last = t
+                    runs[name] = run
+                } else {
+                    runs[name] = (t, 0, nil)
+                }
             }
-            last = pick.capturedAt
+            current = pick.panorama.collection
             return pick.panorama
         }
     }
@@ -413,7 +485,11 @@ public struct MapillarySource: PanoramaSource {
         }
         do {
             return try await fetch(url, thumbnail, of: panorama)
-        } catch let error as LapseError where error.cause == .http(403) && known == nil {
+        } catch let error as LapseError where error.cause == .http(403) {
+            // Another task may have looked it up again meanwhile: its URL first, else a lookup of our own.
+            let latest = refreshed.links(panorama.id)
+            let newer = (thumbnail == .small ? latest?.small : latest?.original).flatMap(URL.init(string:))
+            if let newer, newer != url { return try await fetch(newer, thumbnail, of: panorama) }
             let fresh = try await thumbnailURLs(of: panorama.id)
             refreshed.set(panorama.id, fresh)
             guard let again = (thumbnail == .small ? fresh.small : fresh.original).flatMap(URL.init(string:)) else {
@@ -434,13 +510,19 @@ public struct MapillarySource: PanoramaSource {
         }
         if let cache {
             let (data, fromCache) = try await cache.get(
-                url, key: CacheKey("mapillary", panorama.id, thumbnail.rawValue + ".jpg"), client: client,
+                url, key: CacheKey("mapillary", cacheHost, panorama.id, thumbnail.rawValue + ".jpg"), client: client,
                 validate: CacheValidation.jpeg, check: check)
             return (data, fromCache ? 0 : 1)
         }
         let response = try await client.get(url, accept: { CacheValidation.jpeg($0.body) })
         try check(response)
         return (response.body, 1)
+    }
+
+    /// The API's host (and port), so that a mirror's or a stand-in's pictures are never taken for the service's.
+    var cacheHost: String {
+        let host = baseURL.host ?? "host"
+        return baseURL.port.map { "\(host)-\($0)" } ?? host
     }
 
     /// The image's thumbnail URLs, looked up now (`GET /<id>?fields=thumb_2048_url,thumb_original_url`).
@@ -463,7 +545,7 @@ public struct MapillarySource: PanoramaSource {
         if !response.isSuccess {
             if let e = GraphError.decoded(response.body) {
                 let message = Redaction.message(e.message ?? "HTTP \(response.status)", hiding: [token])
-                if e.type == "OAuthException" || e.code == 190 || response.status == 401 {
+                if response.status == 401 || [102, 104, 190].contains(e.code ?? 0) {
                     throw LapseError(
                         .denied, "Mapillary",
                         "the access token was refused (\(message)): set \(Self.tokenVariable) to a client token "

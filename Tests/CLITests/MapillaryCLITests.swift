@@ -109,6 +109,15 @@ import TestSupport
                 "error: Mapillary: no access token: set MAPILLARY_ACCESS_TOKEN to a client token (MLY|…, free from "
                     + "https://www.mapillary.com/dashboard/developers)\n"), "\(missing.stderr)")
         #expect(!FileManager.default.fileExists(atPath: output))
+
+        // The token never goes in clear to another machine: an http API URL that is not this machine's is refused.
+        let clear = try Shell.lapse(
+            args, environment: ["MAPILLARY_ACCESS_TOKEN": Self.token, "LAPSE_MAPILLARY_URL": "http://mirror.example"])
+        #expect(clear.status == 64, "\(clear.stderr)")
+        #expect(
+            clear.stderr.hasPrefix(
+                "error: LAPSE_MAPILLARY_URL must be an https URL (the access token would travel in clear)\n"),
+            "\(clear.stderr)")
     }
 
     /// Offline (nothing listens at the API's address): exit 1 with a network error at once, not after retries.

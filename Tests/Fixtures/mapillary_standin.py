@@ -28,6 +28,10 @@ it a year later, 1.2 m east and 0.8 m north of each walk photo, then three more 
 (compass_angle only); a flat (perspective) image on the walk's first photo; a 360 image that is not 2:1.
 
 Options: --token T (the one valid token), --rate-limit N (the first N searches answer 429 with Retry-After: 1),
+--rate-limit-code N (the first N searches answer the Graph API's "Application request limit reached", code 4, as
+HTTP 400 without Retry-After), --search-error CODE (every search answers HTTP 400 with that Graph error code,
+type OAuthException, as Graph does for e.g. code 100 "Invalid parameter"), --malformed (one more image beside the
+walk whose width is a string, and one whose creator has no username),
 --expired-search-urls (thumbnail URLs in search answers already expired; looked up by id they are fresh),
 --always-expired (every thumbnail URL expired), --data DIR, --workdir DIR.
 Test hooks: GET /_log (requests in order: time, path, auth), /_stats, /_reset.
@@ -106,7 +110,16 @@ def world():
 
 
 ALL = world()
-BY_ID = {p["id"]: p for p in ALL}
+_first = WALK_EXIF[0]
+MALFORMED = [
+    dict(id="7000000000000001", src=WALK % 2, size=(5760, 2880), at=offset(_first[0], _first[1], 1.0, 1.0),
+         compass=0.0, captured=epoch_ms("2023-01-01T00:00:00"), creator="eve_text", seq="seq-text", pano=True,
+         camera="spherical", width_as_text=True),
+    dict(id="7000000000000002", src=WALK % 2, size=(5760, 2880), at=offset(_first[0], _first[1], -30.0, 0.0),
+         compass=0.0, captured=epoch_ms("2023-01-01T00:00:00"), creator="", seq="seq-anon", pano=True,
+         camera="spherical", anonymous=True),
+]
+BY_ID = {p["id"]: p for p in ALL + MALFORMED}
 SEQUENCES = {}
 for p in sorted(ALL, key=lambda p: p["captured"]):
     SEQUENCES.setdefault(p["seq"], []).append(p["id"])
@@ -136,9 +149,14 @@ class Mapillary(Handler):
             with s.lock:
                 s.searches += 1
                 limited = s.searches <= s.rate_limit
+                limited_code = s.searches <= s.rate_limit_code
             if limited:
                 code, body = graph_error(429, "Application request limit reached", 4)
                 return self.send(code, body, headers={"Retry-After": "1"})
+            if limited_code:
+                return self.send(*graph_error(400, "(#4) Application request limit reached", 4))
+            if s.search_error:
+                return self.send(*graph_error(400, "(#%d) Invalid parameter" % s.search_error, s.search_error))
             return self.send(*self.search(q))
         if path == "/image_ids":
             seq = q.get("sequence_id")
@@ -165,7 +183,8 @@ class Mapillary(Handler):
                 raise ValueError
         except ValueError:
             return graph_error(400, "limit must be between 1 and 2000", 100, "GraphMethodException")
-        pics = [p for p in ALL if x0 <= p["at"][1] <= x1 and y0 <= p["at"][0] <= y1]
+        pics = [p for p in ALL + (MALFORMED if self.server.malformed else [])
+                if x0 <= p["at"][1] <= x1 and y0 <= p["at"][0] <= y1]
         if "is_pano" in q:
             want = q["is_pano"].lower() == "true"
             pics = [p for p in pics if p["pano"] == want]
@@ -195,6 +214,10 @@ class Mapillary(Handler):
             every["computed_compass_angle"] = p["computed_compass"]
         if "rotation" in p:
             every["computed_rotation"] = p["rotation"]
+        if p.get("width_as_text"):
+            every["width"] = str(w)
+        if p.get("anonymous"):
+            every["creator"] = {"id": "1000000000000099"}
         out = {"id": p["id"]}
         for name in asked.split(","):
             if name in every:
@@ -224,6 +247,9 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--token", default="MLY|4242424242424242|standinstandinstandin0000")
     ap.add_argument("--rate-limit", type=int, default=0)
+    ap.add_argument("--rate-limit-code", type=int, default=0)
+    ap.add_argument("--search-error", type=int, default=0)
+    ap.add_argument("--malformed", action="store_true")
     ap.add_argument("--expired-search-urls", action="store_true")
     ap.add_argument("--always-expired", action="store_true")
     ap.add_argument("--data", default=os.path.join(os.path.dirname(__file__), "../../../shared/data"))
@@ -254,6 +280,9 @@ def main():
     def setup(server):
         server.token = a.token
         server.rate_limit = a.rate_limit
+        server.rate_limit_code = a.rate_limit_code
+        server.search_error = a.search_error
+        server.malformed = a.malformed
         server.expired_search = a.expired_search_urls
         server.always_expired = a.always_expired
         server.picture = picture

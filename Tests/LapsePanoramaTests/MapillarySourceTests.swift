@@ -75,6 +75,9 @@ enum MapillaryWorld {
     @Test func computedRotationGivesHeadingTiltAndRoll() throws {
         let cases: [(SIMD3<Double>, Double, Double, Double)] = [
             (SIMD3(.pi / 2, 0, 0), 0, 0, 0),
+            // Level, facing east: the rows of R are right = south (0, −1, 0), down (0, 0, −1), forward = east
+            // (1, 0, 0); by hand, a turn of 120° about (1, −1, 1)/√3.
+            (SIMD3(1, -1, 1) * (2 * .pi / 3 / 3.squareRoot()), 90, 0, 0),
             (SIMD3(1.509995315634, 0.320959412429, -0.305023196369), 337, 2, -1),
             (SIMD3(0.515870953987, 2.148757166040, -2.011905440356), 200, -5, 7),
             (SIMD3(0.991932160702, -0.694558376316, 1.718076899998), 90, 30, -20)
@@ -134,10 +137,29 @@ enum MapillaryWorld {
         ]
         let chosen = MapillarySource.choose(lists, sameSequenceSlack: 5).map { $0?.id }
         #expect(chosen == ["a1", "a2", "a3", "b4", "b5", "b6", nil])
-        // With no slack the nearest is taken, still never going back once a sequence's direction is known.
+        // With no slack the nearest is taken, still never going back once a sequence's direction is known (B's
+        // from b2 to b5: b4 is behind).
         #expect(
             MapillarySource.choose(lists, sameSequenceSlack: 0).map { $0?.id }
-                == ["a1", "b2", "a1", "a2", "b5", "b4", nil])
+                == ["a1", "b2", "a1", "a2", "b5", "b6", nil])
+        // Where the route turns back, the way is forgotten: a route out along A and back picks A's earlier images
+        // on the way back; an image without a capture time is never "behind".
+        let outAndBack: [[MapillarySource.Candidate]] = [
+            [candidate("a1", "A", 0.5, at: 10)], [candidate("a2", "A", 0.5, at: 20)],
+            [candidate("a1", "A", 0.5, at: 10), candidate("b1", "B", 3, at: 600)],
+            [candidate("a0", "A", 0.5, at: 0)]
+        ]
+        #expect(
+            MapillarySource.choose(outAndBack, bearings: [nil, 0, 180, 180], sameSequenceSlack: 5).map { $0?.id }
+                == ["a1", "a2", "a1", "a0"])
+        #expect(
+            MapillarySource.choose(outAndBack, bearings: [nil, 0, 0, 0], sameSequenceSlack: 5).map { $0?.id }
+                == ["a1", "a2", "b1", nil])
+        var timeless = candidate("a9", "A", 0.5, at: 0)
+        timeless.capturedAt = nil
+        #expect(
+            MapillarySource.choose(Array(outAndBack.prefix(2)) + [[timeless]], sameSequenceSlack: 5).map { $0?.id }
+                == ["a1", "a2", "a9"])
     }
 
     /// Along the walk: every route point gets the walk photo taken there (the refined `computed_geometry`), in
@@ -209,6 +231,55 @@ enum MapillaryWorld {
         #expect(found.map { $0?.id } == (1...5).map(MapillaryWorld.walk))
         let searches = try await MapillaryWorld.log(server).filter { $0.path == "/images" }
         #expect(searches.count >= 5, "\(searches.count)")
+    }
+
+    /// A radius of kilometres: the boxes grow with it (one search, not one a point), and a box larger than the API
+    /// takes (0.01 square degrees; the stand-in refuses one) is searched in quarters.
+    @Test func largeRadiiStayWithinTheLimits() async throws {
+        let route = (0..<101).map { Coordinate(uncheckedLatitude: 59.9 + Double($0) * 0.00009, longitude: 10.7) }
+        #expect(MapillarySource.boxes(along: route, radius: 250, maxSide: 400 + 2.02 * 250).count == 3)
+        let server = try MapillaryWorld.server()
+        let source = try MapillaryWorld.source(server)
+        let found = try await source.nearest(to: [MapillaryWorld.walkRoute[0]], radius: 6000)
+        #expect(found.map { $0?.id } == [MapillaryWorld.walk(1)])
+        #expect(try await MapillaryWorld.log(server).filter { $0.path == "/images" }.count == 4)
+    }
+
+    /// One image the answer gets wrong (its width a string) is left out with a warning naming it and the field,
+    /// the rest are used; an image whose creator has no username is credited to "Mapillary contributor" and its
+    /// id.
+    @Test func aMalformedImageIsLeftOutAlone() async throws {
+        let server = try MapillaryWorld.server(["--malformed"])
+        let warnings = Collected()
+        let source = try MapillaryWorld.source(server, warning: { warnings.add($0) })
+        let (lat, lng, _) = MapillaryWorld.walkEXIF[0]
+        let south = MapillaryWorld.offset(lat, lng, north: -30)
+        let found = try await source.nearest(to: [MapillaryWorld.walkRoute[0], south], radius: 4)
+        #expect(found.map { $0?.id } == [MapillaryWorld.walk(1), "7000000000000002"])
+        #expect(found[1]?.author == "Mapillary contributor 1000000000000099")
+        #expect(
+            warnings.items.contains("Mapillary: image 7000000000000001: field width is not as documented; skipped"),
+            "\(warnings.items)")
+    }
+
+    /// The Graph API's rate-limit answer (code 4) as HTTP 400 without `Retry-After` is retried with backoff; an
+    /// error of another code with type OAuthException (Graph's "(#100) Invalid parameter") is not taken for a
+    /// refused token.
+    @Test func graphErrorsAreToldApart() async throws {
+        let limited = try MapillaryWorld.server(["--rate-limit-code", "2"])
+        let found = try await MapillaryWorld.source(limited).nearest(to: [MapillaryWorld.walkRoute[0]], radius: 4)
+        #expect(found.map { $0?.id } == [MapillaryWorld.walk(1)])
+        #expect(try await MapillaryWorld.log(limited).filter { $0.path == "/images" }.count == 3)
+
+        let failing = try MapillaryWorld.server(["--search-error", "100"])
+        do {
+            _ = try await MapillaryWorld.source(failing).nearest(to: [MapillaryWorld.walkRoute[0]], radius: 4)
+            Issue.record("a failed search was taken")
+        } catch let error as LapseError {
+            #expect(error.code == .network, "\(error)")
+            #expect(!error.description.contains("MAPILLARY_ACCESS_TOKEN"), "\(error)")
+            #expect(error.description.contains("(#100) Invalid parameter"), "\(error)")
+        }
     }
 
     /// The thumbnail a frame needs: 2048 pixels wide up to 2048, the original beyond; both decode 2:1 at their sizes.
