@@ -12,6 +12,17 @@ struct ProjectionTableKey: Hashable, Sendable {
     /// Relative yaw baked into the table; 0 for level panoramas (the yaw is a shift then).
     var bakedYaw: Double
     var panoramaTilt: Double, panoramaRoll: Double
+    /// The panorama's projection.
+    var source: SourceProjection = .equirectangular
+}
+
+/// What a panorama given to ``Projector`` is.
+public enum SourceProjection: Sendable, Hashable {
+    /// An equirectangular picture (2:1 for a whole sphere).
+    case equirectangular
+    /// The atlas of a GoPro MAX `.360` file's two streams, the first above the second (``GoProEAC``), of that size
+    /// or a scale of it (a 4:2:0 chroma plane).
+    case goproEAC(GoProEAC)
 }
 
 /// For every output pixel, the source position it samples, in fixed point with ``fractionBits`` fractional
@@ -80,6 +91,10 @@ final class ProjectionTable: Sendable {
             m: m, t: t, tv: tv, ow: ow, oh: oh, sourceWidth: key.sourceWidth, sourceHeight: key.sourceHeight)
         // Every element is written below.
         memory = TableMemory.take(bytes: 8 * ow * oh)
+        if case .goproEAC(let eac) = key.source {
+            Self.fillCubeMap(mapping, eac, key: key, u: u, v: v)
+            return
+        }
         let step = Self.gridStep
         let grid = !exact && ow > 2 * step && oh > 2 * step ? Grid(mapping, step: step) : nil
         // Safe to share: each band writes only its own rows of both tables.
@@ -92,6 +107,33 @@ final class ProjectionTable: Sendable {
         } else {
             RowBands.run(rows: oh) { rows in
                 for j in rows { mapping.exactRow(j, u: uBase + j * ow, v: vBase + j * ow) }
+            }
+        }
+    }
+
+    /// A GoPro MAX atlas's table: every pixel's ray placed in the atlas by ``GoProEAC/position(_:scale:)`` (the
+    /// source size a scale of the atlas: ½ for chroma), exactly (a cube map's faces meet at edges no grid follows),
+    /// columns kept below the last so that no wrap applies.
+    private static func fillCubeMap(
+        _ mapping: Mapping, _ eac: GoProEAC, key: ProjectionTableKey, u: UnsafeBufferPointer<UInt32>,
+        v: UnsafeBufferPointer<Int32>
+    ) {
+        let ow = mapping.ow
+        let scale = Double(key.sourceWidth) / Double(eac.atlasWidth)
+        let uMax = Double((key.sourceWidth - 1) * 256 - 1), vMax = Double((key.sourceHeight - 1) * 256 - 1)
+        nonisolated(unsafe) let uBase = UnsafeMutablePointer(mutating: u.baseAddress!)
+        nonisolated(unsafe) let vBase = UnsafeMutablePointer(mutating: v.baseAddress!)
+        RowBands.run(rows: mapping.oh) { rows in
+            for j in rows {
+                let (a, c) = mapping.ray(row: j)
+                let a64 = SIMD3<Double>(Double(a.x), Double(a.y), Double(a.z))
+                let c64 = SIMD3<Double>(Double(c.x), Double(c.y), Double(c.z))
+                for i in 0..<ow {
+                    let x = Double(mapping.xStart) + Double(i) * Double(mapping.xStep)
+                    let p = eac.position(a64 * x + c64, scale: scale)
+                    uBase[j * ow + i] = UInt32(min(max(p.x * 256, 0), uMax).rounded())
+                    vBase[j * ow + i] = Int32(min(max(p.y * 256, 0), vMax).rounded())
+                }
             }
         }
     }

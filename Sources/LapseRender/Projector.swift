@@ -23,6 +23,9 @@ public final class Projector: Sendable {
     public let height: Int
     /// How source pixels are blended.
     public let interpolation: Interpolation
+    /// What the panoramas given are: equirectangular pictures (the default), or the atlas of a GoPro MAX `.360`
+    /// file's two streams (``GoProEAC``), sampled straight from its cube faces.
+    public let source: SourceProjection
 
     /// Bytes a view takes for each output pixel while it is rendered and written: its table (8), the RGBA frame
     /// (4), the encoder's copies. Measured: views of 8192x8192 and 16000x16000 from a 5760x2880 photo peak at
@@ -37,8 +40,12 @@ public final class Projector: Sendable {
     ///   - width, height: output size in pixels, 1…16384 each.
     ///   - interpolation: ``Interpolation/bilinear`` by default.
     ///   - cachedTables: how many tables to keep (each holds 8 bytes an output pixel); default 4.
+    ///   - source: the panoramas' projection (``source``).
     /// - Throws: ``LapseError`` `.usage` for a size out of range.
-    public init(width: Int, height: Int, interpolation: Interpolation = .bilinear, cachedTables: Int = 4) throws {
+    public init(
+        width: Int, height: Int, interpolation: Interpolation = .bilinear, cachedTables: Int = 4,
+        source: SourceProjection = .equirectangular
+    ) throws {
         guard (1...16384).contains(width), (1...16384).contains(height) else {
             throw LapseError.usage("view size must be 1…16384 pixels each way, not \(width)x\(height)")
         }
@@ -46,6 +53,7 @@ public final class Projector: Sendable {
         self.height = height
         self.interpolation = interpolation
         self.cacheLimit = max(1, cachedTables)
+        self.source = source
     }
 
     /// Renders the view `camera` of `panorama` into a new buffer of ``width`` × ``height``.
@@ -314,12 +322,21 @@ public final class Projector: Sendable {
                 .invalidInput, nil, "panorama of \(sourceWidth)x\(sourceHeight) pixels is too large (32768 at most)")
         }
         let yaw = Self.normalized(camera.heading - pose.heading)
-        let level = pose.isLevel
+        // A cube map's columns are no longer headings: its yaw is always in the table.
+        let level = pose.isLevel && source == .equirectangular
+        if case .goproEAC(let eac) = source,
+            sourceWidth * eac.atlasHeight != sourceHeight * eac.atlasWidth
+        {
+            throw LapseError(
+                .invalidInput, nil,
+                "a GoPro MAX frame of \(sourceWidth)x\(sourceHeight) pixels is not its two streams' atlas "
+                    + "(\(eac.atlasWidth)x\(eac.atlasHeight))")
+        }
         let key = ProjectionTableKey(
             outputWidth: outputWidth ?? width, outputHeight: outputHeight ?? height, sourceWidth: sourceWidth,
             sourceHeight: sourceHeight,
             fov: camera.fov, pitch: camera.pitch, roll: camera.roll, bakedYaw: level ? 0 : yaw,
-            panoramaTilt: pose.tilt, panoramaRoll: pose.roll)
+            panoramaTilt: pose.tilt, panoramaRoll: pose.roll, source: source)
         var shift: UInt32 = 0
         if level {
             let wrap = Int64(sourceWidth - 1) << ProjectionTable.fractionBits
