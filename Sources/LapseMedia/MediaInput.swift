@@ -84,7 +84,7 @@ public final class MediaInput {
     public private(set) var downloadedFirst = false
 
     private(set) var context: UnsafeMutablePointer<AVFormatContext>?
-    private let options: Options
+    let options: Options
     private let interrupt: InterruptState
     private var temporaryFile: String?
 

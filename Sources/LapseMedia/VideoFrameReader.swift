@@ -15,6 +15,9 @@ import LapseCore
 ///   player shows; PQ (HDR10) and HLG are tone-mapped to BT.709 SDR; alpha is kept (VP9 alpha through the
 ///   `libvpx-vp9` decoder, which FFmpeg's own VP9 decoder does not do).
 /// - Memory: two decoded frames and the filter graph, whatever the length.
+/// - Two streams: a file whose video is two streams of one size and codec side by side in time (a GoPro MAX
+///   `.360`: each stream three faces of its cube map) is read as one video whose every frame holds both, the first
+///   stream's picture above the second's (``streamCount`` 2; the second stream kept in step by time).
 ///
 /// Use from one task at a time. Typical use:
 /// ```swift
@@ -44,6 +47,13 @@ public final class VideoFrameReader {
     public let isHDR: Bool
     /// Whether frames carry alpha.
     public let hasAlpha: Bool
+    /// Video streams in each frame: 1, or 2 for a file of two video streams of one size read together (see the
+    /// type's comment); ``codedHeight`` and ``displayHeight`` are then twice a stream's.
+    public var streamCount: Int { partner == nil ? 1 : 2 }
+    /// The reader of the second stream of a two-stream file, kept in step with this one's frames.
+    private let partner: VideoFrameReader?
+    /// Rows of one stream's picture.
+    private let streamHeight: Int
     /// Whether the frames can be had as ``YUVFrame``s as they are decoded (``nextYUVFrame()``): 8-bit 4:2:0,
     /// limited range, BT.709 (or untagged at HD size, which players take as BT.709), SDR, opaque, upright, square
     /// pixels, at their own size (``outputSize`` unchanged).
@@ -54,10 +64,16 @@ public final class VideoFrameReader {
     /// Size of the frames handed out, upright; defaults to the displayed size. Set before reading frames
     /// (changing it later rebuilds the conversion).
     public var outputSize: (width: Int, height: Int) {
-        didSet { converter = nil; lastOutput = nil }
+        didSet {
+            converter = nil
+            lastOutput = nil
+            partner?.outputSize = (outputSize.width, max(1, outputSize.height / 2))
+        }
     }
     /// Receives warnings (undecodable frames).
-    public var warning: WarningHandler?
+    public var warning: WarningHandler? {
+        didSet { partner?.warning = warning }
+    }
     /// Number of packets the decoder rejected so far.
     public private(set) var decodeErrors = 0
 
@@ -95,14 +111,17 @@ public final class VideoFrameReader {
         try self.init(input: MediaInput(location: input, options: options))
     }
 
-    /// Reads the main video stream of an opened input (the reader keeps it).
+    /// Reads the main video stream of an opened input (the reader keeps it), and, when the input's video is two
+    /// streams of one size and codec (a GoPro MAX `.360`), the second one with it (``streamCount``).
+    /// - Parameters:
+    ///   - stream: the stream to read (nil: the main one, and its twin when there is one).
     /// - Throws: ``LapseError`` `.invalidInput` when it has no video stream or no decoder for it.
-    public init(input: MediaInput) throws {
+    public init(input: MediaInput, stream only: Int? = nil) throws {
         self.input = input
         let name = input.displayName
         guard let opened = input.context else { throw LapseError(.invalidInput, name, "input is closed") }
         self.name = name
-        let index = av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+        let index = only.map(Int32.init) ?? av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
         guard index >= 0, let stream = opened.pointee.streams[Int(index)], let par = stream.pointee.codecpar else {
             throw LapseError(.invalidInput, name, "no video stream")
         }
@@ -135,7 +154,6 @@ public final class VideoFrameReader {
         }
 
         codedWidth = Int(par.pointee.width)
-        codedHeight = Int(par.pointee.height)
         let sarRational =
             par.pointee.sample_aspect_ratio.num > 0 && par.pointee.sample_aspect_ratio.den > 0
             ? par.pointee.sample_aspect_ratio : stream.pointee.sample_aspect_ratio
@@ -143,6 +161,23 @@ public final class VideoFrameReader {
         let (degrees, filters) = Self.rotation(of: stream)
         rotation = degrees
         rotationFilters = filters
+        // The twin of the main stream: another video stream of its codec and size, upright, square pixels.
+        let twin =
+            only != nil || degrees != 0 || sampleAspectRatio != 1
+            ? nil
+            : input.streams.first {
+                $0.index != Int(index) && $0.kind == .video && !$0.isAttachedPicture
+                    && $0.width == Int(par.pointee.width) && $0.height == Int(par.pointee.height)
+                    && $0.codecName == String(cString: avcodec_get_name(par.pointee.codec_id))
+            }
+        if let twin {
+            partner = try VideoFrameReader(
+                input: MediaInput(location: input.location, options: input.options), stream: twin.index)
+        } else {
+            partner = nil
+        }
+        streamHeight = Int(par.pointee.height)
+        codedHeight = streamHeight * (partner == nil ? 1 : 2)
         let sarWidth = max(1, Int((Double(codedWidth) * sampleAspectRatio).rounded()))
         let swap = degrees == 90 || degrees == 270
         displayWidth = swap ? codedHeight : sarWidth
@@ -167,14 +202,18 @@ public final class VideoFrameReader {
             pixelFormat == AV_PIX_FMT_YUV420P && !hasAlpha && !isHDR && degrees == 0 && sampleAspectRatio == 1
             && par.pointee.color_range != AVCOL_RANGE_JPEG
             && (matrix == AVCOL_SPC_BT709
-                || (matrix == AVCOL_SPC_UNSPECIFIED && VideoFrameConverter.isHD(codedWidth, codedHeight)))
+                || (matrix == AVCOL_SPC_UNSPECIFIED && VideoFrameConverter.isHD(codedWidth, streamHeight)))
+            && (partner?.yuvCompatible ?? true)
         guard codedWidth > 0, codedHeight > 0 else {
             throw LapseError(.invalidInput, name, "the video stream has no picture size")
         }
     }
 
     /// Stops a blocking read in progress or to come (it throws `.cancelled`). Thread-safe.
-    public func cancel() { input.cancel() }
+    public func cancel() {
+        input.cancel()
+        partner?.cancel()
+    }
 
     /// The rotation as ffmpeg's autorotate reads it: θ = −round(av_display_rotation_get), wrapped to [0, 360);
     /// 90 → `transpose=clock` (`cclock_flip` when mirrored), 180 → `hflip,vflip`, 270 → `transpose=cclock`
@@ -210,6 +249,52 @@ public final class VideoFrameReader {
         current = nil
         lookahead = nil
         lastPts = nil
+        try partner?.seek(to: seconds)
+    }
+
+    // MARK: The second stream of a two-stream file
+
+    /// The second stream's frame shown at `time` (the last whose time is at most `time` + 1 ms), decoded up to it
+    /// without converting the ones passed (the first stream may skip frames this one decodes).
+    private func advance(to time: Double) throws -> Frame {
+        while true {
+            if current != nil, lookahead == nil {
+                guard let (f, t) = try decodeNext() else { break }
+                lookahead = f
+                lookaheadTime = t
+                lookaheadSerial = nextSerial()
+            }
+            if current == nil || (lookahead != nil && lookaheadTime <= time + 1e-3) {
+                guard try skipFrame() != nil else { break }
+                continue
+            }
+            break
+        }
+        guard let current else { throw LapseError(.invalidInput, name, "the second video stream has no frame") }
+        return current
+    }
+
+    /// The second stream's picture at `time`, RGBA at its output size.
+    fileprivate func pixels(at time: Double) throws -> PixelBuffer { try pixels(of: try advance(to: time)) }
+
+    /// The second stream's picture at `time`, as decoded.
+    fileprivate func yuvFrame(at time: Double) throws -> YUVFrame {
+        let f = try advance(to: time)
+        guard f.format == AV_PIX_FMT_YUV420P, f.width == codedWidth, f.height == streamHeight else {
+            throw LapseError(
+                .invalidInput, name, "the second video stream's frame is not yuv420p \(codedWidth)x\(streamHeight)")
+        }
+        return YUVFrame(copying: f)
+    }
+
+    /// `top` with the second stream's picture at `time` below it (or `top` for a one-stream file).
+    private func stacked(_ top: PixelBuffer, at time: Double) throws -> PixelBuffer {
+        guard let partner else { return top }
+        let below = try partner.pixels(at: time)
+        var both = PixelBuffer(width: top.width, height: top.height + below.height)
+        both.bytes.replaceSubrange(0..<top.bytes.count, with: top.bytes)
+        both.bytes.replaceSubrange(top.bytes.count..<both.bytes.count, with: below.bytes)
+        return both
     }
 
     /// The source frame shown at `seconds` (the last frame whose time is ≤ it; the first frame for times
@@ -239,13 +324,13 @@ public final class VideoFrameReader {
             currentSerial = lookaheadSerial
             lookahead = nil
         }
-        return try pixels(of: current!)
+        return try stacked(try pixels(of: current!), at: currentTime)
     }
 
     /// The next frame in decoding order with its time in seconds, or `nil` at the end.
     public func nextFrame() throws -> (time: Double, pixels: PixelBuffer)? {
         guard let time = try skipFrame() else { return nil }
-        return (time, try pixels(of: current!))
+        return (time, try stacked(try pixels(of: current!), at: time))
     }
 
     /// The next frame in decoding order as Y′CbCr, as decoded (no conversion), with its time in seconds, or `nil`
@@ -256,16 +341,20 @@ public final class VideoFrameReader {
         precondition(yuvFramesAvailable, "nextYUVFrame() on a video whose frames are not BT.709 yuv420p at their size")
         guard let time = try skipFrame() else { return nil }
         let f = current!
-        guard f.format == AV_PIX_FMT_YUV420P, f.width == codedWidth, f.height == codedHeight else {
+        guard f.format == AV_PIX_FMT_YUV420P, f.width == codedWidth, f.height == streamHeight else {
             throw LapseError(
                 .invalidInput, name,
                 """
                 a frame came as \(Scaler.name(f.format)) \(f.width)x\(f.height), not yuv420p \
-                \(codedWidth)x\(codedHeight)
+                \(codedWidth)x\(streamHeight)
                 """
             )
         }
-        return (time, YUVFrame(copying: f))
+        guard let partner else { return (time, YUVFrame(copying: f)) }
+        let below = try partner.yuvFrame(at: time)
+        var both = YUVFrame(copying: f)
+        both.append(below)
+        return (time, both)
     }
 
     /// Decodes the next frame in decoding order without converting it (for frames not wanted: the decode cannot
@@ -339,7 +428,10 @@ public final class VideoFrameReader {
     /// (H.264: about a fifth) and differ from the stream's by block-edge errors that grow until the next keyframe,
     /// so this is for frames that are analysed, never shown. Set before reading.
     public var skipsLoopFilter = false {
-        didSet { decoder.skipsLoopFilter = skipsLoopFilter }
+        didSet {
+            decoder.skipsLoopFilter = skipsLoopFilter
+            partner?.skipsLoopFilter = skipsLoopFilter
+        }
     }
 
     /// True when the input has no frame after the one last returned and `seconds` is more than one frame
@@ -359,7 +451,7 @@ public final class VideoFrameReader {
         if converter == nil {
             let swap = rotation == 90 || rotation == 270
             converter = VideoFrameConverter(
-                width: outputSize.width, height: outputSize.height,
+                width: outputSize.width, height: max(1, outputSize.height / streamCount),
                 rotationFilters: rotationFilters, swapsAxes: swap, toneMap: true)
         }
         let p = try converter!.convert(frame)

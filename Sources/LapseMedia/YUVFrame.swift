@@ -102,6 +102,20 @@ extension YUVFrame {
         }
     }
 
+    /// `other` (as wide, of an even height, as this one) appended below this picture.
+    mutating func append(_ other: YUVFrame) {
+        precondition(other.width == width && height % 2 == 0, "YUVFrame.append: widths differ or odd height")
+        self = YUVFrame(stacking: self, other)
+    }
+
+    private init(stacking top: YUVFrame, _ bottom: YUVFrame) {
+        width = top.width
+        height = top.height + bottom.height
+        y = top.y + bottom.y
+        cb = top.cb + bottom.cb
+        cr = top.cr + bottom.cr
+    }
+
     /// Copies the planes of a decoded `yuv420p` frame of the same size (any line sizes).
     init(copying frame: Frame) {
         self.init(width: frame.width, height: frame.height)
