@@ -281,7 +281,7 @@ public struct HyperlapseJob: Sendable {
             overlay: try creditPosition.map { try CreditOverlay(corner: $0) },
             gifSize: gifSize.map { (width: $0.0, height: $0.1) })
 
-        let projector = try Projector(width: width, height: height)
+        let projector = try Projector(width: width, height: height, source: feed.sourceProjection)
         let frameDuration = 1 / frameRate.value
         // Panoramas that come as Y′CbCr (a video decoded as it is, JPEG tiles and pictures from their planes) are
         // rendered plane by plane straight into the encoder's frames, tone gains and credits applied there, the

@@ -161,6 +161,10 @@ public protocol PanoramaFeed: Sendable {
     /// The job has written its outputs: what was kept only for it may go (see ``PanoramaSource/jobFinished()``).
     /// Default: nothing.
     func jobFinished()
+    /// What the images of ``image(for:region:)`` and ``yuvImage(for:region:)`` are: equirectangular (the default),
+    /// or a GoPro MAX `.360` file's cube-map atlas, which the views are rendered from as it is (the analysis's
+    /// pictures are equirectangular whatever this says).
+    var sourceProjection: SourceProjection { get }
 }
 
 extension PanoramaFeed {
@@ -182,6 +186,7 @@ extension PanoramaFeed {
     public func skip(_ stop: HyperlapseStop) {}
     public func startRendering(at stop: HyperlapseStop) {}
     public func jobFinished() {}
+    public var sourceProjection: SourceProjection { .equirectangular }
     public func pointCoordinate(_ index: Int) -> Coordinate? { nil }
     public var routeCopyright: String? { nil }
     public func isAfterJump(_ index: Int) -> Bool { false }

@@ -40,6 +40,7 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     public var followsCamera: Bool { source.name == "local" || source.name == "video" }
     public var continuousCapture: Bool { source.name == "video" }
     public var analysisRestriction: String? { source.analysisRestriction }
+    public var sourceProjection: SourceProjection { source.projection }
 
     /// - Parameters:
     ///   - source: where to look.

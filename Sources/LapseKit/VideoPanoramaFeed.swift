@@ -32,6 +32,8 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     public var followsCamera: Bool { true }
     public var positionsKnown: Bool { false }
     public var continuousCapture: Bool { true }
+    /// Equirectangular frames, or a GoPro MAX `.360` file's atlas (``VideoPanoramaSource/projection``).
+    public var sourceProjection: SourceProjection { video.projection }
     /// Frames about a tenth of a second apart are analysed: every third of a 30 fps video at a frame step of
     /// 1, or, when the video's reference frames are that close (H.264 and H.265 with B-frames: every fourth
     /// frame, typically), the reference frames at least that far apart, and the analysis decodes no other
@@ -61,8 +63,17 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         // Frames of 2048·k × 1024·k come as Y′CbCr, at their size, for SphereImage to reduce (no conversion to
         // RGBA); others as RGBA scaled to the analysis size.
         let analysisYUV =
-            small.yuvFramesAvailable && SphereImage.reducesDirectly(width: small.codedWidth, height: small.codedHeight)
-        if !analysisYUV { small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2) }
+            video.projection == .equirectangular && small.yuvFramesAvailable
+            && SphereImage.reducesDirectly(width: small.codedWidth, height: small.codedHeight)
+        if case .goproEAC(let eac) = video.projection {
+            // A .360 file's atlas at a scale whose faces hold the analysis picture's detail (a quarter of the
+            // width of its equirectangular picture is 256 pixels a face), unfolded there.
+            var k = 1
+            while k < 4, eac.centreWidth / (2 * k) >= SphereImage.standardWidth / 4 { k *= 2 }
+            small.outputSize = (eac.atlasWidth / k, eac.atlasHeight / k)
+        } else if !analysisYUV {
+            small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2)
+        }
         // Analysed at a quarter of the pixels or fewer, where the deblocking filter's edges average out.
         small.skipsLoopFilter = true
         let stride = max(1, Int((frameRate / Double(self.frameStep) / 10).rounded()))
@@ -169,10 +180,12 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         let pixels = try await analysisFrame(for: stop).rgba()
         let w = SphereImage.standardWidth
+        if case .goproEAC(let eac) = video.projection { return try eac.equirectangular(pixels, width: w) }
         return pixels.width > w ? try pixels.resized(width: w, height: w / 2) : pixels
     }
 
     public func analysisPicture(for stop: HyperlapseStop) async throws -> SphereImage {
+        if case .goproEAC = video.projection { return try SphereImage(try await analysisImage(for: stop)) }
         switch try await analysisFrame(for: stop) {
         case .yuv(let frame): return try SphereImage(frame)
         case .rgba(let pixels): return try SphereImage(pixels)

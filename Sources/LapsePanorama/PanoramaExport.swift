@@ -4,6 +4,7 @@ import LapseCore
 import LapseGeo
 import LapseMedia
 import LapseNet
+import LapseRender
 
 /// The `lapse panoramas` job: look up the panorama of each route point, download and stitch each distinct one,
 /// write them as equirectangular JPEGs and a `manifest.json` into a folder.
@@ -200,7 +201,11 @@ public struct PanoramaExport: Sendable {
             return .success(Fetched(written: w, downloaded: 0, fromCache: 0, kept: true))
         }
         do {
-            let image = try await source.image(for: pano, resolution: resolution)
+            var image = try await source.image(for: pano, resolution: resolution)
+            if image.projection != .equirectangular {
+                image.pixels = try image.equirectangularPixels()
+                image.projection = .equirectangular
+            }
             if !image.placeholderTiles.isEmpty {
                 let tiles =
                     image.placeholderTiles.prefix(4).map(\.description).joined(separator: ", ")

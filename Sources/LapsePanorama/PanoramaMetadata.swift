@@ -2,6 +2,7 @@
 import Foundation
 import LapseGeo
 import LapseMedia
+import LapseRender
 
 /// What is known about one panorama, whatever its source.
 public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
@@ -153,6 +154,18 @@ public struct PanoramaImage: Sendable {
     /// Tiles not fetched because the caller's ``PanoramaRegion`` does not touch them: their pixels are unset
     /// (whatever the memory held). 0 for a whole image.
     public var tilesSkipped: Int = 0
+    /// What ``picture`` is: equirectangular, or a GoPro MAX cube-map atlas (see ``PanoramaSource/projection``).
+    public var projection: SourceProjection = .equirectangular
+
+    /// The picture as an equirectangular RGBA image: ``pixels`` as they are, or a cube-map atlas unfolded at its
+    /// own resolution (``LapseRender/GoProEAC/equirectangularWidth``, scaled as the atlas is).
+    /// - Throws: ``LapseCore/LapseError`` `.invalidInput` for an atlas of another shape than its layout's.
+    public func equirectangularPixels() throws -> PixelBuffer {
+        guard case .goproEAC(let eac) = projection else { return pixels }
+        let atlas = pixels
+        let width = Int((Double(eac.equirectangularWidth) * Double(atlas.width) / Double(eac.atlasWidth)).rounded())
+        return try eac.equirectangular(atlas, width: width)
+    }
 
     public init(
         metadata: PanoramaMetadata, pixels: PixelBuffer, zoom: Int? = nil, placeholderTiles: [TileIndex] = [],

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseGeo
+import LapseRender
 
 /// A place to get street-level panoramas from: Google Street View, Panoramax, Mapillary, a folder of 360° photos,
 /// a 360° video.
@@ -53,10 +54,17 @@ public protocol PanoramaSource: Sendable {
     /// The job using this source has finished: content kept only for the job (Google's, without permission to
     /// be cached; see ``HTTPCache``) is removed. Default: nothing.
     func jobFinished()
+
+    /// What this source's images are: equirectangular (the default), or a GoPro MAX `.360` file's cube-map atlas
+    /// (``LapseRender/GoProEAC``: the video source of such a file), which views are rendered from as it is and
+    /// ``PanoramaImage/equirectangularPixels()`` unfolds.
+    var projection: SourceProjection { get }
 }
 
 extension PanoramaSource {
     public func jobFinished() {}
+
+    public var projection: SourceProjection { .equirectangular }
 
     public var analysisRestriction: String? { nil }
 

@@ -3,6 +3,7 @@ import Foundation
 import LapseCore
 import LapseGeo
 import LapseMedia
+import LapseRender
 
 /// An equirectangular 360° video (e.g. from a camera on a car), optionally with a GPS track giving its
 /// positions over time: the one type of a 360° video, checked (2:1) and described (size, duration, frame rate)
@@ -14,12 +15,18 @@ import LapseMedia
 /// of that frame is the track's direction of travel there (the camera is assumed to face forward at the image
 /// centre). Without a track there are no positions: ``frames(every:)`` lists every N-th frame instead.
 /// Frames are decoded with ``LapseMedia/VideoFrameReader`` (rotation applied).
+///
+/// A GoPro MAX `.360` file (two HEVC streams of an equi-angular cubemap, ``LapseRender/GoProEAC``) is read as it
+/// is: its frames are the two streams' atlas (``projection``), rendered from straight, unfolded only for analysis
+/// and export; its size here is the equirectangular one of its faces (5376 × 2688 for 5.6K, 2944 × 1472 for 3K).
 public struct VideoPanoramaSource: PanoramaSource {
     public let name = "video"
     public let path: String
-    /// Display size of the frames, pixels.
+    /// Size of the frames as equirectangular pictures, pixels (for a `.360` file: its faces' equirectangular size).
     public let width: Int
     public let height: Int
+    /// Equirectangular frames, or a GoPro MAX `.360` file's cube-map atlas.
+    public let projection: SourceProjection
     /// Duration in seconds.
     public let duration: Double
     /// Frames per second.
@@ -39,14 +46,15 @@ public struct VideoPanoramaSource: PanoramaSource {
     /// As ``init(path:track:trackOffset:)`` for a video its caller has opened already (`reader`, at its start),
     /// which is only read for its size, duration and frame rate.
     public init(reader: VideoFrameReader, path: String, track: Route? = nil, trackOffset: Double = 0) throws {
-        guard reader.displayWidth == 2 * reader.displayHeight else {
-            throw LapseError(
-                .invalidInput, path,
-                "not an equirectangular 360° video: \(reader.displayWidth)×\(reader.displayHeight) is not 2:1")
-        }
+        projection = try Self.projection(of: reader, path: path)
         self.path = path
-        width = reader.displayWidth
-        height = reader.displayHeight
+        if case .goproEAC(let eac) = projection {
+            width = eac.equirectangularWidth
+            height = eac.equirectangularWidth / 2
+        } else {
+            width = reader.displayWidth
+            height = reader.displayHeight
+        }
         frameRate = reader.frameRate ?? 30
         duration = reader.duration ?? 0
         if let track {
@@ -61,6 +69,26 @@ public struct VideoPanoramaSource: PanoramaSource {
         }
         self.track = track
         self.trackOffset = trackOffset
+    }
+
+    /// What the reader's frames are: equirectangular (2:1), or the atlas of a GoPro MAX `.360` file's two streams.
+    /// - Throws: ``LapseError`` `.invalidInput` for anything else, saying what it is.
+    public static func projection(of reader: VideoFrameReader, path: String) throws -> SourceProjection {
+        if reader.streamCount == 2 {
+            let w = reader.displayWidth, h = reader.displayHeight / 2
+            guard let eac = GoProEAC.layout(streamWidth: w, streamHeight: h) else {
+                throw LapseError(
+                    .invalidInput, path,
+                    "two video streams of \(w)×\(h): not a GoPro MAX .360 file's (4096×1344 or 2272×736 each)")
+            }
+            return .goproEAC(eac)
+        }
+        guard reader.displayWidth == 2 * reader.displayHeight else {
+            throw LapseError(
+                .invalidInput, path,
+                "not an equirectangular 360° video: \(reader.displayWidth)×\(reader.displayHeight) is not 2:1")
+        }
+        return .equirectangular
     }
 
     /// The panorama of the frame shown at `time` seconds.
@@ -113,12 +141,32 @@ public struct VideoPanoramaSource: PanoramaSource {
         }
     }
 
+    /// The frame: equirectangular at the size `resolution` asks for, or a `.360` file's atlas, scaled as the
+    /// equirectangular picture of its faces would be (``PanoramaImage/projection`` says which).
     public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage {
         let reader = try VideoFrameReader(path)
         let (w, h) = LocalPhotoSource.size(for: resolution, width: width, height: height)
-        reader.outputSize = (w, h)
+        if case .goproEAC(let eac) = projection {
+            // The atlas scaled as the picture would be (by halves, so both streams keep even heights).
+            var k = 1
+            while k < 4, eac.equirectangularWidth / (2 * k) >= w { k *= 2 }
+            reader.outputSize = (eac.atlasWidth / k, eac.atlasHeight / k)
+        } else {
+            reader.outputSize = (w, h)
+        }
         let t = panorama.time ?? 0
         if t > 1 { try reader.seek(to: t) }
-        return PanoramaImage(metadata: panorama, pixels: try reader.frame(at: t))
+        var image = PanoramaImage(metadata: panorama, pixels: try reader.frame(at: t))
+        image.projection = projection
+        return image
+    }
+
+    /// The frame as an equirectangular picture about `width` wide (a `.360` file's atlas unfolded).
+    public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
+        var image = try await self.image(for: panorama, resolution: .atLeast(width: width))
+        guard case .goproEAC(let eac) = projection else { return image }
+        image.pixels = try eac.equirectangular(image.pixels, width: width)
+        image.projection = .equirectangular
+        return image
     }
 }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import LapseCore
+import LapseMedia
 
 /// The equi-angular cubemap (EAC) of a GoPro MAX `.360` file: two video streams of three cube faces each, side by
 /// side — the first stream left, front, right; the second down, back, top, each turned a quarter counter-clockwise —
@@ -90,5 +92,55 @@ public struct GoProEAC: Sendable, Hashable {
         let y = (1 - v) * Double(streamHeight) * scale - 0.5
         let xs = min(max(x * scale - 0.5, 0), Double(streamWidth) * scale - 1)
         return (xs, top + min(max(y, 0), Double(streamHeight) * scale - 1))
+    }
+}
+
+extension GoProEAC {
+    /// The equirectangular size of the cube map at its own resolution: four centre faces round (5.6K: 5376 × 2688,
+    /// 3K: 2944 × 1472, the sizes max2sphere makes).
+    public var equirectangularWidth: Int { 4 * centreWidth }
+
+    /// The atlas `atlas` (this layout's size or a uniform scale of it) unfolded to an equirectangular picture
+    /// `width` pixels wide (`width/2` high; the centre column faces the first stream's centre face), bilinear —
+    /// for what needs a whole sphere as a picture (motion analysis, exporting); views are rendered from the atlas
+    /// itself (``Projector`` with ``SourceProjection/goproEAC(_:)``).
+    /// - Throws: ``LapseCore/LapseError`` `.invalidInput` when `atlas` is not this layout's shape.
+    public func equirectangular(_ atlas: PixelBuffer, width: Int) throws -> PixelBuffer {
+        guard atlas.width * atlasHeight == atlas.height * atlasWidth, atlas.width >= 2, width >= 2 else {
+            throw LapseError(
+                .invalidInput, nil,
+                "a GoPro MAX frame of \(atlas.width)x\(atlas.height) pixels is not its two streams' atlas "
+                    + "(\(atlasWidth)x\(atlasHeight))")
+        }
+        let w = width & ~1, h = w / 2
+        let scale = Double(atlas.width) / Double(atlasWidth)
+        var out = PixelBuffer(width: w, height: h)
+        let aw = atlas.width, ah = atlas.height
+        atlas.bytes.withUnsafeBufferPointer { src in
+            out.bytes.withUnsafeMutableBufferPointer { dst in
+                nonisolated(unsafe) let s = src.baseAddress!, d = dst.baseAddress!
+                RowBands.run(rows: h) { rows in
+                    for j in rows {
+                        // Pixel centres: longitude −180° + (i + ½)·360°/w, latitude 90° − (j + ½)·180°/h.
+                        let lat = .pi / 2 - (Double(j) + 0.5) * .pi / Double(h)
+                        for i in 0..<w {
+                            let lon = (Double(i) + 0.5) * 2 * .pi / Double(w) - .pi
+                            let p = position(SIMD3(cos(lat) * sin(lon), -sin(lat), cos(lat) * cos(lon)), scale: scale)
+                            let x0 = min(Int(p.x), aw - 2), y0 = min(Int(p.y), ah - 2)
+                            let fx = p.x - Double(x0), fy = p.y - Double(y0)
+                            let k = (j * w + i) * 4
+                            for c in 0..<4 {
+                                let a = Double(s[(y0 * aw + x0) * 4 + c]), b = Double(s[(y0 * aw + x0 + 1) * 4 + c])
+                                let e = Double(s[((y0 + 1) * aw + x0) * 4 + c])
+                                let f = Double(s[((y0 + 1) * aw + x0 + 1) * 4 + c])
+                                let v = (a * (1 - fx) + b * fx) * (1 - fy) + (e * (1 - fx) + f * fx) * fy
+                                d[k + c] = UInt8(min(255, max(0, v.rounded())))
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return out
     }
 }
