@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseMedia
+import Testing
+import TestSupport
+
+/// A GoPro MAX `.360` file as it comes off the camera (``GoProMAXFile``: the real cube-map frames of
+/// `pano360/gopro_max_eac` as two HEVC streams, the real GPMF track between them) works with `--source video:`,
+/// no export to equirectangular first (issue #40, item 2).
+@Suite struct GoProMAXCLITests {
+    let dir = TestData.scratchDirectory("gopro-max-cli")
+
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+    /// `lapse panoramas` exports the file's frames as equirectangular pictures of its faces' size (2944 × 1472 for
+    /// 3K), and each is max2sphere's picture of that frame (the reference converter's, scaled to it): ≥ 30 dB.
+    @Test func panoramasUnfoldTheCubeMapAsTheReferenceConverterDoes() throws {
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = try GoProMAXFile.make(in: dir, fps: 4, loops: 1)
+        // Without its GPS (the gpmd track left out) the frames are taken every N.
+        let plain = path("plain.360")
+        let strip = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-i", file, "-map", "0:0", "-map", "0:2", "-c", "copy",
+                "-f", "mp4", plain
+            ])
+        #expect(strip.status == 0, "\(strip.stderr)")
+        let r = try Shell.lapse([
+            "panoramas", "--source", "video:" + plain, "--frame-step", "1", "--width", "2944", "-o", path("panos")
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: path("panos")).filter { $0.hasSuffix(".jpg") }
+            .sorted()
+        #expect(files.count == 4, "\(files)")
+        for (k, name) in files.enumerated() {
+            let ours = try DecodedImage(path: path("panos/" + name)).pixels()
+            #expect(ours.width == 2944 && ours.height == 1472)
+            let reference = try DecodedImage(
+                path: TestData.path("pano360/gopro_max_eac/3k/STITCHED/GS018423_\(k + 1).jpg")
+            ).pixels()
+            let scaled = try ours.resized(width: reference.width, height: reference.height)
+            let psnr = ImageMetrics.psnr(scaled, reference)
+            #expect(psnr >= 30, "frame \(k + 1): \(psnr) dB")
+        }
+    }
+
+    /// `lapse hyperlapse --source video:FILE.360`: positions from the file's own GPMF GPS, frames rendered from
+    /// the cube map; a file of two streams of another size is refused in one line saying what a .360 holds.
+    @Test func aHyperlapseOfA360File() throws {
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = try GoProMAXFile.make(in: dir, fps: 4, loops: 4)
+        let r = try Shell.lapse([
+            "hyperlapse", "--source", "video:" + file, "--spacing", "2", "--size", "480x270", "-o", path("max.mp4"),
+            "--json"
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = try #require(try JSONSummary.parse(r.stdoutData))
+        #expect(summary["source"] as? String == "video (positions from the camera's GPS (GPMF))", "\(summary)")
+        let frames = try #require(summary["frames"] as? Int)
+        #expect(frames >= 3, "\(summary)")
+        #expect(try FFmpegReference.frameTimes(path("max.mp4")).count == frames)
+        #expect(try FFmpegReference.dimensions(path("max.mp4")) == (480, 270))
+
+        let odd = path("odd.mp4")
+        let make = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x360:d=1", "-f", "lavfi", "-i",
+                "testsrc2=s=640x360:d=1", "-map", "0:v", "-map", "1:v", "-c:v", "libx264", odd
+            ])
+        #expect(make.status == 0, "\(make.stderr)")
+        let refused = try Shell.lapse(["hyperlapse", "--source", "video:" + odd, "-o", path("odd-out.mp4")])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(
+            refused.stderr.hasPrefix(
+                "error: \(odd): two video streams of 640×360: not a GoPro MAX .360 file's (4096×1344 or 2272×736 each)"
+            ), "\(refused.stderr)")
+    }
+}
