@@ -24,7 +24,8 @@ public enum GoProMAXFile {
         }
         args += [
             "-i", TestData.path("telemetry/gpmf/max-heromode.mp4"), "-map", "0:v", "-map", "2:3", "-map", "1:v",
-            "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error", "-crf", "18", "-pix_fmt", "yuvj420p", "-tag:v",
+            "-c:v", "libx265", "-preset", "ultrafast", "-x265-params", "log-level=error", "-crf", "18", "-pix_fmt",
+            "yuvj420p", "-tag:v",
             "hvc1", "-c:d", "copy", "-tag:d:0", "gpmd", "-t", String(Double(4 * loops) / Double(fps)), "-f", "mp4",
             path
         ]
