@@ -72,8 +72,15 @@ public struct VideoPanoramaSource: PanoramaSource {
     }
 
     /// What the reader's frames are: equirectangular (2:1), or the atlas of a GoPro MAX `.360` file's two streams.
-    /// - Throws: ``LapseError`` `.invalidInput` for anything else, saying what it is.
+    /// - Throws: ``LapseError`` `.invalidInput` for anything else, saying what it is: an Insta360 original (`.insv`,
+    ///   dual fisheye, which may well be 2:1) says to export an equirectangular video first.
     public static func projection(of reader: VideoFrameReader, path: String) throws -> SourceProjection {
+        if path.lowercased().hasSuffix(".insv") {
+            throw LapseError(
+                .invalidInput, path,
+                "an Insta360 original (.insv: two fisheye pictures, not equirectangular): export an equirectangular "
+                    + "video from it first (Insta360 Studio)")
+        }
         if reader.streamCount == 2 {
             let w = reader.displayWidth, h = reader.displayHeight / 2
             guard let eac = GoProEAC.layout(streamWidth: w, streamHeight: h) else {

@@ -46,7 +46,8 @@ import TestSupport
     }
 
     /// `lapse hyperlapse --source video:FILE.360`: positions from the file's own GPMF GPS, frames rendered from
-    /// the cube map; a file of two streams of another size is refused in one line saying what a .360 holds.
+    /// the cube map; an Insta360 `.insv` and a file of two streams of another size are refused in one line saying
+    /// what to do or what a .360 holds.
     @Test func aHyperlapseOfA360File() throws {
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = try GoProMAXFile.make(in: dir, fps: 4, loops: 4)
@@ -61,6 +62,18 @@ import TestSupport
         #expect(frames >= 3, "\(summary)")
         #expect(try FFmpegReference.frameTimes(path("max.mp4")).count == frames)
         #expect(try FFmpegReference.dimensions(path("max.mp4")) == (480, 270))
+
+        // An Insta360 original (dual fisheye, 2:1 here) is refused, saying to export an equirectangular video.
+        let insv = try Shell.lapse([
+            "hyperlapse", "--source", "video:" + TestData.path("pano360/insta360_insv/sample.insv"), "-o",
+            path("insv.mp4")
+        ])
+        #expect(insv.status == 1, "\(insv.stderr)")
+        #expect(
+            insv.stderr.contains(
+                "an Insta360 original (.insv: two fisheye pictures, not equirectangular): export an "
+                    + "equirectangular video from it first (Insta360 Studio)"), "\(insv.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path("insv.mp4")))
 
         let odd = path("odd.mp4")
         let make = try Shell.run(
