@@ -47,7 +47,24 @@ public struct LocalPhotoSource: PanoramaSource {
                 skipped.append((file, "cannot read the file")); continue
             }
             guard let w = m.width, let h = m.height else { skipped.append((file, "not a readable JPEG")); continue }
-            guard w == 2 * h else { skipped.append((file, "not equirectangular: \(w)×\(h) is not 2:1")); continue }
+            if let crop = m.crop {
+                // A cropped 360° photo: its size the cropped area's (or a scale of it), both ways.
+                guard abs(Double(w) * Double(crop.height) - Double(h) * Double(crop.width)) <= Double(crop.width) else {
+                    skipped.append(
+                        (
+                            file,
+                            "its GPano cropped area (\(crop.width)×\(crop.height)) is not the shape of the picture "
+                                + "(\(w)×\(h))"
+                        ))
+                    continue
+                }
+            } else {
+                guard w == 2 * h else {
+                    skipped.append(
+                        (file, "not equirectangular: \(w)×\(h) is not 2:1 and no GPano tags place it on its sphere"))
+                    continue
+                }
+            }
             guard m.coordinate != nil else { skipped.append((file, "no GPS position in EXIF")); continue }
             usable.append((m, file))
         }
@@ -77,11 +94,15 @@ public struct LocalPhotoSource: PanoramaSource {
                 heading = previous.0.coordinate!.initialBearing(to: here); from = "previous photo"
             }
             sources[file] = from
+            // A cropped photo's size is its full frame's, at the photo's scale.
+            let scale = m.crop.map { Double(m.width!) / Double($0.width) } ?? 1
+            let fullWidth = m.crop.map { Int((Double($0.fullWidth) * scale).rounded()) & ~1 } ?? m.width!
             panoramas.append(
                 PanoramaMetadata(
                     source: "local", id: file, coordinate: here, date: m.dateTime, heading: heading,
-                    tilt: m.posePitch ?? 0, roll: m.poseRoll ?? 0, width: m.width!, height: m.height!, file: m.path,
-                    headingSource: from))
+                    tilt: m.posePitch ?? 0, roll: m.poseRoll ?? 0, width: fullWidth,
+                    height: m.crop == nil ? m.height! : fullWidth / 2, file: m.path, headingSource: from,
+                    crop: m.crop))
         }
         self.panoramas = panoramas
         self.skipped = skipped
@@ -104,9 +125,26 @@ public struct LocalPhotoSource: PanoramaSource {
         }
     }
 
+    /// The photo at the size `resolution` asks for; a cropped one placed in its full 2:1 frame (``PanoramaCrop``),
+    /// the rest black.
     public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage {
+        if let crop = panorama.crop {
+            let (w, _) = Self.size(for: resolution, width: panorama.width, height: panorama.height)
+            return PanoramaImage(metadata: panorama, pixels: try Self.placed(panorama, crop, frameWidth: w))
+        }
         let (decoded, w, h) = try Self.decode(panorama, resolution)
         return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(width: w, height: h))
+    }
+
+    /// A cropped photo scaled to its place in a full frame `frameWidth` wide, and placed there.
+    static func placed(
+        _ panorama: PanoramaMetadata, _ crop: PanoramaCrop, frameWidth: Int, accurate: Bool = true, reduction: Int = 0
+    ) throws -> PixelBuffer {
+        guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
+        let r = crop.rectangle(inFrameOfWidth: frameWidth)
+        let decoded = try DecodedImage(path: file, reduction: reduction)
+        return crop.frame(
+            width: frameWidth, placing: try decoded.pixels(width: r.width, height: r.height, accurate: accurate))
     }
 
     /// As ``image(for:resolution:)``, straight from the JPEG's planes to Y′CbCr (``DecodedImage/yuv(width:height:)``);
@@ -114,6 +152,7 @@ public struct LocalPhotoSource: PanoramaSource {
     public func yuvImage(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?)
         async throws -> PanoramaImage?
     {
+        guard panorama.crop == nil else { return nil } // placed in its frame in RGBA
         let (decoded, w, h) = try Self.decode(panorama, resolution)
         return try decoded.yuv(width: w, height: h).map { PanoramaImage(metadata: panorama, picture: .yuv($0)) }
     }
@@ -137,6 +176,14 @@ public struct LocalPhotoSource: PanoramaSource {
 
     /// The photo decoded at ½, ¼ or ⅛ scale (JPEG `lowres`), the smallest still `width` wide.
     public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
+        if let crop = panorama.crop {
+            let stored = Int((Double(panorama.width) * Double(crop.width) / Double(crop.fullWidth)).rounded())
+            let needed = max(1, Int((Double(width) * Double(crop.width) / Double(crop.fullWidth)).rounded(.up)))
+            let pixels = try Self.placed(
+                panorama, crop, frameWidth: width, accurate: false,
+                reduction: Self.reduction(from: stored, to: needed))
+            return PanoramaImage(metadata: panorama, pixels: pixels)
+        }
         guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
         let decoded = try DecodedImage(path: file, reduction: Self.reduction(from: panorama.width, to: width))
         return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(accurate: false))

@@ -23,6 +23,11 @@ public struct PhotoMetadata: Sendable, Equatable {
     /// Stored size in pixels (from the JPEG SOF header), or `nil` when not a JPEG.
     public var width: Int?
     public var height: Int?
+    /// Where a cropped 360° photo sits in its full frame, from XMP `GPano:FullPanoWidthPixels`,
+    /// `FullPanoHeightPixels`, `CroppedAreaLeftPixels`, `CroppedAreaTopPixels`, `CroppedAreaImageWidthPixels` and
+    /// `CroppedAreaImageHeightPixels` (Google's Photo Sphere XMP metadata), when they place a picture that is not
+    /// the whole frame (nil for a whole one, or tags missing or inconsistent).
+    public var crop: PanoramaCrop?
 
     /// Reads `path`.
     /// - Throws: ``LapseError`` `.invalidInput` when the file cannot be read.
@@ -40,6 +45,19 @@ public struct PhotoMetadata: Sendable, Equatable {
         poseHeading = Self.xmpValue("GPano:PoseHeadingDegrees", in: head)
         posePitch = Self.xmpValue("GPano:PosePitchDegrees", in: head)
         poseRoll = Self.xmpValue("GPano:PoseRollDegrees", in: head)
+        let area = [
+            "FullPanoWidthPixels", "FullPanoHeightPixels", "CroppedAreaLeftPixels", "CroppedAreaTopPixels",
+            "CroppedAreaImageWidthPixels", "CroppedAreaImageHeightPixels"
+        ].map { Self.xmpValue("GPano:" + $0, in: head).flatMap { $0.isFinite ? Int($0.rounded()) : nil } }
+        let values = area.compactMap { $0 }
+        if values.count == 6,
+            let placed = try? PanoramaCrop(
+                fullWidth: values[0], fullHeight: values[1], left: values[2], top: values[3], width: values[4],
+                height: values[5]),
+            !placed.isWhole
+        {
+            crop = placed
+        }
         guard let exif = ExifTags(head: head) else { return }
         if let lat = exif.latitude, let lng = exif.longitude {
             coordinate = try? Coordinate(latitude: lat, longitude: lng)

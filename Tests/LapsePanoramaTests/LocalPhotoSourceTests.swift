@@ -106,7 +106,8 @@ import TestSupport
         let source = try LocalPhotoSource(directory: dir.path)
         #expect(Set(source.panoramas.map(\.id)) == ["a.jpg", "posed.jpg"])
         let skipped = Dictionary(uniqueKeysWithValues: source.skipped.map { ($0.file, $0.reason) })
-        #expect(skipped["flat.jpg"] == "not equirectangular: 1024×768 is not 2:1")
+        #expect(
+            skipped["flat.jpg"] == "not equirectangular: 1024×768 is not 2:1 and no GPano tags place it on its sphere")
         #expect(skipped["nogps.jpg"] == "no GPS position in EXIF")
         #expect(skipped["broken.jpg"] == "not a readable JPEG")
         let posed = try #require(source.panoramas.first { $0.id == "posed.jpg" })

@@ -15,19 +15,33 @@ public enum GeotaggedPhoto {
     ///   - dateTime: DateTimeOriginal, `YYYY:MM:DD HH:MM:SS`.
     ///   - level: GPano `PosePitchDegrees` and `PoseRollDegrees` in an XMP packet (as cameras with a level
     ///     sensor write them), or nil for no XMP.
+    ///   - croppedArea: GPano `FullPanoWidthPixels`, `FullPanoHeightPixels`, `CroppedAreaLeftPixels`,
+    ///     `CroppedAreaTopPixels`, `CroppedAreaImageWidthPixels`, `CroppedAreaImageHeightPixels` in the XMP packet
+    ///     (a 360° photo that is not the whole sphere), or nil.
     public static func write(
         _ pixels: PixelBuffer, to path: String, latitude: Double, longitude: Double,
-        direction: Double? = nil, dateTime: String, level: (pitch: Double, roll: Double)? = nil
+        direction: Double? = nil, dateTime: String, level: (pitch: Double, roll: Double)? = nil,
+        croppedArea: (fullWidth: Int, fullHeight: Int, left: Int, top: Int, width: Int, height: Int)? = nil
     ) throws {
         var jpeg = try ImageWriter.encode(pixels, as: .jpeg(quality: 92))
         let tiff = exif(latitude: latitude, longitude: longitude, direction: direction, dateTime: dateTime)
         var segments = app1(Array("Exif\0\0".utf8) + tiff)
-        if let level {
+        if level != nil || croppedArea != nil {
+            var tags = ""
+            if let level {
+                tags += "GPano:PosePitchDegrees=\"\(level.pitch)\" GPano:PoseRollDegrees=\"\(level.roll)\" "
+            }
+            if let c = croppedArea {
+                tags +=
+                    "GPano:FullPanoWidthPixels=\"\(c.fullWidth)\" GPano:FullPanoHeightPixels=\"\(c.fullHeight)\" "
+                    + "GPano:CroppedAreaLeftPixels=\"\(c.left)\" GPano:CroppedAreaTopPixels=\"\(c.top)\" "
+                    + "GPano:CroppedAreaImageWidthPixels=\"\(c.width)\" "
+                    + "GPano:CroppedAreaImageHeightPixels=\"\(c.height)\" "
+            }
             let xmp = """
                 <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\
                 <rdf:Description rdf:about="" xmlns:GPano="http://ns.google.com/photos/1.0/panorama/" \
-                GPano:ProjectionType="equirectangular" GPano:PosePitchDegrees="\(level.pitch)" \
-                GPano:PoseRollDegrees="\(level.roll)"/></rdf:RDF></x:xmpmeta>
+                GPano:ProjectionType="equirectangular" \(tags)/></rdf:RDF></x:xmpmeta>
                 """
             segments += app1(Array("http://ns.adobe.com/xap/1.0/\0".utf8) + Array(xmp.utf8))
         }
