@@ -20,6 +20,7 @@
 #include <libavutil/pixdesc.h>
 #include <libavutil/audio_fifo.h>
 #include <libavutil/samplefmt.h>
+#include <libavutil/spherical.h>
 #include <libswscale/swscale.h>
 #include <libswresample/swresample.h>
 

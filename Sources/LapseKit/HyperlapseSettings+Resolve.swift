@@ -168,7 +168,8 @@ extension HyperlapseSettings {
                 )
             }
             return try VideoPanoramaFeed(
-                path: videoPath, frameStep: s.frameStep ?? 1, panoHeading: s.panoHeading ?? 0)
+                path: videoPath, frameStep: s.frameStep ?? 1, panoHeading: s.panoHeading ?? 0,
+                equirectangular: s.equirectangular ?? false)
         }
         var options = PanoramaSourceOptions(source: source, environment: environment)
         options.track = s.track
@@ -177,6 +178,7 @@ extension HyperlapseSettings {
         options.timeout = s.timeout
         options.includeIndoor = s.includeIndoor ?? false
         options.sharedCache = s.sharedCache ?? false
+        options.equirectangular = s.equirectangular ?? false
         let client = try options.makeClient()
         // Tiles come a panorama at a time, several at once: report them as one running count.
         let made = try options.make(

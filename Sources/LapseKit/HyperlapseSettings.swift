@@ -7,7 +7,7 @@ import Foundation
 /// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
 /// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `timeout`, `stabilize`, `forward`, `toneMatch`,
-/// `creditPosition`, `copyright`, `includeIndoor`, `sharedCache` (and `frames` and `report`, which a run writes and
+/// `creditPosition`, `copyright`, `includeIndoor`, `sharedCache`, `equirectangular` (and `frames` and `report`, which a run writes and
 /// a read ignores). After a run the effective settings are written next to the output as `OUT.job.json` (paths made
 /// absolute), so the same hyperlapse can be rendered again with `--config OUT.job.json` from any folder.
 public struct HyperlapseSettings: Codable, Sendable, Equatable {
@@ -87,6 +87,9 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// Google: take indoor panoramas (metadata `imageryType: indoor`, a shop's or a museum's photosphere) as any
     /// other (default false: left out, their points counted as without coverage).
     public var includeIndoor: Bool?
+    /// A video source is equirectangular though nothing says so (no spherical metadata, edges that do not meet as a
+    /// 360° picture's do): see ``VideoPanoramaSource/projection(of:path:equirectangular:)``. Default false.
+    public var equirectangular: Bool?
     /// Written by a run, ignored when read: every frame's orientation and where it came from.
     public var frames: [FrameOrientation]?
     /// Written by a run, ignored when read: the report page it wrote (the command line's `--report`), so that a
@@ -321,7 +324,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         case from, to, via, provider, route, source, track, spacing, size, fov, fps, lookAt, headingOffset, keyframes,
             zoom, crossfade, output, gif, gifWidth, cacheDir, radius, crf, preset, panoHeading, frameStep, keyFile,
             osrmURL,
-            timeout, stabilize, forward, toneMatch, creditPosition, copyright, includeIndoor, sharedCache, frames,
-            report
+            timeout, stabilize, forward, toneMatch, creditPosition, copyright, includeIndoor, sharedCache,
+            equirectangular, frames, report
     }
 }

@@ -33,6 +33,9 @@ public struct PanoramaSourceOptions: Sendable {
     public var environment: [String: String]
     /// Google: take indoor panoramas too (``GoogleStreetViewSource/includeIndoor``).
     public var includeIndoor = false
+    /// `video:`: the video is equirectangular though nothing says so (see
+    /// ``VideoPanoramaSource/projection(of:path:equirectangular:)``).
+    public var equirectangular = false
 
     /// - Parameter environment: where `GOOGLE_MAPS_API_KEY`, the `LAPSE_*_URL` base URLs and the cache's
     ///   `XDG_CACHE_HOME`/`HOME` are looked up (the library reads no environment of its own; the command line
@@ -172,7 +175,8 @@ public struct PanoramaSourceOptions: Sendable {
             if track == nil, let own = try Self.telemetryTrack(ofVideo: path) {
                 (track, offset, positionsFrom) = (own.track, own.offset, own.track.name)
             }
-            let video = try VideoPanoramaSource(path: path, track: track, trackOffset: offset)
+            let video = try VideoPanoramaSource(
+                path: path, track: track, trackOffset: offset, equirectangular: equirectangular)
             return Made(
                 source: video, sequence: track == nil ? video.frames(every: videoFrameStep) : nil, skipped: [],
                 track: track, positionsFrom: positionsFrom)

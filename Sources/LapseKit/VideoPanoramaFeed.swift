@@ -46,13 +46,15 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     ///   - path: the video file (or URL).
     ///   - frameStep: use every N-th frame, ≥ 1.
     ///   - panoHeading: compass heading of the video's centre column, degrees.
-    /// - Throws: ``LapseError`` `.invalidInput` when the video cannot be opened or is not 2:1.
-    public init(path: String, frameStep: Int = 1, panoHeading: Double = 0) throws {
+    ///   - equirectangular: take it as equirectangular though nothing says so (see
+    ///     ``VideoPanoramaSource/projection(of:path:equirectangular:)``).
+    /// - Throws: ``LapseError`` `.invalidInput` when the video cannot be opened or is not a 360° video.
+    public init(path: String, frameStep: Int = 1, panoHeading: Double = 0, equirectangular: Bool = false) throws {
         self.path = path
         self.frameStep = max(1, frameStep)
         self.panoHeading = panoHeading
         let reader = try VideoFrameReader(path)
-        video = try VideoPanoramaSource(reader: reader, path: path)
+        video = try VideoPanoramaSource(reader: reader, path: path, equirectangular: equirectangular)
         let packets = try VideoFrameReader(path).framesFromPackets()
         let frameRate = video.frameRate, yuv = reader.yuvFramesAvailable
         decoder = SequentialDecoder(

@@ -54,6 +54,10 @@ public final class VideoFrameReader {
     private let partner: VideoFrameReader?
     /// Rows of one stream's picture.
     private let streamHeight: Int
+    /// The projection the stream's spherical metadata names — MP4's `sv3d` (Spherical Video V2), Matroska's
+    /// `Projection`, or the older Spherical Video V1 XML in a `uuid` box, as FFmpeg reads them
+    /// (`AV_PKT_DATA_SPHERICAL`): `equirectangular`, `cubemap` or `equirectangular tile`; nil when it has none.
+    public let sphericalProjection: String?
     /// Whether the frames can be had as ``YUVFrame``s as they are decoded (``nextYUVFrame()``): 8-bit 4:2:0,
     /// limited range, BT.709 (or untagged at HD size, which players take as BT.709), SDR, opaque, upright, square
     /// pixels, at their own size (``outputSize`` unchanged).
@@ -158,6 +162,7 @@ public final class VideoFrameReader {
             par.pointee.sample_aspect_ratio.num > 0 && par.pointee.sample_aspect_ratio.den > 0
             ? par.pointee.sample_aspect_ratio : stream.pointee.sample_aspect_ratio
         sampleAspectRatio = sarRational.num > 0 && sarRational.den > 0 ? av_q2d(sarRational) : 1
+        sphericalProjection = Self.sphericalProjection(of: stream)
         let (degrees, filters) = Self.rotation(of: stream)
         rotation = degrees
         rotationFilters = filters
@@ -218,6 +223,21 @@ public final class VideoFrameReader {
     /// The rotation as ffmpeg's autorotate reads it: θ = −round(av_display_rotation_get), wrapped to [0, 360);
     /// 90 → `transpose=clock` (`cclock_flip` when mirrored), 180 → `hflip,vflip`, 270 → `transpose=cclock`
     /// (`clock_flip` when mirrored); a vertical mirror alone → `vflip`.
+    /// The spherical metadata's projection (see ``sphericalProjection``).
+    static func sphericalProjection(of stream: UnsafeMutablePointer<AVStream>) -> String? {
+        var size: Int = 0
+        guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_SPHERICAL, &size),
+            size >= MemoryLayout<AVSphericalMapping>.size
+        else { return nil }
+        let projection = UnsafeRawPointer(data).loadUnaligned(as: AVSphericalMapping.self).projection
+        switch projection {
+        case AV_SPHERICAL_EQUIRECTANGULAR: return "equirectangular"
+        case AV_SPHERICAL_CUBEMAP: return "cubemap"
+        case AV_SPHERICAL_EQUIRECTANGULAR_TILE: return "equirectangular tile"
+        default: return "unknown"
+        }
+    }
+
     static func rotation(of stream: UnsafeMutablePointer<AVStream>) -> (Int, [String]) {
         var size: Int = 0
         guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {

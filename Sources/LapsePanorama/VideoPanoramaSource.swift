@@ -39,14 +39,19 @@ public struct VideoPanoramaSource: PanoramaSource {
 
     /// Opens the video (and checks it is 2:1) and the track.
     /// - Throws: ``LapseError`` `.invalidInput` for an unreadable or non-2:1 video, or a track without times.
-    public init(path: String, track: Route? = nil, trackOffset: Double = 0) throws {
-        try self.init(reader: try VideoFrameReader(path), path: path, track: track, trackOffset: trackOffset)
+    public init(path: String, track: Route? = nil, trackOffset: Double = 0, equirectangular: Bool = false) throws {
+        try self.init(
+            reader: try VideoFrameReader(path), path: path, track: track, trackOffset: trackOffset,
+            equirectangular: equirectangular)
     }
 
     /// As ``init(path:track:trackOffset:)`` for a video its caller has opened already (`reader`, at its start),
     /// which is only read for its size, duration and frame rate.
-    public init(reader: VideoFrameReader, path: String, track: Route? = nil, trackOffset: Double = 0) throws {
-        projection = try Self.projection(of: reader, path: path)
+    public init(
+        reader: VideoFrameReader, path: String, track: Route? = nil, trackOffset: Double = 0,
+        equirectangular: Bool = false
+    ) throws {
+        projection = try Self.projection(of: reader, path: path, equirectangular: equirectangular)
         self.path = path
         if case .goproEAC(let eac) = projection {
             width = eac.equirectangularWidth
@@ -71,10 +76,16 @@ public struct VideoPanoramaSource: PanoramaSource {
         self.trackOffset = trackOffset
     }
 
-    /// What the reader's frames are: equirectangular (2:1), or the atlas of a GoPro MAX `.360` file's two streams.
+    /// What the reader's frames are: the atlas of a GoPro MAX `.360` file's two streams, or equirectangular — a 2:1
+    /// video whose spherical metadata says so (``LapseMedia/VideoFrameReader/sphericalProjection``), or, without
+    /// any, whose first frame wraps around as a 360° picture does (``wrapsAround(_:)``: its left and right edges
+    /// meet), or which `equirectangular` says is one.
     /// - Throws: ``LapseError`` `.invalidInput` for anything else, saying what it is: an Insta360 original (`.insv`,
-    ///   dual fisheye, which may well be 2:1) says to export an equirectangular video first.
-    public static func projection(of reader: VideoFrameReader, path: String) throws -> SourceProjection {
+    ///   dual fisheye, which may well be 2:1) says to export an equirectangular video first; a flat video of 2:1
+    ///   names `--equirectangular` for one that is 360° after all.
+    public static func projection(of reader: VideoFrameReader, path: String, equirectangular: Bool = false) throws
+        -> SourceProjection
+    {
         if path.lowercased().hasSuffix(".insv") {
             throw LapseError(
                 .invalidInput, path,
@@ -95,7 +106,42 @@ public struct VideoPanoramaSource: PanoramaSource {
                 .invalidInput, path,
                 "not an equirectangular 360° video: \(reader.displayWidth)×\(reader.displayHeight) is not 2:1")
         }
-        return .equirectangular
+        switch reader.sphericalProjection {
+        case "equirectangular": return .equirectangular
+        case .some(let other):
+            throw LapseError(
+                .invalidInput, path,
+                "its spherical metadata says \(other), not equirectangular: export an equirectangular video from it")
+        case nil:
+            if equirectangular { return .equirectangular }
+            let first = try VideoFrameReader(path)
+            first.outputSize = (512, 256)
+            guard let frame = try first.nextFrame()?.pixels, !wrapsAround(frame) else { return .equirectangular }
+            throw LapseError(
+                .invalidInput, path,
+                "not known to be a 360° video: it has no spherical metadata and its left and right edges do not meet "
+                    + "as a 360° picture's do; if it is one, give --equirectangular")
+        }
+    }
+
+    /// Whether an equirectangular-sized picture wraps around as a 360° one does: its first and last columns (which
+    /// are neighbours on the sphere) differ no more than neighbouring columns inside it do — at most 3 times their
+    /// median difference and 2 luma levels (rows within 60° of the horizon; the poles say nothing). A flat picture's
+    /// two edges are two unrelated places.
+    public static func wrapsAround(_ p: PixelBuffer) -> Bool {
+        let w = p.width, h = p.height
+        guard w >= 16, h >= 8 else { return true }
+        func luma(_ x: Int, _ y: Int) -> Double {
+            let i = (y * w + x) * 4
+            return 0.2126 * Double(p.bytes[i]) + 0.7152 * Double(p.bytes[i + 1]) + 0.0722 * Double(p.bytes[i + 2])
+        }
+        let rows = (h / 6)..<(h - h / 6)
+        func difference(_ a: Int, _ b: Int) -> Double {
+            rows.reduce(0) { $0 + abs(luma(a, $1) - luma(b, $1)) } / Double(rows.count)
+        }
+        let seam = difference(0, w - 1)
+        let inside = stride(from: 1, to: w - 2, by: max(1, w / 64)).map { difference($0, $0 + 1) }.sorted()
+        return seam <= 3 * inside[inside.count / 2] + 2
     }
 
     /// The panorama of the frame shown at `time` seconds.

@@ -30,6 +30,8 @@ enum PanoramasCommand: Command {
                                   local:DIR    your own equirectangular JPEGs with GPS in EXIF
                                   video:FILE   an equirectangular 360° video (with --track for positions)
                                   (not google: Google's terms do not allow storing Street View images)
+          --equirectangular       for video: it is 360° though nothing says so (no spherical metadata, edges
+                                  that do not meet as a 360° picture's do)
           --track GPX             for video: a GPS track with times (video time 0 = the track's first time);
                                   without --route the track itself is the route
           --frame-step N          for video without a track: take every N-th frame (default 30; as
@@ -94,6 +96,7 @@ enum PanoramasCommand: Command {
         let maptilesURL = try arguments.value("--maptiles-url")
         let panoramaxURL = try arguments.value("--panoramax-url")
         let mapillaryURL = try arguments.value("--mapillary-url")
+        let equirectangular = arguments.flag("--equirectangular")
         let overwrite = output.overwrite
         let timeout = try NetworkOptions(&arguments).timeout
         let extra = try arguments.positionals()
@@ -127,6 +130,7 @@ enum PanoramasCommand: Command {
         options.mapTilesBaseURL = maptilesURL
         options.panoramaxBaseURL = panoramaxURL
         options.mapillaryBaseURL = mapillaryURL
+        options.equirectangular = equirectangular
         options.cacheDirectory = cacheDir
         options.useCache = !noCache
         options.concurrency = concurrency
