@@ -7,9 +7,10 @@ import Foundation
 /// `from`, `to`, `via`, `provider`, `route`, `source`, `track`, `spacing`, `size`, `fov`, `fps`, `lookAt`,
 /// `headingOffset`, `keyframes`, `zoom`, `crossfade`, `output`, `gif`, `cacheDir`, `radius`, `crf`, `preset`,
 /// `panoHeading`, `frameStep`, `gifWidth`, `keyFile`, `osrmURL`, `timeout`, `stabilize`, `forward`, `toneMatch`,
-/// `creditPosition`, `copyright`, `includeIndoor`, `sharedCache`, `equirectangular` (and `frames` and `report`, which a run writes and
-/// a read ignores). After a run the effective settings are written next to the output as `OUT.job.json` (paths made
-/// absolute), so the same hyperlapse can be rendered again with `--config OUT.job.json` from any folder.
+/// `creditPosition`, `copyright`, `includeIndoor`, `sharedCache`, `equirectangular` (and `frames` and `report`,
+/// which a run writes and a read ignores). After a run the effective settings are written next to the output as
+/// `OUT.job.json` (paths made absolute), so the same hyperlapse can be rendered again with `--config OUT.job.json`
+/// from any folder.
 public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// Start and end of a planned route, `"lat,lng"`.
     public var from: String?
