@@ -33,8 +33,8 @@ public struct PanoramaSourceOptions: Sendable {
     public var environment: [String: String]
     /// Google: take indoor panoramas too (``GoogleStreetViewSource/includeIndoor``).
     public var includeIndoor = false
-    /// `video:`: the video is equirectangular though nothing says so (see
-    /// ``VideoPanoramaSource/projection(of:path:equirectangular:)``).
+    /// `video:` and `local:`: the video or the 2:1 photos are equirectangular though nothing says so (see
+    /// ``VideoPanoramaSource/projection(of:path:equirectangular:)``, ``LocalPhotoSource/isSpherical(_:)``).
     public var equirectangular = false
 
     /// - Parameter environment: where `GOOGLE_MAPS_API_KEY`, the `LAPSE_*_URL` base URLs and the cache's
@@ -162,7 +162,8 @@ public struct PanoramaSourceOptions: Sendable {
                 sequence: nil, skipped: [], track: nil)
         }
         if source.hasPrefix("local:") {
-            let local = try LocalPhotoSource(directory: Self.expand(String(source.dropFirst("local:".count))))
+            let local = try LocalPhotoSource(
+                directory: Self.expand(String(source.dropFirst("local:".count))), equirectangular: equirectangular)
             for s in local.skipped { warning?("skipped \(s.file): \(s.reason)") }
             return Made(
                 source: local, sequence: local.panoramas, skipped: local.skipped.map { ($0.file, $0.reason) },

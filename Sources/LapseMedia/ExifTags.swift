@@ -5,7 +5,8 @@ import Foundation
 /// The EXIF tags Lapse uses, read with libexif from the first bytes of a file (a JPEG's APP1 segment): the one
 /// EXIF reader of the package, for an image's orientation and a photo's position, direction and date.
 ///
-/// Tags (Exif 2.32, CIPA DC-008): IFD0 Orientation (0x0112) and DateTime (0x0132); the Exif IFD's DateTimeOriginal
+/// Tags (Exif 2.32, CIPA DC-008): IFD0 Make (0x010F), Model (0x0110), Orientation (0x0112) and DateTime (0x0132);
+/// the Exif IFD's DateTimeOriginal
 /// (0x9003); the GPS IFD's GPSLatitudeRef/GPSLatitude (0x0001/0x0002), GPSLongitudeRef/GPSLongitude (0x0003/0x0004)
 /// and GPSImgDirection (0x0011).
 public struct ExifTags: Sendable, Equatable {
@@ -18,6 +19,9 @@ public struct ExifTags: Sendable, Equatable {
     public var gpsImageDirection: Double?
     /// DateTimeOriginal, else DateTime, as written: `YYYY:MM:DD HH:MM:SS`.
     public var dateTime: String?
+    /// The camera's maker and model as written (e.g. `GoPro`, `GoPro Max`; `RICOH`, `RICOH THETA Z1`), or nil.
+    public var make: String?
+    public var model: String?
 
     /// The tags in `head` (a file's first bytes: a JPEG with its APP1 segment, or bare EXIF data); nil when it
     /// holds no EXIF data libexif can read.
@@ -49,6 +53,8 @@ public struct ExifTags: Sendable, Equatable {
             }
         }
         dateTime = exifIFD.flatMap { Self.text($0, tag: 0x9003) } ?? ifd0.flatMap { Self.text($0, tag: 0x0132) }
+        make = ifd0.flatMap { Self.text($0, tag: 0x010F) }
+        model = ifd0.flatMap { Self.text($0, tag: 0x0110) }
     }
 
     /// The tags at the start of the file at `path` (its first 1 MB: where a JPEG's EXIF is); nil without any.

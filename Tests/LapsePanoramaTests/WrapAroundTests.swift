@@ -39,4 +39,40 @@ import TestSupport
             try VideoFrameReader(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
                 .sphericalProjection == nil)
     }
+
+    /// Photos: a 2:1 photo is a 360° one when its XMP (GPano ProjectionType) or its camera says so, or, saying
+    /// nothing, when it wraps around; a flat one of 2:1 is skipped naming `--equirectangular`, and taken with it.
+    @Test func flatPhotosOf2To1AreLeftOutUnlessSaidOtherwise() throws {
+        let dir = TestData.scratchDirectory("wrap-photos")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let real = try DecodedImage(path: TestData.path("pano360/geovisio_gopromax_walk/1.jpg")).pixels(
+            width: 1024, height: 512)
+        // The real photo written again without any XMP or camera tags: known by its edges.
+        try GeotaggedPhoto.write(
+            real, to: dir.appendingPathComponent("a-real.jpg").path, latitude: 49.0, longitude: 1.9,
+            dateTime: "2026:11:30 10:00:00")
+        // Its middle half stretched to 2:1: a flat picture.
+        let flat = try Self.columns(real, from: 256, count: 512).resized(width: 1024, height: 512)
+        try GeotaggedPhoto.write(
+            flat, to: dir.appendingPathComponent("b-flat.jpg").path, latitude: 49.0, longitude: 1.9001,
+            dateTime: "2026:11:30 10:00:01")
+        // The same flat picture with GPano ProjectionType: taken at its word.
+        try GeotaggedPhoto.write(
+            flat, to: dir.appendingPathComponent("c-tagged.jpg").path, latitude: 49.0, longitude: 1.9002,
+            dateTime: "2026:11:30 10:00:02", level: (pitch: 0, roll: 0))
+        let source = try LocalPhotoSource(directory: dir.path)
+        #expect(source.panoramas.map(\.id) == ["a-real.jpg", "c-tagged.jpg"])
+        #expect(
+            source.skipped.map(\.file) == ["b-flat.jpg"]
+                && source.skipped[0].reason
+                    == "not known to be a 360° photo: no GPano ProjectionType, not from a known 360° camera, and its "
+                    + "left and right edges do not meet; give --equirectangular if it is one"
+        )
+        let insisted = try LocalPhotoSource(directory: dir.path, equirectangular: true)
+        #expect(insisted.panoramas.count == 3 && insisted.skipped.isEmpty)
+        // A real camera's photo says so itself.
+        let gopro = try PhotoMetadata(path: TestData.path("pano360/trekview_360/GSAG2002.JPG"))
+        #expect(gopro.saysSpherical && gopro.projectionType == "equirectangular")
+        #expect(gopro.camera?.lowercased().contains("gopro") == true, "\(gopro.camera ?? "no camera")")
+    }
 }

@@ -18,15 +18,18 @@ public enum GeotaggedPhoto {
     ///   - croppedArea: GPano `FullPanoWidthPixels`, `FullPanoHeightPixels`, `CroppedAreaLeftPixels`,
     ///     `CroppedAreaTopPixels`, `CroppedAreaImageWidthPixels`, `CroppedAreaImageHeightPixels` in the XMP packet
     ///     (a 360° photo that is not the whole sphere), or nil.
+    ///   - spherical: an XMP packet with `GPano:ProjectionType` `equirectangular` (as 360° cameras write it) even
+    ///     without `level` or `croppedArea`.
     public static func write(
         _ pixels: PixelBuffer, to path: String, latitude: Double, longitude: Double,
         direction: Double? = nil, dateTime: String, level: (pitch: Double, roll: Double)? = nil,
-        croppedArea: (fullWidth: Int, fullHeight: Int, left: Int, top: Int, width: Int, height: Int)? = nil
+        croppedArea: (fullWidth: Int, fullHeight: Int, left: Int, top: Int, width: Int, height: Int)? = nil,
+        spherical: Bool = false
     ) throws {
         var jpeg = try ImageWriter.encode(pixels, as: .jpeg(quality: 92))
         let tiff = exif(latitude: latitude, longitude: longitude, direction: direction, dateTime: dateTime)
         var segments = app1(Array("Exif\0\0".utf8) + tiff)
-        if level != nil || croppedArea != nil {
+        if level != nil || croppedArea != nil || spherical {
             var tags = ""
             if let level {
                 tags += "GPano:PosePitchDegrees=\"\(level.pitch)\" GPano:PoseRollDegrees=\"\(level.roll)\" "
@@ -49,9 +52,9 @@ public enum GeotaggedPhoto {
         try Data(jpeg).write(to: URL(fileURLWithPath: path))
     }
 
-    /// A folder of photos as a camera writes them: photo k is `pictures[k]` at `positions[k]` (latitude,
+    /// A folder of photos as a 360° camera writes them: photo k is `pictures[k]` at `positions[k]` (latitude,
     /// longitude), named `IMG_0000.JPG` … in capture order, taken a second apart, with compass `directions[k]`
-    /// (none when nil or not given).
+    /// (none when nil or not given), each saying it is equirectangular (XMP `GPano:ProjectionType`).
     /// - Returns: the folder's path.
     public static func folder(
         _ folder: URL, _ pictures: [PixelBuffer], positions: [(latitude: Double, longitude: Double)],
@@ -62,7 +65,7 @@ public enum GeotaggedPhoto {
             try write(
                 picture, to: folder.appendingPathComponent(String(format: "IMG_%04d.JPG", k)).path,
                 latitude: positions[k].latitude, longitude: positions[k].longitude, direction: directions?[k] ?? nil,
-                dateTime: String(format: "2026:11:30 10:%02d:%02d", k / 60, k % 60))
+                dateTime: String(format: "2026:11:30 10:%02d:%02d", k / 60, k % 60), spherical: true)
         }
         return folder.path
     }

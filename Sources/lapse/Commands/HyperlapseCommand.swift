@@ -27,8 +27,8 @@ enum HyperlapseCommand: Command {
           --source SOURCE               google | panoramax | mapillary (token in MAPILLARY_ACCESS_TOKEN) |
                                         local:DIR (360° photos with GPS) | video:FILE (a 360° video)
           --track GPX                   positions of a video source by time (video time 0 = the track's first time)
-          --equirectangular             a 2:1 video is 360° though nothing says so (no spherical metadata, edges
-                                        that do not meet as a 360° picture's do)
+          --equirectangular             a 2:1 video or photo is 360° though nothing says so (no spherical metadata
+                                        or GPano tags, edges that do not meet as a 360° picture's do)
           --radius M                    search radius for the nearest panorama (default 50)
           --zoom auto|0-5               Street View zoom (default auto: from --size and --fov)
           --include-indoor              Street View: take indoor panoramas too (default: left out, counted as gaps)

@@ -30,8 +30,8 @@ enum PanoramasCommand: Command {
                                   local:DIR    your own equirectangular JPEGs with GPS in EXIF
                                   video:FILE   an equirectangular 360° video (with --track for positions)
                                   (not google: Google's terms do not allow storing Street View images)
-          --equirectangular       for video: it is 360° though nothing says so (no spherical metadata, edges
-                                  that do not meet as a 360° picture's do)
+          --equirectangular       a 2:1 video or photo is 360° though nothing says so (no spherical metadata or
+                                  GPano tags, edges that do not meet as a 360° picture's do)
           --track GPX             for video: a GPS track with times (video time 0 = the track's first time);
                                   without --route the track itself is the route
           --frame-step N          for video without a track: take every N-th frame (default 30; as

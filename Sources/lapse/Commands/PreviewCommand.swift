@@ -28,7 +28,7 @@ enum PreviewCommand: Command {
         Panoramas:
           --source SOURCE               google | panoramax | mapillary | local:DIR | video:FILE
           --track GPX                   positions of a video source by time
-          --equirectangular             a 2:1 video is 360° though nothing says so
+          --equirectangular             a 2:1 video or photo is 360° though nothing says so
           --radius M                    search radius for the nearest panorama (default 50)
           --include-indoor              Street View: take indoor panoramas too (default: left out, counted as gaps)
           --frame-step N                video without a track: every N-th frame (default 1)
