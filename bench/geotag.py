@@ -3,7 +3,8 @@
 """bench/geotag.py DIR LAT LNG BEARING METRES: writes EXIF as a consumer 360° camera does (GPS position, no compass,
 DateTimeOriginal a second apart) into every JPEG of DIR, in name order, the k-th METRES·k metres from LAT,LNG towards
 BEARING (degrees): a photo sequence for the benchmarks. The EXIF block (TIFF, little-endian: IFD0 pointing to an
-Exif IFD and a GPS IFD, per CIPA DC-008) goes in an APP1 segment right after SOI. Standard library only."""
+Exif IFD and a GPS IFD, per CIPA DC-008) goes in an APP1 segment right after SOI, followed by the XMP packet with
+GPano ProjectionType equirectangular that 360° cameras write. Standard library only."""
 import math, os, struct, sys
 
 def destination(lat, lng, bearing, metres):
@@ -41,10 +42,19 @@ def exif(lat, lng, when):
     payload = b"Exif\0\0" + tiff
     return b"\xff\xe1" + struct.pack(">H", len(payload) + 2) + payload
 
+def xmp():
+    """The XMP packet a 360° camera writes: GPano ProjectionType equirectangular (so the photos are taken as 360° ones
+    without looking at their pixels, as a camera's are)."""
+    packet = (b'<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+              b'<rdf:Description rdf:about="" xmlns:GPano="http://ns.google.com/photos/1.0/panorama/" '
+              b'GPano:ProjectionType="equirectangular"/></rdf:RDF></x:xmpmeta>')
+    payload = b"http://ns.adobe.com/xap/1.0/\0" + packet
+    return b"\xff\xe1" + struct.pack(">H", len(payload) + 2) + payload
+
 folder, lat, lng, bearing, metres = sys.argv[1], *map(float, sys.argv[2:6])
 for k, name in enumerate(sorted(n for n in os.listdir(folder) if n.lower().endswith((".jpg", ".jpeg")))):
     path = os.path.join(folder, name)
     data = open(path, "rb").read()
     la, ln = destination(lat, lng, bearing, metres * k)
     with open(path, "wb") as f:
-        f.write(data[:2] + exif(la, ln, "2026:11:30 10:%02d:%02d" % (k // 60, k % 60)) + data[2:])
+        f.write(data[:2] + exif(la, ln, "2026:11:30 10:%02d:%02d" % (k // 60, k % 60)) + xmp() + data[2:])
