@@ -15,9 +15,9 @@ import LapseCore
 ///   player shows; PQ (HDR10) and HLG are tone-mapped to BT.709 SDR; alpha is kept (VP9 alpha through the
 ///   `libvpx-vp9` decoder, which FFmpeg's own VP9 decoder does not do).
 /// - Memory: two decoded frames and the filter graph, whatever the length.
-/// - Two streams: a file whose video is two streams of one size and codec side by side in time (a GoPro MAX
-///   `.360`: each stream three faces of its cube map) is read as one video whose every frame holds both, the first
-///   stream's picture above the second's (``streamCount`` 2; the second stream kept in step by time).
+/// - Two streams: a GoPro MAX `.360` file, whose video is two streams of one size and codec side by side in time
+///   (each three faces of its cube map; ``pairedStreamSizes``), is read as one video whose every frame holds both,
+///   the first stream's picture above the second's (``streamCount`` 2; the second stream kept in step by time).
 ///
 /// Use from one task at a time. Typical use:
 /// ```swift
@@ -166,9 +166,11 @@ public final class VideoFrameReader {
         let (degrees, filters) = Self.rotation(of: stream)
         rotation = degrees
         rotationFilters = filters
-        // The twin of the main stream: another video stream of its codec and size, upright, square pixels.
+        // The twin of the main stream: another video stream of its codec and size, upright, square pixels, of a
+        // size a GoPro MAX writes its two cube-map streams at (other files' extra video streams are not read).
         let twin =
             only != nil || degrees != 0 || sampleAspectRatio != 1
+                || !Self.pairedStreamSizes.contains { $0 == (Int(par.pointee.width), Int(par.pointee.height)) }
             ? nil
             : input.streams.first {
                 $0.index != Int(index) && $0.kind == .video && !$0.isAttachedPicture
@@ -214,15 +216,15 @@ public final class VideoFrameReader {
         }
     }
 
+    /// The stream sizes read as two streams together: GoPro MAX `.360` files' (5.6K: 4096 × 1344; 3K: 2272 × 736).
+    public static let pairedStreamSizes = [(4096, 1344), (2272, 736)]
+
     /// Stops a blocking read in progress or to come (it throws `.cancelled`). Thread-safe.
     public func cancel() {
         input.cancel()
         partner?.cancel()
     }
 
-    /// The rotation as ffmpeg's autorotate reads it: θ = −round(av_display_rotation_get), wrapped to [0, 360);
-    /// 90 → `transpose=clock` (`cclock_flip` when mirrored), 180 → `hflip,vflip`, 270 → `transpose=cclock`
-    /// (`clock_flip` when mirrored); a vertical mirror alone → `vflip`.
     /// The spherical metadata's projection (see ``sphericalProjection``).
     static func sphericalProjection(of stream: UnsafeMutablePointer<AVStream>) -> String? {
         var size: Int = 0
@@ -238,6 +240,9 @@ public final class VideoFrameReader {
         }
     }
 
+    /// The rotation as ffmpeg's autorotate reads it: θ = −round(av_display_rotation_get), wrapped to [0, 360);
+    /// 90 → `transpose=clock` (`cclock_flip` when mirrored), 180 → `hflip,vflip`, 270 → `transpose=cclock`
+    /// (`clock_flip` when mirrored); a vertical mirror alone → `vflip`.
     static func rotation(of stream: UnsafeMutablePointer<AVStream>) -> (Int, [String]) {
         var size: Int = 0
         guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size), size >= 36 else {
