@@ -156,9 +156,11 @@ extension HyperlapseSettings {
         // A 360° video without a track is read front to back: the efficient path for its frames; one whose telemetry
         // has GPS positions is placed by them, as by a track.
         let videoPath = source.hasPrefix("video:") ? PanoramaSourceOptions.expand(String(source.dropFirst(6))) : nil
-        if let videoPath, s.track == nil && s.route == nil && !hasDirections,
-            try PanoramaSourceOptions.telemetryTrack(ofVideo: videoPath) == nil
-        {
+        // The video's own track, read once (reading it demuxes the whole file).
+        let telemetry = try videoPath.flatMap {
+            s.track == nil ? try PanoramaSourceOptions.telemetryTrack(ofVideo: $0) : nil
+        }
+        if let videoPath, s.track == nil && s.route == nil && !hasDirections, telemetry == nil {
             if s.lookAt != nil {
                 throw LapseError.usage(
                     """
@@ -179,6 +181,7 @@ extension HyperlapseSettings {
         options.includeIndoor = s.includeIndoor ?? false
         options.sharedCache = s.sharedCache ?? false
         options.equirectangular = s.equirectangular ?? false
+        if videoPath != nil, s.track == nil { options.telemetry = .read(telemetry) }
         let client = try options.makeClient()
         // Tiles come a panorama at a time, several at once: report them as one running count.
         let made = try options.make(

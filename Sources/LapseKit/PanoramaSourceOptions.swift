@@ -36,6 +36,15 @@ public struct PanoramaSourceOptions: Sendable {
     /// `video:` and `local:`: the video or the 2:1 photos are equirectangular though nothing says so (see
     /// ``VideoPanoramaSource/projection(of:path:equirectangular:)``, ``LocalPhotoSource/isSpherical(_:)``).
     public var equirectangular = false
+    /// `video:`: its own track (``telemetryTrack(ofVideo:)``) when the caller has read it already; `.unread` (the
+    /// default): ``make(client:videoFrameStep:progress:warning:)`` reads it.
+    public var telemetry = Telemetry.unread
+
+    /// Whether a video's own track has been read, and what it was.
+    public enum Telemetry: Sendable {
+        case unread
+        case read((track: Route, offset: Double)?)
+    }
 
     /// - Parameter environment: where `GOOGLE_MAPS_API_KEY`, the `LAPSE_*_URL` base URLs and the cache's
     ///   `XDG_CACHE_HOME`/`HOME` are looked up (the library reads no environment of its own; the command line
@@ -173,7 +182,12 @@ public struct PanoramaSourceOptions: Sendable {
             let path = Self.expand(String(source.dropFirst("video:".count)))
             var track = try track.map { try RouteFile.read(path: Self.expand($0)) }
             var offset = 0.0, positionsFrom: String?
-            if track == nil, let own = try Self.telemetryTrack(ofVideo: path) {
+            let read: (track: Route, offset: Double)?
+            switch telemetry {
+            case .read(let given): read = given
+            case .unread: read = track == nil ? try Self.telemetryTrack(ofVideo: path) : nil
+            }
+            if track == nil, let own = read {
                 (track, offset, positionsFrom) = (own.track, own.offset, own.track.name)
             }
             let video = try VideoPanoramaSource(
