@@ -182,6 +182,12 @@ extension HyperlapseSettings {
         options.sharedCache = s.sharedCache ?? false
         options.equirectangular = s.equirectangular ?? false
         if videoPath != nil, s.track == nil { options.telemetry = .read(telemetry) }
+        if videoPath != nil, let step = self.frameStep, step > 1, s.track != nil || telemetry != nil {
+            // Placed by positions, the video gives a frame every `spacing` metres: the frame step does not apply.
+            warning?(
+                "`frameStep` is for a video without positions: this one's "
+                    + (s.track != nil ? "track" : "own GPS") + " places a frame every `spacing` metres instead")
+        }
         let client = try options.makeClient()
         // Tiles come a panorama at a time, several at once: report them as one running count.
         let made = try options.make(

@@ -161,9 +161,11 @@ public struct PanoramaSourceOptions: Sendable {
                 ?? MapillarySource.defaultBaseURL
             // The token goes with every request: never in clear over the network (a stand-in on this machine may).
             if base.scheme?.lowercased() == "http",
-                !["127.0.0.1", "localhost", "::1", "[::1]"].contains(base.host ?? "")
+                !["127.0.0.1", "localhost"].contains(base.host ?? "")
             {
-                throw LapseError.usage("\(option) must be an https URL (the access token would travel in clear)")
+                throw LapseError.usage(
+                    "\(option) must be an https URL (the access token would travel in clear); plain http only to "
+                        + "this machine (127.0.0.1, localhost)")
             }
             return Made(
                 source: try MapillarySource(

@@ -86,7 +86,7 @@ public struct VideoPanoramaSource: PanoramaSource {
     public static func projection(of reader: VideoFrameReader, path: String, equirectangular: Bool = false) throws
         -> SourceProjection
     {
-        if path.lowercased().hasSuffix(".insv") {
+        if path.lowercased().hasSuffix(".insv") || Self.hasInsta360Trailer(path) {
             throw LapseError(
                 .invalidInput, path,
                 "an Insta360 original (.insv: two fisheye pictures, not equirectangular): export an equirectangular "
@@ -122,6 +122,17 @@ public struct VideoPanoramaSource: PanoramaSource {
                 "not known to be a 360° video: it has no spherical metadata and its left and right edges do not meet "
                     + "as a 360° picture's do; if it is one, give --equirectangular")
         }
+    }
+
+    /// Whether the file ends with the trailer Insta360's cameras append to their originals (its last 32 bytes the
+    /// ASCII magic `8db42d694ccc418790edff439fe026bf`), whatever the file is called.
+    static func hasInsta360Trailer(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let end = try? handle.seekToEnd(), end >= 32 else { return false }
+        try? handle.seek(toOffset: end - 32)
+        guard let tail = try? handle.read(upToCount: 32) else { return false }
+        return tail == Data("8db42d694ccc418790edff439fe026bf".utf8)
     }
 
     /// Whether an equirectangular-sized picture wraps around as a 360° one does: its first and last columns (which

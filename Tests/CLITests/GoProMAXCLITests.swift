@@ -53,9 +53,14 @@ import TestSupport
         let file = try GoProMAXFile.make(in: dir, fps: 4, loops: 4)
         let r = try Shell.lapse([
             "hyperlapse", "--source", "video:" + file, "--spacing", "2", "--size", "480x270", "-o", path("max.mp4"),
-            "--json"
+            "--json", "--frame-step", "2"
         ])
         #expect(r.status == 0, "\(r.stderr)")
+        // Placed by its GPS, the video gives a frame every --spacing metres: --frame-step does not apply, and says so.
+        #expect(
+            r.stderr.contains(
+                "--frame-step is for a video without positions: this one's own GPS places a frame every --spacing "
+                    + "metres instead"), "\(r.stderr)")
         let summary = try #require(try JSONSummary.parse(r.stdoutData))
         #expect(summary["source"] as? String == "video (positions from the camera's GPS (GPMF))", "\(summary)")
         let frames = try #require(summary["frames"] as? Int)
@@ -74,6 +79,11 @@ import TestSupport
                 "an Insta360 original (.insv: two fisheye pictures, not equirectangular): export an "
                     + "equirectangular video from it first (Insta360 Studio)"), "\(insv.stderr)")
         #expect(!FileManager.default.fileExists(atPath: path("insv.mp4")))
+        // Renamed, it is known by the trailer Insta360 appends to its originals.
+        let renamed = path("renamed.mp4")
+        try FileManager.default.copyItem(atPath: TestData.path("pano360/insta360_insv/sample.insv"), toPath: renamed)
+        let known = try Shell.lapse(["hyperlapse", "--source", "video:" + renamed, "-o", path("renamed-out.mp4")])
+        #expect(known.status == 1 && known.stderr.contains("an Insta360 original"), "\(known.stderr)")
 
         let odd = path("odd.mp4")
         let make = try Shell.run(

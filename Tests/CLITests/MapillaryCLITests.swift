@@ -116,7 +116,8 @@ import TestSupport
         #expect(clear.status == 64, "\(clear.stderr)")
         #expect(
             clear.stderr.hasPrefix(
-                "error: LAPSE_MAPILLARY_URL must be an https URL (the access token would travel in clear)\n"),
+                "error: LAPSE_MAPILLARY_URL must be an https URL (the access token would travel in clear); plain "
+                    + "http only to this machine (127.0.0.1, localhost)\n"),
             "\(clear.stderr)")
     }
 

@@ -28,7 +28,8 @@ enum PanoramasCommand: Command {
                                   mapillary    Mapillary, open imagery (CC BY-SA 4.0), a free client token
                                                in MAPILLARY_ACCESS_TOKEN
                                   local:DIR    your own equirectangular JPEGs with GPS in EXIF
-                                  video:FILE   an equirectangular 360° video (with --track for positions)
+                                  video:FILE   a 360° video: equirectangular, or a GoPro MAX .360 (positions
+                                               from --track or the file's own GPS)
                                   (not google: Google's terms do not allow storing Street View images)
           --equirectangular       a 2:1 video or photo is 360° though nothing says so (no spherical metadata or
                                   GPano tags, edges that do not meet as a 360° picture's do)
@@ -49,7 +50,8 @@ enum PanoramasCommand: Command {
           --key-file FILE         file holding the Google API key instead of GOOGLE_MAPS_API_KEY
           --maptiles-url URL      Map Tiles API base (default https://tile.googleapis.com, or $LAPSE_MAPTILES_URL)
           --panoramax-url URL     Panoramax API (default https://api.panoramax.xyz/api, or $LAPSE_PANORAMAX_URL)
-          --mapillary-url URL     Mapillary API (default https://graph.mapillary.com, or $LAPSE_MAPILLARY_URL)
+          --mapillary-url URL     Mapillary API (default https://graph.mapillary.com, or $LAPSE_MAPILLARY_URL;
+                                  https, or http to this machine only)
         Output:
           -o, --output DIR        folder for the images and manifest.json (created when missing; --out too)
           -y, --overwrite         replace files from an earlier run
