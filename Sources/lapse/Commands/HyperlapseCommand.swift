@@ -25,7 +25,9 @@ enum HyperlapseCommand: Command {
                                         every photo, stops left out); 500 000 points at most
         Panoramas:
           --source SOURCE               google | panoramax | mapillary (token in MAPILLARY_ACCESS_TOKEN) |
-                                        local:DIR (360° photos with GPS) | video:FILE (a 360° video)
+                                        local:DIR (360° photos with GPS) | video:FILE (a 360° video, or a
+                                        GoPro MAX .360); other API roots: $LAPSE_PANORAMAX_URL,
+                                        $LAPSE_MAPILLARY_URL
           --track GPX                   positions of a video source by time (video time 0 = the track's first time)
           --equirectangular             a 2:1 video or photo is 360° though nothing says so (no spherical metadata
                                         or GPano tags, edges that do not meet as a 360° picture's do)

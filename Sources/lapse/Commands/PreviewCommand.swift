@@ -26,7 +26,9 @@ enum PreviewCommand: Command {
           --spacing M                   metres between route points (default 10; your photos without --route:
                                         every photo); 500 000 points at most
         Panoramas:
-          --source SOURCE               google | panoramax | mapillary | local:DIR | video:FILE
+          --source SOURCE               google | panoramax | mapillary (token in MAPILLARY_ACCESS_TOKEN) |
+                                        local:DIR | video:FILE; other API roots: $LAPSE_PANORAMAX_URL,
+                                        $LAPSE_MAPILLARY_URL
           --track GPX                   positions of a video source by time
           --equirectangular             a 2:1 video or photo is 360° though nothing says so
           --radius M                    search radius for the nearest panorama (default 50)
