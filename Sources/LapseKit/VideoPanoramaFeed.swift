@@ -68,11 +68,8 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
             video.projection == .equirectangular && small.yuvFramesAvailable
             && SphereImage.reducesDirectly(width: small.codedWidth, height: small.codedHeight)
         if case .goproEAC(let eac) = video.projection {
-            // A .360 file's atlas at a scale whose faces hold the analysis picture's detail (a quarter of the
-            // width of its equirectangular picture is 256 pixels a face), unfolded there.
-            var k = 1
-            while k < 4, eac.centreWidth / (2 * k) >= SphereImage.standardWidth / 4 { k *= 2 }
-            small.outputSize = (eac.atlasWidth / k, eac.atlasHeight / k)
+            // A .360 file's atlas at a scale that holds the analysis picture's detail, unfolded there.
+            small.outputSize = eac.atlasSize(forEquirectangularWidth: SphereImage.standardWidth)
         } else if !analysisYUV {
             small.outputSize = (SphereImage.standardWidth, SphereImage.standardWidth / 2)
         }

@@ -211,10 +211,7 @@ public struct VideoPanoramaSource: PanoramaSource {
         let reader = try VideoFrameReader(path)
         let (w, h) = LocalPhotoSource.size(for: resolution, width: width, height: height)
         if case .goproEAC(let eac) = projection {
-            // The atlas scaled as the picture would be (by halves, so both streams keep even heights).
-            var k = 1
-            while k < 4, eac.equirectangularWidth / (2 * k) >= w { k *= 2 }
-            reader.outputSize = (eac.atlasWidth / k, eac.atlasHeight / k)
+            reader.outputSize = eac.atlasSize(forEquirectangularWidth: w)
         } else {
             reader.outputSize = (w, h)
         }

@@ -100,6 +100,14 @@ extension GoProEAC {
     /// 3K: 2944 × 1472, the sizes max2sphere makes).
     public var equirectangularWidth: Int { 4 * centreWidth }
 
+    /// The atlas scaled down by halves (1, ½ or ¼, so both streams keep even heights) as far as its unfolded picture
+    /// stays at least `width` wide: the size to decode a frame at for an equirectangular picture of `width`.
+    public func atlasSize(forEquirectangularWidth width: Int) -> (width: Int, height: Int) {
+        var k = 1
+        while k < 4, equirectangularWidth / (2 * k) >= width { k *= 2 }
+        return (atlasWidth / k, atlasHeight / k)
+    }
+
     /// The atlas `atlas` (this layout's size or a uniform scale of it) unfolded to an equirectangular picture
     /// `width` pixels wide (`width/2` high; the centre column faces the first stream's centre face), bilinear —
     /// for what needs a whole sphere as a picture (motion analysis, exporting); views are rendered from the atlas
