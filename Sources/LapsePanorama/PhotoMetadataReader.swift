@@ -109,28 +109,23 @@ public struct PhotoMetadata: Sendable, Equatable {
 
     /// A text value of XMP (an attribute `name="…"` or an element `<name>…<`), at most 64 bytes, or nil.
     static func xmpText(_ name: String, in bytes: [UInt8]) -> String? {
-        let pattern = Array(name.utf8)
-        guard pattern.count > 0, bytes.count >= pattern.count else { return nil }
-        var i = 0
-        let last = bytes.count - pattern.count
-        while i <= last {
-            if bytes[i] == pattern[0], (1..<pattern.count).allSatisfy({ bytes[i + $0] == pattern[$0] }) {
-                let text = String(
-                    decoding: bytes[(i + pattern.count)..<min(bytes.count, i + pattern.count + 64)], as: UTF8.self)
-                var rest = text[...].drop { $0 == " " }
-                if rest.first == "=" {
-                    rest = rest.dropFirst().drop { $0 == " " }
-                    guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
-                    return String(rest.dropFirst().prefix { $0 != quote })
-                }
-                if rest.first == ">" { return String(rest.dropFirst().prefix { $0 != "<" }) }
-            }
-            i += 1
-        }
-        return nil
+        guard let (rest, attribute) = xmpField(name, in: bytes) else { return nil }
+        guard attribute else { return String(rest.prefix { $0 != "<" }) }
+        guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
+        return String(rest.dropFirst().prefix { $0 != quote })
     }
 
     static func xmpValue(_ name: String, in bytes: [UInt8]) -> Double? {
+        guard let (rest, attribute) = xmpField(name, in: bytes) else { return nil }
+        let value = attribute ? rest.drop { $0 == " " || $0 == "\"" || $0 == "'" } : rest
+        let number = value.prefix { $0.isNumber || $0 == "." || $0 == "-" || $0 == "+" }
+        return NumberText.decimal(number)
+    }
+
+    /// What follows the first `name` in the XMP (at most 64 bytes after it): past `=` and spaces for an attribute
+    /// (`attribute` true, its quote still there), past `>` for an element; nil when `name` is not there or is
+    /// followed by neither.
+    private static func xmpField(_ name: String, in bytes: [UInt8]) -> (rest: Substring, attribute: Bool)? {
         let pattern = Array(name.utf8)
         guard let first = pattern.first, bytes.count >= pattern.count else { return nil }
         var found: Int?
@@ -146,17 +141,10 @@ public struct PhotoMetadata: Sendable, Equatable {
             }
         }
         guard let end = found else { return nil }
-        // The value: at most 64 bytes after the name.
         let text = String(decoding: bytes[end..<min(bytes.count, end + 64)], as: UTF8.self)
-        var rest = text[...].drop { $0 == " " }
-        if rest.first == "=" {
-            rest = rest.dropFirst().drop { $0 == " " || $0 == "\"" || $0 == "'" }
-        } else if rest.first == ">" {
-            rest = rest.dropFirst()
-        } else {
-            return nil
-        }
-        let number = rest.prefix { $0.isNumber || $0 == "." || $0 == "-" || $0 == "+" }
-        return NumberText.decimal(number)
+        let rest = text[...].drop { $0 == " " }
+        if rest.first == "=" { return (rest.dropFirst().drop { $0 == " " }, true) }
+        if rest.first == ">" { return (rest.dropFirst(), false) }
+        return nil
     }
 }
