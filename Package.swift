@@ -54,7 +54,9 @@ let package = Package(
         .target(name: "LapseMotion", dependencies: ["LapseMedia", "LapseGeo", "LapseCore"], swiftSettings: fast),
         .target(
             name: "LapsePanorama",
-            dependencies: ["LapseGeo", "LapseNet", "LapseMedia", "LapseRender", "LapseCore"], swiftSettings: fast),
+            dependencies: [
+                "LapseGeo", "LapseNet", "LapseMedia", "LapseRender", "LapseTelemetry", "LapseCore"
+            ], swiftSettings: fast),
         .target(name: "LapseReport", dependencies: ["LapseMedia", "LapseCore"], swiftSettings: swiftSettings),
         .target(
             name: "LapseTelemetry", dependencies: ["LapseMedia", "LapseGeo", "LapseCore"],

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Synchronization
+import LapseTelemetry
 
 extension HyperlapseSettings {
     /// The network timeouts accepted, seconds (``timeout``).
@@ -156,11 +157,11 @@ extension HyperlapseSettings {
         // A 360° video without a track is read front to back: the efficient path for its frames; one whose telemetry
         // has GPS positions is placed by them, as by a track.
         let videoPath = source.hasPrefix("video:") ? PanoramaSourceOptions.expand(String(source.dropFirst(6))) : nil
-        // The video's own track, read once (reading it demuxes the whole file).
-        let telemetry = try videoPath.flatMap {
-            s.track == nil ? try PanoramaSourceOptions.telemetryTrack(ofVideo: $0) : nil
-        }
-        if let videoPath, s.track == nil && s.route == nil && !hasDirections, telemetry == nil {
+        // The video's own telemetry, read once (reading it demuxes the whole file): its GPS places the frames unless
+        // a track is given; a .360 file's gravity levels them either way.
+        let telemetry = try videoPath.flatMap { try CameraTelemetry.read(ofVideo: $0) }
+        let ownTrack = s.track == nil ? telemetry.flatMap(PanoramaSourceOptions.track(of:)) : nil
+        if let videoPath, s.track == nil && s.route == nil && !hasDirections, ownTrack == nil {
             if s.lookAt != nil {
                 throw LapseError.usage(
                     """
@@ -171,7 +172,7 @@ extension HyperlapseSettings {
             }
             return try VideoPanoramaFeed(
                 path: videoPath, frameStep: s.frameStep ?? 1, panoHeading: s.panoHeading ?? 0,
-                equirectangular: s.equirectangular ?? false)
+                equirectangular: s.equirectangular ?? false, telemetry: telemetry)
         }
         var options = PanoramaSourceOptions(source: source, environment: environment)
         options.track = s.track
@@ -181,8 +182,8 @@ extension HyperlapseSettings {
         options.includeIndoor = s.includeIndoor ?? false
         options.sharedCache = s.sharedCache ?? false
         options.equirectangular = s.equirectangular ?? false
-        if videoPath != nil, s.track == nil { options.telemetry = .read(telemetry) }
-        if videoPath != nil, let step = self.frameStep, step > 1, s.track != nil || telemetry != nil {
+        if videoPath != nil { options.telemetry = .read(telemetry) }
+        if videoPath != nil, let step = self.frameStep, step > 1, s.track != nil || ownTrack != nil {
             // Placed by positions, the video gives a frame every `spacing` metres: the frame step does not apply.
             warning?(
                 "`frameStep` is for a video without positions: this one's "

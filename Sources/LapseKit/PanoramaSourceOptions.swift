@@ -36,14 +36,14 @@ public struct PanoramaSourceOptions: Sendable {
     /// `video:` and `local:`: the video or the 2:1 photos are equirectangular though nothing says so (see
     /// ``VideoPanoramaSource/projection(of:path:equirectangular:)``, ``LocalPhotoSource/isSpherical(_:)``).
     public var equirectangular = false
-    /// `video:`: its own track (``telemetryTrack(ofVideo:)``) when the caller has read it already; `.unread` (the
-    /// default): ``make(client:videoFrameStep:progress:warning:)`` reads it.
+    /// `video:`: its own telemetry (``LapseTelemetry/CameraTelemetry/read(ofVideo:)``) when the caller has read it
+    /// already; `.unread` (the default): ``make(client:videoFrameStep:progress:warning:)`` reads it.
     public var telemetry = Telemetry.unread
 
-    /// Whether a video's own track has been read, and what it was.
+    /// Whether a video's own telemetry has been read, and what it was.
     public enum Telemetry: Sendable {
         case unread
-        case read((track: Route, offset: Double)?)
+        case read(CameraTelemetry?)
     }
 
     /// - Parameter environment: where `GOOGLE_MAPS_API_KEY`, the `LAPSE_*_URL` base URLs and the cache's
@@ -93,16 +93,17 @@ public struct PanoramaSourceOptions: Sendable {
         public var positionsFrom: String?
     }
 
-    /// A video's own GPS track from its telemetry (GoPro's GPMF `gpmd` track), in the shape a given track takes:
-    /// points timed in video seconds, and the offset that makes video time 0 the video's start (see
-    /// ``VideoPanoramaSource/trackOffset``); nil when the video has fewer than two positions with a fix.
-    /// - Throws: ``LapseError`` `.invalidInput` for telemetry that does not parse.
-    public static func telemetryTrack(ofVideo path: String) throws -> (track: Route, offset: Double)? {
-        guard let fixes = try CameraTelemetry.gpsFixes(ofVideo: path), fixes.count >= 2 else { return nil }
+    /// A video's own GPS track from its telemetry (GoPro's GPMF `gpmd` or Google's CAMM `camm` track), in the
+    /// shape a given track takes: points timed in video seconds, and the offset that makes video time 0 the video's
+    /// start (see ``VideoPanoramaSource/trackOffset``); nil when the telemetry has fewer than two positions with a
+    /// fix. The track is named for where it came from: "the camera's GPS (GPMF)" or "(CAMM)".
+    public static func track(of telemetry: CameraTelemetry) -> (track: Route, offset: Double)? {
+        let fixes = telemetry.fixes
+        guard fixes.count >= 2 else { return nil }
         let points = fixes.map {
             TrackPoint($0.coordinate, elevation: $0.altitude, time: Date(timeIntervalSince1970: $0.time))
         }
-        return (Route(points: points, name: "the camera's GPS (GPMF)"), -fixes[0].time)
+        return (Route(points: points, name: "the camera's GPS (\(telemetry.format.rawValue))"), -fixes[0].time)
     }
 
     /// Makes the source.
@@ -184,16 +185,16 @@ public struct PanoramaSourceOptions: Sendable {
             let path = Self.expand(String(source.dropFirst("video:".count)))
             var track = try track.map { try RouteFile.read(path: Self.expand($0)) }
             var offset = 0.0, positionsFrom: String?
-            let read: (track: Route, offset: Double)?
+            let read: CameraTelemetry?
             switch telemetry {
             case .read(let given): read = given
-            case .unread: read = track == nil ? try Self.telemetryTrack(ofVideo: path) : nil
+            case .unread: read = try CameraTelemetry.read(ofVideo: path)
             }
-            if track == nil, let own = read {
+            if track == nil, let own = read.flatMap(Self.track(of:)) {
                 (track, offset, positionsFrom) = (own.track, own.offset, own.track.name)
             }
             let video = try VideoPanoramaSource(
-                path: path, track: track, trackOffset: offset, equirectangular: equirectangular)
+                path: path, track: track, trackOffset: offset, equirectangular: equirectangular, telemetry: read)
             return Made(
                 source: video, sequence: track == nil ? video.frames(every: videoFrameStep) : nil, skipped: [],
                 track: track, positionsFrom: positionsFrom)

@@ -101,14 +101,17 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     /// How far a source's tilt and roll can be trusted (degrees, one standard deviation): Google's about 1°, a
     /// Panoramax picture's `pers:pitch`/`pers:roll` about 3°, a photo's GPano `PosePitchDegrees`/`PoseRollDegrees`
     /// (a camera's level sensor) about 2°, the last two only when not both 0 (a placeholder, or a picture the
-    /// camera levelled), a Mapillary image's `computed_rotation` (structure from motion) about 2°; nil when the
-    /// source does not know them (the camera is then taken to be upright).
+    /// camera levelled), a Mapillary image's `computed_rotation` (structure from motion) about 2°, a GoPro MAX
+    /// `.360` frame's level from its camera's gravity (``LapsePanorama/VideoPanoramaSource/level(at:)``, the only
+    /// tilt or roll a video frame has) about 2°; nil when the source does not know them (the camera is then taken
+    /// to be upright).
     static func levelUncertainty(_ pano: PanoramaMetadata) -> Double? {
         switch pano.source {
         case "google": return 1
         case "panoramax" where pano.tilt != 0 || pano.roll != 0: return 3
         case "mapillary" where pano.headingSource == "computed_rotation": return 2
         case "local" where pano.tilt != 0 || pano.roll != 0: return 2
+        case "video" where pano.tilt != 0 || pano.roll != 0: return 2
         default: return nil
         }
     }

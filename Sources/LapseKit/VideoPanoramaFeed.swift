@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import Synchronization
+import LapseTelemetry
 
 /// Frames of an equirectangular 360° video as a hyperlapse's panoramas.
 ///
@@ -48,13 +49,19 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     ///   - panoHeading: compass heading of the video's centre column, degrees.
     ///   - equirectangular: take it as equirectangular though nothing says so (see
     ///     ``VideoPanoramaSource/projection(of:path:equirectangular:)``).
+    ///   - telemetry: the video's own telemetry, read by the caller: a `.360` file's gravity levels its frames
+    ///     (``VideoPanoramaSource/level(at:)``).
     /// - Throws: ``LapseError`` `.invalidInput` when the video cannot be opened or is not a 360° video.
-    public init(path: String, frameStep: Int = 1, panoHeading: Double = 0, equirectangular: Bool = false) throws {
+    public init(
+        path: String, frameStep: Int = 1, panoHeading: Double = 0, equirectangular: Bool = false,
+        telemetry: CameraTelemetry? = nil
+    ) throws {
         self.path = path
         self.frameStep = max(1, frameStep)
         self.panoHeading = panoHeading
         let reader = try VideoFrameReader(path)
-        video = try VideoPanoramaSource(reader: reader, path: path, equirectangular: equirectangular)
+        video = try VideoPanoramaSource(
+            reader: reader, path: path, equirectangular: equirectangular, telemetry: telemetry)
         let packets = try VideoFrameReader(path).framesFromPackets()
         let frameRate = video.frameRate, yuv = reader.yuvFramesAvailable
         decoder = SequentialDecoder(
@@ -133,9 +140,11 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
                 coordinate: origin, distanceAlongRoute: Double(n), heading: normalizeDegrees(panoHeading))
             // The frame number makes the id unique (two frames may share a timestamp; stops with equal ids are
             // dropped).
+            let level = video.level(at: times[n * frameStep])
             return HyperlapseStop(
                 panoramaID: String(format: "frame %d (t=%.3f)", n * frameStep, times[n * frameStep]), routePoint: point,
-                pose: PanoramaPose(heading: panoHeading), attribution: attribution)
+                pose: PanoramaPose(heading: panoHeading, tilt: level?.tilt ?? 0, roll: level?.roll ?? 0),
+                attribution: attribution, levelUncertainty: level == nil ? nil : 2)
         }
     }
 

@@ -4,6 +4,7 @@ import LapseCore
 import LapseGeo
 import LapseMedia
 import LapseRender
+import LapseTelemetry
 
 /// An equirectangular 360° video (e.g. from a camera on a car), optionally with a GPS track giving its
 /// positions over time: the one type of a 360° video, checked (2:1) and described (size, duration, frame rate)
@@ -19,6 +20,9 @@ import LapseRender
 /// A GoPro MAX `.360` file (two HEVC streams of an equi-angular cubemap, ``LapseRender/GoProEAC``) is read as it
 /// is: its frames are the two streams' atlas (``projection``), rendered from straight, unfolded only for analysis
 /// and export; its size here is the equirectangular one of its faces (5376 × 2688 for 5.6K, 2944 × 1472 for 3K).
+/// Its telemetry's gravity (GPMF `GRAV`) gives each frame's tilt and roll (``level(at:)``): the file's frames are
+/// the camera's own, the front lens at the centre column. (An exported video is not levelled by it: GoPro's player
+/// may have levelled or turned it already.)
 public struct VideoPanoramaSource: PanoramaSource {
     public let name = "video"
     public let path: String
@@ -35,22 +39,28 @@ public struct VideoPanoramaSource: PanoramaSource {
     public let track: Route?
     /// Seconds added to video time to get track time (default 0).
     public let trackOffset: Double
+    /// The camera's telemetry (``LapseTelemetry/CameraTelemetry``), when its file has some and it was read.
+    public let telemetry: CameraTelemetry?
     private let trackStart: Date?
 
     /// Opens the video (and checks it is 2:1) and the track.
     /// - Throws: ``LapseError`` `.invalidInput` for an unreadable or non-2:1 video, or a track without times.
-    public init(path: String, track: Route? = nil, trackOffset: Double = 0, equirectangular: Bool = false) throws {
+    public init(
+        path: String, track: Route? = nil, trackOffset: Double = 0, equirectangular: Bool = false,
+        telemetry: CameraTelemetry? = nil
+    ) throws {
         try self.init(
             reader: try VideoFrameReader(path), path: path, track: track, trackOffset: trackOffset,
-            equirectangular: equirectangular)
+            equirectangular: equirectangular, telemetry: telemetry)
     }
 
     /// As ``init(path:track:trackOffset:)`` for a video its caller has opened already (`reader`, at its start),
     /// which is only read for its size, duration and frame rate.
     public init(
         reader: VideoFrameReader, path: String, track: Route? = nil, trackOffset: Double = 0,
-        equirectangular: Bool = false
+        equirectangular: Bool = false, telemetry: CameraTelemetry? = nil
     ) throws {
+        self.telemetry = telemetry
         projection = try Self.projection(of: reader, path: path, equirectangular: equirectangular)
         self.path = path
         if case .goproEAC(let eac) = projection {
@@ -155,13 +165,23 @@ public struct VideoPanoramaSource: PanoramaSource {
         return seam <= 3 * inside[inside.count / 2] + 2
     }
 
-    /// The panorama of the frame shown at `time` seconds.
+    /// The tilt and roll (degrees, as ``LapseRender/PanoramaPose``'s) of the frame at `time` seconds from the
+    /// camera's gravity (``LapseTelemetry/CameraGravity/level``), for a GoPro MAX `.360` file whose telemetry has
+    /// it within half a second; nil otherwise.
+    public func level(at time: Double) -> (tilt: Double, roll: Double)? {
+        guard case .goproEAC = projection, let g = telemetry?.gravity(at: time) else { return nil }
+        return CameraGravity(time: time, vector: g).level
+    }
+
+    /// The panorama of the frame shown at `time` seconds (its tilt and roll from ``level(at:)``, else 0).
     public func panorama(at time: Double, coordinate: Coordinate? = nil, heading: Double = 0) -> PanoramaMetadata {
         let t = (time * 1000).rounded() / 1000
+        let level = self.level(at: t)
         return PanoramaMetadata(
             source: name, id: "video@\(String(format: "%.3f", t))",
             coordinate: coordinate ?? Coordinate(uncheckedLatitude: 0, longitude: 0),
-            heading: heading, width: width, height: height, file: path, time: t)
+            heading: heading, tilt: level?.tilt ?? 0, roll: level?.roll ?? 0, width: width, height: height, file: path,
+            time: t)
     }
 
     /// Every `n`-th frame (0, n, 2n, …), for videos without a track.

@@ -17,8 +17,10 @@ public struct CameraGPSFix: Sendable, Equatable {
     public var fix: Int?
     /// Dilution of precision (lower is better; GoPro's `GPSP` is DOP × 100), when given.
     public var dop: Double?
-    /// UTC time of the fix, when the camera gives one (GPMF `GPSU` or `GPS9`'s days and seconds).
+    /// UTC time of the fix, when the camera gives one (GPMF `GPSU` or `GPS9`'s days and seconds, CAMM's GPS time).
     public var utc: Date?
+    /// Horizontal accuracy in metres, when the camera gives it (CAMM `horizontal_accuracy`).
+    public var horizontalAccuracy: Double?
 }
 
 extension GPMF {
@@ -31,24 +33,12 @@ extension GPMF {
     /// - Throws: ``LapseError`` `.invalidInput` for a payload that does not parse (see ``parse(_:)``).
     public static func gpsFixes(in payload: [UInt8], start: Double, duration: Double) throws -> [CameraGPSFix] {
         var fixes: [CameraGPSFix] = []
-        func streams(_ items: [Item]) -> [Item] {
-            items.flatMap { item -> [Item] in
-                guard let children = item.items else { return [] }
-                return item.key == "STRM" ? [item] : streams(children)
-            }
-        }
         let all = streams(try parse(payload))
         // A camera that writes both (HERO11 and later) gives the same positions twice: GPS9 has each one's fix,
         // precision and time, so it is taken alone.
         let hasGPS9 = all.contains { $0.item("GPS9") != nil }
         for stream in all {
-            let scales = stream.item("SCAL")?.numbers() ?? []
-            func scaled(_ v: [Double]) -> [Double] {
-                v.indices.map { k in
-                    let s = scales.isEmpty ? 1 : scales.count == 1 ? scales[0] : scales[k % scales.count]
-                    return s == 0 ? v[k] : v[k] / s
-                }
-            }
+            func scaled(_ v: [Double]) -> [Double] { GPMF.scaled(v, in: stream) }
             if let gps = stream.item("GPS5"), !hasGPS9 {
                 let values = scaled(gps.numbers())
                 let n = values.count / 5
@@ -84,6 +74,23 @@ extension GPMF {
         return fixes
     }
 
+    /// The streams (`STRM`) of a parsed payload, in order, however deep their devices hold them.
+    static func streams(_ items: [Item]) -> [Item] {
+        items.flatMap { item -> [Item] in
+            guard let children = item.items else { return [] }
+            return item.key == "STRM" ? [item] : streams(children)
+        }
+    }
+
+    /// A stream's values divided by its `SCAL` (one scale for all, or one per field, repeating).
+    static func scaled(_ v: [Double], in stream: Item) -> [Double] {
+        let scales = stream.item("SCAL")?.numbers() ?? []
+        return v.indices.map { k in
+            let s = scales.isEmpty ? 1 : scales.count == 1 ? scales[0] : scales[k % scales.count]
+            return s == 0 ? v[k] : v[k] / s
+        }
+    }
+
     static func coordinate(_ latitude: Double, _ longitude: Double) -> Coordinate? {
         guard latitude.isFinite, longitude.isFinite, latitude != 0 || longitude != 0 else { return nil }
         return try? Coordinate(latitude: latitude, longitude: longitude)
@@ -106,29 +113,5 @@ extension GPMF {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         return calendar.date(from: components)?.addingTimeInterval(seconds)
-    }
-}
-
-/// A camera's own GPS track, from the telemetry its video file carries.
-public enum CameraTelemetry {
-    /// The GPS fixes of the GoPro `gpmd` track of `path` (MP4 or `.360`), in video time; nil when the file has no
-    /// such track.
-    /// - Throws: ``LapseError`` `.invalidInput` for a file that does not open or a payload that does not parse.
-    public static func gpsFixes(ofVideo path: String) throws -> [CameraGPSFix]? {
-        var options = MediaInput.Options()
-        options.requireVideo = false
-        let input = try MediaInput(location: path, options: options)
-        guard let samples = try input.dataSamples(tag: "gpmd") else { return nil }
-        var fixes: [CameraGPSFix] = []
-        for (k, sample) in samples.enumerated() {
-            let duration =
-                sample.duration > 0 ? sample.duration : (k + 1 < samples.count ? samples[k + 1].time - sample.time : 1)
-            do {
-                fixes += try GPMF.gpsFixes(in: sample.bytes, start: sample.time, duration: duration)
-            } catch let error as LapseError {
-                throw LapseError(.invalidInput, path, "telemetry sample \(k + 1): \(error.reason)")
-            }
-        }
-        return fixes
     }
 }

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseMedia
+
+/// What a camera recorded beside its video, read from the file's timed-metadata track: GoPro's GPMF (`gpmd`) or
+/// Google's CAMM (`camm`), all times in video seconds.
+public struct CameraTelemetry: Sendable {
+    /// The track's format.
+    public enum Format: String, Sendable {
+        case gpmf = "GPMF"
+        case camm = "CAMM"
+    }
+
+    public var format: Format
+    /// GPS positions with a fix, in time order.
+    public var fixes: [CameraGPSFix]
+    /// Gravity in the camera's frame (GPMF `GRAV`), in time order; empty when the track has none.
+    public var gravity: [CameraGravity]
+
+    public init(format: Format, fixes: [CameraGPSFix], gravity: [CameraGravity] = []) {
+        self.format = format
+        self.fixes = fixes
+        self.gravity = gravity
+    }
+
+    /// The telemetry of the video at `path` (MP4, MOV or a GoPro `.360`): its `gpmd` track, else its `camm` track;
+    /// nil when it has neither.
+    /// - Throws: ``LapseError`` `.invalidInput` for a file that does not open or a sample that does not parse
+    ///   (naming the file and the sample).
+    public static func read(ofVideo path: String) throws -> CameraTelemetry? {
+        var options = MediaInput.Options()
+        options.requireVideo = false
+        if let samples = try MediaInput(location: path, options: options).dataSamples(tag: "gpmd") {
+            var telemetry = CameraTelemetry(format: .gpmf, fixes: [])
+            for (k, sample) in samples.enumerated() {
+                let duration =
+                    sample.duration > 0
+                    ? sample.duration : (k + 1 < samples.count ? samples[k + 1].time - sample.time : 1)
+                do {
+                    telemetry.fixes += try GPMF.gpsFixes(in: sample.bytes, start: sample.time, duration: duration)
+                    telemetry.gravity += try GPMF.gravity(in: sample.bytes, start: sample.time, duration: duration)
+                } catch let error as LapseError {
+                    throw LapseError(.invalidInput, path, "telemetry sample \(k + 1): \(error.reason)")
+                }
+            }
+            return telemetry
+        }
+        if let samples = try MediaInput(location: path, options: options).dataSamples(tag: "camm") {
+            var telemetry = CameraTelemetry(format: .camm, fixes: [])
+            for (k, sample) in samples.enumerated() {
+                do {
+                    telemetry.fixes += try CAMM.gpsFixes(in: sample.bytes, time: sample.time)
+                } catch let error as LapseError {
+                    throw LapseError(.invalidInput, path, "telemetry sample \(k + 1): \(error.reason)")
+                }
+            }
+            telemetry.fixes.sort { $0.time < $1.time }
+            return telemetry
+        }
+        return nil
+    }
+
+    /// The GPS fixes of the video's telemetry (``read(ofVideo:)``), nil when it has none.
+    public static func gpsFixes(ofVideo path: String) throws -> [CameraGPSFix]? {
+        try read(ofVideo: path)?.fixes
+    }
+
+    /// Gravity at `time` seconds of the video: the two samples either side interpolated (and made unit length);
+    /// nil when no sample lies within `tolerance` seconds of it.
+    public func gravity(at time: Double, tolerance: Double = 0.5) -> SIMD3<Double>? {
+        guard !gravity.isEmpty else { return nil }
+        var lo = 0, hi = gravity.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if gravity[mid].time < time { lo = mid + 1 } else { hi = mid }
+        }
+        let after = lo < gravity.count ? gravity[lo] : nil
+        let before = lo > 0 ? gravity[lo - 1] : nil
+        switch (before, after) {
+        case let (b?, a?) where a.time > b.time:
+            let f = (time - b.time) / (a.time - b.time)
+            let v = b.vector * (1 - f) + a.vector * f
+            return v / max(1e-12, (v * v).sum().squareRoot())
+        case let (b?, _) where time - b.time <= tolerance: return b.vector
+        case let (_, a?) where a.time - time <= tolerance: return a.vector
+        default: return nil
+        }
+    }
+}
