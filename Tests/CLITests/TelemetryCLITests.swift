@@ -58,3 +58,85 @@ import TestSupport
         #expect(try JSONSummary.parse(given.stdoutData)?["source"] as? String == "video")
     }
 }
+
+/// A 360° video whose file carries Google's Camera Motion Metadata (a `camm` track, as Insta360, Ricoh Theta and
+/// Labpano cameras write it) has positions without `--track`: a track written per the specification (GPS of
+/// type 6 ten times a second along a straight 40 m, gyroscope, accelerometer, orientation and magnetometer packets
+/// between them, one a sample) is added to the real 360° video of the demo (issue #40, item 1).
+@Suite struct CAMMCLITests {
+    let dir = TestData.scratchDirectory("camm-cli")
+
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+    @Test func aVideosCAMMPlacesItsFrames() throws {
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let plain = path("plain.mp4")
+        let copy = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-i", TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"), "-map",
+                "0:v", "-c", "copy", "-t", "4", plain
+            ])
+        #expect(copy.status == 0, "\(copy.stderr)")
+        // North along a meridian at 10 m/s from 52.44 N, 6.89 E: 40 m in 4 s.
+        var samples: [(time: Double, bytes: [UInt8])] = []
+        for k in 0..<40 {
+            let t = Double(k) / 10
+            let latitude = 52.44 + 10 * t / 111_195
+            samples.append(
+                (
+                    t,
+                    CAMMFile.packet(
+                        6,
+                        [
+                            1_419_000_000 + t, Int32(3), latitude, 6.89, Float(30), Float(3), Float(5), Float(0),
+                            Float(10), Float(0), Float(0.5)
+                        ])
+                ))
+            let others: [[UInt8]] = [
+                CAMMFile.packet(2, [Float(0.01), Float(0), Float(0)]),
+                CAMMFile.packet(3, [Float(0), Float(9.81), Float(0)]),
+                CAMMFile.packet(0, [Float(0), Float(0), Float(0)]),
+                CAMMFile.packet(7, [Float(20), Float(0), Float(40)])
+            ]
+            samples.append((t + 0.05, others[k % others.count]))
+        }
+        let video = path("camm360.mp4")
+        try CAMMFile.add(samples: samples, to: plain, output: video)
+        let probe = try Shell.run(
+            "ffprobe", ["-v", "error", "-show_entries", "stream=codec_tag_string", "-of", "csv=p=0", video])
+        #expect(probe.stdout.contains("camm"), "\(probe.stdout) \(probe.stderr)")
+
+        let r = try Shell.lapse([
+            "hyperlapse", "--source", "video:" + video, "--spacing", "5", "--size", "320x160", "-o", path("camm.mp4"),
+            "--report", path("camm.html"), "--json"
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let summary = try #require(try JSONSummary.parse(r.stdoutData))
+        #expect(summary["source"] as? String == "video (positions from the camera's GPS (CAMM))", "\(summary)")
+        // 39 fixes 0.1 s apart: 38.9 m of route at 5 m spacing, 8 or 9 frames.
+        let distance = try #require(summary["distance"] as? Double)
+        #expect(abs(distance - 39) < 1, "\(distance) m")
+        let frames = try #require(summary["frames"] as? Int)
+        #expect((8...9).contains(frames), "\(summary)")
+        #expect(try FFmpegReference.frameTimes(path("camm.mp4")).count == frames)
+        let report = try #require(try Browser.embeddedJSON(path("camm.html"), id: "lapse-report") as? [String: Any])
+        let points = report["points"] as? [[String: Any]] ?? []
+        #expect(
+            !points.isEmpty
+                && points.allSatisfy {
+                    let lat = $0["latitude"] as? Double ?? 0, lon = $0["longitude"] as? Double ?? 0
+                    return lat >= 52.44 - 1e-6 && lat <= 52.44 + 40 / 111_195.0 && abs(lon - 6.89) < 1e-6
+                }, "\(points)")
+
+        // A sample that breaks the specification is one line naming the file and the sample.
+        let broken = path("broken.mp4")
+        try CAMMFile.add(samples: [(0, CAMMFile.packet(9, [Float(1)]))], to: plain, output: broken)
+        let refused = try Shell.lapse(["hyperlapse", "--source", "video:" + broken, "-o", path("broken-out.mp4")])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(
+            refused.stderr.hasPrefix("error: \(broken): telemetry sample 1: packet of unknown type 9"),
+            "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path("broken-out.mp4")))
+    }
+}

@@ -8,22 +8,7 @@ import TestSupport
 /// Google's Camera Motion Metadata (CAMM) samples, written here byte by byte as the specification lays them out
 /// (little-endian: uint16 reserved, uint16 type, the type's fields), read back exactly (issue #40, item 1).
 @Suite struct CAMMTests {
-    /// A packet written per the specification.
-    static func packet(_ type: UInt16, _ fields: [Any]) -> [UInt8] {
-        var d = Data()
-        func le<T: FixedWidthInteger>(_ v: T) { withUnsafeBytes(of: v.littleEndian) { d.append(contentsOf: $0) } }
-        le(UInt16(0))
-        le(type)
-        for f in fields {
-            switch f {
-            case let v as Float: le(v.bitPattern)
-            case let v as Double: le(v.bitPattern)
-            case let v as Int32: le(v)
-            default: Issue.record("unexpected field \(f)")
-            }
-        }
-        return Array(d)
-    }
+    static func packet(_ type: UInt16, _ fields: [Any]) -> [UInt8] { CAMMFile.packet(type, fields) }
 
     static let gps = CAMM.GPS(
         timeGPSEpoch: 1_419_000_000.25, fixType: 3, latitude: 52.4405123456789, longitude: 6.8901987654321,
