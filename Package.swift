@@ -92,6 +92,6 @@ let package = Package(
         .testTarget(name: "LapseKitTests", dependencies: ["LapseKit", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LapseTelemetryTests", dependencies: ["LapseTelemetry", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "LapseGeo"], swiftSettings: swiftSettings)
+        .testTarget(name: "CLITests", dependencies: ["TestSupport", "LapseGeo", "LapseTelemetry"], swiftSettings: swiftSettings)
     ].filter { $0.type != .test || hasSources("Tests/\($0.name)") }
 )

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseMedia
+import LapseTelemetry
 import Testing
 import TestSupport
 
@@ -99,5 +100,45 @@ import TestSupport
         #expect(
             refused.stderr.hasPrefix("error: \(odd): not an equirectangular 360° video: 640×360 is not 2:1"),
             "\(refused.stderr)")
+    }
+
+    /// The file's gravity (GPMF `GRAV`, one vector a frame) levels each frame: the real track's camera was pitched
+    /// 4°–8° down as it walked: every frame's pose is within 3° of its gravity's tilt and roll at the frame's time
+    /// (1.5 σ of the 2° it is trusted to: the pictures' own motion pulls too, and here they come from another walk
+    /// than the track), and its evidence names the level. Without the track the frames are taken to be upright
+    /// (within the pictures' ±3°).
+    @Test func itsGravityLevelsTheFrames() throws {
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = try GoProMAXFile.make(in: dir, fps: 4, loops: 2)
+        func poses(_ source: String, _ name: String, _ extra: [String]) throws -> [[String: Any]] {
+            let r = try Shell.lapse(
+                ["hyperlapse", "--source", "video:" + source, "--size", "320x180", "-o", path(name + ".mp4")] + extra)
+            #expect(r.status == 0, "\(r.stderr)")
+            let job = try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: path(name + ".job.json"))))
+            return (job as? [String: Any])?["frames"] as? [[String: Any]] ?? []
+        }
+        let levelled = try poses(file, "levelled", ["--spacing", "2"])
+        #expect(levelled.count >= 2, "\(levelled)")
+        let telemetry = try #require(try CameraTelemetry.read(ofVideo: file))
+        for frame in levelled {
+            let tilt = frame["tilt"] as? Double ?? 0, roll = frame["roll"] as? Double ?? 99
+            let time = try #require(Double((frame["pano"] as? String ?? "").dropFirst("video@".count)))
+            let g = try #require(telemetry.gravity(at: time))
+            let level = CameraGravity(time: time, vector: g).level
+            #expect(level.tilt < -4 && abs(tilt - level.tilt) < 3 && abs(roll - level.roll) < 3, "\(frame) \(level)")
+            #expect((frame["from"] as? String ?? "").contains("level"), "\(frame)")
+        }
+        let plain = path("plain.360")
+        let strip = try Shell.run(
+            "ffmpeg", ["-v", "error", "-y", "-i", file, "-map", "0:0", "-map", "0:2", "-c", "copy", "-f", "mp4", plain])
+        #expect(strip.status == 0, "\(strip.stderr)")
+        let upright = try poses(plain, "upright", [])
+        #expect(upright.count == 8, "\(upright)")
+        for frame in upright {
+            let tilt = frame["tilt"] as? Double ?? 99, roll = frame["roll"] as? Double ?? 99
+            #expect(abs(tilt) < 3 && abs(roll) < 3, "\(frame)")
+            #expect(!(frame["from"] as? String ?? "level").contains("level"), "\(frame)")
+        }
     }
 }
