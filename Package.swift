@@ -92,6 +92,7 @@ let package = Package(
         .testTarget(name: "LapseKitTests", dependencies: ["LapseKit", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LapseTelemetryTests", dependencies: ["LapseTelemetry", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "CLITests", dependencies: ["TestSupport", "LapseGeo", "LapseTelemetry"], swiftSettings: swiftSettings)
+        .testTarget(
+            name: "CLITests", dependencies: ["TestSupport", "LapseGeo", "LapseTelemetry"], swiftSettings: swiftSettings)
     ].filter { $0.type != .test || hasSources("Tests/\($0.name)") }
 )

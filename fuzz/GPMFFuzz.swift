@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// libFuzzer entry point for the GPMF parser (scripts/fuzz-gpmf.sh builds it with the toolchain's -sanitize=fuzzer):
+// libFuzzer entry point for the GPMF parser (scripts/fuzz-telemetry.sh builds it with the toolchain's -sanitize=fuzzer):
 // any bytes must parse or throw, never crash, read out of bounds or run away.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzGPMF(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
@@ -11,5 +11,7 @@ public func fuzzGPMF(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
             _ = item.items?.map { $0.numbers(types: Array("lllllllSS".utf8)) }
         }
     }
+    _ = try? GPMF.gpsFixes(in: bytes, start: 0, duration: 1)
+    _ = try? GPMF.gravity(in: bytes, start: 0, duration: 1)
     return 0
 }

@@ -2,7 +2,6 @@
 import Foundation
 import LapseCore
 import LapseGeo
-import LapseMedia
 
 /// A GPS position a camera recorded, at a time of its video.
 public struct CameraGPSFix: Sendable, Equatable {
