@@ -34,7 +34,7 @@ public struct PanoramaSourceOptions: Sendable {
     /// Google: take indoor panoramas too (``GoogleStreetViewSource/includeIndoor``).
     public var includeIndoor = false
     /// `video:` and `local:`: the video or the 2:1 photos are equirectangular though nothing says so (see
-    /// ``VideoPanoramaSource/projection(of:path:equirectangular:)``, ``LocalPhotoSource/isSpherical(_:)``).
+    /// ``VideoPanoramaSource/projection(of:path:equirectangular:)``, ``LocalPhotoSource/refusal(_:)``).
     public var equirectangular = false
     /// `video:`: its own telemetry (``LapseTelemetry/CameraTelemetry/read(ofVideo:)``) when the caller has read it
     /// already; `.unread` (the default): ``make(client:videoFrameStep:progress:warning:)`` reads it.

@@ -28,7 +28,7 @@ public struct LocalPhotoSource: PanoramaSource {
     /// Reads the folder's photos' headers (the images are decoded only when asked for).
     /// - Throws: ``LapseError`` `.invalidInput` when the folder cannot be read or holds no usable photo.
     /// - Parameter equirectangular: take every 2:1 photo as a 360° one though nothing says so (see
-    ///   ``isSpherical(_:)``).
+    ///   ``refusal(_:)``).
     public init(directory: String, equirectangular: Bool = false) throws {
         self.directory = directory
         let names: [String]
@@ -68,13 +68,8 @@ public struct LocalPhotoSource: PanoramaSource {
                 }
             }
             guard m.coordinate != nil else { skipped.append((file, "no GPS position in EXIF")); continue }
-            guard m.crop != nil || equirectangular || Self.isSpherical(m) else {
-                skipped.append(
-                    (
-                        file,
-                        "not known to be a 360° photo: no GPano ProjectionType, not from a known 360° camera, and "
-                            + "its left and right edges do not meet; give --equirectangular if it is one"
-                    ))
+            if m.crop == nil, !equirectangular, let refusal = Self.refusal(m) {
+                skipped.append((file, refusal))
                 continue
             }
             usable.append((m, file))
@@ -120,15 +115,21 @@ public struct LocalPhotoSource: PanoramaSource {
         headingSources = sources
     }
 
-    /// Whether a 2:1 photo is a 360° one: its XMP or its camera says so (``PhotoMetadata/saysSpherical``), or,
-    /// saying nothing, its picture wraps around (``VideoPanoramaSource/wrapsAround(_:)``, decoded at ½, ¼ or ⅛
-    /// scale, at least 512 pixels wide, and looked at 512 wide).
-    static func isSpherical(_ m: PhotoMetadata) -> Bool {
-        if m.saysSpherical { return true }
+    /// Why a 2:1 photo is not taken as a 360° one, or nil when it is: its XMP or its camera says so
+    /// (``PhotoMetadata/saysSpherical``), or, saying nothing, its picture wraps around
+    /// (``VideoPanoramaSource/wrapsAround(_:)``) and is not two fisheye circles
+    /// (``VideoPanoramaSource/isDualFisheye(_:)``) — looked at 512 wide, decoded at ½, ¼ or ⅛ scale.
+    static func refusal(_ m: PhotoMetadata) -> String? {
+        if m.saysSpherical { return nil }
         guard let decoded = try? DecodedImage(path: m.path, reduction: reduction(from: m.width ?? 0, to: 512)),
             let pixels = try? decoded.pixels(width: 512, height: 256, accurate: false)
-        else { return true } // what cannot be looked at is not refused here (decoding says why, later)
-        return VideoPanoramaSource.wrapsAround(pixels)
+        else { return nil } // what cannot be looked at is not refused here (decoding says why, later)
+        if VideoPanoramaSource.isDualFisheye(pixels) {
+            return VideoPanoramaSource.dualFisheyeReason + " photo from it first"
+        }
+        if VideoPanoramaSource.wrapsAround(pixels) { return nil }
+        return "not known to be a 360° photo: no GPano ProjectionType, not from a known 360° camera, and its left and "
+            + "right edges do not meet; give --equirectangular if it is one"
     }
 
     /// Photos farther apart than this (metres) are of two trips: neither takes its heading from the other (the

@@ -89,10 +89,10 @@ public struct VideoPanoramaSource: PanoramaSource {
     /// What the reader's frames are: the atlas of a GoPro MAX `.360` file's two streams, or equirectangular — a 2:1
     /// video whose spherical metadata says so (``LapseMedia/VideoFrameReader/sphericalProjection``), or, without
     /// any, whose first frame wraps around as a 360° picture does (``wrapsAround(_:)``: its left and right edges
-    /// meet), or which `equirectangular` says is one.
+    /// meet) and is not two fisheye pictures (``isDualFisheye(_:)``), or which `equirectangular` says is one.
     /// - Throws: ``LapseError`` `.invalidInput` for anything else, saying what it is: an Insta360 original (`.insv`,
-    ///   dual fisheye, which may well be 2:1) says to export an equirectangular video first; a flat video of 2:1
-    ///   names `--equirectangular` for one that is 360° after all.
+    ///   dual fisheye, which may well be 2:1) and any other video of two fisheye circles say to export an
+    ///   equirectangular video first; a flat video of 2:1 names `--equirectangular` for one that is 360° after all.
     public static func projection(of reader: VideoFrameReader, path: String, equirectangular: Bool = false) throws
         -> SourceProjection
     {
@@ -126,7 +126,11 @@ public struct VideoPanoramaSource: PanoramaSource {
             if equirectangular { return .equirectangular }
             let first = try VideoFrameReader(path)
             first.outputSize = (512, 256)
-            guard let frame = try first.nextFrame()?.pixels, !wrapsAround(frame) else { return .equirectangular }
+            guard let frame = try first.nextFrame()?.pixels else { return .equirectangular }
+            if isDualFisheye(frame) {
+                throw LapseError(.invalidInput, path, dualFisheyeReason + " video from it first")
+            }
+            if wrapsAround(frame) { return .equirectangular }
             throw LapseError(
                 .invalidInput, path,
                 "not known to be a 360° video: it has no spherical metadata and its left and right edges do not meet "
@@ -171,6 +175,42 @@ public struct VideoPanoramaSource: PanoramaSource {
     public func level(at time: Double) -> (tilt: Double, roll: Double)? {
         guard case .goproEAC = projection, let g = telemetry?.gravity(at: time) else { return nil }
         return CameraGravity(time: time, vector: g).level
+    }
+
+    /// Why a picture of two fisheye circles is refused, less what to export.
+    static let dualFisheyeReason =
+        "two fisheye pictures side by side (a dual-fisheye original), not equirectangular: export an equirectangular"
+
+    /// Whether a 2:1 picture is two fisheye circles side by side, as dual-lens 360° cameras record before
+    /// stitching (Insta360 `.insv`/`.insp`, GoPro Fusion, Ricoh Theta's dual-fisheye output): outside the two circles
+    /// of the picture's height (beyond 1.06 radii of both centres: the corners, and the middle of the top and bottom
+    /// edges) every pixel is black and even — its 95th-percentile luma at most 24, its spread at most 8 — while inside
+    /// them (within 0.9 radii) the picture is at least 20 luma levels brighter on average. An equirectangular
+    /// picture's corners are sky and ground, not one black; a black picture has nothing inside either.
+    public static func isDualFisheye(_ p: PixelBuffer) -> Bool {
+        let w = p.width, h = p.height
+        guard h >= 16, abs(w - 2 * h) <= 2 else { return false }
+        let r = Double(h) / 2
+        var outside: [Double] = [], inside: [Double] = []
+        let step = max(1, h / 128)
+        for y in stride(from: 0, to: h, by: step) {
+            for x in stride(from: 0, to: w, by: step) {
+                let dy = Double(y) + 0.5 - r
+                let dx = min(abs(Double(x) + 0.5 - r), abs(Double(x) + 0.5 - 3 * r))
+                let d = (dx * dx + dy * dy).squareRoot() / r
+                guard d > 1.06 || d < 0.9 else { continue }
+                let i = (y * w + x) * 4
+                let luma =
+                    0.2126 * Double(p.bytes[i]) + 0.7152 * Double(p.bytes[i + 1]) + 0.0722 * Double(p.bytes[i + 2])
+                if d > 1.06 { outside.append(luma) } else { inside.append(luma) }
+            }
+        }
+        guard outside.count >= 16, !inside.isEmpty else { return false }
+        outside.sort()
+        let mean = outside.reduce(0, +) / Double(outside.count)
+        let spread = (outside.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(outside.count)).squareRoot()
+        let insideMean = inside.reduce(0, +) / Double(inside.count)
+        return outside[outside.count * 95 / 100] <= 24 && spread <= 8 && insideMean >= mean + 20
     }
 
     /// The panorama of the frame shown at `time` seconds (its tilt and roll from ``level(at:)``, else 0).

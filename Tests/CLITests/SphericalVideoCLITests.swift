@@ -55,4 +55,31 @@ import TestSupport
         let panos = try Shell.lapse(["panoramas", "--source", "video:" + plain, "-o", path("panos")])
         #expect(panos.status == 1 && panos.stderr.contains("give --equirectangular"), "\(panos.stderr)")
     }
+
+    /// A video of two fisheye circles (a dual-lens camera's original, here the demo video made into one by ffmpeg's
+    /// `v360` to `dfisheye`, black outside the circles as a lens leaves it), whatever its name, is refused in one
+    /// line saying to export an equirectangular video; nothing is written.
+    @Test func aDualFisheyeVideoIsRefused() throws {
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let fisheye = path("VID_20261206_dual.mp4")
+        let outside = "gt(hypot(mod(X,W/2)-W/4,Y-H/2),H/2)"
+        let r = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-i", TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"), "-t", "1",
+                "-vf",
+                "v360=input=e:output=dfisheye:w=1024:h=512:h_fov=200:v_fov=200,"
+                    + "geq=lum='if(\(outside),0,lum(X,Y))':cb='if(\(outside),128,cb(X,Y))'"
+                    + ":cr='if(\(outside),128,cr(X,Y))'",
+                "-c:v", "libx264", "-crf", "20", fisheye
+            ])
+        #expect(r.status == 0, "\(r.stderr)")
+        let refused = try Shell.lapse(["hyperlapse", "--source", "video:" + fisheye, "-o", path("d.mp4")])
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(
+            refused.stderr == "error: \(fisheye): two fisheye pictures side by side (a dual-fisheye original), not "
+                + "equirectangular: export an equirectangular video from it first\n", "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path("d.mp4")))
+    }
 }

@@ -75,4 +75,69 @@ import TestSupport
         #expect(gopro.saysSpherical && gopro.projectionType == "equirectangular")
         #expect(gopro.camera?.lowercased().contains("gopro") == true, "\(gopro.camera ?? "no camera")")
     }
+
+    /// Two fisheye circles side by side (a dual-lens camera's original) are known by their black, even surround
+    /// (``VideoPanoramaSource/isDualFisheye(_:)``): every real 360° picture of the shared data is not one (the
+    /// photos, a frame a second of the demo video, max2sphere's GoPro MAX pictures), nor is a black frame; each of
+    /// them made into two fisheye circles of 200° (ffmpeg's `v360` to `dfisheye`, outside the circles black as a
+    /// lens leaves it) is. A folder's dual-fisheye photo is skipped saying to export it.
+    @Test func dualFisheyeIsKnownByItsCircles() throws {
+        let dir = TestData.scratchDirectory("dual-fisheye")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var pictures =
+            Self.real360.map(TestData.path)
+            + (1...4).map {
+                TestData.path("pano360/gopro_max_eac/3k/STITCHED/GS018423_\($0).jpg")
+            }
+        let video = try VideoFrameReader(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+        video.outputSize = (512, 256)
+        var n = 0
+        while let frame = try video.nextFrame() {
+            if n % 30 == 0 {
+                let file = dir.appendingPathComponent("frame\(n).png").path
+                try ImageWriter.write(frame.pixels, to: file, overwrite: true)
+                pictures.append(file)
+            }
+            n += 1
+        }
+        #expect(pictures.count >= 14)
+        let outside = "gt(hypot(mod(X,W/2)-W/4,Y-H/2),H/2)"
+        for (k, picture) in pictures.enumerated() {
+            let p = try DecodedImage(path: picture).pixels(width: 512, height: 256)
+            #expect(!VideoPanoramaSource.isDualFisheye(p), "\(picture)")
+            let fisheye = dir.appendingPathComponent("fisheye\(k).png").path
+            let r = try Shell.run(
+                "ffmpeg",
+                [
+                    "-v", "error", "-y", "-i", picture, "-vf",
+                    "scale=1024:512,format=yuv444p,v360=input=e:output=dfisheye:h_fov=200:v_fov=200,"
+                        + "geq=lum='if(\(outside),0,lum(X,Y))':cb='if(\(outside),128,cb(X,Y))'"
+                        + ":cr='if(\(outside),128,cr(X,Y))'",
+                    fisheye
+                ])
+            #expect(r.status == 0, "\(r.stderr)")
+            let circles = try DecodedImage(path: fisheye).pixels(width: 512, height: 256)
+            #expect(VideoPanoramaSource.isDualFisheye(circles), "\(picture) as two fisheye circles")
+            if k == 2 {
+                try FileManager.default.createDirectory(
+                    at: dir.appendingPathComponent("photos"), withIntermediateDirectories: true)
+                try GeotaggedPhoto.write(
+                    try DecodedImage(path: fisheye).pixels(width: 1024, height: 512),
+                    to: dir.appendingPathComponent("photos/fisheye.jpg").path, latitude: 49.0, longitude: 1.9,
+                    dateTime: "2026:11:30 10:00:00")
+                try GeotaggedPhoto.write(
+                    try DecodedImage(path: picture).pixels(width: 1024, height: 512),
+                    to: dir.appendingPathComponent("photos/real.jpg").path, latitude: 49.0, longitude: 1.9001,
+                    dateTime: "2026:11:30 10:00:01")
+            }
+        }
+        #expect(!VideoPanoramaSource.isDualFisheye(PixelBuffer(width: 512, height: 256)))
+        let source = try LocalPhotoSource(directory: dir.appendingPathComponent("photos").path)
+        #expect(source.panoramas.map(\.id) == ["real.jpg"])
+        #expect(
+            source.skipped.map(\.reason) == [
+                "two fisheye pictures side by side (a dual-fisheye original), not equirectangular: export an "
+                    + "equirectangular photo from it first"
+            ], "\(source.skipped)")
+    }
 }
