@@ -185,8 +185,12 @@ public struct VideoPanoramaSource: PanoramaSource {
     /// stitching (Insta360 `.insv`/`.insp`, GoPro Fusion, Ricoh Theta's dual-fisheye output): outside the two circles
     /// of the picture's height (beyond 1.06 radii of both centres: the corners, and the middle of the top and bottom
     /// edges) every pixel is black and even — its 95th-percentile luma at most 24, its spread at most 8 — while inside
-    /// them (within 0.9 radii) the picture is at least 20 luma levels brighter on average. An equirectangular
-    /// picture's corners are sky and ground, not one black; a black picture has nothing inside either.
+    /// them (within 0.9 radii) the picture is at least 20 luma levels brighter on average, and the circles' rims are
+    /// edges: in at least 60 % of the directions from each centre (32 each) where the picture goes on past the rim,
+    /// it is at least 12 levels brighter just inside (0.90–0.96 radii) than outside (1.08–1.2). An equirectangular
+    /// picture's corners are sky and ground, not one black, and where they are dark (under a bridge, at night) they
+    /// are as dark on both sides of where a rim would be (real frames under an overpass at half exposure: at most
+    /// 23 % of the directions); a black picture has nothing inside either.
     public static func isDualFisheye(_ p: PixelBuffer) -> Bool {
         let w = p.width, h = p.height
         guard h >= 16, abs(w - 2 * h) <= 2 else { return false }
@@ -210,7 +214,27 @@ public struct VideoPanoramaSource: PanoramaSource {
         let mean = outside.reduce(0, +) / Double(outside.count)
         let spread = (outside.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(outside.count)).squareRoot()
         let insideMean = inside.reduce(0, +) / Double(inside.count)
-        return outside[outside.count * 95 / 100] <= 24 && spread <= 8 && insideMean >= mean + 20
+        guard outside[outside.count * 95 / 100] <= 24, spread <= 8, insideMean >= mean + 20 else { return false }
+        func luma(_ x: Double, _ y: Double) -> Double? {
+            let xi = Int(x), yi = Int(y)
+            guard x >= 0, y >= 0, xi < w, yi < h else { return nil }
+            let i = (yi * w + xi) * 4
+            return 0.2126 * Double(p.bytes[i]) + 0.7152 * Double(p.bytes[i + 1]) + 0.0722 * Double(p.bytes[i + 2])
+        }
+        var rims = 0, directions = 0
+        for centre in [r, 3 * r] {
+            for k in 0..<32 {
+                let angle = 2 * Double.pi * (Double(k) + 0.5) / 32
+                func at(_ f: Double) -> Double? { luma(centre + f * r * cos(angle), r + f * r * sin(angle)) }
+                let outer = [1.08, 1.12, 1.2].compactMap(at)
+                let inner = [0.9, 0.93, 0.96].compactMap(at)
+                guard !outer.isEmpty, !inner.isEmpty else { continue }
+                directions += 1
+                let brighter = inner.reduce(0, +) / Double(inner.count) - outer.reduce(0, +) / Double(outer.count)
+                if brighter >= 12 { rims += 1 }
+            }
+        }
+        return directions > 0 && Double(rims) >= 0.6 * Double(directions)
     }
 
     /// The panorama of the frame shown at `time` seconds (its tilt and roll from ``level(at:)``, else 0).
