@@ -200,7 +200,7 @@ public struct HyperlapseJob: Sendable {
 
     private func openOutputs() throws -> (video: AtomicOutput, credits: AtomicOutput, job: AtomicOutput?) {
         // Files the job reads may not be written over (the video source, route, track and camera files).
-        let source = settings?.source.flatMap { $0.hasPrefix("video:") ? String($0.dropFirst(6)) : nil }
+        let source = settings?.source?.videoFile
         let inputs = [source, settings?.route, settings?.track, settings?.keyframes].compactMap { $0 }
         let video = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs)
         let credits = try AtomicOutput(path: sidecarBase + ".credits.txt", overwrite: overwrite, inputs: inputs)

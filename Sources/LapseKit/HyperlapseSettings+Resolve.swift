@@ -111,12 +111,12 @@ extension HyperlapseSettings {
     /// The credit corner of `position` (nil: the default, bottom right); nil for `none`.
     /// - Throws: ``LapseError`` `.usage` for `none` with Google Street View, Panoramax or Mapillary, whose imagery
     ///   must be credited in the picture.
-    static func creditCorner(_ position: CreditPosition?, source: String?) throws -> CreditCorner? {
+    static func creditCorner(_ position: CreditPosition?, source: PanoramaSourceSetting?) throws -> CreditCorner? {
         switch position ?? .corner(.bottomRight) {
         case .corner(let corner):
             return corner
         case .none:
-            if let source, let name = SourcePanoramaFeed.creditedName(source) {
+            if let name = source?.creditedName {
                 throw LapseError.usage(
                     "`creditPosition` none is for your own photos and videos: \(name) imagery must carry its credit")
             }
@@ -151,12 +151,12 @@ extension HyperlapseSettings {
                 "the directions provider \(provider.rawValue) plans nothing here: the route comes from "
                     + (s.route != nil
                         ? "the route file"
-                        : source.hasPrefix("video:") && s.track == nil
+                        : source.videoFile != nil && s.track == nil
                             ? "the video's frames" : "the panoramas' positions or the track"))
         }
         // A 360° video without a track is read front to back: the efficient path for its frames; one whose telemetry
         // has GPS positions is placed by them, as by a track.
-        let videoPath = source.hasPrefix("video:") ? PanoramaSourceOptions.expand(String(source.dropFirst(6))) : nil
+        let videoPath = source.videoFile.map(PanoramaSourceOptions.expand)
         // The video's own telemetry, read once (reading it demuxes the whole file): its GPS places the frames unless
         // a track is given; a .360 file's gravity levels them either way.
         let telemetry = try videoPath.flatMap { try CameraTelemetry.read(ofVideo: $0) }
@@ -215,7 +215,7 @@ extension HyperlapseSettings {
             route = loaded.route
         } else if let track = made.track {
             route = track
-        } else if let sequence = made.sequence, source.hasPrefix("local:") {
+        } else if let sequence = made.sequence, case .local = source {
             // Own photos without a route: their positions in capture order are the route, cut where two
             // consecutive photos are farther apart than two search radii (two trips in one folder): every point
             // inside such a jump would be a gap. Every photo is a point (each the photo taken there), unless a
@@ -226,7 +226,7 @@ extension HyperlapseSettings {
                 try s.spacing.map { try route.resampled(every: $0, jumpsOver: jump) }
                 ?? route.vertices(jumpsOver: jump)
             if let warning, let longest = jumps.max(by: { $0.length < $1.length }) {
-                warning(Self.jumpWarning(jumps.count, longest, sequence, source: source))
+                warning(Self.jumpWarning(jumps.count, longest, sequence, source: source.description))
             }
             photoPoints = resampled
             jumped = jumps.reduce(0) { $0 + $1.length }

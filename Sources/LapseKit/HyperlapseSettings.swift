@@ -23,8 +23,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// A route file instead of `from`/`to`: GPX, GeoJSON, KML, `lat,lng` lines, an encoded polyline or a saved
     /// Google Directions/Routes API answer.
     public var route: String?
-    /// `google`, `panoramax`, `local:DIR` (360° photos with GPS) or `video:FILE` (a 360° video).
-    public var source: String?
+    /// Where the panoramas come from: Google, Panoramax, Mapillary, your 360° photos or a 360° video.
+    public var source: PanoramaSourceSetting?
     /// GPX track giving the positions of a `video:` source by time.
     public var track: String?
     /// Metres between route points (default 10).
@@ -290,8 +290,10 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         s.route = absolute(route); s.track = absolute(track); s.keyframes = absolute(keyframes)
         s.keyFile = absolute(keyFile); s.cacheDir = absolute(cacheDir); s.output = absolute(output);
         s.gif = absolute(gif)
-        for prefix in ["video:", "local:"] where source?.hasPrefix(prefix) == true {
-            s.source = prefix + (absolute(String(source!.dropFirst(prefix.count))) ?? "")
+        switch source {
+        case .local(let directory): s.source = .local(directory: absolute(directory) ?? "")
+        case .video(let file): s.source = .video(file: absolute(file) ?? "")
+        default: break
         }
         return s
     }

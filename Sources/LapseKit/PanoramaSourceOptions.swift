@@ -9,8 +9,7 @@ import LapseTelemetry
 /// `LAPSE_MAPTILES_URL`, `LAPSE_PANORAMAX_URL`, `LAPSE_MAPILLARY_URL` (the base URLs let tests and private mirrors
 /// stand in for the public services).
 public struct PanoramaSourceOptions: Sendable {
-    /// `google`, `panoramax`, `mapillary`, `local:DIR` or `video:FILE`.
-    public var source: String
+    public var source: PanoramaSourceSetting
     /// A GPX track giving a `video:` source's positions by time.
     public var track: String?
     /// A file whose first line is the Google Maps API key (else `GOOGLE_MAPS_API_KEY`).
@@ -49,7 +48,7 @@ public struct PanoramaSourceOptions: Sendable {
     /// - Parameter environment: where `GOOGLE_MAPS_API_KEY`, the `LAPSE_*_URL` base URLs and the cache's
     ///   `XDG_CACHE_HOME`/`HOME` are looked up (the library reads no environment of its own; the command line
     ///   passes its process's).
-    public init(source: String, environment: [String: String] = [:]) {
+    public init(source: PanoramaSourceSetting, environment: [String: String] = [:]) {
         self.source = source
         self.environment = environment
     }
@@ -121,7 +120,7 @@ public struct PanoramaSourceOptions: Sendable {
         client: HTTPClient, videoFrameStep: Int = 30, progress: ProgressHandler? = nil,
         warning: WarningHandler? = nil
     ) throws -> Made {
-        if track != nil && !source.hasPrefix("video:") { throw LapseError.usage("`track` is for `source` video:FILE") }
+        if track != nil && source.videoFile == nil { throw LapseError.usage("`track` is for `source` video:FILE") }
         var cache: DiskCache? =
             useCache
             ? try DiskCache(
@@ -129,7 +128,8 @@ public struct PanoramaSourceOptions: Sendable {
                     ?? DiskCache.defaultDirectory(environment: environment), shared: sharedCache)
             : nil
         cache?.warning = warning
-        if source == "google" {
+        switch source {
+        case .google:
             guard let key = try googleKey() else {
                 throw LapseError(
                     .denied, "Google Street View", "no API key: set GOOGLE_MAPS_API_KEY or give `keyFile`")
@@ -143,8 +143,7 @@ public struct PanoramaSourceOptions: Sendable {
             google.includeIndoor = includeIndoor
             google.indoorWarning = warning
             return Made(source: google, sequence: nil, skipped: [], track: nil)
-        }
-        if source == "panoramax" {
+        case .panoramax:
             let base =
                 try DirectionsConfiguration.serviceURL(
                     panoramaxBaseURL ?? environment["LAPSE_PANORAMAX_URL"], option: "`panoramaxBaseURL`")
@@ -152,8 +151,7 @@ public struct PanoramaSourceOptions: Sendable {
             return Made(
                 source: PanoramaxSource(baseURL: base, client: client, cache: cache, warning: warning),
                 sequence: nil, skipped: [], track: nil)
-        }
-        if source == "mapillary" {
+        case .mapillary:
             guard let token = mapillaryToken else { throw MapillarySource.noToken }
             let option = mapillaryBaseURL != nil ? "`mapillaryBaseURL`" : "LAPSE_MAPILLARY_URL"
             let base =
@@ -172,17 +170,14 @@ public struct PanoramaSourceOptions: Sendable {
                 source: try MapillarySource(
                     token: token, baseURL: base, client: client, cache: cache, warning: warning),
                 sequence: nil, skipped: [], track: nil)
-        }
-        if source.hasPrefix("local:") {
-            let local = try LocalPhotoSource(
-                directory: Self.expand(String(source.dropFirst("local:".count))), equirectangular: equirectangular)
+        case .local(let directory):
+            let local = try LocalPhotoSource(directory: Self.expand(directory), equirectangular: equirectangular)
             for s in local.skipped { warning?("skipped \(s.file): \(s.reason)") }
             return Made(
                 source: local, sequence: local.panoramas, skipped: local.skipped.map { ($0.file, $0.reason) },
                 track: nil)
-        }
-        if source.hasPrefix("video:") {
-            let path = Self.expand(String(source.dropFirst("video:".count)))
+        case .video(let file):
+            let path = Self.expand(file)
             var track = try track.map { try RouteFile.read(path: Self.expand($0)) }
             var offset = 0.0, positionsFrom: String?
             let read: CameraTelemetry?
@@ -199,7 +194,6 @@ public struct PanoramaSourceOptions: Sendable {
                 source: video, sequence: track == nil ? video.frames(every: videoFrameStep) : nil, skipped: [],
                 track: track, positionsFrom: positionsFrom)
         }
-        throw LapseError.usage("`source` takes google, panoramax, mapillary, local:DIR or video:FILE, not '\(source)'")
     }
 
     /// `path` with a leading `~` expanded to the home folder.

@@ -66,7 +66,7 @@ public struct PanoramasJob: Sendable {
     ///   source has no sequence of its own; `.output` for a manifest that exists without ``overwrite``; the
     ///   source's, the route file's and the directions service's errors.
     public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Result {
-        if source.source == "google" { throw LapseError.usage(Self.googleRefusal) }
+        if source.source == .google { throw LapseError.usage(Self.googleRefusal) }
         let client = try source.makeClient()
         let made = try source.make(client: client, videoFrameStep: videoFrameStep, progress: progress, warning: warning)
 

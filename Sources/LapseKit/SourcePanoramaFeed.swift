@@ -170,11 +170,6 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     }
 
     /// The display name of a source whose imagery must carry its credit in the picture, nil for one whose need not.
-    static func creditedName(_ source: String) -> String? {
-        let name = displayName(source)
-        return Attribution(source: name).requiresCredit ? name : nil
-    }
-
     static func displayName(_ source: String) -> String {
         switch source {
         case "google": return Attribution.googleStreetView

@@ -48,7 +48,7 @@ import TestSupport
     func googleSettings(_ world: RouteWorld, _ name: String) -> HyperlapseSettings {
         var s = HyperlapseSettings()
         s.route = world.routeFile
-        s.source = "google"
+        s.source = .google
         s.radius = 20
         s.size = FrameSize(width: 640, height: 360)
         s.zoom = .level(1)
@@ -188,7 +188,7 @@ import TestSupport
             var s = HyperlapseSettings()
             s.crossfade = crossfade
             s.route = route
-            s.source = "panoramax"
+            s.source = .panoramax
             s.radius = 15
             s.size = FrameSize(width: 640, height: 360)
             s.crf = 0
@@ -292,7 +292,7 @@ import TestSupport
         var outputs: [Data] = []
         for (name, corner) in [("v-default", CreditCorner.bottomRight), ("v-none", nil)] {
             var s = HyperlapseSettings()
-            s.source = "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
+            s.source = .video(file: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
             s.frameStep = 40
             s.size = FrameSize(width: 320, height: 160)
             s.stabilize = false
@@ -338,7 +338,7 @@ import TestSupport
     @Test func creditPositionSettings() throws {
         var s = HyperlapseSettings()
         s.output = "x.mp4"
-        s.source = "video:x.mp4"
+        s.source = .video(file: "x.mp4")
         #expect(try s.makeJob(overwrite: false).creditPosition == .bottomRight)
         for corner in CreditCorner.allCases {
             s.creditPosition = .corner(corner)
@@ -346,9 +346,9 @@ import TestSupport
         }
         s.creditPosition = HyperlapseSettings.CreditPosition.none
         #expect(try s.makeJob(overwrite: false).creditPosition == nil)
-        s.source = "local:pics"
+        s.source = .local(directory: "pics")
         #expect(try s.makeJob(overwrite: false).creditPosition == nil)
-        for (source, name) in [("google", "Google Street View"), ("panoramax", "Panoramax")] {
+        for (source, name) in [(PanoramaSourceSetting.google, "Google Street View"), (.panoramax, "Panoramax")] {
             s.source = source
             #expect { try s.makeJob(overwrite: false) } throws: { error in
                 (error as? LapseError)

@@ -12,7 +12,7 @@ import TestSupport
     /// frame at the video's centre column, as `Projector` renders it from the decoded frame.
     @Test func videoSourceFramesAreTheProjectorsViews() async throws {
         var settings = HyperlapseSettings()
-        settings.source = "video:" + overpass
+        settings.source = .video(file: overpass)
         settings.stabilize = false
         settings.frameStep = 20
         settings.size = FrameSize(width: 320, height: 180)
@@ -53,7 +53,7 @@ import TestSupport
     /// shows the overpasses coming closer), and every frame looks down the road that way, not at the occupants.
     @Test func videoSourceStabilisedLooksDownTheDirectionOfTravel() async throws {
         var settings = HyperlapseSettings()
-        settings.source = "video:" + overpass
+        settings.source = .video(file: overpass)
         settings.frameStep = 4
         settings.size = FrameSize(width: 320, height: 180)
         settings.output = dir.appendingPathComponent("travel.mp4").path
@@ -91,7 +91,7 @@ import TestSupport
     /// The job file renders the same video again, bit for bit.
     @Test func jobFileRendersTheSameVideo() async throws {
         var settings = HyperlapseSettings()
-        settings.source = "video:" + overpass
+        settings.source = .video(file: overpass)
         settings.frameStep = 30
         settings.size = FrameSize(width: 256, height: 144)
         settings.headingOffset = 30
@@ -113,7 +113,7 @@ import TestSupport
     @Test func yuvPathGivesTheRGBAPathsVideo() async throws {
         func run(_ name: String, rgbaOnly: Bool) async throws -> String {
             var settings = HyperlapseSettings()
-            settings.source = "video:" + overpass
+            settings.source = .video(file: overpass)
             settings.frameStep = 6
             settings.size = FrameSize(width: 320, height: 180)
             settings.crf = 12
@@ -153,7 +153,7 @@ import TestSupport
 
     @Test func gifAndCrossfade() async throws {
         var settings = HyperlapseSettings()
-        settings.source = "video:" + overpass
+        settings.source = .video(file: overpass)
         settings.frameStep = 40
         settings.size = FrameSize(width: 320, height: 160)
         settings.crossfade = true
@@ -170,15 +170,24 @@ import TestSupport
 
     @Test func settingsErrors() async throws {
         var s = HyperlapseSettings()
-        s.source = "video:x.mp4"
+        s.source = .video(file: "x.mp4")
         #expect(throws: LapseError.self) { try s.makeJob(overwrite: false) } // no output
         s.output = "x.mp4"
         s.lookAt = "1,2"
         s.headingOffset = 10
         #expect(throws: LapseError.self) { try s.makeJob(overwrite: false) } // two camera modes
         s.headingOffset = nil
-        s.source = "flickr"
-        await #expect(throws: LapseError.self) { try await s.makeFeed() }
+        // An unknown source is refused where it is parsed, naming what `source` takes; in a job file, naming the key.
+        #expect { try PanoramaSourceSetting(parsing: "flickr") } throws: { error in
+            (error as? LapseError)
+                == .usage("`source` takes google, panoramax, mapillary, local:DIR or video:FILE, not 'flickr'")
+        }
+        let flickr = dir.appendingPathComponent("flickr.json")
+        try Data(#"{"source": "flickr"}"#.utf8).write(to: flickr)
+        #expect { try HyperlapseSettings.read(path: flickr.path) } throws: { error in
+            (error as? LapseError)?.description
+                == "\(flickr.path): 'source': takes google, panoramax, mapillary, local:DIR or video:FILE, not 'flickr'"
+        }
         let bad = dir.appendingPathComponent("bad.json")
         try Data(#"{"sauce": "google"}"#.utf8).write(to: bad)
         #expect { try HyperlapseSettings.read(path: bad.path) } throws: { error in
@@ -236,7 +245,7 @@ import TestSupport
     @Test func uncheckedValuesAreReportedNotFatal() {
         var s = HyperlapseSettings()
         s.output = "/tmp/never.mp4"
-        s.source = "video:x.mp4"
+        s.source = .video(file: "x.mp4")
         s.fov = .nan
         s.zoom = .level(9)
         s.size = FrameSize(width: 0, height: 0)
@@ -253,7 +262,7 @@ import TestSupport
         func message(_ change: (inout HyperlapseSettings) -> Void) -> String? {
             var s = HyperlapseSettings()
             s.output = "/tmp/never.mp4"
-            s.source = "video:x.mp4"
+            s.source = .video(file: "x.mp4")
             change(&s)
             do {
                 _ = try s.makeJob(overwrite: false)
@@ -283,7 +292,7 @@ import TestSupport
             } == nil)
         // The feed, made without a job (a library caller, `lapse preview`), holds its own numbers alike.
         var feedOnly = HyperlapseSettings()
-        feedOnly.source = "video:" + TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
+        feedOnly.source = .video(file: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
         feedOnly.frameStep = Int.max
         await #expect { _ = try await feedOnly.makeFeed() } throws: {
             "\($0)" == "`frameStep` takes 1 to 10000, not \(Int.max)"
@@ -294,7 +303,7 @@ import TestSupport
     @Test func jobFilePresetAndTimeoutAreChecked() {
         var s = HyperlapseSettings()
         s.output = "/tmp/never.mp4"
-        s.source = "google"
+        s.source = .google
         s.preset = "fastest"
         #expect { try s.makeJob(overwrite: false) } throws: { "\($0)".contains("preset takes one of ultrafast") }
         s.preset = "slow"
@@ -304,22 +313,22 @@ import TestSupport
 
     @Test func jobFilePathsAreMadeAbsolute() {
         var s = HyperlapseSettings()
-        s.source = "video:clips/a.mp4"
+        s.source = .video(file: "clips/a.mp4")
         s.route = "/abs/route.gpx"
         s.keyframes = "cam/../cam.json"
         s.output = "out.mp4"
         s.gif = "https://example.com/not-a-path.gif"
         let a = s.withAbsolutePaths(relativeTo: "/work/jobs")
-        #expect(a.source == "video:/work/jobs/clips/a.mp4")
+        #expect(a.source == .video(file: "/work/jobs/clips/a.mp4"))
         #expect(a.route == "/abs/route.gpx")
         #expect(a.keyframes == "/work/jobs/cam.json")
         #expect(a.output == "/work/jobs/out.mp4")
         #expect(a.gif == "https://example.com/not-a-path.gif")
         var local = HyperlapseSettings()
-        local.source = "local:pics"
-        #expect(local.withAbsolutePaths(relativeTo: "/w").source == "local:/w/pics")
-        local.source = "google"
-        #expect(local.withAbsolutePaths(relativeTo: "/w").source == "google")
+        local.source = .local(directory: "pics")
+        #expect(local.withAbsolutePaths(relativeTo: "/w").source == .local(directory: "/w/pics"))
+        local.source = .google
+        #expect(local.withAbsolutePaths(relativeTo: "/w").source == .google)
     }
 
     /// A camera whose heading keys lie in the second lookup window while a pitch key lies in the first: the
@@ -337,7 +346,7 @@ import TestSupport
                 """.utf8
             ).write(to: URL(fileURLWithPath: camera))
             var settings = HyperlapseSettings()
-            settings.source = "video:" + overpass
+            settings.source = .video(file: overpass)
             settings.size = FrameSize(width: 96, height: 48)
             settings.crf = 0 // lossless: the frames as rendered
             settings.keyframes = camera

@@ -15,7 +15,7 @@ import TestSupport
     func settings(_ name: String) throws -> HyperlapseSettings {
         var s = HyperlapseSettings()
         s.route = try MapillaryStandIn.walkRoute(in: dir)
-        s.source = "mapillary"
+        s.source = .mapillary
         s.spacing = 1
         s.radius = 4
         s.size = FrameSize(width: 640, height: 360)

@@ -35,7 +35,7 @@ import TestSupport
             .write(toFile: route, atomically: true, encoding: .utf8)
         var s = HyperlapseSettings()
         s.route = route
-        s.source = "panoramax"
+        s.source = .panoramax
         s.spacing = 10
         s.radius = 8
         s.size = FrameSize(width: 320, height: 180)

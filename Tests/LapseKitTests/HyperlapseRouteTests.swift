@@ -13,7 +13,7 @@ import TestSupport
     func settings(_ world: RouteWorld, _ name: String) -> HyperlapseSettings {
         var s = HyperlapseSettings()
         s.route = world.routeFile
-        s.source = "google"
+        s.source = .google
         s.spacing = 10
         s.radius = 20
         s.size = FrameSize(width: 640, height: 360)

@@ -65,7 +65,7 @@ import TestSupport
         async throws -> (HyperlapseJob.Summary, [PixelBuffer])
     {
         var s = HyperlapseSettings()
-        s.source = "local:" + folder
+        s.source = .local(directory: folder)
         s.spacing = 2.5
         s.size = FrameSize(width: 320, height: 180)
         s.crf = 12
@@ -322,7 +322,7 @@ import TestSupport
         let folder = try photos(
             "panoheading", pictures, positions: road(4, spacing: 10), directions: [nil, nil, 33, nil])
         var s = HyperlapseSettings()
-        s.source = "local:" + folder
+        s.source = .local(directory: folder)
         s.panoHeading = 123
         s.spacing = 10
         s.output = dir.appendingPathComponent("ph.mp4").path
@@ -343,7 +343,7 @@ import TestSupport
         for (k, f) in frames.enumerated() { try encoder.append(f, count: k == 10 ? 31 : 3) }
         try encoder.finish()
         var s = HyperlapseSettings()
-        s.source = "video:" + path
+        s.source = .video(file: path)
         s.frameStep = 3
         s.size = FrameSize(width: 320, height: 180)
         s.output = dir.appendingPathComponent("stop-out.mp4").path

@@ -29,7 +29,7 @@ import TestSupport
             .write(toFile: route, atomically: true, encoding: .utf8)
         var s = HyperlapseSettings()
         s.route = route
-        s.source = "google"
+        s.source = .google
         s.spacing = 10
         s.radius = 8
         s.size = FrameSize(width: 1280, height: 720) // auto zoom: at least 3840 px of panorama

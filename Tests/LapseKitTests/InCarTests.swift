@@ -35,7 +35,7 @@ import TestSupport
         async throws -> HyperlapseJob.Summary
     {
         var s = HyperlapseSettings()
-        s.source = "local:" + folder
+        s.source = .local(directory: folder)
         s.size = FrameSize(width: 320, height: 180)
         s.output = dir.appendingPathComponent(name + ".mp4").path
         configure(&s)
@@ -130,7 +130,7 @@ import TestSupport
         let folder = try drive("covered", mount: -90, count: 20, windows: false)
         let said = Mutex<[String]>([])
         var s = HyperlapseSettings()
-        s.source = "local:" + folder
+        s.source = .local(directory: folder)
         s.size = FrameSize(width: 320, height: 180)
         s.output = dir.appendingPathComponent("covered.mp4").path
         let summary = try await s.makeJob(overwrite: false).run(

@@ -15,7 +15,7 @@ import TestSupport
 
     func hyperlapse(_ folder: String, _ name: String) async throws -> (HyperlapseJob.Summary, [String]) {
         var s = HyperlapseSettings()
-        s.source = "local:" + folder
+        s.source = .local(directory: folder)
         s.size = FrameSize(width: 320, height: 180)
         s.output = dir.appendingPathComponent(name + ".mp4").path
         let said = Mutex<[String]>([])

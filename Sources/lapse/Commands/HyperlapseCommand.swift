@@ -102,7 +102,7 @@ enum HyperlapseCommand: Command {
         flags.provider = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue)).flatMap(
             DirectionsService.init(rawValue:))
         flags.route = try arguments.value("--route")
-        flags.source = try arguments.value("--source")
+        flags.source = try arguments.value("--source").map(PanoramaSourceSetting.init(parsing:))
         flags.track = try arguments.value("--track")
         flags.spacing = try arguments.double("--spacing", in: HyperlapseSettings.spacingRange)
         flags.radius = try arguments.double("--radius", in: HyperlapseSettings.radiusRange)
@@ -119,9 +119,7 @@ enum HyperlapseCommand: Command {
     /// The files and folders a job of `settings` reads (route, track, camera file, the photos' folder or the
     /// video, the cache), tilde-expanded: a report may not be written over or into them.
     static func readPaths(_ settings: HyperlapseSettings) -> [String] {
-        let source = settings.source.flatMap { s in
-            ["local:", "video:"].first { s.hasPrefix($0) }.map { String(s.dropFirst($0.count)) }
-        }
+        let source = settings.source?.ownPicturesPath
         return [settings.route, settings.track, settings.keyframes, source, settings.cacheDir].compactMap { $0 }
             .map(PanoramaSourceOptions.expand)
     }
@@ -153,7 +151,7 @@ enum HyperlapseCommand: Command {
         flags.creditPosition = try arguments.choice("--credit-position", HyperlapseSettings.CreditPosition.names)
             .flatMap(HyperlapseSettings.CreditPosition.init(parsing:))
         flags.copyright = try arguments.value("--copyright")
-        if flags.forward != nil, flags.source == "google" {
+        if flags.forward != nil, flags.source == .google {
             console.warn(
                 """
                 --forward turns only panoramas whose heading is not known: Street View's are posed as Google says \

@@ -117,16 +117,17 @@ enum PanoramasCommand: Command {
         }
         if (from == nil) != (to == nil) { throw LapseError.usage("give both --from and --to") }
         if !via.isEmpty && from == nil { throw LapseError.usage("--via needs --from and --to") }
-        if trackFile != nil && !sourceText.hasPrefix("video:") {
+        let source = try PanoramaSourceSetting(parsing: sourceText)
+        if trackFile != nil && source.videoFile == nil {
             throw LapseError.usage("--track is for --source video:FILE")
         }
 
-        if sourceText == "google" { throw LapseError.usage(PanoramasJob.googleRefusal) }
-        if routeFile == nil && from == nil && (sourceText == "panoramax" || sourceText == "mapillary") {
+        if source == .google { throw LapseError.usage(PanoramasJob.googleRefusal) }
+        if routeFile == nil && from == nil && (source == .panoramax || source == .mapillary) {
             throw LapseError.usage("no route: give --route FILE or --from/--to")
         }
 
-        var options = PanoramaSourceOptions(source: sourceText, environment: env)
+        var options = PanoramaSourceOptions(source: source, environment: env)
         options.track = trackFile
         options.keyFile = keyFile
         options.mapTilesBaseURL = maptilesURL

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+
+/// Where a job's panoramas come from, as `--source` and a job file's `source` name it: `google`, `panoramax`,
+/// `mapillary`, `local:DIR` (your 360° photos) or `video:FILE` (a 360° video). Parsed once, where it enters
+/// (``init(parsing:)``); coded in JSON as that same text.
+public enum PanoramaSourceSetting: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Google Street View (Map Tiles API).
+    case google
+    /// Panoramax (a GeoVisio STAC API).
+    case panoramax
+    /// Mapillary (Graph API v4).
+    case mapillary
+    /// A folder of your 360° photos (the path as given: `~` is expanded where it is read).
+    case local(directory: String)
+    /// A 360° video file (or URL).
+    case video(file: String)
+
+    /// What `--source` takes, for messages.
+    public static let forms = "google, panoramax, mapillary, local:DIR or video:FILE"
+
+    /// - Throws: ``LapseError`` `.usage` for anything else, naming what it takes.
+    public init(parsing text: String) throws {
+        guard let parsed = Self(text) else {
+            throw LapseError.usage("`source` takes \(Self.forms), not '\(text)'")
+        }
+        self = parsed
+    }
+
+    private init?(_ text: String) {
+        switch text {
+        case "google": self = .google
+        case "panoramax": self = .panoramax
+        case "mapillary": self = .mapillary
+        case _ where text.hasPrefix("local:"): self = .local(directory: String(text.dropFirst("local:".count)))
+        case _ where text.hasPrefix("video:"): self = .video(file: String(text.dropFirst("video:".count)))
+        default: return nil
+        }
+    }
+
+    /// The setting as `--source` takes it.
+    public var description: String {
+        switch self {
+        case .google: "google"
+        case .panoramax: "panoramax"
+        case .mapillary: "mapillary"
+        case .local(let directory): "local:" + directory
+        case .video(let file): "video:" + file
+        }
+    }
+
+    /// The video's path, for `video:`.
+    public var videoFile: String? {
+        if case .video(let file) = self { return file }
+        return nil
+    }
+
+    /// The file or folder your own pictures are read from (`local:`, `video:`).
+    public var ownPicturesPath: String? {
+        switch self {
+        case .local(let directory): directory
+        case .video(let file): file
+        default: nil
+        }
+    }
+
+    /// The name of an online source whose imagery must carry its credit (nil for your own photos and videos).
+    public var creditedName: String? {
+        switch self {
+        case .google: Attribution.googleStreetView
+        case .panoramax: Attribution.panoramax
+        case .mapillary: Attribution.mapillary
+        case .local, .video: nil
+        }
+    }
+
+    /// Decodes the text form; anything else is `DecodingError.dataCorrupted` saying what it takes.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let parsed = Self(text) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "takes \(Self.forms), not '\(text)'")
+        }
+        self = parsed
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
