@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CGIF
+internal import CGIF
 import Foundation
 import LapseCore
 import LapseMedia

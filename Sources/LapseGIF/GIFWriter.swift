@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CGIF
+internal import CGIF
 import LapseCore
 
 /// Writes quantized frames in order with giflib, GIF89a.

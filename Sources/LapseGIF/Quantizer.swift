@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CImageQuant
+internal import CImageQuant
 import Foundation
 import LapseCore
 

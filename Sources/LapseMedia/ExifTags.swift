@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CExif
+internal import CExif
 import Foundation
 
 /// The EXIF tags Lapse uses, read with libexif from the first bytes of a file (a JPEG's APP1 segment): the one

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CFFmpeg
+internal import CFFmpeg
 import LapseCore
 
 /// An opened libavcodec decoder and its send/receive loop — the one loop every decoder of Lapse runs (video

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CFFmpeg
+internal import CFFmpeg
 
 extension PixelBuffer {
     /// The image scaled to `width × height` with swscale (area averaging when shrinking, bicubic when growing).

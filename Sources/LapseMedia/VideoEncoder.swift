@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CFFmpeg
+internal import CFFmpeg
 import Foundation
 import LapseCore
 

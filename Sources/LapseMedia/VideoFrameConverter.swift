@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CFFmpeg
+internal import CFFmpeg
 import LapseCore
 
 /// Turns decoded video frames into upright RGBA ``PixelBuffer``s of one size with a libavfilter graph:

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CFFmpeg
+internal import CFFmpeg
 
 /// A picture in 8-bit planar Y′CbCr 4:2:0 (`yuv420p`), BT.709 matrix, limited range (luma 16…235, chroma
 /// 16…240), the form the encoder takes: luma `width × height`, each chroma plane `chromaWidth × chromaHeight`

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CFreeType
+internal import CFreeType
 import Foundation
 import LapseCore
 import Synchronization

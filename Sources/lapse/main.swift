@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-import CMalloc
+internal import CMalloc
 import Foundation
 import LapseKit
 
