@@ -26,9 +26,9 @@ extension Attribution {
         case Self.googleStreetView:
             return (["Google Maps"] + [copyright].compactMap { $0 }).joined(separator: " · ")
         case Self.panoramax, Self.mapillary:
-            return [holder, licence, source].compactMap { $0 }.joined(separator: " · ")
+            return [holder, license, source].compactMap { $0 }.joined(separator: " · ")
         default:
-            let parts = [holder, licence].compactMap { $0 }
+            let parts = [holder, license].compactMap { $0 }
             return parts.isEmpty ? nil : parts.joined(separator: " · ")
         }
     }
@@ -44,8 +44,8 @@ extension Attribution {
     /// "CC BY-SA 2.0", a creativecommons.org `/by-sa/` URL): a video made from it must be shared under CC BY-SA
     /// too (4.0 accepts works under the earlier versions).
     public var isShareAlike: Bool {
-        guard let licence else { return false }
-        let normal = licence.lowercased().replacingOccurrences(of: " ", with: "-").replacingOccurrences(
+        guard let license else { return false }
+        let normal = license.lowercased().replacingOccurrences(of: " ", with: "-").replacingOccurrences(
             of: "_", with: "-")
         return normal.contains("cc-by-sa") || normal.contains("creativecommons.org/licenses/by-sa")
     }

@@ -10,20 +10,26 @@ public struct Attribution: Hashable, Sendable, Codable {
     /// Author or uploader.
     public var author: String?
     /// Licence name or URL, e.g. "CC-BY-SA-4.0".
-    public var licence: String?
+    public var license: String?
 
-    public init(source: String, copyright: String? = nil, author: String? = nil, licence: String? = nil) {
+    public init(source: String, copyright: String? = nil, author: String? = nil, license: String? = nil) {
         self.source = source
         self.copyright = copyright
         self.author = author
-        self.licence = licence
+        self.license = license
     }
 
     /// One line: "source — copyright — author — licence" (parts that are missing are left out); Street View's
     /// source as "Google Maps Street View", the name Google's Map Tiles policies ask a credit to give.
     public var line: String {
         let named = source == Self.googleStreetView ? "Google Maps Street View" : source
-        return [named, copyright, author.map { "by \($0)" }, licence].compactMap { $0 }.joined(separator: " — ")
+        return [named, copyright, author.map { "by \($0)" }, license].compactMap { $0 }.joined(separator: " — ")
+    }
+
+    /// JSON keys as the files written so far have them (`licence`).
+    enum CodingKeys: String, CodingKey {
+        case source, copyright, author
+        case license = "licence"
     }
 }
 

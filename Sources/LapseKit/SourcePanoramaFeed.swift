@@ -83,7 +83,7 @@ public struct SourcePanoramaFeed: PanoramaFeed {
                         tilt: pano.tilt, roll: pano.roll),
                     attribution: Attribution(
                         source: Self.displayName(pano.source), copyright: pano.copyright,
-                        author: pano.author, licence: pano.licence),
+                        author: pano.author, license: pano.license),
                     panorama: pano, headingUncertainty: Self.headingUncertainty(pano),
                     levelUncertainty: Self.levelUncertainty(pano), sequenceIndex: captureOrder?[pano.id])
             }

@@ -54,7 +54,7 @@ public struct MapillarySource: PanoramaSource {
     public static let thumbnailWidth = 2048
     public static let defaultBaseURL = URL(string: "https://graph.mapillary.com")!
     /// The licence of every public Mapillary image.
-    public static let licence = "CC BY-SA 4.0"
+    public static let license = "CC BY-SA 4.0"
     /// The environment variable holding the token.
     public static let tokenVariable = "MAPILLARY_ACCESS_TOKEN"
 
@@ -303,7 +303,7 @@ public struct MapillarySource: PanoramaSource {
                 source: name, id: image.id, coordinate: here, date: date, heading: normalizeDegrees(heading),
                 tilt: tilt, roll: roll, width: w > 0 ? w : Self.thumbnailWidth,
                 height: h > 0 ? h : Self.thumbnailWidth / 2,
-                licence: Self.licence, author: Self.author(image.creator), imageURL: image.thumb_original_url,
+                license: Self.license, author: Self.author(image.creator), imageURL: image.thumb_original_url,
                 headingSource: headingSource, collection: image.sequence, smallImageURL: image.thumb_2048_url),
             image.captured_at.flatMap { $0.isFinite ? $0 : nil }
         )

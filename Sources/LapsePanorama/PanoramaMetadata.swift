@@ -43,7 +43,7 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
     /// Copyright line (Google), for attribution.
     public var copyright: String?
     /// Licence (Panoramax: e.g. `CC-BY-SA-4.0`; Mapillary: `CC BY-SA 4.0`), for attribution.
-    public var licence: String?
+    public var license: String?
     /// Author or owner, for attribution.
     public var author: String?
     /// Where the pixels come from for local sources (file path), else `nil`.
@@ -66,7 +66,7 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
     public init(
         source: String, id: String, coordinate: Coordinate, date: String? = nil, heading: Double,
         tilt: Double = 0, roll: Double = 0, width: Int, height: Int, tileWidth: Int? = nil,
-        tileHeight: Int? = nil, copyright: String? = nil, licence: String? = nil, author: String? = nil,
+        tileHeight: Int? = nil, copyright: String? = nil, license: String? = nil, author: String? = nil,
         file: String? = nil, time: Double? = nil, imageURL: String? = nil, headingSource: String? = nil,
         crop: PanoramaCrop? = nil, collection: String? = nil, smallImageURL: String? = nil
     ) {
@@ -82,7 +82,7 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
         self.tileWidth = tileWidth
         self.tileHeight = tileHeight
         self.copyright = copyright
-        self.licence = licence
+        self.license = license
         self.author = author
         self.file = file
         self.time = time
@@ -91,6 +91,13 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
         self.crop = crop
         self.collection = collection
         self.smallImageURL = smallImageURL
+    }
+
+    /// JSON keys as the manifests and journals written so far have them (`licence`).
+    enum CodingKeys: String, CodingKey {
+        case source, id, coordinate, date, heading, tilt, roll, width, height, crop, collection, tileWidth, tileHeight,
+            copyright, author, file, time, imageURL, smallImageURL, headingSource
+        case license = "licence"
     }
 }
 

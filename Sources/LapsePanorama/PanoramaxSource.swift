@@ -274,7 +274,7 @@ public struct PanoramaxSource: PanoramaSource {
                 source: name, id: item.id, coordinate: here, date: p?.datetime,
                 heading: normalizeDegrees(azimuth ?? 0), tilt: p?.pitch?.value ?? 0, roll: p?.roll?.value ?? 0,
                 width: crop?.fullWidth ?? dims?[0] ?? 0, height: crop?.fullHeight ?? dims?[1] ?? 0,
-                licence: p?.license, author: author, imageURL: image,
+                license: p?.license, author: author, imageURL: image,
                 headingSource: azimuth == nil ? "none" : "view:azimuth", crop: crop, collection: item.collection,
                 smallImageURL: sd))
     }

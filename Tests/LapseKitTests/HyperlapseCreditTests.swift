@@ -313,22 +313,22 @@ import TestSupport
                 == "Google Maps · © 2024 Google")
         #expect(Attribution(source: "Google Street View").credit == "Google Maps")
         #expect(
-            Attribution(source: "Panoramax", author: "Zoë Éléonore", licence: "CC-BY-SA-4.0").credit
+            Attribution(source: "Panoramax", author: "Zoë Éléonore", license: "CC-BY-SA-4.0").credit
                 == "© Zoë Éléonore · CC-BY-SA-4.0 · Panoramax")
         #expect(Attribution(source: "Panoramax").credit == "Panoramax")
         #expect(Attribution(source: "local 360° photos").credit == nil)
         #expect(Attribution(source: "overpass-clip.mp4").credit == nil)
-        #expect(Attribution(source: "my feed", author: "Ann", licence: "CC-BY-4.0").credit == "© Ann · CC-BY-4.0")
+        #expect(Attribution(source: "my feed", author: "Ann", license: "CC-BY-4.0").credit == "© Ann · CC-BY-4.0")
         #expect(
             Attribution(source: "Google Street View").requiresCredit && Attribution(source: "Panoramax").requiresCredit)
         #expect(!Attribution(source: "local 360° photos").requiresCredit)
         for licence in [
             "CC-BY-SA-4.0", "CC BY-SA 2.0", "cc_by_sa_3.0", "https://creativecommons.org/licenses/by-sa/4.0/"
         ] {
-            #expect(Attribution(source: "Panoramax", licence: licence).isShareAlike, "\(licence)")
+            #expect(Attribution(source: "Panoramax", license: licence).isShareAlike, "\(licence)")
         }
         for licence in ["CC-BY-4.0", "etalab-2.0", "CC0-1.0"] {
-            #expect(!Attribution(source: "Panoramax", licence: licence).isShareAlike, "\(licence)")
+            #expect(!Attribution(source: "Panoramax", license: licence).isShareAlike, "\(licence)")
         }
         #expect(HyperlapseJob.blendedCredit("A", "A") == "A" && HyperlapseJob.blendedCredit("A", "B") == "A\nB")
         #expect(HyperlapseJob.blendedCredit(nil, "B") == "B" && HyperlapseJob.blendedCredit(nil, nil) == nil)

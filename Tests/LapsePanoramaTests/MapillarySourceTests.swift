@@ -183,7 +183,7 @@ enum MapillaryWorld {
                 #expect(pano.headingSource == "computed_rotation")
                 #expect(abs(pano.tilt - 2) < 1e-6 && abs(pano.roll + 1) < 1e-6, "\(pano.tilt) \(pano.roll)")
             }
-            #expect(pano.author == "ada_walks" && pano.licence == "CC BY-SA 4.0" && pano.collection == "seq-walk")
+            #expect(pano.author == "ada_walks" && pano.license == "CC BY-SA 4.0" && pano.collection == "seq-walk")
             #expect(pano.width == 5760 && pano.height == 2880)
             #expect(pano.date == "2021-07-29T11:16:\(42 + 2 * n)Z", "\(pano.date ?? "no date")")
         }

@@ -97,7 +97,7 @@ func allBlack(_ p: PixelBuffer, _ range: Range<Int>) -> Bool {
         #expect(found[2] == nil)
         let m = try #require(found[0])
         #expect(
-            m.heading == 123.5 && m.headingSource == "view:azimuth" && m.licence == "CC-BY-SA-4.0"
+            m.heading == 123.5 && m.headingSource == "view:azimuth" && m.license == "CC-BY-SA-4.0"
                 && m.author == "Alice Example")
         #expect(m.date == "2020-05-09T10:11:12+00:00" && m.width == 4096 && m.height == 2048)
         #expect(m.tilt == 0 && m.roll == 0 && m.crop == nil && m.collection == "seq-a")
