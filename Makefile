@@ -58,8 +58,9 @@ test: test-deps swift
 	LAPSE_SHARED_DATA=$(SHARED_DATA) swift test -c release -Xswiftc -enable-testing --no-parallel
 	$(MAKE) leakcheck
 
-# The code as the toolchain's swift-format writes it (.swift-format: 4 spaces, lines of 120), and no line longer than
-# 120 characters (swift-format leaves long string literals and comments alone). `make format` rewrites the files.
+# The code as the toolchain's swift-format writes it (.swift-format: 4 spaces, lines of 120, the lint rules it switches
+# on), and no line longer than 120 characters (swift-format leaves long string literals and comments alone).
+# `make format` rewrites the files.
 lint: deps
 	swift format lint --strict --parallel --recursive Sources Tests Package.swift
 	python3 scripts/long-lines.py --limit 120 Sources Tests Package.swift

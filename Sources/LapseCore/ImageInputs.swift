@@ -118,11 +118,13 @@ public enum ImageInputs {
                 let ny = String(String.UnicodeScalarView(y[j..<ej])).drop { $0 == "0" }
                 if nx.count != ny.count { return nx.count < ny.count }
                 if nx != ny { return nx < ny }
-                i = ei; j = ej
+                i = ei
+                j = ej
             } else {
                 let cx = String(x[i]).lowercased(), cy = String(y[j]).lowercased()
                 if cx != cy { return cx < cy }
-                i += 1; j += 1
+                i += 1
+                j += 1
             }
         }
         if (x.count - i) != (y.count - j) { return (x.count - i) < (y.count - j) }

@@ -44,7 +44,10 @@ public func forEachOrdered<Input: Sendable, T: Sendable>(
         var ready: [Int: T] = [:]
         func fill() async throws {
             while !exhausted && started - consumed < limit {
-                guard let input = try await next() else { exhausted = true; break }
+                guard let input = try await next() else {
+                    exhausted = true
+                    break
+                }
                 let index = started
                 group.addTask { (index, try await produce(input)) }
                 started += 1

@@ -177,7 +177,8 @@ public final class OrderedWorkQueue<Input: Sendable, Output: Sendable>: Sendable
 
         /// Worker threads still running (for tests).
         var runningThreads: Int {
-            condition.lock(); defer { condition.unlock() }
+            condition.lock()
+            defer { condition.unlock() }
             return running
         }
     }

@@ -44,7 +44,10 @@ public enum TemporaryFiles {
     public static func rename(_ path: String, to target: String) -> Int32 {
         state.withLock { s in
             s.live.remove(path)
-            guard !s.closed else { unlink(path); return ECANCELED }
+            guard !s.closed else {
+                unlink(path)
+                return ECANCELED
+            }
             return Glibc.rename(path, target) == 0 ? 0 : errno
         }
     }

@@ -28,7 +28,10 @@ enum FrameAnalysis {
                     for y in by..<by + 8 where opaque {
                         for x in bx..<bx + 8 {
                             let v = f[y * width + x]
-                            if v == 0 { opaque = false; break }
+                            if v == 0 {
+                                opaque = false
+                                break
+                            }
                             // BT.601 luma in 1/256 levels.
                             let l = (77 * Int(v & 0xFF) + 150 * Int(v >> 8 & 0xFF) + 29 * Int(v >> 16 & 0xFF)) >> 4
                             sum += l
@@ -70,9 +73,12 @@ enum FrameAnalysis {
                             for xx in x0...x1 {
                                 let v = f[yy * w + xx]
                                 let r = v & 0xFF, g = v >> 8 & 0xFF, b = v >> 16 & 0xFF
-                                loR = min(loR, r); hiR = max(hiR, r)
-                                loG = min(loG, g); hiG = max(hiG, g)
-                                loB = min(loB, b); hiB = max(hiB, b)
+                                loR = min(loR, r)
+                                hiR = max(hiR, r)
+                                loG = min(loG, g)
+                                hiG = max(hiG, g)
+                                loB = min(loB, b)
+                                hiB = max(hiB, b)
                             }
                         }
                         let range = max(hiR - loR, hiG - loG, hiB - loB)

@@ -78,13 +78,18 @@ struct FrameDiffer {
                     for x in 0..<w {
                         let n = cur[row + x], o = ref[row + x]
                         if Self.same(n, o, tolerances.map { Int32($0[row + x]) } ?? tol) { continue }
-                        if n == 0 { needsClear = true; continue }
+                        if n == 0 {
+                            needsClear = true
+                            continue
+                        }
                         if rowMin < 0 { rowMin = x }
                         rowMax = x
                     }
                     if rowMin >= 0 {
-                        minX = min(minX, rowMin); maxX = max(maxX, rowMax)
-                        minY = min(minY, y); maxY = y
+                        minX = min(minX, rowMin)
+                        maxX = max(maxX, rowMax)
+                        minY = min(minY, y)
+                        maxY = y
                     }
                 }
             }

@@ -43,7 +43,10 @@ public struct GIFFile: Sendable {
         guard let gif = DGifOpenFileName(path, &error) else {
             throw LapseError(.invalidInput, path, "cannot open the GIF (\(GIFWriter.message(error)))")
         }
-        defer { var e: Int32 = 0; DGifCloseFile(gif, &e) }
+        defer {
+            var e: Int32 = 0
+            DGifCloseFile(gif, &e)
+        }
         guard DGifSlurp(gif) == GIF_OK else {
             throw LapseError(.invalidInput, path, "not a readable GIF (\(GIFWriter.message(gif.pointee.Error)))")
         }
@@ -79,7 +82,10 @@ public struct GIFFile: Sendable {
                 let index = Int(saved.RasterBits[i])
                 if index == transparent || index >= count { continue }
                 let c = map.pointee.Colors[index]
-                pixels[i * 4] = c.Red; pixels[i * 4 + 1] = c.Green; pixels[i * 4 + 2] = c.Blue; pixels[i * 4 + 3] = 255
+                pixels[i * 4] = c.Red
+                pixels[i * 4 + 1] = c.Green
+                pixels[i * 4 + 2] = c.Blue
+                pixels[i * 4 + 3] = 255
             }
             images.append(
                 Image(

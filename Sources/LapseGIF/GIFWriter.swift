@@ -93,7 +93,10 @@ final class GIFWriter {
 
     /// Writes the last frame and the trailer, and closes the file.
     func close() throws {
-        if let h = held { try put(h); held = nil }
+        if let h = held {
+            try put(h)
+            held = nil
+        }
         guard let gif else { return }
         self.gif = nil
         var error: Int32 = 0
@@ -116,8 +119,12 @@ final class GIFWriter {
                     for x in 0..<r.width {
                         let i = idx[row + x]
                         if i == t { continue }
-                        if colors[Int(i)] == shown[canvasRow + x] { idx[row + x] = t; continue }
-                        minX = min(minX, x); maxX = max(maxX, x)
+                        if colors[Int(i)] == shown[canvasRow + x] {
+                            idx[row + x] = t
+                            continue
+                        }
+                        minX = min(minX, x)
+                        maxX = max(maxX, x)
                         if minY > y { minY = y }
                         maxY = y
                     }

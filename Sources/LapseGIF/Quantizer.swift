@@ -240,7 +240,10 @@ enum Quantizer {
         for (i, c) in palette.enumerated() where c.a >= 128 {
             let dr = Int(v & 0xFF) - Int(c.r), dg = Int(v >> 8 & 0xFF) - Int(c.g), db = Int(v >> 16 & 0xFF) - Int(c.b)
             let d = dr * dr + dg * dg + db * db
-            if d < bestD { bestD = d; best = i }
+            if d < bestD {
+                bestD = d
+                best = i
+            }
         }
         return UInt8(best)
     }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import LapseCore
+
 #if canImport(FoundationXML)
     import FoundationXML
 #endif
-import LapseCore
 
 /// Reads GPX 1.0 and 1.1 as a stream (`XMLParser(stream:)`, fed in chunks), so memory holds the points found,
 /// never the file. Tracks win over routes: all `trkpt` of all `trkseg` of all `trk` in document order, joined;
@@ -97,7 +98,10 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
             if !sawRoot { fail(parser, "not a GPX file (root element is <\(name)>)") }
             return
         }
-        if extensionsDepth > 0 || name == "extensions" { extensionsDepth += 1; return }
+        if extensionsDepth > 0 || name == "extensions" {
+            extensionsDepth += 1
+            return
+        }
         switch name {
         case "trkpt", "rtept":
             let isTrack = name == "trkpt"
@@ -142,7 +146,10 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
     ) {
         stack.removeLast()
         if stack.isEmpty { closedRoot = true }
-        if extensionsDepth > 0 { extensionsDepth -= 1; return }
+        if extensionsDepth > 0 {
+            extensionsDepth -= 1
+            return
+        }
         switch elementName {
         case "trkpt", "rtept":
             guard let c = current else { return }
@@ -186,7 +193,10 @@ final class _GPXDelegate: NSObject, XMLParserDelegate {
         if collectingText { text += string } // arrives in pieces
     }
 
-    private func startText() { collectingText = true; text = "" }
+    private func startText() {
+        collectingText = true
+        text = ""
+    }
     private func endText() -> String {
         collectingText = false
         return String(text.trimmedASCII)

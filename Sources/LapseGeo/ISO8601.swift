@@ -35,7 +35,11 @@ enum ISO8601 {
             i += 1
             var scale = 0.1
             let start = i
-            while i < b.count, b[i] >= 48 && b[i] <= 57 { fraction += Double(b[i] - 48) * scale; scale /= 10; i += 1 }
+            while i < b.count, b[i] >= 48 && b[i] <= 57 {
+                fraction += Double(b[i] - 48) * scale
+                scale /= 10
+                i += 1
+            }
             guard i > start else { return nil }
         }
         var offset = 0
@@ -64,12 +68,16 @@ enum ISO8601 {
         let t = date.timeIntervalSince1970
         var whole = Int(t.rounded(.down))
         var millis = Int(((t - Double(whole)) * 1000).rounded())
-        if millis == 1000 { whole += 1; millis = 0 }
+        if millis == 1000 {
+            whole += 1
+            millis = 0
+        }
         let days = Int((Double(whole) / 86_400).rounded(.down))
         let secs = whole - days * 86_400
         let (y, m, d) = civilFromDays(days)
         func pad(_ v: Int, _ n: Int) -> String {
-            let s = String(v); return String(repeating: "0", count: max(0, n - s.count)) + s
+            let s = String(v)
+            return String(repeating: "0", count: max(0, n - s.count)) + s
         }
         var s = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
         s += "T\(pad(secs / 3600, 2)):\(pad(secs / 60 % 60, 2)):\(pad(secs % 60, 2))"

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import LapseCore
+
 #if canImport(FoundationXML)
     import FoundationXML
 #endif
-import LapseCore
 
 /// Reads the `LineString` geometries of a KML file (streamed), joined in document order. Each `coordinates`
 /// element holds whitespace-separated `longitude,latitude[,altitude]` tuples. The first `Placemark` name is
@@ -72,8 +73,14 @@ final class _KMLDelegate: NSObject, XMLParserDelegate {
                 parser.abortParsing()
             }
         }
-        if elementName == "coordinates" && stack.last == "LineString" { collecting = "coordinates"; text = "" }
-        if elementName == "name" && stack.last == "Placemark" && name == nil { collecting = "name"; text = "" }
+        if elementName == "coordinates" && stack.last == "LineString" {
+            collecting = "coordinates"
+            text = ""
+        }
+        if elementName == "name" && stack.last == "Placemark" && name == nil {
+            collecting = "name"
+            text = ""
+        }
         stack.append(elementName)
     }
 
@@ -84,7 +91,10 @@ final class _KMLDelegate: NSObject, XMLParserDelegate {
         if stack.isEmpty { closedRoot = true }
         guard let what = collecting, what == elementName else { return }
         collecting = nil
-        if what == "name" { name = String(text.trimmedASCII); return }
+        if what == "name" {
+            name = String(text.trimmedASCII)
+            return
+        }
         do { points += try KMLReader.parseTuples(text, line: parser.lineNumber) } catch let e as LapseError {
             error = e
             parser.abortParsing()

@@ -174,7 +174,10 @@ struct _ChunkedWriter {
 
     mutating func finish() throws {
         try flush()
-        do { try handle.synchronize(); try handle.close() } catch {
+        do {
+            try handle.synchronize()
+            try handle.close()
+        } catch {
             throw LapseError(.output, path, "cannot finish writing: \(error.localizedDescription)")
         }
     }

@@ -98,7 +98,10 @@ enum RouteWriter {
         var fraction = n % divisor
         if fraction != 0 {
             var width = digits
-            while fraction % 10 == 0 { fraction /= 10; width -= 1 }
+            while fraction % 10 == 0 {
+                fraction /= 10
+                width -= 1
+            }
             let f = String(fraction)
             s += "." + String(repeating: "0", count: width - f.count) + f
         }

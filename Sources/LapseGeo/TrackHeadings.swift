@@ -53,11 +53,18 @@ public enum TrackHeadings {
         let n = Double(xs.count)
         let mx = xs.reduce(0, +) / n, my = ys.reduce(0, +) / n
         var sxx = 0.0, sxy = 0.0, syy = 0.0
-        for (x, y) in zip(xs, ys) { sxx += (x - mx) * (x - mx); sxy += (x - mx) * (y - my); syy += (y - my) * (y - my) }
+        for (x, y) in zip(xs, ys) {
+            sxx += (x - mx) * (x - mx)
+            sxy += (x - mx) * (y - my)
+            syy += (y - my) * (y - my)
+        }
         // The principal axis of [[sxx, sxy], [sxy, syy]].
         let angle = 0.5 * atan2(2 * sxy, sxx - syy)
         var dx = cos(angle), dy = sin(angle)
-        if dx * (xs.last! - xs.first!) + dy * (ys.last! - ys.first!) < 0 { dx = -dx; dy = -dy }
+        if dx * (xs.last! - xs.first!) + dy * (ys.last! - ys.first!) < 0 {
+            dx = -dx
+            dy = -dy
+        }
         return normalizeDegrees(atan2(dx, dy) * 180 / .pi)
     }
 }

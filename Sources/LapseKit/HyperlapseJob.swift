@@ -221,7 +221,11 @@ public struct HyperlapseJob: Sendable {
         let container = try validated()
         // Check every output up front, before any download.
         let (video, credits, jobFile) = try openOutputs()
-        defer { video.discard(); credits.discard(); jobFile?.discard() }
+        defer {
+            video.discard()
+            credits.discard()
+            jobFile?.discard()
+        }
         let creditsPath = sidecarBase + ".credits.txt"
 
         var planner = StopPlanner(
@@ -302,121 +306,127 @@ public struct HyperlapseJob: Sendable {
                 defer { nextPlanned += 1 }
                 return nextPlanned < planned.count ? planned[nextPlanned] : nil
             },
-            concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1)
-        ) { frame -> RenderedFrame? in
-            // The view is prepared once for the panorama's size (chosen by the source) and shared by the tile
-            // selection and the render.
-            let prepared = PreparedViewSlot()
-            let region = PanoramaRegion { w, h, cw, ch in
-                let view = try projector.prepare(
-                    sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera)
-                prepared.view = view
-                return try projector.footprint(view, cellWidth: cw, cellHeight: ch)
-            }
-            // A panorama that cannot be had (gone since the lookup, no imagery at any zoom, a picture that does
-            // not decode): its frame is left out, not the job.
-            func available<T>(_ fetch: () async throws -> T) async throws -> T? {
-                do { return try await fetch() } catch let error as LapseError
-                    where error.code == .notFound || error.code == .invalidInput
-                {
-                    warning?("\(feed.name) pano \(frame.stop.panoramaID): \(error.reason); its frame is left out")
-                    let said = LapseError(error.code, feed.name, "pano \(frame.stop.panoramaID): \(error.reason)")
-                    firstUnavailable.withLock { if $0 == nil { $0 = said } }
-                    return nil
+            concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1),
+            produce: { frame -> RenderedFrame? in
+                // The view is prepared once for the panorama's size (chosen by the source) and shared by the tile
+                // selection and the render.
+                let prepared = PreparedViewSlot()
+                let region = PanoramaRegion { w, h, cw, ch in
+                    let view = try projector.prepare(
+                        sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera)
+                    prepared.view = view
+                    return try projector.footprint(view, cellWidth: cw, cellHeight: ch)
                 }
-            }
-            if yuvPath {
-                // What the Y′CbCr render reads: luma and chroma taps (a chroma tap may reach a pixel past the luma's).
-                let yuvRegion = PanoramaRegion { w, h, cw, ch in
-                    try projector.yuvFootprint(
-                        sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera, cellWidth: cw,
-                        cellHeight: ch)
-                }
-                guard let made = try await available({ try await feed.yuvImage(for: frame.stop, region: yuvRegion) })
-                else { return .missing(frame) }
-                if let picture = made {
-                    try Task.checkCancellation()
-                    var view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
-                    let credit = frame.stop.attribution?.credit
-                    // Tone and credit as the RGBA path draws them, in the frame's own Y′CbCr; the GIF's frame is
-                    // the toned view at the GIF's size, credited there.
-                    frame.tone?.apply(to: &view)
-                    var gifFrame = try crediting.gifSize.map { try view.rgba(width: $0.width, height: $0.height) }
-                    if let credit, let overlay = crediting.overlay {
-                        overlay.draw(credit, into: &view)
-                        if gifFrame != nil { overlay.draw(credit, into: &gifFrame!) }
+                // A panorama that cannot be had (gone since the lookup, no imagery at any zoom, a picture that does
+                // not decode): its frame is left out, not the job.
+                func available<T>(_ fetch: () async throws -> T) async throws -> T? {
+                    do { return try await fetch() } catch let error as LapseError
+                        where error.code == .notFound || error.code == .invalidInput
+                    {
+                        warning?("\(feed.name) pano \(frame.stop.panoramaID): \(error.reason); its frame is left out")
+                        let said = LapseError(error.code, feed.name, "pano \(frame.stop.panoramaID): \(error.reason)")
+                        firstUnavailable.withLock { if $0 == nil { $0 = said } }
+                        return nil
                     }
-                    return RenderedFrame(pixels: nil, yuv: view, gif: gifFrame, credit: credit, frame: frame)
                 }
-                // This panorama comes as RGBA only: rendered as such.
-            }
-            guard let panorama = try await available({ try await feed.image(for: frame.stop, region: region) }) else {
-                return .missing(frame)
-            }
-            try Task.checkCancellation()
-            var view = prepared.view
-            if view?.sourceWidth != panorama.width || view?.sourceHeight != panorama.height {
-                view = try projector.prepare(
-                    sourceWidth: panorama.width, sourceHeight: panorama.height,
-                    pose: frame.stop.pose, camera: frame.camera)
-            }
-            var rendered = try projector.render(panorama, view: view!)
-            frame.tone?.apply(to: &rendered)
-            let credit = frame.stop.attribution?.credit
-            // The credit goes in here, on all cores, into the frame no one else holds yet; with a crossfade the
-            // frame is blended first (clean), and credited as it goes to the encoder.
-            let gifFrame = crossfade ? nil : try crediting.apply(credit, to: &rendered)
-            return RenderedFrame(pixels: rendered, yuv: nil, gif: gifFrame, credit: credit, frame: frame)
-        } consume: { index, frame in
-            if leadFrame && index == 0 { // only blended into the segment's first frame
-                previous = frame?.pixels.map { ($0, frame?.credit) }
-                return
-            }
-            guard let frame, !frame.isMissing else {
-                unavailable += 1
-                if let frame { unavailablePoints.append(frame.point) }
-                return
-            }
-            if let yuv = frame.yuv {
-                try encoder.append(yuv)
-                if let gifEncoder, let gif = frame.gif { try await gifEncoder.add(gif, duration: frameDuration) }
-            } else if crossfade, let pixels = frame.pixels {
-                var frames = [(pixels, frame.credit)]
-                if let previous {
-                    frames.insert(
-                        (
-                            previous.frame.blended(with: pixels, amount: 0.5),
-                            Self.blendedCredit(previous.credit, frame.credit)
-                        ), at: 0)
+                if yuvPath {
+                    // What the Y′CbCr render reads: luma and chroma taps (a chroma tap may reach a pixel past the
+                    // luma's).
+                    let yuvRegion = PanoramaRegion { w, h, cw, ch in
+                        try projector.yuvFootprint(
+                            sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera, cellWidth: cw,
+                            cellHeight: ch)
+                    }
+                    guard
+                        let made = try await available({ try await feed.yuvImage(for: frame.stop, region: yuvRegion) })
+                    else { return .missing(frame) }
+                    if let picture = made {
+                        try Task.checkCancellation()
+                        var view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
+                        let credit = frame.stop.attribution?.credit
+                        // Tone and credit as the RGBA path draws them, in the frame's own Y′CbCr; the GIF's frame is
+                        // the toned view at the GIF's size, credited there.
+                        frame.tone?.apply(to: &view)
+                        var gifFrame = try crediting.gifSize.map { try view.rgba(width: $0.width, height: $0.height) }
+                        if let credit, let overlay = crediting.overlay {
+                            overlay.draw(credit, into: &view)
+                            if gifFrame != nil { overlay.draw(credit, into: &gifFrame!) }
+                        }
+                        return RenderedFrame(pixels: nil, yuv: view, gif: gifFrame, credit: credit, frame: frame)
+                    }
+                    // This panorama comes as RGBA only: rendered as such.
                 }
-                previous = (pixels, frame.credit)
-                for (pixels, credit) in frames {
-                    var credited = pixels // a copy: `previous` keeps the frame without its credit for the next blend
-                    let gifFrame = try crediting.apply(credit, to: &credited)
-                    try encoder.append(credited)
-                    if let gifEncoder, let gifFrame { try await gifEncoder.add(gifFrame, duration: frameDuration) }
+                guard let panorama = try await available({ try await feed.image(for: frame.stop, region: region) })
+                else {
+                    return .missing(frame)
                 }
-            } else if let pixels = frame.pixels {
-                try encoder.append(pixels)
-                if let gifEncoder, let gif = frame.gif { try await gifEncoder.add(gif, duration: frameDuration) }
-            }
-            rendered += 1
-            lastPoint = frame.point
-            if recordsReport {
-                let index = encoder.framesWritten - 1, stop = frame.planned.stop, camera = frame.planned.camera
-                reportFrames.append(
-                    HyperlapseReport.Frame(
-                        index: index, time: Double(index) / frameRate.value, pano: stop.panoramaID, point: frame.point,
-                        heading: camera.heading, pitch: camera.pitch, fov: camera.fov,
-                        sourcePanoHeading: stop.orientation?.sourceHeading ?? stop.pose.heading,
-                        panoHeading: stop.pose.heading))
-            }
-            // Progress along the route: the number of frames is known only once the lookup has reached the end.
-            progress?(
-                ProgressEvent(
-                    stage: "render", completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit,
-                    detail: Self.framesWritten(encoder.framesWritten)))
-        }
+                try Task.checkCancellation()
+                var view = prepared.view
+                if view?.sourceWidth != panorama.width || view?.sourceHeight != panorama.height {
+                    view = try projector.prepare(
+                        sourceWidth: panorama.width, sourceHeight: panorama.height,
+                        pose: frame.stop.pose, camera: frame.camera)
+                }
+                var rendered = try projector.render(panorama, view: view!)
+                frame.tone?.apply(to: &rendered)
+                let credit = frame.stop.attribution?.credit
+                // The credit goes in here, on all cores, into the frame no one else holds yet; with a crossfade the
+                // frame is blended first (clean), and credited as it goes to the encoder.
+                let gifFrame = crossfade ? nil : try crediting.apply(credit, to: &rendered)
+                return RenderedFrame(pixels: rendered, yuv: nil, gif: gifFrame, credit: credit, frame: frame)
+            },
+            consume: { index, frame in
+                if leadFrame && index == 0 { // only blended into the segment's first frame
+                    previous = frame?.pixels.map { ($0, frame?.credit) }
+                    return
+                }
+                guard let frame, !frame.isMissing else {
+                    unavailable += 1
+                    if let frame { unavailablePoints.append(frame.point) }
+                    return
+                }
+                if let yuv = frame.yuv {
+                    try encoder.append(yuv)
+                    if let gifEncoder, let gif = frame.gif { try await gifEncoder.add(gif, duration: frameDuration) }
+                } else if crossfade, let pixels = frame.pixels {
+                    var frames = [(pixels, frame.credit)]
+                    if let previous {
+                        frames.insert(
+                            (
+                                previous.frame.blended(with: pixels, amount: 0.5),
+                                Self.blendedCredit(previous.credit, frame.credit)
+                            ), at: 0)
+                    }
+                    previous = (pixels, frame.credit)
+                    for (pixels, credit) in frames {
+                        // A copy: `previous` keeps the frame without its credit for the next blend.
+                        var credited = pixels
+                        let gifFrame = try crediting.apply(credit, to: &credited)
+                        try encoder.append(credited)
+                        if let gifEncoder, let gifFrame { try await gifEncoder.add(gifFrame, duration: frameDuration) }
+                    }
+                } else if let pixels = frame.pixels {
+                    try encoder.append(pixels)
+                    if let gifEncoder, let gif = frame.gif { try await gifEncoder.add(gif, duration: frameDuration) }
+                }
+                rendered += 1
+                lastPoint = frame.point
+                if recordsReport {
+                    let index = encoder.framesWritten - 1, stop = frame.planned.stop, camera = frame.planned.camera
+                    reportFrames.append(
+                        HyperlapseReport.Frame(
+                            index: index, time: Double(index) / frameRate.value, pano: stop.panoramaID,
+                            point: frame.point,
+                            heading: camera.heading, pitch: camera.pitch, fov: camera.fov,
+                            sourcePanoHeading: stop.orientation?.sourceHeading ?? stop.pose.heading,
+                            panoHeading: stop.pose.heading))
+                }
+                // Progress along the route: the number of frames is known only once the lookup has reached the end.
+                progress?(
+                    ProgressEvent(
+                        stage: "render", completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit,
+                        detail: Self.framesWritten(encoder.framesWritten)))
+            })
         guard rendered > 0 || segment != nil else {
             if unavailable > 0, let first = firstUnavailable.withLock({ $0 }) {
                 throw LapseError(
@@ -493,7 +503,6 @@ public struct HyperlapseJob: Sendable {
         }
         return summary
     }
-
 }
 
 /// A frame rendered for the encoder: its pixels (credited, unless crossfading) or, rendered as Y′CbCr and

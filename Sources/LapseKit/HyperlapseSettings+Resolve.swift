@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Synchronization
 import LapseTelemetry
+import Synchronization
 
 extension HyperlapseSettings {
     /// The network timeouts accepted, seconds (``timeout``).
@@ -332,7 +332,8 @@ final class DownloadTally: Sendable {
             guard event.stage == "tiles" else { return forward(event) }
             guard event.completed > 0 else { return }
             let count = tiles.withLock {
-                $0 += 1; return $0
+                $0 += 1
+                return $0
             }
             forward(ProgressEvent(stage: "download", completed: count, total: nil, unit: "tiles"))
         }

@@ -287,8 +287,12 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
             return URL(fileURLWithPath: directory).appendingPathComponent(expanded).standardizedFileURL.path
         }
         var s = self
-        s.route = absolute(route); s.track = absolute(track); s.keyframes = absolute(keyframes)
-        s.keyFile = absolute(keyFile); s.cacheDir = absolute(cacheDir); s.output = absolute(output);
+        s.route = absolute(route)
+        s.track = absolute(track)
+        s.keyframes = absolute(keyframes)
+        s.keyFile = absolute(keyFile)
+        s.cacheDir = absolute(cacheDir)
+        s.output = absolute(output)
         s.gif = absolute(gif)
         switch source {
         case .local(let directory): s.source = .local(directory: absolute(directory) ?? "")

@@ -188,7 +188,10 @@ private final class TileTally: Sendable {
 
     func add(downloaded d: Int, fromCache c: Int, lowerZoom: Bool = false) {
         counts.withLock {
-            $0.downloaded += d; $0.fromCache += c; $0.any = $0.any || d + c > 0; if lowerZoom { $0.lowerZooms += 1 }
+            $0.downloaded += d
+            $0.fromCache += c
+            $0.any = $0.any || d + c > 0
+            if lowerZoom { $0.lowerZooms += 1 }
         }
     }
 

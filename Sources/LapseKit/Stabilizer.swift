@@ -345,7 +345,10 @@ struct Stabilizer {
         var tone: ToneCorrection?
         if options.toneMatch, let picture {
             let t = toneMatcher.correction(ratio: motion?.exposure, means: picture.channelMean)
-            if !t.isIdentity { tone = t; toneMatched += 1 }
+            if !t.isIdentity {
+                tone = t
+                toneMatched += 1
+            }
         }
         analysed.append(Entry(stop: stop, point: point, motion: motion, tone: tone))
         track.append(stop.position)

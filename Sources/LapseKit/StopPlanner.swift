@@ -117,7 +117,8 @@ struct StopPlanner {
             mountVotes: stabilizer.mountEstimate, mountBreaks: stabilizer.mountBreaks,
             followsVehicleAxis: stabilizer.vehicleAxis != nil
                 && path.script.shots.contains { shot in
-                    if case .route = shot.mode { return true } else { return false }
+                    guard case .route = shot.mode else { return false }
+                    return true
                 })
     }
 
@@ -231,7 +232,10 @@ struct StopPlanner {
         // A picture that cannot be had leaves its stop unmeasured (its frame may still render); cancelling is not
         // such a failure. Each motion is measured as soon as its two pictures are there, while the next pictures
         // are fetched (a video's are decoded one after another).
-        enum Step: Sendable { case picture(Int, SphereImage?), motion(Int, PairMotion?) }
+        enum Step: Sendable {
+            case picture(Int, SphereImage?)
+            case motion(Int, PairMotion?)
+        }
         let estimator = MotionEstimator()
         let first = lastPicture
         try await withThrowingTaskGroup(of: Step.self) { group in
@@ -271,7 +275,10 @@ struct StopPlanner {
         if !chosen.isEmpty { lastPicture = pictures.last ?? nil }
         var k = 0
         for item in batch {
-            guard item.pictured else { heldBack.append((item.stop, item.point)); continue }
+            guard item.pictured else {
+                heldBack.append((item.stop, item.point))
+                continue
+            }
             // The stops since the last picture and this one share its motion.
             let steps = heldBack.count + 1
             let share = motions[k].map { $0.fraction(1 / Double(steps)) }
@@ -370,7 +377,10 @@ struct LookupFilter {
     private var lastSequenceIndex: Int?
 
     mutating func classify(_ stop: HyperlapseStop?) -> HyperlapseReport.PointStatus {
-        guard let stop else { previousID = nil; return .uncovered }
+        guard let stop else {
+            previousID = nil
+            return .uncovered
+        }
         if stop.panoramaID == previousID { return .duplicate }
         if let k = stop.sequenceIndex, let last = lastSequenceIndex, k < last, last - k <= 30 { return .duplicate }
         previousID = stop.panoramaID

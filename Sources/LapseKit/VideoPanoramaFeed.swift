@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Synchronization
 import LapseTelemetry
+import Synchronization
 
 /// Frames of an equirectangular 360° video as a hyperlapse's panoramas.
 ///

@@ -205,10 +205,19 @@ public final class AudioTrack {
             let packet = Packet()
             let r = avcodec_receive_packet(encoder, packet.pointer)
             if r == 0 { return packet }
-            if r == lapse_averror_eof() { encoderEnded = true; return nil }
-            guard r == lapse_averror_eagain() else { try ffCheck(r, nil, "AAC encoding failed"); return nil }
+            if r == lapse_averror_eof() {
+                encoderEnded = true
+                return nil
+            }
+            guard r == lapse_averror_eagain() else {
+                try ffCheck(r, nil, "AAC encoding failed")
+                return nil
+            }
             // The encoder wants a frame.
-            if graphEnded { try ffCheck(avcodec_send_frame(encoder, nil), nil, "AAC encoding failed"); continue }
+            if graphEnded {
+                try ffCheck(avcodec_send_frame(encoder, nil), nil, "AAC encoding failed")
+                continue
+            }
             av_frame_unref(frame.pointer)
             let g = av_buffersink_get_frame(sink, frame.pointer)
             if g == lapse_averror_eof() {
@@ -303,7 +312,10 @@ private final class SourceDecoder {
                 if case .send(let code, _) = failure, code == lapse_averror_invaliddata() { return }
                 try ffCheck(failure.code, input.displayName, "cannot decode the audio")
             })
-        guard got else { ended = true; return nil }
+        guard got else {
+            ended = true
+            return nil
+        }
         let ts = frame.pointer.pointee.best_effort_timestamp
         let t = ts == lapse_nopts_value ? 0 : clock.seconds(ts) - start
         frame.pointer.pointee.pts = Int64((t * Double(decoder.sampleRate)).rounded())

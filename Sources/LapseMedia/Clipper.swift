@@ -503,7 +503,10 @@ struct StreamCopyClip {
                 guard !audioDone else { return }
                 let pts = pk.pointee.pts != lapse_nopts_value ? pk.pointee.pts : pk.pointee.dts
                 if pts == lapse_nopts_value { return }
-                if pts >= aEnd { audioDone = true; return }
+                if pts >= aEnd {
+                    audioDone = true
+                    return
+                }
                 if pts + max(pk.pointee.duration, 0) <= aFrom { return }
                 pk.pointee.pts = pts - aShift
                 if pk.pointee.dts != lapse_nopts_value {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 internal import CFFmpeg
-import Synchronization
 import LapseCore
+import Synchronization
 
 /// FFmpeg's message for an error code, e.g. "Invalid data found when processing input".
 func ffmpegMessage(_ code: Int32) -> String {

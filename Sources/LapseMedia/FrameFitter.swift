@@ -39,9 +39,11 @@ public struct FrameFitter: Sendable {
             let s = mode == .contain ? min(sx, sy) : max(sx, sy)
             var sw = Int((Double(w) * s).rounded()), sh = Int((Double(h) * s).rounded())
             if mode == .contain {
-                sw = min(sw, width); sh = min(sh, height)
+                sw = min(sw, width)
+                sh = min(sh, height)
             } else {
-                sw = max(sw, width); sh = max(sh, height)
+                sw = max(sw, width)
+                sh = max(sh, height)
             }
             return (max(1, sw), max(1, sh))
         }
@@ -82,7 +84,9 @@ public struct FrameFitter: Sendable {
                     for _ in x0..<x1 {
                         let a = Int(src[s + 3])
                         if a == 255 {
-                            dst[d] = src[s]; dst[d + 1] = src[s + 1]; dst[d + 2] = src[s + 2]
+                            dst[d] = src[s]
+                            dst[d + 1] = src[s + 1]
+                            dst[d + 2] = src[s + 2]
                         } else if a > 0 {
                             // Straight alpha over an opaque background, rounded: (c·a + bg·(255−a)) / 255.
                             let ia = 255 - a
@@ -91,7 +95,8 @@ public struct FrameFitter: Sendable {
                             dst[d + 2] = UInt8((Int(src[s + 2]) * a + Int(bg.b) * ia + 127) / 255)
                         }
                         dst[d + 3] = 255
-                        s += 4; d += 4
+                        s += 4
+                        d += 4
                     }
                 }
             }

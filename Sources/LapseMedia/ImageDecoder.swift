@@ -367,7 +367,10 @@ public final class DecodedImage: @unchecked Sendable {
             // swscale leaves alpha at 255 for formats without it, but be certain.
             out.bytes.withUnsafeMutableBytes { raw in
                 var i = 3
-                while i < raw.count { raw[i] = 255; i += 4 }
+                while i < raw.count {
+                    raw[i] = 255
+                    i += 4
+                }
             }
         }
     }

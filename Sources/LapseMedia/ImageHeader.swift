@@ -113,7 +113,10 @@ struct ImageHeader: Equatable, Sendable {
                 marker = next
             }
             let code = marker[1]
-            if code == 0xD8 || (0xD0...0xD7).contains(code) || code == 0x01 { i += 2; continue } // no length
+            if code == 0xD8 || (0xD0...0xD7).contains(code) || code == 0x01 {
+                i += 2
+                continue
+            } // no length
             if code == 0xD9 || code == 0xDA { return nil }
             guard let length = bytes(i + 2, 2).map({ Int($0[0]) << 8 | Int($0[1]) }), length >= 2 else { return nil }
             if frames.contains(code) {

@@ -4,7 +4,8 @@
 ///
 /// Source: TIFF 6.0 §"Orientation" and Exif 2.32 §4.6.4 (tag 0x0112). Value 1 is "as stored".
 public enum ImageOrientation: Int, Sendable, CaseIterable {
-    case up = 1, upMirrored, down, downMirrored, leftMirrored, right, rightMirrored, left
+    case up = 1
+    case upMirrored, down, downMirrored, leftMirrored, right, rightMirrored, left
 
     /// Whether width and height swap when displayed (values 5–8).
     public var swapsAxes: Bool { rawValue >= 5 }
@@ -29,14 +30,30 @@ extension PixelBuffer {
                         // (sx, sy): the stored pixel shown at display position (x, y).
                         let sx: Int, sy: Int
                         switch orientation {
-                        case .up: sx = x; sy = y
-                        case .upMirrored: sx = w - 1 - x; sy = y
-                        case .down: sx = w - 1 - x; sy = h - 1 - y
-                        case .downMirrored: sx = x; sy = h - 1 - y
-                        case .leftMirrored: sx = y; sy = x
-                        case .right: sx = y; sy = h - 1 - x
-                        case .rightMirrored: sx = w - 1 - y; sy = h - 1 - x
-                        case .left: sx = w - 1 - y; sy = x
+                        case .up:
+                            sx = x
+                            sy = y
+                        case .upMirrored:
+                            sx = w - 1 - x
+                            sy = y
+                        case .down:
+                            sx = w - 1 - x
+                            sy = h - 1 - y
+                        case .downMirrored:
+                            sx = x
+                            sy = h - 1 - y
+                        case .leftMirrored:
+                            sx = y
+                            sy = x
+                        case .right:
+                            sx = y
+                            sy = h - 1 - x
+                        case .rightMirrored:
+                            sx = w - 1 - y
+                            sy = h - 1 - x
+                        case .left:
+                            sx = w - 1 - y
+                            sy = x
                         }
                         dst[row + x] = src[sy * w + sx]
                     }

@@ -121,7 +121,9 @@ public enum ImageWriter {
                     let s = src.baseAddress! + y * w * 4
                     if rgb {
                         for x in 0..<w {
-                            row[x * 3] = s[x * 4]; row[x * 3 + 1] = s[x * 4 + 1]; row[x * 3 + 2] = s[x * 4 + 2]
+                            row[x * 3] = s[x * 4]
+                            row[x * 3 + 1] = s[x * 4 + 1]
+                            row[x * 3 + 2] = s[x * 4 + 2]
                         }
                     } else {
                         row.update(from: s, count: w * 4)

@@ -304,7 +304,10 @@ public final class MediaInput {
             // Non-blocking, so a host that drops packets costs at most `timeout`, not the kernel's minutes.
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             if connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 { return nil }
-            if errno == ECONNREFUSED { refused += 1; continue }
+            if errno == ECONNREFUSED {
+                refused += 1
+                continue
+            }
             guard errno == EINPROGRESS else { continue }
             var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             guard poll(&poller, 1, Int32(min(timeout, 30) * 1000)) == 1 else { return nil } // slow: libavformat's
@@ -453,10 +456,7 @@ public final class MediaInput {
         guard let list = variants(of: try readStart(of: location, limit: 1 << 20), at: url) else { return }
         var distinct: [URL] = []
         for v in list where !distinct.contains(where: { same($0, v) }) { distinct.append(v) }
-        for variant in distinct.prefix(16) {
-            // Only http(s) links are read here: a server's playlist may name file://, pipe:, tcp:… (libavformat's
-            // own HLS reader refuses those under an http playlist, and reports it).
-            guard ["http", "https"].contains(variant.scheme?.lowercased() ?? "") else { continue }
+        for variant in distinct.prefix(16) where ["http", "https"].contains(variant.scheme?.lowercased() ?? "") {
             if same(variant, url) {
                 throw LapseError(
                     .invalidInput, displayName, "the HLS master playlist names itself as a variant (it would loop)")

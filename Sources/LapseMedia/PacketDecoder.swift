@@ -80,9 +80,18 @@ final class PacketDecoder {
         while !drained {
             let r = avcodec_receive_frame(context, frame.pointer)
             if r >= 0 { return true }
-            if r == lapse_averror_eof() { drained = true; break }
-            if r != lapse_averror_eagain() { try failed(.receive(code: r)); continue }
-            if inputEnded { drained = true; break } // a decoder that wants input after the flush: nothing more
+            if r == lapse_averror_eof() {
+                drained = true
+                break
+            }
+            if r != lapse_averror_eagain() {
+                try failed(.receive(code: r))
+                continue
+            }
+            if inputEnded {
+                drained = true
+                break
+            } // a decoder that wants input after the flush: nothing more
             if !packetPending {
                 guard try read(packet) else {
                     inputEnded = true

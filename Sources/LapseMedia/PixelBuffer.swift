@@ -61,7 +61,10 @@ public struct PixelBuffer: Sendable, Equatable {
         }
         set {
             let i = (y * width + x) * 4
-            bytes[i] = newValue.r; bytes[i + 1] = newValue.g; bytes[i + 2] = newValue.b; bytes[i + 3] = newValue.a
+            bytes[i] = newValue.r
+            bytes[i + 1] = newValue.g
+            bytes[i + 2] = newValue.b
+            bytes[i + 3] = newValue.a
         }
     }
 
@@ -69,7 +72,10 @@ public struct PixelBuffer: Sendable, Equatable {
     public var isOpaque: Bool {
         bytes.withUnsafeBytes { raw in
             var i = 3
-            while i < raw.count { if raw[i] != 255 { return false }; i += 4 }
+            while i < raw.count {
+                if raw[i] != 255 { return false }
+                i += 4
+            }
             return true
         }
     }
@@ -79,7 +85,10 @@ public struct PixelBuffer: Sendable, Equatable {
 public struct RGBA: Hashable, Sendable, CustomStringConvertible {
     public var r: UInt8, g: UInt8, b: UInt8, a: UInt8
     public init(_ r: UInt8, _ g: UInt8, _ b: UInt8, _ a: UInt8 = 255) {
-        self.r = r; self.g = g; self.b = b; self.a = a
+        self.r = r
+        self.g = g
+        self.b = b
+        self.a = a
     }
 
     /// Parses `#RRGGBB`, `RRGGBB` or `#RRGGBBAA`. Returns `nil` for anything else.
@@ -98,7 +107,10 @@ public struct RGBA: Hashable, Sendable, CustomStringConvertible {
     public var packed: UInt32 { UInt32(r) | UInt32(g) << 8 | UInt32(b) << 16 | UInt32(a) << 24 }
 
     public var description: String {
-        func h(_ v: UInt8) -> String { let s = String(v, radix: 16); return s.count == 1 ? "0" + s : s }
+        func h(_ v: UInt8) -> String {
+            let s = String(v, radix: 16)
+            return s.count == 1 ? "0" + s : s
+        }
         return "#" + h(r) + h(g) + h(b) + (a == 255 ? "" : h(a))
     }
 }

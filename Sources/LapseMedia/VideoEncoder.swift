@@ -386,8 +386,4 @@ public final class VideoEncoder {
 struct AudioStreamParameters {
     var parameters: UnsafePointer<AVCodecParameters>
     var timeBase: AVRational
-    init(parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational) {
-        self.parameters = parameters
-        self.timeBase = timeBase
-    }
 }

@@ -67,7 +67,10 @@ final class VideoFrameConverter {
             f.width, f.height, f.format, f.sample_aspect_ratio.num, f.sample_aspect_ratio.den,
             Int32(f.color_trc.rawValue), Int32(f.colorspace.rawValue)
         ]
-        if k != key || graph == nil { try build(frame); key = k }
+        if k != key || graph == nil {
+            try build(frame)
+            key = k
+        }
         try ffCheck(
             av_buffersrc_add_frame_flags(source, frame.pointer, Int32(AV_BUFFERSRC_FLAG_KEEP_REF)), nil,
             "cannot filter a video frame")
@@ -113,7 +116,10 @@ final class VideoFrameConverter {
             "cannot set up the video filters")
         var outputs = avfilter_inout_alloc()
         var inputs = avfilter_inout_alloc()
-        defer { avfilter_inout_free(&outputs); avfilter_inout_free(&inputs) }
+        defer {
+            avfilter_inout_free(&outputs)
+            avfilter_inout_free(&inputs)
+        }
         outputs!.pointee.name = av_strdup("in")
         outputs!.pointee.filter_ctx = src
         outputs!.pointee.pad_idx = 0

@@ -21,12 +21,17 @@ enum FeatureTracker {
                 BoxFilter.means(
                     width: w, height: h, radius: 3, channels: 3,
                     fill: { y, row in
-                        guard y > 0, y < h - 1 else { row.initialize(repeating: 0, count: 3 * w); return }
+                        guard y > 0, y < h - 1 else {
+                            row.initialize(repeating: 0, count: 3 * w)
+                            return
+                        }
                         let above = p.baseAddress! + (y - 1) * w, here = above + w, below = here + w
                         for x in 0..<w {
                             let right = x + 1 == w ? 0 : x + 1, left = x == 0 ? w - 1 : x - 1
                             let gx = (here[right] - here[left]) * 0.5, gy = (below[x] - above[x]) * 0.5
-                            row[x] = gx * gx; row[w + x] = gx * gy; row[2 * w + x] = gy * gy
+                            row[x] = gx * gx
+                            row[w + x] = gx * gy
+                            row[2 * w + x] = gy * gy
                         }
                     },
                     emit: { y, m in
@@ -117,7 +122,9 @@ enum FeatureTracker {
                 mean /= Float(count)
                 var gxx: Float = 0, gxy: Float = 0, gyy: Float = 0
                 for i in 0..<count {
-                    gxx += gradX[i] * gradX[i]; gxy += gradX[i] * gradY[i]; gyy += gradY[i] * gradY[i]
+                    gxx += gradX[i] * gradX[i]
+                    gxy += gradX[i] * gradY[i]
+                    gyy += gradY[i] * gradY[i]
                 }
                 let det = gxx * gyy - gxy * gxy
                 let half = (gxx + gyy) / 2
@@ -133,12 +140,14 @@ enum FeatureTracker {
                     residual = 0
                     for i in 0..<count {
                         let e = (template[i] - mean) - (samples[i] - bMean)
-                        bx += e * gradX[i]; by += e * gradY[i]
+                        bx += e * gradX[i]
+                        by += e * gradY[i]
                         residual += abs(e)
                     }
                     let ux = (gyy * bx - gxy * by) / det
                     let uy = (gxx * by - gxy * bx) / det
-                    gx += ux; gy += uy
+                    gx += ux
+                    gy += uy
                     if ux * ux + uy * uy < 0.0004 { break }
                 }
                 residual /= Float(count)

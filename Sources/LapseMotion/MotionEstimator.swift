@@ -231,8 +231,10 @@ public struct MotionEstimator: Sendable {
                     fill: { y, row in
                         let pa = la.baseAddress! + y * w, pb = lb.baseAddress! + y * w
                         for x in 0..<w {
-                            row[x] = pa[x]; row[w + x] = pb[x]
-                            row[2 * w + x] = pa[x] * pa[x]; row[3 * w + x] = pb[x] * pb[x];
+                            row[x] = pa[x]
+                            row[w + x] = pb[x]
+                            row[2 * w + x] = pa[x] * pa[x]
+                            row[3 * w + x] = pb[x] * pb[x]
                             row[4 * w + x] = pa[x] * pb[x]
                         }
                     },
@@ -243,7 +245,10 @@ public struct MotionEstimator: Sendable {
                             guard va > 9 else { continue }
                             textured += 1
                             let correlation = (ab[x] - ma[x] * mb[x]) / max(1e-6, (va * max(vb, 0)).squareRoot())
-                            if correlation > 0.95 { flags[y * w + x] = true; still += 1 }
+                            if correlation > 0.95 {
+                                flags[y * w + x] = true
+                                still += 1
+                            }
                         }
                     })
             }
@@ -494,7 +499,10 @@ public struct MotionEstimator: Sendable {
                 var h = [[Double]](repeating: [0, 0, 0], count: 3)
                 var g = SIMD3<Double>.zero
                 for k in pairs.indices {
-                    guard usable[k] else { weights[k] = 0; continue }
+                    guard usable[k] else {
+                        weights[k] = 0
+                        continue
+                    }
                     let u = residuals[k] / (2.385 * scale)
                     weights[k] = 1 / (1 + u * u)
                     let j = jacobians[k], jv = [j.x, j.y, j.z]
@@ -593,8 +601,11 @@ func refineTravel(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], from start: SIMD3<
         var h00 = 0.0, h01 = 0.0, h11 = 0.0, g0 = 0.0, g1 = 0.0
         for k in r.indices {
             let u = r[k] / (2.385 * scale), w = 1 / (1 + u * u)
-            h00 += w * j[k].x * j[k].x; h01 += w * j[k].x * j[k].y; h11 += w * j[k].y * j[k].y
-            g0 += w * r[k] * j[k].x; g1 += w * r[k] * j[k].y
+            h00 += w * j[k].x * j[k].x
+            h01 += w * j[k].x * j[k].y
+            h11 += w * j[k].y * j[k].y
+            g0 += w * r[k] * j[k].x
+            g1 += w * r[k] * j[k].y
         }
         let det = h00 * h11 - h01 * h01
         guard det > 1e-18 else { break }
@@ -603,7 +614,10 @@ func refineTravel(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], from start: SIMD3<
         var a = -(h11 * g0 - h01 * g1) / det, c = -(h00 * g1 - h01 * g0) / det
         // At most 5° a step: weak geometry must not throw t far from where the flow streams out of.
         let limit = 5 * Double.pi / 180, step = (a * a + c * c).squareRoot()
-        if step > limit { a *= limit / step; c *= limit / step }
+        if step > limit {
+            a *= limit / step
+            c *= limit / step
+        }
         t += a * e1 + c * e2
         t /= length(t)
         if a * a + c * c < 1e-12 { break }

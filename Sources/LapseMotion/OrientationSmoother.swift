@@ -243,7 +243,11 @@ struct Matrix3: Sendable {
 
     static let identity = Matrix3(diagonal: SIMD3(1, 1, 1))
 
-    init(r0: SIMD3<Double>, r1: SIMD3<Double>, r2: SIMD3<Double>) { self.r0 = r0; self.r1 = r1; self.r2 = r2 }
+    init(r0: SIMD3<Double>, r1: SIMD3<Double>, r2: SIMD3<Double>) {
+        self.r0 = r0
+        self.r1 = r1
+        self.r2 = r2
+    }
     init(diagonal d: SIMD3<Double>) { self.init(r0: SIMD3(d.x, 0, 0), r1: SIMD3(0, d.y, 0), r2: SIMD3(0, 0, d.z)) }
     /// `a·bᵀ`.
     init(outer a: SIMD3<Double>, _ b: SIMD3<Double>) { self.init(r0: a.x * b, r1: a.y * b, r2: a.z * b) }

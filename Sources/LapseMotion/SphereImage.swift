@@ -212,7 +212,8 @@ public struct SphereImage: Sendable {
                             if f == 2 { // a 2048-wide video: 2 × 2 luma, one chroma sample
                                 let a = 2 * y * fw + 2 * x, c = y * cw + x
                                 ys = Int(yp[a]) + Int(yp[a + 1]) + Int(yp[a + fw]) + Int(yp[a + fw + 1])
-                                us = Int(up[c]); vs = Int(vp[c])
+                                us = Int(up[c])
+                                vs = Int(vp[c])
                             } else {
                                 for j in 0..<f {
                                     let row = (y * f + j) * fw + x * f
@@ -220,7 +221,10 @@ public struct SphereImage: Sendable {
                                 }
                                 for j in 0..<cf {
                                     let row = (y * cf + j) * cw + x * cf
-                                    for i in 0..<cf { us += Int(up[row + i]); vs += Int(vp[row + i]) }
+                                    for i in 0..<cf {
+                                        us += Int(up[row + i])
+                                        vs += Int(vp[row + i])
+                                    }
                                 }
                             }
                             let l = 1.164384 * (Float(ys) * lumaScale - 16)
@@ -261,8 +265,14 @@ public struct SphereImage: Sendable {
             let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
             guard abs(latitude) <= .pi / 3 else { continue }
             var s = 0.0, q = 0.0
-            for x in 0..<w { let v = Double(luma[y * w + x]); s += v; q += v * v }
-            lumaSum += s * cos(latitude); lumaSquares += q * cos(latitude); lumaWeight += Double(w) * cos(latitude)
+            for x in 0..<w {
+                let v = Double(luma[y * w + x])
+                s += v
+                q += v * v
+            }
+            lumaSum += s * cos(latitude)
+            lumaSquares += q * cos(latitude)
+            lumaWeight += Double(w) * cos(latitude)
         }
         let lumaMean = lumaSum / lumaWeight
         let lumaDeviation = max(1, (lumaSquares / lumaWeight - lumaMean * lumaMean).squareRoot())

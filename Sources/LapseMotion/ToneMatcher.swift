@@ -67,7 +67,9 @@ public struct ToneCorrection: Sendable, Equatable, Codable {
         pixels.bytes.withUnsafeMutableBufferPointer { p in
             var i = 0
             while i < p.count {
-                p[i] = r[Int(p[i])]; p[i + 1] = g[Int(p[i + 1])]; p[i + 2] = b[Int(p[i + 2])]
+                p[i] = r[Int(p[i])]
+                p[i + 1] = g[Int(p[i + 1])]
+                p[i + 2] = b[Int(p[i + 2])]
                 i += 4
             }
         }

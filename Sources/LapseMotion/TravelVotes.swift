@@ -421,8 +421,11 @@ public struct MountEstimator: Sendable {
             for k in r0.indices {
                 let jx = (rx[k] - r0[k]) / h, jy = (ry[k] - r0[k]) / h
                 let u = r0[k] / scale, w = 1 / (1 + u * u)
-                a00 += w * jx * jx; a01 += w * jx * jy; a11 += w * jy * jy
-                g0 += w * jx * r0[k]; g1 += w * jy * r0[k]
+                a00 += w * jx * jx
+                a01 += w * jx * jy
+                a11 += w * jy * jy
+                g0 += w * jx * r0[k]
+                g1 += w * jy * r0[k]
             }
             let det = a00 * a11 - a01 * a01
             guard det > 1e-18 else { break }
@@ -513,8 +516,14 @@ public struct MountEstimator: Sendable {
             var width = 90.0
             for degrees in stride(from: 1.0, through: 90, by: 1) {
                 let r = degrees * .pi / 180
-                guard let cell = TravelVotes.cell(p * cos(r) + along * sin(r)) else { width = degrees; break }
-                if map[cell] < half { width = degrees; break }
+                guard let cell = TravelVotes.cell(p * cos(r) + along * sin(r)) else {
+                    width = degrees
+                    break
+                }
+                if map[cell] < half {
+                    width = degrees
+                    break
+                }
             }
             widths.append(width)
         }

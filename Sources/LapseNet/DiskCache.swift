@@ -218,7 +218,8 @@ public final class CacheEntryLock: Sendable {
 
     private static func unlocked(_ cache: DiskCache, errno code: Int32, warning: WarningHandler?) -> CacheEntryLock? {
         let first = toldUnlocked.withLock { told in
-            defer { told = true }; return !told
+            defer { told = true }
+            return !told
         }
         if first {
             warning?(

@@ -373,7 +373,8 @@ public final class HTTPCache: Sendable {
     /// has finished.
     public func discardTransient() {
         let keys = transientKeys.withLock { keys in
-            defer { keys.removeAll() }; return keys
+            defer { keys.removeAll() }
+            return keys
         }
         for key in keys { removeEntry(transientKey(key)) }
         memory.withLock { $0 = MemoryStore(limit: memoryLimit) }

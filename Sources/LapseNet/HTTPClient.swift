@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import LapseCore
+import Synchronization
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-import LapseCore
-import Synchronization
 
 /// The shared HTTP client: a concurrency limit, retries with exponential backoff and jitter, `Retry-After`,
 /// a deadline per attempt, and secrets kept out of every message.
@@ -266,7 +267,8 @@ public final class HTTPClient: Sendable {
             if giveUp == nil, let total = c.totalTimeout { giveUp = Date().addingTimeInterval(total) }
             let left = giveUp.map { $0.timeIntervalSinceNow } ?? .infinity
             counters.update {
-                $0.attempts += 1; if attempt > 1 { $0.retries += 1 }
+                $0.attempts += 1
+                if attempt > 1 { $0.retries += 1 }
             }
             attempts = attempt
             let attemptDeadline = min(c.requestTimeout, max(0.05, left))
@@ -637,7 +639,10 @@ actor AsyncSemaphore {
     init(_ limit: Int) { available = limit }
 
     func acquire() async {
-        if available > 0 { available -= 1; return }
+        if available > 0 {
+            available -= 1
+            return
+        }
         await withCheckedContinuation { waiters.append($0) }
     }
 

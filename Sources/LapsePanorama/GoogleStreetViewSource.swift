@@ -105,7 +105,10 @@ public struct GoogleStreetViewSource: PanoramaSource {
         if let previous { known[previous.id] = (previous, runMemory.links) }
         let indoorIDs = includeIndoor ? [] : indoor.ids.withLock { $0 }
         for (k, id) in ids.enumerated() {
-            guard var pick = id.flatMap({ known[$0]?.0 }) else { chosen.append(nil); continue }
+            guard var pick = id.flatMap({ known[$0]?.0 }) else {
+                chosen.append(nil)
+                continue
+            }
             if indoorIDs.contains(pick.id) {
                 if indoor.warned.withLock({ $0.insert(pick.id).inserted }) {
                     indoorWarning?(
@@ -160,7 +163,10 @@ public struct GoogleStreetViewSource: PanoramaSource {
     }
 
     private struct PanoIdsRequest: Encodable {
-        struct Location: Encodable { var lat: Double; var lng: Double }
+        struct Location: Encodable {
+            var lat: Double
+            var lng: Double
+        }
         var locations: [Location]
         var radius: Int
     }
@@ -437,8 +443,15 @@ public struct GoogleStreetViewSource: PanoramaSource {
             && (text.contains("http 400") || text.contains("http 401") || text.contains("http 403"))
     }
 
-    private struct CreateSession: Encodable { var mapType = "streetview"; var language = "en-US"; var region = "US" }
-    private struct SessionAnswer: Decodable { var session: String; var expiry: String? }
+    private struct CreateSession: Encodable {
+        var mapType = "streetview"
+        var language = "en-US"
+        var region = "US"
+    }
+    private struct SessionAnswer: Decodable {
+        var session: String
+        var expiry: String?
+    }
 
     private func createSession() async throws -> (String, Date) {
         let url = baseURL.appendingPathComponent("v1/createSession").appending(queryItems: [

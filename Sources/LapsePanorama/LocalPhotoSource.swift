@@ -46,9 +46,13 @@ public struct LocalPhotoSource: PanoramaSource {
         for file in jpegs {
             let path = URL(fileURLWithPath: directory).appendingPathComponent(file).path
             guard let m = try? PhotoMetadata(path: path) else {
-                skipped.append((file, "cannot read the file")); continue
+                skipped.append((file, "cannot read the file"))
+                continue
             }
-            guard let w = m.width, let h = m.height else { skipped.append((file, "not a readable JPEG")); continue }
+            guard let w = m.width, let h = m.height else {
+                skipped.append((file, "not a readable JPEG"))
+                continue
+            }
             if let crop = m.crop {
                 // A cropped 360° photo: its size the cropped area's (or a scale of it), both ways.
                 guard abs(Double(w) * Double(crop.height) - Double(h) * Double(crop.width)) <= Double(crop.width) else {
@@ -67,7 +71,10 @@ public struct LocalPhotoSource: PanoramaSource {
                     continue
                 }
             }
-            guard m.coordinate != nil else { skipped.append((file, "no GPS position in EXIF")); continue }
+            guard m.coordinate != nil else {
+                skipped.append((file, "no GPS position in EXIF"))
+                continue
+            }
             if m.crop == nil, !equirectangular, let refusal = Self.refusal(m) {
                 skipped.append((file, refusal))
                 continue
@@ -87,17 +94,21 @@ public struct LocalPhotoSource: PanoramaSource {
             let here = m.coordinate!
             var heading = 0.0, from = "none"
             if let d = m.gpsImageDirection {
-                heading = d; from = "GPSImgDirection"
+                heading = d
+                from = "GPSImgDirection"
             } else if let p = m.poseHeading, p != 0 {
-                heading = normalizeDegrees(p); from = "PoseHeadingDegrees"
+                heading = normalizeDegrees(p)
+                from = "PoseHeadingDegrees"
             } else if let next = usable[(i + 1)...].first(where: { $0.0.coordinate!.distance(to: here) > 0.5 }),
                 next.0.coordinate!.distance(to: here) <= Self.tripGap
             {
-                heading = here.initialBearing(to: next.0.coordinate!); from = "next photo"
+                heading = here.initialBearing(to: next.0.coordinate!)
+                from = "next photo"
             } else if let previous = usable[..<i].last(where: { $0.0.coordinate!.distance(to: here) > 0.5 }),
                 previous.0.coordinate!.distance(to: here) <= Self.tripGap
             {
-                heading = previous.0.coordinate!.initialBearing(to: here); from = "previous photo"
+                heading = previous.0.coordinate!.initialBearing(to: here)
+                from = "previous photo"
             }
             sources[file] = from
             // A cropped photo's size is its full frame's, at the photo's scale.

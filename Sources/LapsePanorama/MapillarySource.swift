@@ -98,7 +98,10 @@ public struct MapillarySource: PanoramaSource {
     ]
 
     struct Point: Decodable { var coordinates: [Double]? }
-    struct Creator: Decodable { var username: String?; var id: String? }
+    struct Creator: Decodable {
+        var username: String?
+        var id: String?
+    }
     struct Image: Decodable {
         var id: String
         var geometry: Point?
@@ -136,7 +139,11 @@ public struct MapillarySource: PanoramaSource {
     }
     /// The Graph API's error answer: `{"error": {"message", "type", "code", "fbtrace_id"}}`.
     struct GraphError: Decodable {
-        struct Body: Decodable { var message: String?; var type: String?; var code: Int? }
+        struct Body: Decodable {
+            var message: String?
+            var type: String?
+            var code: Int?
+        }
         var error: Body
         static func decoded(_ data: Data) -> Body? { try? JSONDecoder().decode(GraphError.self, from: data).error }
     }
@@ -396,7 +403,10 @@ public struct MapillarySource: PanoramaSource {
 
     // MARK: Images
 
-    enum Thumbnail: String { case small = "2048", original }
+    enum Thumbnail: String {
+        case small = "2048"
+        case original
+    }
 
     /// The picture, `thumb_2048_url`'s when `resolution` asks for no more than 2048 pixels, else the original.
     /// - Throws: ``LapseError`` `.notFound` without a picture link, the download's errors, `.invalidInput` for a

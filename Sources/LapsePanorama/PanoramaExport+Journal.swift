@@ -90,7 +90,10 @@ extension PanoramaExport {
             data.append(UInt8(ascii: "\n"))
             try handle.withLock { h in
                 guard let h else { return }
-                do { try h.write(contentsOf: data); try h.synchronize() } catch {
+                do {
+                    try h.write(contentsOf: data)
+                    try h.synchronize()
+                } catch {
                     throw LapseError(.output, path, "cannot write: \(error.localizedDescription)")
                 }
             }
@@ -100,7 +103,8 @@ extension PanoramaExport {
         func finish() {
             handle.withLock { h in
                 unlink(path)
-                try? h?.close(); h = nil
+                try? h?.close()
+                h = nil
             }
         }
     }

@@ -117,7 +117,11 @@ public struct TileIndex: Sendable, Hashable, Codable, CustomStringConvertible {
     public var zoom: Int
     public var x: Int
     public var y: Int
-    public init(zoom: Int, x: Int, y: Int) { self.zoom = zoom; self.x = x; self.y = y }
+    public init(zoom: Int, x: Int, y: Int) {
+        self.zoom = zoom
+        self.x = x
+        self.y = y
+    }
     public var description: String { "\(zoom)/\(x)/\(y)" }
 }
 

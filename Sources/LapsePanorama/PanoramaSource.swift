@@ -97,5 +97,4 @@ public struct PanoramaRegion: Sendable {
     ) {
         self.cells = cells
     }
-
 }

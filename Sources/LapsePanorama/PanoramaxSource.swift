@@ -87,12 +87,22 @@ public struct PanoramaxSource: PanoramaSource {
         }
         var int: Int? { value.isFinite && abs(value) < 1e9 ? Int(value.rounded()) : nil }
     }
-    struct Link: Decodable { var rel: String?; var href: String?; var method: String? }
-    struct ItemCollection: Decodable { var features: [Item]; var links: [Link]? }
+    struct Link: Decodable {
+        var rel: String?
+        var href: String?
+        var method: String?
+    }
+    struct ItemCollection: Decodable {
+        var features: [Item]
+        var links: [Link]?
+    }
     struct Item: Decodable {
         struct Geometry: Decodable { var coordinates: [Double]? }
         struct Asset: Decodable { var href: String? }
-        struct Provider: Decodable { var name: String?; var roles: [String]? }
+        struct Provider: Decodable {
+            var name: String?
+            var roles: [String]?
+        }
         struct Orientation: Decodable {
             var field_of_view: Number?
             var sensor_array_dimensions: [Number]?

@@ -91,7 +91,12 @@ public struct TileStitcher: Sendable {
                     for row in 0..<height {
                         let from = s.baseAddress! + row * srcWidth
                         (d.baseAddress! + (y + row) * dstWidth + x).update(from: from, count: width)
-                        if black { for i in 0..<width where !isBlack(from[i]) { black = false; break } }
+                        if black {
+                            for i in 0..<width where !isBlack(from[i]) {
+                                black = false
+                                break
+                            }
+                        }
                     }
                 }
             }

@@ -146,10 +146,15 @@ public struct CameraPath: Sendable {
         var s = 0.0, c = 0.0 // running sums of unit vectors over the window [i, end)
         var end = start
         for i in start..<stop {
-            if end < i { end = i; s = 0; c = 0 }
+            if end < i {
+                end = i
+                s = 0
+                c = 0
+            }
             while end < frames.count, frames[end].distanceAlongRoute <= frames[i].distanceAlongRoute + lookAhead {
                 let a = frames[end].heading * .pi / 180
-                s += sin(a); c += cos(a)
+                s += sin(a)
+                c += cos(a)
                 end += 1
             }
             let own = frames[i].heading
@@ -160,7 +165,8 @@ public struct CameraPath: Sendable {
             }
             result[i - start] = mean
             let a = own * .pi / 180 // frame i leaves the window
-            s -= sin(a); c -= cos(a)
+            s -= sin(a)
+            c -= cos(a)
         }
         return result
     }

@@ -16,7 +16,10 @@ public struct PixelRect: Sendable, Hashable {
     public var x: Int, y: Int, width: Int, height: Int
 
     public init(x: Int, y: Int, width: Int, height: Int) {
-        self.x = x; self.y = y; self.width = width; self.height = height
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
     }
 
     /// Whether pixel (`px`, `py`) lies inside.
@@ -180,7 +183,10 @@ public final class CreditOverlay: Sendable {
                 max(1, Int((Double(size) * 0.2).rounded()))
             )
         }
-        func room(_ size: Int) -> Int { let m = metrics(size); return frameWidth - 2 * m.margin - 2 * m.padX }
+        func room(_ size: Int) -> Int {
+            let m = metrics(size)
+            return frameWidth - 2 * m.margin - 2 * m.padX
+        }
         var lines = text
         var mask = renderer.mask(lines, pixelSize: size)
         // Too wide: one line set smaller, down to 9 px; then lines at 9 px; then smaller still, down to 6 px.

@@ -369,7 +369,10 @@ final class ProjectionTable: Sendable {
                 }
                 var c = 0
                 while c < cells {
-                    guard exactCells[r * cells + c] else { c += 1; continue }
+                    guard exactCells[r * cells + c] else {
+                        c += 1
+                        continue
+                    }
                     // A run of cells computed exactly.
                     var e = c
                     while e + 1 < cells, exactCells[r * cells + e + 1] { e += 1 }

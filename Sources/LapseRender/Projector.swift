@@ -416,7 +416,10 @@ public final class Projector: Sendable {
             var p00 = V8(), p01 = V8(), p10 = V8(), p11 = V8()
             for k in 0..<8 {
                 let b = src + Int(truncatingIfNeeded: index[k])
-                p00[k] = b[0]; p01[k] = b[1]; p10[k] = b[sw]; p11[k] = b[sw &+ 1]
+                p00[k] = b[0]
+                p01[k] = b[1]
+                p10[k] = b[sw]
+                p11[k] = b[sw &+ 1]
             }
             let w11 = (fx &* fy &+ 128) &>> 8
             let w00 = lanes(256 &- fx &- fy &+ w11), w01 = lanes(fx &- w11), w10 = lanes(fy &- w11)
@@ -502,9 +505,15 @@ public final class Projector: Sendable {
                                 hb &+= Int(p >> 16 & 0xFF) &* c
                                 ha &+= Int(p >> 24) &* c
                             }
-                            tap(line[xm], wx[0]); tap(line[x0], wx[1]); tap(line[xp], wx[2]); tap(line[xq], wx[3])
+                            tap(line[xm], wx[0])
+                            tap(line[x0], wx[1])
+                            tap(line[xp], wx[2])
+                            tap(line[xq], wx[3])
                             let cy = Int(wy[k])
-                            r &+= hr &* cy; g &+= hg &* cy; b &+= hb &* cy; a &+= ha &* cy
+                            r &+= hr &* cy
+                            g &+= hg &* cy
+                            b &+= hb &* cy
+                            a &+= ha &* cy
                         }
                         @inline(__always) func byte(_ s: Int) -> UInt32 {
                             UInt32(min(max((s &+ (1 << 27)) >> 28, 0), 255))
@@ -535,7 +544,7 @@ enum KernelWeights {
     }
 
     private static func table(_ kernel: (Double, Double) -> Double) -> [Int32] {
-        var out = [Int32]()
+        var out: [Int32] = []
         out.reserveCapacity(256 * 4)
         for k in 0..<256 {
             let t = Double(k) / 256

@@ -171,7 +171,9 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case positionsKnown = "positions_known", pointUnit = "point_unit", points, panoramas, frames, basemap
+        case positionsKnown = "positions_known"
+        case pointUnit = "point_unit"
+        case points, panoramas, frames, basemap
         case routeCredit = "route_credit"
     }
 }
@@ -179,6 +181,7 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
 extension HyperlapseReport.Frame {
     enum CodingKeys: String, CodingKey {
         case index, time, pano, point, heading, pitch, fov
-        case sourcePanoHeading = "source_pano_heading", panoHeading = "pano_heading"
+        case sourcePanoHeading = "source_pano_heading"
+        case panoHeading = "pano_heading"
     }
 }

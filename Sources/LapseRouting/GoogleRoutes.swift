@@ -58,7 +58,10 @@ public struct GoogleRoutes: DirectionsProvider {
     // MARK: - Request
 
     struct Body: Encodable {
-        struct LatLng: Encodable { var latitude: Double; var longitude: Double }
+        struct LatLng: Encodable {
+            var latitude: Double
+            var longitude: Double
+        }
         struct Location: Encodable { var latLng: LatLng }
         struct Waypoint: Encodable {
             var location: Location

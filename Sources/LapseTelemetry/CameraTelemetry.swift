@@ -78,12 +78,12 @@ public struct CameraTelemetry: Sendable {
         let after = lo < gravity.count ? gravity[lo] : nil
         let before = lo > 0 ? gravity[lo - 1] : nil
         switch (before, after) {
-        case let (b?, a?) where a.time > b.time:
+        case (let b?, let a?) where a.time > b.time:
             let f = (time - b.time) / (a.time - b.time)
             let v = b.vector * (1 - f) + a.vector * f
             return v / max(1e-12, (v * v).sum().squareRoot())
-        case let (b?, _) where time - b.time <= tolerance: return b.vector
-        case let (_, a?) where a.time - time <= tolerance: return a.vector
+        case (let b?, _) where time - b.time <= tolerance: return b.vector
+        case (_, let a?) where a.time - time <= tolerance: return a.vector
         default: return nil
         }
     }

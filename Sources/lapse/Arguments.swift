@@ -144,8 +144,14 @@ struct Arguments {
         var result: [String] = []
         var afterDashes = false
         for t in tokens {
-            if afterDashes { result.append(Self.home(t)); continue }
-            if t == "--" { afterDashes = true; continue }
+            if afterDashes {
+                result.append(Self.home(t))
+                continue
+            }
+            if t == "--" {
+                afterDashes = true
+                continue
+            }
             if t.hasPrefix("-") && t.count > 1 && NumberText.decimal(t) == nil {
                 throw LapseError.usage("unknown option \(t)")
             }

@@ -32,13 +32,17 @@ final class Console: Sendable {
             for entry in live { text += "\u{1B}[K" + entry.line + "\n" }
             FileHandle.standardError.write(Data(text.utf8))
             drawn = live.count
-            while let first = live.first, first.done { live.removeFirst(); drawn -= 1 }
+            while let first = live.first, first.done {
+                live.removeFirst()
+                drawn -= 1
+            }
         }
 
         /// Draws the live lines as they stand and leaves them there: what is written next goes below them.
         mutating func settle() {
             if !live.isEmpty { redraw() }
-            live = []; drawn = 0
+            live = []
+            drawn = 0
         }
 
         /// Clears the live lines (the cursor where the first was), for a line to be written in their place.
@@ -178,7 +182,10 @@ final class Console: Sendable {
 func formatBytes(_ n: Int64) -> String {
     let units = ["B", "kB", "MB", "GB", "TB"]
     var v = Double(n), i = 0
-    while v >= 1000 && i < units.count - 1 { v /= 1000; i += 1 }
+    while v >= 1000 && i < units.count - 1 {
+        v /= 1000
+        i += 1
+    }
     return i == 0 ? "\(n) B" : String(format: "%.1f", v) + " " + units[i]
 }
 

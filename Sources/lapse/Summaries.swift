@@ -6,11 +6,14 @@ import Foundation
 // `first_pts`), so every command has one key style; an optional is left out when absent, except where marked
 // ``Nullable`` (the key is always there, `null` when there is nothing).
 
+// swift-format-ignore: UseSynthesizedInitializer
 /// An optional written as `null` when absent (plain optionals leave their key out).
 @propertyWrapper
 struct Nullable<Value: Encodable>: Encodable {
     var wrappedValue: Value?
 
+    // The containing summaries' memberwise initialisers take a plain optional through this one (the synthesized
+    // initialiser would not be used for the wrapper).
     init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
 
     func encode(to encoder: any Encoder) throws {

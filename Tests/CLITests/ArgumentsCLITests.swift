@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The command line's parsing, through the built `lapse`: the last of an option's names given wins, `=` and a
 /// space both give a value, and a value never swallows the option after it.

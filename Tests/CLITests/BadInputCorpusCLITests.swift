@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The bad-input corpus: images, videos and route files derived from the shared real data — empty, cut short,
 /// corrupted, mislabelled, declaring sizes too large to decode — run through the commands that read them. None

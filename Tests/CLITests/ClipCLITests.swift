@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `lapse clip` end to end: the printed keyframe, exit codes, one-line errors, no output left on failure,
 /// URLs printed without their query string.

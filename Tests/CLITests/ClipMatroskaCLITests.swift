@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ClipMatroskaCLITests {
     /// Matroska (FFmpeg 5.1) cannot hold a display matrix: the user is told, and MP4 keeps it.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The demo's MP4 (`make demo`: `scripts/demo.sh`, the stabilised hyperlapse of the real overpass video with a
 /// keyframed camera) is byte for byte the one recorded in `Tests/Fixtures/demo-hyperlapse.sha256`: a change of

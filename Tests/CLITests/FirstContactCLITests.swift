@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseMedia
-import Testing
 import TestSupport
+import Testing
 
 /// What a new user met in their first hour (issue #45), each through the command line.
 @Suite struct FirstContactCLITests {

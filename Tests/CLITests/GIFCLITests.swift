@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct GIFCLITests {
     /// Bad inputs and outputs: a one-line error, exit 1, and no output file; a server that stops sending gives

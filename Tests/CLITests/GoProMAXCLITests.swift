@@ -2,8 +2,8 @@
 import Foundation
 import LapseMedia
 import LapseTelemetry
-import Testing
 import TestSupport
+import Testing
 
 /// A GoPro MAX `.360` file as it comes off the camera (``GoProMAXFile``: the real cube-map frames of
 /// `pano360/gopro_max_eac` as two HEVC streams, the real GPMF track between them) works with `--source video:`,

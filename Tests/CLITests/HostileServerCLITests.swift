@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A Map Tiles server that answers with sizes no panorama has, answers too large to hold, or nothing: the run ends
 /// with exit 1 naming the fault, in bounded memory, and keeps nothing the answer described (issue #42).

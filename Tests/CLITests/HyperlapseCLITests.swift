@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct HyperlapseCLITests {
     let dir = TestData.scratchDirectory("hyperlapsecli")

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `lapse hyperlapse --source google` against the Map Tiles stand-in along the real Toronto–Montreal route:
 /// interruption and resumption, and the errors of a networked source.

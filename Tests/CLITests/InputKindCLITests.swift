@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Wrong kinds of input get an error about the input (#18 item 9), and `-y` replaces an output on every command
 /// that writes one (#18 item 2).

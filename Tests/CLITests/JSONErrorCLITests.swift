@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Under `--json` an error is also a JSON object on stdout (a script reading stdout gets one object either way),
 /// with the exit status and the one stderr line unchanged; without `--json`, stdout stays empty.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Every command's `--json` summary in one key style, snake_case as ffprobe's (`frames_sampled`, `first_pts`),
 /// nested objects and arrays of objects included.

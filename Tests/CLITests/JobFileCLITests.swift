@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A job file's outputs are its folder's: resolved against it, never outside it, unless `-o` says so (issue #42).
 @Suite struct JobFileCLITests {

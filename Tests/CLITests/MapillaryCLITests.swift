@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `--source mapillary` from the command line, against the Mapillary stand-in (Tests/Fixtures/mapillary_standin.py):
 /// the token comes from `MAPILLARY_ACCESS_TOKEN`, goes to the API only, and is written nowhere.

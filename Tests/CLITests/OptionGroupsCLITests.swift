@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The options several commands share are one option each (Sources/lapse/OptionGroups.swift): the same names, the
 /// same range, the same error in every command that takes them; `--timeout` bounds every network request.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Errors met while writing name the file the user asked for, never the temporary file it was written as.
 @Suite struct OutputErrorCLITests {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Progress on a pseudo-terminal (#18 item 6): one line per stage, redrawn in place, with a bar; the warning above
 /// them; what the screen shows at the end is one finished line per stage and the summary. On a pipe, plain lines
@@ -42,17 +42,26 @@ import TestSupport
                 row += 1
                 if row == lines.count { lines.append([]) }
             case "\u{1B}":
-                guard chars.popFirst() == "[" else { Issue.record("an escape sequence other than CSI"); return [] }
+                guard chars.popFirst() == "[" else {
+                    Issue.record("an escape sequence other than CSI")
+                    return []
+                }
                 var digits = ""
                 while let d = chars.first, ("0"..."9").contains(d) {
-                    digits.unicodeScalars.append(d); chars.removeFirst()
+                    digits.unicodeScalars.append(d)
+                    chars.removeFirst()
                 }
                 switch chars.popFirst() {
-                case "F": row -= Int(digits) ?? 1; col = 0
+                case "F":
+                    row -= Int(digits) ?? 1
+                    col = 0
                 case "K": lines[row] = Array(lines[row].prefix(col))
-                case "J": lines[row] = Array(lines[row].prefix(col)); lines.removeSubrange((row + 1)...)
+                case "J":
+                    lines[row] = Array(lines[row].prefix(col))
+                    lines.removeSubrange((row + 1)...)
                 case let other:
-                    Issue.record("unexpected escape sequence ESC[\(digits)\(String(describing: other))"); return []
+                    Issue.record("unexpected escape sequence ESC[\(digits)\(String(describing: other))")
+                    return []
                 }
                 #expect(row >= 0)
             default:

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Two runs on the same input give the same file whatever the memory held before (glibc fills new memory with a
 /// different byte in each run): x264's AVX-512 code read memory it never set at this size, among others, so reruns

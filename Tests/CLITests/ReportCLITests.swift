@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseMedia
-import Testing
 import TestSupport
+import Testing
 
 /// `lapse hyperlapse --report` and `lapse preview`: the page, loaded in headless Chromium.
 @Suite(.serialized) struct ReportCLITests {

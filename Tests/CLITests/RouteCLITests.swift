@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
 import LapseGeo
 import TestSupport
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// `lapse route` end to end: files in, directions from the stand-in (`Tests/Fixtures/directions_standin.py`), errors.
 @Suite struct RouteCLITests {
@@ -444,7 +445,10 @@ import Testing
                 <extensions><speed>13.9</speed><note>padding padding padding padding padding padding padding padding \
                 padding padding padding padding</note></extensions></trkpt>\n
                 """
-            if chunk.utf8.count > 1 << 20 { try handle.write(contentsOf: Data(chunk.utf8)); chunk = "" }
+            if chunk.utf8.count > 1 << 20 {
+                try handle.write(contentsOf: Data(chunk.utf8))
+                chunk = ""
+            }
         }
         chunk += "</trkseg></trk>\n</gpx>\n"
         try handle.write(contentsOf: Data(chunk.utf8))

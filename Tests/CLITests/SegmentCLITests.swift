@@ -2,8 +2,8 @@
 import Foundation
 import LapseMedia
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// `lapse hyperlapse --segment K/N` and `lapse concat`: a hyperlapse rendered in parts by several processes and
 /// joined by stream copy equals the single run.

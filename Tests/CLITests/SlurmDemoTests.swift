@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseMedia
-import Testing
 import TestSupport
+import Testing
 
 /// `make slurm-demo` (scripts/slurm-demo.sh) on a one-node Slurm cluster started as plain processes: the project's
 /// own Slurm array example renders the demo job as three segments sharing one cache, its join example makes the

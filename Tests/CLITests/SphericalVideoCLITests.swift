@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseMedia
-import Testing
 import TestSupport
+import Testing
 
 /// Only real 360° videos are panoramas (issue #40, item 3): a flat video cropped to 2:1 is refused, naming
 /// `--equirectangular`; its spherical metadata, or the flag, makes it one; a real 360° video without metadata (the

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A run killed outright (SIGKILL, a crash) cannot delete its temporary files; every command deletes those of
 /// its own outputs when it runs again, and those of other outputs in the folder left unchanged for ten minutes

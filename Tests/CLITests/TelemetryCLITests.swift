@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A 360° video whose file carries its camera's GPS (GoPro's GPMF `gpmd` track) has positions without `--track`
 /// (issue #40, item 1, in part). No small real 360° video with telemetry is public: the real GoPro MAX track of

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseMedia
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ViewCLITests {
     let dir = TestData.scratchDirectory("viewcli")

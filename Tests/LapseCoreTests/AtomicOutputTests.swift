@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct AtomicOutputTests {
     let dir = TestData.scratchDirectory("atomicoutput")

@@ -16,14 +16,17 @@ import Testing
         let started = Atomic(false)
         let first = Task {
             try await queue.run {
-                started.store(true, ordering: .sequentiallyConsistent); gate.wait(); return -1
+                started.store(true, ordering: .sequentiallyConsistent)
+                gate.wait()
+                return -1
             }
         }
         while !started.load(ordering: .sequentiallyConsistent) { await Task.yield() }
         let count = 8 * ProcessInfo.processInfo.activeProcessorCount
         let waiters = (0..<count).map { i in Task { try await queue.run { i } } }
         let opened = await Task {
-            gate.signal(); return true
+            gate.signal()
+            return true
         }.value
         #expect(opened)
         #expect(try await first.value == -1)

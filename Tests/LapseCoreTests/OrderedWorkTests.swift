@@ -17,7 +17,10 @@ private struct CountingSequence: Sequence {
         let freed: Freed
         var n = 0
         init(freed: Freed) { self.freed = freed }
-        func next() -> Int? { defer { n += 1 }; return n }
+        func next() -> Int? {
+            defer { n += 1 }
+            return n
+        }
         deinit { freed.semaphore.signal() }
     }
 }
@@ -58,12 +61,14 @@ private struct Failure: Error, Equatable { var index: Int }
         let count = 8 * ProcessInfo.processInfo.activeProcessorCount
         let queues = (0..<count).map { _ in
             OrderedWorkQueue(0..<1, workers: 1) { _, v -> Int in
-                gate.wait(); return v + 7
+                gate.wait()
+                return v + 7
             }
         }
         let waiters = queues.map { queue in Task { try await queue.next() } }
         let opened = await Task {
-            for _ in 0..<count { gate.signal() }; return true
+            for _ in 0..<count { gate.signal() }
+            return true
         }.value
         #expect(opened)
         for w in waiters { #expect(try await w.value == 7) }
@@ -74,7 +79,9 @@ private struct Failure: Error, Equatable { var index: Int }
         let gate = DispatchSemaphore(value: 0)
         let entered = DispatchSemaphore(value: 0)
         let queue = OrderedWorkQueue(0..<1, workers: 1) { _, v -> Int in
-            entered.signal(); gate.wait(); return v
+            entered.signal()
+            gate.wait()
+            return v
         }
         let consumer = Task { try await queue.next() }
         entered.wait()
@@ -118,7 +125,8 @@ private struct Failure: Error, Equatable { var index: Int }
             count: 100, concurrency: 3,
             produce: { i -> Int in
                 inFlight.withLock {
-                    $0.now += 1; $0.most = max($0.most, $0.now)
+                    $0.now += 1
+                    $0.most = max($0.most, $0.now)
                 }
                 if i % 3 == 0 { try await Task.sleep(nanoseconds: 200_000) }
                 inFlight.withLock { $0.now -= 1 }

@@ -2,8 +2,8 @@
 import Foundation
 import LapseCore
 import LapseGIF
-import Testing
 import TestSupport
+import Testing
 
 /// The GIF writer's failing initialisers (run under LeakSanitizer by `make leakcheck`, with FailingInitMediaTests).
 @Suite struct FailingInitGIFTests {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-@testable import LapseGIF
 import LapseMedia
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseGIF
 
 /// Deterministic noise in −amplitude…amplitude (a linear congruential generator).
 struct Noise {

@@ -3,8 +3,8 @@ import Foundation
 import LapseCore
 import LapseGIF
 import LapseMedia
-import Testing
 import TestSupport
+import Testing
 
 /// A colourful test picture: smooth gradients plus a square at `offset` (so frames differ in one place).
 func testFrame(width: Int = 96, height: Int = 64, offset: Int = 0, alphaHole: Bool = false) -> PixelBuffer {

@@ -41,7 +41,10 @@ import Testing
         // Points off the grid come back within half a unit of the last digit, with no drift along the line.
         var p = try Coordinate(latitude: 45.123456789, longitude: 7.987654321)
         var points: [Coordinate] = []
-        for _ in 0..<1000 { points.append(p); p = p.destination(bearing: .random(in: 0..<360), distance: 3.3) }
+        for _ in 0..<1000 {
+            points.append(p)
+            p = p.destination(bearing: .random(in: 0..<360), distance: 3.3)
+        }
         let back = try EncodedPolyline.decode(
             EncodedPolyline.encode(points, precision: precision), precision: precision)
         for (a, b) in zip(points, back) {

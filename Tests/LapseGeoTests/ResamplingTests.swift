@@ -50,7 +50,10 @@ import Testing
         // Segments of 7 m: samples at 10 m spacing must fall inside segments, not restart at each vertex.
         var c = try Coordinate(latitude: 52.52, longitude: 13.405)
         var coordinates = [c]
-        for _ in 0..<20 { c = c.destination(bearing: 60, distance: 7); coordinates.append(c) }
+        for _ in 0..<20 {
+            c = c.destination(bearing: 60, distance: 7)
+            coordinates.append(c)
+        }
         let points = try Route(coordinates: coordinates).resampled(every: 10)
         #expect(points.count == 15) // 0…130 and 140
         for (a, b) in zip(points, points.dropFirst()) {
@@ -87,7 +90,10 @@ import Testing
         // A zig-zag around due north (bearings 355° and 5°) must average to ~0°, never ~180°.
         var c = try Coordinate(latitude: 60, longitude: 10)
         var coordinates = [c]
-        for i in 0..<40 { c = c.destination(bearing: i % 2 == 0 ? 355 : 5, distance: 5); coordinates.append(c) }
+        for i in 0..<40 {
+            c = c.destination(bearing: i % 2 == 0 ? 355 : 5, distance: 5)
+            coordinates.append(c)
+        }
         let points = try Route(coordinates: coordinates).resampled(every: 10, smoothing: 20)
         for p in points.dropFirst(4).dropLast(4) {
             #expect(abs(angleDifference(from: 0, to: p.heading)) < 1.5, "heading \(p.heading)")

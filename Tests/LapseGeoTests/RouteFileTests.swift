@@ -284,7 +284,10 @@ enum LargeGPX {
                 <extensions><speed>13.9</speed><note>padding padding padding padding padding padding padding padding \
                 padding padding padding padding</note></extensions></trkpt>\n
                 """
-            if chunk.utf8.count > 1 << 20 { try handle.write(contentsOf: Data(chunk.utf8)); chunk = "" }
+            if chunk.utf8.count > 1 << 20 {
+                try handle.write(contentsOf: Data(chunk.utf8))
+                chunk = ""
+            }
         }
         chunk += "</trkseg></trk>\n</gpx>\n"
         try handle.write(contentsOf: Data(chunk.utf8))

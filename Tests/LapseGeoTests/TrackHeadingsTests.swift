@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-@testable import LapseGeo
 import Testing
+
+@testable import LapseGeo
 
 @Suite struct TrackHeadingsTests {
     /// A deterministic Gaussian for the noise.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseKit
-import Testing
 import TestSupport
+import Testing
 
 /// The RGBA conversion the reader uses, as the last ffmpeg CLI filter of a reference decode.
 private let toRGBA = "scale=flags=bicubic+accurate_rnd+full_chroma_int,format=rgba"
@@ -49,7 +49,11 @@ private func mean(_ p: PixelBuffer, _ x: Int, _ y: Int) -> (Int, Int, Int) {
     var r = 0, g = 0, b = 0, n = 0
     for yy in max(0, y - 3)...min(p.height - 1, y + 3) {
         for xx in max(0, x - 3)...min(p.width - 1, x + 3) {
-            let c = p[xx, yy]; r += Int(c.r); g += Int(c.g); b += Int(c.b); n += 1
+            let c = p[xx, yy]
+            r += Int(c.r)
+            g += Int(c.g)
+            b += Int(c.b)
+            n += 1
         }
     }
     return (r / n, g / n, b / n)
@@ -126,7 +130,8 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     @Test func regiftTiming() async throws {
         let path = TestData.path("video/regift-test-file.mov")
         let (_, gif, _) = try await makeGIF(.video(path)) {
-            $0.fps = 5; $0.duration = 3.2
+            $0.fps = 5
+            $0.duration = 3.2
         }
         #expect(gif.version == "GIF89a")
         #expect(gif.delays.reduce(0, +) == 320)
@@ -235,11 +240,15 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
             #expect(mismatches == 0, "frame \(i)")
             var opaque = source
             for p in stride(from: 3, to: opaque.bytes.count, by: 4) where opaque.bytes[p] < 128 {
-                opaque.bytes[p - 3] = 0; opaque.bytes[p - 2] = 0; opaque.bytes[p - 1] = 0
+                opaque.bytes[p - 3] = 0
+                opaque.bytes[p - 2] = 0
+                opaque.bytes[p - 1] = 0
             }
             var shownOpaque = frames[i]
             for p in stride(from: 3, to: shownOpaque.bytes.count, by: 4) where shownOpaque.bytes[p] == 0 {
-                shownOpaque.bytes[p - 3] = 0; shownOpaque.bytes[p - 2] = 0; shownOpaque.bytes[p - 1] = 0
+                shownOpaque.bytes[p - 3] = 0
+                shownOpaque.bytes[p - 2] = 0
+                shownOpaque.bytes[p - 1] = 0
             }
             #expect(ImageMetrics.psnr(shownOpaque, opaque) >= 30)
         }
@@ -248,7 +257,10 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     @Test func globalPaletteAndNoLoop() async throws {
         let path = TestData.path("video/regift-test-file.mov")
         let (_, gif, _) = try await makeGIF(.video(path)) {
-            $0.fps = 5; $0.duration = 2; $0.options.palette = .global; $0.options.loopCount = nil
+            $0.fps = 5
+            $0.duration = 2
+            $0.options.palette = .global
+            $0.options.loopCount = nil
         }
         #expect(gif.loopCount == nil)
         #expect(gif.delays.reduce(0, +) == 200)

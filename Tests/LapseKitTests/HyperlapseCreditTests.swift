@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-@testable import LapseKit
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseKit
 
 /// Credits in the pictures, the sidecar and the metadata: Google Street View from the Map Tiles stand-in along the
 /// real Toronto–Montreal route (`maptiles_route_world.py`, 60 m: 3 panoramas), Panoramax from its stand-in (two

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseKit
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct HyperlapseJobTests {
     let dir = TestData.scratchDirectory("hyperlapse")
@@ -287,8 +287,15 @@ import TestSupport
         #expect(message { $0.forward = 400 } == "`forward` takes -360 to 360, not 400")
         #expect(
             message {
-                $0.frameStep = 10000; $0.crf = 51; $0.gifWidth = 16; $0.radius = 1; $0.spacing = 0.5
-                $0.zoom = .level(5); $0.fov = 179; $0.fps = FrameRate(120); $0.panoHeading = -360
+                $0.frameStep = 10000
+                $0.crf = 51
+                $0.gifWidth = 16
+                $0.radius = 1
+                $0.spacing = 0.5
+                $0.zoom = .level(5)
+                $0.fov = 179
+                $0.fps = FrameRate(120)
+                $0.panoHeading = -360
             } == nil)
         // The feed, made without a job (a library caller, `lapse preview`), holds its own numbers alike.
         var feedOnly = HyperlapseSettings()
@@ -425,7 +432,10 @@ import TestSupport
         var expectedFrames = 0, gaps = 0, duplicates = 0
         var previous: String?
         for i in 0..<1000 {
-            guard let id = RecordingFeed.panoramaID(i) else { gaps += 1; continue }
+            guard let id = RecordingFeed.panoramaID(i) else {
+                gaps += 1
+                continue
+            }
             if id == previous { duplicates += 1 } else { expectedFrames += 1 }
             previous = id
         }

@@ -3,8 +3,8 @@ import Foundation
 import LapseGeo
 import LapseKit
 import LapseRender
-import Testing
 import TestSupport
+import Testing
 
 /// The hyperlapse against the Mapillary stand-in (Tests/Fixtures/mapillary_standin.py): a route along the five real
 /// GoPro MAX photos of `pano360/geovisio_gopromax_walk` served as one sequence, with a second sequence beside it.

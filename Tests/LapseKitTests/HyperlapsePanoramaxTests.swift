@@ -2,8 +2,8 @@
 import Foundation
 import LapseKit
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// The hyperlapse against the Panoramax stand-in (Tests/Fixtures/panoramax_standin.py) along its street in Lyon:
 /// 190 m north then east, past a cropped 360° picture, one that cannot be placed, one without `view:azimuth` and

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseKit
-import Testing
 import TestSupport
+import Testing
 
 /// The hyperlapse against the Map Tiles stand-in along the real Toronto–Montreal route geometry
 /// (`maptiles_route_world.py`: 27 panoramas every 30 m over the first 900 m, a few metres off the road, a
@@ -80,7 +80,10 @@ import TestSupport
         let heading = try #require(CameraPath(job.camera).poses(for: stops.map(\.routePoint)).first).heading
         let route = try RouteFile.read(path: world.routeFile).coordinates
         var along = 0.0, ahead = route[0]
-        for (a, b) in zip(route, route.dropFirst()) where along < 50 { along += a.distance(to: b); ahead = b }
+        for (a, b) in zip(route, route.dropFirst()) where along < 50 {
+            along += a.distance(to: b)
+            ahead = b
+        }
         let roadBearing = route[0].initialBearing(to: ahead)
         #expect(abs(angleDifference(from: heading, to: roadBearing)) < 3, "camera \(heading)°, road \(roadBearing)°")
 
@@ -177,7 +180,9 @@ import TestSupport
                 let i = (y * p.width + x) * 4
                 let r = Int(p.bytes[i]), g = Int(p.bytes[i + 1]), b = Int(p.bytes[i + 2])
                 if r > 150 && b > 150 && g < 100 && abs(r - b) < 80 {
-                    sx += Double(x); sy += Double(y); n += 1
+                    sx += Double(x)
+                    sy += Double(y)
+                    n += 1
                 }
             }
         }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-@testable import LapseKit
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseKit
 
 @Suite struct HyperlapseSegmentTests {
     let overpass = TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")

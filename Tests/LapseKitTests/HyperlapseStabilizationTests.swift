@@ -2,8 +2,8 @@
 import Foundation
 import LapseCore
 import LapseKit
-import Testing
 import TestSupport
+import Testing
 
 /// The stabiliser on real imagery: frames of the real 360° video (every third frame, about 2.5 m apart at
 /// highway speed) written as a folder of your own 360° photos, with GPS in their EXIF as consumer cameras write
@@ -278,7 +278,8 @@ import TestSupport
         // posed alike and what differs between their frames is the tone alone.
         let matched = try await hyperlapse(folder, "tone") { $0.forward = 180 }.1
         let unmatched = try await hyperlapse(folder, "tone-off") {
-            $0.toneMatch = false; $0.forward = 180
+            $0.toneMatch = false
+            $0.forward = 180
         }.1
         let scene = try await hyperlapse(
             try photos("tone-scene", originals, positions: positions, directions: none), "tone-scene"

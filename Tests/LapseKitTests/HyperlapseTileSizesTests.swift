@@ -2,8 +2,8 @@
 import Foundation
 import LapseKit
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// A hyperlapse through Google's two panorama sizes and a user photosphere (`maptiles_standin.py`: 16384, 13312
 /// and 7680 wide, and a 16384-wide one whose zoom 3 is missing), against the documented zoom rule.

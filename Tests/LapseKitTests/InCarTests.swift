@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
-import Synchronization
 import LapseKit
-import Testing
+import Synchronization
 import TestSupport
+import Testing
 
 /// A 360° camera inside a car (``InCarComposite``: a textured cabin over most of the sphere, two people who move
 /// between photos, the street seen only through windows with a faint reflection), photos a few metres apart with

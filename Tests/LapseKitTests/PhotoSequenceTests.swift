@@ -3,8 +3,8 @@ import Foundation
 import LapseCore
 import LapseKit
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Your own photo sequences as cameras take them: every photo a frame, stops and duplicates left out, and the
 /// direction of travel found in real photos whose compass is stripped.

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import Synchronization
 import LapseKit
-import Testing
+import Synchronization
 import TestSupport
+import Testing
 
 @Suite struct VideoJobTests {
     let dir = TestData.scratchDirectory("videojob")
@@ -193,7 +193,10 @@ import TestSupport
         // Cover fills the frame with red, stretch too.
         for mode in [FitMode.cover, .stretch] {
             var j = VideoJob(inputs: [ImageInput(path: portrait)], output: out)
-            j.size = (400, 200); j.fit = mode; j.imageDuration = 0.1; j.overwrite = true
+            j.size = (400, 200)
+            j.fit = mode
+            j.imageDuration = 0.1
+            j.overwrite = true
             _ = try await j.run()
             let f = try frames(out, 400, 200)[0]
             #expect(f[5, 100].r > 200 && f[395, 100].r > 200, "\(mode)")

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-@testable import LapseKit
 import LapseMedia
 import LapseMotion
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseKit
 
 /// Which frames of a 360° video the stabiliser analyses, and what the analysis decodes.
 @Suite struct VideoPanoramaFeedTests {

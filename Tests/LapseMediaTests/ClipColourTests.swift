@@ -2,8 +2,8 @@
 import Foundation
 import LapseCore
 import LapseMedia
-import Testing
 import TestSupport
+import Testing
 
 /// `--accurate` passes decoded pixels through unconverted, so the output must describe them as the source does.
 @Suite struct ClipColourTests {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
-@testable import LapseMedia
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseMedia
 
 /// Opens media with ``MediaInput``: local files, HTTP (with and without Range), HLS, and every error case.
 @Suite(.serialized)

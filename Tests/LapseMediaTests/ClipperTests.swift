@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
-@testable import LapseMedia
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseMedia
 
 /// Cuts with ``Clipper`` checked against ffprobe/ffmpeg (independent reference): frame counts, timestamps,
 /// edit lists, first-frame equality with the source, rotation, languages, audio sync — for local files,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseMedia
-import Testing
 import TestSupport
+import Testing
 
 /// The one EXIF reader: orientation from the orientation examples (Landscape_N.jpg carries Orientation N), GPS
 /// and date from the real 360° photos, nothing from a file without EXIF.

@@ -2,9 +2,10 @@
 import CFFmpeg
 import Foundation
 import LapseCore
-@testable import LapseMedia
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseMedia
 
 /// Every way the media types' initialisers fail, each with the error it must give. `make leakcheck` runs these
 /// (and FailingInitGIFTests) under AddressSanitizer with LeakSanitizer: each FFmpeg handle allocated before the

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
-@testable import LapseMedia
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseMedia
 
 @Suite struct ImageDecoderTests {
     /// Every EXIF orientation comes out upright: SSIM against Landscape_1 at the same size.

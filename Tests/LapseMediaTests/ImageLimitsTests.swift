@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
-@testable import LapseMedia
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseMedia
 
 /// Sizes read from headers, the decoded-pixel limit, and large JPEGs decoded at the size they are shown at.
 @Suite struct ImageLimitsTests {

@@ -2,8 +2,8 @@
 import Foundation
 import LapseCore
 import LapseMedia
-import Testing
 import TestSupport
+import Testing
 
 /// A still decoded straight to the encoder's Y′CbCr (one swscale pass and the BT.601 → BT.709 matrix) is the
 /// picture the RGBA path makes of it: SSIM ≥ 0.995 and every channel's mean within 1 code value, for a real

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
-@testable import LapseMedia
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseMedia
 
 /// A GoPro MAX `.360`-shaped file (``GoProMAXFile``: the real cube-map frames of `pano360/gopro_max_eac` as two
 /// HEVC streams with a `gpmd` track between them) is read as one video of both streams, the first above the second.

@@ -2,15 +2,19 @@
 import Foundation
 import LapseCore
 import LapseMedia
-import Testing
 import TestSupport
+import Testing
 
 /// Mean colour of a small square around (x, y).
 private func mean(_ p: PixelBuffer, _ x: Int, _ y: Int, radius: Int = 4) -> (r: Int, g: Int, b: Int) {
     var r = 0, g = 0, b = 0, n = 0
     for yy in max(0, y - radius)...min(p.height - 1, y + radius) {
         for xx in max(0, x - radius)...min(p.width - 1, x + radius) {
-            let c = p[xx, yy]; r += Int(c.r); g += Int(c.g); b += Int(c.b); n += 1
+            let c = p[xx, yy]
+            r += Int(c.r)
+            g += Int(c.g)
+            b += Int(c.b)
+            n += 1
         }
     }
     return (r / n, g / n, b / n)

@@ -3,9 +3,10 @@ import Foundation
 import LapseCore
 import LapseGeo
 import LapseMedia
-@testable import LapseMotion
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseMotion
 
 @Suite struct MotionEstimatorTests {
     @Test func hornRecoversARotation() {
@@ -143,7 +144,10 @@ import TestSupport
         let estimator = MotionEstimator()
         for i in 0..<(images.count - 1) {
             let truth = turns[i + 1].transposed * turns[i]
-            guard let m = estimator.motion(from: images[i], to: images[i + 1]) else { errors.append(180); continue }
+            guard let m = estimator.motion(from: images[i], to: images[i + 1]) else {
+                errors.append(180)
+                continue
+            }
             errors.append(m.error(against: truth))
         }
         return errors

@@ -2,8 +2,9 @@
 import Foundation
 import LapseCore
 import LapseGeo
-@testable import LapseMotion
 import Testing
+
+@testable import LapseMotion
 
 @Suite struct OrientationSmootherTests {
     /// A sequence turning through a corner, measured by relative motions (0.2° noise an axis) and compass

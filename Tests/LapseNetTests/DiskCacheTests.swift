@@ -2,8 +2,8 @@
 import Foundation
 import LapseNet
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct DiskCacheTests {
     @Test func storesAndReadsBack() throws {

@@ -1,27 +1,39 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
-@testable import LapseNet
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseNet
 
 /// Records the delays the client asks for, and waits only a millisecond.
 final class DelayRecorder: @unchecked Sendable {
     // @unchecked: `values` only touched under `lock`.
     private let lock = NSLock()
     private var values: [Double] = []
-    var delays: [Double] { lock.lock(); defer { lock.unlock() }; return values }
+    var delays: [Double] {
+        lock.lock()
+        defer { lock.unlock() }
+        return values
+    }
     var sleep: @Sendable (Double) async throws -> Void {
         { [self] s in
-            record(s); try await Task.sleep(nanoseconds: 1_000_000)
+            record(s)
+            try await Task.sleep(nanoseconds: 1_000_000)
         }
     }
     private func record(_ s: Double) {
-        lock.lock(); values.append(s); lock.unlock()
+        lock.lock()
+        values.append(s)
+        lock.unlock()
     }
 }
 
-struct ServerStats: Decodable { var total: Int; var max_in_flight: Int; var by_path: [String: Int] }
+struct ServerStats: Decodable {
+    var total: Int
+    var max_in_flight: Int
+    var by_path: [String: Int]
+}
 
 func stats(_ server: LocalServer) async throws -> ServerStats {
     try await HTTPClient.shared.getJSON(URL(string: server.baseURL + "/stats")!, as: ServerStats.self)
@@ -53,7 +65,10 @@ func client(
     }
 
     @Test func postJSONRoundTrips() async throws {
-        struct Body: Codable, Equatable { var mapType: String; var locations: [Double] }
+        struct Body: Codable, Equatable {
+            var mapType: String
+            var locations: [Double]
+        }
         let server = try LocalServer(script: "net_standin.py")
         let sent = Body(mapType: "streetview", locations: [55.7, 13.19])
         let back = try await client().postJSON(URL(string: server.baseURL + "/echo")!, sent, as: Body.self)

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import LapseCore
+import TestSupport
+import Testing
+
+@testable import LapseNet
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-import LapseCore
-@testable import LapseNet
-import Testing
-import TestSupport
 
 /// What a broken or hostile server sends cannot take the client's credentials, memory or time (issue #42).
 @Suite struct HostileServerTests {

@@ -3,9 +3,10 @@ import Foundation
 import LapseCore
 import LapseGeo
 import LapseMedia
-@testable import LapsePanorama
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapsePanorama
 
 /// A 360° photo that is not the whole sphere (its nadir and zenith cut off) is placed on its sphere by its XMP
 /// GPano cropped-area tags, as Panoramax pictures are (issue #40, item 3): built from the real GoPro MAX photo

@@ -4,10 +4,11 @@ import LapseCore
 import LapseGeo
 import LapseMedia
 import LapseNet
-@testable import LapsePanorama
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapsePanorama
 
 @Suite struct GoogleStreetViewTests {
     /// The source image scaled as the stand-in scales it before cutting tiles: the stitched result must match it.

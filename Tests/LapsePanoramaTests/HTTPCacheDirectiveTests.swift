@@ -2,9 +2,10 @@
 import Foundation
 import LapseCore
 import LapseNet
-@testable import LapsePanorama
 import TestSupport
 import Testing
+
+@testable import LapsePanorama
 
 /// The HTTP cache against the Map Tiles stand-in, directive by directive, as Google's Map Tiles policies ask
 /// (honour `max-age`, `stale-while-revalidate`, `must-revalidate`, `private`, `no-store` and the ETag; RFC 9111 and

@@ -4,9 +4,10 @@ import LapseCore
 import LapseGeo
 import LapseMedia
 import LapseNet
-@testable import LapsePanorama
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapsePanorama
 
 @Suite struct LocalPhotoSourceTests {
     static let trekview = TestData.path("pano360/trekview_360")

@@ -4,10 +4,11 @@ import LapseCore
 import LapseGeo
 import LapseMedia
 import LapseNet
-@testable import LapsePanorama
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapsePanorama
 
 /// The Mapillary stand-in's world (``MapillaryStandIn``) as the source tests use it.
 enum MapillaryWorld {
@@ -44,7 +45,12 @@ enum MapillaryWorld {
     }
 
     struct Log: Decodable {
-        struct Entry: Decodable { var time: Double; var path: String; var auth: Bool; var query_token: Bool }
+        struct Entry: Decodable {
+            var time: Double
+            var path: String
+            var auth: Bool
+            var query_token: Bool
+        }
         var log: [Entry]
     }
 

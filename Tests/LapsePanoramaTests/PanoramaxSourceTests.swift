@@ -4,10 +4,11 @@ import LapseCore
 import LapseGeo
 import LapseMedia
 import LapseNet
-@testable import LapsePanorama
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapsePanorama
 
 /// The Panoramax stand-in (Tests/Fixtures/panoramax_standin.py) and the world it serves.
 enum PanoramaxWorld {

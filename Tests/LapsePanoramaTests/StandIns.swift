@@ -4,8 +4,9 @@ import LapseCore
 import LapseGeo
 import LapseMedia
 import LapseNet
-@testable import LapsePanorama
 import TestSupport
+
+@testable import LapsePanorama
 
 /// The Map Tiles API stand-in and the world it serves (see Tests/Fixtures/maptiles_standin.py).
 enum MapTilesWorld {

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseMedia
-@testable import LapsePanorama
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapsePanorama
 
 /// A 2:1 picture is known for a 360° one, without metadata, when its left and right edges meet
 /// (``VideoPanoramaSource/wrapsAround(_:)``): every real 360° picture of the shared data does, at the size the

@@ -2,9 +2,10 @@
 import Foundation
 import LapseCore
 import LapseMedia
-@testable import LapseRender
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseRender
 
 /// Text drawn with FreeType (DejaVu Sans) and credits drawn into the corner of real frames.
 @Suite struct CreditOverlayTests {
@@ -22,7 +23,10 @@ import TestSupport
         var top = Int.max, bottom = -1, left = Int.max, right = -1
         for y in 0..<m.height {
             for x in 0..<m.width where m.coverage[y * m.width + x] > 0 {
-                top = min(top, y); bottom = max(bottom, y); left = min(left, x); right = max(right, x)
+                top = min(top, y)
+                bottom = max(bottom, y)
+                left = min(left, x)
+                right = max(right, x)
             }
         }
         return bottom < 0 ? nil : (top, bottom, left, right)
@@ -97,7 +101,10 @@ import TestSupport
             for x in 0..<1280 {
                 let a = photo[x, y], b = framed[x, y]
                 if !box.contains(x, y) {
-                    if a != b { Issue.record("pixel \(x),\(y) outside the box changed: \(a) → \(b)"); return }
+                    if a != b {
+                        Issue.record("pixel \(x),\(y) outside the box changed: \(a) → \(b)")
+                        return
+                    }
                     continue
                 }
                 #expect(b.a == a.a)

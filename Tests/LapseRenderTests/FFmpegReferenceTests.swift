@@ -2,8 +2,8 @@
 import Foundation
 import LapseMedia
 import LapseRender
-import Testing
 import TestSupport
+import Testing
 
 /// The projector against ffmpeg's `v360=input=e:output=flat` filter on real 360° images, same parameters.
 @Suite("Projector vs ffmpeg v360 on real panoramas")

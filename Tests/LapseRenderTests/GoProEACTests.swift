@@ -2,9 +2,10 @@
 import Foundation
 import LapseCore
 import LapseMedia
-@testable import LapseRender
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseRender
 
 /// GoPro MAX's equi-angular cubemap against the real frames of `pano360/gopro_max_eac` and the equirectangular
 /// frames trek-view's max2sphere (the reference converter) made of them.

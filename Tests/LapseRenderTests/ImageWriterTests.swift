@@ -2,8 +2,8 @@
 import Foundation
 import LapseCore
 import LapseMedia
-import Testing
 import TestSupport
+import Testing
 
 /// LapseMedia's ImageWriter (written with the projector, its first user; kept beside its tests).
 @Suite struct ImageWriterTests {

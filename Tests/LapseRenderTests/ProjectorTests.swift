@@ -2,13 +2,18 @@
 import Foundation
 import LapseCore
 import LapseMedia
-@testable import LapseRender
 import Testing
+
+@testable import LapseRender
 
 @Suite("Projector geometry on synthetic panoramas")
 struct ProjectorGeometryTests {
     /// Coloured markers at known compass headings and elevations on a grey panorama.
-    struct Marker { var heading: Double; var elevation: Double; var colour: RGBA }
+    struct Marker {
+        var heading: Double
+        var elevation: Double
+        var colour: RGBA
+    }
     static let markers: [Marker] = [
         Marker(heading: 0, elevation: 0, colour: RGBA(255, 0, 0)),
         Marker(heading: 30, elevation: 10, colour: RGBA(0, 255, 0)),
@@ -49,7 +54,10 @@ struct ProjectorGeometryTests {
                 // Share of the marker colour in a blend of marker and grey.
                 let share = 1 - dist(p, colour) / full
                 guard share > 0.5 else { continue }
-                sx += Double(x) * share; sy += Double(y) * share; sw += share; n += 1
+                sx += Double(x) * share
+                sy += Double(y) * share
+                sw += share
+                n += 1
             }
         }
         return sw > 0 ? (sx / sw, sy / sw, n) : nil

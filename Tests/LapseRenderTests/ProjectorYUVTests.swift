@@ -2,9 +2,10 @@
 import Foundation
 import LapseCore
 import LapseMedia
-@testable import LapseRender
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseRender
 
 /// The Y′CbCr render (each plane on its own grid, no RGBA round trip) against the RGBA render of the same frames
 /// of the real 360° video, seen as RGBA: the same picture (SSIM ≥ 0.995) and the same colour (each channel's
@@ -30,7 +31,10 @@ import TestSupport
             let d = ImageMetrics.meanColour(a) - ImageMetrics.meanColour(b)
             #expect(ssim >= 0.995, "SSIM \(ssim)")
             #expect(abs(d.x) <= 1 && abs(d.y) <= 1 && abs(d.z) <= 1, "mean colour differs by \(d)")
-            for _ in 0..<20 { _ = try rgbaReader.skipFrame(); _ = try yuvReader.skipFrame() }
+            for _ in 0..<20 {
+                _ = try rgbaReader.skipFrame()
+                _ = try yuvReader.skipFrame()
+            }
         }
     }
 

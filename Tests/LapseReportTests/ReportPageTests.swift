@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseCore
-@testable import LapseReport
-import Testing
 import TestSupport
+import Testing
+
+@testable import LapseReport
 
 @Suite struct ReportPageTests {
     let dir = TestData.scratchDirectory("reportpage")

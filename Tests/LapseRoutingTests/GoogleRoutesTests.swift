@@ -3,9 +3,10 @@ import Foundation
 import LapseCore
 import LapseGeo
 import LapseNet
-@testable import LapseRouting
 import TestSupport
 import Testing
+
+@testable import LapseRouting
 
 /// The Routes API against `Tests/Fixtures/directions_standin.py`, which answers as the Routes API reference
 /// documents it (key header, required field mask, fields filtered by the mask, limits, error bodies).

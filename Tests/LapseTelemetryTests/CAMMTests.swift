@@ -2,8 +2,8 @@
 import Foundation
 import LapseCore
 import LapseTelemetry
-import Testing
 import TestSupport
+import Testing
 
 /// Google's Camera Motion Metadata (CAMM) samples, written here byte by byte as the specification lays them out
 /// (little-endian: uint16 reserved, uint16 type, the type's fields), read back exactly (issue #40, item 1).

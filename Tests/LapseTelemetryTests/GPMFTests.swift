@@ -3,8 +3,8 @@ import Foundation
 import LapseCore
 import LapseGeo
 import LapseTelemetry
-import Testing
 import TestSupport
+import Testing
 
 /// GoPro telemetry (GPMF) read from real files: raw payloads of a HERO11 and a Fusion, and the `gpmd` track of a
 /// GoPro MAX video (issue #40, item 1, in part).

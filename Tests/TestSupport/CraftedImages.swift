@@ -25,8 +25,10 @@ public enum CraftedImages {
             let marker = b[i + 1]
             let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
             if [0xC0, 0xC1, 0xC2].contains(marker) {
-                b[i + 5] = UInt8(height >> 8); b[i + 6] = UInt8(height & 0xFF)
-                b[i + 7] = UInt8(width >> 8); b[i + 8] = UInt8(width & 0xFF)
+                b[i + 5] = UInt8(height >> 8)
+                b[i + 6] = UInt8(height & 0xFF)
+                b[i + 7] = UInt8(width >> 8)
+                b[i + 8] = UInt8(width & 0xFF)
                 return b
             }
             i += 2 + length

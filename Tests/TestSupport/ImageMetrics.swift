@@ -23,7 +23,11 @@ public enum ImageMetrics {
                 for yy in y..<y + win {
                     for xx in x..<x + win {
                         let p = la[yy * w + xx], q = lb[yy * w + xx]
-                        sa += p; sb += q; saa += p * p; sbb += q * q; sab += p * q
+                        sa += p
+                        sb += q
+                        saa += p * p
+                        sbb += q * q
+                        sab += p * q
                     }
                 }
                 let n = Double(win * win)

@@ -75,7 +75,11 @@ public enum InCarComposite {
     }
 
     /// What a pixel of the car shows, by its place in the car's frame.
-    enum Region { case cabin, window, person(Int) }
+    enum Region {
+        case cabin
+        case window
+        case person(Int)
+    }
 
     static func region(alpha: Double, latitude: Double, windows: Bool) -> Region {
         let a = abs(alpha)

@@ -201,5 +201,4 @@ enum PanoramasCommand: Command {
             throw LapseError.usage("\(option) \(error.reason)")
         }
     }
-
 }

@@ -162,5 +162,4 @@ enum RouteCommand: Command {
             throw LapseError.usage("\(option) \(error.reason)")
         }
     }
-
 }
