@@ -57,6 +57,11 @@ public struct ClipResult: Sendable {
     /// Of ``videoFrames``, those before `start` that the edit list hides (copy mode into MP4/MOV: the frames
     /// from the keyframe to the start, which the decoder needs); 0 otherwise.
     public var hiddenFrames: Int = 0
+    /// Of ``videoFrames``, those at or after `end` that the edit list hides (copy mode into MP4/MOV: frames shown
+    /// later that an in-range frame needs as a reference, B-frames' forward references); 0 otherwise.
+    public var framesPastEnd: Int = 0
+    /// The frames a player shows: ``videoFrames`` less those the edit list hides either side.
+    public var shownFrames: Int { videoFrames - hiddenFrames - framesPastEnd }
     /// Audio packets written (0 without audio).
     public var audioPackets: Int
     /// Whether the output has an audio stream.
@@ -552,6 +557,7 @@ struct StreamCopyClip {
             hasAudio: outAudio != nil || outTrack != nil, mediaDuration: nil,
             bytesRead: input.bytesRead, container: container)
         result.hiddenFrames = hiddenFrames
+        result.framesPastEnd = editList ? framesPastEnd : 0
         return result
     }
 }

@@ -66,7 +66,7 @@ struct ClipCLITests {
         let source = Self.synthetic + "/" + file
         let out = TestData.scratchDirectory().appendingPathComponent("range.mp4").path
         let r = try Shell.lapse([
-            "clip", source, "-o", out, "--start", String(start), "--duration", String(duration), "--quiet"
+            "clip", source, "-o", out, "--start", String(start), "--duration", String(duration), "--json"
         ])
         #expect(r.status == 0, "\(r.stderr)")
         /// (seconds, picture checksum) of every frame a player shows, as ffmpeg decodes it.
@@ -85,6 +85,8 @@ struct ClipCLITests {
         let expected = try shown(source).filter { $0.0 >= start - 1e-6 && $0.0 < start + duration - 1e-6 }.map(\.1)
         let got = try shown(out)
         #expect(got.map(\.1) == expected, "\(got.count) frames shown, \(expected.count) in the range")
+        // The summary counts the frames shown (it counted the hidden ones past the end too).
+        #expect(try JSONSummary.parse(r.stdoutData)?["video_frames"] as? Int == got.count, "\(r.stdout)")
         #expect(abs((got.first?.0 ?? -1)) < 1e-6)
         let length = try FFmpegReference.probe(
             out, ["-select_streams", "v", "-show_entries", "stream=duration", "-of", "csv=p=0"])

@@ -74,19 +74,15 @@ enum ClipCommand: Command {
         }
         if noAudio && audioFile != nil { throw LapseError.usage("give --no-audio or --audio FILE, not both") }
         if mode != nil && audioFile == nil { throw LapseError.usage("--audio-mode needs --audio FILE") }
-        _ = try Clipper.container(for: output)
 
         var options = ClipOptions(start: start, end: stop)
         options.accurate = accurate
         if let timeout { options.input.readTimeout = timeout }
         if noAudio { options.audio = .none }
         if let audioFile { options.audio = mode == "mix" ? .mix(path: audioFile) : .replace(path: audioFile) }
-        MediaInput.silenceLibraryLog()
-
-        // Network reads that wait, off the concurrency pool.
-        let result = try await BlockingQueue(label: "lapse.clip").run { [options] in
-            try Clipper.clip(input, to: output, options: options, overwrite: overwrite, progress: console.progress)
-        }
+        var job = ClipJob(input: input, output: output, options: options)
+        job.overwrite = overwrite
+        let result = try await job.run(progress: console.progress)
         for warning in result.warnings { console.warn(warning) }
 
         var lines: [String] = []
@@ -105,19 +101,22 @@ enum ClipCommand: Command {
                 """
             )
         }
-        let hidden =
-            result.hiddenFrames > 0 ? " (+\(result.hiddenFrames) before the start, hidden by the edit list)" : ""
+        let hiddenParts = [
+            result.hiddenFrames > 0 ? "+\(result.hiddenFrames) before the start" : nil,
+            result.framesPastEnd > 0 ? "\(result.framesPastEnd) after the end" : nil
+        ].compactMap { $0 }
+        let hidden = hiddenParts.isEmpty ? "" : " (\(hiddenParts.joined(separator: " and ")), hidden by the edit list)"
         lines.append(
             """
             wrote \(output): \(String(format: "%.3f", result.duration)) s, \
-            \(counted(result.videoFrames - result.hiddenFrames, "video frame"))\(hidden)
+            \(counted(result.shownFrames, "video frame"))\(hidden)
             """
                 + (result.hasAudio ? ", audio" : ", no audio"))
         console.summary(
             lines,
             json: Summary.Clip(
                 output: output, start: result.start, end: result.end, keyframeTime: result.keyframeTime,
-                videoFrames: result.videoFrames - result.hiddenFrames, hiddenFrames: result.hiddenFrames,
+                videoFrames: result.shownFrames, hiddenFrames: result.hiddenFrames,
                 editList: result.usesEditList, duration: result.duration, mediaDuration: result.mediaDuration,
                 audio: result.hasAudio, accurate: accurate, container: result.container))
     }
