@@ -191,19 +191,50 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         {
             result.gif = (newOutput as NSString).deletingPathExtension + ".gif"
         }
-        // Every key `other` sets (its JSON form leaves out what it does not) replaces this one's. Every value
-        // round-trips, checked or not (a NaN, a zoom of 9: makeJob reports those).
-        let encoder = JSONEncoder(), decoder = JSONDecoder()
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
-            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        guard let mine = try? JSONSerialization.jsonObject(with: encoder.encode(result)) as? [String: Any],
-            let theirs = try? JSONSerialization.jsonObject(with: encoder.encode(other)) as? [String: Any],
-            let merged = try? JSONSerialization.data(withJSONObject: mine.merging(theirs) { _, new in new }),
-            let decoded = try? decoder.decode(HyperlapseSettings.self, from: merged)
-        else { preconditionFailure("HyperlapseSettings does not round-trip through JSON") }
-        return decoded
+        // Field by field: every value `other` sets replaces this one's (checked or not: a NaN, a zoom of 9 —
+        // makeJob reports those). A test walks CodingKeys, so a setting added there and not here fails it.
+        func take<Value>(_ key: WritableKeyPath<HyperlapseSettings, Value?>) {
+            if let value = other[keyPath: key] { result[keyPath: key] = value }
+        }
+        take(\.from)
+        take(\.to)
+        take(\.via)
+        take(\.provider)
+        take(\.route)
+        take(\.source)
+        take(\.track)
+        take(\.spacing)
+        take(\.size)
+        take(\.fov)
+        take(\.fps)
+        take(\.lookAt)
+        take(\.headingOffset)
+        take(\.keyframes)
+        take(\.zoom)
+        take(\.crossfade)
+        take(\.output)
+        take(\.gif)
+        take(\.gifWidth)
+        take(\.cacheDir)
+        take(\.sharedCache)
+        take(\.radius)
+        take(\.crf)
+        take(\.preset)
+        take(\.panoHeading)
+        take(\.frameStep)
+        take(\.keyFile)
+        take(\.osrmURL)
+        take(\.timeout)
+        take(\.stabilize)
+        take(\.forward)
+        take(\.toneMatch)
+        take(\.creditPosition)
+        take(\.copyright)
+        take(\.includeIndoor)
+        take(\.equirectangular)
+        take(\.frames)
+        take(\.report)
+        return result
     }
 
     /// Reads a job file.
