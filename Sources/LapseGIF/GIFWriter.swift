@@ -36,7 +36,7 @@ final class GIFWriter {
         }
         self.gif = gif
         EGifSetGifVersion(gif, true)
-        let map = globalPalette.map(Self.makeMap)
+        let map = try globalPalette.map(Self.makeMap)
         defer { if let map { GifFreeMapObject(map) } }
         try check(EGifPutScreenDesc(gif, Int32(width), Int32(height), 8, 0, map), "cannot write the header")
         if let loopCount {
@@ -217,7 +217,7 @@ final class GIFWriter {
         var ext = [UInt8](repeating: 0, count: 4)
         let n = EGifGCBToExtension(&gcb, &ext)
         try check(EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, Int32(n), ext), "cannot write a frame")
-        let map = frame.usesGlobalPalette ? nil : Self.makeMap(frame.palette)
+        let map = frame.usesGlobalPalette ? nil : try Self.makeMap(frame.palette)
         defer { if let map { GifFreeMapObject(map) } }
         let r = frame.rect
         try check(
@@ -228,12 +228,15 @@ final class GIFWriter {
     }
 
     /// A giflib colour map of `palette`, padded with black to a power-of-two size (2…256).
-    private static func makeMap(_ palette: [RGBAColor]) -> UnsafeMutablePointer<ColorMapObject> {
+    /// - Throws: ``LapseError`` `.codec` when giflib has no memory for it.
+    private static func makeMap(_ palette: [RGBAColor]) throws -> UnsafeMutablePointer<ColorMapObject> {
         var size = 2
         while size < palette.count { size *= 2 }
         var colors = [GifColorType](repeating: GifColorType(Red: 0, Green: 0, Blue: 0), count: size)
         for (i, c) in palette.enumerated() { colors[i] = GifColorType(Red: c.r, Green: c.g, Blue: c.b) }
-        guard let map = GifMakeMapObject(Int32(size), &colors) else { fatalError("giflib: out of memory") }
+        guard let map = GifMakeMapObject(Int32(size), &colors) else {
+            throw LapseError(.codec, nil, "giflib: out of memory")
+        }
         return map
     }
 

@@ -40,7 +40,7 @@ public final class AudioTrack {
     private var sink: UnsafeMutablePointer<AVFilterContext>?
     private var encoder: UnsafeMutablePointer<AVCodecContext>?
     private var codecParameters: UnsafeMutablePointer<AVCodecParameters>?
-    private let frame = Frame()
+    private let frame: Frame
     private var pending: Packet?
     private var graphEnded = false
     private var encoderEnded = false
@@ -56,6 +56,7 @@ public final class AudioTrack {
         sources: [Source], duration: Double, options: MediaInput.Options = MediaInput.Options(),
         bitRate: Int = 160_000
     ) throws {
+        frame = try Frame()
         precondition(!sources.isEmpty, "an audio track needs a source")
         FFmpegLog.quiet()
         self.duration = max(0.001, duration)
@@ -202,7 +203,7 @@ public final class AudioTrack {
     private func produce() throws -> Packet? {
         guard let encoder else { return nil }
         while true {
-            let packet = Packet()
+            let packet = try Packet()
             let r = avcodec_receive_packet(encoder, packet.pointer)
             if r == 0 { return packet }
             if r == lapse_averror_eof() {
@@ -260,13 +261,14 @@ private final class SourceDecoder {
     let start: Double
     let clock: StreamClock
     private let decoder: PacketDecoder
-    private let frame = Frame()
+    private let frame: Frame
     private(set) var ended = false
 
     var displayName: String { input.displayName }
     var sampleRate: Int { Int(decoder.sampleRate) }
 
     init(source: AudioTrack.Source, options: MediaInput.Options) throws {
+        frame = try Frame()
         input = try MediaInput(location: source.location, options: options)
         guard let a = input.audioStreamIndex else {
             throw LapseError(.invalidInput, input.displayName, "no audio stream")

@@ -91,7 +91,7 @@ struct AccurateClip {
         let expected = max(1, Int((length * av_q2d(rate)).rounded()))
 
         let scaler = Scaler()
-        let yuv = Frame()
+        let yuv = try Frame()
         try yuv.allocate(width: width, height: height, format: AV_PIX_FMT_YUV420P)
         var held: Frame? // the last frame before the start: shown at the start when no frame falls on it
         var written = 0
@@ -143,7 +143,7 @@ struct AccurateClip {
             try ffCheck(failure.code, input.displayName, "cannot decode the video")
         }
         while true {
-            let f = Frame()
+            let f = try Frame()
             guard try decoder.receive(into: f, read: read, failed: failed) else { break }
             let ts = f.pointer.pointee.best_effort_timestamp
             guard ts != lapse_nopts_value else { continue }

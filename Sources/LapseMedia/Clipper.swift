@@ -340,7 +340,7 @@ extension MediaInput {
             var keyframe: Double?
             var firstKeyframe: Double?
             while true {
-                let p = Packet()
+                let p = try Packet()
                 guard try read(into: p) else { break }
                 let isVideo = Int(p.pointer.pointee.stream_index) == video
                 if isVideo {
@@ -388,7 +388,7 @@ extension MediaInput {
         var buffer: [Packet] = []
         var found = false
         while true {
-            let p = Packet()
+            let p = try Packet()
             guard try read(into: p) else { break }
             if Int(p.pointer.pointee.stream_index) == video {
                 if !found && p.pointer.pointee.flags & AV_PKT_FLAG_KEY == 0 { continue }
@@ -529,7 +529,7 @@ struct StreamCopyClip {
 
         for p in buffered { try handle(p) }
         while !(videoDone && audioDone) {
-            let p = Packet()
+            let p = try Packet()
             guard try input.read(into: p) else { break }
             let time = input.time(of: p.pointer)
             // An audio stream that ends before the range does not make us read the rest of the file.

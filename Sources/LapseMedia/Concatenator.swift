@@ -109,7 +109,7 @@ public enum Concatenator {
         muxer.setMetadata(metadata ?? containerMetadata(first))
         try muxer.writeHeader()
 
-        let packet = Packet()
+        let packet = try Packet()
         var offset = 0.0 // seconds: where the current input starts in the output
         var lastDTS = [Int64](repeating: Int64.min, count: layout.count)
         var videoFrames = 0, packets = 0

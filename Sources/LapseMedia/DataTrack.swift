@@ -32,7 +32,7 @@ extension MediaInput {
         for other in streams.indices where other != index { avStream(other).pointee.discard = AVDISCARD_ALL }
         var samples: [DataSample] = []
         var total = 0
-        let packet = Packet()
+        let packet = try Packet()
         while try read(into: packet) {
             let p = packet.pointer.pointee
             guard Int(p.stream_index) == index, let data = p.data, p.size > 0 else { continue }

@@ -52,8 +52,9 @@ enum FFmpegLog {
 final class Frame: @unchecked Sendable {
     // @unchecked: a frame is handed from one thread to the next, never used by two at once.
     let pointer: UnsafeMutablePointer<AVFrame>
-    init() {
-        guard let f = av_frame_alloc() else { fatalError("av_frame_alloc: out of memory") }
+    /// - Throws: ``LapseError`` `.codec` when there is no memory for it.
+    init() throws {
+        guard let f = av_frame_alloc() else { throw LapseError(.codec, nil, "av_frame_alloc: out of memory") }
         pointer = f
     }
     deinit {
@@ -85,8 +86,9 @@ final class Frame: @unchecked Sendable {
 final class Packet: @unchecked Sendable {
     // @unchecked: used by one thread at a time.
     let pointer: UnsafeMutablePointer<AVPacket>
-    init() {
-        guard let p = av_packet_alloc() else { fatalError("av_packet_alloc: out of memory") }
+    /// - Throws: ``LapseError`` `.codec` when there is no memory for it.
+    init() throws {
+        guard let p = av_packet_alloc() else { throw LapseError(.codec, nil, "av_packet_alloc: out of memory") }
         pointer = p
     }
     deinit {

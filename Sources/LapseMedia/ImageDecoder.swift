@@ -240,7 +240,7 @@ public final class DecodedImage: @unchecked Sendable {
             return LapseError(
                 .invalidInput, path, "corrupt or truncated image (\(why))", cause: code < 0 ? .ffmpeg(code) : nil)
         }
-        let frame = Frame()
+        let frame = try Frame()
         var lastError: Int32 = 0
         let got = try decoder.receive(
             into: frame,

@@ -74,7 +74,7 @@ public enum ImageWriter {
         let encoder = try Encoder(width: image.width, height: image.height, format: format, opaque: image.isOpaque)
         defer { withExtendedLifetime(encoder) {} } // its deinit frees the context used below
         let context = encoder.context, codecID = encoder.codecID, pixelFormat = encoder.pixelFormat
-        let frame = Frame()
+        let frame = try Frame()
         try frame.allocate(
             width: image.width, height: image.height,
             format: codecID == AV_CODEC_ID_MJPEG ? AV_PIX_FMT_YUV420P : pixelFormat)
@@ -87,7 +87,7 @@ public enum ImageWriter {
         frame.pointer.pointee.pts = 0
 
         var out: [UInt8] = []
-        let packet = Packet()
+        let packet = try Packet()
         func drain() throws {
             while true {
                 let r = avcodec_receive_packet(context, packet.pointer)

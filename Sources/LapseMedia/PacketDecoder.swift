@@ -15,7 +15,7 @@ import LapseCore
 final class PacketDecoder {
     private let context: UnsafeMutablePointer<AVCodecContext>
     /// The packet being sent (the caller's `read` fills it); kept while the decoder refuses it with EAGAIN.
-    private let packet = Packet()
+    private let packet: Packet
     private var packetPending = false
     private var inputEnded = false
     /// Whether the decoder has given its last frame (EOF after the input's end).
@@ -50,6 +50,7 @@ final class PacketDecoder {
         what: String, errorCode: LapseError.Code = .invalidInput,
         configure: (UnsafeMutablePointer<AVCodecContext>, UnsafePointer<AVCodec>) -> Void = { _, _ in }
     ) throws {
+        packet = try Packet()
         guard let codec = codec ?? avcodec_find_decoder(parameters.pointee.codec_id) else {
             throw LapseError(errorCode, name, "no decoder for this \(what) format")
         }

@@ -72,8 +72,8 @@ public final class VideoEncoder {
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var codecContext: UnsafeMutablePointer<AVCodecContext>?
     private var stream: UnsafeMutablePointer<AVStream>
-    private let packet = Packet()
-    private let frame = Frame()
+    private let packet: Packet
+    private let frame: Frame
     private let scaler = Scaler()
     private var nextPts: Int64 = 0
     private var lastPts: Int64 = -1
@@ -110,6 +110,8 @@ public final class VideoEncoder {
         audio: [AudioStreamParameters],
         configure: ((UnsafeMutablePointer<AVStream>, [UnsafeMutablePointer<AVStream>]) -> Void)? = nil
     ) throws {
+        packet = try Packet()
+        frame = try Frame()
         FFmpegLog.quiet()
         self.settings = settings
         self.path = path

@@ -23,9 +23,10 @@ final class VideoFrameConverter {
     private var source: UnsafeMutablePointer<AVFilterContext>?
     private var sink: UnsafeMutablePointer<AVFilterContext>?
     private var key: [Int32] = []
-    private let output = Frame()
+    private let output: Frame
 
-    init(width: Int, height: Int, rotationFilters: [String], swapsAxes: Bool, toneMap: Bool) {
+    init(width: Int, height: Int, rotationFilters: [String], swapsAxes: Bool, toneMap: Bool) throws {
+        output = try Frame()
         self.width = width
         self.height = height
         self.rotationFilters = rotationFilters

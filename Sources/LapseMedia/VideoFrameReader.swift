@@ -92,7 +92,7 @@ public final class VideoFrameReader {
     /// Time 0 in seconds on the stream's clock: the input's start (``MediaInput/startTime``), as `lapse clip` uses.
     private let origin: Double
     private let rotationFilters: [String]
-    private let packet = Packet()
+    private let packet: Packet
     private var current: Frame?
     private var currentTime = 0.0
     private var lookahead: Frame?
@@ -121,6 +121,7 @@ public final class VideoFrameReader {
     ///   - stream: the stream to read (nil: the main one, and its twin when there is one).
     /// - Throws: ``LapseError`` `.invalidInput` when it has no video stream or no decoder for it.
     public init(input: MediaInput, stream only: Int? = nil) throws {
+        packet = try Packet()
         self.input = input
         let name = input.displayName
         guard let opened = input.context else { throw LapseError(.invalidInput, name, "input is closed") }
@@ -475,7 +476,7 @@ public final class VideoFrameReader {
         if let last = lastOutput, last.serial == id { return last.pixels }
         if converter == nil {
             let swap = rotation == 90 || rotation == 270
-            converter = VideoFrameConverter(
+            converter = try VideoFrameConverter(
                 width: outputSize.width, height: max(1, outputSize.height / streamCount),
                 rotationFilters: rotationFilters, swapsAxes: swap, toneMap: true)
         }
@@ -491,7 +492,7 @@ public final class VideoFrameReader {
 
     /// Decodes the next frame; undecodable packets are skipped with a warning.
     private func decodeNext() throws -> (Frame, Double)? {
-        let frame = Frame()
+        let frame = try Frame()
         let got = try decoder.receive(
             into: frame,
             read: { packet in

@@ -14,7 +14,7 @@ struct ClipMediaInputTests {
 
     /// Reads every packet; returns (video packets, audio packets, first video keyframe time after the seek).
     static func countPackets(_ input: MediaInput) throws -> (video: Int, audio: Int) {
-        let packet = Packet()
+        let packet = try Packet()
         var v = 0, a = 0
         while try input.read(into: packet) {
             if Int(packet.pointer.pointee.stream_index) == input.videoStreamIndex { v += 1 }
@@ -45,7 +45,7 @@ struct ClipMediaInputTests {
     @Test func seekLandsOnKeyframeAtOrBefore() throws {
         let input = try MediaInput(location: Self.gop)
         try input.seek(to: 5)
-        let packet = Packet()
+        let packet = try Packet()
         var first: Double?
         while try input.read(into: packet) {
             if Int(packet.pointer.pointee.stream_index) == input.videoStreamIndex {

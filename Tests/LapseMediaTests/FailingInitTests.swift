@@ -106,9 +106,9 @@ import Testing
     /// A filter graph that cannot be built (a filter that does not exist) fails every frame, freeing each graph
     /// it began and keeping none of its filters.
     @Test func frameConverter() throws {
-        let converter = VideoFrameConverter(
+        let converter = try VideoFrameConverter(
             width: 32, height: 24, rotationFilters: ["no_such_filter"], swapsAxes: false, toneMap: true)
-        let frame = Frame()
+        let frame = try Frame()
         try frame.allocate(width: 64, height: 48, format: AV_PIX_FMT_YUV420P)
         for _ in 0..<3 {
             let error = try #require(throws: LapseError.self) { try converter.convert(frame) }
