@@ -640,9 +640,13 @@ private final class InterruptState: Sendable {
     private let stallLimit = Atomic<UInt64>(0)
     private let lastProgress = Atomic<UInt64>(0)
     private let progressPosition = Atomic<Int64>(0)
-    /// The address of the `AVFormatContext` or `AVIOContext` whose read position shows progress (0: none).
-    private let formatAddress = Atomic<Int>(0)
-    private let ioAddress = Atomic<Int>(0)
+    /// The `AVFormatContext` or `AVIOContext` whose read position shows progress.
+    private let observed = Mutex(Observed())
+    /// Sendable because only the reading thread dereferences them (``readPosition()``), while the context lives.
+    private struct Observed: @unchecked Sendable {
+        var format: UnsafeMutablePointer<AVFormatContext>?
+        var io: UnsafeMutablePointer<AVIOContext>?
+    }
 
     /// Bytes that count as progress.
     static let stallBytes: Int64 = 4096
@@ -658,11 +662,11 @@ private final class InterruptState: Sendable {
     }
     /// Progress is read from this context's I/O position from now on.
     func observe(format: UnsafeMutablePointer<AVFormatContext>?) {
-        formatAddress.store(format.map { Int(bitPattern: $0) } ?? 0, ordering: .relaxed)
+        observed.withLock { $0.format = format }
         progressPosition.store(0, ordering: .relaxed) // a new context reads from its own start
     }
     func observe(io: UnsafeMutablePointer<AVIOContext>?) {
-        ioAddress.store(io.map { Int(bitPattern: $0) } ?? 0, ordering: .relaxed)
+        observed.withLock { $0.io = io }
         progressPosition.store(0, ordering: .relaxed)
     }
     /// A packet was delivered.
@@ -688,11 +692,9 @@ private final class InterruptState: Sendable {
 
     /// The observed context's read position (bytes), if any. Read on the reading thread only (the callback's).
     private func readPosition() -> Int64? {
-        let io = ioAddress.load(ordering: .relaxed), format = formatAddress.load(ordering: .relaxed)
-        if io != 0, let pb = UnsafeMutablePointer<AVIOContext>(bitPattern: io) { return pb.pointee.pos }
-        if format != 0, let ctx = UnsafeMutablePointer<AVFormatContext>(bitPattern: format), let pb = ctx.pointee.pb {
-            return pb.pointee.pos
-        }
+        let now = observed.withLock { $0 }
+        if let io = now.io { return io.pointee.pos }
+        if let pb = now.format?.pointee.pb { return pb.pointee.pos }
         return nil
     }
 

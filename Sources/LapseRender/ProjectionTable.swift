@@ -43,18 +43,19 @@ final class ProjectionTable: Sendable {
     static let one: Int32 = 1 << 8
 
     let key: ProjectionTableKey
-    /// Where `u` and then `v` lie (``TableMemory``: one block of `8 · count` bytes), as an address.
-    private let memory: Int
+    /// Where `u` and then `v` lie (``TableMemory``: one block of `8 · count` bytes).
+    private let memory: TableMemory.Block
     /// Output pixels: `outputWidth × outputHeight`.
     var count: Int { key.outputWidth * key.outputHeight }
 
     /// Fixed-point source columns, `count` of them, in `[0, (sourceWidth − 1)·256)`. Valid while the table is.
     var u: UnsafeBufferPointer<UInt32> {
-        UnsafeBufferPointer(start: UnsafePointer(bitPattern: memory), count: count)
+        UnsafeBufferPointer(start: UnsafeRawPointer(memory.base).assumingMemoryBound(to: UInt32.self), count: count)
     }
     /// Fixed-point source rows, `count` of them. Valid while the table is.
     var v: UnsafeBufferPointer<Int32> {
-        UnsafeBufferPointer(start: UnsafePointer(bitPattern: memory + 4 * count), count: count)
+        UnsafeBufferPointer(
+            start: UnsafeRawPointer(memory.base + 4 * count).assumingMemoryBound(to: Int32.self), count: count)
     }
 
     /// `body` with the columns and rows, the table kept alive while it runs.
@@ -62,7 +63,7 @@ final class ProjectionTable: Sendable {
         try withExtendedLifetime(self) { try body(u, v) }
     }
 
-    deinit { TableMemory.give(memory, bytes: 8 * count) }
+    deinit { TableMemory.give(memory) }
 
     /// Spacing (output pixels) of the grid on which the mapping is computed exactly; between its points it is
     /// interpolated bilinearly (see ``init(key:exact:)``).
@@ -485,27 +486,34 @@ enum RowBands {
 /// oldest is freed to make room), so a process that renders many sizes keeps no more than that.
 enum TableMemory {
     static let kept = 4
-    /// Free blocks, oldest first: size in bytes and address.
-    private static let free = Mutex<[(bytes: Int, address: Int)]>([])
+    /// One allocation: its start and size. Sendable because it has one owner at a time: the table it was given to,
+    /// or this free list (under its lock) between tables.
+    struct Block: @unchecked Sendable {
+        let base: UnsafeMutableRawPointer
+        let bytes: Int
+    }
+
+    /// Free blocks, oldest first.
+    private static let free = Mutex<[Block]>([])
 
     /// A block of `bytes` (64-byte aligned), a kept one if there is one.
-    static func take(bytes: Int) -> Int {
+    static func take(bytes: Int) -> Block {
         let kept = free.withLock { free in
-            free.lastIndex { $0.bytes == bytes }.map { free.remove(at: $0).address }
+            free.lastIndex { $0.bytes == bytes }.map { free.remove(at: $0) }
         }
         if let kept { return kept }
-        return Int(bitPattern: UnsafeMutableRawPointer.allocate(byteCount: max(bytes, 1), alignment: 64))
+        return Block(base: UnsafeMutableRawPointer.allocate(byteCount: max(bytes, 1), alignment: 64), bytes: bytes)
     }
 
     /// Blocks of `bytes` waiting.
     static func waiting(bytes: Int) -> Int { free.withLock { $0.count { $0.bytes == bytes } } }
 
     /// Gives back a block from ``take(bytes:)``: kept, the oldest kept freed when ``kept`` already wait.
-    static func give(_ address: Int, bytes: Int) {
-        let evicted = free.withLock { free -> Int? in
-            free.append((bytes, address))
-            return free.count > kept ? free.removeFirst().address : nil
+    static func give(_ block: Block) {
+        let evicted = free.withLock { free -> Block? in
+            free.append(block)
+            return free.count > kept ? free.removeFirst() : nil
         }
-        if let evicted { UnsafeMutableRawPointer(bitPattern: evicted)!.deallocate() }
+        evicted?.base.deallocate()
     }
 }
