@@ -84,13 +84,64 @@ public struct HyperlapseStop: Sendable {
 ///
 /// The job looks points up a window at a time, a bounded distance ahead of rendering, so memory and the time to
 /// the first frame do not grow with the route's length.
+/// What a feed's panoramas are and how a job treats them: one value, set by the feed (a video's frames, your
+/// photos, panoramas found along a planned route), read through ``PanoramaFeed``'s properties of the same names.
+public struct PanoramaFeedTraits: Sendable, Equatable {
+    /// What a point is, plural, for progress and summaries: "route points" (the default), "video frames".
+    public var pointUnit = "route points"
+    /// Whether the images can come as Y′CbCr (BT.709 limited range 4:2:0: a video decoded as it is, JPEG tiles and
+    /// pictures from their planes): then the job asks for them with ``PanoramaFeed/yuvImage(for:region:)`` first
+    /// and renders them without an RGBA round trip.
+    public var yuvImages = false
+    /// Why the pictures may not be analysed (``LapsePanorama/PanoramaSource/analysisRestriction``), or nil when
+    /// they may: then the stops are posed as their metadata says, with no motion measured and no tone matched,
+    /// whatever the stabilisation settings.
+    public var analysisRestriction: String?
+    /// Whether the stops are one camera's consecutive captures along its own path (your 360° photos, a 360°
+    /// video), rather than panoramas found along a route planned apart from them: then the direction of travel is
+    /// measured from the pictures, and a frame whose camera did not move is dropped.
+    public var followsCamera = false
+    /// Whether the stops' positions are where their panoramas were taken (false for a video without a track, whose
+    /// "positions" only count frames).
+    public var positionsKnown = true
+    /// Whether consecutive stops are frames of one continuous recording (a video): their changes of tone are real
+    /// (auto-exposure follows the light smoothly), so tone matching leaves them.
+    public var continuousCapture = false
+    /// What the images are: equirectangular, or a GoPro MAX `.360` file's cube-map atlas, which the views are
+    /// rendered from as it is (the analysis's pictures are equirectangular whatever this says).
+    public var sourceProjection = SourceProjection.equirectangular
+
+    public init() {}
+}
+
+/// What fetching a feed's images has cost so far.
+public struct PanoramaFeedStatistics: Sendable, Equatable {
+    /// Tiles of tiled sources: (downloaded, read from the cache); nil for other sources.
+    public var tiles: (downloaded: Int, fromCache: Int)?
+    /// Panoramas rendered from a lower zoom than asked for, the service having no imagery at that zoom.
+    public var panoramasAtLowerZoom = 0
+
+    public init(tiles: (downloaded: Int, fromCache: Int)? = nil, panoramasAtLowerZoom: Int = 0) {
+        self.tiles = tiles
+        self.panoramasAtLowerZoom = panoramasAtLowerZoom
+    }
+
+    public static func == (a: Self, b: Self) -> Bool {
+        a.tiles?.downloaded == b.tiles?.downloaded && a.tiles?.fromCache == b.tiles?.fromCache
+            && a.panoramasAtLowerZoom == b.panoramasAtLowerZoom
+    }
+}
+
 public protocol PanoramaFeed: Sendable {
     /// A short name for summaries ("Google Street View", "video overpass.mp4").
     var name: String { get }
     /// Points to look up (route points or video frames), ≥ 0.
     var pointCount: Int { get }
-    /// What a point is, plural, for progress and summaries: "route points" (the default), "video frames".
-    var pointUnit: String { get }
+    /// What the feed's panoramas are and how the job treats them (``PanoramaFeedTraits``). Default: panoramas found
+    /// along a planned route, equirectangular RGBA, which may be analysed.
+    var traits: PanoramaFeedTraits { get }
+    /// What fetching the images has cost so far (``PanoramaFeedStatistics``). Default: nothing counted.
+    var statistics: PanoramaFeedStatistics { get }
     /// Route length in metres (0 when there is no route, e.g. a video without a track).
     var distance: Double { get }
     /// How many points a lookup should cover at once (e.g. 100: one Google `panoIds` request).
@@ -104,19 +155,10 @@ public protocol PanoramaFeed: Sendable {
     /// - Parameter region: the part of the image the frame reads; a tiled source fetches only those tiles and
     ///   leaves the other pixels unset.
     func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer
-    /// Whether the images can come as Y′CbCr (BT.709 limited range 4:2:0: a video decoded as it is, JPEG tiles
-    /// and pictures from their planes): then the job asks for them with ``yuvImage(for:region:)`` first and renders
-    /// them without an RGBA round trip. Default false.
-    var yuvImages: Bool { get }
     /// The equirectangular image of a stop as Y′CbCr (as ``image(for:region:)``: a tiled source fetches only what
     /// `region` touches), or nil when this one comes as RGBA only (then ``image(for:region:)`` is asked); only
     /// when ``yuvImages``. Called as ``image(for:region:)`` would be. Default: throws.
     func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> YUVFrame?
-    /// Tiles fetched so far for tiled sources: (downloaded, read from the cache); nil for other sources.
-    var tiles: (downloaded: Int, fromCache: Int)? { get }
-    /// Panoramas rendered from a lower zoom than asked for, because the service had no imagery at that zoom
-    /// (tiled sources; default 0).
-    var panoramasAtLowerZoom: Int { get }
     /// The whole panorama of a stop, small, for motion analysis (equirectangular, at least
     /// ``SphereImage/standardWidth`` wide where the source has that), as cheaply as the source allows. Called
     /// a few at a time concurrently, in increasing order of stops, ahead of ``image(for:region:)``.
@@ -126,20 +168,6 @@ public protocol PanoramaFeed: Sendable {
     /// source has its pixels in another form, straight from those (a video's Y′CbCr frames). Called as
     /// ``analysisImage(for:)`` would be. Default: `SphereImage(analysisImage(for: stop))`.
     func analysisPicture(for stop: HyperlapseStop) async throws -> SphereImage
-    /// Why the pictures may not be analysed (``LapsePanorama/PanoramaSource/analysisRestriction``), or nil when
-    /// they may (the default): then the stops are posed as their metadata says, with no motion measured and no tone
-    /// matched, whatever the stabilisation settings.
-    var analysisRestriction: String? { get }
-    /// Whether the stops are one camera's consecutive captures along its own path (your 360° photos, a 360°
-    /// video), rather than panoramas found along a route planned apart from them: then the direction of travel
-    /// is measured from the pictures, and a frame whose camera did not move is dropped. Default false.
-    var followsCamera: Bool { get }
-    /// Whether the stops' positions are where their panoramas were taken (false for a video without a track,
-    /// whose "positions" only count frames). Default true.
-    var positionsKnown: Bool { get }
-    /// Whether consecutive stops are frames of one continuous recording (a video): their changes of tone are
-    /// real (auto-exposure follows the light smoothly), so tone matching leaves them. Default false.
-    var continuousCapture: Bool { get }
     /// Measure the motion between every n-th stop only (default 1, every stop): for frames of a recording so
     /// close together that the motion between neighbours is too small to measure well, and costs as much. The
     /// stops between share the motion measured across them evenly. The default ``isAnalysed(_:seen:last:)``
@@ -167,24 +195,22 @@ public protocol PanoramaFeed: Sendable {
     /// The job has written its outputs: what was kept only for it may go (see ``PanoramaSource/jobFinished()``).
     /// Default: nothing.
     func jobFinished()
-    /// What the images of ``image(for:region:)`` and ``yuvImage(for:region:)`` are: equirectangular (the default),
-    /// or a GoPro MAX `.360` file's cube-map atlas, which the views are rendered from as it is (the analysis's
-    /// pictures are equirectangular whatever this says).
-    var sourceProjection: SourceProjection { get }
 }
 
 extension PanoramaFeed {
-    public var yuvImages: Bool { false }
+    public var traits: PanoramaFeedTraits { PanoramaFeedTraits() }
+    public var statistics: PanoramaFeedStatistics { PanoramaFeedStatistics() }
+    public var yuvImages: Bool { traits.yuvImages }
     public func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> YUVFrame? {
         throw LapseError(.other, name, "no Y′CbCr images")
     }
-    public var pointUnit: String { "route points" }
-    public var tiles: (downloaded: Int, fromCache: Int)? { nil }
-    public var panoramasAtLowerZoom: Int { 0 }
-    public var followsCamera: Bool { false }
-    public var analysisRestriction: String? { nil }
-    public var positionsKnown: Bool { true }
-    public var continuousCapture: Bool { false }
+    public var pointUnit: String { traits.pointUnit }
+    public var tiles: (downloaded: Int, fromCache: Int)? { statistics.tiles }
+    public var panoramasAtLowerZoom: Int { statistics.panoramasAtLowerZoom }
+    public var followsCamera: Bool { traits.followsCamera }
+    public var analysisRestriction: String? { traits.analysisRestriction }
+    public var positionsKnown: Bool { traits.positionsKnown }
+    public var continuousCapture: Bool { traits.continuousCapture }
     public var analysisStride: Int { 1 }
     public func isAnalysed(_ stop: HyperlapseStop, seen: Int, last: Bool) -> Bool {
         seen % max(1, analysisStride) == 0 || last
@@ -192,7 +218,7 @@ extension PanoramaFeed {
     public func skip(_ stop: HyperlapseStop) {}
     public func startRendering(at stop: HyperlapseStop) {}
     public func jobFinished() {}
-    public var sourceProjection: SourceProjection { .equirectangular }
+    public var sourceProjection: SourceProjection { traits.sourceProjection }
     public func pointCoordinate(_ index: Int) -> Coordinate? { nil }
     public var routeCopyright: String? { nil }
     public func isAfterJump(_ index: Int) -> Bool { false }

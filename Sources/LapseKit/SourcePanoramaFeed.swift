@@ -34,13 +34,21 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     private let tally = TileTally()
     /// Your photos' places in capture order, by pano id.
     private let captureOrder: [String: Int]?
-    public var tiles: (downloaded: Int, fromCache: Int)? { tally.tiles }
-    public var panoramasAtLowerZoom: Int { tally.lowerZoom }
-    /// Your own photos and a video's frames are one camera's captures along its track.
-    public var followsCamera: Bool { source.name == "local" || source.name == "video" }
-    public var continuousCapture: Bool { source.name == "video" }
-    public var analysisRestriction: String? { source.analysisRestriction }
-    public var sourceProjection: SourceProjection { source.projection }
+    public var statistics: PanoramaFeedStatistics {
+        PanoramaFeedStatistics(tiles: tally.tiles, panoramasAtLowerZoom: tally.lowerZoom)
+    }
+    /// Asked for as Y′CbCr first: a source that makes it from JPEG planes (Google's tiles, your photos, Panoramax
+    /// pictures) gives it, nil for a panorama that needs the RGBA path. Your own photos and a video's frames are
+    /// one camera's captures along its track.
+    public var traits: PanoramaFeedTraits {
+        var t = PanoramaFeedTraits()
+        t.yuvImages = true
+        t.followsCamera = source.name == "local" || source.name == "video"
+        t.continuousCapture = source.name == "video"
+        t.analysisRestriction = source.analysisRestriction
+        t.sourceProjection = source.projection
+        return t
+    }
 
     /// - Parameters:
     ///   - source: where to look.
@@ -124,10 +132,6 @@ public struct SourcePanoramaFeed: PanoramaFeed {
         tally.add(downloaded: image.tilesDownloaded, fromCache: image.tilesFromCache, lowerZoom: image.fellBack)
         return image.pixels
     }
-
-    /// Asked for as Y′CbCr first: a source that makes it from JPEG planes (Google's tiles, your photos, Panoramax
-    /// pictures) gives it, nil for a panorama that needs the RGBA path.
-    public var yuvImages: Bool { true }
 
     public func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> YUVFrame? {
         guard let pano = stop.panorama else {

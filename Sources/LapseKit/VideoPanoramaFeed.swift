@@ -28,13 +28,19 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     /// Frames in the video (of which every ``frameStep``-th is a point).
     public var frameCount: Int { times.count }
     public var distance: Double { 0 }
-    public var pointUnit: String { "video frames" }
+    /// Frames of one camera's recording, counted rather than placed; decoded to Y′CbCr as they are where the
+    /// video is BT.709 4:2:0; equirectangular, or a GoPro MAX `.360` file's atlas (``VideoPanoramaSource/projection``).
+    public var traits: PanoramaFeedTraits {
+        var t = PanoramaFeedTraits()
+        t.pointUnit = "video frames"
+        t.yuvImages = decoder.yuv
+        t.followsCamera = true
+        t.positionsKnown = false
+        t.continuousCapture = true
+        t.sourceProjection = video.projection
+        return t
+    }
     public var lookupWindow: Int { 100 }
-    public var followsCamera: Bool { true }
-    public var positionsKnown: Bool { false }
-    public var continuousCapture: Bool { true }
-    /// Equirectangular frames, or a GoPro MAX `.360` file's atlas (``VideoPanoramaSource/projection``).
-    public var sourceProjection: SourceProjection { video.projection }
     /// Frames about a tenth of a second apart are analysed: every third of a 30 fps video at a frame step of
     /// 1, or, when the video's reference frames are that close (H.264 and H.265 with B-frames: every fourth
     /// frame, typically), the reference frames at least that far apart, and the analysis decodes no other
@@ -159,9 +165,6 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         let number = Int(stop.routePoint.distanceAlongRoute) * frameStep
         return try await decoding.run { [decoder] in try decoder.frame(number: number) }
     }
-
-    /// Whether the render's frames are decoded to Y′CbCr as they are (a BT.709 4:2:0 video).
-    public var yuvImages: Bool { decoder.yuv }
 
     /// The frame of `stop`, whole (`region` does not matter: a frame is decoded whole).
     public func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion? = nil) async throws -> YUVFrame? {
