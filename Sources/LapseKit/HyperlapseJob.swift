@@ -285,17 +285,14 @@ public struct HyperlapseJob: Sendable {
             overlay: try creditPosition.map { try CreditOverlay(corner: $0) },
             gifSize: gifSize.map { (width: $0.0, height: $0.1) })
 
-        let projector = try Projector(width: width, height: height, source: feed.sourceProjection)
         let frameDuration = 1 / frameRate.value
-        // Panoramas that come as Y′CbCr (a video decoded as it is, JPEG tiles and pictures from their planes) are
-        // rendered plane by plane straight into the encoder's frames, tone gains and credits applied there, the
-        // GIF's frame scaled and converted from the view in one pass; a crossfade takes the RGBA path.
-        let yuvPath = feed.yuvImages && !crossfade && !rgbaOnly
         var previous: (frame: PixelBuffer, credit: String?)?
         var rendered = 0, lastPoint = -1, unavailable = 0
         var reportFrames: [HyperlapseReport.Frame] = [], unavailablePoints: [Int] = []
-        // Why the first panorama left out could not be had: the error when none could.
-        let firstUnavailable = Mutex<LapseError?>(nil)
+        let renderer = FrameRenderer(
+            feed: feed, projector: try Projector(width: width, height: height, source: feed.sourceProjection),
+            crediting: crediting, crossfade: crossfade,
+            yuvPath: feed.yuvImages && !crossfade && !rgbaOnly, warning: warning)
         let recordsReport = self.recordsReport, frameRate = self.frameRate
         // Lookups run a window ahead (StopPlanner); panoramas are fetched and rendered a few frames ahead of the
         // encoder, fetching only the tiles each frame's view reads.
@@ -307,74 +304,7 @@ public struct HyperlapseJob: Sendable {
                 return nextPlanned < planned.count ? planned[nextPlanned] : nil
             },
             concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1),
-            produce: { frame -> RenderedFrame? in
-                // The view is prepared once for the panorama's size (chosen by the source) and shared by the tile
-                // selection and the render.
-                let prepared = PreparedViewSlot()
-                let region = PanoramaRegion { w, h, cw, ch in
-                    let view = try projector.prepare(
-                        sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera)
-                    prepared.view = view
-                    return try projector.footprint(view, cellWidth: cw, cellHeight: ch)
-                }
-                // A panorama that cannot be had (gone since the lookup, no imagery at any zoom, a picture that does
-                // not decode): its frame is left out, not the job.
-                func available<T>(_ fetch: () async throws -> T) async throws -> T? {
-                    do { return try await fetch() } catch let error as LapseError
-                        where error.code == .notFound || error.code == .invalidInput
-                    {
-                        warning?("\(feed.name) pano \(frame.stop.panoramaID): \(error.reason); its frame is left out")
-                        let said = LapseError(error.code, feed.name, "pano \(frame.stop.panoramaID): \(error.reason)")
-                        firstUnavailable.withLock { if $0 == nil { $0 = said } }
-                        return nil
-                    }
-                }
-                if yuvPath {
-                    // What the Y′CbCr render reads: luma and chroma taps (a chroma tap may reach a pixel past the
-                    // luma's).
-                    let yuvRegion = PanoramaRegion { w, h, cw, ch in
-                        try projector.yuvFootprint(
-                            sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera, cellWidth: cw,
-                            cellHeight: ch)
-                    }
-                    guard
-                        let made = try await available({ try await feed.yuvImage(for: frame.stop, region: yuvRegion) })
-                    else { return .missing(frame) }
-                    if let picture = made {
-                        try Task.checkCancellation()
-                        var view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
-                        let credit = frame.stop.attribution?.credit
-                        // Tone and credit as the RGBA path draws them, in the frame's own Y′CbCr; the GIF's frame is
-                        // the toned view at the GIF's size, credited there.
-                        frame.tone?.apply(to: &view)
-                        var gifFrame = try crediting.gifSize.map { try view.rgba(width: $0.width, height: $0.height) }
-                        if let credit, let overlay = crediting.overlay {
-                            overlay.draw(credit, into: &view)
-                            if gifFrame != nil { overlay.draw(credit, into: &gifFrame!) }
-                        }
-                        return RenderedFrame(pixels: nil, yuv: view, gif: gifFrame, credit: credit, frame: frame)
-                    }
-                    // This panorama comes as RGBA only: rendered as such.
-                }
-                guard let panorama = try await available({ try await feed.image(for: frame.stop, region: region) })
-                else {
-                    return .missing(frame)
-                }
-                try Task.checkCancellation()
-                var view = prepared.view
-                if view?.sourceWidth != panorama.width || view?.sourceHeight != panorama.height {
-                    view = try projector.prepare(
-                        sourceWidth: panorama.width, sourceHeight: panorama.height,
-                        pose: frame.stop.pose, camera: frame.camera)
-                }
-                var rendered = try projector.render(panorama, view: view!)
-                frame.tone?.apply(to: &rendered)
-                let credit = frame.stop.attribution?.credit
-                // The credit goes in here, on all cores, into the frame no one else holds yet; with a crossfade the
-                // frame is blended first (clean), and credited as it goes to the encoder.
-                let gifFrame = crossfade ? nil : try crediting.apply(credit, to: &rendered)
-                return RenderedFrame(pixels: rendered, yuv: nil, gif: gifFrame, credit: credit, frame: frame)
-            },
+            produce: { frame in try await renderer.render(frame) },
             consume: { index, frame in
                 if leadFrame && index == 0 { // only blended into the segment's first frame
                     previous = frame?.pixels.map { ($0, frame?.credit) }
@@ -428,7 +358,7 @@ public struct HyperlapseJob: Sendable {
                         detail: Self.framesWritten(encoder.framesWritten)))
             })
         guard rendered > 0 || segment != nil else {
-            if unavailable > 0, let first = firstUnavailable.withLock({ $0 }) {
+            if unavailable > 0, let first = renderer.firstUnavailable.withLock({ $0 }) {
                 throw LapseError(
                     first.code, feed.name,
                     "none of the \(unavailable) panoramas found could be had; the first, \(first.reason)")
@@ -502,6 +432,105 @@ public struct HyperlapseJob: Sendable {
             summary.report = report
         }
         return summary
+    }
+}
+
+/// The render stage of a hyperlapse: one planned frame in, its picture out — fetched (only what its view reads),
+/// projected, toned and credited, as Y′CbCr where the feed's panoramas come so (straight into the encoder's frames,
+/// the GIF's frame scaled and converted from the view in one pass) and RGBA otherwise (and with a crossfade, which
+/// blends and credits at the encoder). Called for several frames at once, from the pool.
+private final class FrameRenderer: Sendable {
+    let feed: any PanoramaFeed
+    let projector: Projector
+    let crediting: FrameCrediting
+    let crossfade: Bool
+    /// Panoramas that come as Y′CbCr (a video decoded as it is, JPEG tiles and pictures from their planes) are
+    /// rendered plane by plane; a crossfade takes the RGBA path.
+    let yuvPath: Bool
+    let warning: WarningHandler?
+    /// Why the first panorama left out could not be had: the error when none could.
+    let firstUnavailable = Mutex<LapseError?>(nil)
+
+    init(
+        feed: any PanoramaFeed, projector: Projector, crediting: FrameCrediting, crossfade: Bool, yuvPath: Bool,
+        warning: WarningHandler?
+    ) {
+        self.feed = feed
+        self.projector = projector
+        self.crediting = crediting
+        self.crossfade = crossfade
+        self.yuvPath = yuvPath
+        self.warning = warning
+    }
+
+    func render(_ frame: StopPlanner.Frame) async throws -> RenderedFrame? {
+        let projector = self.projector
+        // The view is prepared once for the panorama's size (chosen by the source) and shared by the tile
+        // selection and the render.
+        let prepared = PreparedViewSlot()
+        let region = PanoramaRegion { w, h, cw, ch in
+            let view = try projector.prepare(
+                sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera)
+            prepared.view = view
+            return try projector.footprint(view, cellWidth: cw, cellHeight: ch)
+        }
+        // A panorama that cannot be had (gone since the lookup, no imagery at any zoom, a picture that does
+        // not decode): its frame is left out, not the job.
+        func available<T>(_ fetch: () async throws -> T) async throws -> T? {
+            do { return try await fetch() } catch let error as LapseError
+                where error.code == .notFound || error.code == .invalidInput
+            {
+                warning?("\(feed.name) pano \(frame.stop.panoramaID): \(error.reason); its frame is left out")
+                let said = LapseError(error.code, feed.name, "pano \(frame.stop.panoramaID): \(error.reason)")
+                firstUnavailable.withLock { if $0 == nil { $0 = said } }
+                return nil
+            }
+        }
+        if yuvPath {
+            // What the Y′CbCr render reads: luma and chroma taps (a chroma tap may reach a pixel past the
+            // luma's).
+            let yuvRegion = PanoramaRegion { w, h, cw, ch in
+                try projector.yuvFootprint(
+                    sourceWidth: w, sourceHeight: h, pose: frame.stop.pose, camera: frame.camera, cellWidth: cw,
+                    cellHeight: ch)
+            }
+            guard
+                let made = try await available({ try await feed.yuvImage(for: frame.stop, region: yuvRegion) })
+            else { return .missing(frame) }
+            if let picture = made {
+                try Task.checkCancellation()
+                var view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
+                let credit = frame.stop.attribution?.credit
+                // Tone and credit as the RGBA path draws them, in the frame's own Y′CbCr; the GIF's frame is
+                // the toned view at the GIF's size, credited there.
+                frame.tone?.apply(to: &view)
+                var gifFrame = try crediting.gifSize.map { try view.rgba(width: $0.width, height: $0.height) }
+                if let credit, let overlay = crediting.overlay {
+                    overlay.draw(credit, into: &view)
+                    if gifFrame != nil { overlay.draw(credit, into: &gifFrame!) }
+                }
+                return RenderedFrame(pixels: nil, yuv: view, gif: gifFrame, credit: credit, frame: frame)
+            }
+            // This panorama comes as RGBA only: rendered as such.
+        }
+        guard let panorama = try await available({ try await feed.image(for: frame.stop, region: region) })
+        else {
+            return .missing(frame)
+        }
+        try Task.checkCancellation()
+        var view = prepared.view
+        if view?.sourceWidth != panorama.width || view?.sourceHeight != panorama.height {
+            view = try projector.prepare(
+                sourceWidth: panorama.width, sourceHeight: panorama.height,
+                pose: frame.stop.pose, camera: frame.camera)
+        }
+        var rendered = try projector.render(panorama, view: view!)
+        frame.tone?.apply(to: &rendered)
+        let credit = frame.stop.attribution?.credit
+        // The credit goes in here, on all cores, into the frame no one else holds yet; with a crossfade the
+        // frame is blended first (clean), and credited as it goes to the encoder.
+        let gifFrame = crossfade ? nil : try crediting.apply(credit, to: &rendered)
+        return RenderedFrame(pixels: rendered, yuv: nil, gif: gifFrame, credit: credit, frame: frame)
     }
 }
 
