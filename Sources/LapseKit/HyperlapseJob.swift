@@ -285,15 +285,13 @@ public struct HyperlapseJob: Sendable {
             overlay: try creditPosition.map { try CreditOverlay(corner: $0) },
             gifSize: gifSize.map { (width: $0.0, height: $0.1) })
 
-        let frameDuration = 1 / frameRate.value
-        var previous: (frame: PixelBuffer, credit: String?)?
-        var rendered = 0, lastPoint = -1, unavailable = 0
-        var reportFrames: [HyperlapseReport.Frame] = [], unavailablePoints: [Int] = []
         let renderer = FrameRenderer(
             feed: feed, projector: try Projector(width: width, height: height, source: feed.sourceProjection),
             crediting: crediting, crossfade: crossfade,
             yuvPath: feed.yuvImages && !crossfade && !rgbaOnly, warning: warning)
-        let recordsReport = self.recordsReport, frameRate = self.frameRate
+        var sink = EncoderSink(
+            encoder: encoder, gifEncoder: gifEncoder, crediting: crediting, crossfade: crossfade, leadFrame: leadFrame,
+            frameRate: frameRate, recordsReport: recordsReport, feed: feed, progress: progress)
         // Lookups run a window ahead (StopPlanner); panoramas are fetched and rendered a few frames ahead of the
         // encoder, fetching only the tiles each frame's view reads.
         var nextPlanned = 0
@@ -305,63 +303,12 @@ public struct HyperlapseJob: Sendable {
             },
             concurrency: max(2, ProcessInfo.processInfo.activeProcessorCount + 1),
             produce: { frame in try await renderer.render(frame) },
-            consume: { index, frame in
-                if leadFrame && index == 0 { // only blended into the segment's first frame
-                    previous = frame?.pixels.map { ($0, frame?.credit) }
-                    return
-                }
-                guard let frame, !frame.isMissing else {
-                    unavailable += 1
-                    if let frame { unavailablePoints.append(frame.point) }
-                    return
-                }
-                if let yuv = frame.yuv {
-                    try encoder.append(yuv)
-                    if let gifEncoder, let gif = frame.gif { try await gifEncoder.add(gif, duration: frameDuration) }
-                } else if crossfade, let pixels = frame.pixels {
-                    var frames = [(pixels, frame.credit)]
-                    if let previous {
-                        frames.insert(
-                            (
-                                previous.frame.blended(with: pixels, amount: 0.5),
-                                Self.blendedCredit(previous.credit, frame.credit)
-                            ), at: 0)
-                    }
-                    previous = (pixels, frame.credit)
-                    for (pixels, credit) in frames {
-                        // A copy: `previous` keeps the frame without its credit for the next blend.
-                        var credited = pixels
-                        let gifFrame = try crediting.apply(credit, to: &credited)
-                        try encoder.append(credited)
-                        if let gifEncoder, let gifFrame { try await gifEncoder.add(gifFrame, duration: frameDuration) }
-                    }
-                } else if let pixels = frame.pixels {
-                    try encoder.append(pixels)
-                    if let gifEncoder, let gif = frame.gif { try await gifEncoder.add(gif, duration: frameDuration) }
-                }
-                rendered += 1
-                lastPoint = frame.point
-                if recordsReport {
-                    let index = encoder.framesWritten - 1, stop = frame.planned.stop, camera = frame.planned.camera
-                    reportFrames.append(
-                        HyperlapseReport.Frame(
-                            index: index, time: Double(index) / frameRate.value, pano: stop.panoramaID,
-                            point: frame.point,
-                            heading: camera.heading, pitch: camera.pitch, fov: camera.fov,
-                            sourcePanoHeading: stop.orientation?.sourceHeading ?? stop.pose.heading,
-                            panoHeading: stop.pose.heading))
-                }
-                // Progress along the route: the number of frames is known only once the lookup has reached the end.
-                progress?(
-                    ProgressEvent(
-                        stage: "render", completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit,
-                        detail: Self.framesWritten(encoder.framesWritten)))
-            })
-        guard rendered > 0 || segment != nil else {
-            if unavailable > 0, let first = renderer.firstUnavailable.withLock({ $0 }) {
+            consume: { index, frame in try await sink.take(index, frame) })
+        guard sink.rendered > 0 || segment != nil else {
+            if sink.unavailable > 0, let first = renderer.firstUnavailable.withLock({ $0 }) {
                 throw LapseError(
                     first.code, feed.name,
-                    "none of the \(unavailable) panoramas found could be had; the first, \(first.reason)")
+                    "none of the \(sink.unavailable) panoramas found could be had; the first, \(first.reason)")
             }
             throw LapseError(
                 .notFound, feed.name,
@@ -372,7 +319,7 @@ public struct HyperlapseJob: Sendable {
                 warning?("\(feed.name): \(said)")
             }
         }
-        if rendered == 1 && segment == nil {
+        if sink.rendered == 1 && segment == nil {
             warning?(
                 """
                 \(feed.name): one frame only (\(planner.pointsLookedUp) points looked up, one panorama along \
@@ -380,7 +327,7 @@ public struct HyperlapseJob: Sendable {
                 """
             )
         }
-        if lastPoint + 1 < feed.pointCount { // points without imagery at the end of the route
+        if sink.lastPoint + 1 < feed.pointCount { // points without imagery at the end of the route
             progress?(
                 ProgressEvent(
                     stage: "render", completed: feed.pointCount, total: feed.pointCount, unit: feed.pointUnit,
@@ -411,7 +358,7 @@ public struct HyperlapseJob: Sendable {
         let tiles = feed.tiles
         var summary = Summary(
             feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit,
-            panoramas: rendered,
+            panoramas: sink.rendered,
             duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
             tilesDownloaded: tiles?.downloaded, tilesFromCache: tiles?.fromCache, frames: encoder.framesWritten,
             duration: Double(encoder.framesWritten) / frameRate.value, output: output, bytes: bytes,
@@ -419,19 +366,113 @@ public struct HyperlapseJob: Sendable {
             attributions: attributions,
             stabilization: planner.stabilization, orientations: planner.orientations, segment: segmentSummary)
         summary.panoramasAtLowerZoom = feed.panoramasAtLowerZoom
-        summary.panoramasUnavailable = unavailable
+        summary.panoramasUnavailable = sink.unavailable
         if stabilization.enabled || stabilization.toneMatch { summary.posedFromMetadata = feed.analysisRestriction }
         summary.creditLines = Self.creditLines(attributions, routeCredit: routeCredit, copyright: copyright)
         if var report = planner.report {
-            for point in unavailablePoints { report.mark(point: point, .unavailable) }
+            for point in sink.unavailablePoints { report.mark(point: point, .unavailable) }
             // A panorama's frame is the one of its route point (the same panorama may come back further on).
             var frameOfPoint: [Int: Int] = [:]
-            for f in reportFrames where frameOfPoint[f.point] == nil { frameOfPoint[f.point] = f.index }
+            for f in sink.reportFrames where frameOfPoint[f.point] == nil { frameOfPoint[f.point] = f.index }
             for k in report.panoramas.indices { report.panoramas[k].frame = frameOfPoint[report.panoramas[k].point] }
-            report.frames = reportFrames
+            report.frames = sink.reportFrames
             summary.report = report
         }
         return summary
+    }
+}
+
+/// The encoding stage of a hyperlapse: rendered frames in, in order, to the video (and the GIF beside it), with a
+/// crossfade blended and credited here; it counts what was written and left out, and records each frame for the
+/// report.
+private struct EncoderSink {
+    let encoder: VideoEncoder
+    let gifEncoder: GIFEncoder?
+    let crediting: FrameCrediting
+    let crossfade: Bool
+    /// The first frame is a segment's lead, only blended into the next.
+    let leadFrame: Bool
+    let frameRate: FrameRate
+    let recordsReport: Bool
+    let feed: any PanoramaFeed
+    let progress: ProgressHandler?
+    var frameDuration: Double { 1 / frameRate.value }
+    /// The last frame written, clean, for a crossfade's blend.
+    var previous: (frame: PixelBuffer, credit: String?)?
+    /// Frames written (a crossfade's blends apart) and the route point of the last.
+    var rendered = 0
+    var lastPoint = -1
+    /// Frames left out, their panoramas not to be had, and their route points.
+    var unavailable = 0
+    var unavailablePoints: [Int] = []
+    var reportFrames: [HyperlapseReport.Frame] = []
+
+    init(
+        encoder: VideoEncoder, gifEncoder: GIFEncoder?, crediting: FrameCrediting, crossfade: Bool, leadFrame: Bool,
+        frameRate: FrameRate, recordsReport: Bool, feed: any PanoramaFeed, progress: ProgressHandler?
+    ) {
+        self.encoder = encoder
+        self.gifEncoder = gifEncoder
+        self.crediting = crediting
+        self.crossfade = crossfade
+        self.leadFrame = leadFrame
+        self.frameRate = frameRate
+        self.recordsReport = recordsReport
+        self.feed = feed
+        self.progress = progress
+    }
+
+    mutating func take(_ index: Int, _ frame: RenderedFrame?) async throws {
+        if leadFrame && index == 0 { // only blended into the segment's first frame
+            previous = frame?.pixels.map { ($0, frame?.credit) }
+            return
+        }
+        guard let frame, !frame.isMissing else {
+            unavailable += 1
+            if let frame { unavailablePoints.append(frame.point) }
+            return
+        }
+        if let yuv = frame.yuv {
+            try encoder.append(yuv)
+            if let gifEncoder, let gif = frame.gif { try await gifEncoder.add(gif, duration: frameDuration) }
+        } else if crossfade, let pixels = frame.pixels {
+            var frames = [(pixels, frame.credit)]
+            if let previous {
+                frames.insert(
+                    (
+                        previous.frame.blended(with: pixels, amount: 0.5),
+                        HyperlapseJob.blendedCredit(previous.credit, frame.credit)
+                    ), at: 0)
+            }
+            previous = (pixels, frame.credit)
+            for (pixels, credit) in frames {
+                // A copy: `previous` keeps the frame without its credit for the next blend.
+                var credited = pixels
+                let gifFrame = try crediting.apply(credit, to: &credited)
+                try encoder.append(credited)
+                if let gifEncoder, let gifFrame { try await gifEncoder.add(gifFrame, duration: frameDuration) }
+            }
+        } else if let pixels = frame.pixels {
+            try encoder.append(pixels)
+            if let gifEncoder, let gif = frame.gif { try await gifEncoder.add(gif, duration: frameDuration) }
+        }
+        rendered += 1
+        lastPoint = frame.point
+        if recordsReport {
+            let index = encoder.framesWritten - 1, stop = frame.planned.stop, camera = frame.planned.camera
+            reportFrames.append(
+                HyperlapseReport.Frame(
+                    index: index, time: Double(index) / frameRate.value, pano: stop.panoramaID,
+                    point: frame.point,
+                    heading: camera.heading, pitch: camera.pitch, fov: camera.fov,
+                    sourcePanoHeading: stop.orientation?.sourceHeading ?? stop.pose.heading,
+                    panoHeading: stop.pose.heading))
+        }
+        // Progress along the route: the number of frames is known only once the lookup has reached the end.
+        progress?(
+            ProgressEvent(
+                stage: "render", completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit,
+                detail: HyperlapseJob.framesWritten(encoder.framesWritten)))
     }
 }
 
