@@ -22,6 +22,24 @@ extension HyperlapseSettings {
     public static let fpsRange: ClosedRange<Double> = 1...120
     /// Angles accepted for ``headingOffset``, ``panoHeading`` and ``forward``, degrees.
     public static let angleRange: ClosedRange<Double> = -360...360
+    /// Frame sizes accepted, pixels each way (``size``; odd sizes are rounded down to even).
+    public static let sizeRange: ClosedRange<Int> = 16...8192
+
+    // The defaults, one place for each: ``defaults`` is made of them, and what reads a setting falls back on them.
+    /// 1280×720.
+    public static let defaultSize = FrameSize(width: 1280, height: 720)
+    /// 90°.
+    public static let defaultFOV = 90.0
+    /// 12 frames a second.
+    public static let defaultFPS = FrameRate(12)
+    /// 50 m.
+    public static let defaultRadius = 50.0
+    /// x264's CRF 20.
+    public static let defaultCRF = 20.0
+    /// x264's `medium`.
+    public static let defaultPreset = "medium"
+    /// Every frame of a video.
+    public static let defaultFrameStep = 1
     /// Street View zoom levels accepted (``zoom``).
     public static let zoomRange: ClosedRange<Int> = 0...5
 
@@ -33,16 +51,16 @@ extension HyperlapseSettings {
     /// route points (``defaultSpacing``), or every one of your photos.
     public static let defaults: HyperlapseSettings = {
         var s = HyperlapseSettings()
-        s.size = FrameSize(width: 1280, height: 720)
-        s.fov = 90
-        s.fps = FrameRate(12)
+        s.size = defaultSize
+        s.fov = defaultFOV
+        s.fps = defaultFPS
         s.zoom = .auto
         s.crossfade = false
-        s.radius = 50
-        s.crf = 20
-        s.preset = "medium"
+        s.radius = defaultRadius
+        s.crf = defaultCRF
+        s.preset = defaultPreset
         s.provider = .google
-        s.frameStep = 1
+        s.frameStep = defaultFrameStep
         return s
     }()
 
@@ -53,18 +71,19 @@ extension HyperlapseSettings {
         let s = HyperlapseSettings.defaults.overridden(by: self)
         guard let output = s.output else { throw LapseError.usage("no output file (-o OUT.mp4)") }
         var job = HyperlapseJob(output: output)
-        let size = s.size ?? FrameSize(width: 1280, height: 720)
-        guard (16...8192).contains(size.width), (16...8192).contains(size.height) else {
-            throw LapseError.usage("size takes 16x16 to 8192x8192, not \(size)")
+        let size = s.size ?? Self.defaultSize
+        let (low, high) = (Self.sizeRange.lowerBound, Self.sizeRange.upperBound)
+        guard Self.sizeRange.contains(size.width), Self.sizeRange.contains(size.height) else {
+            throw LapseError.usage("size takes \(low)x\(low) to \(high)x\(high), not \(size)")
         }
         job.width = size.width & ~1
         job.height = size.height & ~1
-        job.frameRate = s.fps ?? FrameRate(12)
+        job.frameRate = s.fps ?? Self.defaultFPS
         job.crossfade = s.crossfade ?? false
         job.gif = s.gif
         job.gifWidth = s.gifWidth
-        job.crf = s.crf ?? 20
-        job.preset = s.preset ?? "medium"
+        job.crf = s.crf ?? Self.defaultCRF
+        job.preset = s.preset ?? Self.defaultPreset
         guard VideoEncoderSettings.presets.contains(job.preset) else {
             throw LapseError.usage(
                 "preset takes one of \(VideoEncoderSettings.presets.joined(separator: ", ")), not '\(job.preset)'")
@@ -79,7 +98,7 @@ extension HyperlapseSettings {
         guard camerasGiven <= 1 else {
             throw LapseError.usage("give only one of `lookAt`, `headingOffset` and `keyframes`")
         }
-        let fov = s.fov ?? 90
+        let fov = s.fov ?? Self.defaultFOV
         if let keyframes = s.keyframes {
             job.camera = try CameraScript.read(path: keyframes)
             if self.fov != nil { job.camera.fov = fov }
@@ -171,7 +190,7 @@ extension HyperlapseSettings {
                 )
             }
             return try VideoPanoramaFeed(
-                path: videoPath, frameStep: s.frameStep ?? 1, panoHeading: s.panoHeading ?? 0,
+                path: videoPath, frameStep: s.frameStep ?? Self.defaultFrameStep, panoHeading: s.panoHeading ?? 0,
                 equirectangular: s.equirectangular ?? false, telemetry: telemetry)
         }
         var options = PanoramaSourceOptions(source: source, environment: environment)
@@ -192,7 +211,7 @@ extension HyperlapseSettings {
         let client = try options.makeClient()
         // Tiles come a panorama at a time, several at once: report them as one running count.
         let made = try options.make(
-            client: client, videoFrameStep: s.frameStep ?? 1,
+            client: client, videoFrameStep: s.frameStep ?? Self.defaultFrameStep,
             progress: progress.map { DownloadTally(forwardingTo: $0).handler }, warning: warning)
 
         var route: Route
@@ -221,7 +240,7 @@ extension HyperlapseSettings {
             // inside such a jump would be a gap. Every photo is a point (each the photo taken there), unless a
             // spacing is given.
             route = Route(coordinates: sequence.map(\.coordinate))
-            let jump = 2 * (s.radius ?? 50)
+            let jump = 2 * (s.radius ?? Self.defaultRadius)
             let (resampled, jumps) =
                 try s.spacing.map { try route.resampled(every: $0, jumpsOver: jump) }
                 ?? route.vertices(jumpsOver: jump)
@@ -239,10 +258,11 @@ extension HyperlapseSettings {
         if case .level(let z) = s.zoom { // in range: checkFeedNumbers
             resolution = .zoom(z)
         } else {
-            resolution = SourcePanoramaFeed.autoResolution(frameWidth: s.size?.width ?? 1280, fov: s.fov ?? 90)
+            resolution = SourcePanoramaFeed.autoResolution(
+                frameWidth: (s.size ?? Self.defaultSize).width, fov: s.fov ?? Self.defaultFOV)
         }
         var feed = SourcePanoramaFeed(
-            source: made.source, points: points, radius: s.radius ?? 50, resolution: resolution)
+            source: made.source, points: points, radius: s.radius ?? Self.defaultRadius, resolution: resolution)
         feed.panoHeading = s.panoHeading
         feed.jumped = jumped
         feed.routeCopyright = route.copyright
