@@ -178,7 +178,9 @@ extension HyperlapseSettings {
         let videoPath = source.videoFile.map(PanoramaSourceOptions.expand)
         // The video's own telemetry, read once (reading it demuxes the whole file): its GPS places the frames unless
         // a track is given; a .360 file's gravity levels them either way.
-        let telemetry = try videoPath.flatMap { try CameraTelemetry.read(ofVideo: $0) }
+        let telemetry = try videoPath.flatMap {
+            try PanoramaSourceOptions.telemetry(ofVideo: $0, trackGiven: s.track != nil)
+        }
         let ownTrack = s.track == nil ? telemetry.flatMap(PanoramaSourceOptions.track(of:)) : nil
         if let videoPath, s.track == nil && s.route == nil && !hasDirections, ownTrack == nil {
             if s.lookAt != nil {

@@ -92,6 +92,15 @@ public struct PanoramaSourceOptions: Sendable {
         public var positionsFrom: String?
     }
 
+    /// A video's telemetry as a job needs it: read (and required to parse) when no track is given, for its GPS;
+    /// with a track, only a GoPro MAX `.360` file's, for its gravity, and then a track that does not parse is left
+    /// out rather than the video.
+    /// - Throws: ``LapseError`` `.invalidInput` for telemetry that does not parse when no track is given.
+    public static func telemetry(ofVideo path: String, trackGiven: Bool) throws -> CameraTelemetry? {
+        if !trackGiven { return try CameraTelemetry.read(ofVideo: path) }
+        return path.lowercased().hasSuffix(".360") ? try? CameraTelemetry.read(ofVideo: path) : nil
+    }
+
     /// A video's own GPS track from its telemetry (GoPro's GPMF `gpmd` or Google's CAMM `camm` track), in the
     /// shape a given track takes: points timed in video seconds, and the offset that makes video time 0 the video's
     /// start (see ``VideoPanoramaSource/trackOffset``); nil when the telemetry has fewer than two positions with a
@@ -183,7 +192,7 @@ public struct PanoramaSourceOptions: Sendable {
             let read: CameraTelemetry?
             switch telemetry {
             case .read(let given): read = given
-            case .unread: read = try CameraTelemetry.read(ofVideo: path)
+            case .unread: read = try Self.telemetry(ofVideo: path, trackGiven: track != nil)
             }
             if track == nil, let own = read.flatMap(Self.track(of:)) {
                 (track, offset, positionsFrom) = (own.track, own.offset, own.track.name)

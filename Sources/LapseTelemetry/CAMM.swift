@@ -70,18 +70,18 @@ public enum CAMM {
     /// Bytes of each type's fields after the 4-byte header, by type.
     static let fieldBytes = [12, 8, 12, 12, 12, 24, 56, 12]
 
-    /// The packets of one sample, in order.
-    /// - Throws: ``LapseError`` `.invalidInput` for a packet of an unknown type (its length unknown) or one that
-    ///   runs past the end of the sample.
+    /// The packets of one sample, in order, up to the first of a type the specification does not define (whose
+    /// length is unknown: the rest of the sample is passed over).
+    /// - Throws: ``LapseError`` `.invalidInput` for a packet that runs past the end of the sample.
     public static func packets(in sample: [UInt8]) throws -> [Packet] {
         var out: [Packet] = []
         var reader = LittleEndianReader(bytes: sample[...])
         while reader.remaining >= 4 {
             _ = try reader.uint16() // reserved
             let type = Int(try reader.uint16())
-            guard type < fieldBytes.count else {
-                throw LapseError(.invalidInput, "CAMM", "packet of unknown type \(type)")
-            }
+            // A type the specification does not define (yet): its length is unknown, so the rest of the sample
+            // is passed over, not the track.
+            guard type < fieldBytes.count else { break }
             guard reader.remaining >= fieldBytes[type] else {
                 throw LapseError(.invalidInput, "CAMM", "packet of type \(type) runs past the end of its sample")
             }
@@ -121,13 +121,15 @@ public enum CAMM {
             switch packet {
             case .minimalGPS(let latitude, let longitude, let altitude):
                 return GPMF.coordinate(latitude, longitude).map {
-                    CameraGPSFix(time: time, coordinate: $0, altitude: altitude)
+                    CameraGPSFix(time: time, coordinate: $0, altitude: altitude.isFinite ? altitude : nil)
                 }
             case .gps(let g) where g.fixType >= 2:
                 let speed = (g.velocityEast * g.velocityEast + g.velocityNorth * g.velocityNorth).squareRoot()
+                // Values that are not numbers are left out (a 2D fix's altitude means nothing either).
+                let altitude = g.fixType >= 3 && g.altitude.isFinite ? Double(g.altitude) : nil
                 return GPMF.coordinate(g.latitude, g.longitude).map {
                     CameraGPSFix(
-                        time: time, coordinate: $0, altitude: Double(g.altitude), speed: Double(speed),
+                        time: time, coordinate: $0, altitude: altitude, speed: speed.isFinite ? Double(speed) : nil,
                         fix: Int(g.fixType), utc: g.utc, horizontalAccuracy: Double(g.horizontalAccuracy))
                 }
             default: return nil

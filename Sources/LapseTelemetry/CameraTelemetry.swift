@@ -66,8 +66,8 @@ public struct CameraTelemetry: Sendable {
         try read(ofVideo: path)?.fixes
     }
 
-    /// Gravity at `time` seconds of the video: the two samples either side interpolated (and made unit length);
-    /// nil when no sample lies within `tolerance` seconds of it.
+    /// Gravity at `time` seconds of the video: the two samples either side interpolated (and made unit length),
+    /// when one of them lies within `tolerance` seconds of it; nil otherwise (a gap in the track says nothing).
     public func gravity(at time: Double, tolerance: Double = 0.5) -> SIMD3<Double>? {
         guard !gravity.isEmpty else { return nil }
         var lo = 0, hi = gravity.count
@@ -78,7 +78,7 @@ public struct CameraTelemetry: Sendable {
         let after = lo < gravity.count ? gravity[lo] : nil
         let before = lo > 0 ? gravity[lo - 1] : nil
         switch (before, after) {
-        case (let b?, let a?) where a.time > b.time:
+        case (let b?, let a?) where a.time > b.time && min(time - b.time, a.time - time) <= tolerance:
             let f = (time - b.time) / (a.time - b.time)
             let v = b.vector * (1 - f) + a.vector * f
             return v / max(1e-12, (v * v).sum().squareRoot())

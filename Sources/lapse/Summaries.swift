@@ -55,9 +55,10 @@ enum Summary {
         var end: Double
         var keyframeTime: Double
         /// Frames a player shows (as the text counts them); those written before the start and hidden by the edit
-        /// list are ``hiddenFrames``.
+        /// list are ``hiddenFrames``, those after the end (references of the last frames shown) ``framesPastEnd``.
         var videoFrames: Int
         var hiddenFrames: Int
+        var framesPastEnd: Int
         var editList: Bool
         var duration: Double
         var mediaDuration: Double?

@@ -129,13 +129,15 @@ import Testing
                     return lat >= 52.44 - 1e-6 && lat <= 52.44 + 40 / 111_195.0 && abs(lon - 6.89) < 1e-6
                 }, "\(points)")
 
-        // A sample that breaks the specification is one line naming the file and the sample.
+        // A sample that breaks the specification (a GPS packet cut short) is one line naming the file and the sample.
         let broken = path("broken.mp4")
-        try CAMMFile.add(samples: [(0, CAMMFile.packet(9, [Float(1)]))], to: plain, output: broken)
+        let cut = Array(CAMMFile.packet(5, [52.44, 6.89, 1.0]).prefix(20))
+        try CAMMFile.add(samples: [(0, cut)], to: plain, output: broken)
         let refused = try Shell.lapse(["hyperlapse", "--source", "video:" + broken, "-o", path("broken-out.mp4")])
         #expect(refused.status == 1, "\(refused.stderr)")
         #expect(
-            refused.stderr.hasPrefix("error: \(broken): telemetry sample 1: packet of unknown type 9"),
+            refused.stderr.hasPrefix(
+                "error: \(broken): telemetry sample 1: packet of type 5 runs past the end of its sample"),
             "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: path("broken-out.mp4")))
     }

@@ -122,5 +122,14 @@ import Testing
         let expectedMid = (a.vector + b.vector) / ((a.vector + b.vector) * (a.vector + b.vector)).sum().squareRoot()
         #expect(abs((mid - expectedMid).max()) < 1e-9 && abs((mid - expectedMid).min()) < 1e-9)
         #expect(telemetry.gravity(at: 60) == nil)
+        // A gap in the track says nothing: 10 s between two samples, nothing in its middle, near either end the
+        // interpolation.
+        let gap = CameraTelemetry(
+            format: .gpmf, fixes: [],
+            gravity: [
+                CameraGravity(time: 0, vector: SIMD3(0, 1, 0)), CameraGravity(time: 10, vector: SIMD3(0, 0.8, 0.6))
+            ])
+        #expect(gap.gravity(at: 5) == nil)
+        #expect(gap.gravity(at: 0.3) != nil && gap.gravity(at: 9.8) != nil)
     }
 }

@@ -116,7 +116,7 @@ enum ClipCommand: Command {
             lines,
             json: Summary.Clip(
                 output: output, start: result.start, end: result.end, keyframeTime: result.keyframeTime,
-                videoFrames: result.shownFrames, hiddenFrames: result.hiddenFrames,
+                videoFrames: result.shownFrames, hiddenFrames: result.hiddenFrames, framesPastEnd: result.framesPastEnd,
                 editList: result.usesEditList, duration: result.duration, mediaDuration: result.mediaDuration,
                 audio: result.hasAudio, accurate: accurate, container: result.container))
     }
