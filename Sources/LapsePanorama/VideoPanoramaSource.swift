@@ -156,10 +156,7 @@ public struct VideoPanoramaSource: PanoramaSource {
     public static func wrapsAround(_ p: PixelBuffer) -> Bool {
         let w = p.width, h = p.height
         guard w >= 16, h >= 8 else { return true }
-        func luma(_ x: Int, _ y: Int) -> Double {
-            let i = (y * w + x) * 4
-            return 0.2126 * Double(p.bytes[i]) + 0.7152 * Double(p.bytes[i + 1]) + 0.0722 * Double(p.bytes[i + 2])
-        }
+        func luma(_ x: Int, _ y: Int) -> Double { Self.luma(p, x, y) }
         let rows = (h / 6)..<(h - h / 6)
         func difference(_ a: Int, _ b: Int) -> Double {
             rows.reduce(0) { $0 + abs(luma(a, $1) - luma(b, $1)) } / Double(rows.count)
@@ -175,6 +172,12 @@ public struct VideoPanoramaSource: PanoramaSource {
     public func level(at time: Double) -> (tilt: Double, roll: Double)? {
         guard case .goproEAC = projection, let g = telemetry?.gravity(at: time) else { return nil }
         return CameraGravity(time: time, vector: g).level
+    }
+
+    /// The BT.709 luma of pixel (x, y) of an RGBA picture, 0…255.
+    private static func luma(_ p: PixelBuffer, _ x: Int, _ y: Int) -> Double {
+        let i = (y * p.width + x) * 4
+        return 0.2126 * Double(p.bytes[i]) + 0.7152 * Double(p.bytes[i + 1]) + 0.0722 * Double(p.bytes[i + 2])
     }
 
     /// Why a picture of two fisheye circles is refused, less what to export.
@@ -203,9 +206,7 @@ public struct VideoPanoramaSource: PanoramaSource {
                 let dx = min(abs(Double(x) + 0.5 - r), abs(Double(x) + 0.5 - 3 * r))
                 let d = (dx * dx + dy * dy).squareRoot() / r
                 guard d > 1.06 || d < 0.9 else { continue }
-                let i = (y * w + x) * 4
-                let luma =
-                    0.2126 * Double(p.bytes[i]) + 0.7152 * Double(p.bytes[i + 1]) + 0.0722 * Double(p.bytes[i + 2])
+                let luma = Self.luma(p, x, y)
                 if d > 1.06 { outside.append(luma) } else { inside.append(luma) }
             }
         }
@@ -218,8 +219,7 @@ public struct VideoPanoramaSource: PanoramaSource {
         func luma(_ x: Double, _ y: Double) -> Double? {
             let xi = Int(x), yi = Int(y)
             guard x >= 0, y >= 0, xi < w, yi < h else { return nil }
-            let i = (yi * w + xi) * 4
-            return 0.2126 * Double(p.bytes[i]) + 0.7152 * Double(p.bytes[i + 1]) + 0.0722 * Double(p.bytes[i + 2])
+            return Self.luma(p, xi, yi)
         }
         var rims = 0, directions = 0
         for centre in [r, 3 * r] {
