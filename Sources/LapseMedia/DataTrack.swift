@@ -19,14 +19,28 @@ extension MediaInput {
     /// - Returns: nil when the media has no such stream.
     /// - Throws: ``LapseError`` `.invalidInput` when the track holds more than `maxBytes`, read errors.
     public func dataSamples(tag: String, maxBytes: Int = 64 << 20) throws -> [DataSample]? {
-        let wanted = Array(tag.utf8)
-        guard wanted.count == 4 else { return nil }
-        let code = UInt32(wanted[0]) | UInt32(wanted[1]) << 8 | UInt32(wanted[2]) << 16 | UInt32(wanted[3]) << 24
-        guard
-            let index = streams.indices.first(where: {
-                streams[$0].kind == .data && avStream($0).pointee.codecpar.pointee.codec_tag == code
-            })
-        else { return nil }
+        try dataSamples(firstOf: [tag], maxBytes: maxBytes)?.samples
+    }
+
+    /// The samples of the first data stream whose codec tag is the first of `tags` the media has (e.g. `gpmd`,
+    /// else `camm`), read in one pass, with that tag.
+    /// - Returns: nil when the media has none of them.
+    /// - Throws: as ``dataSamples(tag:maxBytes:)``.
+    public func dataSamples(firstOf tags: [String], maxBytes: Int = 64 << 20) throws
+        -> (tag: String, samples: [DataSample])?
+    {
+        func code(_ tag: String) -> UInt32? {
+            let b = Array(tag.utf8)
+            guard b.count == 4 else { return nil }
+            return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+        }
+        let found = tags.lazy.compactMap { tag -> (String, Int)? in
+            guard let code = code(tag) else { return nil }
+            return self.streams.indices.first {
+                self.streams[$0].kind == .data && self.avStream($0).pointee.codecpar.pointee.codec_tag == code
+            }.map { (tag, $0) }
+        }.first
+        guard let (tag, index) = found else { return nil }
         let tb = avStream(index).pointee.time_base
         // The other streams' samples are skipped by the container's index, not read (a .360 file is gigabytes).
         for other in streams.indices where other != index { avStream(other).pointee.discard = AVDISCARD_ALL }
@@ -46,6 +60,6 @@ extension MediaInput {
                 DataSample(
                     time: time, duration: duration, bytes: Array(UnsafeBufferPointer(start: data, count: Int(p.size)))))
         }
-        return samples
+        return (tag, samples)
     }
 }

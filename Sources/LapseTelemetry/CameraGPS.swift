@@ -31,8 +31,12 @@ extension GPMF {
     /// are left out.
     /// - Throws: ``LapseError`` `.invalidInput` for a payload that does not parse (see ``parse(_:)``).
     public static func gpsFixes(in payload: [UInt8], start: Double, duration: Double) throws -> [CameraGPSFix] {
+        gpsFixes(inStreams: streams(try parse(payload)), start: start, duration: duration)
+    }
+
+    /// ``gpsFixes(in:start:duration:)`` of a payload's streams, parsed already.
+    static func gpsFixes(inStreams all: [Item], start: Double, duration: Double) -> [CameraGPSFix] {
         var fixes: [CameraGPSFix] = []
-        let all = streams(try parse(payload))
         // A camera that writes both (HERO11 and later) gives the same positions twice: GPS9 has each one's fix,
         // precision and time, so it is taken alone.
         let hasGPS9 = all.contains { $0.item("GPS9") != nil }

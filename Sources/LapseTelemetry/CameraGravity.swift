@@ -30,8 +30,13 @@ extension GPMF {
     /// spread evenly over the span. Vectors of no length are left out.
     /// - Throws: ``LapseError`` `.invalidInput` for a payload that does not parse (see ``parse(_:)``).
     public static func gravity(in payload: [UInt8], start: Double, duration: Double) throws -> [CameraGravity] {
+        gravity(inStreams: streams(try parse(payload)), start: start, duration: duration)
+    }
+
+    /// ``gravity(in:start:duration:)`` of a payload's streams, parsed already.
+    static func gravity(inStreams streams: [Item], start: Double, duration: Double) -> [CameraGravity] {
         var out: [CameraGravity] = []
-        for stream in streams(try parse(payload)) {
+        for stream in streams {
             guard let grav = stream.item("GRAV") else { continue }
             let values = scaled(grav.numbers(), in: stream)
             let n = values.count / 3

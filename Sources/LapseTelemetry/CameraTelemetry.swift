@@ -31,34 +31,30 @@ public struct CameraTelemetry: Sendable {
     public static func read(ofVideo path: String) throws -> CameraTelemetry? {
         var options = MediaInput.Options()
         options.requireVideo = false
-        if let samples = try MediaInput(location: path, options: options).dataSamples(tag: "gpmd") {
-            var telemetry = CameraTelemetry(format: .gpmf, fixes: [])
-            for (k, sample) in samples.enumerated() {
+        // One pass over the file, whichever track it has.
+        guard
+            let (tag, samples) = try MediaInput(location: path, options: options).dataSamples(firstOf: ["gpmd", "camm"])
+        else { return nil }
+        var telemetry = CameraTelemetry(format: tag == "gpmd" ? .gpmf : .camm, fixes: [])
+        for (k, sample) in samples.enumerated() {
+            do {
+                if telemetry.format == .camm {
+                    telemetry.fixes += try CAMM.gpsFixes(in: sample.bytes, time: sample.time)
+                    continue
+                }
                 let duration =
                     sample.duration > 0
                     ? sample.duration : (k + 1 < samples.count ? samples[k + 1].time - sample.time : 1)
-                do {
-                    telemetry.fixes += try GPMF.gpsFixes(in: sample.bytes, start: sample.time, duration: duration)
-                    telemetry.gravity += try GPMF.gravity(in: sample.bytes, start: sample.time, duration: duration)
-                } catch let error as LapseError {
-                    throw LapseError(.invalidInput, path, "telemetry sample \(k + 1): \(error.reason)")
-                }
+                // Parsed once for both readers.
+                let streams = GPMF.streams(try GPMF.parse(sample.bytes))
+                telemetry.fixes += GPMF.gpsFixes(inStreams: streams, start: sample.time, duration: duration)
+                telemetry.gravity += GPMF.gravity(inStreams: streams, start: sample.time, duration: duration)
+            } catch let error as LapseError {
+                throw LapseError(.invalidInput, path, "telemetry sample \(k + 1): \(error.reason)")
             }
-            return telemetry
         }
-        if let samples = try MediaInput(location: path, options: options).dataSamples(tag: "camm") {
-            var telemetry = CameraTelemetry(format: .camm, fixes: [])
-            for (k, sample) in samples.enumerated() {
-                do {
-                    telemetry.fixes += try CAMM.gpsFixes(in: sample.bytes, time: sample.time)
-                } catch let error as LapseError {
-                    throw LapseError(.invalidInput, path, "telemetry sample \(k + 1): \(error.reason)")
-                }
-            }
-            telemetry.fixes.sort { $0.time < $1.time }
-            return telemetry
-        }
-        return nil
+        if telemetry.format == .camm { telemetry.fixes.sort { $0.time < $1.time } }
+        return telemetry
     }
 
     /// The GPS fixes of the video's telemetry (``read(ofVideo:)``), nil when it has none.
