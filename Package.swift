@@ -69,7 +69,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
-        .executableTarget(name: "lapse", dependencies: ["LapseKit", "CMalloc"], swiftSettings: swiftSettings),
+        // The command line: each command's options declared once (parsing and help), run in-process by tests;
+        // the executable is its thin `main`.
+        .target(name: "LapseCLI", dependencies: ["LapseKit"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "lapse", dependencies: ["LapseCLI", "LapseKit", "CMalloc"], swiftSettings: swiftSettings),
 
         .target(
             name: "TestSupport", dependencies: ["LapseMedia", "LapseCore"], path: "Tests/TestSupport",
@@ -92,6 +96,7 @@ let package = Package(
         .testTarget(name: "LapseKitTests", dependencies: ["LapseKit", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "LapseTelemetryTests", dependencies: ["LapseTelemetry", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "LapseCLITests", dependencies: ["LapseCLI", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "CLITests", dependencies: ["TestSupport", "LapseGeo", "LapseTelemetry"], swiftSettings: swiftSettings)
     ].filter { $0.type != .test || hasSources("Tests/\($0.name)") }
