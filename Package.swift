@@ -11,7 +11,7 @@ let swiftSettings: [SwiftSetting] = [
 let fast = swiftSettings // no unsafeFlags: they would make the package unusable as a dependency
 
 /// A test target is declared only once its folder holds Swift files (a fresh clone has no empty folders; SwiftPM
-/// caches this answer with the manifest: edit the manifest after adding a test folder).
+/// caches this answer with the manifest: edit the manifest after adding a test folder.)
 func hasSources(_ folder: String) -> Bool {
     let path = Context.packageDirectory + "/" + folder
     let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []

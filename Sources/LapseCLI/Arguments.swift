@@ -2,17 +2,23 @@
 import Foundation
 import LapseKit
 
-/// A command line being taken apart: options are removed as a command asks for them, and whatever is left
-/// at the end is an unknown option (a usage error). Accepts `--name value`, `--name=value` and `-o value`.
+/// A command line being taken apart: options are removed as a command asks for them, by their declarations
+/// (``Option``), and whatever is left at the end is an unknown option (a usage error). Accepts `--name value`,
+/// `--name=value` and `-o value`.
 struct Arguments {
     private var tokens: [String]
+    /// The names of every option asked for so far, whether given or not: what the command's parser takes (a test
+    /// holds it to the options its help lists).
+    private(set) var asked: Set<String> = []
 
     init(_ tokens: [String]) { self.tokens = tokens }
 
     var isEmpty: Bool { tokens.isEmpty }
 
-    /// Removes a boolean flag; true when it was present (any number of times) before `--`.
-    mutating func flag(_ names: String...) -> Bool {
+    /// Removes a flag; true when it was present (any number of times, under any of its names) before `--`.
+    mutating func flag(_ option: Option) -> Bool {
+        asked.formUnion(option.allNames)
+        let names = option.allNames
         let end = tokens.firstIndex(of: "--") ?? tokens.endIndex
         let before = tokens[..<end].filter { !names.contains($0) }
         let found = before.count < end
@@ -23,7 +29,10 @@ struct Arguments {
     /// Removes every occurrence of an option with a value (under any of its names) and returns the values in
     /// the order given. A value after a space never looks like an option (`-o --fast` is an error: `-o` has no
     /// value); one that does is given with `=` (`--title=--x`). Negative numbers (`-30`, `-33.8,151.2`) are values.
-    mutating func values(_ names: String...) throws -> [String] { try values(names) }
+    mutating func values(_ option: Option) throws -> [String] {
+        asked.formUnion(option.allNames)
+        return try values(option.allNames)
+    }
 
     private mutating func values(_ names: [String]) throws -> [String] {
         var result: [String] = []
@@ -55,8 +64,7 @@ struct Arguments {
 
     /// Removes an option that may be given once; the last one given wins when repeated, whichever of its names
     /// (`-o a.gif --output b.gif` writes b.gif).
-    mutating func value(_ names: String...) throws -> String? { try values(names).last }
-    mutating func value(_ names: [String]) throws -> String? { try values(names).last }
+    mutating func value(_ option: Option) throws -> String? { try values(option).last }
 
     /// `~` and `~/…` with `$HOME` in their place, as a shell would (which it does not when the word was quoted, or
     /// after `=` in `--output=~/x.mp4`); other values as given.
@@ -75,8 +83,9 @@ struct Arguments {
     }
 
     /// An option parsed as a number within `range`.
-    mutating func double(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
-        guard let text = try value(name) else { return nil }
+    mutating func double(_ option: Option, in range: ClosedRange<Double>) throws -> Double? {
+        guard let text = try value(option) else { return nil }
+        let name = option.name
         guard let v = NumberText.decimal(text), range.contains(v) else {
             throw LapseError.usage(
                 """
@@ -89,8 +98,9 @@ struct Arguments {
     }
 
     /// An option parsed as a frame rate (25, 29.97, 30000/1001; ``FrameRate/parse(_:)``) within `range` fps.
-    mutating func frameRate(_ name: String, in range: ClosedRange<Double>) throws -> FrameRate? {
-        guard let text = try value(name) else { return nil }
+    mutating func frameRate(_ option: Option, in range: ClosedRange<Double>) throws -> FrameRate? {
+        guard let text = try value(option) else { return nil }
+        let name = option.name
         guard let rate = FrameRate.parse(text), range.contains(rate.value) else {
             throw LapseError.usage(
                 """
@@ -103,8 +113,9 @@ struct Arguments {
     }
 
     /// An option parsed as a whole number within `range`.
-    mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
-        guard let text = try value(name) else { return nil }
+    mutating func int(_ option: Option, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = try value(option) else { return nil }
+        let name = option.name
         guard let v = Int(text), range.contains(v) else {
             throw LapseError.usage(
                 "\(name) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
@@ -113,8 +124,9 @@ struct Arguments {
     }
 
     /// An option whose value is one of `choices`.
-    mutating func choice(_ name: String, _ choices: [String]) throws -> String? {
-        guard let text = try value(name) else { return nil }
+    mutating func choice(_ option: Option, _ choices: [String]) throws -> String? {
+        guard let text = try value(option) else { return nil }
+        let name = option.name
         guard choices.contains(text) else {
             throw LapseError.usage("\(name) takes one of \(choices.joined(separator: ", ")), not '\(text)'")
         }
@@ -122,8 +134,9 @@ struct Arguments {
     }
 
     /// An option holding a time: seconds (`12.5`) or `[HH:]MM:SS[.mmm]`.
-    mutating func time(_ name: String) throws -> Double? {
-        guard let text = try value(name) else { return nil }
+    mutating func time(_ option: Option) throws -> Double? {
+        guard let text = try value(option) else { return nil }
+        let name = option.name
         guard let t = TimeValue.parse(text) else {
             throw LapseError.usage("\(name) takes seconds (12.5) or [HH:]MM:SS[.mmm], not '\(text)'")
         }
@@ -131,8 +144,9 @@ struct Arguments {
     }
 
     /// An option holding `WxH` (each 1…16384, ``FrameSize/init(parsing:)``).
-    mutating func size(_ name: String) throws -> FrameSize? {
-        guard let text = try value(name) else { return nil }
+    mutating func size(_ option: Option) throws -> FrameSize? {
+        guard let text = try value(option) else { return nil }
+        let name = option.name
         guard let size = FrameSize(parsing: text) else {
             throw LapseError.usage("\(name) takes WIDTHxHEIGHT such as 1280x720, 1 to 16384 each, not '\(text)'")
         }

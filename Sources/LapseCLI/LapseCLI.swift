@@ -128,7 +128,7 @@ public func runMain(_ arguments: [String] = Array(CommandLine.arguments.dropFirs
         return ExitStatus.success
     }
     var arguments = Arguments(global + tokens)
-    let console = Console(quiet: arguments.flag("--quiet", "-q"), json: arguments.flag("--json"))
+    let console = Console(quiet: arguments.flag(GlobalOptions.quiet), json: arguments.flag(GlobalOptions.json))
     do {
         try await command.run(&arguments, console: console)
         return ExitStatus.success

@@ -11,10 +11,14 @@ struct OutputOptions {
     var path: String?
     var overwrite: Bool
 
-    /// - Parameter aliases: further names of the output in this command (`lapse panoramas`' `--out`).
-    init(_ arguments: inout Arguments, aliases: [String] = []) throws {
-        path = try arguments.value(["-o", "--output"] + aliases).map(PanoramaSourceOptions.expand)
-        overwrite = arguments.flag("-y", "--overwrite")
+    static let output = Option("-o", "--output", value: "FILE", setting: "output", help: "the file to write")
+    static let overwrite = Option("-y", "--overwrite", setting: "overwrite", help: "replace OUTPUT if it exists")
+
+    /// - Parameter output: the output option as this command declares it (``output``, or that under more names:
+    ///   `lapse panoramas`' `--out`).
+    init(_ arguments: inout Arguments, output: Option = Self.output) throws {
+        path = try arguments.value(output).map(PanoramaSourceOptions.expand)
+        overwrite = arguments.flag(Self.overwrite)
     }
 
     /// The output, or a usage error: "no output (-o WHAT)".
@@ -32,9 +36,12 @@ struct NetworkOptions {
     var timeout: Double?
 
     static let range = HyperlapseSettings.timeoutRange
+    static let timeout = Option(
+        "--timeout", value: "SECONDS", setting: "timeout",
+        help: "give up on an HTTP request after this long, retries included (default: 30 s an attempt)")
 
     init(_ arguments: inout Arguments) throws {
-        timeout = try arguments.double("--timeout", in: Self.range)
+        timeout = try arguments.double(Self.timeout, in: Self.range)
     }
 }
 
@@ -43,9 +50,12 @@ struct EncoderOptions {
     var crf: Double?
     var preset: String?
 
+    static let crf = Option("--crf", value: "N", setting: "crf", help: "quality 0–51, lower is better (default 20)")
+    static let preset = Option("--preset", value: "NAME", help: "ultrafast … veryslow (default medium)")
+
     init(_ arguments: inout Arguments) throws {
-        crf = try arguments.double("--crf", in: 0...51)
-        preset = try arguments.choice("--preset", VideoEncoderSettings.presets)
+        crf = try arguments.double(Self.crf, in: 0...51)
+        preset = try arguments.choice(Self.preset, VideoEncoderSettings.presets)
     }
 }
 
@@ -54,8 +64,12 @@ struct ViewOptions {
     var size: FrameSize?
     var fov: Double?
 
+    static let size = Option("--size", value: "WxH", setting: "size", help: "output size in pixels (default 1280x720)")
+    static let fov = Option(
+        "--fov", value: "D", setting: "fov", help: "horizontal field of view in degrees, 1 to 179 (default 90)")
+
     init(_ arguments: inout Arguments) throws {
-        size = try arguments.size("--size")
-        fov = try arguments.double("--fov", in: HyperlapseSettings.fovRange)
+        size = try arguments.size(Self.size)
+        fov = try arguments.double(Self.fov, in: HyperlapseSettings.fovRange)
     }
 }

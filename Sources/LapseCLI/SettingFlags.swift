@@ -6,18 +6,16 @@ import Foundation
 /// is shown without the backticks.
 enum SettingFlags {
     /// The setting's name in LapseKit's types (``HyperlapseSettings``, ``GIFJob``, ``PanoramaSourceOptions``,
-    /// ``DirectionsConfiguration``, ``AtomicOutput``) → its flag.
-    static let flags: [String: String] = [
-        "overwrite": "--overwrite", "output": "-o", "source": "--source", "route": "--route", "from": "--from",
-        "to": "--to", "via": "--via", "track": "--track", "lookAt": "--look-at", "headingOffset": "--heading-offset",
-        "keyframes": "--keyframes", "creditPosition": "--credit-position", "keyFile": "--key-file",
-        "provider": "--provider", "osrmBaseURL": "--osrm-url", "osrmURL": "--osrm-url",
-        "googleBaseURL": "--google-url", "mapTilesBaseURL": "--maptiles-url", "panoramaxBaseURL": "--panoramax-url",
-        "mapillaryBaseURL": "--mapillary-url",
-        "segment": "--segment", "start": "--start", "end": "--end", "duration": "--duration", "delay": "--delay",
-        "fov": "--fov", "size": "--size", "zoom": "--zoom", "timeout": "--timeout", "spacing": "--spacing",
-        "radius": "--radius", "frameStep": "--frame-step", "gifWidth": "--gif-width", "crf": "--crf"
-    ]
+    /// ``DirectionsConfiguration``, ``AtomicOutput``) → its flag: from the options' declarations (``Option/setting``).
+    static let flags: [String: String] = {
+        var flags: [String: String] = [:]
+        for command in allCommands {
+            for option in command.options {
+                if let setting = option.setting { flags[setting] = option.name }
+            }
+        }
+        return flags
+    }()
 
     /// `message` with every `` `name` `` of a setting replaced by its flag.
     static func shown(_ message: String) -> String {

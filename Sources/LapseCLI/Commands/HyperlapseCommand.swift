@@ -5,115 +5,228 @@ import LapseKit
 enum HyperlapseCommand: Command {
     static let name = "hyperlapse"
     static let summary = "Make a hyperlapse video from a route and street-level 360° panoramas"
-    static let help = """
-        lapse hyperlapse (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE) --source SOURCE \
-        -o OUT.mp4 [options]
-
-        Plans a route (or reads one), finds the 360° panorama nearest to every point, renders a perspective frame
-        from each with a camera that follows the road or looks at a target, and encodes an H.264 MP4 (and a GIF).
-
-        Route:
-          --from LAT,LNG --to LAT,LNG   plan a route with a directions service
-          --via LAT,LNG                 a point on the way (repeatable; the Routes API passes through it)
-          --provider NAME               google (Routes API, GOOGLE_MAPS_API_KEY; default) | google-directions
-                                        (the legacy Directions API) | osrm (OpenStreetMap data)
-          --key-file FILE               file holding the Google API key instead of GOOGLE_MAPS_API_KEY
-          --osrm-url URL                your own OSRM server (default: $LAPSE_OSRM_URL or the public demo server)
-          --route FILE                  GPX, GeoJSON, KML, 'lat,lng' lines, an encoded polyline or a saved
-                                        Google Directions/Routes API answer instead
-          --spacing M                   metres between route points (default 10; your photos without --route:
-                                        every photo, stops left out); 500 000 points at most
-        Panoramas:
-          --source SOURCE               google | panoramax | mapillary (token in MAPILLARY_ACCESS_TOKEN) |
-                                        local:DIR (360° photos with GPS) | video:FILE (a 360° video, or a
-                                        GoPro MAX .360); other API roots: $LAPSE_PANORAMAX_URL,
-                                        $LAPSE_MAPILLARY_URL
-          --track GPX                   positions of a video source by time (video time 0 = the track's first time)
-          --equirectangular             a 2:1 video or photo is 360° though nothing says so (no spherical metadata
-                                        or GPano tags, edges that do not meet as a 360° picture's do)
-          --radius M                    search radius for the nearest panorama (default 50)
-          --zoom auto|0-5               Street View zoom (default auto: from --size and --fov)
-          --include-indoor              Street View: take indoor panoramas too (default: left out, counted as gaps)
-          --pano-heading D              compass heading of the first panorama's centre column when the source has
-                                        none (a video: default 0, and keyframe headings are relative to it; your photos
-                                        without a compass); the rest follow from the pictures
-          --frame-step N                video without a track: every N-th frame (default 1; the video plays
-                                        N × fps / its frame rate times as fast)
-          --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse); Google tiles are kept as
-                                        their Cache-Control allows (README: "What is kept on disk")
-          --shared-cache                the cache folder is shared with other users: answers marked private are
-                                        not written to it
-          --timeout SECONDS             give up on an HTTP request (route, metadata, tile) after this long,
-                                        retries included (default: 30 s an attempt, 5 attempts)
-        Stabilisation (default: on; off for google: Street View is posed from its metadata, as Google's terms
-        allow no analysis of its pictures):
-          --forward D                   the direction of travel in the pictures, D degrees right of their centre
-                                        column (default: measured from the motion between them); a camera fixed to
-                                        a vehicle then looks along the vehicle's axis, D in every picture
-          --no-tone-match               keep each panorama's exposure and white balance as it is (a video's are
-                                        always kept: its exposure follows the light smoothly)
-          --no-stabilize                pose every panorama as its source says (no motion analysis; --forward
-                                        still turns those whose heading is not known: a video, bare photos)
-        Camera (one of; default: along the road):
-          --look-at LAT,LNG             always aim at this point (needs positions: not for a video without --track)
-          --heading-offset D            look D degrees right of the road (negative: left, 180: back)
-          --keyframes FILE              a camera file: shots and heading/pitch/fov keyframes (JSON)
-          --fov D                       horizontal field of view (default 90)
-        Output:
-          -o, --output OUT.mp4          the video (.mp4, .m4v, .mov); OUT.credits.txt and OUT.job.json are written
-                                        beside it
-          --gif OUT.gif                 a GIF as well (--gif-width W, default a third of the video's width)
-          --size WxH                    frame size (default 1280x720)
-          --fps N                       frames per second, 1-120 (default 12; 12.5, 29.97, 30000/1001)
-          --crossfade                   blend consecutive panoramas (a blended frame between each two: twice the frames)
-          --crf N, --preset NAME        H.264 quality (default 20, medium)
-          --credit-position CORNER      where each frame's credit goes: bottom-right (default), bottom-left,
-                                        top-left, top-right; small white text on a dark box, in the GIF too.
-                                        Google: "Google Maps · © 2024 Google" (the panorama's copyright line);
-                                        Panoramax: "© author · licence · Panoramax"; Mapillary: "© creator ·
-                                        CC BY-SA 4.0 · Mapillary"; your photos and videos: nothing. none: no
-                                        credit, for your own photos and videos only (refused for google,
-                                        panoramax and mapillary: their terms require it)
-          --copyright TEXT              your imagery's copyright line (e.g. "© 2026 Ada Lovelace") for the MP4's
-                                        copyright tag and the credits file (default: none for your own media)
-          --report OUT.html             a report page beside the video: the route coloured by coverage, a marker
-                                        per panorama, the video and GIF, a frame strip, the camera's heading,
-                                        the summary and credits (thumbnails in OUT_files/; see also lapse preview)
-          --config JOB.json             settings from a job file (flags override it; its outputs are relative
-                                        to it and may not leave its folder)
-          --segment K/N                 render only part K of N (frames ⌊(K−1)·F/N⌋ … ⌊K·F/N⌋−1 of the job's F),
-                                        e.g. on N machines sharing --cache-dir; join the parts with 'lapse concat'
-                                        (README: "Many machines"). Not with --gif: make it from the joined video
-          -y, --overwrite               replace existing outputs
-
-        Examples:
-          lapse hyperlapse --source video:overpass.mp4 --keyframes camera.json -o demo.mp4 --gif demo.gif
-          lapse hyperlapse --from 48.8584,2.2945 --to 48.8738,2.2950 --source google -o champs.mp4
-          lapse hyperlapse --route walk.gpx --source panoramax --look-at 48.8606,2.3376 -o louvre.mp4
-          lapse hyperlapse --config demo/hyperlapse.job.json --overwrite
+    // Route.
+    static let from = Option(
+        "--from", value: "LAT,LNG", setting: "from", help: "plan a route with a directions service, from here")
+    static let to = Option("--to", value: "LAT,LNG", setting: "to", help: "to here")
+    static let via = Option(
+        "--via", value: "LAT,LNG", setting: "via",
+        help: "a point on the way (repeatable; the Routes API passes through it)")
+    static let provider = Option(
+        "--provider", value: "NAME", setting: "provider",
+        help: """
+            google (Routes API, GOOGLE_MAPS_API_KEY; default) | google-directions (the legacy Directions API) | osrm \
+            (OpenStreetMap data)
+            """)
+    static let keyFile = Option(
+        "--key-file", value: "FILE", setting: "keyFile",
+        help: "file holding the Google API key instead of GOOGLE_MAPS_API_KEY")
+    static let osrmURL = Option(
+        "--osrm-url", value: "URL", setting: "osrmURL",
+        help: "your own OSRM server (default: $LAPSE_OSRM_URL or the public demo server)")
+    static let route = Option(
+        "--route", value: "FILE", setting: "route",
+        help:
+            """
+            GPX, GeoJSON, KML, 'lat,lng' lines, an encoded polyline or a saved Google Directions/Routes API \
+            answer instead
+            """
+    )
+    static let spacing = Option(
+        "--spacing", value: "M", setting: "spacing",
+        help: """
+            metres between route points (default 10; your photos without --route: every photo, stops left out); \
+            500 000 points at most
+            """)
+    // Panoramas.
+    static let source = Option(
+        "--source", value: "SOURCE", setting: "source",
+        help: """
+            google | panoramax | mapillary (token in MAPILLARY_ACCESS_TOKEN) | local:DIR (360° photos with GPS) | \
+            video:FILE (a 360° video, or a GoPro MAX .360); other API roots: $LAPSE_PANORAMAX_URL, $LAPSE_MAPILLARY_URL
+            """)
+    static let track = Option(
+        "--track", value: "GPX", setting: "track",
+        help: "positions of a video source by time (video time 0 = the track's first time)")
+    static let equirectangular = Option(
+        "--equirectangular",
+        help: """
+            a 2:1 video or photo is 360° though nothing says so (no spherical metadata or GPano tags, edges that do \
+            not meet as a 360° picture's do)
+            """)
+    static let radius = Option(
+        "--radius", value: "M", setting: "radius", help: "search radius for the nearest panorama (default 50)")
+    static let zoom = Option(
+        "--zoom", value: "auto|0-5", setting: "zoom", help: "Street View zoom (default auto: from --size and --fov)")
+    static let includeIndoor = Option(
+        "--include-indoor", help: "Street View: take indoor panoramas too (default: left out, counted as gaps)")
+    static let panoHeading = Option(
+        "--pano-heading", value: "D",
+        help: """
+            compass heading of the first panorama's centre column when the source has none (a video: default 0, and \
+            keyframe headings are relative to it; your photos without a compass); the rest follow from the pictures
+            """)
+    static let frameStep = Option(
+        "--frame-step", value: "N", setting: "frameStep",
+        help: """
+            video without a track: every N-th frame (default 1; the video plays N × fps / its frame rate times as \
+            fast)
+            """)
+    static let cacheDir = Option(
+        "--cache-dir", value: "DIR",
+        help: """
+            download cache (default $XDG_CACHE_HOME/lapse); Google tiles are kept as their Cache-Control allows \
+            (README: "What is kept on disk")
+            """)
+    static let sharedCache = Option(
         """
+        --shared-cache
+        """,
+        help: "the cache folder is shared with other users: answers marked private are not written to it")
+    static let timeout = NetworkOptions.timeout.described(
+        """
+        give up on an HTTP request (route, metadata, tile) after this long, retries included (default: 30 s an \
+        attempt, 5 attempts)
+        """)
+    // Stabilisation.
+    static let forward = Option(
+        "--forward", value: "D",
+        help: """
+            the direction of travel in the pictures, D degrees right of their centre column (default: measured from \
+            the motion between them); a camera fixed to a vehicle then looks along the vehicle's axis, D in every \
+            picture
+            """)
+    static let noToneMatch = Option(
+        "--no-tone-match",
+        help: """
+            keep each panorama's exposure and white balance as it is (a video's are always kept: its exposure \
+            follows the light smoothly)
+            """)
+    static let noStabilize = Option(
+        "--no-stabilize",
+        help: """
+            pose every panorama as its source says (no motion analysis; --forward still turns those whose heading is \
+            not known: a video, bare photos)
+            """)
+    // Camera.
+    static let lookAt = Option(
+        "--look-at", value: "LAT,LNG", setting: "lookAt",
+        help: "always aim at this point (needs positions: not for a video without --track)")
+    static let headingOffset = Option(
+        "--heading-offset", value: "D", setting: "headingOffset",
+        help: "look D degrees right of the road (negative: left, 180: back)")
+    static let keyframes = Option(
+        "--keyframes", value: "FILE", setting: "keyframes",
+        help: "a camera file: shots and heading/pitch/fov keyframes (JSON)")
+    static let fov = ViewOptions.fov.described("horizontal field of view (default 90)")
+    // Output.
+    static let output = OutputOptions.output.described(
+        "the video (.mp4, .m4v, .mov); OUT.credits.txt and OUT.job.json are written beside it", value: "OUT.mp4")
+    static let gif = Option("--gif", value: "OUT.gif", help: "a GIF as well (default width: a third of the video's)")
+    static let gifWidth = Option("--gif-width", value: "W", setting: "gifWidth", help: "the GIF's width")
+    static let size = ViewOptions.size.described("frame size (default 1280x720)")
+    static let fps = Option(
+        "--fps", value: "N", help: "frames per second, 1-120 (default 12; 12.5, 29.97, 30000/1001)")
+    static let crossfade = Option(
+        "--crossfade", help: "blend consecutive panoramas (a blended frame between each two: twice the frames)")
+    static let crf = EncoderOptions.crf.described("H.264 quality (default 20)")
+    static let preset = EncoderOptions.preset.described("x264 preset (default medium)")
+    static let creditPosition = Option(
+        "--credit-position", value: "CORNER", setting: "creditPosition",
+        help: """
+            where each frame's credit goes: bottom-right (default), bottom-left, top-left, top-right; small white \
+            text on a dark box, in the GIF too. Google: "Google Maps · © 2024 Google" (the panorama's copyright \
+            line); Panoramax: "© author · licence · Panoramax"; Mapillary: "© creator · CC BY-SA 4.0 · Mapillary"; \
+            your photos and videos: nothing. none: no credit, for your own photos and videos only (refused for \
+            google, panoramax and mapillary: their terms require it)
+            """)
+    static let copyright = Option(
+        "--copyright", value: "TEXT",
+        help: """
+            your imagery's copyright line (e.g. "© 2026 Ada Lovelace") for the MP4's copyright tag and the credits \
+            file (default: none for your own media)
+            """)
+    static let report = Option(
+        "--report", value: "OUT.html",
+        help: """
+            a report page beside the video: the route coloured by coverage, a marker per panorama, the video and \
+            GIF, a frame strip, the camera's heading, the summary and credits (thumbnails in OUT_files/; see also \
+            lapse preview)
+            """)
+    static let config = Option(
+        "--config", value: "JOB.json",
+        help: """
+            settings from a job file (flags override it; its outputs are relative to it and may not leave its \
+            folder)
+            """)
+    static let segment = Option(
+        "--segment", value: "K/N", setting: "segment",
+        help: """
+            render only part K of N (frames ⌊(K−1)·F/N⌋ … ⌊K·F/N⌋−1 of the job's F), e.g. on N machines sharing \
+            --cache-dir; join the parts with 'lapse concat' (README: "Many machines"). Not with --gif: make it from \
+            the joined video
+            """)
+    static let overwrite = OutputOptions.overwrite.described("replace existing outputs")
+
+    static let page = CommandHelp(
+        usage: """
+            lapse hyperlapse (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE) --source SOURCE \
+            -o OUT.mp4 [options]
+            """,
+        about: """
+            Plans a route (or reads one), finds the 360° panorama nearest to every point, renders a perspective frame
+            from each with a camera that follows the road or looks at a target, and encodes an H.264 MP4 (and a GIF).
+            """,
+        sections: [
+            HelpSection("Route", [from, to, via, provider, keyFile, osrmURL, route, spacing]),
+            HelpSection(
+                "Panoramas",
+                [
+                    source, track, equirectangular, radius, zoom, includeIndoor, panoHeading, frameStep, cacheDir,
+                    sharedCache, timeout
+                ]),
+            HelpSection(
+                """
+                Stabilisation (default: on; off for google: Street View is posed from its metadata, as Google's terms
+                allow no analysis of its pictures)
+                """,
+                [forward, noToneMatch, noStabilize]),
+            HelpSection("Camera (one of; default: along the road)", [lookAt, headingOffset, keyframes, fov]),
+            HelpSection(
+                "Output",
+                [
+                    output, gif, gifWidth, size, fps, crossfade, crf, preset, creditPosition, copyright, report, config,
+                    segment, overwrite
+                ], more: [GlobalOptions.row(progress: true)])
+        ],
+        examples: [
+            "lapse hyperlapse --source video:overpass.mp4 --keyframes camera.json -o demo.mp4 --gif demo.gif",
+            "lapse hyperlapse --from 48.8584,2.2945 --to 48.8738,2.2950 --source google -o champs.mp4",
+            "lapse hyperlapse --route walk.gpx --source panoramax --look-at 48.8606,2.3376 -o louvre.mp4",
+            "lapse hyperlapse --config demo/hyperlapse.job.json --overwrite"
+        ])
 
     /// The route and panorama options `lapse hyperlapse` and `lapse preview` share.
     static func parseRouteAndSource(_ arguments: inout Arguments, into flags: inout HyperlapseSettings) throws {
-        flags.from = try arguments.value("--from")
-        flags.to = try arguments.value("--to")
-        let via = try arguments.values("--via")
+        flags.from = try arguments.value(Self.from)
+        flags.to = try arguments.value(Self.to)
+        let via = try arguments.values(Self.via)
         flags.via = via.isEmpty ? nil : via
-        flags.provider = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue)).flatMap(
+        flags.provider = try arguments.choice(Self.provider, DirectionsService.allCases.map(\.rawValue)).flatMap(
             DirectionsService.init(rawValue:))
-        flags.route = try arguments.value("--route")
-        flags.source = try arguments.value("--source").map(PanoramaSourceSetting.init(parsing:))
-        flags.track = try arguments.value("--track")
-        flags.spacing = try arguments.double("--spacing", in: HyperlapseSettings.spacingRange)
-        flags.radius = try arguments.double("--radius", in: HyperlapseSettings.radiusRange)
-        flags.frameStep = try arguments.int("--frame-step", in: HyperlapseSettings.frameStepRange)
-        flags.cacheDir = try arguments.value("--cache-dir")
-        flags.keyFile = try arguments.value("--key-file")
-        flags.osrmURL = try arguments.value("--osrm-url")
+        flags.route = try arguments.value(Self.route)
+        flags.source = try arguments.value(Self.source).map(PanoramaSourceSetting.init(parsing:))
+        flags.track = try arguments.value(Self.track)
+        flags.spacing = try arguments.double(Self.spacing, in: HyperlapseSettings.spacingRange)
+        flags.radius = try arguments.double(Self.radius, in: HyperlapseSettings.radiusRange)
+        flags.frameStep = try arguments.int(Self.frameStep, in: HyperlapseSettings.frameStepRange)
+        flags.cacheDir = try arguments.value(Self.cacheDir)
+        flags.keyFile = try arguments.value(Self.keyFile)
+        flags.osrmURL = try arguments.value(Self.osrmURL)
         flags.timeout = try NetworkOptions(&arguments).timeout
-        flags.includeIndoor = arguments.flag("--include-indoor") ? true : nil
-        flags.sharedCache = arguments.flag("--shared-cache") ? true : nil
-        flags.equirectangular = arguments.flag("--equirectangular") ? true : nil
+        flags.includeIndoor = arguments.flag(Self.includeIndoor) ? true : nil
+        flags.sharedCache = arguments.flag(Self.sharedCache) ? true : nil
+        flags.equirectangular = arguments.flag(Self.equirectangular) ? true : nil
     }
 
     /// The files and folders a job of `settings` reads (route, track, camera file, the photos' folder or the
@@ -130,27 +243,33 @@ enum HyperlapseCommand: Command {
         let view = try ViewOptions(&arguments)
         flags.size = view.size
         flags.fov = view.fov
-        flags.fps = try arguments.frameRate("--fps", in: HyperlapseSettings.fpsRange)
-        flags.lookAt = try arguments.value("--look-at")
-        flags.headingOffset = try arguments.double("--heading-offset", in: HyperlapseSettings.angleRange)
-        flags.keyframes = try arguments.value("--keyframes")
-        flags.zoom = try arguments.choice("--zoom", ["auto"] + HyperlapseSettings.zoomRange.map(String.init)).flatMap(
+        flags.fps = try arguments.frameRate(Self.fps, in: HyperlapseSettings.fpsRange)
+        flags.lookAt = try arguments.value(Self.lookAt)
+        flags.headingOffset = try arguments.double(Self.headingOffset, in: HyperlapseSettings.angleRange)
+        flags.keyframes = try arguments.value(Self.keyframes)
+        flags.zoom = try arguments.choice(Self.zoom, ["auto"] + HyperlapseSettings.zoomRange.map(String.init)).flatMap(
             HyperlapseSettings.Zoom.init(parsing:))
-        flags.crossfade = arguments.flag("--crossfade") ? true : nil
+        flags.crossfade = arguments.flag(Self.crossfade) ? true : nil
         let out = try OutputOptions(&arguments)
         flags.output = out.path
-        flags.gif = try arguments.value("--gif")
-        flags.gifWidth = try arguments.int("--gif-width", in: HyperlapseSettings.gifWidthRange)
+        flags.gif = try arguments.value(Self.gif)
+        flags.gifWidth = try arguments.int(Self.gifWidth, in: HyperlapseSettings.gifWidthRange)
         let encoder = try EncoderOptions(&arguments)
         flags.crf = encoder.crf
         flags.preset = encoder.preset
-        flags.panoHeading = try arguments.double("--pano-heading", in: HyperlapseSettings.angleRange)
-        flags.forward = try arguments.double("--forward", in: HyperlapseSettings.angleRange)
-        flags.toneMatch = arguments.flag("--no-tone-match") ? false : nil
-        flags.stabilize = arguments.flag("--no-stabilize") ? false : nil
-        flags.creditPosition = try arguments.choice("--credit-position", HyperlapseSettings.CreditPosition.names)
+        flags.panoHeading = try arguments.double(Self.panoHeading, in: HyperlapseSettings.angleRange)
+        flags.forward = try arguments.double(Self.forward, in: HyperlapseSettings.angleRange)
+        flags.toneMatch = arguments.flag(Self.noToneMatch) ? false : nil
+        flags.stabilize = arguments.flag(Self.noStabilize) ? false : nil
+        flags.creditPosition = try arguments.choice(Self.creditPosition, HyperlapseSettings.CreditPosition.names)
             .flatMap(HyperlapseSettings.CreditPosition.init(parsing:))
-        flags.copyright = try arguments.value("--copyright")
+        flags.copyright = try arguments.value(Self.copyright)
+        let segment = try arguments.value(Self.segment).map { try HyperlapseJob.Segment(parsing: $0) }
+        let config = try arguments.value(Self.config)
+        let reportPath = try arguments.value(Self.report).map(PanoramaSourceOptions.expand)
+        let overwrite = out.overwrite
+        let rest = try arguments.positionals()
+        guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
         if flags.forward != nil, flags.source == .google {
             console.warn(
                 """
@@ -159,12 +278,6 @@ enum HyperlapseCommand: Command {
                 """
             )
         }
-        let segment = try arguments.value("--segment").map { try HyperlapseJob.Segment(parsing: $0) }
-        let config = try arguments.value("--config")
-        let reportPath = try arguments.value("--report").map(PanoramaSourceOptions.expand)
-        let overwrite = out.overwrite
-        let rest = try arguments.positionals()
-        guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
 
         let settings =
             try config.map { try HyperlapseSettings.read(path: $0).confiningOutputs(toJobFile: $0, except: flags) }

@@ -5,53 +5,67 @@ import LapseKit
 enum PreviewCommand: Command {
     static let name = "preview"
     static let summary = "See a hyperlapse's coverage before making it: the route and its lookups on a report page"
-    static let help = """
-        lapse preview (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE) --source SOURCE \
-        --report OUT.html [options]
+    // The route and panorama options are hyperlapse's (``HyperlapseCommand/parseRouteAndSource(_:into:)``).
+    private typealias H = HyperlapseCommand
+    static let report = OutputOptions.output.shown(as: ["-o", "--report"]).setting(nil).described(
+        "the page (required); nothing else is written", value: "OUT.html")
+    static let overwrite = OutputOptions.overwrite.described("replace the page if it exists")
 
-        Plans the route (or reads it) and looks up the panorama nearest to every point, as lapse hyperlapse would,
-        but fetches no image or tile and renders nothing: a page shows the route coloured by coverage (points with
-        a panorama, without one, duplicates), a marker per panorama (pano id, date, distance from the route) and
-        the summary, so you see the coverage before spending quota or time. Open OUT.html in a browser; the map
-        needs the network only for its OpenStreetMap background.
-
-        Route:
-          --from LAT,LNG --to LAT,LNG   plan a route with a directions service
-          --via LAT,LNG                 a point on the way (repeatable)
-          --provider NAME               google (Routes API; default) | google-directions | osrm
-          --key-file FILE               file holding the Google API key instead of GOOGLE_MAPS_API_KEY
-          --osrm-url URL                your own OSRM server
-          --route FILE                  GPX, GeoJSON, KML, 'lat,lng' lines, an encoded polyline or a saved
-                                        Google Directions/Routes API answer
-          --spacing M                   metres between route points (default 10; your photos without --route:
-                                        every photo); 500 000 points at most
-        Panoramas:
-          --source SOURCE               google | panoramax | mapillary (token in MAPILLARY_ACCESS_TOKEN) |
-                                        local:DIR | video:FILE; other API roots: $LAPSE_PANORAMAX_URL,
-                                        $LAPSE_MAPILLARY_URL
-          --track GPX                   positions of a video source by time
-          --equirectangular             a 2:1 video or photo is 360° though nothing says so
-          --radius M                    search radius for the nearest panorama (default 50)
-          --include-indoor              Street View: take indoor panoramas too (default: left out, counted as gaps)
-          --frame-step N                video without a track: every N-th frame (default 1)
-          --cache-dir DIR               download cache (default $XDG_CACHE_HOME/lapse)
-          --shared-cache                the cache folder is shared with other users: answers marked private are
-                                        not written to it
-          --timeout SECONDS             give up on an HTTP request after this long, retries included (default:
-                                        30 s an attempt)
-        Output:
-          -o, --report OUT.html         the page (required; --output too); nothing else is written
-          -y, --overwrite               replace the page if it exists
-
-        Examples:
-          lapse preview --from 48.8584,2.2945 --to 48.8738,2.2950 --source google --report champs.html
-          lapse preview --route walk.gpx --source panoramax --report walk.html
-        """
+    static let page = CommandHelp(
+        usage: """
+            lapse preview (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE) --source SOURCE \
+            --report OUT.html [options]
+            """,
+        about: """
+            Plans the route (or reads it) and looks up the panorama nearest to every point, as lapse hyperlapse would,
+            but fetches no image or tile and renders nothing: a page shows the route coloured by coverage (points with
+            a panorama, without one, duplicates), a marker per panorama (pano id, date, distance from the route) and
+            the summary, so you see the coverage before spending quota or time. Open OUT.html in a browser; the map
+            needs the network only for its OpenStreetMap background.
+            """,
+        sections: [
+            HelpSection(
+                "Route",
+                [
+                    H.from, H.to, H.via.described("a point on the way (repeatable)"),
+                    H.provider.described("google (Routes API; default) | google-directions | osrm"), H.keyFile,
+                    H.osrmURL.described("your own OSRM server"),
+                    H.route.described(
+                        """
+                        GPX, GeoJSON, KML, 'lat,lng' lines, an encoded polyline or a saved Google Directions/Routes \
+                        API answer
+                        """),
+                    H.spacing.described(
+                        """
+                        metres between route points (default 10; your photos without --route: every photo); 500 000 \
+                        points at most
+                        """)
+                ]),
+            HelpSection(
+                "Panoramas",
+                [
+                    H.source.described(
+                        """
+                        google | panoramax | mapillary (token in MAPILLARY_ACCESS_TOKEN) | local:DIR | video:FILE; \
+                        other API roots: $LAPSE_PANORAMAX_URL, $LAPSE_MAPILLARY_URL
+                        """),
+                    H.track.described("positions of a video source by time"),
+                    H.equirectangular.described("a 2:1 video or photo is 360° though nothing says so"), H.radius,
+                    H.includeIndoor, H.frameStep.described("video without a track: every N-th frame (default 1)"),
+                    H.cacheDir.described("download cache (default $XDG_CACHE_HOME/lapse)"), H.sharedCache,
+                    NetworkOptions.timeout
+                ]),
+            HelpSection("Output", [report, overwrite], more: [GlobalOptions.row(progress: false)])
+        ],
+        examples: [
+            "lapse preview --from 48.8584,2.2945 --to 48.8738,2.2950 --source google --report champs.html",
+            "lapse preview --route walk.gpx --source panoramax --report walk.html"
+        ])
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
         var settings = HyperlapseSettings()
         try HyperlapseCommand.parseRouteAndSource(&arguments, into: &settings)
-        let out = try OutputOptions(&arguments, aliases: ["--report"])
+        let out = try OutputOptions(&arguments, output: Self.report)
         let report = out.path
         let overwrite = out.overwrite
         let rest = try arguments.positionals()

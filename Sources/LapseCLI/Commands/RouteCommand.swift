@@ -5,73 +5,109 @@ import LapseKit
 enum RouteCommand: Command {
     static let name = "route"
     static let summary = "Plan a route (Google Routes API, OSRM) or read a route file, optionally every N metres"
-    static let help = """
-        lapse route (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... [--provider NAME] | --input FILE) \
-        [--spacing M] -o FILE
-
-        Plans a route with a directions service, or reads one from a file, and writes it as GPX or GeoJSON,
-        optionally resampled to a point every M metres. Prints the distance, the number of points and the provider.
-
-        Route from a directions service:
-          --from LAT,LNG          start, in decimal degrees (e.g. 43.6532,-79.3832)
-          --to LAT,LNG            end
-          --via LAT,LNG           a point on the way, repeat in travel order (Google: any number, 25 a request;
-                                  the Routes API passes through it, the legacy API and OSRM stop there)
-          --provider NAME         google (the Routes API; default) | google-directions (the legacy Directions
-                                  API, for keys of projects that still have it) | osrm (OpenStreetMap data)
-          --mode MODE             driving | walking | cycling (default driving)
-          --key-file FILE         file holding the Google Maps API key (default: $GOOGLE_MAPS_API_KEY)
-          --google-url URL        the Google service's base URL (default https://routes.googleapis.com or
-                                  $LAPSE_GOOGLE_ROUTES_URL; legacy: https://maps.googleapis.com or
-                                  $LAPSE_GOOGLE_DIRECTIONS_URL)
-          --osrm-url URL          OSRM server (default https://router.project-osrm.org, or $LAPSE_OSRM_URL);
-                                  your own server works, e.g. http://localhost:5000
-          --timeout SECONDS       give up on an HTTP request after this long, retries included (default: 30 s
-                                  an attempt)
-        Route from a file:
-          --input FILE            .gpx (tracks or routes), .geojson/.json, .kml, .txt/.csv (lat,lng lines),
-                                  .polyline / .polyline6 (encoded polyline), a saved Google Directions or Routes
-                                  API answer (.json); other names: detected from the content
-                                  (also --route FILE, as hyperlapse and preview name it)
-          --input-format FMT      gpx | geojson | kml | lines | polyline | polyline6 | google-directions |
-                                  google-routes (overrides the detection)
-        Output:
-          -o, --output FILE       .gpx or .geojson
-          --spacing M             resample to a point every M metres along the path (start and end kept;
-                                  500 000 points at most)
-          --smoothing M           with --spacing: heading window, metres before and after each point (default 20);
-                                  the headings are written with the points (GPX gpxtpx:course, GeoJSON headings)
-          -y, --overwrite         replace FILE if it exists
-          --quiet, --json         no summary / a JSON summary on stdout
-
-        Examples:
-          GOOGLE_MAPS_API_KEY=… lapse route --from 43.6532,-79.3832 --to 45.5017,-73.5673 -o toronto-montreal.geojson
-          lapse route --from 52.5163,13.3777 --to 52.5079,13.3376 --provider osrm --spacing 10 -o tiergarten.gpx
-          lapse route --input ride.gpx --spacing 10 -o ride-10m.geojson
+    private typealias H = HyperlapseCommand
+    static let from = H.from.described("start, in decimal degrees (e.g. 43.6532,-79.3832)")
+    static let to = H.to.described("end")
+    static let via = H.via.described(
         """
+        a point on the way, repeat in travel order (Google: any number, 25 a request; the Routes API passes through \
+        it, the legacy API and OSRM stop there)
+        """)
+    static let provider = H.provider.described(
+        """
+        google (the Routes API; default) | google-directions (the legacy Directions API, for keys of projects that \
+        still have it) | osrm (OpenStreetMap data)
+        """)
+    static let mode = Option("--mode", value: "MODE", help: "driving | walking | cycling (default driving)")
+    static let keyFile = H.keyFile.described("file holding the Google Maps API key (default: $GOOGLE_MAPS_API_KEY)")
+    static let googleURL = Option(
+        "--google-url", value: "URL", setting: "googleBaseURL",
+        help: """
+            the Google service's base URL (default https://routes.googleapis.com or $LAPSE_GOOGLE_ROUTES_URL; legacy: \
+            https://maps.googleapis.com or $LAPSE_GOOGLE_DIRECTIONS_URL)
+            """)
+    static let osrmURL = Option(
+        "--osrm-url", value: "URL", setting: "osrmBaseURL",
+        help: """
+            OSRM server (default https://router.project-osrm.org, or $LAPSE_OSRM_URL); your own server works, e.g. \
+            http://localhost:5000
+            """)
+    static let input = Option(
+        "--input", value: "FILE", aliases: ["--route"],
+        help: """
+            .gpx (tracks or routes), .geojson/.json, .kml, .txt/.csv (lat,lng lines), .polyline / .polyline6 \
+            (encoded polyline), a saved Google Directions or Routes API answer (.json); other names: detected from \
+            the content
+            """)
+    static let inputFormat = Option(
+        "--input-format", value: "FMT",
+        help: """
+            gpx | geojson | kml | lines | polyline | polyline6 | google-directions | google-routes (overrides the \
+            detection)
+            """)
+    static let spacing = H.spacing.described(
+        "resample to a point every M metres along the path (start and end kept; 500 000 points at most)")
+    static let smoothing = Option(
+        "--smoothing", value: "M",
+        help: """
+            with --spacing: heading window, metres before and after each point (default 20); the headings are \
+            written with the points (GPX gpxtpx:course, GeoJSON headings)
+            """)
+
+    static let page = CommandHelp(
+        usage: """
+            lapse route (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... [--provider NAME] | --input FILE) \
+            [--spacing M] -o FILE
+            """,
+        about: """
+            Plans a route with a directions service, or reads one from a file, and writes it as GPX or GeoJSON,
+            optionally resampled to a point every M metres. Prints the distance, the number of points and the provider.
+            """,
+        sections: [
+            HelpSection(
+                "Route from a directions service",
+                [from, to, via, provider, mode, keyFile, googleURL, osrmURL, NetworkOptions.timeout]),
+            HelpSection(
+                "Route from a file",
+                [input, inputFormat]),
+            HelpSection(
+                "Output",
+                [
+                    OutputOptions.output.described(".gpx or .geojson"), spacing, smoothing,
+                    OutputOptions.overwrite.described("replace FILE if it exists")
+                ], more: [GlobalOptions.row(progress: false)])
+        ],
+        examples: [
+            """
+            GOOGLE_MAPS_API_KEY=… lapse route --from 43.6532,-79.3832 --to 45.5017,-73.5673 -o \
+            toronto-montreal.geojson
+            """,
+            "lapse route --from 52.5163,13.3777 --to 52.5079,13.3376 --provider osrm --spacing 10 -o tiergarten.gpx",
+            "lapse route --input ride.gpx --spacing 10 -o ride-10m.geojson"
+        ])
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
         let out = try OutputOptions(&arguments)
-        let output = try out.required("FILE.gpx or FILE.geojson")
-        let from = try arguments.value("--from").map { try coordinate($0, option: "--from") }
-        let to = try arguments.value("--to").map { try coordinate($0, option: "--to") }
-        let via = try arguments.values("--via").map { try coordinate($0, option: "--via") }
-        let providerName = try arguments.choice("--provider", DirectionsService.allCases.map(\.rawValue))
+        let from = try arguments.value(Self.from).map { try coordinate($0, option: "--from") }
+        let to = try arguments.value(Self.to).map { try coordinate($0, option: "--to") }
+        let via = try arguments.values(Self.via).map { try coordinate($0, option: "--via") }
+        let providerName = try arguments.choice(Self.provider, DirectionsService.allCases.map(\.rawValue))
         let mode =
-            try arguments.choice("--mode", TravelMode.allCases.map(\.rawValue)).flatMap(TravelMode.init(rawValue:))
+            try arguments.choice(Self.mode, TravelMode.allCases.map(\.rawValue)).flatMap(TravelMode.init(rawValue:))
             ?? .driving
-        let keyFile = try arguments.value("--key-file")
-        let googleURL = try arguments.value("--google-url")
-        let osrmURL = try arguments.value("--osrm-url")
-        let input = try arguments.value("--input", "-i", "--route")
-        let inputFormat = try arguments.choice("--input-format", RouteFileFormat.allCases.map(\.rawValue)).flatMap(
+        let keyFile = try arguments.value(Self.keyFile)
+        let googleURL = try arguments.value(Self.googleURL)
+        let osrmURL = try arguments.value(Self.osrmURL)
+        let input = try arguments.value(Self.input)
+        let inputFormat = try arguments.choice(Self.inputFormat, RouteFileFormat.allCases.map(\.rawValue)).flatMap(
             RouteFileFormat.init(rawValue:))
-        let spacing = try arguments.double("--spacing", in: 0.01...1_000_000)
-        let smoothing = try arguments.double("--smoothing", in: 0...100_000)
+        let spacing = try arguments.double(Self.spacing, in: 0.01...1_000_000)
+        let smoothing = try arguments.double(Self.smoothing, in: 0...100_000)
         let overwrite = out.overwrite
         let timeout = try NetworkOptions(&arguments).timeout
         let extra = try arguments.positionals()
         guard extra.isEmpty else { throw LapseError.usage("unexpected argument '\(extra[0])'") }
+        let output = try out.required("FILE.gpx or FILE.geojson")
         guard let outputFormat = RouteFileFormat(pathExtension: output), outputFormat.isWritable else {
             throw LapseError.usage("the output must end in .gpx or .geojson, not '\(output)'")
         }

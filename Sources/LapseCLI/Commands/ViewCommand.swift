@@ -5,56 +5,70 @@ import LapseKit
 enum ViewCommand: Command {
     static let name = "view"
     static let summary = "Render one perspective view of an equirectangular panorama"
-    static let help = """
-        lapse view PANO -o VIEW.png|.jpg [--heading D] [--pitch D] [--roll D] [--fov D] [--size WxH] [options]
+    static let output = OutputOptions.output.described(
+        "the view to write: .png (lossless) or .jpg/.jpeg (required)", value: "PATH")
+    static let heading = Option(
+        "--heading", value: "D", help: "compass heading of the view's centre in degrees: 0 north, 90 east (default 0)")
+    static let pitch = Option(
+        "--pitch", value: "D", help: "degrees up from the horizon, negative looks down, -90…90 (default 0)")
+    static let roll = Option("--roll", value: "D", help: "degrees of roll about the viewing axis, -180…180 (default 0)")
+    static let panoHeading = Option(
+        "--pano-heading", value: "D", help: "compass heading the panorama's centre column faces (default 0)")
+    static let panoTilt = Option(
+        "--pano-tilt", value: "D", help: "the panorama's own tilt, 0 = level (Google metadata tilt minus 90)")
+    static let panoRoll = Option("--pano-roll", value: "D", help: "the panorama's own roll, 0 = level")
+    static let interp = Option("--interp", value: "METHOD", help: "bilinear (default), bicubic or lanczos")
+    static let quality = Option("--quality", value: "Q", help: "JPEG quality 1…100 (default 95)")
+    static let overwrite = OutputOptions.overwrite.described("replace an existing output file")
+    static let bench = Option(
+        "--bench", value: "N",
+        help: """
+            render N views, the heading turning every frame (the file's frames in turn), print the times and write \
+            nothing (bench/render.sh)
+            """)
+    static let raw = Option("--raw", value: "WxH", help: "with --bench: PANO is a file of raw RGBA frames of this size")
 
-        Render one perspective (rectilinear) view of an equirectangular 360° panorama — the frame a hyperlapse
-        would show — e.g. to check a panorama by eye. PANO is any image FFmpeg decodes (JPEG, PNG, WebP…).
-        The geometry matches ffmpeg's v360=input=e:output=flat filter.
-
-        Options:
-          -o, --output PATH      the view to write: .png (lossless) or .jpg/.jpeg (required)
-          --heading D            compass heading of the view's centre in degrees: 0 north, 90 east (default 0)
-          --pitch D              degrees up from the horizon, negative looks down, -90…90 (default 0)
-          --roll D               degrees of roll about the viewing axis, -180…180 (default 0)
-          --fov D                horizontal field of view in degrees, 1 to 179 (default 90)
-          --size WxH             output size in pixels (default 1280x720)
-          --pano-heading D       compass heading the panorama's centre column faces (default 0)
-          --pano-tilt D          the panorama's own tilt, 0 = level (Google metadata tilt minus 90)
-          --pano-roll D          the panorama's own roll, 0 = level
-          --interp METHOD        bilinear (default), bicubic or lanczos
-          --quality Q            JPEG quality 1…100 (default 95)
-          -y, --overwrite        replace an existing output file
-
-        Benchmarking (bench/render.sh): with --bench N and --raw WxH, PANO is a file of raw RGBA frames of
-        that size; N views are rendered (heading turning every frame, the file's frames in turn) and the
-        times printed; nothing is written.
-
-        Examples:
-          lapse view pano.jpg -o ahead.jpg
-          lapse view pano.jpg --heading 270 --pitch 10 --fov 75 --size 1920x1080 -o west.png
-          lapse view streetview.jpg --pano-heading 123.4 --heading 90 -o east.jpg --overwrite
-        """
+    static let page = CommandHelp(
+        usage: "lapse view PANO -o VIEW.png|.jpg [--heading D] [--pitch D] [--roll D] [--fov D] [--size WxH] [options]",
+        about: """
+            Render one perspective (rectilinear) view of an equirectangular 360° panorama — the frame a hyperlapse
+            would show — e.g. to check a panorama by eye. PANO is any image FFmpeg decodes (JPEG, PNG, WebP…).
+            The geometry matches ffmpeg's v360=input=e:output=flat filter.
+            """,
+        sections: [
+            HelpSection(
+                "Options",
+                [
+                    output, heading, pitch, roll, ViewOptions.fov, ViewOptions.size, panoHeading, panoTilt, panoRoll,
+                    interp, quality, overwrite
+                ]),
+            HelpSection("Benchmarking", [bench, raw])
+        ],
+        examples: [
+            "lapse view pano.jpg -o ahead.jpg",
+            "lapse view pano.jpg --heading 270 --pitch 10 --fov 75 --size 1920x1080 -o west.png",
+            "lapse view streetview.jpg --pano-heading 123.4 --heading 90 -o east.jpg --overwrite"
+        ])
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
         let out = try OutputOptions(&arguments)
         let output = out.path
         let overwrite = out.overwrite
-        let heading = try arguments.double("--heading", in: -1e6...1e6) ?? 0
-        let pitch = try arguments.double("--pitch", in: -90...90) ?? 0
-        let roll = try arguments.double("--roll", in: -180...180) ?? 0
+        let heading = try arguments.double(Self.heading, in: -1e6...1e6) ?? 0
+        let pitch = try arguments.double(Self.pitch, in: -90...90) ?? 0
+        let roll = try arguments.double(Self.roll, in: -180...180) ?? 0
         let viewOptions = try ViewOptions(&arguments)
         let fov = viewOptions.fov ?? 90
         let size = viewOptions.size ?? FrameSize(width: 1280, height: 720)
-        let panoHeading = try arguments.double("--pano-heading", in: -1e6...1e6) ?? 0
-        let panoTilt = try arguments.double("--pano-tilt", in: -90...90) ?? 0
-        let panoRoll = try arguments.double("--pano-roll", in: -180...180) ?? 0
+        let panoHeading = try arguments.double(Self.panoHeading, in: -1e6...1e6) ?? 0
+        let panoTilt = try arguments.double(Self.panoTilt, in: -90...90) ?? 0
+        let panoRoll = try arguments.double(Self.panoRoll, in: -180...180) ?? 0
         let interp =
-            try arguments.choice("--interp", Interpolation.allCases.map(\.rawValue)).flatMap(
+            try arguments.choice(Self.interp, Interpolation.allCases.map(\.rawValue)).flatMap(
                 Interpolation.init(rawValue:)) ?? .bilinear
-        let quality = try arguments.int("--quality", in: 1...100) ?? ImageFileFormat.defaultJPEGQuality
-        let bench = try arguments.int("--bench", in: 1...100_000)
-        let raw = try arguments.size("--raw")
+        let quality = try arguments.int(Self.quality, in: 1...100) ?? ImageFileFormat.defaultJPEGQuality
+        let bench = try arguments.int(Self.bench, in: 1...100_000)
+        let raw = try arguments.size(Self.raw)
         let positionals = try arguments.positionals()
         guard positionals.count == 1, let input = positionals.first else {
             throw LapseError.usage(positionals.isEmpty ? "give the panorama to view" : "give exactly one panorama")
