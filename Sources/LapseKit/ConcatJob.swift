@@ -24,9 +24,12 @@ public struct ConcatJob: Sendable {
         self.output = output
     }
 
-    /// What the job made.
-    public struct Summary: Sendable {
+    /// What the job made. Encoded as `lapse concat --json` prints it: output, bytes, inputs, frames, duration,
+    /// inputDurations, credits, gif and gifBytes (`null` when none).
+    public struct Summary: Sendable, Encodable {
         public var output: String
+        /// The videos joined, in order.
+        public var inputs: [String]
         public var bytes: Int64
         public var frames: Int
         public var duration: Double
@@ -34,6 +37,19 @@ public struct ConcatJob: Sendable {
         /// `OUT.credits.txt`, when the inputs had sidecars to merge.
         public var credits: String?
         public var gif: GIFSummary?
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: SummaryKey.self)
+            try c.encode(output, forKey: "output")
+            try c.encode(bytes, forKey: "bytes")
+            try c.encode(inputs, forKey: "inputs")
+            try c.encode(frames, forKey: "frames")
+            try c.encode(duration, forKey: "duration")
+            try c.encode(inputDurations, forKey: "inputDurations")
+            try c.encodeNullable(credits, forKey: "credits")
+            try c.encodeNullable(gif?.path, forKey: "gif")
+            try c.encodeNullable(gif?.bytes, forKey: "gifBytes")
+        }
     }
 
     /// Runs the job.
@@ -84,7 +100,7 @@ public struct ConcatJob: Sendable {
         }
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
         return Summary(
-            output: output, bytes: bytes, frames: result.videoFrames, duration: result.duration,
+            output: output, inputs: inputs, bytes: bytes, frames: result.videoFrames, duration: result.duration,
             inputDurations: result.inputDurations, credits: mergedCredits.map { _ in creditsPath }, gif: gifSummary)
     }
 

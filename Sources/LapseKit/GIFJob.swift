@@ -61,8 +61,9 @@ public struct GIFJob: Sendable {
         self.output = output
     }
 
-    /// What a finished job made.
-    public struct Summary: Sendable {
+    /// What a finished job made. Encoded as `lapse gif --json` prints it: output, width, height, frames, delays
+    /// (centiseconds), duration, loop (`null`: plays once), bytes, framesSampled, decodeErrors.
+    public struct Summary: Sendable, Encodable {
         public var gif: GIFSummary
         /// Frames sampled from the source (before merging identical ones).
         public var framesSampled: Int
@@ -71,6 +72,20 @@ public struct GIFJob: Sendable {
         public var end: Double
         /// Warnings seen (undecodable frames).
         public var decodeErrors: Int
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: SummaryKey.self)
+            try c.encode(gif.path, forKey: "output")
+            try c.encode(gif.width, forKey: "width")
+            try c.encode(gif.height, forKey: "height")
+            try c.encode(gif.frameCount, forKey: "frames")
+            try c.encode(gif.delays, forKey: "delays")
+            try c.encode(gif.duration, forKey: "duration")
+            try c.encodeNullable(gif.loopCount, forKey: "loop")
+            try c.encode(gif.bytes, forKey: "bytes")
+            try c.encode(framesSampled, forKey: "framesSampled")
+            try c.encode(decodeErrors, forKey: "decodeErrors")
+        }
     }
 
     /// The output size for a displayed size under `rule` (each side ≥ 1).

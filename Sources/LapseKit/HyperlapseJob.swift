@@ -106,9 +106,20 @@ public struct HyperlapseJob: Sendable {
         public var description: String { "\(index)/\(count)" }
     }
 
-    /// What a finished hyperlapse made.
-    public struct Summary: Sendable {
+    /// What a finished hyperlapse made. Encoded as `lapse hyperlapse --json` prints it (``LapseCore/SummaryKey``;
+    /// see `encode(to:)`); a segment with no frames (``SegmentSummary/written`` false) as the segment alone.
+    public struct Summary: Sendable, Encodable {
         public var feed: String
+        /// The video's frame size and rate.
+        public var width: Int
+        public var height: Int
+        public var frameRate: FrameRate
+        /// A video's frames taken without a track: every `step`-th of `count` (nil for other sources, or a track).
+        public var videoFrames: (step: Int, count: Int)?
+        /// How many times as fast as the source video the hyperlapse plays: the video's time its frames were
+        /// taken from (frame step ÷ the video's frame rate each) over the output's duration (with a crossfade, the
+        /// blended frames between make it slower); nil unless the source is a video without a track.
+        public var speed: Double?
         public var distance: Double
         public var routePoints: Int
         /// What ``routePoints`` counts: "route points", or "video frames" for a video without a track.
@@ -149,10 +160,54 @@ public struct HyperlapseJob: Sendable {
         public var segment: SegmentSummary?
         /// With ``HyperlapseJob/recordsReport``: every point, panorama and frame.
         public var report: HyperlapseReport?
+
+        /// The keys: output, bytes, gif, gifBytes, distance (metres), routePoints, panoramas, tilesDownloaded,
+        /// tilesFromCache, panoramasAtLowerZoom, panoramasUnavailable, width, height, fps (a number), frameRate
+        /// (`"24/1"`), duplicatesDropped, gaps, frames, duration, credits, source, speed, segment, stabilization
+        /// (``StabilizationReport``), posedFromMetadata; those that may be absent are `null` then. An empty segment:
+        /// segment, jobFrames, frames (0), firstFrame, written (false), output (`null`).
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: SummaryKey.self)
+            if let part = segment, !part.written {
+                try c.encode(part.segment.description, forKey: "segment")
+                try c.encode(part.jobFrames, forKey: "jobFrames")
+                try c.encode(0, forKey: "frames")
+                try c.encode(part.frames.lowerBound, forKey: "firstFrame")
+                try c.encode(false, forKey: "written")
+                try c.encodeNil(forKey: "output")
+                return
+            }
+            try c.encode(output, forKey: "output")
+            try c.encode(bytes, forKey: "bytes")
+            try c.encodeNullable(gif, forKey: "gif")
+            try c.encodeNullable(gifBytes, forKey: "gifBytes")
+            try c.encode(distance, forKey: "distance")
+            try c.encode(routePoints, forKey: "routePoints")
+            try c.encode(panoramas, forKey: "panoramas")
+            try c.encodeNullable(tilesDownloaded, forKey: "tilesDownloaded")
+            try c.encodeNullable(tilesFromCache, forKey: "tilesFromCache")
+            try c.encode(panoramasAtLowerZoom, forKey: "panoramasAtLowerZoom")
+            try c.encode(panoramasUnavailable, forKey: "panoramasUnavailable")
+            try c.encode(width, forKey: "width")
+            try c.encode(height, forKey: "height")
+            try c.encode(frameRate.value, forKey: "fps")
+            try c.encode("\(frameRate.numerator)/\(frameRate.denominator)", forKey: "frameRate")
+            try c.encode(duplicatesDropped, forKey: "duplicatesDropped")
+            try c.encode(gaps, forKey: "gaps")
+            try c.encode(frames, forKey: "frames")
+            try c.encode(duration, forKey: "duration")
+            try c.encode(credits, forKey: "credits")
+            try c.encode(feed, forKey: "source")
+            try c.encodeNullable(speed, forKey: "speed")
+            try c.encodeNullable(segment, forKey: "segment")
+            try c.encodeNullable(stabilization, forKey: "stabilization")
+            try c.encodeNullable(posedFromMetadata, forKey: "posedFromMetadata")
+        }
     }
 
-    /// What a segment (``HyperlapseJob/Segment``) covered.
-    public struct SegmentSummary: Sendable {
+    /// What a segment (``HyperlapseJob/Segment``) covered. Encoded as segment (`"K/N"`), jobFrames, firstFrame,
+    /// frames (its count), firstPTS, written.
+    public struct SegmentSummary: Sendable, Encodable {
         public var segment: Segment
         /// The job's frames (before crossfading), and this segment's range of them.
         public var jobFrames: Int
@@ -161,6 +216,16 @@ public struct HyperlapseJob: Sendable {
         public var firstPTS: Int64
         /// False when the segment had no frames (N larger than the job's frames): nothing was written.
         public var written: Bool
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: SummaryKey.self)
+            try c.encode(segment.description, forKey: "segment")
+            try c.encode(jobFrames, forKey: "jobFrames")
+            try c.encode(frames.lowerBound, forKey: "firstFrame")
+            try c.encode(frames.count, forKey: "frames")
+            try c.encode(firstPTS, forKey: "firstPTS")
+            try c.encode(written, forKey: "written")
+        }
     }
 
     /// Checks the settings and that every output can be written (the folder exists, nothing is in the way
@@ -255,7 +320,8 @@ public struct HyperlapseJob: Sendable {
                 written: !range.isEmpty)
             if range.isEmpty {
                 return Summary(
-                    feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit,
+                    feed: feed.name, width: width, height: height, frameRate: frameRate, distance: feed.distance,
+                    routePoints: feed.pointCount, pointUnit: feed.pointUnit,
                     panoramas: 0, duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
                     tilesDownloaded: nil, tilesFromCache: nil, frames: 0, duration: 0, output: output, bytes: 0,
                     gif: nil, gifBytes: nil, gifSummary: nil, credits: creditsPath, attributions: [],
@@ -357,7 +423,8 @@ public struct HyperlapseJob: Sendable {
         let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
         let tiles = feed.tiles
         var summary = Summary(
-            feed: feed.name, distance: feed.distance, routePoints: feed.pointCount, pointUnit: feed.pointUnit,
+            feed: feed.name, width: width, height: height, frameRate: frameRate, distance: feed.distance,
+            routePoints: feed.pointCount, pointUnit: feed.pointUnit,
             panoramas: sink.rendered,
             duplicatesDropped: planner.duplicatesDropped, gaps: planner.gaps,
             tilesDownloaded: tiles?.downloaded, tilesFromCache: tiles?.fromCache, frames: encoder.framesWritten,
@@ -365,6 +432,13 @@ public struct HyperlapseJob: Sendable {
             gif: gif, gifBytes: gifSummary?.bytes, gifSummary: gifSummary, credits: creditsPath,
             attributions: attributions,
             stabilization: planner.stabilization, orientations: planner.orientations, segment: segmentSummary)
+        if let video = feed as? VideoPanoramaFeed {
+            summary.videoFrames = (video.frameStep, video.frameCount)
+            if summary.duration > 0 {
+                summary.speed =
+                    Double(video.frameStep) * Double(summary.panoramas) / video.video.frameRate / summary.duration
+            }
+        }
         summary.panoramasAtLowerZoom = feed.panoramasAtLowerZoom
         summary.panoramasUnavailable = sink.unavailable
         if stabilization.enabled || stabilization.toneMatch { summary.posedFromMetadata = feed.analysisRestriction }

@@ -48,13 +48,41 @@ public struct PanoramasJob: Sendable {
         exported; make a hyperlapse of them instead (lapse hyperlapse --source google)
         """
 
-    /// What was exported, and from which source.
-    public struct Result: Sendable {
+    /// What was exported, and from which source. Encoded as `lapse panoramas --json` prints it
+    /// (``LapseCore/SummaryKey``): source, output (the folder), manifest, points, withImagery, withoutImagery,
+    /// uniquePanoramas, consecutiveDuplicates, written (file names), failed (`id`, `reason`), downloaded, fromCache,
+    /// placeholderTiles, resumed.
+    public struct Result: Sendable, Encodable {
         /// The source's name (`google`, `panoramax`, `local`, `video`).
         public var sourceName: String
+        /// The folder written to, as the job was given it.
+        public var outputDirectory: String
         public var export: PanoramaExport.Result
         /// All-black placeholder tiles found (and not used) in the panoramas written.
         public var placeholderTiles: Int { export.written.reduce(0) { $0 + $1.placeholderTiles.count } }
+
+        public func encode(to encoder: any Encoder) throws {
+            struct Failure: Encodable {
+                var id: String
+                var reason: String
+            }
+            let c0 = export.coverage
+            var c = encoder.container(keyedBy: SummaryKey.self)
+            try c.encode(sourceName, forKey: "source")
+            try c.encode(outputDirectory, forKey: "output")
+            try c.encode(export.manifestPath, forKey: "manifest")
+            try c.encode(c0.points, forKey: "points")
+            try c.encode(c0.withImagery, forKey: "withImagery")
+            try c.encode(c0.withoutImagery, forKey: "withoutImagery")
+            try c.encode(c0.uniquePanoramas, forKey: "uniquePanoramas")
+            try c.encode(c0.consecutiveDuplicates, forKey: "consecutiveDuplicates")
+            try c.encode(export.written.map(\.file), forKey: "written")
+            try c.encode(export.failed.map { Failure(id: $0.id, reason: $0.reason) }, forKey: "failed")
+            try c.encode(export.tilesDownloaded, forKey: "downloaded")
+            try c.encode(export.tilesFromCache, forKey: "fromCache")
+            try c.encode(placeholderTiles, forKey: "placeholderTiles")
+            try c.encode(export.resumed, forKey: "resumed")
+        }
     }
 
     /// Runs the job. Panoramas that cannot be fetched are in ``Result/export``'s `failed` (what was written stays).
@@ -110,6 +138,6 @@ public struct PanoramasJob: Sendable {
         } else {
             throw LapseError.usage("no route: give a route file, or a start and an end to plan one")
         }
-        return Result(sourceName: made.source.name, export: result)
+        return Result(sourceName: made.source.name, outputDirectory: outputDirectory, export: result)
     }
 }

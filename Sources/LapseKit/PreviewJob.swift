@@ -9,8 +9,9 @@ import Foundation
 public struct PreviewJob: Sendable {
     public init() {}
 
-    /// What the lookups found.
-    public struct Summary: Sendable {
+    /// What the lookups found. Encoded as `lapse preview --json` prints it (``LapseCore/SummaryKey``): source (the
+    /// feed's name), distance (metres), routePoints, panoramas, duplicatesDropped, gaps.
+    public struct Summary: Sendable, Encodable {
         public var feed: String
         /// Route length, metres (0 without positions).
         public var distance: Double
@@ -21,6 +22,16 @@ public struct PreviewJob: Sendable {
         public var duplicatesDropped: Int
         public var gaps: Int
         public var report: HyperlapseReport
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: SummaryKey.self)
+            try c.encode(feed, forKey: "source")
+            try c.encode(distance, forKey: "distance")
+            try c.encode(routePoints, forKey: "routePoints")
+            try c.encode(panoramas, forKey: "panoramas")
+            try c.encode(duplicatesDropped, forKey: "duplicatesDropped")
+            try c.encode(gaps, forKey: "gaps")
+        }
     }
 
     /// Looks every point of `feed` up, a window at a time.

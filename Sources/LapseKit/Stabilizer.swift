@@ -49,8 +49,9 @@ public struct FrameOrientation: Sendable, Codable, Equatable {
     public var view: Double?
 }
 
-/// What the stabilisation of a hyperlapse found.
-public struct StabilizationReport: Sendable, Equatable {
+/// What the stabilisation of a hyperlapse found. Encoded as the `stabilization` object of `lapse hyperlapse --json`
+/// (see `encode(to:)`).
+public struct StabilizationReport: Sendable, Equatable, Encodable {
     /// The direction of travel in the pictures (degrees right of the centre column, and above the horizon), as
     /// measured: the median over the pairs where it could be; nil when none could (or `forward` was given).
     public var mountLongitude: Double?
@@ -80,7 +81,7 @@ public struct StabilizationReport: Sendable, Equatable {
     /// (false when no shot of the camera is along the road).
     public var followsVehicleAxis = false
 
-    public struct Percentiles: Sendable, Equatable {
+    public struct Percentiles: Sendable, Equatable, Encodable {
         public var median: Double
         public var p90: Double
 
@@ -90,6 +91,42 @@ public struct StabilizationReport: Sendable, Equatable {
             median = sorted[sorted.count / 2]
             p90 = sorted[min(sorted.count - 1, sorted.count * 9 / 10)]
         }
+    }
+
+    /// The keys: pairsMeasured, pairsUnmeasured, analysisStride, stationaryDropped, toneMatched, travelDirection
+    /// (degrees right of the centre column: ``forward`` or ``mountLongitude``; `null` when neither),
+    /// travelDirectionGiven, travelElevation (``mountLatitude``), jitterBefore and jitterAfter (median, p90; left
+    /// out when not measured), mountVotes (longitude, latitude, spread, margin, consistentShare, agreeing, checked,
+    /// deviation, pairs; `null` without votes), mountBreaks, followsVehicleAxis.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: SummaryKey.self)
+        try c.encode(pairsMeasured, forKey: "pairsMeasured")
+        try c.encode(pairsUnmeasured, forKey: "pairsUnmeasured")
+        try c.encode(analysisStride, forKey: "analysisStride")
+        try c.encode(stationaryDropped, forKey: "stationaryDropped")
+        try c.encode(toneMatched, forKey: "toneMatched")
+        try c.encodeNullable(forward ?? mountLongitude, forKey: "travelDirection")
+        try c.encode(forward != nil, forKey: "travelDirectionGiven")
+        try c.encodeIfPresent(mountLatitude, forKey: "travelElevation")
+        try c.encodeIfPresent(jitterBefore, forKey: "jitterBefore")
+        try c.encodeIfPresent(jitterAfter, forKey: "jitterAfter")
+        if let v = mountVotes {
+            var votes = c.nestedContainer(keyedBy: SummaryKey.self, forKey: "mountVotes")
+            let (longitude, latitude) = v.longitudeLatitude
+            try votes.encode(longitude, forKey: "longitude")
+            try votes.encode(latitude, forKey: "latitude")
+            try votes.encode(v.spread, forKey: "spread")
+            try votes.encode(v.margin, forKey: "margin")
+            try votes.encode(v.consistentShare, forKey: "consistentShare")
+            try votes.encode(v.agreeing, forKey: "agreeing")
+            try votes.encode(v.checked, forKey: "checked")
+            try votes.encode(v.deviation, forKey: "deviation")
+            try votes.encode(v.pairs, forKey: "pairs")
+        } else {
+            try c.encodeNil(forKey: "mountVotes")
+        }
+        try c.encode(mountBreaks, forKey: "mountBreaks")
+        try c.encode(followsVehicleAxis, forKey: "followsVehicleAxis")
     }
 }
 

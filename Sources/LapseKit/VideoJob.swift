@@ -44,8 +44,9 @@ public struct VideoJob: Sendable {
         self.output = output
     }
 
-    /// What a finished job made.
-    public struct Summary: Sendable {
+    /// What a finished job made. Encoded as `lapse video --json` prints it (``LapseCore/SummaryKey``): output,
+    /// width, height, frames, fps (a number), frameRate (`"30000/1001"`), duration, bytes, images, skipped.
+    public struct Summary: Sendable, Encodable {
         public var output: String
         public var images: Int
         public var skipped: Int
@@ -58,6 +59,20 @@ public struct VideoJob: Sendable {
         /// Seconds.
         public var duration: Double
         public var bytes: Int64
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: SummaryKey.self)
+            try c.encode(output, forKey: "output")
+            try c.encode(width, forKey: "width")
+            try c.encode(height, forKey: "height")
+            try c.encode(frames, forKey: "frames")
+            try c.encode(frameRate.value, forKey: "fps")
+            try c.encode("\(frameRate.numerator)/\(frameRate.denominator)", forKey: "frameRate")
+            try c.encode(duration, forKey: "duration")
+            try c.encode(bytes, forKey: "bytes")
+            try c.encode(images, forKey: "images")
+            try c.encode(skipped, forKey: "skipped")
+        }
     }
 
     /// The longest side and the most pixels of a frame size taken from the first image: HEVC level 5.1's largest

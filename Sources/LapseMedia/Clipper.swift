@@ -39,8 +39,14 @@ public struct ClipOptions: Sendable {
     }
 }
 
-/// What ``Clipper`` did.
-public struct ClipResult: Sendable {
+/// What ``Clipper`` did. Encoded as `lapse clip --json` prints it (``LapseCore/SummaryKey``): output, start,
+/// end, keyframeTime, videoFrames (the frames shown: ``shownFrames``), hiddenFrames, framesPastEnd, editList,
+/// duration, mediaDuration (left out when unknown), audio, accurate, container.
+public struct ClipResult: Sendable, Encodable {
+    /// The clip written.
+    public var output = ""
+    /// Whether the video was re-encoded from the exact frame (``ClipOptions/accurate``), not copied.
+    public var accurate = false
     /// The range cut, seconds from the start of the media (`end` clamped to the media's duration).
     public var start: Double
     public var end: Double
@@ -74,6 +80,23 @@ public struct ClipResult: Sendable {
     public var container: String
     /// Things the user should know (e.g. a rotation Matroska cannot carry), one line each.
     public var warnings: [String] = []
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: SummaryKey.self)
+        try c.encode(output, forKey: "output")
+        try c.encode(start, forKey: "start")
+        try c.encode(end, forKey: "end")
+        try c.encode(keyframeTime, forKey: "keyframeTime")
+        try c.encode(shownFrames, forKey: "videoFrames")
+        try c.encode(hiddenFrames, forKey: "hiddenFrames")
+        try c.encode(framesPastEnd, forKey: "framesPastEnd")
+        try c.encode(usesEditList, forKey: "editList")
+        try c.encode(duration, forKey: "duration")
+        try c.encodeIfPresent(mediaDuration, forKey: "mediaDuration")
+        try c.encode(hasAudio, forKey: "audio")
+        try c.encode(accurate, forKey: "accurate")
+        try c.encode(container, forKey: "container")
+    }
 }
 
 /// Cuts a time range out of a video (file, HTTP(S) URL or HLS playlist) into an MP4, MOV, M4V or MKV file.
@@ -170,6 +193,8 @@ public enum Clipper {
                 ).run()
             }
             result.mediaDuration = duration
+            result.output = output
+            result.accurate = options.accurate
             if container == "matroska", let rotation = input.videoStream?.rotation, rotation != 0 {
                 // FFmpeg 5.1's Matroska muxer writes no display matrix.
                 result.warnings.append(

@@ -129,10 +129,6 @@ enum ClipCommand: Command {
                 + (result.hasAudio ? ", audio" : ", no audio"))
         console.summary(
             lines,
-            json: Summary.Clip(
-                output: output, start: result.start, end: result.end, keyframeTime: result.keyframeTime,
-                videoFrames: result.shownFrames, hiddenFrames: result.hiddenFrames, framesPastEnd: result.framesPastEnd,
-                editList: result.usesEditList, duration: result.duration, mediaDuration: result.mediaDuration,
-                audio: result.hasAudio, accurate: accurate, container: result.container))
+            json: result)
     }
 }

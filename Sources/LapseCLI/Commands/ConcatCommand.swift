@@ -64,8 +64,6 @@ enum ConcatCommand: Command {
         lines.append("done in " + String(format: "%.1f", Date().timeIntervalSince(started)) + " s")
         console.summary(
             lines,
-            json: Summary.Concat(
-                output: s.output, bytes: s.bytes, inputs: inputs, frames: s.frames, duration: s.duration,
-                inputDurations: s.inputDurations, credits: s.credits, gif: s.gif?.path, gifBytes: s.gif?.bytes))
+            json: s)
     }
 }

@@ -173,10 +173,6 @@ enum GIFCommand: Command {
                         : "")
                     + (summary.decodeErrors > 0 ? ", \(summary.decodeErrors) undecodable frames repeated" : "")
             ],
-            json: Summary.GIF(
-                output: gif.path, width: gif.width, height: gif.height, frames: gif.frameCount,
-                delays: gif.delays.map { Int($0) },
-                duration: gif.duration, loop: gif.loopCount, bytes: gif.bytes, framesSampled: summary.framesSampled,
-                decodeErrors: summary.decodeErrors, seconds: seconds))
+            json: CommandSummary(summary, seconds: seconds))
     }
 }

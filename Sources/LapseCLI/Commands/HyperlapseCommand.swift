@@ -324,13 +324,11 @@ enum HyperlapseCommand: Command {
                     than \(part.segment.count) segments); nothing written
                     """
                 ],
-                json: Summary.EmptySegment(
-                    segment: part.segment.description, jobFrames: part.jobFrames,
-                    firstFrame: part.frames.lowerBound, seconds: seconds))
+                json: CommandSummary(s, seconds: seconds))
             return
         }
         var lines = [
-            "wrote \(s.output): \(job.width)x\(job.height), \(counted(s.frames, "frame")) at \(job.frameRate) fps, "
+            "wrote \(s.output): \(s.width)x\(s.height), \(counted(s.frames, "frame")) at \(s.frameRate) fps, "
                 + String(format: "%.1f", s.duration) + " s, \(formatBytes(s.bytes))"
         ]
         if let part = s.segment {
@@ -349,15 +347,9 @@ enum HyperlapseCommand: Command {
                 """
             )
         }
-        // A video's hyperlapse shows the video's time its frames were taken from (frame step ÷ the video's frame
-        // rate each) in the output's time: with --crossfade, the blended frames between them make it slower.
-        let speed = (feed as? VideoPanoramaFeed).flatMap { video -> Double? in
-            guard s.duration > 0 else { return nil }
-            return Double(video.frameStep) * Double(s.panoramas) / video.video.frameRate / s.duration
-        }
         // "24 video frames" of a 120-frame video says which: every 5th.
-        let taken = (feed as? VideoPanoramaFeed).flatMap { video in
-            video.frameStep > 1 ? " (every \(Self.ordinal(video.frameStep)) of \(video.frameCount))" : nil
+        let taken = s.videoFrames.flatMap { video in
+            video.step > 1 ? " (every \(Self.ordinal(video.step)) of \(video.count))" : nil
         }
         lines.append(
             "source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
@@ -365,7 +357,7 @@ enum HyperlapseCommand: Command {
                 \(s.routePoints) \(s.pointUnit)\(taken ?? ""), \(counted(s.panoramas, "panorama")) used, \
                 \(counted(s.duplicatesDropped, "duplicate")) dropped, \(counted(s.gaps, "gap"))
                 """
-                + (speed.map { "; plays at \(NumberText.compact($0, digits: 2))× the video's speed" } ?? "")
+                + (s.speed.map { "; plays at \(NumberText.compact($0, digits: 2))× the video's speed" } ?? "")
         )
         if let downloaded = s.tilesDownloaded, let cached = s.tilesFromCache {
             lines.append(
@@ -421,38 +413,7 @@ enum HyperlapseCommand: Command {
                 "\(s.gaps) of \(s.routePoints) \(s.pointUnit) had no panorama within the search radius (--radius)"
                     + (settings.track != nil ? "; does the track cover the video's time?" : ""))
         }
-        var json = Summary.Hyperlapse(
-            output: s.output, bytes: s.bytes, gif: s.gif, gifBytes: s.gifBytes, distance: s.distance,
-            routePoints: s.routePoints, panoramas: s.panoramas, tilesDownloaded: s.tilesDownloaded,
-            tilesFromCache: s.tilesFromCache, panoramasAtLowerZoom: s.panoramasAtLowerZoom,
-            panoramasUnavailable: s.panoramasUnavailable, width: job.width, height: job.height,
-            fps: job.frameRate.value,
-            frameRate: "\(job.frameRate.numerator)/\(job.frameRate.denominator)",
-            duplicatesDropped: s.duplicatesDropped,
-            gaps: s.gaps, frames: s.frames, duration: s.duration, credits: s.credits, seconds: seconds, source: s.feed,
-            speed: speed,
-            segment: s.segment.map { part in
-                .init(
-                    segment: part.segment.description, jobFrames: part.jobFrames, firstFrame: part.frames.lowerBound,
-                    frames: part.frames.count, firstPTS: part.firstPTS, written: true)
-            },
-            stabilization: s.stabilization.map { st in
-                .init(
-                    pairsMeasured: st.pairsMeasured, pairsUnmeasured: st.pairsUnmeasured,
-                    analysisStride: st.analysisStride,
-                    stationaryDropped: st.stationaryDropped, toneMatched: st.toneMatched,
-                    travelDirection: st.forward ?? st.mountLongitude, travelDirectionGiven: st.forward != nil,
-                    travelElevation: st.mountLatitude,
-                    jitterBefore: st.jitterBefore.map { .init(median: $0.median, p90: $0.p90) },
-                    jitterAfter: st.jitterAfter.map { .init(median: $0.median, p90: $0.p90) },
-                    mountVotes: st.mountVotes.map { v in
-                        let (longitude, latitude) = v.longitudeLatitude
-                        return .init(
-                            longitude: longitude, latitude: latitude, spread: v.spread, margin: v.margin,
-                            consistentShare: v.consistentShare, agreeing: v.agreeing, checked: v.checked,
-                            deviation: v.deviation, pairs: v.pairs)
-                    }, mountBreaks: st.mountBreaks, followsVehicleAxis: st.followsVehicleAxis)
-            }, posedFromMetadata: s.posedFromMetadata)
+        var json = CommandSummary(s, seconds: seconds)
         if let reportPath, let report = s.report {
             json.report = reportPath
             let page = ReportPage(

@@ -218,12 +218,7 @@ enum PanoramasCommand: Command {
         if placeholders > 0 { lines.append("\(placeholders) all-black placeholder tiles detected and not used") }
         console.summary(
             lines,
-            json: Summary.Panoramas(
-                source: run.sourceName, output: out, manifest: result.manifestPath, points: c.points,
-                withImagery: c.withImagery, withoutImagery: c.withoutImagery, uniquePanoramas: c.uniquePanoramas,
-                consecutiveDuplicates: c.consecutiveDuplicates, written: result.written.map(\.file),
-                failed: result.failed.map { .init(id: $0.id, reason: $0.reason) }, downloaded: result.tilesDownloaded,
-                fromCache: result.tilesFromCache, placeholderTiles: placeholders, resumed: result.resumed))
+            json: run)
         // What was written stays (and is in the manifest); the run still failed.
         if let first = result.failed.first {
             let more = result.failed.count > 1 ? " (and \(result.failed.count - 1) more, see the warnings)" : ""

@@ -80,9 +80,7 @@ enum PreviewCommand: Command {
             environment: ProcessInfo.processInfo.environment)
         let s = try await PreviewJob().run(feed: feed, progress: console.progress)
         let seconds = Date().timeIntervalSince(started)
-        let json = Summary.Preview(
-            source: s.feed, distance: s.distance, routePoints: s.routePoints, panoramas: s.panoramas,
-            duplicatesDropped: s.duplicatesDropped, gaps: s.gaps, report: report, seconds: seconds)
+        let json = CommandSummary(s, seconds: seconds, report: report)
         let page = ReportPage(
             title: "Preview: " + s.feed, report: s.report,
             summaryJSON: try SummaryJSON.data(json, compact: true),

@@ -118,11 +118,6 @@ enum VideoCommand: Command {
                 counted(summary.images, "image") + (summary.skipped > 0 ? ", \(summary.skipped) skipped" : "")
                     + " in " + String(format: "%.1f", seconds) + " s"
             ],
-            json: Summary.Video(
-                output: summary.output, width: summary.width, height: summary.height, frames: summary.frames,
-                fps: summary.frameRate.value,
-                frameRate: "\(summary.frameRate.numerator)/\(summary.frameRate.denominator)",
-                duration: summary.duration, bytes: summary.bytes, images: summary.images, skipped: summary.skipped,
-                seconds: seconds))
+            json: CommandSummary(summary, seconds: seconds))
     }
 }

@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+
+// The jobs' summaries encode themselves as the command line's `--json` prints them: camelCase keys here, which an
+// encoder with `JSONEncoder.KeyEncodingStrategy.convertToSnakeCase` writes as snake_case (`framesSampled` →
+// `frames_sampled`); an optional is left out when absent, except where a key is always there (`null` when there is
+// nothing), which ``KeyedEncodingContainer/encodeNullable(_:forKey:)`` writes.
+
+extension KeyedEncodingContainer {
+    /// Encodes `value`, or `null` when it is nil: the key is always there (`encodeIfPresent` leaves it out).
+    public mutating func encodeNullable<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+    }
+}
+
+/// A coding key made from any string: for summaries whose keys are written out in their `encode(to:)`.
+public struct SummaryKey: CodingKey, ExpressibleByStringLiteral, Sendable {
+    public let stringValue: String
+    public var intValue: Int? { nil }
+    public init(stringValue: String) { self.stringValue = stringValue }
+    public init?(intValue: Int) { nil }
+    public init(stringLiteral value: String) { stringValue = value }
+}
