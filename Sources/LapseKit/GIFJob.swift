@@ -255,27 +255,37 @@ public struct GIFJob: Sendable {
         let (w, h) = Self.outputSize(displayWidth: full.width, displayHeight: full.height, rule: size)
         let fitter = FrameFitter(width: w, height: h, mode: .contain, background: RGBA(0, 0, 0, 0))
         let encoder = try GIFEncoder(path: output, width: w, height: h, options: options, overwrite: overwrite)
-        let queue = OrderedWorkQueue(images) { i, input in
-            let image =
-                i == 0
-                ? first
-                : try DecodedImage(path: input.path) { fitter.scaledSize(displayWidth: $0, displayHeight: $1) }
-            if let misnamed = image.misnamed { warning?("\(input.path): \(misnamed), decoded as it is") }
-            let (sw, sh) = fitter.scaledSize(
-                displayWidth: image.fullDisplayWidth, displayHeight: image.fullDisplayHeight)
-            return Self.centred(try image.pixels(width: sw, height: sh), width: w, height: h)
-        }
-        defer { queue.cancel() }
+        // Images decoded on the cooperative pool, several at once, added to the GIF in order.
         var i = 0
         var seconds = 0.0
-        while let frame = try await queue.next() {
-            try Task.checkCancellation()
-            let d = images[i].duration ?? delay
-            try await encoder.add(frame, duration: d)
-            seconds += d
-            i += 1
-            progress?(ProgressEvent(stage: "gif", completed: i, total: images.count, unit: "images"))
-        }
+        try await forEachOrdered(
+            count: images.count, concurrency: 2 * max(1, ProcessInfo.processInfo.activeProcessorCount),
+            produce: { k -> Result<PixelBuffer, LapseError> in
+                let input = images[k]
+                do {
+                    let image =
+                        k == 0
+                        ? first
+                        : try DecodedImage(path: input.path) {
+                            fitter.scaledSize(displayWidth: $0, displayHeight: $1)
+                        }
+                    if let misnamed = image.misnamed { warning?("\(input.path): \(misnamed), decoded as it is") }
+                    let (sw, sh) = fitter.scaledSize(
+                        displayWidth: image.fullDisplayWidth, displayHeight: image.fullDisplayHeight)
+                    return .success(Self.centred(try image.pixels(width: sw, height: sh), width: w, height: h))
+                } catch let error as LapseError {
+                    return .failure(error) // thrown in input order: the first bad image is named
+                }
+            },
+            consume: { _, made in
+                try Task.checkCancellation()
+                let frame = try made.get()
+                let d = images[i].duration ?? delay
+                try await encoder.add(frame, duration: d)
+                seconds += d
+                i += 1
+                progress?(ProgressEvent(stage: "gif", completed: i, total: images.count, unit: "images"))
+            })
         let gif = try await encoder.finish()
         return Summary(gif: gif, framesSampled: i, start: 0, end: seconds, decodeErrors: 0)
     }

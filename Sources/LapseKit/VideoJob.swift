@@ -189,49 +189,51 @@ public struct VideoJob: Sendable {
 
         let skip = skipInvalid
         let firstImage = first
-        let queue = OrderedWorkQueue(remaining) { i, input in
-            do {
-                let image =
-                    i == 0
-                    ? firstImage
-                    : try DecodedImage(path: input.path) { fitter.scaledSize(displayWidth: $0, displayHeight: $1) }
-                if let misnamed = image.misnamed { warning?("\(input.path): \(misnamed), decoded as it is") }
-                // Straight to the encoder's Y′CbCr when nothing is composited (one conversion, not two).
-                if let picture = try fitter.yuvFrame(for: image) {
-                    return Result<EncoderFrame, LapseError>.success(.yuv(picture))
-                }
-                return Result<EncoderFrame, LapseError>.success(.rgba(try fitter.frame(for: image)))
-            } catch let error as LapseError {
-                if skip { return .failure(error) }
-                throw error
-            }
-        }
-        defer { queue.cancel() }
-
+        // Images decoded and fitted on the cooperative pool, several at once (one task each, as a hyperlapse renders
+        // its frames), encoded in order.
+        let cores = ProcessInfo.processInfo.activeProcessorCount
         var done = 0
         var images = 0
-        var index = 0
-        while let result = try await queue.next() {
-            try Task.checkCancellation()
-            let count = frameCounts[index]
-            index += 1
-            switch result {
-            case .success(let frame):
-                switch frame {
-                case .rgba(let pixels): try encoder.append(pixels, count: count)
-                case .yuv(let picture): try encoder.append(picture, count: count)
+        try await forEachOrdered(
+            count: remaining.count, concurrency: 2 * max(1, cores),
+            produce: { i -> Result<EncoderFrame, LapseError> in
+                let input = remaining[i]
+                do {
+                    let image =
+                        i == 0
+                        ? firstImage
+                        : try DecodedImage(path: input.path) {
+                            fitter.scaledSize(displayWidth: $0, displayHeight: $1)
+                        }
+                    if let misnamed = image.misnamed { warning?("\(input.path): \(misnamed), decoded as it is") }
+                    // Straight to the encoder's Y′CbCr when nothing is composited (one conversion, not two).
+                    if let picture = try fitter.yuvFrame(for: image) { return .success(.yuv(picture)) }
+                    return .success(.rgba(try fitter.frame(for: image)))
+                } catch let error as LapseError {
+                    return .failure(error) // skipped, or thrown in input order (the first bad image is named)
                 }
-                try audioTrack?.write(upTo: encoder.duration, into: encoder)
-                images += 1
-                done += count
-                progress?(ProgressEvent(stage: "encode", completed: done, total: totalFrames, unit: "frames"))
-            case .failure(let error):
-                // A skipped image takes no time: the video is the valid images' durations.
-                warning?("skipped \(error.description)")
-                skipped += 1
-                done += count
-            }
-        }
+            },
+            consume: { index, result in
+                try Task.checkCancellation()
+                let count = frameCounts[index]
+                switch result {
+                case .success(let frame):
+                    switch frame {
+                    case .rgba(let pixels): try encoder.append(pixels, count: count)
+                    case .yuv(let picture): try encoder.append(picture, count: count)
+                    }
+                    try audioTrack?.write(upTo: encoder.duration, into: encoder)
+                    images += 1
+                    done += count
+                    progress?(ProgressEvent(stage: "encode", completed: done, total: totalFrames, unit: "frames"))
+                case .failure(let error):
+                    guard skip else { throw error }
+                    // A skipped image takes no time: the video is the valid images' durations.
+                    warning?("skipped \(error.description)")
+                    skipped += 1
+                    done += count
+                }
+            })
         // the video may be shorter than planned (skipped images)
         try audioTrack?.write(upTo: encoder.duration, into: encoder)
         try encoder.finish()

@@ -440,15 +440,24 @@ extension ProjectionTable {
     }
 }
 
-/// Splits rows into bands and runs them across the cores with `DispatchQueue.concurrentPerform`.
+/// Splits rows into bands for the sampling loops, and runs them across the cores only where that nests in nothing.
+///
+/// Lapse has one execution model (ARCHITECTURE.md, "Execution"): frame work runs on Swift's cooperative pool, one
+/// task a frame, several frames at once (a hyperlapse renders one frame more than there are cores); blocking work
+/// runs on a ``LapseCore/BlockingQueue``, off the pool. So inside a task the bands run one after another on the
+/// task's thread (the other cores have frames of their own; spreading a frame's rows too would block a pool thread
+/// waiting for Dispatch's and ask the cores for two layers of parallelism). Only a caller outside the pool — a
+/// single view rendered on a ``LapseCore/BlockingQueue`` (`lapse view`, its `--bench`) — has its rows spread across
+/// the cores with `DispatchQueue.concurrentPerform`.
 enum RowBands {
     /// Number of cores to use (at least 1).
     static let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
-    /// Calls `body` with disjoint, consecutive row ranges covering `0..<rows`, in parallel.
-    /// Several bands per core balance uneven work (e.g. other processes on the machine).
+    /// Calls `body` with disjoint, consecutive row ranges covering `0..<rows`: in parallel outside a Swift task
+    /// (several bands per core balance uneven work), all at once in a task.
     static func run(rows: Int, _ body: @Sendable (Range<Int>) -> Void) {
-        let bands = min(rows, cores == 1 ? 1 : cores * 4)
+        let inTask = withUnsafeCurrentTask { $0 != nil }
+        let bands = inTask ? 1 : min(rows, cores == 1 ? 1 : cores * 4)
         if bands <= 1 {
             body(0..<rows)
             return

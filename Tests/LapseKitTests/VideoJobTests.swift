@@ -229,6 +229,37 @@ import Testing
         #expect(checkedTransparent && checkedOpaque)
     }
 
+    /// Images are decoded several at once, but a bad image is reported in input order: of two unreadable images
+    /// among real photos, the error names the first, whichever decode failed first; with `skipInvalid` both are
+    /// skipped and the rest encoded.
+    @Test func theFirstBadImageIsNamed() async throws {
+        let photos = try FileManager.default.contentsOfDirectory(atPath: TestData.path("images/opensfm_lund/images"))
+            .filter { $0.lowercased().hasSuffix(".jpg") }.sorted().prefix(4)
+            .map { TestData.path("images/opensfm_lund/images/\($0)") }
+        try #require(photos.count == 4)
+        // A JPEG cut to its first kilobyte, and a text file named .jpg.
+        let cut = dir.appendingPathComponent("cut.jpg"), text = dir.appendingPathComponent("text.jpg")
+        try FileManager.default.contents(atPath: photos[0])!.prefix(1024).write(to: cut)
+        try Data("not a picture".utf8).write(to: text)
+        let inputs = [photos[0], photos[1], cut.path, photos[2], text.path, photos[3]]
+        var job = VideoJob(
+            inputs: inputs.map { ImageInput(path: $0, duration: 0.2) },
+            output: dir.appendingPathComponent("bad.mp4").path)
+        job.size = (160, 120)
+        job.overwrite = true
+        for _ in 0..<3 {
+            do {
+                _ = try await job.run()
+                Issue.record("a job with unreadable images succeeded")
+            } catch let error as LapseError {
+                #expect(error.subject == cut.path, "\(error)")
+            }
+        }
+        job.skipInvalid = true
+        let summary = try await job.run()
+        #expect(summary.images == 4 && summary.skipped == 2)
+    }
+
     @Test func cancellationLeavesNoFile() async throws {
         let out = dir.appendingPathComponent("c.mp4").path
         let src = try colour("c.png", "red", "320x240")

@@ -83,9 +83,12 @@ enum ViewCommand: Command {
 
         if let bench {
             guard let raw else { throw LapseError.usage("--bench needs --raw WxH (the size of the raw RGBA frames)") }
-            let r = try RenderBenchmark.run(
-                rawPath: input, sourceWidth: raw.width, sourceHeight: raw.height,
-                frames: bench, projector: projector, camera: camera)
+            // A single view at a time: rendered off the cooperative pool, its rows across the cores (RowBands).
+            let r = try await BlockingQueue(label: "lapse.view").run {
+                try RenderBenchmark.run(
+                    rawPath: input, sourceWidth: raw.width, sourceHeight: raw.height,
+                    frames: bench, projector: projector, camera: camera)
+            }
             let fps = Double(r.frames) / r.renderSeconds
             console.summary(
                 [
@@ -121,7 +124,10 @@ enum ViewCommand: Command {
         }
         let view: PixelBuffer
         do {
-            view = try projector.render(panorama, pose: pose, camera: camera)
+            // One view: rendered off the cooperative pool, its rows across the cores (RowBands).
+            view = try await BlockingQueue(label: "lapse.view").run {
+                try projector.render(panorama, pose: pose, camera: camera)
+            }
         } catch var error as LapseError where error.subject == nil && error.code == .invalidInput {
             error.subject = input // a panorama too small or too large: say which
             throw error
