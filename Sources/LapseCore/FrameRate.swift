@@ -3,7 +3,9 @@
 /// A frame rate as a fraction, frames per second `numerator / denominator` (as FFmpeg's `AVRational`), so the
 /// NTSC rates are exact: 29.97 is 30000/1001, not 2997/100.
 public struct FrameRate: Sendable, Equatable, CustomStringConvertible {
+    /// The rate as a fraction of whole numbers: frames per `denominator` seconds (30000 for 29.97 fps).
     public let numerator: Int
+    /// Seconds the ``numerator`` frames take (1001 for 29.97 fps); at least 1.
     public let denominator: Int
 
     /// `numerator / denominator` frames per second, both > 0 (reduced by their greatest common divisor).
@@ -49,6 +51,8 @@ public struct FrameRate: Sendable, Equatable, CustomStringConvertible {
 /// In a JSON file (a hyperlapse's job file): a whole rate as a number (`12`), any other as the fraction's text
 /// (`"30000/1001"`); read from a number (`12`, `12.5`, `29.97`) or a text ``FrameRate/parse(_:)`` takes.
 extension FrameRate: Codable {
+    /// Reads a number (`25`, `29.97`) or a text ``parse(_:)`` takes (`"30000/1001"`).
+    /// - Throws: `DecodingError.dataCorrupted` for anything else.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let rate: FrameRate?
@@ -66,6 +70,7 @@ extension FrameRate: Codable {
         self = rate
     }
 
+    /// Writes a whole rate as a number (`25`), any other as its fraction's text (`"30000/1001"`).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         if denominator == 1 {

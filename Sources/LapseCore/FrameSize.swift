@@ -3,9 +3,12 @@ import Foundation
 
 /// A frame's size in pixels, written `WIDTHxHEIGHT` (`1280x720`) on the command line and in job files.
 public struct FrameSize: Sendable, Hashable, CustomStringConvertible {
+    /// Width in pixels, 1…16384.
     public var width: Int
+    /// Height in pixels, 1…16384.
     public var height: Int
 
+    /// A size of `width × height` pixels (each 1…16384 where it is parsed; not checked here).
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
@@ -40,6 +43,7 @@ extension FrameSize: Codable {
         self.init(width: w, height: h)
     }
 
+    /// Writes the size as its text, `"1280x720"`.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)

@@ -10,6 +10,7 @@ public struct ImageInput: Sendable, Equatable {
     /// The durations an image may be shown for, seconds (`--image-duration` and list files alike).
     public static let durationRange: ClosedRange<Double> = 0.001...86_400
 
+    /// An image at `path`, shown for `duration` seconds (nil: the job's default).
     public init(path: String, duration: Double? = nil) {
         self.path = path
         self.duration = duration

@@ -12,6 +12,7 @@ public struct LapseError: Error, CustomStringConvertible, Sendable, Equatable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
         private init(_ name: String) { self.name = name }
+        /// The code's name, as `--json` prints it (`usage`, `network`, …).
         public var description: String { name }
 
         /// The caller asked for something that cannot be done (bad option value, contradictory options).
@@ -47,6 +48,7 @@ public struct LapseError: Error, CustomStringConvertible, Sendable, Equatable {
         /// The HTTP status of the answer that failed or was refused (a refusal for quota can come as 200).
         case http(Int)
 
+        /// The cause as a short tag (`AVERROR -11`, `errno 28`, `HTTP 429`).
         public var description: String {
             switch self {
             case .ffmpeg(let c): return "AVERROR \(c)"
@@ -56,6 +58,7 @@ public struct LapseError: Error, CustomStringConvertible, Sendable, Equatable {
         }
     }
 
+    /// What kind of failure it is (and so the exit status and the JSON `code`).
     public var code: Code
     /// What failed: a path, a redacted URL, a service name. `nil` when the reason says it all.
     public var subject: String?
@@ -64,6 +67,8 @@ public struct LapseError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The FFmpeg, system or HTTP error behind it, when there is one.
     public var cause: Cause?
 
+    /// An error of `code` about `subject` (a file, URL or setting; nil for none) because of `reason` (one clause, no
+    /// final full stop), with the underlying `cause` where there is one.
     public init(_ code: Code, _ subject: String?, _ reason: String, cause: Cause? = nil) {
         self.code = code
         self.subject = subject
@@ -79,6 +84,7 @@ public struct LapseError: Error, CustomStringConvertible, Sendable, Equatable {
         LapseError(code, subject, "\(doing): \(String(cString: strerror(value)))", cause: .posix(value))
     }
 
+    /// The error's one line: `subject: reason`, or the reason alone without a subject.
     public var description: String {
         guard let subject, !subject.isEmpty else { return reason }
         return "\(subject): \(reason)"

@@ -14,6 +14,7 @@ public struct ProgressEvent: Sendable, Equatable {
     /// rendering counts route points).
     public var detail: String?
 
+    /// An event of `stage`: `completed` of `total` (nil when unknown) in `unit`, with an optional `detail`.
     public init(stage: String, completed: Int, total: Int?, unit: String, detail: String? = nil) {
         self.stage = stage
         self.completed = completed

@@ -14,9 +14,14 @@ extension KeyedEncodingContainer {
 
 /// A coding key made from any string: for summaries whose keys are written out in their `encode(to:)`.
 public struct SummaryKey: CodingKey, ExpressibleByStringLiteral, Sendable {
+    /// The key's text (camelCase; the encoder may turn it into snake_case).
     public let stringValue: String
+    /// Always nil: summary keys are strings.
     public var intValue: Int? { nil }
+    /// The key named `stringValue`.
     public init(stringValue: String) { self.stringValue = stringValue }
+    /// Always nil: summary keys are strings.
     public init?(intValue: Int) { nil }
+    /// The key named by a string literal (`"framesSampled"`).
     public init(stringLiteral value: String) { stringValue = value }
 }

@@ -27,8 +27,11 @@ import LapseMedia
 /// Use from one task: `add` frames in display order, then `finish()`; if the work fails, drop the encoder
 /// (or call ``cancel()``) and nothing is left at the target path.
 public final class GIFEncoder {
+    /// Logical screen width in pixels (every frame is this size before cropping).
     public let width: Int
+    /// Logical screen height in pixels.
     public let height: Int
+    /// How frames are quantized, dithered, delayed and looped.
     public let options: GIFOptions
     private let output: AtomicOutput
     private let progress: ProgressHandler?

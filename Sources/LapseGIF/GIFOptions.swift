@@ -43,6 +43,7 @@ public struct GIFOptions: Sendable, Equatable {
     /// picture). For tests.
     var repeatIndices = true
 
+    /// Options with the given values; every one has the default the command line uses.
     public init(
         quality: Int = 90, dithering: Double = 1, palette: GIFPaletteMode = .perFrame, loopCount: Int? = 0,
         fast: Bool = false, changeTolerance: Int? = nil, framesInFlight: Int? = nil
@@ -65,6 +66,7 @@ public struct GIFSummary: Sendable, Equatable {
     public var path: String
     /// Logical screen size in pixels.
     public var width: Int
+    /// Logical screen height in pixels.
     public var height: Int
     /// Delay of each frame written, in centiseconds (after merging identical frames).
     public var delays: [Int]

@@ -28,9 +28,11 @@ public struct GIFFile: Sendable {
     public var version: String
     /// Logical screen size in pixels.
     public var width: Int
+    /// Logical screen height in pixels.
     public var height: Int
     /// Loop count from the NETSCAPE2.0 extension (0 = forever); `nil` when the file has none.
     public var loopCount: Int?
+    /// The frames' images in file order, each with its rectangle, delay and disposal.
     public var images: [Image]
 
     /// Delays of all images, in centiseconds.

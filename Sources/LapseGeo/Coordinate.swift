@@ -53,6 +53,8 @@ public struct Coordinate: Hashable, Sendable, Codable, CustomStringConvertible {
 
     // Codable: {"latitude": …, "longitude": …}, validated on decoding.
     private enum CodingKeys: String, CodingKey { case latitude, longitude }
+    /// Reads `{"latitude": …, "longitude": …}` (degrees).
+    /// - Throws: `DecodingError` for a missing key, or a latitude or longitude out of range.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let lat = try c.decode(Double.self, forKey: .latitude)
@@ -61,6 +63,7 @@ public struct Coordinate: Hashable, Sendable, Codable, CustomStringConvertible {
             throw DecodingError.dataCorruptedError(forKey: .latitude, in: c, debugDescription: e.reason)
         }
     }
+    /// Writes `{"latitude": …, "longitude": …}` (degrees).
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(latitude, forKey: .latitude)

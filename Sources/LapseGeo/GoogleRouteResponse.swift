@@ -16,6 +16,7 @@ import LapseCore
 /// polylines is the overview used, with a warning. The first route is read; alternatives are ignored.
 /// Errors are ``LapseError`` `.invalidInput` or `.notFound` without a subject (the caller names the file or URL).
 public enum GoogleRouteResponse {
+    /// Which API's JSON an answer is.
     public enum Kind: String, Sendable {
         /// The legacy Directions API's JSON.
         case directions
@@ -25,6 +26,7 @@ public enum GoogleRouteResponse {
 
     /// A route read from an answer.
     public struct Parsed: Sendable, Equatable {
+        /// The route's points (degrees), from its steps' polylines (the overview's when it has none).
         public var coordinates: [Coordinate]
         /// The route's length as the answer states it, in metres (0 when it states none).
         public var distance: Double

@@ -211,6 +211,7 @@ public struct RouteJump: Sendable, Equatable {
     /// Metres between the two points.
     public var length: Double
 
+    /// A jump after point `after` of `length` metres.
     public init(after: Int, length: Double) {
         self.after = after
         self.length = length

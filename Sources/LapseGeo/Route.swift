@@ -13,6 +13,8 @@ public struct TrackPoint: Hashable, Sendable, Codable {
     /// smoothed heading, written with the route: GPX `gpxtpx:course`, GeoJSON `properties.headings`).
     public var heading: Double?
 
+    /// A point at `coordinate`, with its elevation (metres), time and heading (degrees clockwise from north)
+    /// where known.
     public init(_ coordinate: Coordinate, elevation: Double? = nil, time: Date? = nil, heading: Double? = nil) {
         self.coordinate = coordinate
         self.elevation = elevation
@@ -34,6 +36,8 @@ public struct Route: Hashable, Sendable, Codable {
     /// ``RouteFile/write(_:to:format:overwrite:)`` (GPX `metadata/time` and `metadata/desc`, GeoJSON
     /// `properties.retrieved` and `properties.notice`, and read back from them).
     public var retrieved: Date?
+    /// What the directions service's terms say about keeping the route (see ``retrieved``); nil for a route from
+    /// a file.
     public var notice: String?
     /// Who holds the rights in the route's data, when a service's terms name one: ``googleCopyright`` for a route
     /// from Google's Routes or Directions API (its terms then say how it may be shown: on a Google map or on none).
@@ -46,11 +50,13 @@ public struct Route: Hashable, Sendable, Codable {
     /// Whether the route came from Google Maps Platform (``copyright`` is ``googleCopyright``).
     public var isGoogles: Bool { copyright == Self.googleCopyright }
 
+    /// A route through `points`, named `name` where the file named it.
     public init(points: [TrackPoint], name: String? = nil) {
         self.points = points
         self.name = name
     }
 
+    /// A route through `coordinates` (no elevations, times or headings), named `name`.
     public init(coordinates: [Coordinate], name: String? = nil) {
         self.init(points: coordinates.map { TrackPoint($0) }, name: name)
     }

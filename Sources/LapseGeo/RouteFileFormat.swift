@@ -25,6 +25,7 @@ public enum RouteFileFormat: String, Sendable, CaseIterable, CustomStringConvert
     /// holding one is recognised by its content.
     case googleRoutes = "google-routes"
 
+    /// The format's name, as `--input-format` takes it.
     public var description: String { rawValue }
 
     /// Whether Lapse can write this format.

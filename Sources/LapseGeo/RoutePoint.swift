@@ -3,6 +3,7 @@ import Foundation
 
 /// One point of a resampled route: where the camera stands and which way the road goes.
 public struct RoutePoint: Hashable, Sendable, Codable {
+    /// Where the point lies (degrees).
     public var coordinate: Coordinate
     /// Metres from the start of the route, measured along the path.
     public var distanceAlongRoute: Double
@@ -14,6 +15,7 @@ public struct RoutePoint: Hashable, Sendable, Codable {
     /// Interpolated between source points that both have a time.
     public var time: Date?
 
+    /// A point at `coordinate` with its heading, distance along the route and time where known (see the properties).
     public init(
         coordinate: Coordinate, distanceAlongRoute: Double, heading: Double,
         elevation: Double? = nil, time: Date? = nil

@@ -14,6 +14,7 @@ public struct ClipJob: Sendable {
     /// Replace an existing output.
     public var overwrite = false
 
+    /// A cut of `options`' range of `input` (a path or an http(s) URL) into `output` (.mp4, .mov, .m4v or .mkv).
     public init(input: String, output: String, options: ClipOptions) {
         self.input = input
         self.output = output

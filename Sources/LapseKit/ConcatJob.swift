@@ -17,8 +17,10 @@ public struct ConcatJob: Sendable {
     /// The GIF's width in pixels (height from the aspect ratio); default a third of the video's, as a
     /// hyperlapse's GIF.
     public var gifWidth: Int?
+    /// Replace outputs that exist (else an existing output is an `.output` error).
     public var overwrite = false
 
+    /// A join of `inputs` (at least two videos, in order) into `output`.
     public init(inputs: [String], output: String) {
         self.inputs = inputs
         self.output = output
@@ -27,17 +29,24 @@ public struct ConcatJob: Sendable {
     /// What the job made. Encoded as `lapse concat --json` prints it: output, bytes, inputs, frames, duration,
     /// inputDurations, credits, gif and gifBytes (`null` when none).
     public struct Summary: Sendable, Encodable {
+        /// The joined video's path.
         public var output: String
         /// The videos joined, in order.
         public var inputs: [String]
+        /// The joined video's size in bytes.
         public var bytes: Int64
+        /// Video frames in the joined video.
         public var frames: Int
+        /// The joined video's duration, seconds.
         public var duration: Double
+        /// Each input's duration, seconds, in order.
         public var inputDurations: [Double]
         /// `OUT.credits.txt`, when the inputs had sidecars to merge.
         public var credits: String?
+        /// The GIF made of the joined video, when one was asked for.
         public var gif: GIFSummary?
 
+        /// See the type's documentation for the keys.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: SummaryKey.self)
             try c.encode(output, forKey: "output")

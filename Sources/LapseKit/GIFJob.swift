@@ -31,6 +31,7 @@ public struct GIFJob: Sendable {
         case height(Int)
     }
 
+    /// The video or the images the GIF is made from.
     public var source: Source
     /// Output path (`.gif`).
     public var output: String
@@ -42,9 +43,11 @@ public struct GIFJob: Sendable {
     public var duration: Double?
     /// Video: frames per second sampled from the source, 0.1…50. Default 10.
     public var fps: Double = 10
+    /// How big the GIF is: a rule of ``outputSize(displayWidth:displayHeight:rule:)`` (default: by the source's size).
     public var size: Size = .auto
     /// Images: seconds each is shown when its list line gives none; `nil` = `1 / fps`.
     public var imageDelay: Double?
+    /// Palette, dithering, loop and speed options (``LapseGIF/GIFOptions``).
     public var options = GIFOptions()
     /// Replace an existing output file.
     public var overwrite = false
@@ -56,6 +59,7 @@ public struct GIFJob: Sendable {
     /// Network timeouts for URL inputs.
     public var inputOptions = MediaInput.Options()
 
+    /// A GIF of `source` written to `output` (a `.gif` path).
     public init(source: Source, output: String) {
         self.source = source
         self.output = output
@@ -64,15 +68,18 @@ public struct GIFJob: Sendable {
     /// What a finished job made. Encoded as `lapse gif --json` prints it: output, width, height, frames, delays
     /// (centiseconds), duration, loop (`null`: plays once), bytes, framesSampled, decodeErrors.
     public struct Summary: Sendable, Encodable {
+        /// The GIF as written: size, delays, loop count, bytes.
         public var gif: GIFSummary
         /// Frames sampled from the source (before merging identical ones).
         public var framesSampled: Int
         /// Video: seconds of the source covered.
         public var start: Double
+        /// Video: the end of the source covered, seconds (images: their total duration).
         public var end: Double
         /// Warnings seen (undecodable frames).
         public var decodeErrors: Int
 
+        /// See the type's documentation for the keys.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: SummaryKey.self)
             try c.encode(gif.path, forKey: "output")

@@ -16,6 +16,7 @@ import Synchronization
 public struct HyperlapseJob: Sendable {
     /// Frame size in pixels (even).
     public var width = 1280
+    /// Frame height in pixels, even, 16 or more (default 720).
     public var height = 720
     /// Output frame rate, 1–120 frames per second (exact fractions such as 30000/1001). Default 12.
     public var frameRate = FrameRate(12)
@@ -30,12 +31,17 @@ public struct HyperlapseJob: Sendable {
     public var crossfade = false
     /// How the panoramas are steadied: orientation from the pictures, direction of travel, tone (default: all on).
     public var stabilization = StabilizationOptions()
+    /// The video's path (.mp4, .m4v or .mov); `OUT.credits.txt` and `OUT.job.json` are written beside it.
     public var output: String
+    /// A GIF of the video as well, when set (a `.gif` path).
     public var gif: String?
     /// GIF width in pixels (height keeps the aspect ratio); default a third of ``width``.
     public var gifWidth: Int?
+    /// x264's constant rate factor, 0–51, lower is better (default 20).
     public var crf: Double = 20
+    /// x264's preset, `ultrafast` … `veryslow` (default `medium`).
     public var preset = "medium"
+    /// Replace outputs that exist (else an existing output is an `.output` error before anything is fetched).
     public var overwrite = false
     /// Written as `OUT.job.json` so the hyperlapse can be rendered again; `nil` writes none.
     public var settings: HyperlapseSettings?
@@ -59,6 +65,7 @@ public struct HyperlapseJob: Sendable {
     /// Render every frame through RGBA even where the panoramas come as Y′CbCr (to compare the two paths in tests).
     package var rgbaOnly = false
 
+    /// A job writing `output`, every other setting at its default.
     public init(output: String) { self.output = output }
 
     /// Part K of N of a hyperlapse (`--segment K/N`): frames ⌊(K−1)·F/N⌋ … ⌊K·F/N⌋−1 of the job's F frames.
@@ -103,16 +110,20 @@ public struct HyperlapseJob: Sendable {
             return part(index - 1)..<part(index)
         }
 
+        /// `K/N`, as `--segment` takes it.
         public var description: String { "\(index)/\(count)" }
     }
 
     /// What a finished hyperlapse made. Encoded as `lapse hyperlapse --json` prints it (``LapseCore/SummaryKey``;
     /// see `encode(to:)`); a segment with no frames (``SegmentSummary/written`` false) as the segment alone.
     public struct Summary: Sendable, Encodable {
+        /// The feed's name (`video overpass-clip.mp4`, `panoramax`, …).
         public var feed: String
         /// The video's frame size and rate.
         public var width: Int
+        /// Frame height in pixels.
         public var height: Int
+        /// The video's frame rate.
         public var frameRate: FrameRate
         /// A video's frames taken without a track: every `step`-th of `count` (nil for other sources, or a track).
         public var videoFrames: (step: Int, count: Int)?
@@ -120,31 +131,44 @@ public struct HyperlapseJob: Sendable {
         /// taken from (frame step ÷ the video's frame rate each) over the output's duration (with a crossfade, the
         /// blended frames between make it slower); nil unless the source is a video without a track.
         public var speed: Double?
+        /// Route length in metres (0 without positions: a video without a track).
         public var distance: Double
+        /// Points of the route looked up (``pointUnit`` says what they are).
         public var routePoints: Int
         /// What ``routePoints`` counts: "route points", or "video frames" for a video without a track.
         public var pointUnit: String
+        /// Panoramas rendered (frames before a crossfade's blends).
         public var panoramas: Int
+        /// Points whose panorama was the one before (left out).
         public var duplicatesDropped: Int
+        /// Points without a panorama within the search radius (left out).
         public var gaps: Int
         /// Tiles downloaded and read from the cache (tiled sources only).
         public var tilesDownloaded: Int?
+        /// Tiles read from the cache (tiled sources only).
         public var tilesFromCache: Int?
         /// Panoramas rendered from a lower zoom than asked for: the service had no imagery at that zoom.
         public var panoramasAtLowerZoom: Int = 0
         /// Panoramas found by the lookup whose images could not be had (gone, no imagery, not decodable): their
         /// frames are left out (a warning names each).
         public var panoramasUnavailable: Int = 0
+        /// Frames written to the video.
         public var frames: Int
+        /// The video's duration, seconds.
         public var duration: Double
+        /// The video's path.
         public var output: String
+        /// The video's size in bytes.
         public var bytes: Int64
+        /// The GIF's path, when one was made.
         public var gif: String?
+        /// The GIF's size in bytes, when one was made.
         public var gifBytes: Int64?
         /// The GIF as written (size, delays, loop count), when one was asked for.
         public var gifSummary: GIFSummary?
         /// The credits sidecar's path (`OUT.credits.txt`).
         public var credits: String
+        /// The attributions of the imagery used, each once, in order of first use.
         public var attributions: [Attribution]
         /// What the sidecar credits, a line each without its list marks: the imagery's attributions, the route's
         /// credit, the video's licence when the imagery's requires one (empty when no frame was made).
@@ -208,15 +232,18 @@ public struct HyperlapseJob: Sendable {
     /// What a segment (``HyperlapseJob/Segment``) covered. Encoded as segment (`"K/N"`), jobFrames, firstFrame,
     /// frames (its count), firstPTS, written.
     public struct SegmentSummary: Sendable, Encodable {
+        /// Which part of how many.
         public var segment: Segment
         /// The job's frames (before crossfading), and this segment's range of them.
         public var jobFrames: Int
+        /// The job's frames this segment rendered (empty when it had none).
         public var frames: Range<Int>
         /// Timestamp of the segment's first frame in the video's time base (1/frame rate).
         public var firstPTS: Int64
         /// False when the segment had no frames (N larger than the job's frames): nothing was written.
         public var written: Bool
 
+        /// See the type's documentation for the keys.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: SummaryKey.self)
             try c.encode(segment.description, forKey: "segment")

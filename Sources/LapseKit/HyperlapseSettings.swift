@@ -14,6 +14,7 @@ import Foundation
 public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// Start and end of a planned route, `"lat,lng"`.
     public var from: String?
+    /// Where a planned route ends, `LAT,LNG` (degrees).
     public var to: String?
     /// Stops between, in order.
     public var via: [String]?
@@ -61,6 +62,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var radius: Double?
     /// H.264 CRF (default 20) and preset (default medium).
     public var crf: Double?
+    /// x264's preset, `ultrafast` … `veryslow` (default `medium`).
     public var preset: String?
     /// For `video:` and panoramas without a known heading: the compass heading the centre column faces.
     public var panoHeading: Double?
@@ -97,6 +99,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// later run over the same output can tell of it (``HyperlapseJob/earlierOutputs(of:except:)``).
     public var report: String?
 
+    /// Settings with nothing set: every value comes from ``defaults`` or a job file.
     public init() {}
 
     /// Street View zoom: from the frame size and fov, or a level 0–5 (`"auto"`, `"3"` or `3` in a job file).
@@ -115,6 +118,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
             }
         }
 
+        /// `auto`, or the zoom level's number.
         public var description: String {
             switch self {
             case .auto: "auto"
@@ -134,6 +138,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
             }
         }
 
+        /// Writes `"auto"` or the zoom level as text (`"3"`).
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
             try container.encode(description)
@@ -149,6 +154,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         /// Every name, corners first.
         public static let names = CreditCorner.allCases.map(\.rawValue) + ["none"]
 
+        /// A corner's name (`bottom-right`, `bottom-left`, `top-left`, `top-right`) or `none`; nil for anything else.
         public init?(parsing text: String) {
             if text == "none" {
                 self = .none
@@ -159,6 +165,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
             }
         }
 
+        /// The corner's name, or `none`.
         public var description: String {
             switch self {
             case .corner(let c): c.rawValue
@@ -166,6 +173,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
             }
         }
 
+        /// Reads a corner's name or `none`.
+        /// - Throws: `DecodingError.dataCorrupted` for any other text.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
             guard let position = CreditPosition(parsing: try container.decode(String.self)) else {
@@ -175,6 +184,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
             self = position
         }
 
+        /// Writes the corner's name, or `none`.
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
             try container.encode(description)

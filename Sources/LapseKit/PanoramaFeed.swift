@@ -12,6 +12,8 @@ public struct Attribution: Hashable, Sendable, Codable {
     /// Licence name or URL, e.g. "CC-BY-SA-4.0".
     public var license: String?
 
+    /// An attribution of imagery from `source` (the service or `your photos`), with its copyright line, author and
+    /// licence where the imagery has them.
     public init(source: String, copyright: String? = nil, author: String? = nil, license: String? = nil) {
         self.source = source
         self.copyright = copyright
@@ -57,6 +59,7 @@ public struct HyperlapseStop: Sendable {
     /// hyperlapse does not step back in it (a stop whose panorama was taken up to 30 places before the previous
     /// frame's is dropped as a duplicate, as noisy GPS would otherwise make the frames jump back and forth).
     public var sequenceIndex: Int?
+    /// Who to credit for the panorama (nil: your own imagery, no credit).
     public var attribution: Attribution?
     /// The source's metadata of the panorama (nil for video frames).
     public var panorama: PanoramaMetadata?
@@ -111,6 +114,7 @@ public struct PanoramaFeedTraits: Sendable, Equatable {
     /// rendered from as it is (the analysis's pictures are equirectangular whatever this says).
     public var sourceProjection = SourceProjection.equirectangular
 
+    /// Traits of a source of the commonest kind: equirectangular RGBA pictures at known positions, posed by metadata.
     public init() {}
 }
 
@@ -121,17 +125,24 @@ public struct PanoramaFeedStatistics: Sendable, Equatable {
     /// Panoramas rendered from a lower zoom than asked for, the service having no imagery at that zoom.
     public var panoramasAtLowerZoom = 0
 
+    /// Statistics with the given counts (none by default).
     public init(tiles: (downloaded: Int, fromCache: Int)? = nil, panoramasAtLowerZoom: Int = 0) {
         self.tiles = tiles
         self.panoramasAtLowerZoom = panoramasAtLowerZoom
     }
 
+    /// Equal when the tile counts (or their absence) and the lower-zoom count are.
     public static func == (a: Self, b: Self) -> Bool {
         a.tiles?.downloaded == b.tiles?.downloaded && a.tiles?.fromCache == b.tiles?.fromCache
             && a.panoramasAtLowerZoom == b.panoramasAtLowerZoom
     }
 }
 
+/// Where a hyperlapse's stops and pictures come from: a panorama source along a route (``SourcePanoramaFeed``) or
+/// a 360° video (``VideoPanoramaFeed``). The job looks points up a window at a time, then asks each stop's picture
+/// (``image(for:region:)``, or ``yuvImage(for:region:)`` where ``yuvImages``), and the stabiliser each analysed stop's
+/// small picture (``analysisPicture(for:)``). Traits (``traits``) and statistics (``statistics``) say what kind of
+/// source it is and what it fetched.
 public protocol PanoramaFeed: Sendable {
     /// A short name for summaries ("Google Street View", "video overpass.mp4").
     var name: String { get }
@@ -198,33 +209,55 @@ public protocol PanoramaFeed: Sendable {
 }
 
 extension PanoramaFeed {
+    /// Default: the commonest source's traits (``PanoramaFeedTraits/init()``).
     public var traits: PanoramaFeedTraits { PanoramaFeedTraits() }
+    /// Default: nothing counted.
     public var statistics: PanoramaFeedStatistics { PanoramaFeedStatistics() }
+    /// Whether ``yuvImage(for:region:)`` gives pictures (``PanoramaFeedTraits/yuvImages``).
     public var yuvImages: Bool { traits.yuvImages }
+    /// Default: throws `.other` (a feed without ``yuvImages`` is never asked).
     public func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> YUVFrame? {
         throw LapseError(.other, name, "no Y′CbCr images")
     }
+    /// What a route point is called in messages (``PanoramaFeedTraits/pointUnit``).
     public var pointUnit: String { traits.pointUnit }
+    /// Tiles downloaded and read from the cache (``PanoramaFeedStatistics/tiles``).
     public var tiles: (downloaded: Int, fromCache: Int)? { statistics.tiles }
+    /// Panoramas rendered from a lower zoom than asked (``PanoramaFeedStatistics/panoramasAtLowerZoom``).
     public var panoramasAtLowerZoom: Int { statistics.panoramasAtLowerZoom }
+    /// Whether the camera is carried along the route (``PanoramaFeedTraits/followsCamera``).
     public var followsCamera: Bool { traits.followsCamera }
+    /// Why the pictures may not be analysed (``PanoramaFeedTraits/analysisRestriction``).
     public var analysisRestriction: String? { traits.analysisRestriction }
+    /// Whether the stops have positions (``PanoramaFeedTraits/positionsKnown``).
     public var positionsKnown: Bool { traits.positionsKnown }
+    /// Whether the pictures were taken as one continuous capture (``PanoramaFeedTraits/continuousCapture``).
     public var continuousCapture: Bool { traits.continuousCapture }
+    /// Default: every stop is analysed (1).
     public var analysisStride: Int { 1 }
+    /// Default: every ``analysisStride``-th stop seen, and the last.
     public func isAnalysed(_ stop: HyperlapseStop, seen: Int, last: Bool) -> Bool {
         seen % max(1, analysisStride) == 0 || last
     }
+    /// Default: nothing to do.
     public func skip(_ stop: HyperlapseStop) {}
+    /// Default: nothing to do.
     public func startRendering(at stop: HyperlapseStop) {}
+    /// Default: nothing to do.
     public func jobFinished() {}
+    /// How the pictures are laid out (``PanoramaFeedTraits/sourceProjection``).
     public var sourceProjection: SourceProjection { traits.sourceProjection }
+    /// Default: nil (no positions of its own).
     public func pointCoordinate(_ index: Int) -> Coordinate? { nil }
+    /// Default: nil (no route service to credit).
     public var routeCopyright: String? { nil }
+    /// Default: false (no jumps).
     public func isAfterJump(_ index: Int) -> Bool { false }
+    /// Default: the stop's whole picture, as rendering would fetch it.
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         try await image(for: stop, region: nil)
     }
+    /// Default: the ``SphereImage`` of ``analysisImage(for:)``.
     public func analysisPicture(for stop: HyperlapseStop) async throws -> SphereImage {
         try SphereImage(try await analysisImage(for: stop))
     }

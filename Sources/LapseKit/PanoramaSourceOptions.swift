@@ -9,12 +9,16 @@ import LapseTelemetry
 /// `LAPSE_MAPTILES_URL`, `LAPSE_PANORAMAX_URL`, `LAPSE_MAPILLARY_URL` (the base URLs let tests and private mirrors
 /// stand in for the public services).
 public struct PanoramaSourceOptions: Sendable {
+    /// Which source to make (``PanoramaSourceSetting``).
     public var source: PanoramaSourceSetting
     /// A GPX track giving a `video:` source's positions by time.
     public var track: String?
     /// A file whose first line is the Google Maps API key (else `GOOGLE_MAPS_API_KEY`).
     public var keyFile: String?
+    /// The Map Tiles API's base URL (default `https://tile.googleapis.com`, or `LAPSE_MAPTILES_URL` from
+    /// ``environment``).
     public var mapTilesBaseURL: String?
+    /// The Panoramax API's base URL (default `https://api.panoramax.xyz/api`, or `LAPSE_PANORAMAX_URL`).
     public var panoramaxBaseURL: String?
     /// The Mapillary Graph API root (else `LAPSE_MAPILLARY_URL`, else `https://graph.mapillary.com`).
     public var mapillaryBaseURL: String?
@@ -29,6 +33,8 @@ public struct PanoramaSourceOptions: Sendable {
     /// Deadline of each HTTP request in seconds, its retries included (nil: ``HTTPClient/Configuration``'s
     /// defaults: 30 s an attempt, no total).
     public var timeout: Double?
+    /// Where the keys, tokens and base URLs not set here are read (`GOOGLE_MAPS_API_KEY`, `MAPILLARY_ACCESS_TOKEN`,
+    /// `LAPSE_*_URL`, `XDG_CACHE_HOME`); empty by default: the library reads no environment itself.
     public var environment: [String: String]
     /// Google: take indoor panoramas too (``GoogleStreetViewSource/includeIndoor``).
     public var includeIndoor = false
@@ -79,6 +85,7 @@ public struct PanoramaSourceOptions: Sendable {
 
     /// A made source, with what a route-less job can use.
     public struct Made: Sendable {
+        /// The source made.
         public var source: any PanoramaSource
         /// For `local:` the usable photos in capture order, for `video:` without a track every N-th frame
         /// (`videoFrameStep`): what to show when there is no route.

@@ -85,6 +85,7 @@ public enum PanoramaSourceSetting: Sendable, Hashable, Codable, CustomStringConv
         self = parsed
     }
 
+    /// Writes the text ``init(parsing:)`` reads (`google`, `local:DIR`, `video:FILE`, …).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)

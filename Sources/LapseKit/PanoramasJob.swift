@@ -20,7 +20,9 @@ public struct PanoramasJob: Sendable {
         case none
     }
 
+    /// Which panorama source, and how to reach it.
     public var source: PanoramaSourceOptions
+    /// The route to look panoramas up along (a file, a planned route, or none where the source has a sequence).
     public var route: RouteChoice
     /// The folder to write the images and `manifest.json` to (created when missing).
     public var outputDirectory: String
@@ -30,10 +32,12 @@ public struct PanoramasJob: Sendable {
     public var videoFrameStep = 30
     /// Search radius for the nearest panorama, metres (default 50).
     public var radius: Double = 50
+    /// The size the panoramas are written at (default: at least 4096 pixels wide).
     public var resolution: PanoramaResolution = .atLeast(width: 4096)
     /// Replace the files of an earlier run.
     public var overwrite = false
 
+    /// A job writing the panoramas of `source` along `route` into `outputDirectory` (created when missing).
     public init(source: PanoramaSourceOptions, route: RouteChoice, outputDirectory: String) {
         self.source = source
         self.route = route
@@ -57,10 +61,12 @@ public struct PanoramasJob: Sendable {
         public var sourceName: String
         /// The folder written to, as the job was given it.
         public var outputDirectory: String
+        /// What the export did: matches, coverage, files written, failures, downloads.
         public var export: PanoramaExport.Result
         /// All-black placeholder tiles found (and not used) in the panoramas written.
         public var placeholderTiles: Int { export.written.reduce(0) { $0 + $1.placeholderTiles.count } }
 
+        /// See the type's documentation for the keys.
         public func encode(to encoder: any Encoder) throws {
             struct Failure: Encodable {
                 var id: String

@@ -7,22 +7,30 @@ import Foundation
 /// spent on the video. Points are classified as the hyperlapse classifies them (duplicates and gaps alike);
 /// stationary frames are known only once the pictures are analysed, so a preview shows none.
 public struct PreviewJob: Sendable {
+    /// A preview job (it has no settings: the feed holds them).
     public init() {}
 
     /// What the lookups found. Encoded as `lapse preview --json` prints it (``LapseCore/SummaryKey``): source (the
     /// feed's name), distance (metres), routePoints, panoramas, duplicatesDropped, gaps.
     public struct Summary: Sendable, Encodable {
+        /// The feed's name.
         public var feed: String
         /// Route length, metres (0 without positions).
         public var distance: Double
+        /// Points of the route looked up.
         public var routePoints: Int
+        /// What a route point is called in messages (`route points`, `video frames`).
         public var pointUnit: String
         /// Points with a (new) panorama: the frames a hyperlapse would have, before stabilisation drops any.
         public var panoramas: Int
+        /// Points whose panorama was the one before (left out).
         public var duplicatesDropped: Int
+        /// Points without a panorama within the search radius.
         public var gaps: Int
+        /// Every point and panorama, for the report page.
         public var report: HyperlapseReport
 
+        /// See the type's documentation for the keys.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: SummaryKey.self)
             try c.encode(feed, forKey: "source")

@@ -5,19 +5,25 @@ import Synchronization
 /// A route's panoramas from a ``PanoramaSource`` (Google Street View, Panoramax, local 360° photos): the nearest
 /// panorama of every route point, consecutive duplicates dropped, points without coverage skipped.
 public struct SourcePanoramaFeed: PanoramaFeed {
+    /// Where the panoramas come from.
     public let source: any PanoramaSource
+    /// The route's points, in order.
     public let points: [RoutePoint]
+    /// Search radius for a point's nearest panorama, metres.
     public let radius: Double
+    /// The size the panoramas are fetched at.
     public let resolution: PanoramaResolution
     /// The compass heading of the centre column of panoramas whose source knows none (your photos without a
     /// compass): every such panorama is posed so without stabilisation, and the first one anchors the headings
     /// with it. Nil: the source's placeholder (the bearing to the next photo).
     public var panoHeading: Double?
+    /// The source's name, with where its positions came from when it says (``positionsFrom``).
     public var name: String {
         Self.displayName(source.name) + (positionsFrom.map { " (positions from \($0))" } ?? "")
     }
     /// Where the source's positions came from when it says (a video's own GPS): part of ``name``.
     public var positionsFrom: String?
+    /// The route's points.
     public var pointCount: Int { points.count }
     /// Metres of the route between its points that are jumps, not travelled (your photos of two trips): left out
     /// of ``distance``.
@@ -26,6 +32,7 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     public var routeCopyright: String?
     /// The points that follow a jump (see ``PanoramaFeed/isAfterJump(_:)``).
     public var pointsAfterJumps: Set<Int> = []
+    /// Whether point `index` follows a jump (``pointsAfterJumps``).
     public func isAfterJump(_ index: Int) -> Bool { pointsAfterJumps.contains(index) }
     /// Metres of route covered: the last point's distance along the route, less the jumps.
     public var distance: Double { max(0, (points.last?.distanceAlongRoute ?? 0) - jumped) }
@@ -34,6 +41,7 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     private let tally = TileTally()
     /// Your photos' places in capture order, by pano id.
     private let captureOrder: [String: Int]?
+    /// The source's tile counts and lower-zoom panoramas, where it fetches tiles.
     public var statistics: PanoramaFeedStatistics {
         PanoramaFeedStatistics(tiles: tally.tiles, panoramasAtLowerZoom: tally.lowerZoom)
     }
@@ -124,6 +132,8 @@ public struct SourcePanoramaFeed: PanoramaFeed {
         }
     }
 
+    /// The stop's panorama as RGBA, only the tiles `region` needs where the source is tiled.
+    /// - Throws: the source's errors (`.notFound` for a panorama gone, `.network`, `.invalidInput`).
     public func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer {
         guard let pano = stop.panorama else {
             throw LapseError(.invalidInput, name, "stop \(stop.panoramaID) has no panorama metadata")
@@ -133,6 +143,8 @@ public struct SourcePanoramaFeed: PanoramaFeed {
         return image.pixels
     }
 
+    /// The stop's panorama as Y′CbCr where the source gives it so (nil where it does not).
+    /// - Throws: as ``image(for:region:)``.
     public func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> YUVFrame? {
         guard let pano = stop.panorama else {
             throw LapseError(.invalidInput, name, "stop \(stop.panoramaID) has no panorama metadata")
@@ -158,12 +170,15 @@ public struct SourcePanoramaFeed: PanoramaFeed {
         }
     }
 
+    /// Tells the source the job is over (it may write its caches).
     public func jobFinished() { source.jobFinished() }
 
+    /// The position of route point `index`.
     public func pointCoordinate(_ index: Int) -> Coordinate? {
         points.indices.contains(index) ? points[index].coordinate : nil
     }
 
+    /// The stop's panorama at ``SphereImage/standardWidth`` wide, or as small as the source has it.
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         guard let pano = stop.panorama else {
             throw LapseError(.invalidInput, name, "stop \(stop.panoramaID) has no panorama metadata")

@@ -17,6 +17,7 @@ public struct StabilizationOptions: Sendable, Equatable {
     /// Frames an orientation waits for before it is final (more: steadier, more memory and latency; default 30).
     public var lag = 30
 
+    /// Options: stabilised or not, the direction of travel given or measured, tone matched or not.
     public init(enabled: Bool = true, forward: Double? = nil, toneMatch: Bool = true) {
         self.enabled = enabled
         self.forward = forward
@@ -30,7 +31,9 @@ public struct FrameOrientation: Sendable, Codable, Equatable {
     public var pano: String
     /// The pose the frame was rendered with: compass heading of the centre column, tilt and roll, degrees.
     public var heading: Double
+    /// Tilt of the panorama (degrees, 0 level).
     public var tilt: Double
+    /// Roll of the panorama (degrees, 0 level).
     public var roll: Double
     /// The heading the source gave (before stabilisation).
     public var sourceHeading: Double
@@ -55,12 +58,14 @@ public struct StabilizationReport: Sendable, Equatable, Encodable {
     /// The direction of travel in the pictures (degrees right of the centre column, and above the horizon), as
     /// measured: the median over the pairs where it could be; nil when none could (or `forward` was given).
     public var mountLongitude: Double?
+    /// Degrees above the horizon of the direction of travel measured (nil when not measured).
     public var mountLatitude: Double?
     /// The direction of travel given (`--forward`), if any.
     public var forward: Double?
     /// Consecutive pairs whose rotation was measured, and those where it could not be (or disagreed with the
     /// source's metadata and was left out).
     public var pairsMeasured: Int
+    /// Consecutive pairs whose rotation could not be measured, or was left out.
     public var pairsUnmeasured: Int
     /// Pairs are every n-th frame's (a video's frames close together; the frames between share the motion).
     public var analysisStride: Int
@@ -69,6 +74,7 @@ public struct StabilizationReport: Sendable, Equatable, Encodable {
     /// The rotation of the view between consecutive frames (degrees: median and 90th percentile), as the
     /// source's metadata alone would have turned it and as rendered; over the pairs whose rotation was measured.
     public var jitterBefore: Percentiles?
+    /// The view's rotation between consecutive frames as rendered (degrees; nil when none was measured).
     public var jitterAfter: Percentiles?
     /// Frames whose tone was changed.
     public var toneMatched: Int
@@ -81,8 +87,11 @@ public struct StabilizationReport: Sendable, Equatable, Encodable {
     /// (false when no shot of the camera is along the road).
     public var followsVehicleAxis = false
 
+    /// The median and 90th percentile of a set of values.
     public struct Percentiles: Sendable, Equatable, Encodable {
+        /// The median (the middle value; the upper one of an even count).
         public var median: Double
+        /// The 90th percentile (the value at 90 % of the sorted count).
         public var p90: Double
 
         init?(_ values: [Double]) {

@@ -24,9 +24,11 @@ public struct VideoJob: Sendable {
     /// Frame size; `nil` means the first image's displayed size (rounded down to even numbers), scaled down to
     /// ``largestDefaultSide`` and ``largestDefaultPixels`` when larger.
     public var size: (width: Int, height: Int)?
+    /// How an image of another shape fills the frame (default: contain, padded with ``background``).
     public var fit: FitMode = .contain
     /// Padding and the colour behind transparent pixels. Default black.
     public var background = RGBA(0, 0, 0)
+    /// H.264 (default) or HEVC.
     public var codec: VideoEncoderSettings.Codec = .h264
     /// 0–51, default 20.
     public var crf: Double = 20
@@ -39,6 +41,7 @@ public struct VideoJob: Sendable {
     /// A file whose first audio stream is added as AAC, cut to the video's length.
     public var audio: String?
 
+    /// A job making a video of `inputs` (shown in order) at `output` (.mp4, .m4v or .mov).
     public init(inputs: [ImageInput], output: String) {
         self.inputs = inputs
         self.output = output
@@ -47,19 +50,28 @@ public struct VideoJob: Sendable {
     /// What a finished job made. Encoded as `lapse video --json` prints it (``LapseCore/SummaryKey``): output,
     /// width, height, frames, fps (a number), frameRate (`"30000/1001"`), duration, bytes, images, skipped.
     public struct Summary: Sendable, Encodable {
+        /// The video's path.
         public var output: String
+        /// Images in the video.
         public var images: Int
+        /// Images skipped because they could not be read (with ``skipInvalid``).
         public var skipped: Int
+        /// Frames written.
         public var frames: Int
+        /// Frame width in pixels.
         public var width: Int
+        /// Frame height in pixels.
         public var height: Int
+        /// Frames per second, rounded to a whole number (``frameRate`` is exact).
         public var fps: Int
         /// The exact frame rate (``fps`` rounded to whole frames).
         public var frameRate: FrameRate
         /// Seconds.
         public var duration: Double
+        /// The video's size in bytes.
         public var bytes: Int64
 
+        /// See the type's documentation for the keys.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: SummaryKey.self)
             try c.encode(output, forKey: "output")
@@ -79,6 +91,7 @@ public struct VideoJob: Sendable {
     /// picture (4096 × 2176, 8 912 896 pixels, ITU-T H.265 table A.8), within H.264 level 5.1's 36 864 macroblocks
     /// (table A-1) — what 4K players and hardware decoders take. A larger size can still be set explicitly.
     public static let largestDefaultSide = 4096
+    /// The most pixels of a frame size taken from the first image (HEVC level 5.1's largest picture).
     public static let largestDefaultPixels = 8_912_896
 
     /// The frame size for a first image displayed at `w × h` when none is set: its own, or scaled down (aspect

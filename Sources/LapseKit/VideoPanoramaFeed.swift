@@ -9,11 +9,15 @@ import Synchronization
 /// run the way the video's centre column faces (`panoHeading`, compass degrees), and "distance along the route"
 /// counts frames — so keyframes by frame number work as expected.
 public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
+    /// The video's path.
     public let path: String
     /// The video: checked to be 2:1, with its size, duration and frame rate.
     public let video: VideoPanoramaSource
+    /// Every `frameStep`-th frame is a stop (1: every frame).
     public let frameStep: Int
+    /// Compass heading of the video's centre column at its first frame, degrees (the rest follow from the pictures).
     public let panoHeading: Double
+    /// `video NAME`: the file's name.
     public var name: String { "video \((path as NSString).lastPathComponent)" }
     let decoder: SequentialDecoder
     /// A second pass over the video, decoded straight to the analysis size (it runs ahead of the render's).
@@ -24,9 +28,11 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     private let analysisDecoding = BlockingQueue(label: "lapse.video-analysis-decoder")
     /// Presentation times of the video's frames, seconds.
     private let times: [Double]
+    /// Frames taken: every ``frameStep``-th of the video's.
     public var pointCount: Int { (times.count + frameStep - 1) / frameStep }
     /// Frames in the video (of which every ``frameStep``-th is a point).
     public var frameCount: Int { times.count }
+    /// 0: a video without a track has no positions.
     public var distance: Double { 0 }
     /// Frames of one camera's recording, counted rather than placed; decoded to Y′CbCr as they are where the
     /// video is BT.709 4:2:0; equirectangular, or a GoPro MAX `.360` file's atlas (``VideoPanoramaSource/projection``).
@@ -40,6 +46,7 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         t.sourceProjection = video.projection
         return t
     }
+    /// Frames looked up at a time (a video's lookups are cheap).
     public var lookupWindow: Int { 100 }
     /// Frames about a tenth of a second apart are analysed: every third of a 30 fps video at a frame step of
     /// 1, or, when the video's reference frames are that close (H.264 and H.265 with B-frames: every fourth
@@ -131,6 +138,7 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         return picked
     }
 
+    /// Every ``analysisStride``-th stop seen, and the last.
     public func isAnalysed(_ stop: HyperlapseStop, seen: Int, last: Bool) -> Bool {
         let n = Int(stop.routePoint.distanceAlongRoute)
         guard let analysedStops else { return seen % analysisStride == 0 || last }
@@ -188,6 +196,7 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         decoding.post { [decoder] in decoder.discard(number: number) }
     }
 
+    /// The stop's frame, small, from the video's analysis decoder.
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         let pixels = try await analysisFrame(for: stop).rgba()
         let w = SphereImage.standardWidth
@@ -195,6 +204,7 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         return pixels.width > w ? try pixels.resized(width: w, height: w / 2) : pixels
     }
 
+    /// The stop's frame, reduced straight from its Y′CbCr to the analysis size where it can be.
     public func analysisPicture(for stop: HyperlapseStop) async throws -> SphereImage {
         if case .goproEAC = video.projection { return try SphereImage(try await analysisImage(for: stop)) }
         switch try await analysisFrame(for: stop) {

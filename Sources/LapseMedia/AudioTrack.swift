@@ -21,6 +21,7 @@ public final class AudioTrack {
         public var location: String
         /// Where to begin in that input, seconds from its start.
         public var start: Double
+        /// Audio from `location` (a path or an http(s) URL), from `start` seconds into it.
         public init(location: String, start: Double = 0) {
             self.location = location
             self.start = start

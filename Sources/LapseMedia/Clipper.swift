@@ -29,10 +29,12 @@ public struct ClipOptions: Sendable {
     public var crf: Double = 18
     /// x264 preset of the re-encode in `accurate` mode. Default `fast`.
     public var preset: String = "fast"
+    /// The audio of the clip: the input's own (default), none, or another file's (replacing or mixed).
     public var audio: ClipAudio = .original
     /// How the input is opened (timeouts).
     public var input: MediaInput.Options = MediaInput.Options()
 
+    /// A cut of `start ..< end`, seconds from the start of the media; every other option at its default.
     public init(start: Double, end: Double) {
         self.start = start
         self.end = end
@@ -49,6 +51,7 @@ public struct ClipResult: Sendable, Encodable {
     public var accurate = false
     /// The range cut, seconds from the start of the media (`end` clamped to the media's duration).
     public var start: Double
+    /// The end of the range cut, seconds from the start of the media (clamped to its duration).
     public var end: Double
     /// Copy mode: time (seconds from the media's start) of the keyframe the copied video begins at, which
     /// is at or before `start`. In `accurate` mode: the first frame's time (= `start` to within a frame).
@@ -81,6 +84,7 @@ public struct ClipResult: Sendable, Encodable {
     /// Things the user should know (e.g. a rotation Matroska cannot carry), one line each.
     public var warnings: [String] = []
 
+    /// See the type's documentation for the keys.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: SummaryKey.self)
         try c.encode(output, forKey: "output")

@@ -9,6 +9,7 @@ public struct DataSample: Sendable, Equatable {
     public var time: Double
     /// Duration in seconds (0 when the container gives none).
     public var duration: Double
+    /// The sample's payload as stored.
     public var bytes: [UInt8]
 }
 

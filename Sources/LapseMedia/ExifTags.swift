@@ -14,6 +14,7 @@ public struct ExifTags: Sendable, Equatable {
     public var orientation: ImageOrientation?
     /// GPS position in signed decimal degrees (south and west negative), or nil.
     public var latitude: Double?
+    /// GPS longitude in signed decimal degrees (west negative), or nil.
     public var longitude: Double?
     /// GPSImgDirection in degrees (true or magnetic north, as recorded), or nil.
     public var gpsImageDirection: Double?
@@ -21,6 +22,7 @@ public struct ExifTags: Sendable, Equatable {
     public var dateTime: String?
     /// The camera's maker and model as written (e.g. `GoPro`, `GoPro Max`; `RICOH`, `RICOH THETA Z1`), or nil.
     public var make: String?
+    /// The camera's model as written (e.g. `GoPro Max`), or nil.
     public var model: String?
 
     /// The tags in `head` (a file's first bytes: a JPEG with its APP1 segment, or bare EXIF data); nil when it

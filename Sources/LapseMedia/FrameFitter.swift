@@ -13,9 +13,13 @@ public enum FitMode: String, Sendable, CaseIterable {
 /// Places decoded images onto frames of one size: scaling (with swscale, area-averaging when shrinking),
 /// EXIF orientation, fitting, and compositing transparent pixels over a background colour.
 public struct FrameFitter: Sendable {
+    /// Frame width in pixels.
     public let width: Int
+    /// Frame height in pixels.
     public let height: Int
+    /// How an image of another shape fills the frame.
     public let mode: FitMode
+    /// Padding, and the colour behind transparent pixels.
     public let background: RGBA
 
     /// - Parameters:

@@ -20,9 +20,11 @@ public final class DecodedImage: @unchecked Sendable {
     public let orientation: ImageOrientation
     /// Size as stored in the file, in pixels.
     public var storedWidth: Int { frame.width }
+    /// Height as stored in the file, in pixels.
     public var storedHeight: Int { frame.height }
     /// Size when displayed upright (orientation applied), in pixels.
     public var displayWidth: Int { orientation.swapsAxes ? frame.height : frame.width }
+    /// Height displayed upright (orientation applied), in pixels.
     public var displayHeight: Int { orientation.swapsAxes ? frame.width : frame.height }
     /// The stored size before a reduced decode (``init(path:reduction:pixelLimit:)``), nil when decoded whole.
     private let fullSize: (width: Int, height: Int)?
@@ -32,6 +34,7 @@ public final class DecodedImage: @unchecked Sendable {
         guard let fullSize else { return displayWidth }
         return orientation.swapsAxes ? fullSize.height : fullSize.width
     }
+    /// The full image's displayed height, pixels (even when it was decoded at a reduced size).
     public var fullDisplayHeight: Int {
         guard let fullSize else { return displayHeight }
         return orientation.swapsAxes ? fullSize.width : fullSize.height

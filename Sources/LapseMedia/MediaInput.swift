@@ -32,14 +32,17 @@ public final class MediaInput {
         public var userAgent: String = lapseUserAgent
         /// Where an input that must be downloaded first is kept (default: the system's temporary directory).
         public var temporaryDirectory: String?
+        /// Options at their defaults.
         public init() {}
     }
 
     /// One stream of the input.
     public struct Stream: Sendable {
+        /// What a stream carries.
         public enum Kind: String, Sendable { case video, audio, subtitle, data, other }
         /// Index in the container (the `stream_index` of its packets).
         public var index: Int
+        /// What the stream carries.
         public var kind: Kind
         /// FFmpeg's codec name (`h264`, `aac`…).
         public var codecName: String
@@ -51,6 +54,7 @@ public final class MediaInput {
         public var duration: Double?
         /// Video: coded width and height in pixels (0 for other kinds).
         public var width: Int
+        /// Video: coded height in pixels (0 for other kinds).
         public var height: Int
         /// Video: display rotation in degrees, counter-clockwise as `av_display_rotation_get` gives it
         /// (ffprobe's `rotation`; −90 for a portrait iPhone clip); 0 when there is no display matrix.
@@ -59,6 +63,7 @@ public final class MediaInput {
         public var frameRate: Double?
         /// Audio: sample rate (Hz) and channel count (0 for other kinds).
         public var sampleRate: Int
+        /// Audio: channel count (0 for other kinds).
         public var channels: Int
         /// The stream's `language` tag (ISO 639-2, e.g. `eng`), when present and not `und`.
         public var language: String?

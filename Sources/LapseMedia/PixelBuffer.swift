@@ -6,7 +6,9 @@
 /// Colours are sRGB / BT.709 primaries with full range (0–255). A value type: copies share storage
 /// until one of them is written.
 public struct PixelBuffer: Sendable, Equatable {
+    /// Width in pixels.
     public let width: Int
+    /// Height in pixels.
     public let height: Int
     /// `width × height × 4` bytes.
     public var bytes: [UInt8]
@@ -84,6 +86,7 @@ public struct PixelBuffer: Sendable, Equatable {
 /// One RGBA pixel, 8 bits a channel, straight alpha.
 public struct RGBA: Hashable, Sendable, CustomStringConvertible {
     public var r: UInt8, g: UInt8, b: UInt8, a: UInt8
+    /// A colour of red, green, blue and alpha, 0–255 each (alpha 255: opaque).
     public init(_ r: UInt8, _ g: UInt8, _ b: UInt8, _ a: UInt8 = 255) {
         self.r = r
         self.g = g
@@ -106,6 +109,7 @@ public struct RGBA: Hashable, Sendable, CustomStringConvertible {
     /// The four bytes as one little-endian word (R in the lowest byte), as stored in a ``PixelBuffer``.
     public var packed: UInt32 { UInt32(r) | UInt32(g) << 8 | UInt32(b) << 16 | UInt32(a) << 24 }
 
+    /// `#RRGGBB`, or `#RRGGBBAA` when not opaque.
     public var description: String {
         func h(_ v: UInt8) -> String {
             let s = String(v, radix: 16)

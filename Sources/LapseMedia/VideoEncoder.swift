@@ -11,9 +11,11 @@ public struct VideoEncoderSettings: Sendable {
 
     /// Output width and height in pixels; both must be even (yuv420p) and ≥ 2.
     public var width: Int
+    /// Output height in pixels; even and ≥ 2.
     public var height: Int
     /// Frames per second as a fraction (`frameRate.num / frameRate.den`), e.g. (30, 1) or (30000, 1001).
     public var frameRate: (num: Int, den: Int)
+    /// H.264 (libx264, default) or HEVC (libx265).
     public var codec: Codec = .h264
     /// Constant rate factor, 0–51 (lower is better quality; x264's scale). Default 20. For H.264, CRF 0 is lossless
     /// and uses the High 4:4:4 Predictive profile, which some hardware players cannot decode (x265 at CRF 0 is
@@ -40,6 +42,7 @@ public struct VideoEncoderSettings: Sendable {
     /// The time base of the timestamps given to ``VideoEncoder/append(_:pts:)``; default `1/fps`.
     public var timeBase: (num: Int, den: Int)?
 
+    /// Settings for a `width × height` video at `fps` whole frames per second; every other setting at its default.
     public init(width: Int, height: Int, fps: Int) {
         self.width = width
         self.height = height
@@ -67,7 +70,9 @@ public struct VideoEncoderSettings: Sendable {
 ///
 /// Not thread-safe: use from one thread at a time (the encoder itself runs x264's own threads).
 public final class VideoEncoder {
+    /// What the encoder was made with.
     public let settings: VideoEncoderSettings
+    /// The file being written.
     public let path: String
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var codecContext: UnsafeMutablePointer<AVCodecContext>?

@@ -31,9 +31,11 @@ public final class VideoFrameReader {
     public let name: String
     /// Stored (coded) picture size in pixels.
     public let codedWidth: Int
+    /// Stored (coded) picture height in pixels.
     public let codedHeight: Int
     /// Size as displayed: sample aspect ratio applied to the width, then rotated. Pixels.
     public let displayWidth: Int
+    /// Height as displayed, pixels.
     public let displayHeight: Int
     /// Clockwise rotation applied to the stored picture: 0, 90, 180 or 270 degrees.
     public let rotation: Int

@@ -6,13 +6,20 @@ internal import CFFmpeg
 /// (half of each, rounded up), rows packed without padding. The projector resamples each plane on its own grid
 /// (as ffmpeg's `v360` does), which places chroma within half a luma pixel of where H.264's siting puts it.
 public struct YUVFrame: Sendable, Equatable {
+    /// Luma width in pixels.
     public let width: Int
+    /// Luma height in pixels.
     public let height: Int
+    /// Luma (Y′), `width × height` bytes, row by row, limited range (16–235).
     public var y: [UInt8]
+    /// Blue-difference chroma (Cb), `chromaWidth × chromaHeight` bytes, row by row, limited range (16–240).
     public var cb: [UInt8]
+    /// Red-difference chroma (Cr), as ``cb``.
     public var cr: [UInt8]
 
+    /// Chroma width: half the luma's, rounded up.
     public var chromaWidth: Int { (width + 1) / 2 }
+    /// Chroma height: half the luma's, rounded up.
     public var chromaHeight: Int { (height + 1) / 2 }
 
     /// A black picture (Y′ 16, Cb Cr 128) of `width × height` (each ≥ 1).

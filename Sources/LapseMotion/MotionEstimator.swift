@@ -22,6 +22,7 @@ public struct MotionEstimator: Sendable {
     /// Pixels a pair needs to agree on (after the fit) for a measurement.
     public var minimumInliers = 12
 
+    /// An estimator with the default threshold (``minimumInliers``).
     public init() {}
 
     /// The motion from `a` to `b`, or `nil` when too few correspondences agree (featureless or unrelated

@@ -30,6 +30,7 @@ public struct OrientationSmoother: Sendable {
         /// The direction's elevation above the world's horizon (degrees) and one standard deviation of it, when
         /// known (the direction of travel on a road: 0, give or take the road's grade); `gate` applies to it too.
         public var elevation: Double?
+        /// How sure ``elevation`` is, degrees (one standard deviation).
         public var elevationSigma: Double
 
         /// The heading of the centre column.
@@ -54,10 +55,13 @@ public struct OrientationSmoother: Sendable {
     public struct Evidence: Sendable {
         /// The motion measured from the previous panorama to this one (nil for the first, or when none was measured).
         public var motion: PairMotion?
+        /// Compass headings of directions in the picture (the direction of travel, the centre column), with their
+        /// noise.
         public var headings: [Heading]
         /// Where the world's up lies in the panorama's frame (unit; `(0, −1, 0)` for an upright camera) and how
         /// sure that is (degrees).
         package var up: SIMD3<Double>
+        /// How sure the level evidence is, degrees (one standard deviation).
         public var levelSigma: Double
 
         /// - Parameters:
@@ -92,6 +96,8 @@ public struct OrientationSmoother: Sendable {
     private var settled: [Rotation] = []
     private var ended = false
 
+    /// A smoother that holds back `lag` frames before posing one, and lets an unmeasured pair turn by up to
+    /// `unmeasuredTurn` degrees (one standard deviation).
     public init(lag: Int = 60, unmeasuredTurn: Double = 20) {
         self.lag = max(0, lag)
         self.unmeasuredTurn = unmeasuredTurn

@@ -12,6 +12,7 @@ public struct PairMotion: Sendable, Equatable {
     public var uncertainty: Double
     /// Correspondences used and those that agreed with the fit.
     public var tracked: Int
+    /// Of ``tracked``, the correspondences that agreed with the fit.
     public var inliers: Int
     /// Direction of travel from A to B as a unit vector in A's frame (x right, y down, z along A's centre
     /// column): the focus of expansion, where the scene streams out from. `nil` when the parallax is too small

@@ -20,6 +20,7 @@ public struct ToneMatcher: Sendable {
     private var reference = SIMD3<Double>(repeating: 0)
     private var previousMeans: SIMD3<Double>?
 
+    /// A matcher whose gains change by at most `maximumStep` (a fraction) from frame to frame.
     public init(maximumStep: Double = 0.01) { self.maximumStep = maximumStep }
 
     /// Exposure changes (natural log) under this are not followed.
@@ -51,8 +52,10 @@ public struct ToneMatcher: Sendable {
 
 /// Gains for R, G and B.
 public struct ToneCorrection: Sendable, Equatable, Codable {
+    /// Multipliers of linear R, G and B (1: unchanged).
     public var gains: SIMD3<Double>
 
+    /// A correction of these gains.
     public init(gains: SIMD3<Double>) { self.gains = gains }
 
     /// Whether it changes nothing visible (every gain within 0.2 % of 1).

@@ -194,10 +194,12 @@ public struct MountEstimator: Sendable {
     /// Pairs whose own votes are checked against the estimate (the latest ones).
     public static let recentPairs = 40
 
+    /// An estimator with no votes yet.
     public init() {}
 
     /// Pairs whose own votes all lie more than ``breakAngle`` from the estimate when the mount has changed.
     public static let breakPairs = 8
+    /// Degrees: a pair's own votes that far from the estimate count against it (``breakPairs``).
     public static let breakAngle = 15.0
 
     /// How many of the latest pairs show the camera moved on its vehicle, nil when it was not: of the latest
@@ -230,6 +232,7 @@ public struct MountEstimator: Sendable {
         for votes in keep { add(votes) }
     }
 
+    /// Adds one pair's votes (kept for the latest ``recentPairs`` checks).
     public mutating func add(_ votes: TravelVotes) {
         for f in votes.flows {
             maps[f.source, default: [Float](repeating: 0, count: TravelVotes.cellCount)].withUnsafeMutableBufferPointer
@@ -266,6 +269,7 @@ public struct MountEstimator: Sendable {
         /// were checked: a camera fixed to a vehicle keeps its direction of travel in one place, pair after pair; a
         /// camera turned between photos does not.
         public var agreeing: Int
+        /// Of the latest pairs, those checked (with votes of their own).
         public var checked: Int
         /// The median angle between the direction and those pairs' own peaks, degrees.
         public var deviation: Double
@@ -273,6 +277,7 @@ public struct MountEstimator: Sendable {
         /// ``MountEstimator/breakPairs``, oldest first): the latest far off, the camera was moved
         /// (``MountEstimator/breakRun(_:)``).
         public var latestDeviations: [Double] = []
+        /// Pairs whose votes were added since the last restart.
         public var pairs: Int
 
         /// (degrees right of the centre column, degrees above the horizon).

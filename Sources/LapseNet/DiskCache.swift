@@ -9,12 +9,15 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The parts as given.
     public let parts: [String]
 
+    /// A key of these parts (each a path component once sanitised).
     public init(_ parts: String...) { self.parts = parts }
+    /// A key of these parts.
     public init(parts: [String]) { self.parts = parts }
 
     /// The relative path: each part sanitised by ``sanitise(_:)``, joined by `/`.
     public var relativePath: String { parts.map(Self.sanitise).joined(separator: "/") }
 
+    /// The key's relative path.
     public var description: String { relativePath }
 
     /// One safe path component for `part`: letters, digits, `-` and `_` kept, every other byte written as

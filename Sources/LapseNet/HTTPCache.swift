@@ -33,6 +33,7 @@ public struct CachePolicy: Sendable, Equatable, Codable {
     /// its lifetime.
     public var age: Double
 
+    /// A policy with the given values (see the properties).
     public init(
         maxAge: Double? = nil, sharedMaxAge: Double? = nil, staleWhileRevalidate: Double? = nil,
         mustRevalidate: Bool = false, proxyRevalidate: Bool = false, noCache: Bool = false, noStore: Bool = false,
@@ -169,6 +170,7 @@ public final class HTTPCache: Sendable {
     /// How long a transient entry may be reused by a rerun after a crash, in seconds (1 hour).
     public static let transientLifetime: Double = 3600
 
+    /// Where the answers are kept.
     public let cache: DiskCache
     /// Bytes of answers held in memory only (`no-store`), 64 MiB by default.
     public let memoryLimit: Int

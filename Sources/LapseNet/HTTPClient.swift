@@ -60,6 +60,7 @@ public final class HTTPClient: Sendable {
             try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
         }
 
+        /// The default configuration (see the properties).
         public init() {}
     }
 
@@ -73,6 +74,7 @@ public final class HTTPClient: Sendable {
         public var completed = 0
     }
 
+    /// The client's limits, retries and timeouts.
     public let configuration: Configuration
     private let slots: AsyncSemaphore
     private let counters = Counters()
@@ -148,6 +150,7 @@ public final class HTTPClient: Sendable {
     /// A client shared by everything that does not need its own settings.
     public static let shared = HTTPClient()
 
+    /// A client with `configuration` (default: the defaults), its own URLSession and concurrency limit.
     public init(configuration: Configuration = Configuration()) {
         var c = configuration
         c.maxConcurrentRequests = max(1, c.maxConcurrentRequests)

@@ -11,6 +11,7 @@ public struct HTTPResponse: Sendable {
     /// The body as received (already decoded from any transfer or content encoding).
     public var body: Data
 
+    /// An answer of HTTP `status` with its headers (names lower-cased) and body.
     public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
         self.status = status
         self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
@@ -51,14 +52,20 @@ public struct HTTPResponse: Sendable {
 
 /// One HTTP request as the client sends it.
 public struct HTTPRequest: Sendable {
+    /// `GET`, `POST`, …
     public var method: String
+    /// The URL asked, with its query.
     public var url: URL
+    /// Headers sent, besides the client's own (`User-Agent`).
     public var headers: [String: String]
+    /// The body sent (`POST`), or nil.
     public var body: Data?
     /// The largest answer accepted, in bytes (nil: the client's ``HTTPClient/Configuration/maxBodyBytes``): what
     /// the request's service documents, with room to spare.
     public var maxBodyBytes: Int?
 
+    /// A request of `method` for `url` with these headers and body, its answer limited to `maxBodyBytes` (nil:
+    /// the client's limit).
     public init(
         method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil, maxBodyBytes: Int? = nil
     ) {

@@ -16,6 +16,7 @@ import Synchronization
 /// /v1/streetview/tiles/{z}/{x}/{y}?panoId=` gives 512 × 512 JPEG tiles. Every request carries `key` and `session` as
 /// query parameters. The key never appears in messages or cache paths.
 public struct GoogleStreetViewSource: PanoramaSource {
+    /// `google`.
     public let name = "google"
     /// Map Tiles API base URL (default `https://tile.googleapis.com`); tests point it at a stand-in.
     public let baseURL: URL
@@ -83,6 +84,9 @@ public struct GoogleStreetViewSource: PanoramaSource {
 
     // MARK: - Lookup
 
+    /// Google's nearest outdoor (unless indoor ones are included) panorama within `radius` metres of each coordinate,
+    /// nil where there is none; asked of the Street View metadata endpoint a few at a time.
+    /// - Throws: `.network`, `.invalidInput` (the key refused, the quota exceeded, an answer that does not parse).
     public func nearest(to coordinates: [Coordinate], radius: Double) async throws -> [PanoramaMetadata?] {
         var ids: [String?] = []
         for start in stride(from: 0, to: coordinates.count, by: 100) {

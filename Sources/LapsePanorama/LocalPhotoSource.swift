@@ -14,6 +14,7 @@ import LapseMedia
 /// `GPano:PosePitchDegrees` and `GPano:PoseRollDegrees` (what a camera with a level sensor records of a picture it
 /// did not level itself), else 0.
 public struct LocalPhotoSource: PanoramaSource {
+    /// `local`.
     public let name = "local"
     /// The folder.
     public let directory: String
@@ -148,6 +149,7 @@ public struct LocalPhotoSource: PanoramaSource {
     /// route too.
     public static let tripGap = 100.0
 
+    /// The photo nearest each coordinate within `radius` metres (by its GPS), nil where there is none.
     public func nearest(to coordinates: [Coordinate], radius: Double) async throws -> [PanoramaMetadata?] {
         coordinates.map { c in
             var best: (Double, PanoramaMetadata)?

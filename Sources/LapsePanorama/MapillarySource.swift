@@ -37,6 +37,7 @@ import Synchronization
 /// **Errors**: a token the API refuses (its OAuth error, code 190) is `.denied` with one line saying how to get one;
 /// HTTP 429 and the Graph API's rate-limit codes (4, 17, 32, 613) are retried after `Retry-After` or with backoff.
 public struct MapillarySource: PanoramaSource {
+    /// `mapillary`.
     public let name = "mapillary"
     /// The Graph API root, `https://graph.mapillary.com` by default.
     public let baseURL: URL
@@ -52,6 +53,7 @@ public struct MapillarySource: PanoramaSource {
     public var sameSequenceSlack = 5.0
     /// The width of `thumb_2048_url`'s picture.
     public static let thumbnailWidth = 2048
+    /// The Graph API's root.
     public static let defaultBaseURL = URL(string: "https://graph.mapillary.com")!
     /// The licence of every public Mapillary image.
     public static let license = "CC BY-SA 4.0"
@@ -174,6 +176,10 @@ public struct MapillarySource: PanoramaSource {
         }
     }
 
+    /// The 360° image nearest each coordinate within `radius` metres, nil where there is none; asked by bounding
+    /// boxes, a few at a time.
+    /// - Throws: `.network` (the token refused, the rate limit after retries), `.invalidInput` (an answer that does
+    ///   not parse).
     public func nearest(to coordinates: [Coordinate], radius: Double) async throws -> [PanoramaMetadata?] {
         let boxes = Self.boxes(along: coordinates, radius: radius, maxSide: maxBoxSide + 2.02 * radius)
         var found = [[Candidate]](repeating: [], count: coordinates.count)

@@ -14,11 +14,15 @@ import LapseMedia
 public struct PanoramaCrop: Sendable, Codable, Equatable, Hashable {
     /// The full equirectangular frame, pixels (`fullWidth == 2 · fullHeight`).
     public var fullWidth: Int
+    /// The full equirectangular frame's height, pixels.
     public var fullHeight: Int
     /// The picture's rectangle in the full frame, pixels from its top-left corner.
     public var left: Int
+    /// The picture's top edge in the full frame, pixels from its top.
     public var top: Int
+    /// The picture's width, pixels.
     public var width: Int
+    /// The picture's height, pixels.
     public var height: Int
 
     /// - Throws: ``LapseError`` `.invalidInput` when the rectangle does not lie inside a 2:1 frame.

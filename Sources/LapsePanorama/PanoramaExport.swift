@@ -11,10 +11,13 @@ import LapseRender
 public struct PanoramaExport: Sendable {
     /// One written panorama.
     public struct Written: Sendable, Codable, Equatable {
+        /// The panorama's metadata, as the manifest records it.
         public var panorama: PanoramaMetadata
         /// File name inside the output folder.
         public var file: String
+        /// Width of the JPEG written, pixels.
         public var width: Int
+        /// Height of the JPEG written, pixels.
         public var height: Int
         /// Google zoom level used, for tiled sources.
         public var zoom: Int?
@@ -24,12 +27,17 @@ public struct PanoramaExport: Sendable {
 
     /// What the job did.
     public struct Result: Sendable {
+        /// Each route point's match (nil panorama: none within the radius).
         public var matches: [PanoramaMatch]
+        /// Points with and without imagery, unique panoramas, consecutive duplicates.
         public var coverage: CoverageSummary
+        /// The panoramas written, in route order.
         public var written: [Written]
         /// Panoramas that could not be fetched, with the reason (one line each).
         public var failed: [(id: String, reason: String)]
+        /// Tiles downloaded (tiled sources).
         public var tilesDownloaded: Int
+        /// Tiles read from the cache (tiled sources).
         public var tilesFromCache: Int
         /// Panoramas an earlier, unfinished run of the same job had written (kept, not fetched again).
         public var resumed: Int
@@ -37,19 +45,26 @@ public struct PanoramaExport: Sendable {
         public var manifestPath: String
     }
 
+    /// Where the panoramas come from.
     public var source: any PanoramaSource
     /// Search radius, metres.
     public var radius: Double = 50
+    /// The size the panoramas are fetched and written at (default: the largest the source has).
     public var resolution: PanoramaResolution = .full
     /// Output folder (created when missing).
     public var outputDirectory: String
+    /// Replace files of an earlier, finished run (an unfinished one's are kept and not fetched again).
     public var overwrite = false
     /// Panoramas fetched at once (their tiles share the HTTP client's limit).
     public var concurrentPanoramas = 2
+    /// JPEG quality of the files written, 1–100 (default 92).
     public var jpegQuality = 92
+    /// Receives download progress.
     public var progress: ProgressHandler?
+    /// Receives a line per panorama that failed and per file skipped.
     public var warning: WarningHandler?
 
+    /// An export of `source`'s panoramas into `outputDirectory`, every other setting at its default.
     public init(source: any PanoramaSource, outputDirectory: String) {
         self.source = source
         self.outputDirectory = outputDirectory

@@ -20,6 +20,7 @@ public struct PanoramaMatch: Sendable, Codable, Equatable {
     /// True when the previous point chose the same panorama (a consecutive duplicate: not a new frame source).
     public var repeatsPrevious: Bool
 
+    /// A match of a route point with its nearest panorama (see the properties).
     public init(
         index: Int, coordinate: Coordinate, distanceAlongRoute: Double, routeHeading: Double,
         panorama: PanoramaMetadata?, distance: Double?, repeatsPrevious: Bool
@@ -47,6 +48,7 @@ public struct CoverageSummary: Sendable, Codable, Equatable {
     /// Points that chose the same panorama as the point before (dropped as frame sources).
     public var consecutiveDuplicates: Int
 
+    /// The coverage of `matches`, counted.
     public init(_ matches: [PanoramaMatch]) {
         points = matches.count
         withImagery = matches.filter { $0.panorama != nil }.count

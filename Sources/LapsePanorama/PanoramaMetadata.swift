@@ -29,6 +29,7 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
     /// Full-resolution equirectangular size, in pixels (width = 2 × height for a whole sphere; for a cropped
     /// picture the size of its full frame, ``crop`` telling where the picture sits in it).
     public var width: Int
+    /// Full picture height in pixels.
     public var height: Int
     /// Where a cropped 360° picture (one without the nadir or the zenith, e.g. Panoramax's `visible_area`) sits in
     /// its full frame; nil for a picture of the whole sphere. Sources deliver such a picture placed in its full 2:1
@@ -39,6 +40,7 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
     public var collection: String?
     /// Tile size in pixels for tiled sources (Google: 512 × 512), else `nil`.
     public var tileWidth: Int?
+    /// Tile height in pixels for tiled sources, else `nil`.
     public var tileHeight: Int?
     /// Copyright line (Google), for attribution.
     public var copyright: String?
@@ -63,6 +65,7 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
     /// (not recorded).
     public var headingSource: String?
 
+    /// Metadata with the given values (see the properties).
     public init(
         source: String, id: String, coordinate: Coordinate, date: String? = nil, heading: Double,
         tilt: Double = 0, roll: Double = 0, width: Int, height: Int, tileWidth: Int? = nil,
@@ -114,19 +117,25 @@ public enum PanoramaResolution: Sendable, Equatable {
 
 /// A tile of a tiled panorama: column `x`, row `y` at zoom `zoom`.
 public struct TileIndex: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// Zoom level, 0 (one tile) to ``TileGrid/highestZoom``.
     public var zoom: Int
+    /// Column, 0 at the left (the picture's left edge).
     public var x: Int
+    /// Row, 0 at the top.
     public var y: Int
+    /// The tile in column `x`, row `y` at `zoom`.
     public init(zoom: Int, x: Int, y: Int) {
         self.zoom = zoom
         self.x = x
         self.y = y
     }
+    /// `zoom/x/y`.
     public var description: String { "\(zoom)/\(x)/\(y)" }
 }
 
 /// An equirectangular panorama image and how it was made.
 public struct PanoramaImage: Sendable {
+    /// What the panorama is: its id, position, heading, size.
     public var metadata: PanoramaMetadata
     /// The pixels as the source made them: RGBA (opaque), or Y′CbCr (BT.709 limited range 4:2:0) when asked for
     /// as such (``PanoramaSource/yuvImage(for:resolution:region:)``); width = 2 × height for a whole sphere.
@@ -178,6 +187,7 @@ public struct PanoramaImage: Sendable {
         return try eac.equirectangular(atlas, width: width)
     }
 
+    /// A panorama as RGBA pixels with its metadata and how it was made (see the properties).
     public init(
         metadata: PanoramaMetadata, pixels: PixelBuffer, zoom: Int? = nil, placeholderTiles: [TileIndex] = [],
         tilesDownloaded: Int = 0, tilesFromCache: Int = 0
@@ -187,6 +197,7 @@ public struct PanoramaImage: Sendable {
             tilesDownloaded: tilesDownloaded, tilesFromCache: tilesFromCache)
     }
 
+    /// A panorama as Y′CbCr planes with its metadata and how it was made (see the properties).
     public init(
         metadata: PanoramaMetadata, picture: Picture, zoom: Int? = nil, placeholderTiles: [TileIndex] = [],
         tilesDownloaded: Int = 0, tilesFromCache: Int = 0

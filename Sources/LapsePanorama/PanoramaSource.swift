@@ -62,20 +62,26 @@ public protocol PanoramaSource: Sendable {
 }
 
 extension PanoramaSource {
+    /// Default: nothing to do.
     public func jobFinished() {}
 
+    /// Default: equirectangular pictures.
     public var projection: SourceProjection { .equirectangular }
 
+    /// Default: nil (pictures may be analysed).
     public var analysisRestriction: String? { nil }
 
+    /// Default: nil (the source gives RGBA only).
     public func yuvImage(for panorama: PanoramaMetadata, resolution: PanoramaResolution, region: PanoramaRegion?)
         async throws -> PanoramaImage?
     { nil }
 
+    /// Default: the whole picture at the smallest resolution at least `width` wide.
     public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
         try await image(for: panorama, resolution: .atLeast(width: width))
     }
 
+    /// Default: the whole picture at `resolution` (a source that is not tiled reads no `region`).
     public func image(
         for panorama: PanoramaMetadata, resolution: PanoramaResolution,
         region: PanoramaRegion?
@@ -92,6 +98,8 @@ public struct PanoramaRegion: Sendable {
     /// true where some pixel of the cell will be read.
     public let cells: @Sendable (_ width: Int, _ height: Int, _ cellWidth: Int, _ cellHeight: Int) throws -> [Bool]
 
+    /// A region whose `cells` says, for a picture of `width × height` in cells of `cellWidth × cellHeight`, which
+    /// cells the view reads (row by row).
     public init(
         cells: @escaping @Sendable (_ width: Int, _ height: Int, _ cellWidth: Int, _ cellHeight: Int) throws -> [Bool]
     ) {

@@ -39,6 +39,7 @@ import Synchronization
 /// full frame), else the `hd` asset (the original); each cached under its own key. Motion analysis takes the `sd`
 /// asset.
 public struct PanoramaxSource: PanoramaSource {
+    /// `panoramax`.
     public let name = "panoramax"
     /// The API root, e.g. `https://api.panoramax.xyz/api` (the public meta-catalogue, the default).
     public let baseURL: URL
@@ -55,6 +56,7 @@ public struct PanoramaxSource: PanoramaSource {
     private let cache: DiskCache?
     private let warnings: OnceWarnings
 
+    /// The public Panoramax instance's API root.
     public static let defaultBaseURL = URL(string: "https://api.panoramax.xyz/api")!
 
     /// - Parameter warning: told once per picture skipped at lookup (a cropped 360° picture that cannot be placed).
@@ -141,6 +143,9 @@ public struct PanoramaxSource: PanoramaSource {
         var panorama: PanoramaMetadata
     }
 
+    /// The 360° picture nearest each coordinate within `radius` metres, nil where there is none; asked by bounding
+    /// boxes, a few at a time.
+    /// - Throws: `.network`, `.invalidInput` (an answer that does not parse).
     public func nearest(to coordinates: [Coordinate], radius: Double) async throws -> [PanoramaMetadata?] {
         let unique = Array(Set(coordinates))
         var found: [Coordinate: [Candidate]] = [:]

@@ -7,6 +7,7 @@ import LapseMedia
 /// What a photo file says about where and how it was taken: EXIF GPS and date (``ExifTags``), the GPano
 /// heading from its XMP packet, and the pixel size from the JPEG frame header (without decoding the image).
 public struct PhotoMetadata: Sendable, Equatable {
+    /// The photo's path.
     public var path: String
     /// EXIF GPSLatitude/GPSLongitude with their N/S, E/W references, or `nil`.
     public var coordinate: Coordinate?
@@ -17,6 +18,7 @@ public struct PhotoMetadata: Sendable, Equatable {
     /// XMP `GPano:PosePitchDegrees` (degrees above the horizon of the centre column) and `GPano:PoseRollDegrees`
     /// (degrees; as it increases the horizon turns counter-clockwise in the picture), or `nil`.
     public var posePitch: Double?
+    /// GPano `PoseRollDegrees`: the camera's roll when the picture was taken (degrees), or `nil`.
     public var poseRoll: Double?
     /// EXIF DateTimeOriginal (or DateTime) as written: `YYYY:MM:DD HH:MM:SS`.
     public var dateTime: String?
@@ -26,6 +28,7 @@ public struct PhotoMetadata: Sendable, Equatable {
     public var camera: String?
     /// Stored size in pixels (from the JPEG SOF header), or `nil` when not a JPEG.
     public var width: Int?
+    /// Stored height in pixels (from the JPEG SOF header), or `nil` when not a JPEG.
     public var height: Int?
     /// Where a cropped 360° photo sits in its full frame, from XMP `GPano:FullPanoWidthPixels`,
     /// `FullPanoHeightPixels`, `CroppedAreaLeftPixels`, `CroppedAreaTopPixels`, `CroppedAreaImageWidthPixels` and

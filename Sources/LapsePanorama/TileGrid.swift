@@ -13,17 +13,22 @@ public struct TileGrid: Sendable, Equatable, CustomStringConvertible {
     /// The highest zoom level, always the full resolution (Map Tiles API documentation).
     public static let highestZoom = 5
 
+    /// Zoom level, 0 (one tile) to ``highestZoom``.
     public let zoom: Int
     /// True image size at this zoom, in pixels.
     public let width: Int
+    /// True image height at this zoom, in pixels.
     public let height: Int
     /// Tile size, in pixels.
     public let tileWidth: Int
+    /// Tile height, in pixels.
     public let tileHeight: Int
 
     /// Tiles across and down: enough to cover the image (the last column/row may be padding).
     public var columns: Int { (width + tileWidth - 1) / tileWidth }
+    /// Tiles down: enough to cover the image (the last row may be padding).
     public var rows: Int { (height + tileHeight - 1) / tileHeight }
+    /// Tiles in the grid.
     public var tileCount: Int { columns * rows }
 
     /// The grid at `zoom` (clamped to 0 … 5) for a panorama `fullWidth × fullHeight` at full resolution (zoom 5),
@@ -58,5 +63,6 @@ public struct TileGrid: Sendable, Equatable, CustomStringConvertible {
         (0..<rows).flatMap { y in (0..<columns).map { x in TileIndex(zoom: zoom, x: x, y: y) } }
     }
 
+    /// `zoom Z: W×H, C×R tiles`.
     public var description: String { "zoom \(zoom): \(width)×\(height), \(columns)×\(rows) tiles" }
 }

@@ -6,6 +6,7 @@ import LapseMedia
 /// the padding, and spots all-black placeholder tiles (HTTP 200 with a black JPEG is how Google answers for tiles it
 /// has no imagery for).
 public struct TileStitcher: Sendable {
+    /// The grid of the zoom being stitched.
     public let grid: TileGrid
     private var canvas: PixelBuffer
     private var yuvCanvas: YUVFrame?

@@ -24,10 +24,13 @@ import LapseTelemetry
 /// the camera's own, the front lens at the centre column. (An exported video is not levelled by it: GoPro's player
 /// may have levelled or turned it already.)
 public struct VideoPanoramaSource: PanoramaSource {
+    /// `video`.
     public let name = "video"
+    /// The video's path (or `.360` file's).
     public let path: String
     /// Size of the frames as equirectangular pictures, pixels (for a `.360` file: its faces' equirectangular size).
     public let width: Int
+    /// Height of the frames as equirectangular pictures, pixels.
     public let height: Int
     /// Equirectangular frames, or a GoPro MAX `.360` file's cube-map atlas.
     public let projection: SourceProjection
@@ -254,6 +257,8 @@ public struct VideoPanoramaSource: PanoramaSource {
         return stride(from: 0, to: frameCount, by: max(1, n)).map { panorama(at: Double($0) / frameRate) }
     }
 
+    /// The frame nearest each coordinate within `radius` metres, by the track's position at the frame's time; nil
+    /// where there is none (without a track: none anywhere).
     public func nearest(to coordinates: [Coordinate], radius: Double) async throws -> [PanoramaMetadata?] {
         guard let track, let trackStart else {
             throw LapseError.usage(

@@ -19,6 +19,7 @@ import LapseGeo
 /// - A switch to the next shot blends from the previous shot's pose to the new one over
 ///   ``CameraScript/transitionFrames`` frames with ease-in-out, headings along the shortest arc.
 public struct CameraPath: Sendable {
+    /// The shots and keyframes the path follows.
     public let script: CameraScript
 
     /// - Throws: ``LapseError`` `.invalidInput` when the script's values are out of range

@@ -161,6 +161,8 @@ public struct CameraScript: Sendable, Equatable, Codable {
         }
     }
 
+    /// Reads a camera file's JSON: `shots`, `keyframes`, `transitionFrames`.
+    /// - Throws: `DecodingError` for a key or value the format does not have (the message names it).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         fov = try c.decodeIfPresent(Double.self, forKey: .fov) ?? 90
@@ -216,9 +218,12 @@ public enum CameraMode: Sendable, Hashable {
 /// {"latitude": 48.8584, "longitude": 2.2945}, "elevation": 330}`, `{"frame": 300, "mode": "fixed", "heading": 270}`,
 /// `{"frame": 400, "mode": "keyframes"}`. The target may also be written `"48.8584,2.2945"`.
 public struct Shot: Sendable, Hashable, Codable {
+    /// Where the shot starts: a frame number or a distance along the route.
     public var start: PathPosition
+    /// What the camera does in the shot (along the road, at a target, by keyframes).
     public var mode: CameraMode
 
+    /// A shot starting at `start` in `mode`.
     public init(start: PathPosition, mode: CameraMode) {
         self.start = start
         self.mode = mode
@@ -226,6 +231,8 @@ public struct Shot: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey { case frame, distance, mode, offset, target, elevation, heading }
 
+    /// Reads a shot's JSON (see the type's documentation).
+    /// - Throws: `DecodingError` for a missing start or mode, or both a frame and a distance.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         start = try Self.position(c) ?? .frame(0)
@@ -252,6 +259,7 @@ public struct Shot: Sendable, Hashable, Codable {
         }
     }
 
+    /// Writes the shot's JSON (see the type's documentation).
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try Self.encode(start, into: &c)
@@ -324,6 +332,7 @@ public enum Easing: String, Sendable, Hashable, Codable, CaseIterable {
 /// headings along the shortest arc (350° → 10° turns 20° through north).
 /// JSON: `{"frame": 30, "heading": 10, "pitch": -5, "fov": 70, "easing": "easeInOut"}` or with `"distance"`.
 public struct Keyframe: Sendable, Hashable, Codable {
+    /// Where the keyframe is: a frame number or a distance along the route.
     public var position: PathPosition
     /// Compass heading in degrees (used by ``CameraMode/keyframes`` shots).
     public var heading: Double?
@@ -331,8 +340,11 @@ public struct Keyframe: Sendable, Hashable, Codable {
     public var pitch: Double?
     /// Horizontal field of view in degrees, (0, 180).
     public var fov: Double?
+    /// How the camera moves from this keyframe to the next.
     public var easing: Easing
 
+    /// A keyframe at `position` with the given heading, pitch and fov (nil: carried from the keyframe before) and
+    /// easing.
     public init(
         _ position: PathPosition, heading: Double? = nil, pitch: Double? = nil, fov: Double? = nil,
         easing: Easing = .easeInOut
@@ -346,6 +358,8 @@ public struct Keyframe: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey { case frame, distance, heading, pitch, fov, easing }
 
+    /// Reads a keyframe's JSON (see the type's documentation).
+    /// - Throws: `DecodingError` for a missing position, or both a frame and a distance.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         if let f = try c.decodeIfPresent(Int.self, forKey: .frame) {
@@ -372,6 +386,7 @@ public struct Keyframe: Sendable, Hashable, Codable {
         easing = try c.decodeIfPresent(Easing.self, forKey: .easing) ?? .easeInOut
     }
 
+    /// Writes the keyframe's JSON (see the type's documentation).
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         switch position {

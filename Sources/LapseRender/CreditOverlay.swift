@@ -15,6 +15,7 @@ public enum CreditCorner: String, Sendable, CaseIterable, Codable {
 public struct PixelRect: Sendable, Hashable {
     public var x: Int, y: Int, width: Int, height: Int
 
+    /// A rectangle of `width × height` pixels whose top-left corner is at (`x`, `y`).
     public init(x: Int, y: Int, width: Int, height: Int) {
         self.x = x
         self.y = y
@@ -41,7 +42,9 @@ public struct PixelRect: Sendable, Hashable {
 /// (credit, frame size) is laid out once and cached; glyphs are rasterised once (``TextRenderer``).
 /// Safe to use from several tasks at once.
 public final class CreditOverlay: Sendable {
+    /// The corner the credit goes in.
     public let corner: CreditCorner
+    /// Draws the text (FreeType, DejaVu Sans).
     public let renderer: TextRenderer
     /// Opacity of the box's black, 0–255 (150: the frame shows through at 41 %).
     public static let boxOpacity = 150

@@ -43,6 +43,7 @@ public struct GoProEAC: Sendable, Hashable {
 
     /// The atlas's size: both streams, the first above the second.
     public var atlasWidth: Int { streamWidth }
+    /// The atlas's height: both streams', stacked.
     public var atlasHeight: Int { 2 * streamHeight }
 
     enum Face { case left, front, right, down, back, top }

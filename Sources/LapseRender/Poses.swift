@@ -20,6 +20,8 @@ public struct CameraPose: Sendable, Hashable, Codable {
     /// output's aspect ratio with square pixels: `2·atan(tan(fov/2)·height/width)`.
     public var fov: Double
 
+    /// A camera looking at compass `heading`, `pitch` degrees up, rolled by `roll`, with a horizontal field of view of
+    /// `fov` degrees (0–180).
     public init(heading: Double, pitch: Double = 0, roll: Double = 0, fov: Double = 90) {
         self.heading = heading
         self.pitch = pitch
@@ -50,6 +52,8 @@ public struct PanoramaPose: Sendable, Hashable, Codable {
     /// Rotation of the panorama camera about its forward axis (same sense as ``CameraPose/roll``; 0 = level).
     public var roll: Double
 
+    /// A panorama whose centre column faces compass `heading`, tilted by `tilt` and rolled by `roll` (degrees;
+    /// 0 level).
     public init(heading: Double = 0, tilt: Double = 0, roll: Double = 0) {
         self.heading = heading
         self.tilt = tilt

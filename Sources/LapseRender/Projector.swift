@@ -20,6 +20,7 @@ import Synchronization
 public final class Projector: Sendable {
     /// Output size in pixels.
     public let width: Int
+    /// Output height in pixels.
     public let height: Int
     /// How source pixels are blended.
     public let interpolation: Interpolation
@@ -89,6 +90,7 @@ public final class Projector: Sendable {
         let shift: UInt32
         /// The panorama size the view is for, in pixels.
         public var sourceWidth: Int { table.key.sourceWidth }
+        /// The panorama height the view is for, in pixels.
         public var sourceHeight: Int { table.key.sourceHeight }
     }
 

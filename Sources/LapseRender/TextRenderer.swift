@@ -8,6 +8,7 @@ import Synchronization
 public struct TextMask: Sendable, Equatable {
     /// Size in pixels (≥ 0; 0 × 0 for empty text).
     public let width: Int
+    /// Height in pixels (≥ 0).
     public let height: Int
     /// Coverage of each pixel, 0 (background) to 255 (inside a glyph), `width × height` bytes, rows top to bottom.
     public let coverage: [UInt8]

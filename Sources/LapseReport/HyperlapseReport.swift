@@ -27,7 +27,9 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
         public var index: Int
         /// WGS84 degrees; meaningless when ``HyperlapseReport/positionsKnown`` is false.
         public var latitude: Double
+        /// WGS84 degrees; meaningless when ``HyperlapseReport/positionsKnown`` is false.
         public var longitude: Double
+        /// What the point gave: a panorama, a duplicate, a gap, a stationary or unavailable one.
         public var status: PointStatus
         /// The panorama found for it (also for duplicates, stationary and unavailable points).
         public var pano: String?
@@ -35,6 +37,7 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
         /// no line to it. Absent otherwise.
         public var afterJump: Bool?
 
+        /// A point with the given values (see the properties).
         public init(
             index: Int, latitude: Double, longitude: Double, status: PointStatus, pano: String? = nil,
             afterJump: Bool? = nil
@@ -55,9 +58,11 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
 
     /// A panorama chosen for a point (once, at the first point that found it).
     public struct Panorama: Sendable, Codable, Equatable {
+        /// The pano id.
         public var id: String
         /// Where it was taken, WGS84 degrees.
         public var latitude: Double
+        /// WGS84 degrees.
         public var longitude: Double
         /// Its capture date as the source gives it ("2024-05", an EXIF time), if any.
         public var date: String?
@@ -71,6 +76,7 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
         /// Its credit line ("Google Maps · © 2024 Google"), if it needs one.
         public var credit: String?
 
+        /// A panorama with the given values (see the properties).
         public init(
             id: String, latitude: Double, longitude: Double, date: String?, distance: Double, point: Int,
             frame: Int? = nil, credit: String? = nil
@@ -92,18 +98,23 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
         public var index: Int
         /// Its presentation time, seconds from the start.
         public var time: Double
+        /// The pano id of the panorama the frame was rendered from.
         public var pano: String
         /// The route point it stands for.
         public var point: Int
         /// The camera: compass heading, pitch (up positive) and horizontal field of view, degrees.
         public var heading: Double
+        /// Degrees up from the horizon (negative: down).
         public var pitch: Double
+        /// Horizontal field of view, degrees.
         public var fov: Double
         /// The compass heading of the panorama's centre column as its source gave it, and as the stabiliser
         /// posed it (equal when stabilisation is off).
         public var sourcePanoHeading: Double
+        /// Compass heading of the panorama's centre column as rendered (after stabilisation), degrees.
         public var panoHeading: Double
 
+        /// A frame with the given values (see the properties).
         public init(
             index: Int, time: Double, pano: String, point: Int, heading: Double, pitch: Double, fov: Double,
             sourcePanoHeading: Double, panoHeading: Double
@@ -124,8 +135,11 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
     public var positionsKnown: Bool
     /// What a point is, plural ("route points", "video frames").
     public var pointUnit: String
+    /// Every point of the route, in order.
     public var points: [Point] = []
+    /// Every panorama chosen, in order of first use.
     public var panoramas: [Panorama] = []
+    /// Every frame written, in order.
     public var frames: [Frame] = []
     /// What the map draws under the route (default OpenStreetMap's tiles).
     public var basemap: Basemap = .openStreetMap
@@ -142,6 +156,7 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
         case none
     }
 
+    /// An empty report; `positionsKnown` false for a video without a track.
     public init(positionsKnown: Bool, pointUnit: String) {
         self.positionsKnown = positionsKnown
         self.pointUnit = pointUnit

@@ -17,12 +17,15 @@ public struct ReportPage: Sendable {
     /// Where Debian's `libjs-leaflet` puts Leaflet.
     public static let debianLeaflet = "/usr/share/javascript/leaflet"
 
+    /// The page's title.
     public var title: String
+    /// The points, panoramas and frames the page shows.
     public var report: HyperlapseReport
     /// The summary as `--json` prints it (a JSON object); shown as a table.
     public var summaryJSON: Data
     /// The MP4 and GIF made (paths), if any: linked, and the thumbnails are taken from the MP4.
     public var video: String?
+    /// The GIF made (path), if any: linked.
     public var gif: String?
     /// Credit lines (imagery and route), one per line.
     public var credits: [String]
@@ -33,6 +36,7 @@ public struct ReportPage: Sendable {
     /// Thumbnail width in pixels (height keeps the video's aspect ratio).
     public var thumbnailWidth = 160
 
+    /// A page of `report` with the given title, summary JSON, outputs and credits (see the properties).
     public init(
         title: String, report: HyperlapseReport, summaryJSON: Data, video: String? = nil, gif: String? = nil,
         credits: [String] = []
@@ -47,10 +51,12 @@ public struct ReportPage: Sendable {
 
     /// What ``write(to:overwrite:)`` wrote.
     public struct Written: Sendable, Equatable {
+        /// The page's path.
         public var path: String
         /// The thumbnails' folder (`PAGE_files`, beside the page; nil when there are none: no folder is made)
         /// and how many it holds.
         public var filesDirectory: String?
+        /// Thumbnails written in ``filesDirectory``.
         public var thumbnails: Int
     }
 

@@ -12,14 +12,18 @@ public enum TravelMode: String, Sendable, CaseIterable {
 /// What to ask a directions service: from `origin` through each of `waypoints` (in the given order, as stops)
 /// to `destination`.
 public struct DirectionsRequest: Sendable, Equatable {
+    /// Where the route starts.
     public var origin: Coordinate
+    /// Where the route ends.
     public var destination: Coordinate
     /// Intermediate points, in travel order. The Routes API passes through them (`via: true`: no stop, no U-turn
     /// there); the legacy Directions API and OSRM make each a stop. Any number: services with a per-request limit
     /// split the request, and each split point is a stop (where one request ends and the next begins).
     public var waypoints: [Coordinate]
+    /// How the route is travelled (default driving).
     public var mode: TravelMode
 
+    /// A request from `origin` to `destination` through `waypoints`, by `mode`.
     public init(origin: Coordinate, destination: Coordinate, waypoints: [Coordinate] = [], mode: TravelMode = .driving)
     {
         self.origin = origin
@@ -46,6 +50,7 @@ public struct DirectionsResult: Sendable, Equatable {
     /// Things the user should know (e.g. the service's own warnings, or that a smoothed overview was used).
     public var warnings: [String]
 
+    /// A result with the given values (see the properties).
     public init(route: Route, reportedDistance: Double, provider: String, requestCount: Int, warnings: [String] = []) {
         self.route = route
         self.reportedDistance = reportedDistance

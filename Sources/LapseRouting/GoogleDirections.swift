@@ -71,10 +71,12 @@ public enum GoogleDirectionsStatus: String, Sendable, CaseIterable {
 /// - The key is sent as the `key` query parameter and never appears in errors: URLs are shown without their query
 ///   and the service's messages are scrubbed of it.
 public struct GoogleDirections: DirectionsProvider {
+    /// The legacy Directions API's root.
     public static let defaultBaseURL = URL(string: "https://maps.googleapis.com")!
     /// Google's limit of intermediate waypoints per request (Directions API usage limits).
     public static let maxIntermediateWaypoints = 25
 
+    /// `google-directions`.
     public let name = "google-directions"
     private let apiKey: String
     private let baseURL: URL
@@ -97,6 +99,8 @@ public struct GoogleDirections: DirectionsProvider {
         waypointChunks(points, maxIntermediate: maxIntermediate)
     }
 
+    /// The route of `request`, split into requests of at most ``maxIntermediateWaypoints`` waypoints.
+    /// - Throws: as the type's documentation says (`.network`, `.invalidInput`, `.notFound`).
     public func route(_ request: DirectionsRequest) async throws -> DirectionsResult {
         try await chainedRoute(request.allPoints, maxIntermediate: Self.maxIntermediateWaypoints, provider: name) {
             piece in

@@ -18,6 +18,7 @@ import LapseNet
 ///   rate refusals are retried with backoff, then `.rateLimited`; a refused key or an API not enabled `.denied`
 ///   with what to do; `INVALID_ARGUMENT` `.invalidInput`. The key never appears in a message.
 public struct GoogleRoutes: DirectionsProvider {
+    /// The Routes API's root.
     public static let defaultBaseURL = URL(string: "https://routes.googleapis.com")!
     /// The Routes API's limit of intermediate waypoints per request.
     public static let maxIntermediates = 25
@@ -27,6 +28,7 @@ public struct GoogleRoutes: DirectionsProvider {
         "routes.legs.steps.polyline.encodedPolyline", "routes.warnings"
     ].joined(separator: ",")
 
+    /// `google`.
     public let name = "google"
     private let apiKey: String
     private let baseURL: URL
@@ -49,6 +51,8 @@ public struct GoogleRoutes: DirectionsProvider {
         return components.url!
     }
 
+    /// The route of `request` (one request; the Routes API passes through its waypoints).
+    /// - Throws: as the type's documentation says (`.network`, `.invalidInput`, `.notFound`).
     public func route(_ request: DirectionsRequest) async throws -> DirectionsResult {
         try await chainedRoute(request.allPoints, maxIntermediate: Self.maxIntermediates, provider: name) { piece in
             try await self.fetch(piece, mode: request.mode)

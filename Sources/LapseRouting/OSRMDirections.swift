@@ -13,6 +13,7 @@ public struct OSRMDirections: DirectionsProvider {
     /// The OSRM project's public demo server (driving only, fair use).
     public static let defaultBaseURL = URL(string: "https://router.project-osrm.org")!
 
+    /// `osrm`.
     public let name = "osrm"
     private let baseURL: URL
     private let profile: String?
@@ -39,6 +40,8 @@ public struct OSRMDirections: DirectionsProvider {
         return components.url!
     }
 
+    /// The route of `request` from the OSRM server's `route` service.
+    /// - Throws: `.network`, `.notFound` (no route), `.invalidInput` (an answer that does not parse).
     public func route(_ request: DirectionsRequest) async throws -> DirectionsResult {
         if profile == nil, request.mode != .driving, baseURL.host == Self.defaultBaseURL.host {
             // The demo server would answer with a car route whatever the profile asked for.

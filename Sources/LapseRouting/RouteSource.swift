@@ -19,6 +19,7 @@ public enum DirectionsService: String, Sendable, CaseIterable, Codable {
 /// Environment variables fill in what is not given: `GOOGLE_MAPS_API_KEY`, `LAPSE_GOOGLE_ROUTES_URL` (Routes API),
 /// `LAPSE_GOOGLE_DIRECTIONS_URL` (legacy Directions API), `LAPSE_OSRM_URL`.
 public struct DirectionsConfiguration: Sendable {
+    /// Which directions service plans routes.
     public var service: DirectionsService
     /// A file whose first line is the Google Maps API key (else `GOOGLE_MAPS_API_KEY`).
     public var keyFile: String?
@@ -28,9 +29,12 @@ public struct DirectionsConfiguration: Sendable {
     public var googleBaseURL: String?
     /// OSRM server (else `LAPSE_OSRM_URL`, else ``OSRMDirections/defaultBaseURL``).
     public var osrmBaseURL: String?
+    /// Where keys and base URLs not set here are read (`GOOGLE_MAPS_API_KEY`, `LAPSE_*_URL`); empty by default.
     public var environment: [String: String]
+    /// The HTTP client the requests go through.
     public var client: HTTPClient
 
+    /// A configuration of `service` with the given key file, base URLs, environment and client (see the properties).
     public init(
         service: DirectionsService = .google, keyFile: String? = nil, googleBaseURL: String? = nil,
         osrmBaseURL: String? = nil, environment: [String: String] = [:],
@@ -94,6 +98,7 @@ public enum RouteSource: Sendable {
 
     /// A route with where it came from.
     public struct Loaded: Sendable {
+        /// The route read or planned.
         public var route: Route
         /// `"file"` or the service's name.
         public var provider: String

@@ -35,19 +35,26 @@ public enum CAMM {
         public var timeGPSEpoch: Double
         /// 0 no fix, 2 a 2D fix, 3 a 3D fix.
         public var fixType: Int32
+        /// Degrees, WGS84 (south negative).
         public var latitude: Double
+        /// Degrees, WGS84 (west negative).
         public var longitude: Double
         /// Metres above the WGS84 ellipsoid.
         public var altitude: Float
         /// Metres.
         public var horizontalAccuracy: Float
+        /// Vertical accuracy, metres.
         public var verticalAccuracy: Float
         /// Metres a second.
         public var velocityEast: Float
+        /// Velocity northwards, metres a second.
         public var velocityNorth: Float
+        /// Velocity upwards, metres a second.
         public var velocityUp: Float
+        /// Speed accuracy, metres a second.
         public var speedAccuracy: Float
 
+        /// A GPS record with the given values (see the properties).
         public init(
             timeGPSEpoch: Double, fixType: Int32, latitude: Double, longitude: Double, altitude: Float,
             horizontalAccuracy: Float, verticalAccuracy: Float, velocityEast: Float, velocityNorth: Float,

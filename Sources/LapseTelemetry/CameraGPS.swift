@@ -7,6 +7,7 @@ import LapseGeo
 public struct CameraGPSFix: Sendable, Equatable {
     /// Seconds from the video's start.
     public var time: Double
+    /// Where the camera was, WGS84 degrees.
     public var coordinate: Coordinate
     /// Metres above the WGS84 ellipsoid or sea level, as the camera gives it.
     public var altitude: Double?

@@ -10,6 +10,7 @@ public struct CameraGravity: Sendable, Equatable {
     /// the lens (GoPro's `GRAV` as its cameras write it: an upright camera reads about (0, 1, 0)).
     public var vector: SIMD3<Double>
 
+    /// Gravity at `time` seconds from the video's start: `vector`, a unit vector in the camera's frame.
     public init(time: Double, vector: SIMD3<Double>) {
         self.time = time
         self.vector = vector

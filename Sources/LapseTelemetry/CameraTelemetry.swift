@@ -12,12 +12,14 @@ public struct CameraTelemetry: Sendable {
         case camm = "CAMM"
     }
 
+    /// Which track the telemetry came from (GPMF or CAMM).
     public var format: Format
     /// GPS positions with a fix, in time order.
     public var fixes: [CameraGPSFix]
     /// Gravity in the camera's frame (GPMF `GRAV`), in time order; empty when the track has none.
     public var gravity: [CameraGravity]
 
+    /// Telemetry of `format` with these fixes and gravity records (in time order).
     public init(format: Format, fixes: [CameraGPSFix], gravity: [CameraGravity] = []) {
         self.format = format
         self.fixes = fixes

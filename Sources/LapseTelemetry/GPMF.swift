@@ -11,11 +11,13 @@ import LapseCore
 public enum GPMF {
     /// One KLV item: its key, type and layout, and its value bytes or, for a container, its items.
     public struct Item: Sendable, Equatable {
+        /// The four-character key (`GPS5`, `GRAV`, `STRM`, …).
         public var key: String
         /// The type character (`l` int32, `S` uint16, `c` text, `U` UTC date, `?` complex, 0 container, …).
         public var type: UInt8
         /// Bytes of one structure (one sample).
         public var structSize: Int
+        /// Structures in the item (samples).
         public var repeatCount: Int
         /// The value bytes (size × repeat, without padding); empty for a container.
         public var bytes: ArraySlice<UInt8>
