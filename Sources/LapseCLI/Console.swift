@@ -17,12 +17,12 @@ final class Console: Sendable {
     /// What the writes to stderr left: one writer at a time.
     private struct Screen {
         var lastDraw = Date.distantPast
-        var lastStep: [String: Int] = [:]
+        var lastStep: [ProgressStage: Int] = [:]
         /// On a terminal: the stages whose lines are drawn at the bottom, in the order they began, from the
         /// first one not finished (a finished line above it is left where it is).
-        var live: [(stage: String, line: String, done: Bool)] = []
+        var live: [(stage: ProgressStage, line: String, done: Bool)] = []
         /// When each stage's first event came.
-        var started: [String: Date] = [:]
+        var started: [ProgressStage: Date] = [:]
         /// Lines of ``live`` on the screen, the cursor at the start of the line below them.
         var drawn = 0
 

@@ -1,9 +1,38 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 
+/// The stages a job reports its progress in; the raw value is the name the command line shows.
+public enum ProgressStage: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// A route planned by a directions service.
+    case route
+    /// Route points looked up for their nearest panorama.
+    case lookup
+    /// Panoramas' pictures analysed by the stabiliser.
+    case analyse
+    /// Frames rendered (a hyperlapse).
+    case render
+    /// Frames encoded (`lapse video`, a GIF's frames written).
+    case encode
+    /// A GIF's frames sampled and added.
+    case gif
+    /// A clip's frames copied or re-encoded.
+    case clip
+    /// Videos joined.
+    case concat
+    /// Panoramas exported (`lapse panoramas`).
+    case panoramas
+    /// A panorama's tiles fetched.
+    case tiles
+    /// Tiles downloaded along a whole job.
+    case download
+
+    /// The stage's name, as the command line shows it.
+    public var description: String { rawValue }
+}
+
 /// One progress report of a long-running job.
 public struct ProgressEvent: Sendable, Equatable {
-    /// The stage this is about, e.g. "decode", "encode", "download", "render".
-    public var stage: String
+    /// The stage this is about.
+    public var stage: ProgressStage
     /// Units done so far (frames, images, bytes, panoramas…).
     public var completed: Int
     /// Units in all, when known.
@@ -15,7 +44,7 @@ public struct ProgressEvent: Sendable, Equatable {
     public var detail: String?
 
     /// An event of `stage`: `completed` of `total` (nil when unknown) in `unit`, with an optional `detail`.
-    public init(stage: String, completed: Int, total: Int?, unit: String, detail: String? = nil) {
+    public init(stage: ProgressStage, completed: Int, total: Int?, unit: String, detail: String? = nil) {
         self.stage = stage
         self.completed = completed
         self.total = total
@@ -43,7 +72,7 @@ public struct ProgressEvent: Sendable, Equatable {
     /// `render [#########...............] 48/120 frames 40%, 12 frames/s, ETA 0:06`,
     /// `render [########################] 120/120 frames 100%, 9.8 s`, `analyse 60 panoramas, 54 panoramas/s`.
     public func terminalLine(elapsed: Double) -> String {
-        var line = stage + " "
+        var line = stage.rawValue + " "
         if let fraction, let total {
             let width = 24
             let filled = min(width, Int(fraction * Double(width)))

@@ -238,7 +238,7 @@ public final class GIFEncoder {
 
     private func report() {
         framesWritten += 1
-        progress?(ProgressEvent(stage: "encode", completed: framesWritten, total: nil, unit: "frames"))
+        progress?(ProgressEvent(stage: .encode, completed: framesWritten, total: nil, unit: "frames"))
     }
 
     // MARK: - Helpers

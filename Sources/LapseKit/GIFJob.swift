@@ -228,7 +228,7 @@ public struct GIFJob: Sendable {
             try await encoder.add(frame, duration: max(frameEnd - t, 0.01))
             lastTime = frameEnd
             i += 1
-            progress?(ProgressEvent(stage: "gif", completed: i, total: total, unit: "frames"))
+            progress?(ProgressEvent(stage: .gif, completed: i, total: total, unit: "frames"))
             if isLast { break }
         }
         let gif = try await encoder.finish()
@@ -291,7 +291,7 @@ public struct GIFJob: Sendable {
                 try await encoder.add(frame, duration: d)
                 seconds += d
                 i += 1
-                progress?(ProgressEvent(stage: "gif", completed: i, total: images.count, unit: "images"))
+                progress?(ProgressEvent(stage: .gif, completed: i, total: images.count, unit: "images"))
             })
         let gif = try await encoder.finish()
         return Summary(gif: gif, framesSampled: i, start: 0, end: seconds, decodeErrors: 0)

@@ -423,7 +423,7 @@ public struct HyperlapseJob: Sendable {
         if sink.lastPoint + 1 < feed.pointCount { // points without imagery at the end of the route
             progress?(
                 ProgressEvent(
-                    stage: "render", completed: feed.pointCount, total: feed.pointCount, unit: feed.pointUnit,
+                    stage: .render, completed: feed.pointCount, total: feed.pointCount, unit: feed.pointUnit,
                     detail: Self.framesWritten(encoder.framesWritten)))
         }
         // A segment credits what its own frames showed; a whole job, every panorama used.
@@ -572,7 +572,7 @@ private struct EncoderSink {
         // Progress along the route: the number of frames is known only once the lookup has reached the end.
         progress?(
             ProgressEvent(
-                stage: "render", completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit,
+                stage: .render, completed: frame.point + 1, total: feed.pointCount, unit: feed.pointUnit,
                 detail: HyperlapseJob.framesWritten(encoder.framesWritten)))
     }
 }

@@ -229,10 +229,10 @@ extension HyperlapseSettings {
             let configuration = DirectionsConfiguration(
                 service: try s.directionsService() ?? .google, keyFile: s.keyFile,
                 osrmBaseURL: s.osrmURL, environment: environment, client: client)
-            progress?(ProgressEvent(stage: "route", completed: 0, total: 1, unit: "routes"))
+            progress?(ProgressEvent(stage: .route, completed: 0, total: 1, unit: "routes"))
             let loaded = try await RouteSource.directions(request).load(configuration)
             for w in loaded.warnings { warning?(w) }
-            progress?(ProgressEvent(stage: "route", completed: 1, total: 1, unit: "routes"))
+            progress?(ProgressEvent(stage: .route, completed: 1, total: 1, unit: "routes"))
             route = loaded.route
         } else if let track = made.track {
             route = track
@@ -351,13 +351,13 @@ final class DownloadTally: Sendable {
 
     var handler: ProgressHandler {
         { [self] event in
-            guard event.stage == "tiles" else { return forward(event) }
+            guard event.stage == .tiles else { return forward(event) }
             guard event.completed > 0 else { return }
             let count = tiles.withLock {
                 $0 += 1
                 return $0
             }
-            forward(ProgressEvent(stage: "download", completed: count, total: nil, unit: "tiles"))
+            forward(ProgressEvent(stage: .download, completed: count, total: nil, unit: "tiles"))
         }
     }
 }

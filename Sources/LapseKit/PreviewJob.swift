@@ -55,7 +55,7 @@ public struct PreviewJob: Sendable {
                 report.note(range.lowerBound + offset, stop, filter.classify(stop), feed: feed)
             }
             start = range.upperBound
-            progress?(ProgressEvent(stage: "lookup", completed: start, total: feed.pointCount, unit: "points"))
+            progress?(ProgressEvent(stage: .lookup, completed: start, total: feed.pointCount, unit: "points"))
         }
         let counts = report.counts
         return Summary(

@@ -172,7 +172,7 @@ struct StopPlanner {
         inFlight = startWindow()
         let first = pointsLookedUp
         pointsLookedUp += found.count
-        progress?(ProgressEvent(stage: "lookup", completed: pointsLookedUp, total: feed.pointCount, unit: "points"))
+        progress?(ProgressEvent(stage: .lookup, completed: pointsLookedUp, total: feed.pointCount, unit: "points"))
         for (offset, stop) in found.enumerated() {
             let point = first + offset
             let status = filter.classify(stop)
@@ -302,7 +302,7 @@ struct StopPlanner {
         analysisReported = points
         progress?(
             ProgressEvent(
-                stage: "analyse", completed: points, total: feed.pointCount, unit: feed.pointUnit,
+                stage: .analyse, completed: points, total: feed.pointCount, unit: feed.pointUnit,
                 detail: analysed == 1 ? "1 panorama" : "\(analysed) panoramas"))
     }
 

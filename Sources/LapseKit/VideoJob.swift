@@ -238,7 +238,7 @@ public struct VideoJob: Sendable {
                     try audioTrack?.write(upTo: encoder.duration, into: encoder)
                     images += 1
                     done += count
-                    progress?(ProgressEvent(stage: "encode", completed: done, total: totalFrames, unit: "frames"))
+                    progress?(ProgressEvent(stage: .encode, completed: done, total: totalFrames, unit: "frames"))
                 case .failure(let error):
                     guard skip else { throw error }
                     // A skipped image takes no time: the video is the valid images' durations.

@@ -120,7 +120,7 @@ struct AccurateClip {
                 try encoder.append(yuvFrame: yuv.pointer, pts: pts)
             }
             written += 1
-            progress?(ProgressEvent(stage: "clip", completed: min(written, expected), total: expected, unit: "frames"))
+            progress?(ProgressEvent(stage: .clip, completed: min(written, expected), total: expected, unit: "frames"))
             if let track { try track.write(upTo: Double(pts + frameTicks) * av_q2d(tb), into: encoder) }
         }
 

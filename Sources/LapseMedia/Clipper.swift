@@ -508,7 +508,7 @@ struct StreamCopyClip {
             try muxer.write(pk)
             videoFrames += 1
             progress?(
-                ProgressEvent(stage: "clip", completed: min(videoFrames, expected - 1), total: expected, unit: "frames")
+                ProgressEvent(stage: .clip, completed: min(videoFrames, expected - 1), total: expected, unit: "frames")
             )
         }
 
@@ -570,7 +570,7 @@ struct StreamCopyClip {
         }
         if let track, let outTrack { try track.write(upTo: .infinity, into: muxer, stream: outTrack) }
         // The total was an estimate from the range and the frame rate: the count copied ends the stage.
-        progress?(ProgressEvent(stage: "clip", completed: videoFrames, total: videoFrames, unit: "frames"))
+        progress?(ProgressEvent(stage: .clip, completed: videoFrames, total: videoFrames, unit: "frames"))
         try muxer.finish()
         // Frames past the end kept as references of the last ones: the edit list ends at the cut, hiding them.
         if editList && framesPastEnd > 0 { try MP4EditList.trimVideo(path, to: options.end - zero) }

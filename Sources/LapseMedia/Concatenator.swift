@@ -180,7 +180,7 @@ public enum Concatenator {
             }
             durations.append(end - origin)
             offset += end - origin
-            progress?(ProgressEvent(stage: "concat", completed: n + 1, total: inputs.count, unit: "inputs"))
+            progress?(ProgressEvent(stage: .concat, completed: n + 1, total: inputs.count, unit: "inputs"))
         }
         try muxer.finish()
         return ConcatResult(

@@ -136,7 +136,7 @@ public struct PanoramaExport: Sendable {
         var failed: [(Int, String, String)] = []
         var downloaded = 0, cached = 0, done = 0, resumed = 0
         let progress = self.progress
-        progress?(ProgressEvent(stage: "panoramas", completed: 0, total: unique.count, unit: "panoramas"))
+        progress?(ProgressEvent(stage: .panoramas, completed: 0, total: unique.count, unit: "panoramas"))
         try await withThrowingTaskGroup(of: (Int, Swift.Result<Fetched, LapseError>).self) { group in
             var next = 0
             func addNext() {
@@ -159,7 +159,7 @@ public struct PanoramaExport: Sendable {
                     warning?(error.description)
                 }
                 done += 1
-                progress?(ProgressEvent(stage: "panoramas", completed: done, total: unique.count, unit: "panoramas"))
+                progress?(ProgressEvent(stage: .panoramas, completed: done, total: unique.count, unit: "panoramas"))
                 addNext()
             }
         }

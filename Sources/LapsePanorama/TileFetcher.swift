@@ -44,7 +44,7 @@ struct TileFetcher: Sendable {
                 }
                 if cached { fromCache += 1 } else { downloaded += 1 }
                 done += 1
-                progress?(ProgressEvent(stage: "tiles", completed: done, total: total, unit: "tiles"))
+                progress?(ProgressEvent(stage: .tiles, completed: done, total: total, unit: "tiles"))
             }
         }
         return Result(
