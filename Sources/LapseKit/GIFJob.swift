@@ -268,6 +268,7 @@ public struct GIFJob: Sendable {
         try await forEachOrdered(
             count: images.count, concurrency: 2 * max(1, ProcessInfo.processInfo.activeProcessorCount),
             produce: { k -> Result<PixelBuffer, LapseError> in
+                try Task.checkCancellation() // no new decode once the job is cancelled
                 let input = images[k]
                 do {
                     let image =

@@ -119,7 +119,7 @@ public struct HyperlapseJob: Sendable {
     public struct Summary: Sendable, Encodable {
         /// The feed's name (`video overpass-clip.mp4`, `panoramax`, …).
         public var feed: String
-        /// The video's frame size and rate.
+        /// Frame width in pixels.
         public var width: Int
         /// Frame height in pixels.
         public var height: Int

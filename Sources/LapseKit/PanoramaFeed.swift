@@ -114,7 +114,8 @@ public struct PanoramaFeedTraits: Sendable, Equatable {
     /// rendered from as it is (the analysis's pictures are equirectangular whatever this says).
     public var sourceProjection = SourceProjection.equirectangular
 
-    /// Traits of a source of the commonest kind: equirectangular RGBA pictures at known positions, posed by metadata.
+    /// Traits of a source of the commonest kind: equirectangular RGBA pictures at known positions, along a route
+    /// (not carried with the camera), analysable.
     public init() {}
 }
 

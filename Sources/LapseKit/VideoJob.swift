@@ -210,6 +210,7 @@ public struct VideoJob: Sendable {
         try await forEachOrdered(
             count: remaining.count, concurrency: 2 * max(1, cores),
             produce: { i -> Result<EncoderFrame, LapseError> in
+                try Task.checkCancellation() // no new decode once the job is cancelled
                 let input = remaining[i]
                 do {
                     let image =

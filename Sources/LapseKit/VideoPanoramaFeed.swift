@@ -138,7 +138,8 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         return picked
     }
 
-    /// Every ``analysisStride``-th stop seen, and the last.
+    /// The stops chosen among the reference frames when only those are decoded; else every
+    /// ``analysisStride``-th stop seen, and the last.
     public func isAnalysed(_ stop: HyperlapseStop, seen: Int, last: Bool) -> Bool {
         let n = Int(stop.routePoint.distanceAlongRoute)
         guard let analysedStops else { return seen % analysisStride == 0 || last }

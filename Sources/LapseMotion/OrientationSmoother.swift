@@ -96,8 +96,8 @@ public struct OrientationSmoother: Sendable {
     private var settled: [Rotation] = []
     private var ended = false
 
-    /// A smoother that holds back `lag` frames before posing one, and lets an unmeasured pair turn by up to
-    /// `unmeasuredTurn` degrees (one standard deviation).
+    /// A smoother that holds back `lag` frames before posing one, and takes the turn of a pair that could not be
+    /// measured as uncertain by `unmeasuredTurn` degrees (one standard deviation; not a limit).
     public init(lag: Int = 60, unmeasuredTurn: Double = 20) {
         self.lag = max(0, lag)
         self.unmeasuredTurn = unmeasuredTurn

@@ -20,7 +20,8 @@ public struct ToneMatcher: Sendable {
     private var reference = SIMD3<Double>(repeating: 0)
     private var previousMeans: SIMD3<Double>?
 
-    /// A matcher whose gains change by at most `maximumStep` (a fraction) from frame to frame.
+    /// A matcher whose reference moves by at most `maximumStep` (a fraction of itself) a frame; the gains, the
+    /// reference over each frame's exposure, absorb an exposure step at once.
     public init(maximumStep: Double = 0.01) { self.maximumStep = maximumStep }
 
     /// Exposure changes (natural log) under this are not followed.
@@ -52,7 +53,7 @@ public struct ToneMatcher: Sendable {
 
 /// Gains for R, G and B.
 public struct ToneCorrection: Sendable, Equatable, Codable {
-    /// Multipliers of linear R, G and B (1: unchanged).
+    /// Multipliers of the gamma-encoded 8-bit R′, G′ and B′ values (1: unchanged).
     public var gains: SIMD3<Double>
 
     /// A correction of these gains.

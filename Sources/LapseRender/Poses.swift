@@ -21,7 +21,7 @@ public struct CameraPose: Sendable, Hashable, Codable {
     public var fov: Double
 
     /// A camera looking at compass `heading`, `pitch` degrees up, rolled by `roll`, with a horizontal field of view of
-    /// `fov` degrees (0–180).
+    /// `fov` degrees (between 0 and 180, both excluded).
     public init(heading: Double, pitch: Double = 0, roll: Double = 0, fov: Double = 90) {
         self.heading = heading
         self.pitch = pitch

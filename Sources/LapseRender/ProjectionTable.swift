@@ -454,7 +454,7 @@ enum RowBands {
     static let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
     /// Calls `body` with disjoint, consecutive row ranges covering `0..<rows`: in parallel outside a Swift task
-    /// (several bands per core balance uneven work), all at once in a task.
+    /// (several bands per core balance uneven work); inside one, once with all the rows, on the calling thread.
     static func run(rows: Int, _ body: @Sendable (Range<Int>) -> Void) {
         let inTask = withUnsafeCurrentTask { $0 != nil }
         let bands = inTask ? 1 : min(rows, cores == 1 ? 1 : cores * 4)

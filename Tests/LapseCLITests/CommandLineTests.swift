@@ -168,6 +168,12 @@ import Testing
         let quiet = c.flag(GlobalOptions.quiet)
         #expect(folder == "dir" && quiet)
         #expect(c.asked.isSuperset(of: ["-o", "--output", "--out", "--quiet", "-q"]))
+        // Every name a command took before the declarations still works: route's `-i` and `--route` for `--input`.
+        for name in ["-i", "--input", "--route"] {
+            var d = Arguments([name, "ride.gpx"])
+            let input = try d.value(RouteCommand.input)
+            #expect(input == "ride.gpx", "\(name)")
+        }
     }
 
     /// The whole command line in-process: exit statuses as the executable returns them.

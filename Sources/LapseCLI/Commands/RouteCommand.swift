@@ -33,7 +33,7 @@ enum RouteCommand: Command {
             http://localhost:5000
             """)
     static let input = Option(
-        "--input", value: "FILE", aliases: ["--route"],
+        "-i", "--input", value: "FILE", aliases: ["--route"],
         help: """
             .gpx (tracks or routes), .geojson/.json, .kml, .txt/.csv (lat,lng lines), .polyline / .polyline6 \
             (encoded polyline), a saved Google Directions or Routes API answer (.json); other names: detected from \
