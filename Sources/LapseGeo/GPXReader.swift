@@ -18,7 +18,7 @@ enum GPXReader {
         let parser = XMLParser(stream: stream)
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
-        let delegate = _GPXDelegate()
+        let delegate = GPXParserDelegate()
         parser.delegate = delegate
         let ok = parser.parse()
         if let error = delegate.error { throw error }
@@ -61,7 +61,7 @@ enum XMLErrors {
     }
 }
 
-final class _GPXDelegate: NSObject, XMLParserDelegate {
+final class GPXParserDelegate: NSObject, XMLParserDelegate {
     var trackPoints: [TrackPoint] = []
     var routePoints: [TrackPoint] = []
     var trackName: String?

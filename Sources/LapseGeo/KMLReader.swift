@@ -15,7 +15,7 @@ enum KMLReader {
         let parser = XMLParser(stream: stream)
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
-        let delegate = _KMLDelegate()
+        let delegate = KMLParserDelegate()
         parser.delegate = delegate
         let ok = parser.parse()
         if let error = delegate.error { throw error }
@@ -52,7 +52,7 @@ enum KMLReader {
     }
 }
 
-final class _KMLDelegate: NSObject, XMLParserDelegate {
+final class KMLParserDelegate: NSObject, XMLParserDelegate {
     var points: [TrackPoint] = []
     var name: String?
     var sawRoot = false

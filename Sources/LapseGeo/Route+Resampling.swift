@@ -35,7 +35,7 @@ extension Route {
         }
         guard smoothing.isFinite, smoothing >= 0 else { throw LapseError.usage("heading smoothing must be ≥ 0 metres") }
         guard !points.isEmpty else { throw LapseError(.invalidInput, name, "the route has no points") }
-        let path = _PathGeometry(points)
+        let path = PathGeometry(points)
         let total = path.length
         guard total > 0 else {
             let p = points[0]
@@ -67,7 +67,7 @@ extension Route {
     public func vertices(smoothing: Double = 20) throws -> [RoutePoint] {
         guard smoothing.isFinite, smoothing >= 0 else { throw LapseError.usage("heading smoothing must be ≥ 0 metres") }
         guard !points.isEmpty else { throw LapseError(.invalidInput, name, "the route has no points") }
-        let path = _PathGeometry(points)
+        let path = PathGeometry(points)
         guard path.length > 0 else {
             return points.map {
                 RoutePoint(
@@ -85,7 +85,7 @@ extension Route {
     }
 
     /// The points of `path` at `distances` (rising, within its length).
-    private func sampled(_ path: _PathGeometry, at distances: [Double], smoothing: Double) -> [RoutePoint] {
+    private func sampled(_ path: PathGeometry, at distances: [Double], smoothing: Double) -> [RoutePoint] {
         var result: [RoutePoint] = []
         result.reserveCapacity(distances.count)
         var segment = path.firstSegment
@@ -131,7 +131,7 @@ extension Route {
 
 /// Cumulative distances and segment geometry of a path, for resampling.
 /// Segment i runs from point i to point i+1; only segments of positive length are visited.
-struct _PathGeometry {
+struct PathGeometry {
     let points: [TrackPoint]
     /// Metres from the start to each point.
     let cumulative: [Double]

@@ -116,7 +116,7 @@ public enum RouteFile {
             guard let handle = FileHandle(forWritingAtPath: output.temporaryPath) else {
                 throw LapseError(.output, path, "cannot create the file")
             }
-            var writer = _ChunkedWriter(handle: handle, path: path)
+            var writer = ChunkedWriter(handle: handle, path: path)
             switch format {
             case .gpx: try RouteWriter.gpx(route, into: &writer)
             default: try RouteWriter.geojson(route, into: &writer)
@@ -148,7 +148,7 @@ extension Route {
 }
 
 /// Buffers text and writes it to a file handle in 64 KiB chunks.
-struct _ChunkedWriter {
+struct ChunkedWriter {
     let handle: FileHandle
     let path: String
     private var buffer: [UInt8] = []

@@ -9,7 +9,7 @@ import Foundation
 enum RouteWriter {
     static let trackPointExtension = "http://www.garmin.com/xmlschemas/TrackPointExtension/v2"
 
-    static func gpx(_ route: Route, into out: inout _ChunkedWriter) throws {
+    static func gpx(_ route: Route, into out: inout ChunkedWriter) throws {
         let headed = route.points.contains { $0.heading != nil }
         let namespace = headed ? " xmlns:gpxtpx=\"\(trackPointExtension)\"" : ""
         try out.write(
@@ -51,7 +51,7 @@ enum RouteWriter {
         try out.write("    </trkseg>\n  </trk>\n</gpx>\n")
     }
 
-    static func geojson(_ route: Route, into out: inout _ChunkedWriter) throws {
+    static func geojson(_ route: Route, into out: inout ChunkedWriter) throws {
         try out.write("{\"type\":\"Feature\",\"properties\":{")
         var properties: [String] = []
         if let name = route.name { properties.append("\"name\":\(jsonString(name))") }

@@ -352,11 +352,11 @@ public final class MediaInput {
     /// An MP4/MOV whose samples come before `moov`, read from a server that cannot seek back to them.
     /// Call right after the header is read (the read position is then the end of `moov`).
     private func needsDownload() -> Bool {
-        needsDownloadFlag = _needsDownload()
+        needsDownloadFlag = computeNeedsDownload()
         return needsDownloadFlag
     }
 
-    private func _needsDownload() -> Bool {
+    private func computeNeedsDownload() -> Bool {
         guard let context, let pb = context.pointee.pb, pb.pointee.seekable & AVIO_SEEKABLE_NORMAL == 0,
             formatName.hasPrefix("mov")
         else { return false }

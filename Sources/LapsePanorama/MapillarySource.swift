@@ -107,19 +107,31 @@ public struct MapillarySource: PanoramaSource {
     struct Image: Decodable {
         var id: String
         var geometry: Point?
-        var computed_geometry: Point?
-        var compass_angle: Double?
-        var computed_compass_angle: Double?
-        var computed_rotation: [Double]?
-        var camera_type: String?
-        var is_pano: Bool?
-        var captured_at: Double?
+        var computedGeometry: Point?
+        var compassAngle: Double?
+        var computedCompassAngle: Double?
+        var computedRotation: [Double]?
+        var cameraType: String?
+        var isPano: Bool?
+        var capturedAt: Double?
         var width: Int?
         var height: Int?
         var creator: Creator?
         var sequence: String?
-        var thumb_2048_url: String?
-        var thumb_original_url: String?
+        var thumb2048URL: String?
+        var thumbOriginalURL: String?
+        enum CodingKeys: String, CodingKey {
+            case id, geometry, width, height, creator, sequence
+            case computedGeometry = "computed_geometry"
+            case compassAngle = "compass_angle"
+            case computedCompassAngle = "computed_compass_angle"
+            case computedRotation = "computed_rotation"
+            case cameraType = "camera_type"
+            case isPano = "is_pano"
+            case capturedAt = "captured_at"
+            case thumb2048URL = "thumb_2048_url"
+            case thumbOriginalURL = "thumb_original_url"
+        }
     }
     struct Page: Decodable { var data: [Entry] }
     /// One image of a search answer, or what is wrong with it (one malformed image does not fail the search).
@@ -282,11 +294,11 @@ public struct MapillarySource: PanoramaSource {
     /// The image as a usable 360° panorama and its capture time: a 360° image with a position, 2:1 when its size is
     /// given (one that is not is warned about and left out).
     func candidatePanorama(_ image: Image) -> (panorama: PanoramaMetadata, capturedAt: Double?)? {
-        let type = image.camera_type?.lowercased()
-        guard image.is_pano == true || type == "spherical" || type == "equirectangular",
-            let xy = image.computed_geometry?.coordinates ?? image.geometry?.coordinates, xy.count >= 2,
+        let type = image.cameraType?.lowercased()
+        guard image.isPano == true || type == "spherical" || type == "equirectangular",
+            let xy = image.computedGeometry?.coordinates ?? image.geometry?.coordinates, xy.count >= 2,
             let here = try? Coordinate(latitude: xy[1], longitude: xy[0]),
-            image.thumb_2048_url != nil || image.thumb_original_url != nil
+            image.thumb2048URL != nil || image.thumbOriginalURL != nil
         else { return nil }
         let w = image.width ?? 0, h = image.height ?? 0
         if w > 0, h > 0, w != 2 * h {
@@ -296,29 +308,29 @@ public struct MapillarySource: PanoramaSource {
         }
         var heading = 0.0, tilt = 0.0, roll = 0.0
         let headingSource: String
-        if let r = image.computed_rotation, r.count == 3, r.allSatisfy(\.isFinite),
+        if let r = image.computedRotation, r.count == 3, r.allSatisfy(\.isFinite),
             let pose = Self.pose(fromComputedRotation: SIMD3(r[0], r[1], r[2]))
         {
             (heading, tilt, roll) = pose
             headingSource = "computed_rotation"
-        } else if let a = image.computed_compass_angle, a.isFinite {
+        } else if let a = image.computedCompassAngle, a.isFinite {
             heading = a
             headingSource = "computed_compass_angle"
-        } else if let a = image.compass_angle, a.isFinite {
+        } else if let a = image.compassAngle, a.isFinite {
             heading = a
             headingSource = "compass_angle"
         } else {
             headingSource = "none"
         }
-        let date = image.captured_at.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0 / 1000)) }
+        let date = image.capturedAt.map { ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: $0 / 1000)) }
         return (
             PanoramaMetadata(
                 source: name, id: image.id, coordinate: here, date: date, heading: normalizeDegrees(heading),
                 tilt: tilt, roll: roll, width: w > 0 ? w : Self.thumbnailWidth,
                 height: h > 0 ? h : Self.thumbnailWidth / 2,
-                license: Self.license, author: Self.author(image.creator), imageURL: image.thumb_original_url,
-                headingSource: headingSource, collection: image.sequence, smallImageURL: image.thumb_2048_url),
-            image.captured_at.flatMap { $0.isFinite ? $0 : nil }
+                license: Self.license, author: Self.author(image.creator), imageURL: image.thumbOriginalURL,
+                headingSource: headingSource, collection: image.sequence, smallImageURL: image.thumb2048URL),
+            image.capturedAt.flatMap { $0.isFinite ? $0 : nil }
         )
     }
 
@@ -547,7 +559,7 @@ public struct MapillarySource: PanoramaSource {
             URLQueryItem(name: "fields", value: "id,thumb_2048_url,thumb_original_url")
         ])
         let image = try await graph(url, as: Image.self, maxBodyBytes: 1 << 20)
-        return (image.thumb_2048_url, image.thumb_original_url)
+        return (image.thumb2048URL, image.thumbOriginalURL)
     }
 
     // MARK: Graph API requests

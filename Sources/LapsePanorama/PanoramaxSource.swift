@@ -15,7 +15,7 @@ import Synchronization
 /// GeoVisio answers the pictures in that ring nearest first (ordered by planar distance in degrees, its
 /// `geom <-> point`) and, for flat pictures, only those looking at the point within `place_fov_tolerance / 2`
 /// degrees (360° pictures are never left out by it): the smallest tolerance keeps most flat pictures out, as
-/// the search has no 360° filter of its own. Only 360° pictures (`pers:interior_orientation.field_of_view ==
+/// the search has no 360° filter of its own. Only 360° pictures (`pers:interior_orientation.fieldOfView ==
 /// 360`) within the radius are candidates. While a full page holds no usable candidate, the next page is
 /// asked for: the answer's `links` entry with `rel` `next` (STAC paging) when there is one, else the same search
 /// from the nearest distance a later picture can have (`place_distance=D-R`; GeoVisio's search has no paging
@@ -106,9 +106,14 @@ public struct PanoramaxSource: PanoramaSource {
             var roles: [String]?
         }
         struct Orientation: Decodable {
-            var field_of_view: Number?
-            var sensor_array_dimensions: [Number]?
-            var visible_area: [Number]?
+            var fieldOfView: Number?
+            var sensorArrayDimensions: [Number]?
+            var visibleArea: [Number]?
+            enum CodingKeys: String, CodingKey {
+                case fieldOfView = "field_of_view"
+                case sensorArrayDimensions = "sensor_array_dimensions"
+                case visibleArea = "visible_area"
+            }
         }
         struct Properties: Decodable {
             var datetime: String?
@@ -235,7 +240,7 @@ public struct PanoramaxSource: PanoramaSource {
     /// (one that is not is warned about and left out).
     func candidate(_ item: Item, near c: Coordinate, radius: Double) -> Candidate? {
         let p = item.properties
-        guard let o = p?.orientation, o.field_of_view?.value == 360,
+        guard let o = p?.orientation, o.fieldOfView?.value == 360,
             let xy = item.geometry?.coordinates, xy.count >= 2,
             let here = try? Coordinate(latitude: xy[1], longitude: xy[0])
         else { return nil }
@@ -243,9 +248,9 @@ public struct PanoramaxSource: PanoramaSource {
         guard d <= radius else { return nil }
         let hd = item.assets?["hd"]?.href, sd = item.assets?["sd"]?.href
         guard let image = hd ?? sd else { return nil }
-        let dims = o.sensor_array_dimensions.map { $0.compactMap(\.int) }.flatMap { $0.count == 2 ? $0 : nil }
+        let dims = o.sensorArrayDimensions.map { $0.compactMap(\.int) }.flatMap { $0.count == 2 ? $0 : nil }
         var crop: PanoramaCrop?
-        if let margins = o.visible_area.map({ $0.compactMap(\.int) }), margins.count == 4, margins != [0, 0, 0, 0] {
+        if let margins = o.visibleArea.map({ $0.compactMap(\.int) }), margins.count == 4, margins != [0, 0, 0, 0] {
             guard let dims else {
                 warnings.warn(
                     item.id,

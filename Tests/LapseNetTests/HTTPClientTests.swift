@@ -31,8 +31,13 @@ final class DelayRecorder: @unchecked Sendable {
 
 struct ServerStats: Decodable {
     var total: Int
-    var max_in_flight: Int
-    var by_path: [String: Int]
+    var maxInFlight: Int
+    var byPath: [String: Int]
+    enum CodingKeys: String, CodingKey {
+        case total
+        case maxInFlight = "max_in_flight"
+        case byPath = "by_path"
+    }
 }
 
 func stats(_ server: LocalServer) async throws -> ServerStats {
@@ -83,7 +88,7 @@ func client(
         #expect(r.status == 200 && r.body.count == 1000)
         #expect(recorder.delays.count == 3)
         let s = try await stats(server)
-        #expect(s.by_path["/flaky/a"] == 4)
+        #expect(s.byPath["/flaky/a"] == 4)
     }
 
     @Test func backoffGrowsExponentiallyWithJitter() async throws {
@@ -202,7 +207,7 @@ func client(
         let r = try await client(recorder: DelayRecorder()).get(
             URL(string: server.baseURL + "/flaky/e?fail=2&mode=truncate")!)
         #expect(r.status == 200 && r.body.count == 1000)
-        #expect(try await stats(server).by_path["/flaky/e"] == 3)
+        #expect(try await stats(server).byPath["/flaky/e"] == 3)
     }
 
     @Test func rejectedBodyIsRetried() async throws {
@@ -225,8 +230,8 @@ func client(
         }
         let s = try await stats(server)
         #expect(s.total == 24)
-        #expect(s.max_in_flight <= 3)
-        #expect(s.max_in_flight >= 2) // requests did run in parallel
+        #expect(s.maxInFlight <= 3)
+        #expect(s.maxInFlight >= 2) // requests did run in parallel
     }
 
     @Test func refusedConnectionFailsClearly() async throws {

@@ -175,7 +175,7 @@ extension HostileServerTests {
         let started = Date()
         let r = try await http.post(URL(string: server.baseURL + "/reset-reused")!, json: body)
         #expect(r.body == body, "\(r.text)")
-        #expect(try await stats(server).by_path["/reset-reused"] == 1)
+        #expect(try await stats(server).byPath["/reset-reused"] == 1)
         #expect(http.statistics.retries == 0)
         // Not a speed limit: the stall this guards against lasted the whole 20 s deadline.
         #expect(Date().timeIntervalSince(started) < 10)

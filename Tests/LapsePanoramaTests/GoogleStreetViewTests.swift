@@ -101,9 +101,9 @@ import Testing
         #expect(found[2]?.id == MapTilesWorld.dark)
         #expect(found[3...].allSatisfy { $0 == nil })
         let stats = try await MapTilesWorld.stats(server)
-        #expect(stats.by_kind["panoIds"] == 3)
-        #expect(stats.by_kind["createSession"] == 1) // one session token, reused
-        #expect(stats.by_kind["metadata"] == 3) // once per distinct pano
+        #expect(stats.byKind["panoIds"] == 3)
+        #expect(stats.byKind["createSession"] == 1) // one session token, reused
+        #expect(stats.byKind["metadata"] == 3) // once per distinct pano
     }
 
     @Test func blackPlaceholderTilesAreReportedNotUsed() async throws {
@@ -157,7 +157,7 @@ import Testing
             image.pixels, try Self.reference(MapTilesWorld.newSource, width: width, height: height))
         #expect(psnr >= 40, "PSNR \(psnr) dB")
         let stats = try await MapTilesWorld.stats(server)
-        #expect(stats.by_kind["tile_errors"] == nil)
+        #expect(stats.byKind["tile_errors"] == nil)
         #expect(stats.tiles == TileGrid(zoom: zoom, fullWidth: 7680, fullHeight: 3840).tileCount)
     }
 
@@ -183,7 +183,7 @@ import Testing
             image.pixels, try Self.reference(MapTilesWorld.newSource, width: 2048, height: 1024))
         #expect(psnr >= 40, "PSNR \(psnr) dB")
         let stats = try await MapTilesWorld.stats(server)
-        #expect((stats.by_kind["tile_errors"] ?? 0) >= 1)
+        #expect((stats.byKind["tile_errors"] ?? 0) >= 1)
         let log = try await HTTPClient.shared.getJSON(URL(string: server.baseURL + "/_log")!, as: [String].self)
         #expect(log.filter { $0.hasSuffix(" 200") }.count == 8) // the 4 × 2 tiles of zoom 2
         #expect(log.allSatisfy { $0.contains(" 3/") ? $0.hasSuffix(" 404") : $0.hasSuffix(" 200") })
@@ -199,7 +199,7 @@ import Testing
         let image = try await source.image(for: m, resolution: .zoom(1))
         #expect(image.pixels.width == 1024)
         let stats = try await MapTilesWorld.stats(server)
-        #expect(stats.by_kind["quota_errors"] == 4)
+        #expect(stats.byKind["quota_errors"] == 4)
         // After the last attempt it is a rate-limit error that says so, not REQUEST_DENIED.
         let limited = try MapTilesWorld.server(quotaErrors: 100)
         let once = try MapTilesWorld.source(limited, client: MapTilesWorld.client(attempts: 2))
@@ -228,7 +228,7 @@ import Testing
         #expect(images[0] == images[1])
         let stats = try await MapTilesWorld.stats(faulty)
         #expect(stats.faults >= 8) // ≈ 20% of 64 requests, each failing once or twice
-        #expect(stats.max_in_flight <= limit)
+        #expect(stats.maxInFlight <= limit)
         #expect(stats.tiles == 60) // 28 + 32 tiles answered once each; faulted attempts come on top
         #expect(stats.total >= 60 + stats.faults)
     }
@@ -250,7 +250,7 @@ import Testing
         }
         #expect(images[0] == images[1])
         let stats = try await MapTilesWorld.stats(corrupt)
-        let broken = stats.by_kind["corrupt_tiles"] ?? 0
+        let broken = stats.byKind["corrupt_tiles"] ?? 0
         #expect(broken >= 1)
         #expect(stats.tiles == 60) // each tile answered whole once, after its broken answer(s)
 
@@ -262,7 +262,7 @@ import Testing
         }
         #expect(error.code == .invalidInput)
         #expect(error.description.contains("the tile does not decode after 3 downloads"), "\(error)")
-        #expect((try await MapTilesWorld.stats(hopeless).by_kind["corrupt_tiles"] ?? 0) % 3 == 0)
+        #expect((try await MapTilesWorld.stats(hopeless).byKind["corrupt_tiles"] ?? 0) % 3 == 0)
     }
 
     @Test func secondRunComesFromTheCacheAndACorruptEntryIsRefetched() async throws {
@@ -284,7 +284,7 @@ import Testing
         #expect(b.pixels == a.pixels)
         let afterSecond = try await MapTilesWorld.stats(server)
         #expect(afterSecond.tiles == 8) // no tile requests
-        #expect(afterSecond.by_kind["metadata"] == 1) // metadata cached too
+        #expect(afterSecond.byKind["metadata"] == 1) // metadata cached too
 
         // Cut one cached tile short (as an interrupted write by another tool would): it is fetched again.
         let tileFile = cache.fileURL(for: CacheKey("google", MapTilesWorld.oldFamily, "z2", "3_1.jpg"))
@@ -356,16 +356,16 @@ import Testing
         let second = try await run()
         #expect(second.tilesDownloaded == 0 && second.tilesFromCache == 2 && second.pixels == first.pixels)
         var stats = try await MapTilesWorld.stats(server)
-        #expect(stats.tiles == 2 && stats.by_kind["metadata"] == 1 && stats.by_kind["not_modified"] == nil)
+        #expect(stats.tiles == 2 && stats.byKind["metadata"] == 1 && stats.byKind["not_modified"] == nil)
         clock.advance(400) // 700 s after the first run: stale
         let third = try await run()
         #expect(third.tilesDownloaded == 0 && third.tilesFromCache == 2 && third.pixels == first.pixels)
         stats = try await MapTilesWorld.stats(server)
-        #expect(stats.tiles == 2 && stats.by_kind["metadata"] == 1 && stats.by_kind["not_modified"] == 3)
+        #expect(stats.tiles == 2 && stats.byKind["metadata"] == 1 && stats.byKind["not_modified"] == 3)
         // Revalidated entries are fresh again for another max-age.
         clock.advance(300)
         _ = try await run()
-        #expect(try await MapTilesWorld.stats(server).by_kind["not_modified"] == 3)
+        #expect(try await MapTilesWorld.stats(server).byKind["not_modified"] == 3)
     }
 
     /// Answers with no lifetime (no `Cache-Control`): kept only for the job. A rerun after a crash resumes from what
@@ -412,7 +412,7 @@ import Testing
             for: try await next.metadata(id: MapTilesWorld.newFamily), resolution: .zoom(1))
         #expect(third.tilesDownloaded == 2)
         let stats = try await MapTilesWorld.stats(server)
-        #expect(stats.tiles == 4 && stats.by_kind["metadata"] == 2)
+        #expect(stats.tiles == 4 && stats.byKind["metadata"] == 2)
         // A killed run's leftovers (the job never finished) are removed by the next run once an hour old.
         #expect(!regular().isEmpty)
         let old = Date().addingTimeInterval(-2 * HTTPCache.transientLifetime)
@@ -435,7 +435,7 @@ import Testing
         let image = try await source.image(for: m, resolution: .zoom(2))
         #expect(image.pixels.width == 1664)
         let stats = try await MapTilesWorld.stats(server)
-        #expect(stats.by_kind["createSession"] == 2)
+        #expect(stats.byKind["createSession"] == 2)
         #expect(stats.tiles == 8)
         let reference = try Self.reference(MapTilesWorld.oldSource, width: 1664, height: 832)
         #expect(ImageMetrics.psnr(image.pixels, reference) >= 40)
@@ -450,8 +450,8 @@ import Testing
             radius: 20)
         #expect(found.map { $0?.id } == [MapTilesWorld.newFamily, MapTilesWorld.oldFamily, MapTilesWorld.dark])
         let stats = try await MapTilesWorld.stats(server)
-        #expect((stats.by_kind["createSession"] ?? 0) >= 2)
-        #expect(stats.by_kind["panoIds"] == 1)
+        #expect((stats.byKind["createSession"] ?? 0) >= 2)
+        #expect(stats.byKind["panoIds"] == 1)
     }
 
     @Test func badKeyGivesRequestDeniedWithoutTheKey() async throws {

@@ -54,12 +54,12 @@ import Testing
         let again = try await job.image()
         #expect(again.tilesFromCache == 2 && again.pixels == first.pixels)
         var stats = try await MapTilesWorld.stats(server)
-        #expect(stats.tiles == 2 && stats.by_kind["metadata"] == 1)
+        #expect(stats.tiles == 2 && stats.byKind["metadata"] == 1)
         // The job crashed (never finished): its rerun finds nothing and downloads again.
         let rerun = try await Job(server, dir: dir).image()
         #expect(rerun.tilesDownloaded == 2 && rerun.pixels == first.pixels)
         stats = try await MapTilesWorld.stats(server)
-        #expect(stats.tiles == 4 && stats.by_kind["metadata"] == 2)
+        #expect(stats.tiles == 4 && stats.byKind["metadata"] == 2)
         job.source.jobFinished()
         #expect(Self.files(dir).isEmpty)
     }
@@ -104,9 +104,9 @@ import Testing
         _ = try await Job(server, dir: own, clock: clock).image()
         clock.advance(100)
         #expect(try await Job(server, dir: own, clock: clock).image().tilesFromCache == 2)
-        #expect(try await MapTilesWorld.stats(server).by_kind["not_modified"] == nil)
+        #expect(try await MapTilesWorld.stats(server).byKind["not_modified"] == nil)
         #expect(try await Job(server, dir: shared, shared: true, clock: clock).image().tilesFromCache == 2)
-        #expect(try await MapTilesWorld.stats(server).by_kind["not_modified"] == 3)
+        #expect(try await MapTilesWorld.stats(server).byKind["not_modified"] == 3)
     }
 
     /// `stale-while-revalidate=300` after `max-age=600`: at 700 s the stale answers are used at once and revalidated
@@ -124,16 +124,16 @@ import Testing
         #expect(second.tilesFromCache == 2 && second.tilesDownloaded == 0 && second.pixels == first.pixels)
         await job.cache.finishRevalidations()
         var stats = try await MapTilesWorld.stats(server)
-        #expect(stats.tiles == 2 && stats.by_kind["metadata"] == 1 && stats.by_kind["not_modified"] == 3)
+        #expect(stats.tiles == 2 && stats.byKind["metadata"] == 1 && stats.byKind["not_modified"] == 3)
         clock.advance(500) // 1200 s: fresh since the revalidation at 700 s
         _ = try await Job(server, dir: dir, clock: clock).image()
-        #expect(try await MapTilesWorld.stats(server).by_kind["not_modified"] == 3)
+        #expect(try await MapTilesWorld.stats(server).byKind["not_modified"] == 3)
         clock.advance(900) // 2100 s: past 700 + 600 + 300
         let late = try Job(server, dir: dir, clock: clock)
         let third = try await late.image()
         #expect(third.tilesFromCache == 2 && third.pixels == first.pixels)
         stats = try await MapTilesWorld.stats(server) // before any background work could be waited for
-        #expect(stats.tiles == 2 && stats.by_kind["not_modified"] == 6)
+        #expect(stats.tiles == 2 && stats.byKind["not_modified"] == 6)
     }
 
     /// `must-revalidate` overrides `stale-while-revalidate`: a stale answer is revalidated (a conditional request,
@@ -148,7 +148,7 @@ import Testing
         clock.advance(700)
         let second = try await Job(server, dir: dir, clock: clock).image()
         let stats = try await MapTilesWorld.stats(server)
-        #expect(stats.tiles == 2 && stats.by_kind["metadata"] == 1 && stats.by_kind["not_modified"] == 3)
+        #expect(stats.tiles == 2 && stats.byKind["metadata"] == 1 && stats.byKind["not_modified"] == 3)
         #expect(second.tilesFromCache == 2 && second.pixels == first.pixels)
     }
 }

@@ -49,7 +49,11 @@ enum MapillaryWorld {
             var time: Double
             var path: String
             var auth: Bool
-            var query_token: Bool
+            var queryToken: Bool
+            enum CodingKeys: String, CodingKey {
+                case time, path, auth
+                case queryToken = "query_token"
+            }
         }
         var log: [Entry]
     }
@@ -59,8 +63,11 @@ enum MapillaryWorld {
     }
 
     static func stats(_ server: LocalServer) async throws -> [String: Int] {
-        struct Stats: Decodable { var by_kind: [String: Int] }
-        return try await HTTPClient.shared.getJSON(URL(string: server.baseURL + "/_stats")!, as: Stats.self).by_kind
+        struct Stats: Decodable {
+            var byKind: [String: Int]
+            enum CodingKeys: String, CodingKey { case byKind = "by_kind" }
+        }
+        return try await HTTPClient.shared.getJSON(URL(string: server.baseURL + "/_stats")!, as: Stats.self).byKind
     }
 
     /// The route: the walk photos' GPS positions.
@@ -199,7 +206,7 @@ enum MapillaryWorld {
             ])
         let log = try await MapillaryWorld.log(server)
         let api = log.filter { !$0.path.hasPrefix("/_") }
-        #expect(!api.isEmpty && api.allSatisfy { $0.auth && !$0.query_token }, "\(log)")
+        #expect(!api.isEmpty && api.allSatisfy { $0.auth && !$0.queryToken }, "\(log)")
     }
 
     /// Two captures of one street: while the walk covers the route its photos are kept, though the drive's images
@@ -301,7 +308,7 @@ enum MapillaryWorld {
         #expect(try await MapillaryWorld.stats(server)["original"] == 1)
         // The CDN is never sent the token.
         let cdn = try await MapillaryWorld.log(server).filter { $0.path.hasPrefix("/cdn/") }
-        #expect(cdn.count == 2 && cdn.allSatisfy { !$0.auth && !$0.query_token })
+        #expect(cdn.count == 2 && cdn.allSatisfy { !$0.auth && !$0.queryToken })
     }
 
     /// An expired thumbnail URL (403) is looked up again once by the image's id, and the fresh one fetched; a URL

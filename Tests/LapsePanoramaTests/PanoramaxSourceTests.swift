@@ -133,7 +133,7 @@ func allBlack(_ p: PixelBuffer, _ range: Range<Int>) -> Bool {
         #expect(a.pixels == b.pixels && a.pixels.width == 1024)
         #expect(a.tilesDownloaded == 1 && b.tilesFromCache == 1)
         let stats = try await MapTilesWorld.stats(server)
-        #expect(stats.by_kind["images"] == 1 && stats.faults > 0)
+        #expect(stats.byKind["images"] == 1 && stats.faults > 0)
         #expect(try await World.log(server).served == [World.id(1) + "/sd"])
     }
 

@@ -59,10 +59,15 @@ enum MapTilesWorld {
 
     struct Stats: Decodable {
         var total: Int
-        var max_in_flight: Int
-        var by_kind: [String: Int]
+        var maxInFlight: Int
+        var byKind: [String: Int]
         var faults: Int
-        var tiles: Int { by_kind["tiles"] ?? 0 }
+        var tiles: Int { byKind["tiles"] ?? 0 }
+        enum CodingKeys: String, CodingKey {
+            case total, faults
+            case maxInFlight = "max_in_flight"
+            case byKind = "by_kind"
+        }
     }
 
     static func stats(_ server: LocalServer) async throws -> Stats {

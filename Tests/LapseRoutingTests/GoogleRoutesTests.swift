@@ -26,9 +26,14 @@ import Testing
 
     struct Post: Decodable {
         var path: String
-        var field_mask: String?
-        var has_key_header: Bool
+        var fieldMask: String?
+        var hasKeyHeader: Bool
         var query: String
+        enum CodingKeys: String, CodingKey {
+            case path, query
+            case fieldMask = "field_mask"
+            case hasKeyHeader = "has_key_header"
+        }
     }
 
     func posts(_ server: LocalServer) async throws -> ([Post], [[String: Any]]) {
@@ -74,8 +79,8 @@ import Testing
         for (p, e) in zip(result.route.points, expected) { #expect(p.coordinate.distance(to: e) < 1.5) }
         let (log, bodies) = try await posts(server)
         #expect(log.count == 1)
-        #expect(log[0].path == "/routes/directions/v2:computeRoutes" && log[0].has_key_header && log[0].query.isEmpty)
-        #expect(log[0].field_mask == GoogleRoutes.fieldMask)
+        #expect(log[0].path == "/routes/directions/v2:computeRoutes" && log[0].hasKeyHeader && log[0].query.isEmpty)
+        #expect(log[0].fieldMask == GoogleRoutes.fieldMask)
         let body = bodies[0]
         #expect(body["travelMode"] as? String == "DRIVE" && body["polylineQuality"] as? String == "HIGH_QUALITY")
         let inter = try #require(body["intermediates"] as? [[String: Any]])
