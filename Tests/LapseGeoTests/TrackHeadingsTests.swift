@@ -9,7 +9,7 @@ import Testing
     struct Noise {
         var state: UInt64
         mutating func uniform() -> Double {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return (Double(state >> 11) + 0.5) / Double(1 << 53)
         }
         mutating func gaussian(_ sigma: Double) -> Double {

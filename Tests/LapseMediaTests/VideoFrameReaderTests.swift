@@ -217,7 +217,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         _ = FileManager.default.createFile(atPath: text, contents: Data("hello, not a video\n".utf8))
         // The cause: FFmpeg's own code, AVERROR_INVALIDDATA, for what is not media; ENOENT for no file.
         let garbage = try #require(throws: LapseError.self) { try VideoFrameReader(text) }
-        #expect(garbage.cause == .ffmpeg(-0x41444E49), "\(garbage)") // FFERRTAG('I','N','D','A')
+        #expect(garbage.cause == .ffmpeg(-0x4144_4E49), "\(garbage)") // FFERRTAG('I','N','D','A')
         let missing = try #require(throws: LapseError.self) {
             try VideoFrameReader(dir.appendingPathComponent("missing.mp4").path)
         }

@@ -337,7 +337,7 @@ struct ProjectorTextureTests {
     func gridTableIsExact() throws {
         var seed: UInt64 = 5
         func random(_ r: Double) -> Double {
-            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return (Double(seed >> 11) / Double(1 << 53) * 2 - 1) * r
         }
         var keys: [ProjectionTableKey] = []

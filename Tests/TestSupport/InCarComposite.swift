@@ -69,7 +69,7 @@ public enum InCarComposite {
         var state: UInt64
         public init(seed: UInt64) { state = seed }
         public mutating func uniform(_ low: Double, _ high: Double) -> Double {
-            state = state &* 6364136223846793005 &+ 1442695040888963407
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return low + (high - low) * (Double(state >> 11) + 0.5) / Double(1 << 53)
         }
     }
