@@ -94,7 +94,8 @@ public struct ConcatJob: Sendable {
         if let gif {
             let reader = try VideoFrameReader(output)
             var job = GIFJob(source: .video(output), output: gif)
-            job.fps = min(50, reader.frameRate ?? 12)
+            let rate = reader.frameRateFraction ?? FrameRate(12)
+            job.frameRate = rate.value > 50 ? FrameRate(50) : rate
             if let gifWidth, gifWidth > reader.displayWidth {
                 warning?(
                     """

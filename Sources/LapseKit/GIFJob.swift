@@ -41,11 +41,12 @@ public struct GIFJob: Sendable {
     public var end: Double?
     /// Video: length in seconds from ``start`` (used when ``end`` is nil); `nil` = to the end.
     public var duration: Double?
-    /// Video: frames per second sampled from the source, 0.1…50. Default 10.
-    public var fps: Double = 10
+    /// Video: frames sampled from the source a second, at most 50 (a GIF's delays are centiseconds, and players
+    /// slow delays under 2 cs down). Default 10; an exact fraction, as the other jobs' frame rates (30000/1001).
+    public var frameRate = FrameRate(10)
     /// How big the GIF is: a rule of ``outputSize(displayWidth:displayHeight:rule:)`` (default: by the source's size).
     public var size: Size = .auto
-    /// Images: seconds each is shown when its list line gives none; `nil` = `1 / fps`.
+    /// Images: seconds each is shown when its list line gives none; `nil` = one frame's time at ``frameRate``.
     public var imageDelay: Double?
     /// Palette, dithering, loop and speed options (``LapseGIF/GIFOptions``).
     public var options = GIFOptions()
@@ -118,7 +119,7 @@ public struct GIFJob: Sendable {
     ///   `.invalidInput`/`.network` (input cannot be read; no decodable frame), `.notFound` (start beyond the end).
     ///   On any error no file is left at ``output``.
     public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Summary {
-        guard fps > 0, fps <= 50, fps.isFinite else {
+        guard frameRate.value <= 50 else {
             throw LapseError.usage("the frame rate must be more than 0 and at most 50 fps")
         }
         guard (1...100).contains(options.quality) else { throw LapseError.usage("quality must be 1 to 100") }
@@ -206,7 +207,7 @@ public struct GIFJob: Sendable {
         }
 
         let encoder = try GIFEncoder(path: output, width: w, height: h, options: options, overwrite: overwrite)
-        let interval = 1 / fps
+        let interval = 1 / frameRate.value
         let total = stop.isFinite ? Self.frameCount(start: start, stop: stop, interval: interval) : nil
         var i = 0
         var lastTime = start
@@ -248,7 +249,7 @@ public struct GIFJob: Sendable {
         -> Summary
     {
         guard !images.isEmpty else { throw LapseError.usage("no input images") }
-        let delay = imageDelay ?? 1 / fps
+        let delay = imageDelay ?? 1 / frameRate.value
         guard delay > 0, delay.isFinite else { throw LapseError.usage("`delay` must be more than 0 seconds") }
         // Images are decoded at reduced size where the decoder can and they are shown much smaller (a JPEG at
         // ½, ¼ or ⅛); the first one's full size decides the GIF's.

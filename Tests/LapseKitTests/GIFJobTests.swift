@@ -130,7 +130,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     @Test func regiftTiming() async throws {
         let path = TestData.path("video/regift-test-file.mov")
         let (_, gif, _) = try await makeGIF(.video(path)) {
-            $0.fps = 5
+            $0.frameRate = FrameRate(5)
             $0.duration = 3.2
         }
         #expect(gif.version == "GIF89a")
@@ -154,7 +154,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         var job = GIFJob(
             source: .video(TestData.path("video/regift-test-file.mov")),
             output: TestData.scratchDirectory("gifprogress").appendingPathComponent("p.gif").path)
-        job.fps = fps
+        job.frameRate = try #require(FrameRate.parse(String(fps)))
         job.duration = duration
         let summary = try await job.run(progress: { events.append($0) })
         let last = try #require(events.all.last)
@@ -257,7 +257,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     @Test func globalPaletteAndNoLoop() async throws {
         let path = TestData.path("video/regift-test-file.mov")
         let (_, gif, _) = try await makeGIF(.video(path)) {
-            $0.fps = 5
+            $0.frameRate = FrameRate(5)
             $0.duration = 2
             $0.options.palette = .global
             $0.options.loopCount = nil

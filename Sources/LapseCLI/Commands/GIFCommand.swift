@@ -89,7 +89,7 @@ enum GIFCommand: Command {
         let start = try arguments.time(Self.start)
         let end = try arguments.time(Self.end)
         let duration = try arguments.time(Self.duration)
-        let fps = try arguments.frameRate(Self.fps, in: 0.1...50)?.value
+        let frameRate = try arguments.frameRate(Self.fps, in: 0.1...50)
         let delay = try arguments.double(Self.delay, in: 0.01...655.35)
         let width = try arguments.int(Self.width, in: 1...65535)
         let height = try arguments.int(Self.height, in: 1...65535)
@@ -147,7 +147,7 @@ enum GIFCommand: Command {
         job.start = start ?? 0
         job.end = end
         job.duration = duration
-        if let fps { job.fps = fps }
+        if let frameRate { job.frameRate = frameRate }
         job.imageDelay = delay
         job.size = size
         job.options = GIFOptions(
