@@ -14,8 +14,11 @@ struct OutputOptions {
     static let output = Option("-o", "--output", value: "FILE", setting: "output", help: "the file to write")
     static let overwrite = Option("-y", "--overwrite", setting: "overwrite", help: "replace OUTPUT if it exists")
 
-    /// - Parameter output: the output option as this command declares it (``output``, or that under more names:
-    ///   `lapse panoramas`' `--out`).
+    /// - Parameters:
+    ///   - arguments: the command line, from which both options are taken.
+    ///   - output: the output option as this command declares it (``output``, or that under more names:
+    ///     `lapse panoramas`' `--out`).
+    /// - Throws: ``LapseError`` `.usage` when `-o` has no value.
     init(_ arguments: inout Arguments, output: Option = Self.output) throws {
         path = try arguments.value(output).map(PanoramaSourceOptions.expand)
         overwrite = arguments.flag(Self.overwrite)

@@ -11,6 +11,7 @@
 ///   - concurrency: items in flight, ≥ 1.
 ///   - produce: makes item `i` (may suspend, e.g. for downloads; may block briefly, e.g. for rendering).
 ///   - consume: receives the items in order `0, 1, 2, …`, one at a time.
+/// - Throws: the first error of `produce` or `consume` (the items still in flight are cancelled).
 public func forEachOrdered<T: Sendable>(
     count: Int, concurrency: Int,
     produce: @escaping @Sendable (Int) async throws -> T,

@@ -16,7 +16,11 @@ enum FrameAnalysis {
 
     /// Share (0…1) of the frame's fully opaque 8×8 blocks whose luma variance is between ``flatVariance`` and
     /// ``smoothVariance``: textured only by fine noise or a gentle gradient. 0 for a frame with no such block.
-    /// - Parameter frame: packed RGBA (R lowest), `width × height`, 0 for transparent pixels.
+    /// - Parameters:
+    ///   - frame: packed RGBA (R lowest), `width × height`, 0 for transparent pixels.
+    ///   - width: the frame's width in pixels.
+    ///   - height: the frame's height in pixels.
+    /// - Returns: the share, 0…1.
     static func smoothShare(_ frame: [UInt32], width: Int, height: Int) -> Double {
         var blocks = 0, smooth = 0
         frame.withUnsafeBufferPointer { f in

@@ -64,7 +64,10 @@ struct FrameDiffer {
     }
 
     /// Compares `frame` (from ``binarized(_:)``) with what is displayed.
-    /// - Parameter tolerances: per pixel of the screen, replacing `tolerance` when given.
+    /// - Parameters:
+    ///   - frame: the frame's pixels, packed RGBA, the screen's size.
+    ///   - tolerances: per pixel of the screen, replacing `tolerance` when given.
+    /// - Returns: the box of the pixels to draw, and whether the canvas must be cleared first.
     func compare(_ frame: [UInt32], tolerances: [UInt8]? = nil) -> Comparison {
         var minX = width, minY = height, maxX = -1, maxY = -1
         var needsClear = false

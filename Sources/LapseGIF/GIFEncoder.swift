@@ -53,7 +53,9 @@ public final class GIFEncoder {
     /// Prepares a GIF of `width × height` pixels at `path`.
     /// - Parameters:
     ///   - path: the output file; written to a temporary file beside it and moved into place by ``finish()``.
-    ///   - width, height: logical screen size in pixels, 1…65535; every frame added must have this size.
+    ///   - width: logical screen width in pixels, 1…65535; every frame added must have this size.
+    ///   - height: logical screen height in pixels, 1…65535.
+    ///   - options: palette, dithering, loop and speed options.
     ///   - overwrite: replace an existing file.
     ///   - progress: receives `encode` events counted in frames written.
     /// - Throws: ``LapseError`` `.output` (directory missing or not writable, file exists), `.usage` (size).

@@ -184,11 +184,17 @@ enum Quantizer {
 
     /// Remaps `frame` (whose `liq_image` is `image`) with `result`, then makes sure every pixel that was
     /// transparent in the input uses one transparent index.
-    /// - Parameter globalPalette: when given, the palette the frame should share; if remapping refined the
-    ///   palette away from it, the frame keeps its own.
-    /// - Parameter overBackground: the image was given the displayed frame as background, so transparent
-    ///   pixels chosen by libimagequant are deliberate ("the background shows this pixel better").
-    /// - Parameter space: the space the palette is in (converted back to RGB here).
+    /// - Parameters:
+    ///   - frame: the frame prepared for quantization.
+    ///   - image: its `liq_image`.
+    ///   - result: the quantization result to remap with.
+    ///   - globalPalette: when given, the palette the frame should share; if remapping refined the palette away
+    ///     from it, the frame keeps its own.
+    ///   - overBackground: the image was given the displayed frame as background, so transparent pixels chosen by
+    ///     libimagequant are deliberate ("the background shows this pixel better").
+    ///   - space: the space the palette is in (converted back to RGB here).
+    /// - Returns: the frame's indices and palette.
+    /// - Throws: ``LapseError`` `.codec` when libimagequant fails to remap.
     static func remap(
         _ frame: PreparedFrame, image: OpaquePointer, result: OpaquePointer,
         globalPalette: [RGBAColor]?, overBackground: Bool = false, space: Space = .rgb
@@ -371,6 +377,8 @@ final class QuantizedFrame: @unchecked Sendable {
     /// Remaps the frame.
     /// - Parameter background: RGBA of what is displayed under the frame's rectangle (alpha 0 where nothing
     ///   is), or `nil` to remap without one.
+    /// - Returns: the frame's indices and palette.
+    /// - Throws: ``LapseError`` `.codec` when libimagequant fails.
     func remap(background: [UInt8]?) throws -> IndexedFrame {
         Quantizer.runOnCallingThread()
         var over = false

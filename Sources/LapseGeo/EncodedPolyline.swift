@@ -13,6 +13,7 @@ public enum EncodedPolyline {
     /// - Parameters:
     ///   - coordinates: the points, in order; an empty array gives the empty string.
     ///   - precision: decimal digits kept, 5 (Google) or 6 (OSRM); 1…7 accepted.
+    /// - Returns: the encoded polyline.
     public static func encode(_ coordinates: [Coordinate], precision: Int = 5) -> String {
         precondition((1...7).contains(precision), "polyline precision must be 1…7")
         let factor = power(precision)

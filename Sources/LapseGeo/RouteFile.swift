@@ -101,6 +101,8 @@ public enum RouteFile {
     /// Coordinates are written with 7 decimals (about 1 cm), elevations with 2. The file is written to a
     /// temporary path and moved into place only when complete.
     /// - Parameters:
+    ///   - route: the route to write.
+    ///   - path: the file to write.
     ///   - format: `.gpx` or `.geojson`; `nil` picks it from the extension.
     ///   - overwrite: replace an existing file.
     /// - Throws: ``LapseError`` `.usage` for a format Lapse cannot write; `.output` when the file cannot be written.

@@ -118,6 +118,7 @@ public struct GIFJob: Sendable {
     /// - Throws: ``LapseError``: `.usage` (bad settings), `.output` (unwritable or existing output),
     ///   `.invalidInput`/`.network` (input cannot be read; no decodable frame), `.notFound` (start beyond the end).
     ///   On any error no file is left at ``output``.
+    /// - Returns: the GIF written and what was sampled.
     public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Summary {
         guard frameRate.value <= 50 else {
             throw LapseError.usage("the frame rate must be more than 0 and at most 50 fps")

@@ -150,6 +150,9 @@ extension HyperlapseSettings {
     /// - Parameters:
     ///   - progress: receives route and download progress.
     ///   - warning: receives what is not as asked for (photos that jump, photos skipped).
+    ///   - environment: where keys, tokens and base URLs not set here are read (the command line passes its
+    ///     process's; empty by default).
+    /// - Returns: the feed, ready for ``HyperlapseJob/run(feed:progress:warning:)``.
     /// - Throws: ``LapseError`` `.usage` for a missing or unknown source, a missing route, Google without a key,
     ///   a ``spacing``, ``radius`` or ``frameStep`` outside the command line's ranges; `.invalidInput` for
     ///   unreadable route files or videos; the directions service's errors.

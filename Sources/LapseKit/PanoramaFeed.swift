@@ -64,7 +64,16 @@ public struct HyperlapseStop: Sendable {
     /// The source's metadata of the panorama (nil for video frames).
     public var panorama: PanoramaMetadata?
 
-    /// - Parameter position: where the panorama was taken; default the route point's coordinate.
+    /// - Parameters:
+    ///   - panoramaID: the panorama's id in its source.
+    ///   - routePoint: the route point the stop is for.
+    ///   - position: where the panorama was taken; default the route point's coordinate.
+    ///   - pose: how the panorama sits in the world, as its source says.
+    ///   - attribution: who to credit (nil: your own imagery).
+    ///   - panorama: the source's metadata (nil for video frames).
+    ///   - headingUncertainty: how sure the pose's heading is, degrees (nil: not known).
+    ///   - levelUncertainty: how sure its tilt and roll are, degrees (nil: not known).
+    ///   - sequenceIndex: its place in its capture sequence, where the source has one.
     public init(
         panoramaID: String, routePoint: RoutePoint, position: Coordinate? = nil, pose: PanoramaPose,
         attribution: Attribution? = nil, panorama: PanoramaMetadata? = nil, headingUncertainty: Double? = nil,
@@ -164,8 +173,13 @@ public protocol PanoramaFeed: Sendable {
     func lookup(_ range: Range<Int>) async throws -> [HyperlapseStop?]
     /// The equirectangular image (2:1, RGBA) of a stop found by ``lookup(_:)``. Called a few at a time
     /// concurrently, in increasing order of stops.
-    /// - Parameter region: the part of the image the frame reads; a tiled source fetches only those tiles and
-    ///   leaves the other pixels unset.
+    /// - Parameters:
+    ///   - stop: a stop ``lookup(_:)`` gave.
+    ///   - region: the part of the image the frame reads; a tiled source fetches only those tiles and leaves the
+    ///     other pixels unset.
+    /// - Returns: the picture, RGBA.
+    /// - Throws: ``LapseError`` `.notFound` for a panorama gone or without imagery, `.invalidInput` for a picture
+    ///   that does not decode, `.network`.
     func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer
     /// The equirectangular image of a stop as Y′CbCr (as ``image(for:region:)``: a tiled source fetches only what
     /// `region` touches), or nil when this one comes as RGBA only (then ``image(for:region:)`` is asked); only

@@ -51,9 +51,11 @@ public struct PanoramaSourceOptions: Sendable {
         case read(CameraTelemetry?)
     }
 
-    /// - Parameter environment: where `GOOGLE_MAPS_API_KEY`, the `LAPSE_*_URL` base URLs and the cache's
-    ///   `XDG_CACHE_HOME`/`HOME` are looked up (the library reads no environment of its own; the command line
-    ///   passes its process's).
+    /// - Parameters:
+    ///   - source: which source to make.
+    ///   - environment: where `GOOGLE_MAPS_API_KEY`, the `LAPSE_*_URL` base URLs and the cache's
+    ///     `XDG_CACHE_HOME`/`HOME` are looked up (the library reads no environment of its own; the command line
+    ///     passes its process's).
     public init(source: PanoramaSourceSetting, environment: [String: String] = [:]) {
         self.source = source
         self.environment = environment
@@ -132,6 +134,7 @@ public struct PanoramaSourceOptions: Sendable {
     /// - Throws: ``LapseError`` `.usage` for an unknown source, `--track` with another source or a bad base URL;
     ///   `.denied` for Google without a key or Mapillary without a token; `.invalidInput` for an unreadable folder,
     ///   video or track.
+    /// - Returns: the source, with what a route-less job can use.
     public func make(
         client: HTTPClient, videoFrameStep: Int = 30, progress: ProgressHandler? = nil,
         warning: WarningHandler? = nil

@@ -99,6 +99,7 @@ public struct PanoramasJob: Sendable {
     ///   than a video, or no route where the
     ///   source has no sequence of its own; `.output` for a manifest that exists without ``overwrite``; the
     ///   source's, the route file's and the directions service's errors.
+    /// - Returns: what was exported, and from which source.
     public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Result {
         if source.source == .google { throw LapseError.usage(Self.googleRefusal) }
         let client = try source.makeClient()

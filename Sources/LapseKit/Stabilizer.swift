@@ -305,6 +305,8 @@ struct Stabilizer {
 
     /// Adds the next stop (in route order) with its picture (nil when the source could not give one).
     /// - Parameters:
+    ///   - stop: the stop, in route order.
+    ///   - point: its route point's index.
     ///   - picture: the stop's small picture (nil when the source could not give one).
     ///   - measured: the motion from the previous stop added (kept or not) to this one, measured from their
     ///     pictures (``MotionEstimator``), nil for the first stop or when none could be measured.

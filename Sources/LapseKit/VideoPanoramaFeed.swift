@@ -262,6 +262,8 @@ final class SequentialDecoder: Sendable {
     }
 
     /// - Parameters:
+    ///   - reader: the video's reader, given to the decoder's queue.
+    ///   - yuv: decode to Y′CbCr (else RGBA).
     ///   - times: the frames' presentation times, when known (else ``frameTimes()`` learns them).
     ///   - outputs: the frame numbers the reader gives, in order, when it gives only some of them
     ///     (``VideoFrameReader/skipsNonReferenceFrames``); nil: every frame.

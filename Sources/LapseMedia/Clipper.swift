@@ -130,6 +130,7 @@ public enum Clipper {
     /// - Parameters:
     ///   - location: a file path, an `http(s)://` URL or an HLS playlist URL (see ``MediaInput``).
     ///   - output: the output file; written through ``AtomicOutput`` (nothing is left there on failure).
+    ///   - options: the range, the mode (copy or accurate), the audio and the input's options.
     ///   - overwrite: replace an existing `output`.
     ///   - progress: called with stage `clip`, unit `frames`.
     /// - Returns: what was cut (see ``ClipResult``).

@@ -31,6 +31,7 @@ public struct ConcatResult: Sendable {
 public enum Concatenator {
     /// Joins `inputs` (two or more, in order) into `output`.
     /// - Parameters:
+    ///   - inputs: the videos to join, two or more, in order.
     ///   - output: `.mp4`, `.m4v`, `.mov` or `.mkv`; written through ``AtomicOutput`` (nothing left on failure).
     ///   - metadata: the output's container metadata; nil copies the first input's.
     ///   - overwrite: replace an existing `output`.
@@ -38,6 +39,7 @@ public enum Concatenator {
     /// - Throws: ``LapseError``: `.usage` (fewer than two inputs, an unknown extension), `.invalidInput` naming the
     ///   input whose streams differ from the first input's (and how), or that cannot be read or starts with frames
     ///   hidden by an edit list (a cut by stream copy, which cannot be joined without re-encoding), `.output`.
+    /// - Returns: the frames and duration written, and each input's duration.
     public static func concat(
         _ inputs: [String], to output: String, metadata: [String: String]? = nil,
         overwrite: Bool = false, progress: ProgressHandler? = nil

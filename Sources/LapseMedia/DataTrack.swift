@@ -16,7 +16,9 @@ public struct DataSample: Sendable, Equatable {
 extension MediaInput {
     /// The samples of the first data stream whose codec tag (the MP4 sample entry's four characters) is `tag`,
     /// e.g. `gpmd` or `camm`, in order.
-    /// - Parameter maxBytes: the most bytes read in all (telemetry is a few kB a second: a larger track is refused).
+    /// - Parameters:
+    ///   - tag: the sample entry's four characters.
+    ///   - maxBytes: the most bytes read in all (telemetry is a few kB a second: a larger track is refused).
     /// - Returns: nil when the media has no such stream.
     /// - Throws: ``LapseError`` `.invalidInput` when the track holds more than `maxBytes`, read errors.
     public func dataSamples(tag: String, maxBytes: Int = 64 << 20) throws -> [DataSample]? {

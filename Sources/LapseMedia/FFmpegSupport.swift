@@ -14,9 +14,11 @@ func ffmpegMessage(_ code: Int32) -> String {
 /// Throws a ``LapseError`` when an FFmpeg call returned a negative code; returns the code otherwise.
 /// - Parameters:
 ///   - code: the call's return value.
-///   - errorCode: the error's kind (default `.codec`).
 ///   - subject: what the call was about (a path, a redacted URL).
 ///   - doing: what was being done, e.g. "cannot open the encoder".
+///   - errorCode: the error's kind (default `.codec`).
+/// - Returns: `code`, when it is not negative.
+/// - Throws: ``LapseError`` of `errorCode` naming `subject` (`.cancelled` for `AVERROR_EXIT`).
 @discardableResult
 func ffCheck(_ code: Int32, _ subject: String?, _ doing: String, as errorCode: LapseError.Code = .codec) throws -> Int32
 {
@@ -107,13 +109,25 @@ final class Scaler: @unchecked Sendable {
 
     /// Scales and converts `src` (its own format and colour space) into `dst`.
     /// - Parameters:
-    ///   - srcMatrix / srcFullRange: the source's YUV matrix (`SWS_CS_ITU709`, `SWS_CS_ITU601`…) and range;
-    ///     ignored for RGB sources.
-    ///   - dstMatrix / dstFullRange: the same for the destination.
+    ///   - src: the source's planes.
+    ///   - srcStrides: their strides in bytes.
+    ///   - srcWidth: the source's width in pixels.
+    ///   - srcHeight: its height in pixels.
+    ///   - srcFormat: its pixel format.
+    ///   - srcMatrix: the source's YUV matrix (`SWS_CS_ITU709`, `SWS_CS_ITU601`…); ignored for RGB sources.
+    ///   - srcFullRange: whether the source is full range; ignored for RGB sources.
+    ///   - dst: the destination's planes.
+    ///   - dstStrides: their strides in bytes.
+    ///   - dstWidth: the destination's width in pixels.
+    ///   - dstHeight: its height in pixels.
+    ///   - dstFormat: its pixel format.
+    ///   - dstMatrix: the destination's YUV matrix.
+    ///   - dstFullRange: whether the destination is full range.
     ///   - flags: `SWS_BICUBIC` by default.
     ///   - accurate: add `SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT | SWS_FULL_CHR_H_INP` (exact rounding, chroma
     ///     interpolated at full resolution). Off, swscale may use its fast special-case converters (several times
     ///     faster for YUV → RGBA at the same size, chroma slightly softer).
+    /// - Throws: ``LapseError`` `.codec` when swscale has no converter for the formats or fails.
     func scale(
         src: UnsafePointer<UnsafePointer<UInt8>?>, srcStrides: UnsafePointer<Int32>, srcWidth: Int, srcHeight: Int,
         srcFormat: AVPixelFormat, srcMatrix: Int32 = SWS_CS_ITU709, srcFullRange: Bool = true,

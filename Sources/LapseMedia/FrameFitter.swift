@@ -23,7 +23,8 @@ public struct FrameFitter: Sendable {
     public let background: RGBA
 
     /// - Parameters:
-    ///   - width, height: the frame size in pixels.
+    ///   - width: the frame width in pixels.
+    ///   - height: the frame height in pixels.
     ///   - mode: how to fit images of another shape.
     ///   - background: the colour of padding and behind transparent pixels (its alpha is ignored: frames are opaque).
     public init(width: Int, height: Int, mode: FitMode, background: RGBA) {

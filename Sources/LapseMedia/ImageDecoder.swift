@@ -51,6 +51,7 @@ public final class DecodedImage: @unchecked Sendable {
     /// `lowres`, the picture ½, ¼ or ⅛ as wide for `reduction` 1, 2 or 3, far faster than decoding it whole);
     /// other formats decode at full size. ``storedWidth`` and ``storedHeight`` are the sizes decoded.
     /// - Parameters:
+    ///   - path: the image file.
     ///   - reduction: 0…3 (default 0: full size).
     ///   - pixelLimit: the most pixels the decoded picture may have (default ``defaultPixelLimit``); the size is
     ///     read from the file's header first (JPEG, PNG, GIF, WebP, BMP, TIFF), so a larger image is refused before any
@@ -70,6 +71,7 @@ public final class DecodedImage: @unchecked Sendable {
     /// much larger than the output costs a fraction of its full decode in time and memory); other formats decode
     /// whole.
     /// - Parameters:
+    ///   - path: the image file.
     ///   - pixelLimit: as for ``init(path:reduction:pixelLimit:)``, on the pixels decoded.
     ///   - target: the size the picture will be scaled to, given its displayed (upright) size at full resolution.
     /// - Throws: as ``init(path:reduction:pixelLimit:)``.
@@ -280,10 +282,13 @@ public final class DecodedImage: @unchecked Sendable {
     /// The picture at `width × height` (display orientation), as RGBA.
     /// Scaling is done before turning, so only the pixels needed are turned.
     /// - Parameters:
-    ///   - width, height: display size wanted, ≥ 1 (default: ``displayWidth`` × ``displayHeight``).
+    ///   - width: display width wanted, ≥ 1 (default: ``displayWidth``).
+    ///   - height: display height wanted, ≥ 1 (default: ``displayHeight``).
     ///   - accurate: exact rounding and full-resolution chroma interpolation (default); `false` lets swscale use
     ///     its fast converters — for bulk work such as panorama tiles, where speed matters more than the last
     ///     level of chroma detail.
+    /// - Returns: the picture, RGBA, upright.
+    /// - Throws: ``LapseError`` `.codec` when the conversion fails.
     public func pixels(width: Int? = nil, height: Int? = nil, accurate: Bool = true) throws -> PixelBuffer {
         let dw = width ?? displayWidth, dh = height ?? displayHeight
         let sw = orientation.swapsAxes ? dh : dw

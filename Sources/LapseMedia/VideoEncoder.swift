@@ -108,8 +108,14 @@ public final class VideoEncoder {
     }
 
     /// As the public initializer, with audio streams to mux beside the video.
-    /// - Parameter configure: called with the video stream and the audio streams before the header is written,
-    ///   to add stream metadata or side data (e.g. a clip's display matrix and languages).
+    /// - Parameters:
+    ///   - path: the output file.
+    ///   - container: the muxer's name (`mp4`, `mov`, `matroska`).
+    ///   - settings: the video's size, rate, codec and quality.
+    ///   - audio: the audio streams to mux, as their parameters.
+    ///   - configure: called with the video stream and the audio streams before the header is written, to add
+    ///     stream metadata or side data (e.g. a clip's display matrix and languages).
+    /// - Throws: as the public initializer.
     init(
         path: String, container: String, settings: VideoEncoderSettings,
         audio: [AudioStreamParameters],
@@ -244,7 +250,11 @@ public final class VideoEncoder {
 
     /// Converts `pixels` (must be the encoder's size) to BT.709 yuv420p and encodes it `count` times
     /// (an image held on screen for several frames), at consecutive timestamps.
-    /// - Parameter pts: timestamp of the first copy in the encoder's time base; default: right after the last frame.
+    /// - Parameters:
+    ///   - pixels: the frame, RGBA, the encoder's size.
+    ///   - count: how many frames it lasts, ≥ 1.
+    ///   - pts: timestamp of the first copy in the encoder's time base; default: right after the last frame.
+    /// - Throws: ``LapseError`` `.codec` when the encoder fails (a frame of another size is a programming error).
     public func append(_ pixels: PixelBuffer, count: Int = 1, pts: Int64? = nil) throws {
         precondition(
             pixels.width == settings.width && pixels.height == settings.height, "frame size differs from the encoder's")
@@ -258,7 +268,11 @@ public final class VideoEncoder {
 
     /// Encodes a Y′CbCr frame (the encoder's size) as it is, `count` times at consecutive timestamps: no
     /// conversion, its BT.709 limited-range values are the output's.
-    /// - Parameter pts: timestamp of the first copy in the encoder's time base; default: right after the last frame.
+    /// - Parameters:
+    ///   - picture: the frame, Y′CbCr 4:2:0, the encoder's size.
+    ///   - count: how many frames it lasts, ≥ 1.
+    ///   - pts: timestamp of the first copy in the encoder's time base; default: right after the last frame.
+    /// - Throws: ``LapseError`` `.codec` when the encoder fails (a frame of another size is a programming error).
     public func append(_ picture: YUVFrame, count: Int = 1, pts: Int64? = nil) throws {
         precondition(
             picture.width == settings.width && picture.height == settings.height,
@@ -373,6 +387,7 @@ public final class VideoEncoder {
     /// - Parameter metadata: container metadata known only at the end (e.g. the credits of every panorama used),
     ///   added to ``VideoEncoderSettings/metadata``. MP4 and MOV write their metadata with the index, at the end;
     ///   containers that write it in the header (Matroska) keep only what was set at the start.
+    /// - Throws: ``LapseError`` `.codec` when flushing fails, `.output` when the file cannot be finished.
     public func finish(metadata: [String: String] = [:]) throws {
         guard !finished else { return }
         finished = true

@@ -122,7 +122,8 @@ public final class VideoFrameReader {
     /// Reads the main video stream of an opened input (the reader keeps it), and, when the input's video is two
     /// streams of one size and codec (a GoPro MAX `.360`), the second one with it (``streamCount``).
     /// - Parameters:
-    ///   - stream: the stream to read (nil: the main one, and its twin when there is one).
+    ///   - input: the opened input, kept by the reader.
+    ///   - only: the stream to read (nil: the main one, and its twin when there is one).
     /// - Throws: ``LapseError`` `.invalidInput` when it has no video stream or no decoder for it.
     public init(input: MediaInput, stream only: Int? = nil) throws {
         packet = try Packet()

@@ -7,6 +7,10 @@
 enum BoxFilter {
     /// Streams the box means of `channels` planes of `width × height`.
     /// - Parameters:
+    ///   - w: the planes' width.
+    ///   - h: their height.
+    ///   - r: the box's radius: means over `(2r+1)²` pixels; `w` must exceed `2r`.
+    ///   - c: the number of planes.
     ///   - fill: writes row `y` of every plane into its buffer (`channels · width` values, plane by plane); it is
     ///     called once a row, rows in order.
     ///   - emit: receives the means of row `y` of every plane (`channels · width` values, plane by plane), rows

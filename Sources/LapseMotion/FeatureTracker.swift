@@ -82,8 +82,14 @@ enum FeatureTracker {
     /// to fine over the pyramid, at most 12 Gauss–Newton steps a level, the window's means subtracted (so a
     /// residual difference of brightness does not move the track). `nil` when the window has no texture or the
     /// track does not converge to a close match.
-    /// - Parameter coarsest: the coarsest level searched (all of them by default); a guess within a few pixels
-    ///   (tracking back to where a track started) needs only the finest two.
+    /// - Parameters:
+    ///   - point: the corner in `a`.
+    ///   - a: the picture the corner is in.
+    ///   - b: the picture to find it in.
+    ///   - guess: where to start the search in `b`.
+    ///   - coarsest: the coarsest level searched (all of them by default); a guess within a few pixels (tracking
+    ///     back to where a track started) needs only the finest two.
+    /// - Returns: the point in `b`, or nil.
     static func track(
         _ point: SIMD2<Double>, from a: SphereImage, to b: SphereImage, guess: SIMD2<Double>,
         coarsest: Int = .max

@@ -64,8 +64,13 @@ public struct OrientationSmoother: Sendable {
         /// How sure the level evidence is, degrees (one standard deviation).
         public var levelSigma: Double
 
+        /// Evidence of one frame.
         /// - Parameters:
-        ///   - tilt, roll: the panorama's tilt and roll (degrees, as ``PanoramaPose``), 0 for an upright camera.
+        ///   - motion: the motion measured from the previous panorama (nil for the first, or when none was).
+        ///   - headings: compass headings of directions in the picture, with their noise.
+        ///   - tilt: the panorama's tilt (degrees, as ``PanoramaPose``), 0 for an upright camera.
+        ///   - roll: the panorama's roll (degrees), 0 for an upright camera.
+        ///   - levelSigma: how sure `tilt` and `roll` are, degrees (one standard deviation).
         public init(motion: PairMotion?, headings: [Heading], tilt: Double = 0, roll: Double = 0, levelSigma: Double) {
             self.motion = motion
             self.headings = headings

@@ -31,6 +31,7 @@ public struct ToneMatcher: Sendable {
     /// - Parameters:
     ///   - ratio: how much brighter this frame is than the previous one at the same points (nil: unknown).
     ///   - means: its mean R, G, B (``SphereImage/channelMean``), used when `ratio` is nil.
+    /// - Returns: the frame's gains (all 1 for the first frame).
     public mutating func correction(ratio: SIMD3<Double>?, means: SIMD3<Double>) -> ToneCorrection {
         let m = means.replacing(with: 1, where: means .< 1)
         defer { previousMeans = m }

@@ -104,7 +104,10 @@ public struct DiskCache: Sendable {
     }
 
     /// The cached bytes of `key`, or `nil` when absent or invalid (an invalid entry is deleted).
-    /// - Parameter validate: returns false for bytes that must not be reused (e.g. ``CacheValidation/jpeg(_:)``).
+    /// - Parameters:
+    ///   - key: the entry's key.
+    ///   - validate: returns false for bytes that must not be reused (e.g. ``CacheValidation/jpeg(_:)``).
+    /// - Returns: the bytes, or nil.
     public func data(for key: CacheKey, validate: ((Data) -> Bool)? = nil) -> Data? {
         let url = fileURL(for: key)
         guard let data = try? Data(contentsOf: url) else { return nil }

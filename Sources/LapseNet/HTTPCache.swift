@@ -234,7 +234,11 @@ public final class HTTPCache: Sendable {
     /// background), after a revalidation when stale, else downloaded.
     /// - Parameters:
     ///   - url: where the content lives.
+    ///   - key: the cache entry's key.
+    ///   - client: the HTTP client that downloads and revalidates.
     ///   - validate: whether cached or downloaded bytes are whole (e.g. ``CacheValidation/jpeg(_:)``).
+    ///   - temporaryRefusal: a service's quota answers that are not HTTP 429, retried with backoff (see
+    ///     ``HTTPClient/get(_:headers:accept:temporaryRefusal:maxBodyBytes:)``).
     ///   - maxBodyBytes: the largest answer accepted (see
     ///     ``HTTPClient/get(_:headers:accept:temporaryRefusal:maxBodyBytes:)``).
     ///   - check: throws the caller's error for an answer that is not content (called for every answer but a 304

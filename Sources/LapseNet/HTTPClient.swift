@@ -164,6 +164,7 @@ public final class HTTPClient: Sendable {
 
     /// GET `url`.
     /// - Parameters:
+    ///   - url: what to get.
     ///   - headers: extra request headers.
     ///   - accept: checks a 2xx response; returning false makes it count as a failed attempt and be retried
     ///     (e.g. a JPEG without its end marker). After the last attempt the request fails.

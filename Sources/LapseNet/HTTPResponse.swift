@@ -33,6 +33,7 @@ public struct HTTPResponse: Sendable {
     ///   - secrets: strings (API keys) to hide from the message, which quotes the start of the body.
     /// - Throws: ``LapseError`` `.denied` for 401/403, `.notFound` for 404, `.rateLimited` for 429,
     ///   `.network` for any other non-2xx status.
+    /// - Returns: this response.
     @discardableResult
     public func requireSuccess(_ subject: String, hiding secrets: [String] = []) throws -> HTTPResponse {
         guard !isSuccess else { return self }

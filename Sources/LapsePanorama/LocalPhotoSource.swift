@@ -27,9 +27,10 @@ public struct LocalPhotoSource: PanoramaSource {
     public let headingSources: [String: String]
 
     /// Reads the folder's photos' headers (the images are decoded only when asked for).
+    /// - Parameters:
+    ///   - directory: the folder of photos.
+    ///   - equirectangular: take every 2:1 photo as a 360° one though nothing says so (see ``refusal(_:)``).
     /// - Throws: ``LapseError`` `.invalidInput` when the folder cannot be read or holds no usable photo.
-    /// - Parameter equirectangular: take every 2:1 photo as a 360° one though nothing says so (see
-    ///   ``refusal(_:)``).
     public init(directory: String, equirectangular: Bool = false) throws {
         self.directory = directory
         let names: [String]

@@ -69,6 +69,9 @@ public struct MapillarySource: PanoramaSource {
 
     /// - Parameters:
     ///   - token: the client access token (`MLY|…`).
+    ///   - baseURL: the Graph API's root (default ``defaultBaseURL``).
+    ///   - client: the HTTP client the requests go through.
+    ///   - cache: where image metadata and pictures are kept (nil: none).
     ///   - warning: told once per image skipped at lookup (a 360° image that is not 2:1).
     /// - Throws: ``LapseError`` `.denied` for an empty token.
     public init(

@@ -24,6 +24,7 @@ public protocol PanoramaSource: Sendable {
     ///   - resolution: the size wanted.
     /// - Throws: ``LapseCore/LapseError`` `.notFound` when the source has no imagery for it (e.g. only black
     ///   placeholder tiles), `.network`…, `.invalidInput` when the image cannot be decoded.
+    /// - Returns: the picture and how it was made.
     func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage
 
     /// As ``image(for:resolution:)``, for a caller that reads only `region` of the image: a tiled source

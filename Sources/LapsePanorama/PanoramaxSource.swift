@@ -59,7 +59,11 @@ public struct PanoramaxSource: PanoramaSource {
     /// The public Panoramax instance's API root.
     public static let defaultBaseURL = URL(string: "https://api.panoramax.xyz/api")!
 
-    /// - Parameter warning: told once per picture skipped at lookup (a cropped 360° picture that cannot be placed).
+    /// - Parameters:
+    ///   - baseURL: the instance's API root (default ``defaultBaseURL``).
+    ///   - client: the HTTP client the requests go through.
+    ///   - cache: where answers and pictures are kept (nil: none).
+    ///   - warning: told once per picture skipped at lookup (a cropped 360° picture that cannot be placed).
     public init(
         baseURL: URL = defaultBaseURL, client: HTTPClient = .shared, cache: DiskCache? = nil,
         warning: WarningHandler? = nil

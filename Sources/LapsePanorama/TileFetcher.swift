@@ -25,7 +25,12 @@ struct TileFetcher: Sendable {
     }
 
     /// Fetches `tiles` of `grid` (default all) and stitches them; pixels of the other tiles are unset.
-    /// - Parameter yuv: stitch Y′CbCr (BT.709 limited range 4:2:0; the grid's tiles of even size) instead of RGBA.
+    /// - Parameters:
+    ///   - grid: the zoom's grid of tiles.
+    ///   - tiles: the tiles to fetch (nil: all).
+    ///   - yuv: stitch Y′CbCr (BT.709 limited range 4:2:0; the grid's tiles of even size) instead of RGBA.
+    /// - Returns: the stitched picture, with the tiles downloaded and read from the cache.
+    /// - Throws: the source's errors for a tile (`.network`, `.notFound`, `.invalidInput`), `.cancelled`.
     func fetch(_ grid: TileGrid, tiles: [TileIndex]? = nil, yuv: Bool = false) async throws -> Result {
         var stitcher = yuv ? TileStitcher(yuvGrid: grid) : TileStitcher(grid: grid)
         var downloaded = 0, fromCache = 0, done = 0

@@ -31,7 +31,10 @@ public struct CameraPath: Sendable {
 
     /// One pose per frame; `frames[i]` is where frame `i` is taken (distances along the route must not decrease).
     /// Roll is 0. Headings are in [0, 360).
-    /// - Parameter range: only the poses of these frames (default all); the result has `range.count` poses.
+    /// - Parameters:
+    ///   - frames: where each frame is taken, in order.
+    ///   - range: only the poses of these frames (default all); the result has `range.count` poses.
+    /// - Returns: the poses of `range`'s frames, in order.
     public func poses(for frames: [RoutePoint], in range: Range<Int>? = nil) -> [CameraPose] {
         let range = range ?? frames.indices
         guard !frames.isEmpty, !range.isEmpty else { return [] }
@@ -104,7 +107,10 @@ public struct CameraPath: Sendable {
     /// interpolation towards a keyframe needs to know at which frame it falls. So poses wait for the route to be
     /// known as far as the next keyframe of each property, never further; a keyframe beyond the end of the route
     /// holds every frame after the last placed one until the route is complete.
-    /// - Parameter complete: no frame follows: every frame is settled.
+    /// - Parameters:
+    ///   - frames: the frames known so far, in order.
+    ///   - complete: no frame follows: every frame is settled.
+    /// - Returns: how many of the first frames are settled.
     public func settledCount(of frames: [RoutePoint], complete: Bool) -> Int {
         guard !complete else { return frames.count }
         guard let last = frames.last else { return 0 }

@@ -72,13 +72,16 @@ final class ProjectionTable: Sendable {
     /// with more (near a pole, where longitude turns fast) is computed pixel by pixel.
     static let gridTolerance: Float = 4
 
-    /// - Parameter exact: compute every pixel's source position (for comparison); by default the mapping is
-    ///   computed exactly on a grid every ``gridStep`` output pixels and interpolated bilinearly between, and
-    ///   every cell whose centre the interpolation misses by more than ``gridTolerance`` (1/64 px), that reaches
-    ///   within 21° of a pole or that straddles the seam is computed exactly. The mapping's curvature over 8
-    ///   pixels of a 90° view moves a sample by about 0.004 source pixels, so the two tables agree to within
-    ///   their rounding (a few 1/256 px) while the grid's costs about a third of the time (a stabilised
-    ///   hyperlapse needs a table a frame).
+    /// The table of `key`.
+    /// - Parameters:
+    ///   - key: the source and output sizes, the pose and camera the table maps.
+    ///   - exact: compute every pixel's source position (for comparison); by default the mapping is
+    ///     computed exactly on a grid every ``gridStep`` output pixels and interpolated bilinearly between, and
+    ///     every cell whose centre the interpolation misses by more than ``gridTolerance`` (1/64 px), that reaches
+    ///     within 21° of a pole or that straddles the seam is computed exactly. The mapping's curvature over 8
+    ///     pixels of a 90° view moves a sample by about 0.004 source pixels, so the two tables agree to within
+    ///     their rounding (a few 1/256 px) while the grid's costs about a third of the time (a stabilised
+    ///     hyperlapse needs a table a frame).
     init(key: ProjectionTableKey, exact: Bool = false) {
         self.key = key
         let ow = key.outputWidth, oh = key.outputHeight

@@ -38,7 +38,8 @@ public final class Projector: Sendable {
     private let cacheLimit: Int
 
     /// - Parameters:
-    ///   - width, height: output size in pixels, 1…16384 each.
+    ///   - width: output width in pixels, 1…16384.
+    ///   - height: output height in pixels, 1…16384.
     ///   - interpolation: ``Interpolation/bilinear`` by default.
     ///   - cachedTables: how many tables to keep (each holds 8 bytes an output pixel); default 4.
     ///   - source: the panoramas' projection (``source``).
@@ -64,6 +65,7 @@ public final class Projector: Sendable {
     ///   - camera: where to look; `fov` must be in (0, 180).
     /// - Throws: ``LapseError`` `.usage` for a field of view out of range, non-finite angles or a panorama
     ///   outside 2×2…32768×32768 pixels.
+    /// - Returns: the view, RGBA, ``width`` × ``height``.
     public func render(_ panorama: PixelBuffer, pose: PanoramaPose = PanoramaPose(), camera: CameraPose) throws
         -> PixelBuffer
     {
