@@ -62,10 +62,8 @@ struct CommandHelp: Sendable {
                 let body: String
                 switch row {
                 case .option(let o):
-                    body =
-                        o.text
-                        + (o.aliases.filter { $0.hasPrefix("--") }.isEmpty
-                            ? "" : " (also " + o.aliases.filter { $0.hasPrefix("--") }.joined(separator: ", ") + ")")
+                    let shown = o.aliases.filter { $0.hasPrefix("--") }
+                    body = o.text + (shown.isEmpty ? "" : " (also " + shown.joined(separator: ", ") + ")")
                 case .text(_, let t): body = t
                 }
                 let bodyLines = Self.wrap(body, width: Self.width - column)

@@ -12,6 +12,17 @@ extension KeyedEncodingContainer {
     }
 }
 
+extension KeyedEncodingContainer where Key == SummaryKey {
+    /// A video's frame size and rate as every summary writes them: `width`, `height` (pixels), `fps` (a number) and
+    /// `frameRate` (the exact fraction's text, `"30000/1001"`).
+    public mutating func encodeFrameFormat(width: Int, height: Int, frameRate: FrameRate) throws {
+        try encode(width, forKey: "width")
+        try encode(height, forKey: "height")
+        try encode(frameRate.value, forKey: "fps")
+        try encode("\(frameRate.numerator)/\(frameRate.denominator)", forKey: "frameRate")
+    }
+}
+
 /// A coding key made from any string: for summaries whose keys are written out in their `encode(to:)`.
 public struct SummaryKey: CodingKey, ExpressibleByStringLiteral, Sendable {
     /// The key's text (camelCase; the encoder may turn it into snake_case).

@@ -75,11 +75,8 @@ public struct VideoJob: Sendable {
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: SummaryKey.self)
             try c.encode(output, forKey: "output")
-            try c.encode(width, forKey: "width")
-            try c.encode(height, forKey: "height")
+            try c.encodeFrameFormat(width: width, height: height, frameRate: frameRate)
             try c.encode(frames, forKey: "frames")
-            try c.encode(frameRate.value, forKey: "fps")
-            try c.encode("\(frameRate.numerator)/\(frameRate.denominator)", forKey: "frameRate")
             try c.encode(duration, forKey: "duration")
             try c.encode(bytes, forKey: "bytes")
             try c.encode(images, forKey: "images")
