@@ -8,7 +8,10 @@ import Foundation
 /// (see `PanoramaPose`); a camera (heading, pitch, roll) has `yaw(heading)·pitch(pitch)·roll(roll)`. "World" is
 /// level with z towards north and x towards east.
 package struct Rotation: Equatable, Sendable {
-    package var r0: SIMD3<Double>, r1: SIMD3<Double>, r2: SIMD3<Double>
+    // Rows stored as plain Doubles (``StoredAsDoubles``: no 32-byte vector in a stored property).
+    @StoredAsDoubles package var r0: SIMD3<Double>
+    @StoredAsDoubles package var r1: SIMD3<Double>
+    @StoredAsDoubles package var r2: SIMD3<Double>
 
     package init(r0: SIMD3<Double>, r1: SIMD3<Double>, r2: SIMD3<Double>) {
         self.r0 = r0

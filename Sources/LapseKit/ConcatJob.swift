@@ -94,7 +94,7 @@ public struct ConcatJob: Sendable {
         if let gif {
             let reader = try VideoFrameReader(output)
             var job = GIFJob(source: .video(output), output: gif)
-            let rate = reader.frameRate.flatMap { FrameRate.parse(String($0)) } ?? FrameRate(12)
+            let rate = reader.frameRateFraction ?? FrameRate(12)
             job.frameRate = rate.value > 50 ? FrameRate(50) : rate
             if let gifWidth, gifWidth > reader.displayWidth {
                 warning?(

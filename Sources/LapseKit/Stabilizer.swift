@@ -195,20 +195,20 @@ struct Stabilizer {
         var point: Int
         var motion: PairMotion?
         /// Direction of travel towards the next frame in this frame's picture (from the next pair's motion).
-        var travel: SIMD3<Double>?
+        @OptionalStoredAsDoubles var travel: SIMD3<Double>?
         /// One standard deviation of `travel`, degrees.
         var travelUncertainty: Double?
         /// The direction of travel in this frame's picture that it and its neighbours agree on
         /// (``Stabilizer/consensusTravel(_:)``).
-        var consensus: SIMD3<Double>?
+        @OptionalStoredAsDoubles var consensus: SIMD3<Double>?
         var tone: ToneCorrection?
         var sources: [String] = []
         var orientation: Rotation?
-        var worldTravel: SIMD3<Double>?
+        @OptionalStoredAsDoubles var worldTravel: SIMD3<Double>?
         /// The track's bearing at this frame (a camera's own track with positions).
         var trackBearing: Double?
         /// The vehicle's axis in this frame's picture, as known when it was posed (``Stabilizer/vehicleAxis``).
-        var axis: SIMD3<Double>?
+        @OptionalStoredAsDoubles var axis: SIMD3<Double>?
     }
     /// Analysed, waiting for the next frame (its travel) and the track ahead.
     private var analysed: [Entry] = []
@@ -237,7 +237,7 @@ struct Stabilizer {
     /// A mount was followed since the last break (or the start).
     private var mountFollowed = false
     /// The mount before the last break, for the frames before it (their index below `before`) posed after it.
-    private var previousAxis: (before: Int, direction: SIMD3<Double>)?
+    private var previousAxis: (before: Int, direction: StoredAsDoubles)?
     /// Each measured pair's turn about the vertical (degrees, right positive), by the frame that ends it: the
     /// latest 60 (a camera's own track with positions).
     private var pairTurns: [(frame: Int, yaw: Double)] = []
@@ -369,7 +369,7 @@ struct Stabilizer {
                     // its vehicle: 20° or more), if any.
                     var first = framesAdded + 1 - run
                     if let turn = turnUnlikeTrack(from: first - 6, through: first + 1) { first = turn }
-                    previousAxis = (before: first, direction: e.direction)
+                    previousAxis = (before: first, direction: StoredAsDoubles(wrappedValue: e.direction))
                     mountVotes.restart(keeping: run)
                     mountEstimate = mountVotes.estimate
                     mountBreaks += 1
@@ -717,7 +717,7 @@ struct Stabilizer {
     /// ``vehicleAxis`` for frame `index`: a frame from before the camera was last moved on its vehicle keeps the
     /// mount it had.
     private func vehicleAxis(at index: Int) -> SIMD3<Double>? {
-        if options.forward == nil, let p = previousAxis, index < p.before { return p.direction }
+        if options.forward == nil, let p = previousAxis, index < p.before { return p.direction.wrappedValue }
         return vehicleAxis
     }
 }

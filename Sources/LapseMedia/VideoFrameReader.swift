@@ -45,6 +45,8 @@ public final class VideoFrameReader {
     public let duration: Double?
     /// Average frame rate in frames per second, when known.
     public let frameRate: Double?
+    /// The same rate as the stream's fraction (`avg_frame_rate`: 30000/1001), when known.
+    public let frameRateFraction: FrameRate?
     /// Whether the stream is PQ or HLG (tone-mapped to SDR on output).
     public let isHDR: Bool
     /// Whether frames carry alpha.
@@ -203,6 +205,7 @@ public final class VideoFrameReader {
         }
         let rate = stream.pointee.avg_frame_rate
         frameRate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : nil
+        frameRateFraction = rate.num > 0 && rate.den > 0 ? FrameRate(Int(rate.num), Int(rate.den)) : nil
         isHDR = VideoFrameConverter.isHDR(par.pointee.color_trc)
         let pixelFormat = AVPixelFormat(rawValue: par.pointee.format)
         let descriptor = av_pix_fmt_desc_get(decoder.pixelFormat != AV_PIX_FMT_NONE ? decoder.pixelFormat : pixelFormat)

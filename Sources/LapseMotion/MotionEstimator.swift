@@ -444,7 +444,7 @@ public struct MotionEstimator: Sendable {
     struct Fit {
         var rotation: Rotation
         /// Direction of travel in B's frame.
-        var travel: SIMD3<Double>?
+        @OptionalStoredAsDoubles var travel: SIMD3<Double>?
         /// One standard deviation of the direction of travel's error, degrees.
         var travelUncertainty: Double
         var uncertainty: Double

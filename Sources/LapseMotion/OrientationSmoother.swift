@@ -19,7 +19,7 @@ public struct OrientationSmoother: Sendable {
     /// A compass heading of a direction fixed in the panorama.
     public struct Heading: Sendable {
         /// The direction in the panorama's frame (x right, y down, z the centre column), unit length.
-        package var direction: SIMD3<Double>
+        @StoredAsDoubles package var direction: SIMD3<Double>
         /// Its compass heading, degrees.
         public var heading: Double
         /// One standard deviation, degrees.
@@ -60,7 +60,7 @@ public struct OrientationSmoother: Sendable {
         public var headings: [Heading]
         /// Where the world's up lies in the panorama's frame (unit; `(0, −1, 0)` for an upright camera) and how
         /// sure that is (degrees).
-        package var up: SIMD3<Double>
+        @StoredAsDoubles package var up: SIMD3<Double>
         /// How sure the level evidence is, degrees (one standard deviation).
         public var levelSigma: Double
 
@@ -250,7 +250,9 @@ public struct OrientationSmoother: Sendable {
 
 /// A 3 × 3 matrix of covariances and gains (rows).
 struct Matrix3: Sendable {
-    var r0: SIMD3<Double>, r1: SIMD3<Double>, r2: SIMD3<Double>
+    @StoredAsDoubles var r0: SIMD3<Double>
+    @StoredAsDoubles var r1: SIMD3<Double>
+    @StoredAsDoubles var r2: SIMD3<Double>
 
     static let identity = Matrix3(diagonal: SIMD3(1, 1, 1))
 

@@ -17,7 +17,7 @@ public struct PairMotion: Sendable, Equatable {
     /// Direction of travel from A to B as a unit vector in A's frame (x right, y down, z along A's centre
     /// column): the focus of expansion, where the scene streams out from. `nil` when the parallax is too small
     /// to tell (a stop, or a distant scene).
-    public var travel: SIMD3<Double>?
+    @OptionalStoredAsDoubles public var travel: SIMD3<Double>?
     /// One standard deviation of `travel`'s error, degrees (from the epipolar fit's residuals and geometry);
     /// nil without a direction of travel.
     public var travelUncertainty: Double?
@@ -29,7 +29,7 @@ public struct PairMotion: Sendable, Equatable {
     /// How much brighter B is than A in R, G and B at the same points of the scene (the median ratio over the
     /// correspondences, well exposed ones only): an exposure or white-balance change of the camera, which the
     /// scene's own light (a shadow entering the picture) does not move. Nil with too few usable correspondences.
-    public var exposure: SIMD3<Double>?
+    @OptionalStoredAsDoubles public var exposure: SIMD3<Double>?
     /// Where this pair says the direction of travel lies for a camera fixed to a vehicle (``TravelVotes``: the
     /// world's flows outside what stays put, derotated); nil when too few moved. Not carried by ``then(_:)``
     /// (the chord of two pairs is not measured) nor ``fraction(_:)``.

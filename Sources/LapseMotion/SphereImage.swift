@@ -29,7 +29,7 @@ public struct SphereImage: Sendable {
     let levels: [Level]
     /// Mean R, G and B (0…255) over the rows within 60° of the horizon, each row weighted by the cosine of its
     /// latitude (its share of the sphere).
-    public let channelMean: SIMD3<Double>
+    @StoredAsDoubles public private(set) var channelMean: SIMD3<Double>
     /// R, G, B (0…255, linear in the stored values) at 128 × 64, each the mean of a 4 × 4 block.
     let colour: [SIMD3<Float>]
     static let colourWidth = 128

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseMedia
+import LapseCore
 
 /// Per-channel gains that bring each frame's tone back to a running reference, so consecutive panoramas from
 /// different capture runs or cameras (exposure, white balance) do not step, while slow real changes pass.
@@ -16,9 +17,9 @@ public struct ToneMatcher: Sendable {
     /// How far (a fraction of itself) the reference may move in one frame.
     public var maximumStep: Double
     /// The camera's exposure and the reference, natural logarithms per channel (0 at the first frame).
-    private var exposure = SIMD3<Double>(repeating: 0)
-    private var reference = SIMD3<Double>(repeating: 0)
-    private var previousMeans: SIMD3<Double>?
+    @StoredAsDoubles private var exposure = SIMD3<Double>(repeating: 0)
+    @StoredAsDoubles private var reference = SIMD3<Double>(repeating: 0)
+    @OptionalStoredAsDoubles private var previousMeans: SIMD3<Double>?
 
     /// A matcher whose reference moves by at most `maximumStep` (a fraction of itself) a frame; the gains, the
     /// reference over each frame's exposure, absorb an exposure step at once.
@@ -55,7 +56,7 @@ public struct ToneMatcher: Sendable {
 /// Gains for R, G and B.
 public struct ToneCorrection: Sendable, Equatable, Codable {
     /// Multipliers of the gamma-encoded 8-bit R′, G′ and B′ values (1: unchanged).
-    public var gains: SIMD3<Double>
+    @StoredAsDoubles public var gains: SIMD3<Double>
 
     /// A correction of these gains.
     public init(gains: SIMD3<Double>) { self.gains = gains }

@@ -41,7 +41,8 @@ public struct TravelVotes: Sendable, Equatable {
         var weight: Float
         var range: Range<Int>
         /// The correspondence (unit vectors in A's frame and B's).
-        var a: SIMD3<Double>, b: SIMD3<Double>
+        @StoredAsDoubles var a: SIMD3<Double>
+        @StoredAsDoubles var b: SIMD3<Double>
     }
     var flows: [Flow]
     var cells: [UInt16]
@@ -251,7 +252,7 @@ public struct MountEstimator: Sendable {
     /// What the votes say so far.
     public struct Estimate: Sendable, Equatable {
         /// The direction of travel in the pictures (x right, y down, z the centre column), unit.
-        public var direction: SIMD3<Double>
+        @StoredAsDoubles public var direction: SIMD3<Double>
         /// The peak of the weighted votes over the highest outside 25° of it (1: no better than elsewhere).
         public var margin: Double
         /// Degrees: how far from the peak the weighted votes fall to half of it (the peak's half width at half

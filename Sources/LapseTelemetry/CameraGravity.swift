@@ -8,7 +8,7 @@ public struct CameraGravity: Sendable, Equatable {
     public var time: Double
     /// Unit vector of gravity's direction in the camera's frame: x to the picture's right, y down it, z out of
     /// the lens (GoPro's `GRAV` as its cameras write it: an upright camera reads about (0, 1, 0)).
-    public var vector: SIMD3<Double>
+    @StoredAsDoubles public var vector: SIMD3<Double>
 
     /// Gravity at `time` seconds from the video's start: `vector`, a unit vector in the camera's frame.
     public init(time: Double, vector: SIMD3<Double>) {
