@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
-import LapseMedia
 import LapseCore
+import LapseMedia
 
 /// Per-channel gains that bring each frame's tone back to a running reference, so consecutive panoramas from
 /// different capture runs or cameras (exposure, white balance) do not step, while slow real changes pass.
