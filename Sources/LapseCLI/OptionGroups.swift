@@ -51,14 +51,14 @@ struct NetworkOptions {
 /// `--crf N` (0 to 51) and `--preset NAME` (an x264 preset).
 struct EncoderOptions {
     var crf: Double?
-    var preset: String?
+    var preset: EncoderPreset?
 
     static let crf = Option("--crf", value: "N", setting: "crf", help: "quality 0–51, lower is better (default 20)")
     static let preset = Option("--preset", value: "NAME", help: "ultrafast … veryslow (default medium)")
 
     init(_ arguments: inout Arguments) throws {
         crf = try arguments.double(Self.crf, in: 0...51)
-        preset = try arguments.choice(Self.preset, VideoEncoderSettings.presets)
+        preset = try arguments.choice(Self.preset, EncoderPreset.names).flatMap(EncoderPreset.init(rawValue:))
     }
 }
 

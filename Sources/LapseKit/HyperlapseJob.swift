@@ -40,7 +40,7 @@ public struct HyperlapseJob: Sendable {
     /// x264's constant rate factor, 0–51, lower is better (default 20).
     public var crf: Double = 20
     /// x264's preset, `ultrafast` … `veryslow` (default `medium`).
-    public var preset = "medium"
+    public var preset = EncoderPreset.medium
     /// Replace outputs that exist (else an existing output is an `.output` error before anything is fetched).
     public var overwrite = false
     /// Written as `OUT.job.json` so the hyperlapse can be rendered again; `nil` writes none.
@@ -264,7 +264,7 @@ public struct HyperlapseJob: Sendable {
         outputs.job?.discard()
     }
 
-    private func validated() throws -> String {
+    private func validated() throws -> MediaContainer {
         guard width >= 16, height >= 16, width % 2 == 0, height % 2 == 0 else {
             throw LapseError.usage("the frame size must be even and at least 16x16, not \(width)x\(height)")
         }

@@ -37,7 +37,7 @@ extension HyperlapseSettings {
     /// x264's CRF 20.
     public static let defaultCRF = 20.0
     /// x264's `medium`.
-    public static let defaultPreset = "medium"
+    public static let defaultPreset = EncoderPreset.medium
     /// Every frame of a video.
     public static let defaultFrameStep = 1
     /// Street View zoom levels accepted (``zoom``).
@@ -84,10 +84,6 @@ extension HyperlapseSettings {
         job.gifWidth = s.gifWidth
         job.crf = s.crf ?? Self.defaultCRF
         job.preset = s.preset ?? Self.defaultPreset
-        guard VideoEncoderSettings.presets.contains(job.preset) else {
-            throw LapseError.usage(
-                "preset takes one of \(VideoEncoderSettings.presets.joined(separator: ", ")), not '\(job.preset)'")
-        }
         // A job file's numbers are held to the ranges the command line's are, with the same constants (a frame
         // step of 2⁶³ − 1 overflowed; a zoom of 9 was found only after the route was planned).
         try Self.checkNumbers(s)

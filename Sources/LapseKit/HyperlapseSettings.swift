@@ -63,7 +63,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// H.264 CRF (default 20) and preset (default medium).
     public var crf: Double?
     /// x264's preset, `ultrafast` … `veryslow` (default `medium`).
-    public var preset: String?
+    public var preset: EncoderPreset?
     /// For `video:` and panoramas without a known heading: the compass heading the centre column faces.
     public var panoHeading: Double?
     /// For `video:` without a track: use every N-th frame (default 1).

@@ -33,7 +33,7 @@ public struct VideoJob: Sendable {
     /// 0–51, default 20.
     public var crf: Double = 20
     /// x264/x265 preset, default `medium`.
-    public var preset = "medium"
+    public var preset = EncoderPreset.medium
     /// Skip images that cannot be decoded (with a warning) instead of failing; a skipped image takes no time.
     public var skipInvalid = false
     /// Replace an existing output file.
@@ -102,9 +102,9 @@ public struct VideoJob: Sendable {
     }
 
     /// The container for an output path's extension, or a usage error naming the extensions allowed.
-    public static func container(for output: String) throws -> String {
+    public static func container(for output: String) throws -> MediaContainer {
         let ext = (output as NSString).pathExtension.lowercased()
-        guard ["mp4", "m4v", "mov"].contains(ext), let c = VideoEncoderSettings.container(forExtension: ext) else {
+        guard ["mp4", "m4v", "mov"].contains(ext), let c = MediaContainer(fileExtension: ext) else {
             throw LapseError.usage("\(output): the output must end in .mp4, .m4v or .mov")
         }
         return c

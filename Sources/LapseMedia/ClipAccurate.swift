@@ -10,7 +10,7 @@ import LapseCore
 struct AccurateClip {
     let input: MediaInput
     let options: ClipOptions
-    let container: String
+    let container: MediaContainer
     let path: String
     let progress: ProgressHandler?
 
@@ -73,7 +73,7 @@ struct AccurateClip {
             sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M
         )
         let encoder = try VideoEncoder(
-            path: path, container: container, settings: settings,
+            path: path, muxer: container.rawValue, settings: settings,
             audio: track.map { [$0.streamParameters] } ?? []
         ) { v, audio in
             ClipMuxer.copySideData(from: stream, to: v)

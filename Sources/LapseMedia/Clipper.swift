@@ -28,7 +28,7 @@ public struct ClipOptions: Sendable {
     /// Constant rate factor of the re-encode in `accurate` mode (x264 scale). Default 18.
     public var crf: Double = 18
     /// x264 preset of the re-encode in `accurate` mode. Default `fast`.
-    public var preset: String = "fast"
+    public var preset: EncoderPreset = .fast
     /// The audio of the clip: the input's own (default), none, or another file's (replacing or mixed).
     public var audio: ClipAudio = .original
     /// How the input is opened (timeouts).
@@ -79,8 +79,8 @@ public struct ClipResult: Sendable, Encodable {
     public var mediaDuration: Double?
     /// Bytes read from the input (top-level I/O; 0 when unknown, e.g. HLS segments).
     public var bytesRead: Int64
-    /// The output container (`mp4`, `mov`, `matroska`).
-    public var container: String
+    /// The output container.
+    public var container: MediaContainer
     /// Things the user should know (e.g. a rotation Matroska cannot carry), one line each.
     public var warnings: [String] = []
 
@@ -118,9 +118,9 @@ public struct ClipResult: Sendable, Encodable {
 public enum Clipper {
     /// The container for an output file name, from its extension.
     /// - Throws: ``LapseError`` `.usage` for an extension other than `.mp4`, `.m4v`, `.mov`, `.mkv`.
-    public static func container(for path: String) throws -> String {
+    public static func container(for path: String) throws -> MediaContainer {
         let ext = URL(fileURLWithPath: path).pathExtension
-        guard let c = VideoEncoderSettings.container(forExtension: ext) else {
+        guard let c = MediaContainer(fileExtension: ext) else {
             throw LapseError.usage("cannot write '.\(ext)' files: name the output .mp4, .mov, .m4v or .mkv")
         }
         return c
@@ -200,7 +200,7 @@ public enum Clipper {
             result.mediaDuration = duration
             result.output = output
             result.accurate = options.accurate
-            if container == "matroska", let rotation = input.videoStream?.rotation, rotation != 0 {
+            if container == .matroska, let rotation = input.videoStream?.rotation, rotation != 0 {
                 // FFmpeg 5.1's Matroska muxer writes no display matrix.
                 result.warnings.append(
                     """
@@ -224,16 +224,17 @@ public enum Clipper {
 /// codec parameters, `+faststart` for MP4/MOV.
 final class ClipMuxer {
     let path: String
-    let container: String
+    let container: MediaContainer
     private var context: UnsafeMutablePointer<AVFormatContext>?
     private var headerWritten = false
 
-    init(path: String, container: String) throws {
+    init(path: String, container: MediaContainer) throws {
         self.path = path
         self.container = container
         var oc: UnsafeMutablePointer<AVFormatContext>?
         try ffCheck(
-            avformat_alloc_output_context2(&oc, nil, container, path), path, "cannot create a \(container) file",
+            avformat_alloc_output_context2(&oc, nil, container.rawValue, path), path,
+            "cannot create a \(container) file",
             as: .output)
         context = oc
     }
@@ -315,7 +316,7 @@ final class ClipMuxer {
         }
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
-        if container == "mp4" || container == "mov" { av_dict_set(&options, "movflags", "+faststart", 0) }
+        if container.isISOBaseMedia { av_dict_set(&options, "movflags", "+faststart", 0) }
         try ffCheck(avformat_write_header(context, &options), path, "cannot write the file header", as: .output)
         headerWritten = true
     }
@@ -438,7 +439,7 @@ extension MediaInput {
 struct StreamCopyClip {
     let input: MediaInput
     let options: ClipOptions
-    let container: String
+    let container: MediaContainer
     let path: String
     let progress: ProgressHandler?
 
@@ -450,7 +451,7 @@ struct StreamCopyClip {
         let outVideo = try muxer.addStream(copying: input.avStream(video))
         let copyAudio = options.audio == .original ? input.audioStreamIndex : nil
         let outAudio = try copyAudio.map { try muxer.addStream(copying: input.avStream($0)) }
-        let editList = container == "mp4" || container == "mov"
+        let editList = container.isISOBaseMedia
 
         let (buffered, keyframeTime) = try input.seekToKeyframe(before: options.start)
         // Output time 0: `start` with an edit list hiding the pre-roll; the keyframe otherwise.

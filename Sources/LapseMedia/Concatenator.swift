@@ -15,8 +15,8 @@ public struct ConcatResult: Sendable {
     public var inputDurations: [Double]
     /// Each input's container metadata (`title`, `copyright`, `comment`…), in order.
     public var inputMetadata: [[String: String]]
-    /// The output container (`mp4`, `mov`, `matroska`).
-    public var container: String
+    /// The output container.
+    public var container: MediaContainer
 }
 
 /// Joins videos end to end by stream copy (nothing is decoded): the parts of a hyperlapse rendered as segments
@@ -73,7 +73,7 @@ public enum Concatenator {
     }
 
     private static func join(
-        _ paths: [String], path: String, container: String, metadata: [String: String]?,
+        _ paths: [String], path: String, container: MediaContainer, metadata: [String: String]?,
         progress: ProgressHandler?
     ) throws -> ConcatResult {
         var options = MediaInput.Options()

@@ -3,6 +3,30 @@ internal import CFFmpeg
 import Foundation
 import LapseCore
 
+/// The speed/compression presets of x264 and x265, fastest first (`x264 --fullhelp`): each slower one gives a
+/// smaller file at the same CRF. `"slow"` in a job file.
+public enum EncoderPreset: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
+    case ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, placebo
+
+    /// Every name, fastest first.
+    public static let names = allCases.map(\.rawValue)
+
+    /// The preset's name (`medium`).
+    public var description: String { rawValue }
+
+    /// Reads a preset's name.
+    /// - Throws: `DecodingError.dataCorrupted` saying which names it takes, for any other text.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let preset = Self(rawValue: text) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "takes one of \(Self.names.joined(separator: ", ")), not '\(text)'")
+        }
+        self = preset
+    }
+}
+
 /// Settings of a ``VideoEncoder``. The defaults give a file that plays everywhere: H.264 High profile,
 /// yuv420p, BT.709 limited range (converted and tagged), `moov` before `mdat` (faststart).
 public struct VideoEncoderSettings: Sendable {
@@ -21,13 +45,11 @@ public struct VideoEncoderSettings: Sendable {
     /// and uses the High 4:4:4 Predictive profile, which some hardware players cannot decode (x265 at CRF 0 is
     /// near-lossless, not lossless).
     public var crf: Double = 20
-    /// x264/x265 preset: one of ``presets``. Default `medium`.
-    public var preset: String = "medium"
-    /// The presets of x264 and x265, fastest first (`x264 --fullhelp`).
-    public static let presets = [
-        "ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower",
-        "veryslow", "placebo"
-    ]
+    /// x264/x265 preset. Default `medium`.
+    public var preset: EncoderPreset = .medium
+    /// The preset name given to the encoder instead of ``preset``'s (tests: a name x264 refuses, to make it fail
+    /// after its contexts exist).
+    var presetName: String?
     /// Largest distance between keyframes in frames (the GOP length); `nil` for the encoder's default (250).
     public var keyframeInterval: Int?
     /// Container metadata (`title`, `comment`, `copyright`, `artist`…), written into the file.
@@ -48,17 +70,28 @@ public struct VideoEncoderSettings: Sendable {
         self.height = height
         self.frameRate = (fps, 1)
     }
+}
 
-    /// The container muxer name for a file name's extension (`mp4`, `m4v` → mp4; `mov` → mov; `mkv` → matroska),
-    /// or `nil` for an extension this encoder does not write.
-    public static func container(forExtension ext: String) -> String? {
+/// The containers Lapse writes, named as FFmpeg's muxers are (`mp4`, `mov`, `matroska`; the raw value).
+public enum MediaContainer: String, Sendable, Hashable, CaseIterable, Codable, CustomStringConvertible {
+    case mp4, mov, matroska
+
+    /// The container of a file name's extension, any case (`mp4`, `m4v` → mp4; `mov` → mov; `mkv` → matroska), or
+    /// `nil` for an extension Lapse does not write.
+    public init?(fileExtension ext: String) {
         switch ext.lowercased() {
-        case "mp4", "m4v": return "mp4"
-        case "mov": return "mov"
-        case "mkv": return "matroska"
+        case "mp4", "m4v": self = .mp4
+        case "mov": self = .mov
+        case "mkv": self = .matroska
         default: return nil
         }
     }
+
+    /// Whether it is ISO base media (MP4, MOV): `moov` can be moved before `mdat` and edit lists are kept.
+    public var isISOBaseMedia: Bool { self != .matroska }
+
+    /// The muxer's name.
+    public var description: String { rawValue }
 }
 
 /// Encodes RGBA frames to an H.264/HEVC video file (MP4, MOV or Matroska), converting colours to BT.709
@@ -90,34 +123,35 @@ public final class VideoEncoder {
     /// Opens the encoder and the output file.
     /// - Parameters:
     ///   - path: where to write (any name; the container comes from `container`).
-    ///   - container: muxer name (`mp4`, `mov`, `matroska`); see ``VideoEncoderSettings/container(forExtension:)``.
+    ///   - container: the container (see ``MediaContainer/init(fileExtension:)``).
     ///   - settings: size, frame rate, codec, quality.
     /// - Throws: ``LapseError`` `.usage` for an odd or zero size, `.codec` when the encoder cannot be opened,
     ///   `.output` when the file cannot be created.
-    public convenience init(path: String, container: String, settings: VideoEncoderSettings) throws {
-        try self.init(path: path, container: container, settings: settings, audio: [])
+    public convenience init(path: String, container: MediaContainer, settings: VideoEncoderSettings) throws {
+        try self.init(path: path, muxer: container.rawValue, settings: settings, audio: [])
     }
 
     /// As the public initializer, with the AAC streams of `audioTracks` muxed beside the video (written with
     /// ``AudioTrack/write(upTo:into:stream:)``, stream `i` for track `i`).
     /// - Throws: as the public initializer.
-    package convenience init(path: String, container: String, settings: VideoEncoderSettings, audioTracks: [AudioTrack])
-        throws
-    {
-        try self.init(path: path, container: container, settings: settings, audio: audioTracks.map(\.streamParameters))
+    package convenience init(
+        path: String, container: MediaContainer, settings: VideoEncoderSettings, audioTracks: [AudioTrack]
+    ) throws {
+        try self.init(
+            path: path, muxer: container.rawValue, settings: settings, audio: audioTracks.map(\.streamParameters))
     }
 
     /// As the public initializer, with audio streams to mux beside the video.
     /// - Parameters:
     ///   - path: the output file.
-    ///   - container: the muxer's name (`mp4`, `mov`, `matroska`).
+    ///   - muxer: the muxer's name (a ``MediaContainer``'s raw value; tests give one FFmpeg does not have).
     ///   - settings: the video's size, rate, codec and quality.
     ///   - audio: the audio streams to mux, as their parameters.
     ///   - configure: called with the video stream and the audio streams before the header is written, to add
     ///     stream metadata or side data (e.g. a clip's display matrix and languages).
     /// - Throws: as the public initializer.
     init(
-        path: String, container: String, settings: VideoEncoderSettings,
+        path: String, muxer: String, settings: VideoEncoderSettings,
         audio: [AudioStreamParameters],
         configure: ((UnsafeMutablePointer<AVStream>, [UnsafeMutablePointer<AVStream>]) -> Void)? = nil
     ) throws {
@@ -136,7 +170,7 @@ public final class VideoEncoder {
         }
         var format: UnsafeMutablePointer<AVFormatContext>?
         try ffCheck(
-            avformat_alloc_output_context2(&format, nil, container, path), path, "cannot create a \(container) file",
+            avformat_alloc_output_context2(&format, nil, muxer, path), path, "cannot create a \(muxer) file",
             as: .output)
         guard let format else { throw LapseError(.output, path, "cannot create the output") }
         guard let stream = avformat_new_stream(format, nil) else {
@@ -168,7 +202,8 @@ public final class VideoEncoder {
         }
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
-        av_dict_set(&options, "preset", settings.preset, 0)
+        let presetName = settings.presetName ?? settings.preset.rawValue
+        av_dict_set(&options, "preset", presetName, 0)
         av_dict_set(&options, "crf", String(settings.crf), 0)
         if settings.codec == .h264 {
             // High plays everywhere; CRF 0 (lossless) needs High 4:4:4 Predictive, which x264 picks itself.
@@ -188,7 +223,7 @@ public final class VideoEncoder {
             throw LapseError(
                 .usage, nil,
                 """
-                cannot open \(encoderName) with preset '\(settings.preset)' and CRF \(settings.crf): \
+                cannot open \(encoderName) with preset '\(presetName)' and CRF \(settings.crf): \
                 \(ffmpegMessage(openCode))
                 """
             )
@@ -218,7 +253,7 @@ public final class VideoEncoder {
         }
         var muxOptions: OpaquePointer?
         defer { av_dict_free(&muxOptions) }
-        if container == "mp4" || container == "mov" {
+        if MediaContainer(rawValue: muxer)?.isISOBaseMedia == true {
             av_dict_set(&muxOptions, "movflags", "+faststart", 0)
             if settings.firstPTS != 0 {
                 // The edit list that starts the video at its first frame counts in the movie's timescale: the

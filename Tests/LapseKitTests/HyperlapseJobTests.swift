@@ -306,14 +306,22 @@ import Testing
         }
     }
 
-    /// A job file's preset and timeout are checked before any work, as the flags are.
-    @Test func jobFilePresetAndTimeoutAreChecked() {
+    /// A job file's preset and timeout are checked before any work, as the flags are: a preset x264 does not have
+    /// when the file is read (naming the key), the timeout when the job is made.
+    @Test func jobFilePresetAndTimeoutAreChecked() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("preset-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("job.json").path
+        try Data(#"{"output": "/tmp/never.mp4", "source": "google", "preset": "fastest"}"#.utf8)
+            .write(to: URL(fileURLWithPath: file))
+        #expect { try HyperlapseSettings.read(path: file) } throws: {
+            "\($0)" == "\(file): 'preset': takes one of \(EncoderPreset.names.joined(separator: ", ")), not 'fastest'"
+        }
         var s = HyperlapseSettings()
         s.output = "/tmp/never.mp4"
         s.source = .google
-        s.preset = "fastest"
-        #expect { try s.makeJob(overwrite: false) } throws: { "\($0)".contains("preset takes one of ultrafast") }
-        s.preset = "slow"
+        s.preset = .slow
         s.timeout = 0
         #expect { try s.makeJob(overwrite: false) } throws: { "\($0)" == "`timeout` takes 0.1 to 3600, not 0" }
     }

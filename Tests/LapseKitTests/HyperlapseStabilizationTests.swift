@@ -339,7 +339,7 @@ import Testing
         let path = dir.appendingPathComponent("stop.mp4").path
         var settings = VideoEncoderSettings(width: 1024, height: 512, fps: 30)
         settings.crf = 16
-        let encoder = try VideoEncoder(path: path, container: "mp4", settings: settings)
+        let encoder = try VideoEncoder(path: path, container: .mp4, settings: settings)
         let frames = Self.frames.prefix(20)
         for (k, f) in frames.enumerated() { try encoder.append(f, count: k == 10 ? 31 : 3) }
         try encoder.finish()

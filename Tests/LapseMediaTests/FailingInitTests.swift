@@ -21,28 +21,29 @@ import Testing
     @Test func videoEncoder() throws {
         let good = Self.scratch.appendingPathComponent("ok.mp4").path
         var settings = VideoEncoderSettings(width: 64, height: 48, fps: 25)
-        settings.preset = "no-such-preset"
+        settings.presetName = "no-such-preset"
         let preset = try #require(throws: LapseError.self) {
-            try VideoEncoder(path: good, container: "mp4", settings: settings)
+            try VideoEncoder(path: good, container: .mp4, settings: settings)
         }
         #expect(preset.code == .usage && preset.reason.contains("preset 'no-such-preset'"))
-        settings.preset = "ultrafast"
+        settings.presetName = nil
+        settings.preset = .ultrafast
         let missing = Self.scratch.appendingPathComponent("no/such/folder/out.mp4").path
         let folder = try #require(throws: LapseError.self) {
-            try VideoEncoder(path: missing, container: "mp4", settings: settings)
+            try VideoEncoder(path: missing, container: .mp4, settings: settings)
         }
         #expect(folder.code == .output && folder.subject == missing)
         let container = try #require(throws: LapseError.self) {
-            try VideoEncoder(path: good, container: "no-such-muxer", settings: settings)
+            try VideoEncoder(path: good, muxer: "no-such-muxer", settings: settings, audio: [])
         }
         #expect(container.code == .output)
         settings.width = 63
-        #expect(throws: LapseError.self) { try VideoEncoder(path: good, container: "mp4", settings: settings) }
+        #expect(throws: LapseError.self) { try VideoEncoder(path: good, container: .mp4, settings: settings) }
         // After the audio stream was added (its parameters copied), the file cannot be created.
         let track = try AudioTrack(sources: [.init(location: Self.audio)], duration: 1)
         settings.width = 64
         let withAudio = try #require(throws: LapseError.self) {
-            try VideoEncoder(path: missing, container: "mp4", settings: settings, audio: [track.streamParameters])
+            try VideoEncoder(path: missing, muxer: "mp4", settings: settings, audio: [track.streamParameters])
         }
         #expect(withAudio.code == .output)
     }
