@@ -6,7 +6,9 @@ other than inside an array or dictionary; exits 1 if there are any. Such a prope
 @StoredAsDoubles / @OptionalStoredAsDoubles instead: Swift 6.3 lays out a 32-byte vector kept in an async
 function's frame at the wrong size and the frame overwrites the heap after it (see Sources/LapseCore/
 StoredAsDoubles.swift). Static properties, computed properties and locals in function bodies are not stored in a
-value and are left alone. Usage: scripts/vector-fields.py PATH..."""
+value and are left alone. Seen through: typealiases (of any file given), enum cases' associated values, property
+observers, `Swift.`-qualified names, inferred `SIMD3(…)` (taken as Double), multi-line string literals. Not seen:
+a declaration or a type's header spread over several lines. Usage: scripts/vector-fields.py PATH..."""
 import os, re, sys
 
 ELEMENT_BYTES = {
@@ -15,7 +17,10 @@ ELEMENT_BYTES = {
     "Float16": 2, "Int16": 2, "UInt16": 2,
     "Int8": 1, "UInt8": 1,
 }
-SIMD = re.compile(r"SIMD(\d+)\s*<\s*(\w+)\s*>")
+SIMD = re.compile(r"(?:Swift\.)?SIMD(\d+)\s*(?:<\s*(?:Swift\.)?(\w+)\s*>)?")
+ALIAS = re.compile(r"^\s*(?:(?:public|package|private|fileprivate|internal)\s+)?typealias\s+(\w+)\s*=\s*(.+)$")
+CASE = re.compile(r"^\s*(?:indirect\s+)?case\s+(.*)$")
+aliases = {}  # name -> the type it stands for
 TYPE_HEADER = re.compile(r"\b(struct|class|enum|extension|actor|protocol)\s+[A-Za-z_]")
 DECLARATION = re.compile(
     r"^\s*(?:@\w+(?:\([^)]*\))?\s+)*"
@@ -24,16 +29,21 @@ DECLARATION = re.compile(
     r"(let|var)\s+(.*)$")
 
 
-def vector_bytes(type_text):
-    """The largest SIMD vector in a type's text outside brackets (arrays, dictionaries), in bytes of storage."""
-    outside = re.sub(r"\[[^\[\]]*\]", "", type_text)
+def vector_bytes(type_text, depth=0):
+    """The largest SIMD vector in a type's text outside brackets (arrays, dictionaries), in bytes of storage;
+    typealiases are followed."""
+    outside = type_text
     while re.search(r"\[[^\[\]]*\]", outside):
         outside = re.sub(r"\[[^\[\]]*\]", "", outside)
     largest = 0
     for lanes, element in SIMD.findall(outside):
         lanes = int(lanes)
         storage = 4 if lanes == 3 else lanes
-        largest = max(largest, storage * ELEMENT_BYTES.get(element, 8))
+        largest = max(largest, storage * ELEMENT_BYTES.get(element or "Double", 8))
+    if depth < 5:
+        for word in set(re.findall(r"\b[A-Za-z_]\w*\b", outside)):
+            if word in aliases:
+                largest = max(largest, vector_bytes(aliases[word], depth + 1))
     return largest
 
 
@@ -43,24 +53,44 @@ def strip(line):
     return line.split("//", 1)[0]
 
 
+def code_lines(path):
+    """The file's lines without string literals and comments (a multi-line string's lines come out empty)."""
+    lines, in_string = [], False
+    for raw in open(path, encoding="utf-8").read().split("\n"):
+        if in_string:
+            lines.append("")
+            if '"""' in raw:
+                in_string = False
+            continue
+        line = strip(raw)
+        if line.count('"""') % 2 == 1:
+            in_string = True
+            line = line.split('"""', 1)[0]
+        lines.append(line)
+    return lines
+
+
 def check(path):
     found = []
     scopes = []  # True for a type's body
     previous = ""
-    for number, raw in enumerate(open(path, encoding="utf-8").read().split("\n"), 1):
-        line = strip(raw)
+    lines = code_lines(path)
+    raws = open(path, encoding="utf-8").read().split("\n")
+    for index, line in enumerate(lines):
+        number, raw = index + 1, raws[index]
+        # A one-line type (`struct A { var v: T }`): its members are read as if on lines of their own.
+        one_line = re.match(r"^(.*\b(?:struct|class|enum|actor|extension)\s+[^{]*)\{(.*)\}\s*$", line)
+        members = [m for m in one_line.group(2).split(";")] if one_line else None
         in_type = bool(scopes) and scopes[-1]
-        match = DECLARATION.match(line) if in_type else None
-        if match and not re.search(r"\bstatic\b|\bclass\s+(let|var)\b", line.split(match.group(1))[0]):
-            wrapped = "@StoredAsDoubles" in line or "@OptionalStoredAsDoubles" in line
-            rest = match.group(2)
-            computed = "{" in rest and "=" not in rest.split("{", 1)[0]
-            declared = rest.split("=", 1)[0].split("{", 1)[0]
-            if ":" not in declared and "=" in rest:  # the type inferred: `var x = SIMD3<Double>(…)`
-                declared = rest.split("=", 1)[1].split("(", 1)[0]
-            if not wrapped and not computed and vector_bytes(declared) >= 32:
-                found.append(f"{path}:{number}: stored property of a {vector_bytes(declared)}-byte SIMD vector: "
-                             f"{raw.strip()}")
+        for text in members if members is not None else ([line] if in_type else []):
+            bytes_, what = stored_vector(text, lines[index + 1] if index + 1 < len(lines) else "")
+            if bytes_ >= 32:
+                found.append(f"{path}:{number}: {what} of a {bytes_}-byte SIMD vector: {raw.strip()}")
+        if one_line:
+            line = one_line.group(1)  # the braces balance on the line
+            if line.strip():
+                previous = line
+            continue
         for k, char in enumerate(line):
             if char == "{":
                 header = line[:k]
@@ -74,6 +104,27 @@ def check(path):
     return found
 
 
+def stored_vector(text, next_line):
+    """(bytes, what) of the largest SIMD vector a member declaration stores (0 when none or not stored)."""
+    match = DECLARATION.match(text)
+    if match and not re.search(r"\bstatic\b|\bclass\s+(let|var)\b", text.split(match.group(1))[0]):
+        if "@StoredAsDoubles" in text or "@OptionalStoredAsDoubles" in text:
+            return 0, ""
+        rest = match.group(2)
+        braced = "{" in rest and "=" not in rest.split("{", 1)[0]
+        observed = re.search(r"\b(didSet|willSet)\b", rest + " " + next_line)
+        if braced and not observed:
+            return 0, ""  # computed
+        declared = rest.split("=", 1)[0].split("{", 1)[0]
+        if ":" not in declared and "=" in rest:  # the type inferred: `var x = SIMD3<Double>(…)`
+            declared = rest.split("=", 1)[1].split("(", 1)[0]
+        return vector_bytes(declared), "stored property"
+    case = CASE.match(text)
+    if case and "(" in case.group(1):
+        return vector_bytes(case.group(1).split("(", 1)[1]), "enum case's associated value"
+    return 0, ""
+
+
 files = []
 for a in sys.argv[1:]:
     if os.path.isdir(a):
@@ -81,6 +132,11 @@ for a in sys.argv[1:]:
             files += [os.path.join(root, n) for n in names if n.endswith(".swift")]
     else:
         files.append(a)
+for f in files:
+    for line in code_lines(f):
+        alias = ALIAS.match(line)
+        if alias:
+            aliases[alias.group(1)] = alias.group(2)
 problems = [p for f in sorted(files) for p in check(f)]
 for p in problems:
     print(p)

@@ -3,6 +3,7 @@
 // heading/pitch/roll with plain trigonometry (no rotation matrices from LapseRender), used to predict where a
 // world direction lands in a view, and which direction a panorama pixel shows.
 import Foundation
+import LapseCore
 import LapseMedia
 
 /// A direction in the world frame used by the tests: x east, y down, z north.
@@ -24,9 +25,13 @@ func dot(_ a: Vec3, _ b: Vec3) -> Double { (a * b).sum() }
 /// Right, down and forward unit vectors of a camera turned to `heading`, raised by `pitch`, rolled by `roll`
 /// (positive roll lowers the right side, as ffmpeg v360's roll).
 struct Basis {
-    var right: Vec3, down: Vec3, forward: Vec3
+    // Stored as plain Doubles, as every type's vectors are (`make lint`: scripts/vector-fields.py).
+    @StoredAsDoubles var right: Vec3
+    @StoredAsDoubles var down: Vec3
+    @StoredAsDoubles var forward: Vec3
     init(heading: Double, pitch: Double, roll: Double) {
-        forward = direction(heading: heading, elevation: pitch)
+        let forward = direction(heading: heading, elevation: pitch)
+        self.forward = forward
         let right0 = Vec3(cos(rad(heading)), 0, -sin(rad(heading)))
         let down0 = cross(forward, right0)
         right = right0 * cos(rad(roll)) + down0 * sin(rad(roll))
