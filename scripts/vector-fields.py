@@ -53,10 +53,10 @@ def strip(line):
     return line.split("//", 1)[0]
 
 
-def code_lines(path):
-    """The file's lines without string literals and comments (a multi-line string's lines come out empty)."""
+def code_lines(raws):
+    """The lines without string literals and comments (a multi-line string's lines come out empty)."""
     lines, in_string = [], False
-    for raw in open(path, encoding="utf-8").read().split("\n"):
+    for raw in raws:
         if in_string:
             lines.append("")
             if '"""' in raw:
@@ -70,12 +70,10 @@ def code_lines(path):
     return lines
 
 
-def check(path):
+def check(path, raws, lines):
     found = []
     scopes = []  # True for a type's body
     previous = ""
-    lines = code_lines(path)
-    raws = open(path, encoding="utf-8").read().split("\n")
     for index, line in enumerate(lines):
         number, raw = index + 1, raws[index]
         # A one-line type (`struct A { var v: T }`): its members are read as if on lines of their own.
@@ -132,12 +130,15 @@ for a in sys.argv[1:]:
             files += [os.path.join(root, n) for n in names if n.endswith(".swift")]
     else:
         files.append(a)
-for f in files:
-    for line in code_lines(f):
+sources = {}  # path -> (its lines, its lines as code), each file read once
+for f in sorted(files):
+    raws = open(f, encoding="utf-8").read().split("\n")
+    sources[f] = (raws, code_lines(raws))
+    for line in sources[f][1]:
         alias = ALIAS.match(line)
         if alias:
             aliases[alias.group(1)] = alias.group(2)
-problems = [p for f in sorted(files) for p in check(f)]
+problems = [p for f, (raws, lines) in sources.items() for p in check(f, raws, lines)]
 for p in problems:
     print(p)
 if problems:

@@ -103,8 +103,8 @@ public struct VideoJob: Sendable {
 
     /// The container for an output path's extension, or a usage error naming the extensions allowed.
     public static func container(for output: String) throws -> MediaContainer {
-        let ext = (output as NSString).pathExtension.lowercased()
-        guard ["mp4", "m4v", "mov"].contains(ext), let c = MediaContainer(fileExtension: ext) else {
+        // MP4 and MOV (`.mp4`, `.m4v`, `.mov`); not Matroska, which `lapse clip` writes.
+        guard let c = MediaContainer(fileExtension: (output as NSString).pathExtension), c.isISOBaseMedia else {
             throw LapseError.usage("\(output): the output must end in .mp4, .m4v or .mov")
         }
         return c
