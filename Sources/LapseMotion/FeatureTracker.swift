@@ -95,10 +95,12 @@ enum FeatureTracker {
         coarsest: Int = .max
     ) -> SIMD2<Double>? {
         let r = radius, side = 2 * r + 1, count = side * side, wide = side + 2
-        // Scratch (on the stack): the template, its gradients, B's samples, and the template's wider window.
-        return withUnsafeTemporaryAllocation(of: Float.self, capacity: 4 * count + wide * wide) { scratch in
+        // Scratch (on the stack): the template, its gradients, B's samples, and the template's wider window (the
+        // last two with the room `window` may write past them).
+        let capacity = 3 * count + (count + 3) + (wide * wide + 3)
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: capacity) { scratch -> SIMD2<Double>? in
             let template = scratch.baseAddress!, gradX = template + count, gradY = gradX + count
-            let samples = gradY + count, around = samples + count
+            let samples = gradY + count, around = samples + count + 3
             let top = min(a.levels.count - 1, coarsest)
             // Level-L coordinates of a level-0 position: (x0 − (2^L − 1)/2) / 2^L.
             func down(_ p: SIMD2<Double>, _ l: Int) -> SIMD2<Double> {
@@ -138,17 +140,26 @@ enum FeatureTracker {
                 guard det > 1e-6, minEigen / Float(count) > 1 else { return nil }
                 var gx = Float(g.x), gy = Float(g.y)
                 for _ in 0..<12 {
-                    var bMean: Float = 0
                     lb.window(x: gx, y: gy, radius: r, into: samples)
+                    var bMean: Float = 0
                     for i in 0..<count { bMean += samples[i] }
                     bMean /= Float(count)
                     var bx: Float = 0, by: Float = 0
                     residual = 0
-                    for i in 0..<count {
-                        let e = (template[i] - mean) - (samples[i] - bMean)
-                        bx += e * gradX[i]
-                        by += e * gradY[i]
-                        residual += abs(e)
+                    if l == 0 {
+                        for i in 0..<count {
+                            let e = (template[i] - mean) - (samples[i] - bMean)
+                            bx += e * gradX[i]
+                            by += e * gradY[i]
+                            residual += abs(e)
+                        }
+                    } else {
+                        // The residual only matters on the finest level.
+                        for i in 0..<count {
+                            let e = (template[i] - mean) - (samples[i] - bMean)
+                            bx += e * gradX[i]
+                            by += e * gradY[i]
+                        }
                     }
                     let ux = (gyy * bx - gxy * by) / det
                     let uy = (gxx * by - gxy * bx) / det

@@ -74,7 +74,9 @@ public struct SphereImage: Sendable {
         }
 
         /// The `(2r+1)²` bilinear samples around (x, y) with the same fractional offset, row by row, into `out`:
-        /// one wrap of the columns and clamp of the rows a sample, no division.
+        /// one wrap of the columns and clamp of the rows a sample, no division. Rows are written four samples at a
+        /// time, so up to three floats past the last sample may be written too: `o` must have room for
+        /// `(2r+1)² + 3`.
         @inline(__always) func window(x: Float, y: Float, radius r: Int, into o: UnsafeMutablePointer<Float>) {
             let fx = x.rounded(.down), fy = y.rounded(.down)
             let ax = x - fx, ay = y - fy
@@ -82,16 +84,22 @@ public struct SphereImage: Sendable {
             var x0 = (Int(fx) - r) % width
             if x0 < 0 { x0 += width }
             let y0 = Int(fy) - r
-            if x0 + side < width, y0 >= 0, y0 + side < height {
+            // Each row in steps of four samples (the last step may reach up to three samples past the row: the next
+            // row overwrites them, and past the last row `o` has room for them).
+            let span = (side + 3) & ~3
+            if x0 + span < width, y0 >= 0, y0 + side < height {
                 // Neither wrapping nor clamping (nearly every window): whole rows, the same arithmetic.
+                let vx = SIMD4(repeating: ax), vy = SIMD4(repeating: ay)
                 pixels.withUnsafeBufferPointer { p in
                     var k = 0
                     for j in 0..<side {
                         let a = p.baseAddress! + (y0 + j) * width + x0, b = a + width
-                        for i in 0..<side {
-                            let top = a[i] + (a[i + 1] - a[i]) * ax
-                            let bottom = b[i] + (b[i + 1] - b[i]) * ax
-                            o[k + i] = top + (bottom - top) * ay
+                        for i in stride(from: 0, to: span, by: 4) {
+                            let a0 = load4(a + i), a1 = load4(a + i + 1), b0 = load4(b + i), b1 = load4(b + i + 1)
+                            let top = a0 + (a1 - a0) * vx
+                            let bottom = b0 + (b1 - b0) * vx
+                            UnsafeMutableRawPointer(o + k + i).storeBytes(
+                                of: top + (bottom - top) * vy, as: SIMD4<Float>.self)
                         }
                         k += side
                     }
@@ -145,41 +153,41 @@ public struct SphereImage: Sendable {
     public init(_ pixels: PixelBuffer) throws {
         let w = pixels.width >= Self.standardWidth ? Self.standardWidth : Self.smallWidth, h = w / 2
         let small = pixels.width == w && pixels.height == h ? pixels : try pixels.resized(width: w, height: h)
-        var luma = [Float](repeating: 0, count: w * h)
+        let cw = Self.colourWidth, ch = cw / 2, block = w / cw
         var sum = SIMD3<Double>(repeating: 0), weight = 0.0
-        small.bytes.withUnsafeBufferPointer { b in
-            for y in 0..<h {
-                let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
-                let inBand = abs(latitude) <= .pi / 3
-                let rowWeight = cos(latitude)
-                var rowSum = SIMD3<Double>(repeating: 0)
-                for x in 0..<w {
-                    let i = (y * w + x) * 4
-                    let r = Float(b[i]), g = Float(b[i + 1]), bl = Float(b[i + 2])
-                    luma[y * w + x] = 0.2126 * r + 0.7152 * g + 0.0722 * bl
-                    if inBand {
-                        let c = SIMD3<Double>(Double(r), Double(g), Double(bl))
-                        rowSum += c
+        // Sums of 8-bit values are kept as integers (exact: the same totals as adding them as Double or Float, at a
+        // fraction of the cost); each row's cos-weighted sum goes to Double as before.
+        var blocks = [SIMD3<Int32>](repeating: .zero, count: cw * ch)
+        let luma = [Float](unsafeUninitializedCapacity: w * h) { out, count in
+            small.bytes.withUnsafeBufferPointer { b in
+                blocks.withUnsafeMutableBufferPointer { blocks in
+                    for y in 0..<h {
+                        let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
+                        let inBand = abs(latitude) <= .pi / 3
+                        var rowR = 0, rowG = 0, rowB = 0
+                        let row = b.baseAddress! + y * w * 4, lumaRow = out.baseAddress! + y * w
+                        let blockRow = blocks.baseAddress! + (y / block) * cw
+                        for x in 0..<w {
+                            let r = Int32(row[4 * x]), g = Int32(row[4 * x + 1]), bl = Int32(row[4 * x + 2])
+                            lumaRow[x] = 0.2126 * Float(r) + 0.7152 * Float(g) + 0.0722 * Float(bl)
+                            rowR += Int(r)
+                            rowG += Int(g)
+                            rowB += Int(bl)
+                            blockRow[x / block] &+= SIMD3(r, g, bl)
+                        }
+                        if inBand {
+                            let rowWeight = cos(latitude)
+                            sum += SIMD3<Double>(Double(rowR), Double(rowG), Double(rowB)) * rowWeight
+                            weight += rowWeight * Double(w)
+                        }
                     }
                 }
-                if inBand {
-                    sum += rowSum * rowWeight
-                    weight += rowWeight * Double(w)
-                }
             }
-        }
-        let cw = Self.colourWidth, ch = cw / 2, block = w / cw
-        var colour = [SIMD3<Float>](repeating: .zero, count: cw * ch)
-        small.bytes.withUnsafeBufferPointer { b in
-            for y in 0..<(ch * block) {
-                for x in 0..<(cw * block) {
-                    let i = (y * w + x) * 4
-                    colour[(y / block) * cw + x / block] += SIMD3(Float(b[i]), Float(b[i + 1]), Float(b[i + 2]))
-                }
-            }
+            count = w * h
         }
         let n = Float(block * block)
-        self.init(luma: luma, width: w, channelMean: sum / weight, colour: colour.map { $0 / n })
+        let colour = blocks.map { SIMD3<Float>(Float($0.x), Float($0.y), Float($0.z)) / n }
+        self.init(luma: luma, width: w, channelMean: sum / weight, colour: colour)
     }
 
     /// Makes the analysis picture of an equirectangular panorama decoded as Y′CbCr (BT.709, limited range, as a
@@ -315,4 +323,9 @@ public struct SphereImage: Sendable {
         let latitude = asin(min(1, max(-1, -d.y)))
         return ((longitude / (2 * .pi) + 0.5) * Double(width) - 0.5, (0.5 - latitude / .pi) * height - 0.5)
     }
+}
+
+/// Four floats from `p` on (any alignment).
+@inline(__always) private func load4(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
+    UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
 }

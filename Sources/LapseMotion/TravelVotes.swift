@@ -55,6 +55,12 @@ public struct TravelVotes: Sendable, Equatable {
     /// The unit vector at the middle of grid cell `index` (row-major from the highest latitude and from −180°).
     @inline(__always) static func direction(_ index: Int) -> SIMD3<Double> { directions[index] }
 
+    /// The tangents of the rows' boundaries, from the top: latitudes `latitudeRange + step/2 − k·step`,
+    /// k = 0 … ``rows`` (row k lies between boundaries k and k + 1).
+    static let boundaryTangents: [Double] = (0...rows).map { k in
+        tan((latitudeRange + step / 2 - Double(k) * step) * .pi / 180)
+    }
+
     /// Every cell's unit vector, worked out once.
     static let directions: [SIMD3<Double>] = (0..<cellCount).map { index in
         let longitude = (-180 + (Double(index % columns) + 0.5) * step) * .pi / 180
@@ -105,8 +111,13 @@ public struct TravelVotes: Sendable, Equatable {
                 return (r, Rotation.exp(r.log * -0.5))
             }
         }
-        var stamp = [Bool](repeating: false, count: cellCount)
         var votes = TravelVotes(flows: [], cells: [], rotation: rotation)
+        // The grid's tables, read once here rather than through their lazy globals in the loops below.
+        let grid = (directions: directions, tangents: boundaryTangents)
+        // Cells already voted for by the flow at hand (cleared after each).
+        let stamp = UnsafeMutableBufferPointer<Bool>.allocate(capacity: cellCount)
+        stamp.initialize(repeating: false)
+        defer { stamp.deallocate() }
         for (k, f) in moving.enumerated() {
             let start = votes.cells.count
             var tilt = 0.0
@@ -119,7 +130,7 @@ public struct TravelVotes: Sendable, Equatable {
                 var u = f.b - m * (m * f.b).sum()
                 u = back * (u / length(u))
                 tilt = max(tilt, (n.x * n.x + n.z * n.z).squareRoot())
-                rasterize(normal: n, away: u, edges: edges) { cell in
+                rasterize(normal: n, away: u, edges: edges, grid: grid) { cell in
                     if !stamp[cell] {
                         stamp[cell] = true
                         votes.cells.append(UInt16(cell))
@@ -143,25 +154,32 @@ public struct TravelVotes: Sendable, Equatable {
     /// column, the circle's latitude at the column's two edges (`tan φ = (n_x sin λ + n_z cos λ) / n_y`, from
     /// `n · t = 0` with y down) and every row between.
     private static func rasterize(
-        normal n: SIMD3<Double>, away u: SIMD3<Double>, edges: [(Double, Double)], _ visit: (Int) -> Void
+        normal n: SIMD3<Double>, away u: SIMD3<Double>, edges: [(Double, Double)],
+        grid: (directions: [SIMD3<Double>], tangents: [Double]), _ visit: (Int) -> Void
     ) {
-        func latitude(_ e: (Double, Double)) -> Double {
+        let boundaryTangents = grid.tangents
+        // The row a latitude rounds to, `round((latitudeRange − φ) / step)`, from tan φ rather than φ: the number of
+        // row boundaries (latitudes latitudeRange + step/2 − k·step, tangents in ``boundaryTangents``) above φ,
+        // less one (−1 above the grid, ``rows`` below it). No arc tangent a column edge; the count is walked from
+        // the previous edge's (a circle's latitude changes by no more than the columns' width from one to the next).
+        var above = rows / 2
+        func row(_ e: (Double, Double)) -> Int {
             let a = n.x * e.0 + n.z * e.1
-            guard abs(n.y) > 1e-12 else { return a > 0 ? 90 : -90 }
-            return atan(a / n.y) * 180 / .pi
+            guard abs(n.y) > 1e-12 else { return a > 0 ? -1 : rows }
+            let t = a / n.y
+            while above < boundaryTangents.count, boundaryTangents[above] > t { above += 1 }
+            while above > 0, boundaryTangents[above - 1] <= t { above -= 1 }
+            return above - 1
         }
-        var left = latitude(edges[0])
+        var left = row(edges[0])
         for c in 0..<columns {
-            let right = latitude(edges[c + 1])
-            let low = min(left, right), high = max(left, right)
+            let right = row(edges[c + 1])
+            let first = max(0, min(left, right)), last = min(rows - 1, max(left, right))
             left = right
-            guard high >= -latitudeRange - step / 2, low <= latitudeRange + step / 2 else { continue }
-            let first = max(0, Int(((latitudeRange - high) / step).rounded()))
-            let last = min(rows - 1, Int(((latitudeRange - low) / step).rounded()))
             guard first <= last else { continue }
             for row in first...last {
                 let cell = row * columns + c
-                if (direction(cell) * u).sum() < 0 { visit(cell) }
+                if (grid.directions[cell] * u).sum() < 0 { visit(cell) }
             }
         }
     }
