@@ -97,7 +97,8 @@ struct CommandHelp: Sendable {
     /// `text` in lines of at most `width` characters, broken at spaces; a text with line breaks is kept as its lines.
     static func wrap(_ text: String, width: Int) -> [String] {
         if text.contains("\n") { return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
-        var lines: [String] = [], line = ""
+        var lines: [String] = []
+        var line = ""
         for word in text.split(separator: " ") {
             if line.isEmpty {
                 line = String(word)

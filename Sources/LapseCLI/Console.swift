@@ -87,7 +87,8 @@ final class Console: Sendable {
     }
 
     private func draw(_ event: ProgressEvent, on screen: inout Screen) {
-        let done = event.isDone, unit = event.countedUnit
+        let done = event.isDone
+        let unit = event.countedUnit
         if isTerminal {
             let now = Date()
             let started = screen.started[event.stage] ?? now
@@ -181,7 +182,8 @@ final class Console: Sendable {
 /// Human-readable byte counts ("1.4 MB").
 func formatBytes(_ n: Int64) -> String {
     let units = ["B", "kB", "MB", "GB", "TB"]
-    var v = Double(n), i = 0
+    var v = Double(n)
+    var i = 0
     while v >= 1000 && i < units.count - 1 {
         v /= 1000
         i += 1

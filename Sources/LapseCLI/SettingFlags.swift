@@ -20,7 +20,9 @@ enum SettingFlags {
     /// `message` with every `` `name` `` of a setting replaced by its flag.
     static func shown(_ message: String) -> String {
         guard message.contains("`") else { return message }
-        var out = "", name = "", inName = false
+        var out = ""
+        var name = ""
+        var inName = false
         for c in message {
             if c == "`" {
                 if inName { out += flags[name] ?? name }

@@ -90,7 +90,8 @@ public final class AtomicOutput: Sendable {
         case 0: return
         case EEXIST:
             // Someone else's file: it stays, and the finished work is kept beside it.
-            let url = URL(fileURLWithPath: path), ext = url.pathExtension
+            let url = URL(fileURLWithPath: path)
+            let ext = url.pathExtension
             let base = url.deletingPathExtension().path
             for n in 1...999 {
                 let alternative = base + "-\(n)" + (ext.isEmpty ? "" : "." + ext)

@@ -11,7 +11,8 @@ public struct FrameRate: Sendable, Equatable, CustomStringConvertible {
     /// `numerator / denominator` frames per second, both > 0 (reduced by their greatest common divisor).
     public init(_ numerator: Int, _ denominator: Int = 1) {
         precondition(numerator > 0 && denominator > 0, "a frame rate is positive")
-        var a = numerator, b = denominator
+        var a = numerator
+        var b = denominator
         while b != 0 { (a, b) = (b, a % b) }
         self.numerator = numerator / a
         self.denominator = denominator / a

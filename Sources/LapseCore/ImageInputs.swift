@@ -106,13 +106,16 @@ public enum ImageInputs {
     /// Natural order: runs of digits compare by value (`img2` < `img10`), other text case-insensitively,
     /// ties broken by the plain string order.
     public static func naturalLess(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.unicodeScalars), y = Array(b.unicodeScalars)
-        var i = 0, j = 0
+        let x = Array(a.unicodeScalars)
+        let y = Array(b.unicodeScalars)
+        var i = 0
+        var j = 0
         while i < x.count && j < y.count {
             let dx = x[i].properties.numericType != nil && ("0"..."9").contains(x[i])
             let dy = y[j].properties.numericType != nil && ("0"..."9").contains(y[j])
             if dx && dy {
-                var ei = i, ej = j
+                var ei = i
+                var ej = j
                 while ei < x.count && ("0"..."9").contains(x[ei]) { ei += 1 }
                 while ej < y.count && ("0"..."9").contains(y[ej]) { ej += 1 }
                 let nx = String(String.UnicodeScalarView(x[i..<ei])).drop { $0 == "0" }
@@ -122,7 +125,8 @@ public enum ImageInputs {
                 i = ei
                 j = ej
             } else {
-                let cx = String(x[i]).lowercased(), cy = String(y[j]).lowercased()
+                let cx = String(x[i]).lowercased()
+                let cy = String(y[j]).lowercased()
                 if cx != cy { return cx < cy }
                 i += 1
                 j += 1

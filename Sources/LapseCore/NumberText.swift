@@ -26,7 +26,10 @@ extension NumberText {
     /// floats (`0x1p3`), `nan`, `inf`, and stops at an embedded NUL (`"1\0junk"` is 1); none of those is a
     /// number a person or a route file writes. A finite result only (`1e999` is nil).
     public static func decimal<S: StringProtocol>(_ text: S) -> Double? {
-        var digits = 0, sawDot = false, sawExponent = false, exponentDigits = 0
+        var digits = 0
+        var sawDot = false
+        var sawExponent = false
+        var exponentDigits = 0
         var previous: UInt8 = 0
         for (i, c) in text.utf8.enumerated() {
             switch c {

@@ -23,19 +23,22 @@ package struct Rotation: Equatable, Sendable {
 
     /// Turn about the vertical axis by `degrees`; positive turns forward towards the right (east of north).
     package static func yaw(_ degrees: Double) -> Rotation {
-        let c = cos(degrees * .pi / 180), s = sin(degrees * .pi / 180)
+        let c = cos(degrees * .pi / 180)
+        let s = sin(degrees * .pi / 180)
         return Rotation(r0: [c, 0, s], r1: [0, 1, 0], r2: [-s, 0, c])
     }
 
     /// Turn about the horizontal (x) axis by `degrees`; positive turns forward upwards.
     package static func pitch(_ degrees: Double) -> Rotation {
-        let c = cos(degrees * .pi / 180), s = sin(degrees * .pi / 180)
+        let c = cos(degrees * .pi / 180)
+        let s = sin(degrees * .pi / 180)
         return Rotation(r0: [1, 0, 0], r1: [0, c, -s], r2: [0, s, c])
     }
 
     /// Turn about the forward (z) axis by `degrees`; positive turns right downwards (clockwise from behind).
     package static func roll(_ degrees: Double) -> Rotation {
-        let c = cos(degrees * .pi / 180), s = sin(degrees * .pi / 180)
+        let c = cos(degrees * .pi / 180)
+        let s = sin(degrees * .pi / 180)
         return Rotation(r0: [c, -s, 0], r1: [s, c, 0], r2: [0, 0, 1])
     }
 
@@ -50,7 +53,10 @@ package struct Rotation: Equatable, Sendable {
         guard angle > 1e-15 else {
             return Rotation(r0: [1, -v.z, v.y], r1: [v.z, 1, -v.x], r2: [-v.y, v.x, 1]).orthonormalized
         }
-        let k = v / angle, c = cos(angle), s = sin(angle), t = 1 - c
+        let k = v / angle
+        let c = cos(angle)
+        let s = sin(angle)
+        let t = 1 - c
         return Rotation(
             r0: [t * k.x * k.x + c, t * k.x * k.y - s * k.z, t * k.x * k.z + s * k.y],
             r1: [t * k.x * k.y + s * k.z, t * k.y * k.y + c, t * k.y * k.z - s * k.x],

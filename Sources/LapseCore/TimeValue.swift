@@ -41,7 +41,10 @@ public enum TimeValue {
         guard seconds.isFinite, abs(seconds) <= maximum else { return "\(seconds) s" }
         if seconds < 0 { return "-" + format(-seconds) }
         let ms = Int((seconds * 1000).rounded())
-        let h = ms / 3_600_000, m = (ms / 60_000) % 60, s = (ms / 1000) % 60, f = ms % 1000
+        let h = ms / 3_600_000
+        let m = (ms / 60_000) % 60
+        let s = (ms / 1000) % 60
+        let f = ms % 1000
         let tail = "\(s < 10 ? "0" : "")\(s).\(String(format3: f))"
         return h > 0 ? "\(h):\(m < 10 ? "0" : "")\(m):\(tail)" : "\(m):\(tail)"
     }

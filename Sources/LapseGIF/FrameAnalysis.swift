@@ -22,13 +22,16 @@ enum FrameAnalysis {
     ///   - height: the frame's height in pixels.
     /// - Returns: the share, 0…1.
     static func smoothShare(_ frame: [UInt32], width: Int, height: Int) -> Double {
-        var blocks = 0, smooth = 0
+        var blocks = 0
+        var smooth = 0
         frame.withUnsafeBufferPointer { f in
             var by = 0
             while by + 8 <= height {
                 var bx = 0
                 while bx + 8 <= width {
-                    var sum = 0, sum2 = 0, opaque = true
+                    var sum = 0
+                    var sum2 = 0
+                    var opaque = true
                     for y in by..<by + 8 where opaque {
                         for x in bx..<bx + 8 {
                             let v = f[y * width + x]
@@ -68,15 +71,23 @@ enum FrameAnalysis {
         frame.withUnsafeBufferPointer { f in
             out.withUnsafeMutableBufferPointer { o in
                 for y in 0..<h {
-                    let y0 = max(0, y - 1), y1 = min(h - 1, y + 1)
+                    let y0 = max(0, y - 1)
+                    let y1 = min(h - 1, y + 1)
                     for x in 0..<w {
-                        let x0 = max(0, x - 1), x1 = min(w - 1, x + 1)
-                        var loR: UInt32 = 255, loG: UInt32 = 255, loB: UInt32 = 255
-                        var hiR: UInt32 = 0, hiG: UInt32 = 0, hiB: UInt32 = 0
+                        let x0 = max(0, x - 1)
+                        let x1 = min(w - 1, x + 1)
+                        var loR: UInt32 = 255
+                        var loG: UInt32 = 255
+                        var loB: UInt32 = 255
+                        var hiR: UInt32 = 0
+                        var hiG: UInt32 = 0
+                        var hiB: UInt32 = 0
                         for yy in y0...y1 {
                             for xx in x0...x1 {
                                 let v = f[yy * w + xx]
-                                let r = v & 0xFF, g = v >> 8 & 0xFF, b = v >> 16 & 0xFF
+                                let r = v & 0xFF
+                                let g = v >> 8 & 0xFF
+                                let b = v >> 16 & 0xFF
                                 loR = min(loR, r)
                                 hiR = max(hiR, r)
                                 loG = min(loG, g)

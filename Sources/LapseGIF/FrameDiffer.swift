@@ -69,7 +69,10 @@ struct FrameDiffer {
     ///   - tolerances: per pixel of the screen, replacing `tolerance` when given.
     /// - Returns: the box of the pixels to draw, and whether the canvas must be cleared first.
     func compare(_ frame: [UInt32], tolerances: [UInt8]? = nil) -> Comparison {
-        var minX = width, minY = height, maxX = -1, maxY = -1
+        var minX = width
+        var minY = height
+        var maxX = -1
+        var maxY = -1
         var needsClear = false
         let tol = Int32(tolerance)
         let w = width
@@ -77,9 +80,11 @@ struct FrameDiffer {
             frame.withUnsafeBufferPointer { cur in
                 for y in 0..<height {
                     let row = y * w
-                    var rowMin = -1, rowMax = -1
+                    var rowMin = -1
+                    var rowMax = -1
                     for x in 0..<w {
-                        let n = cur[row + x], o = ref[row + x]
+                        let n = cur[row + x]
+                        let o = ref[row + x]
                         if Self.same(n, o, tolerances.map { Int32($0[row + x]) } ?? tol) { continue }
                         if n == 0 {
                             needsClear = true

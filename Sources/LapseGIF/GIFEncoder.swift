@@ -252,7 +252,8 @@ public final class GIFEncoder {
         if r.x == 0, r.y == 0, r.width == width, r.height == height { return frame }
         var out = [UInt8](repeating: 0, count: width * height * 4)
         for y in 0..<r.height {
-            let src = y * r.width * 4, dst = ((r.y + y) * width + r.x) * 4
+            let src = y * r.width * 4
+            let dst = ((r.y + y) * width + r.x) * 4
             out.replaceSubrange(dst..<dst + r.width * 4, with: frame.pixels[src..<src + r.width * 4])
         }
         var f = frame

@@ -73,7 +73,8 @@ public struct GIFFile: Sendable {
             var gcb = GraphicsControlBlock(DisposalMode: 0, UserInputFlag: false, DelayTime: 0, TransparentColor: -1)
             let hasGCB = DGifSavedExtensionToGCB(gif, Int32(n), &gcb) == GIF_OK
             let desc = saved.ImageDesc
-            let w = Int(desc.Width), h = Int(desc.Height)
+            let w = Int(desc.Width)
+            let h = Int(desc.Height)
             guard let map = desc.ColorMap ?? globalMap else {
                 throw LapseError(.invalidInput, path, "image \(n) has no colour map")
             }

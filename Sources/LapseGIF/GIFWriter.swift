@@ -110,12 +110,16 @@ final class GIFWriter {
     private func trimUnchanged(_ frame: inout IndexedFrame, transparent t: UInt8) {
         let colors = frame.palette.map(\.packedOpaque)
         let r = frame.rect
-        var minX = r.width, minY = r.height, maxX = -1, maxY = -1
+        var minX = r.width
+        var minY = r.height
+        var maxX = -1
+        var maxY = -1
         let w = width
         canvas.withUnsafeBufferPointer { shown in
             frame.indices.withUnsafeMutableBufferPointer { idx in
                 for y in 0..<r.height {
-                    let row = y * r.width, canvasRow = (r.y + y) * w + r.x
+                    let row = y * r.width
+                    let canvasRow = (r.y + y) * w + r.x
                     for x in 0..<r.width {
                         let i = idx[row + x]
                         if i == t { continue }
@@ -138,7 +142,8 @@ final class GIFWriter {
             return
         }
         if minX == 0, minY == 0, maxX == r.width - 1, maxY == r.height - 1 { return }
-        let nw = maxX - minX + 1, nh = maxY - minY + 1
+        let nw = maxX - minX + 1
+        let nh = maxY - minY + 1
         var cropped = [UInt8](repeating: 0, count: nw * nh)
         for y in 0..<nh {
             let src = (minY + y) * r.width + minX
@@ -164,7 +169,8 @@ final class GIFWriter {
             frame.indices.withUnsafeMutableBufferPointer { idx in
                 var prev = -1
                 for y in 0..<r.height {
-                    let row = y * r.width, canvasRow = (r.y + y) * w + r.x
+                    let row = y * r.width
+                    let canvasRow = (r.y + y) * w + r.x
                     for x in 0..<r.width {
                         let k = Int(idx[row + x])
                         if k != prev && prev >= 0 {
@@ -189,7 +195,8 @@ final class GIFWriter {
         canvas.withUnsafeMutableBufferPointer { shown in
             frame.indices.withUnsafeBufferPointer { idx in
                 for y in 0..<r.height {
-                    let row = y * r.width, canvasRow = (r.y + y) * w + r.x
+                    let row = y * r.width
+                    let canvasRow = (r.y + y) * w + r.x
                     for x in 0..<r.width {
                         let i = idx[row + x]
                         if i == t { continue }

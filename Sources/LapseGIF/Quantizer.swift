@@ -127,7 +127,9 @@ enum Quantizer {
         guard space == .ycc else { return }
         let px = p.bindMemory(to: UInt8.self, capacity: count * 4)
         for i in 0..<count {
-            let r = Double(px[i * 4]), g = Double(px[i * 4 + 1]), b = Double(px[i * 4 + 2])
+            let r = Double(px[i * 4])
+            let g = Double(px[i * 4 + 1])
+            let b = Double(px[i * 4 + 2])
             let y = 0.299 * r + 0.587 * g + 0.114 * b
             px[i * 4] = clamp(y)
             px[i * 4 + 1] = clamp(127.5 + compand(0.564 * (b - y)))
@@ -138,7 +140,9 @@ enum Quantizer {
     /// A palette entry in `space` back to RGB (clamped to 0…255).
     static func rgb(_ c: RGBAColor, from space: Space) -> RGBAColor {
         guard space == .ycc, c.a >= 128 else { return c }
-        let y = Double(c.r), cb = expand(Double(c.g) - 127.5), cr = expand(Double(c.b) - 127.5)
+        let y = Double(c.r)
+        let cb = expand(Double(c.g) - 127.5)
+        let cr = expand(Double(c.b) - 127.5)
         return RGBAColor(
             r: clamp(y + 1.402 * cr), g: clamp(y - 0.344136 * cb - 0.714136 * cr),
             b: clamp(y + 1.772 * cb), a: c.a)
@@ -151,7 +155,8 @@ enum Quantizer {
         runOnCallingThread()
         let profile = Profile.of(options, smooth: frame.smooth)
         let attr = try makeAttributes(options, profile: profile)
-        let w = frame.rect.width, h = frame.rect.height
+        let w = frame.rect.width
+        let h = frame.rect.height
         // libimagequant owns (and frees) the pixels: they must outlive the image.
         let pixels = copyToMalloc(frame.pixels)
         convert(pixels, count: w * h, to: profile.space)
@@ -242,9 +247,12 @@ enum Quantizer {
 
     /// The closest opaque palette entry (for the rare opaque pixel libimagequant mapped to a transparent one).
     private static func nearestOpaque(_ v: UInt32, _ palette: [RGBAColor]) -> UInt8 {
-        var best = 0, bestD = Int.max
+        var best = 0
+        var bestD = Int.max
         for (i, c) in palette.enumerated() where c.a >= 128 {
-            let dr = Int(v & 0xFF) - Int(c.r), dg = Int(v >> 8 & 0xFF) - Int(c.g), db = Int(v >> 16 & 0xFF) - Int(c.b)
+            let dr = Int(v & 0xFF) - Int(c.r)
+            let dg = Int(v >> 8 & 0xFF) - Int(c.g)
+            let db = Int(v >> 16 & 0xFF) - Int(c.b)
             let d = dr * dr + dg * dg + db * db
             if d < bestD {
                 bestD = d

@@ -85,11 +85,13 @@ extension Coordinate {
     /// (R. W. Sinnott, "Virtues of the Haversine", Sky and Telescope 68(2), 1984). Exact for antipodes and tiny
     /// distances alike; crossing the antimeridian needs no special care.
     public func distance(to other: Coordinate) -> Double {
-        let φ1 = radians(latitude), φ2 = radians(other.latitude)
-        let dφ = φ2 - φ1
-        let dλ = radians(other.longitude - longitude)
-        let s1 = sin(dφ / 2), s2 = sin(dλ / 2)
-        let h = min(1, max(0, s1 * s1 + cos(φ1) * cos(φ2) * s2 * s2))
+        let lat1 = radians(latitude)
+        let lat2 = radians(other.latitude)
+        let dLat = lat2 - lat1
+        let dLon = radians(other.longitude - longitude)
+        let s1 = sin(dLat / 2)
+        let s2 = sin(dLon / 2)
+        let h = min(1, max(0, s1 * s1 + cos(lat1) * cos(lat2) * s2 * s2))
         return 2 * earthRadius * asin(h.squareRoot())
     }
 
@@ -98,10 +100,11 @@ extension Coordinate {
     /// (Ed Williams, "Aviation Formulary"). For identical points the result is 0; from a pole, the bearing is
     /// measured against the meridian of `longitude`.
     public func initialBearing(to other: Coordinate) -> Double {
-        let φ1 = radians(latitude), φ2 = radians(other.latitude)
-        let dλ = radians(other.longitude - longitude)
-        let y = sin(dλ) * cos(φ2)
-        let x = cos(φ1) * sin(φ2) - sin(φ1) * cos(φ2) * cos(dλ)
+        let lat1 = radians(latitude)
+        let lat2 = radians(other.latitude)
+        let dLon = radians(other.longitude - longitude)
+        let y = sin(dLon) * cos(lat2)
+        let x = cos(lat1) * sin(lat2) - sin(lat1) * cos(lat2) * cos(dLon)
         if abs(y) < 1e-15 && abs(x) < 1e-15 { return 0 }
         return normalizeDegrees(degrees(atan2(y, x)))
     }
@@ -113,16 +116,18 @@ extension Coordinate {
     public func interpolated(to other: Coordinate, fraction: Double) -> Coordinate {
         if fraction == 0 { return self }
         if fraction == 1 { return other }
-        let a = unitVector, b = other.unitVector
+        let a = unitVector
+        let b = other.unitVector
         let dot = min(1, max(-1, a.x * b.x + a.y * b.y + a.z * b.z))
-        let δ = acos(dot)
+        let angle = acos(dot)
         let v: (x: Double, y: Double, z: Double)
-        if δ < 1e-9 {
+        if angle < 1e-9 {
             // Nearly identical: linear interpolation of the vectors is exact to far below a millimetre.
             v = (a.x + (b.x - a.x) * fraction, a.y + (b.y - a.y) * fraction, a.z + (b.z - a.z) * fraction)
         } else {
-            let sδ = sin(δ)
-            let wa = sin((1 - fraction) * δ) / sδ, wb = sin(fraction * δ) / sδ
+            let sinAngle = sin(angle)
+            let wa = sin((1 - fraction) * angle) / sinAngle
+            let wb = sin(fraction * angle) / sinAngle
             v = (wa * a.x + wb * b.x, wa * a.y + wb * b.y, wa * a.z + wb * b.z)
         }
         return Coordinate(unitVector: v)
@@ -132,19 +137,22 @@ extension Coordinate {
     /// `bearing` degrees (clockwise from north). Negative distances travel backwards.
     /// (Ed Williams, "Aviation Formulary", destination given distance and bearing.)
     public func destination(bearing: Double, distance: Double) -> Coordinate {
-        let δ = distance / earthRadius
-        let θ = radians(bearing)
-        let φ1 = radians(latitude), λ1 = radians(longitude)
-        let sinφ2 = min(1, max(-1, sin(φ1) * cos(δ) + cos(φ1) * sin(δ) * cos(θ)))
-        let φ2 = asin(sinφ2)
-        let λ2 = λ1 + atan2(sin(θ) * sin(δ) * cos(φ1), cos(δ) - sin(φ1) * sinφ2)
-        return Coordinate(uncheckedLatitude: min(90, max(-90, degrees(φ2))), longitude: normalizeLongitude(degrees(λ2)))
+        let angle = distance / earthRadius
+        let course = radians(bearing)
+        let lat1 = radians(latitude)
+        let lon1 = radians(longitude)
+        let sinLat2 = min(1, max(-1, sin(lat1) * cos(angle) + cos(lat1) * sin(angle) * cos(course)))
+        let lat2 = asin(sinLat2)
+        let lon2 = lon1 + atan2(sin(course) * sin(angle) * cos(lat1), cos(angle) - sin(lat1) * sinLat2)
+        return Coordinate(
+            uncheckedLatitude: min(90, max(-90, degrees(lat2))), longitude: normalizeLongitude(degrees(lon2)))
     }
 
     /// The point as a unit vector (x toward 0°N 0°E, y toward 0°N 90°E, z toward the north pole).
     var unitVector: (x: Double, y: Double, z: Double) {
-        let φ = radians(latitude), λ = radians(longitude)
-        return (cos(φ) * cos(λ), cos(φ) * sin(λ), sin(φ))
+        let lat = radians(latitude)
+        let lon = radians(longitude)
+        return (cos(lat) * cos(lon), cos(lat) * sin(lon), sin(lat))
     }
 
     /// The coordinate of the direction of a (not necessarily unit) vector.
@@ -187,7 +195,8 @@ public func angleDifference(from a: Double, to b: Double) -> Double {
 /// (e.g. 0° and 180°, or no angles at all).
 public func circularMean(_ angles: [Double], weights: [Double]? = nil) -> Double? {
     precondition(weights == nil || weights!.count == angles.count, "circularMean: one weight per angle")
-    var s = 0.0, c = 0.0
+    var s = 0.0
+    var c = 0.0
     for (i, a) in angles.enumerated() {
         let w = weights?[i] ?? 1
         s += w * sin(radians(a))

@@ -19,7 +19,8 @@ public enum EncodedPolyline {
         let factor = power(precision)
         var out: [UInt8] = []
         out.reserveCapacity(coordinates.count * 8)
-        var previousLat = 0, previousLng = 0
+        var previousLat = 0
+        var previousLng = 0
         for c in coordinates {
             let lat = Int((c.latitude * factor).rounded(.toNearestOrAwayFromZero))
             let lng = Int((c.longitude * factor).rounded(.toNearestOrAwayFromZero))
@@ -43,7 +44,8 @@ public enum EncodedPolyline {
         precondition((1...7).contains(precision), "polyline precision must be 1…7")
         let factor = power(precision)
         var result: [Coordinate] = []
-        var lat = 0, lng = 0
+        var lat = 0
+        var lng = 0
         var utf8 = Substring(string).utf8[...]
         while let first = utf8.first, first == 0x20 || first == 0x0A || first == 0x0D || first == 0x09 {
             utf8 = utf8.dropFirst()
@@ -54,7 +56,8 @@ public enum EncodedPolyline {
         var iterator = utf8.makeIterator()
         var offset = 0
         func next() throws -> Int? {
-            var value = 0, shift = 0
+            var value = 0
+            var shift = 0
             var sawAny = false
             while true {
                 guard let byte = iterator.next() else {
@@ -85,7 +88,8 @@ public enum EncodedPolyline {
             }
             lat += dLat
             lng += dLng
-            let latitude = Double(lat) / factor, longitude = Double(lng) / factor
+            let latitude = Double(lat) / factor
+            let longitude = Double(lng) / factor
             guard latitude >= -90 && latitude <= 90 && longitude >= -180 && longitude <= 180 else {
                 throw LapseError(
                     .invalidInput, nil,

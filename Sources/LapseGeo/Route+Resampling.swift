@@ -99,7 +99,8 @@ extension Route {
                 smoothing == 0
                 ? tangent
                 : path.averageHeading(from: s - smoothing, to: s + smoothing, startSegment: &windowStart) ?? tangent
-            let a = points[segment], b = points[segment + 1]
+            let a = points[segment]
+            let b = points[segment + 1]
             let f = path.fraction(segment: segment, at: s)
             var elevation: Double?
             if let ea = a.elevation, let eb = b.elevation { elevation = ea + (eb - ea) * f }
@@ -176,7 +177,8 @@ struct PathGeometry {
     /// Direction of the great circle of segment i at `position` (which lies on it at distance s), degrees.
     /// Measured toward the farther end of the segment so that it stays accurate right next to a vertex.
     func tangent(segment i: Int, at s: Double, position: Coordinate) -> Double {
-        let a = points[i].coordinate, b = points[i + 1].coordinate
+        let a = points[i].coordinate
+        let b = points[i + 1].coordinate
         if fraction(segment: i, at: s) <= 0.5 { return position.initialBearing(to: b) }
         return normalizeDegrees(position.initialBearing(to: a) + 180)
     }
@@ -184,12 +186,15 @@ struct PathGeometry {
     /// Length-weighted circular mean of the path's direction between distances `lo` and `hi` (clamped to the path);
     /// `nil` when the directions cancel out. `startSegment` is advanced monotonically (callers ask in rising order).
     func averageHeading(from lo: Double, to hi: Double, startSegment: inout Int) -> Double? {
-        let lo = max(0, lo), hi = min(length, hi)
+        let lo = max(0, lo)
+        let hi = min(length, hi)
         while let next = segment(after: startSegment), cumulative[startSegment + 1] <= lo { startSegment = next }
-        var sx = 0.0, sy = 0.0
+        var sx = 0.0
+        var sy = 0.0
         var j: Int? = startSegment
         while let i = j, cumulative[i] < hi {
-            let a = max(lo, cumulative[i]), b = min(hi, cumulative[i + 1])
+            let a = max(lo, cumulative[i])
+            let b = min(hi, cumulative[i + 1])
             if b > a {
                 let mid = (a + b) / 2
                 let heading = tangent(segment: i, at: mid, position: position(segment: i, at: mid)) * .pi / 180

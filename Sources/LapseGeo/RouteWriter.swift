@@ -93,7 +93,8 @@ enum RouteWriter {
         for _ in 0..<digits { scale *= 10 }
         let scaled = (abs(value) * scale).rounded()
         guard scaled < 9e15 else { return String(format: "%.\(digits)f", value) }
-        let n = Int(scaled), divisor = Int(scale)
+        let n = Int(scaled)
+        let divisor = Int(scale)
         var s = (value < 0 && n != 0 ? "-" : "") + String(n / divisor)
         var fraction = n % divisor
         if fraction != 0 {

@@ -29,7 +29,8 @@ public enum TrackHeadings {
     {
         guard positions.indices.contains(i) else { return nil }
         let here = positions[i]
-        var lo = i, hi = i
+        var lo = i
+        var hi = i
         while lo > 0, positions[lo - 1].distance(to: here) <= halfWindow || positions[lo].distance(to: here) < 1 {
             lo -= 1
         }
@@ -44,15 +45,20 @@ public enum TrackHeadings {
         }
         guard positions[lo].distance(to: positions[hi]) >= minimumSpan else { return nil }
         // Local east (x) and north (y) metres around `here`.
-        let metresPerDegree = 111_320.0, cosLatitude = cos(here.latitude * .pi / 180)
-        var xs: [Double] = [], ys: [Double] = []
+        let metresPerDegree = 111_320.0
+        let cosLatitude = cos(here.latitude * .pi / 180)
+        var xs: [Double] = []
+        var ys: [Double] = []
         for p in positions[lo...hi] {
             xs.append(normalizeLongitude(p.longitude - here.longitude) * metresPerDegree * cosLatitude)
             ys.append((p.latitude - here.latitude) * metresPerDegree)
         }
         let n = Double(xs.count)
-        let mx = xs.reduce(0, +) / n, my = ys.reduce(0, +) / n
-        var sxx = 0.0, sxy = 0.0, syy = 0.0
+        let mx = xs.reduce(0, +) / n
+        let my = ys.reduce(0, +) / n
+        var sxx = 0.0
+        var sxy = 0.0
+        var syy = 0.0
         for (x, y) in zip(xs, ys) {
             sxx += (x - mx) * (x - mx)
             sxy += (x - mx) * (y - my)
@@ -60,7 +66,8 @@ public enum TrackHeadings {
         }
         // The principal axis of [[sxx, sxy], [sxy, syy]].
         let angle = 0.5 * atan2(2 * sxy, sxx - syy)
-        var dx = cos(angle), dy = sin(angle)
+        var dx = cos(angle)
+        var dy = sin(angle)
         if dx * (xs.last! - xs.first!) + dy * (ys.last! - ys.first!) < 0 {
             dx = -dx
             dy = -dy

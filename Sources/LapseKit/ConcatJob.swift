@@ -139,7 +139,9 @@ public struct ConcatJob: Sendable {
     /// ("- …") once in order of first appearance, then each distinct closing line once (route credit, licence,
     /// "Made with lapse").
     static func mergedLines(_ texts: [String]) -> String {
-        var heading: [String] = [], credits: [String] = [], closing: [String] = []
+        var heading: [String] = []
+        var credits: [String] = []
+        var closing: [String] = []
         for (n, text) in texts.enumerated() {
             let lines = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
             let firstCredit = lines.firstIndex { $0.hasPrefix("- ") } ?? lines.count

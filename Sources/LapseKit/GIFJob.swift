@@ -306,7 +306,8 @@ public struct GIFJob: Sendable {
     static func centred(_ image: PixelBuffer, width: Int, height: Int) -> PixelBuffer {
         if image.width == width && image.height == height { return image }
         var out = PixelBuffer(width: width, height: height, fill: RGBA(0, 0, 0, 0))
-        let ox = (width - image.width) / 2, oy = (height - image.height) / 2
+        let ox = (width - image.width) / 2
+        let oy = (height - image.height) / 2
         let row = min(image.width, width) * 4
         for y in 0..<min(image.height, height) {
             let d = ((oy + y) * width + ox) * 4

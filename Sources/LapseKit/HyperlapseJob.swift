@@ -557,7 +557,9 @@ private struct EncoderSink {
         rendered += 1
         lastPoint = frame.point
         if recordsReport {
-            let index = encoder.framesWritten - 1, stop = frame.planned.stop, camera = frame.planned.camera
+            let index = encoder.framesWritten - 1
+            let stop = frame.planned.stop
+            let camera = frame.planned.camera
             reportFrames.append(
                 HyperlapseReport.Frame(
                     index: index, time: Double(index) / frameRate.value, pano: stop.panoramaID,

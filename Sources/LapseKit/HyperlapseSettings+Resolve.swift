@@ -331,7 +331,8 @@ extension HyperlapseSettings {
         _ count: Int, _ longest: RouteJump, _ photos: [PanoramaMetadata], source: String,
         meaning: String = "the video jumps there (no route points between)"
     ) -> String {
-        let a = photos[longest.after].id, b = photos[longest.after + 1].id
+        let a = photos[longest.after].id
+        let b = photos[longest.after + 1].id
         let metres = Int(longest.length.rounded())
         let far = metres >= 1000 ? "\(NumberText.compact(longest.length / 1000, digits: 1)) km" : "\(metres) m"
         let which = count == 1 ? "" : " (the farthest of \(count) such steps)"

@@ -198,7 +198,8 @@ public struct PanoramaSourceOptions: Sendable {
         case .video(let file):
             let path = Self.expand(file)
             var track = try track.map { try RouteFile.read(path: Self.expand($0)) }
-            var offset = 0.0, positionsFrom: String?
+            var offset = 0.0
+            var positionsFrom: String?
             let read: CameraTelemetry?
             switch telemetry {
             case .read(let given): read = given

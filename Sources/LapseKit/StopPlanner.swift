@@ -358,7 +358,8 @@ struct StopPlanner {
             (Rotation.camera(yaw: pose.heading, pitch: pose.tilt, roll: pose.roll).transposed
                 * Rotation.camera(yaw: c.heading, pitch: c.pitch, roll: c.roll))
         }
-        let rendered = view(output.stop.pose, camera), source = view(output.original.pose, sourceCamera)
+        let rendered = view(output.stop.pose, camera)
+        let source = view(output.original.pose, sourceCamera)
         if let m = output.motion, let last = lastViews {
             jitter.append((rendered.transposed * m.rotation * last.rendered).angle)
             sourceJitter.append((source.transposed * m.rotation * last.source).angle)

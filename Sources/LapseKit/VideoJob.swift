@@ -169,14 +169,16 @@ public struct VideoJob: Sendable {
                         + "the largest frame 4K players take (set a size for another)")
             }
         }
-        let evenWidth = max(2, width & ~1), evenHeight = max(2, height & ~1)
+        let evenWidth = max(2, width & ~1)
+        let evenHeight = max(2, height & ~1)
         let fitter = FrameFitter(width: evenWidth, height: evenHeight, mode: fit, background: background)
 
         // Frame counts: cumulative times rounded to frames, so the total is the sum of durations (±1 frame),
         // and every image gets at least one frame.
         let remaining = Array(inputs[firstIndex...])
         var frameCounts: [Int] = []
-        var elapsed = 0.0, cursor = 0
+        var elapsed = 0.0
+        var cursor = 0
         for input in remaining {
             elapsed += input.duration ?? imageDuration
             let end = max(cursor + 1, Int((elapsed * frameRate.value).rounded()))

@@ -76,7 +76,8 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         video = try VideoPanoramaSource(
             reader: reader, path: path, equirectangular: equirectangular, telemetry: telemetry)
         let packets = try VideoFrameReader(path).framesFromPackets()
-        let frameRate = video.frameRate, yuv = reader.yuvFramesAvailable
+        let frameRate = video.frameRate
+        let yuv = reader.yuvFramesAvailable
         decoder = SequentialDecoder(
             reader, yuv: yuv, times: packets?.times,
             wanted: { [step = self.frameStep] in $0 % step == 0 })
@@ -332,7 +333,8 @@ final class SequentialDecoder: Sendable {
 
     /// Whether ascending `values` hold `value` (binary search).
     private static func sorted(_ values: [Int], contains value: Int) -> Bool {
-        var low = 0, high = values.count
+        var low = 0
+        var high = values.count
         while low < high {
             let mid = (low + high) / 2
             if values[mid] < value { low = mid + 1 } else { high = mid }

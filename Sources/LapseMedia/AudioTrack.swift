@@ -146,7 +146,8 @@ public final class AudioTrack {
     private func buildGraph() throws {
         guard let g = avfilter_graph_alloc() else { throw LapseError(.codec, nil, "out of memory") }
         graph = g
-        let abuffer = avfilter_get_by_name("abuffer"), abuffersink = avfilter_get_by_name("abuffersink")
+        let abuffer = avfilter_get_by_name("abuffer")
+        let abuffersink = avfilter_get_by_name("abuffersink")
         // The in/out lists are freed on every way out (parsing takes what it links; the rest is left to free).
         var outputs: UnsafeMutablePointer<AVFilterInOut>?
         var inputs: UnsafeMutablePointer<AVFilterInOut>?

@@ -29,7 +29,8 @@ struct AccurateClip {
         }
 
         // Same size (rounded down to even for 4:2:0), the stream's time base, its average frame rate.
-        let width = max(2, Int(par.width) & ~1), height = max(2, Int(par.height) & ~1)
+        let width = max(2, Int(par.width) & ~1)
+        let height = max(2, Int(par.height) & ~1)
         let tb = stream.pointee.time_base
         var rate = stream.pointee.avg_frame_rate
         if rate.num <= 0 || rate.den <= 0 { rate = stream.pointee.r_frame_rate }

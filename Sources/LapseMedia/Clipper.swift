@@ -495,7 +495,10 @@ struct StreamCopyClip {
         var videoDone = false
         var audioDone = copyAudio == nil
         var trailing: [Packet] = [] // video packets past the end, kept until we know whether a frame needs them
-        var videoFrames = 0, audioPackets = 0, hiddenFrames = 0, framesPastEnd = 0
+        var videoFrames = 0
+        var audioPackets = 0
+        var hiddenFrames = 0
+        var framesPastEnd = 0
         // An estimate for the progress while copying (never reached before the end: the final event has the count).
         let expected = max(1, Int(((options.end - keyframeTime) * (input.videoStream?.frameRate ?? 30)).rounded()))
 

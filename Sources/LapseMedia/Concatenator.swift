@@ -114,7 +114,8 @@ public enum Concatenator {
         let packet = try Packet()
         var offset = 0.0 // seconds: where the current input starts in the output
         var lastDTS = [Int64](repeating: Int64.min, count: layout.count)
-        var videoFrames = 0, packets = 0
+        var videoFrames = 0
+        var packets = 0
         var durations: [Double] = []
         let videoSlot = layout.firstIndex { first.streams[$0].kind == .video }!
         for (n, input) in inputs.enumerated() {
@@ -205,7 +206,8 @@ public enum Concatenator {
     static func difference(_ a: UnsafeMutablePointer<AVCodecParameters>, _ b: UnsafeMutablePointer<AVCodecParameters>)
         -> String?
     {
-        let x = a.pointee, y = b.pointee
+        let x = a.pointee
+        let y = b.pointee
         func codec(_ p: AVCodecParameters) -> String { String(cString: avcodec_get_name(p.codec_id)) }
         if x.codec_type != y.codec_type { return "its streams are of other kinds" }
         if x.codec_id != y.codec_id { return "its codec is \(codec(y)), not \(codec(x))" }

@@ -36,7 +36,9 @@ public struct ExifTags: Sendable, Equatable {
                 $0.bindMemory(to: UnsafeMutablePointer<ExifContent>?.self)[Int(index.rawValue)]
             }
         }
-        let ifd0 = ifd(EXIF_IFD_0), exifIFD = ifd(EXIF_IFD_EXIF), gps = ifd(EXIF_IFD_GPS)
+        let ifd0 = ifd(EXIF_IFD_0)
+        let exifIFD = ifd(EXIF_IFD_EXIF)
+        let gps = ifd(EXIF_IFD_GPS)
         guard ifd0?.pointee.count ?? 0 > 0 || exifIFD?.pointee.count ?? 0 > 0 || gps?.pointee.count ?? 0 > 0 else {
             return nil
         }
@@ -44,8 +46,10 @@ public struct ExifTags: Sendable, Equatable {
             orientation = ImageOrientation(rawValue: value)
         }
         if let gps {
-            let lat = Self.degrees(gps, tag: 0x0002, order: order), latRef = Self.text(gps, tag: 0x0001)
-            let lng = Self.degrees(gps, tag: 0x0004, order: order), lngRef = Self.text(gps, tag: 0x0003)
+            let lat = Self.degrees(gps, tag: 0x0002, order: order)
+            let latRef = Self.text(gps, tag: 0x0001)
+            let lng = Self.degrees(gps, tag: 0x0004, order: order)
+            let lngRef = Self.text(gps, tag: 0x0003)
             if let lat, let lng {
                 latitude = latRef?.uppercased().hasPrefix("S") == true ? -lat : lat
                 longitude = lngRef?.uppercased().hasPrefix("W") == true ? -lng : lng

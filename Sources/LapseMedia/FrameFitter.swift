@@ -40,9 +40,11 @@ public struct FrameFitter: Sendable {
         case .stretch:
             return (width, height)
         case .contain, .cover:
-            let sx = Double(width) / Double(w), sy = Double(height) / Double(h)
+            let sx = Double(width) / Double(w)
+            let sy = Double(height) / Double(h)
             let s = mode == .contain ? min(sx, sy) : max(sx, sy)
-            var sw = Int((Double(w) * s).rounded()), sh = Int((Double(h) * s).rounded())
+            var sw = Int((Double(w) * s).rounded())
+            var sh = Int((Double(h) * s).rounded())
             if mode == .contain {
                 sw = min(sw, width)
                 sh = min(sh, height)
@@ -76,9 +78,12 @@ public struct FrameFitter: Sendable {
     public func place(_ scaled: PixelBuffer) -> PixelBuffer {
         if scaled.width == width && scaled.height == height && scaled.isOpaque { return scaled }
         var out = PixelBuffer(width: width, height: height, fill: background)
-        let ox = (width - scaled.width) / 2, oy = (height - scaled.height) / 2
-        let x0 = max(0, ox), y0 = max(0, oy)
-        let x1 = min(width, ox + scaled.width), y1 = min(height, oy + scaled.height)
+        let ox = (width - scaled.width) / 2
+        let oy = (height - scaled.height) / 2
+        let x0 = max(0, ox)
+        let y0 = max(0, oy)
+        let x1 = min(width, ox + scaled.width)
+        let y1 = min(height, oy + scaled.height)
         guard x1 > x0, y1 > y0 else { return out }
         let bg = background
         scaled.bytes.withUnsafeBufferPointer { src in

@@ -155,7 +155,8 @@ public final class DecodedImage: @unchecked Sendable {
                     + ", more than the limit of \(Self.pixels(pixelLimit)) for a decoded image")
         }
         if let header {
-            let w = (header.width + (1 << reduced) - 1) >> reduced, h = (header.height + (1 << reduced) - 1) >> reduced
+            let w = (header.width + (1 << reduced) - 1) >> reduced
+            let h = (header.height + (1 << reduced) - 1) >> reduced
             if isTooLarge(w, h) { throw tooLarge(header.width, header.height, decoded: (w, h)) }
         }
         // The size shown before any reduction: the header's when the decode is reduced, else the decoded one.
@@ -290,7 +291,8 @@ public final class DecodedImage: @unchecked Sendable {
     /// - Returns: the picture, RGBA, upright.
     /// - Throws: ``LapseError`` `.codec` when the conversion fails.
     public func pixels(width: Int? = nil, height: Int? = nil, accurate: Bool = true) throws -> PixelBuffer {
-        let dw = width ?? displayWidth, dh = height ?? displayHeight
+        let dw = width ?? displayWidth
+        let dh = height ?? displayHeight
         let sw = orientation.swapsAxes ? dh : dw
         let sh = orientation.swapsAxes ? dw : dh
         var out = PixelBuffer(width: sw, height: sh, fill: RGBA(0, 0, 0, 0))
@@ -357,7 +359,8 @@ public final class DecodedImage: @unchecked Sendable {
         let planes = frame.planes.map { UnsafePointer($0) }
         let strides = frame.lineSizes
         let format = Self.plainFormat(frame.format)
-        let w = out.width, h = out.height
+        let w = out.width
+        let h = out.height
         try out.bytes.withUnsafeMutableBytes { raw in
             var dst: [UnsafeMutablePointer<UInt8>?] = [
                 raw.baseAddress!.assumingMemoryBound(to: UInt8.self), nil, nil, nil

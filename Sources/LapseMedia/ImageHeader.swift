@@ -87,10 +87,12 @@ struct ImageHeader: Equatable, Sendable {
         guard let countBytes = bytes(ifd, 2) else { return nil }
         let count = number(countBytes, 0, 2)
         guard count > 0, count < 4096, let entries = bytes(ifd + 2, 12 * count) else { return nil }
-        var width = 0, height = 0
+        var width = 0
+        var height = 0
         for e in 0..<count {
             let at = 12 * e
-            let tag = number(entries, at, 2), type = number(entries, at + 2, 2)
+            let tag = number(entries, at, 2)
+            let type = number(entries, at + 2, 2)
             guard tag == 256 || tag == 257, type == 3 || type == 4 else { continue }
             let value = type == 3 ? number(entries, at + 8, 2) : number(entries, at + 8, 4)
             if tag == 256 { width = value } else { height = value }
@@ -121,7 +123,8 @@ struct ImageHeader: Equatable, Sendable {
             guard let length = bytes(i + 2, 2).map({ Int($0[0]) << 8 | Int($0[1]) }), length >= 2 else { return nil }
             if frames.contains(code) {
                 guard length >= 7, let sof = bytes(i + 4, 5) else { return nil }
-                let h = Int(sof[1]) << 8 | Int(sof[2]), w = Int(sof[3]) << 8 | Int(sof[4])
+                let h = Int(sof[1]) << 8 | Int(sof[2])
+                let w = Int(sof[3]) << 8 | Int(sof[4])
                 let lossless: Set<UInt8> = [0xC3, 0xC7, 0xCB, 0xCF]
                 return w > 0 && h > 0 ? ImageHeader(width: w, height: h, reducible: !lossless.contains(code)) : nil
             }

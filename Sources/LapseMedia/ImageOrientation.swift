@@ -16,7 +16,8 @@ extension PixelBuffer {
     /// For orientations 5–8 the result is `height × width`.
     public func applying(_ orientation: ImageOrientation) -> PixelBuffer {
         if orientation == .up { return self }
-        let w = width, h = height
+        let w = width
+        let h = height
         let ow = orientation.swapsAxes ? h : w
         let oh = orientation.swapsAxes ? w : h
         var out = PixelBuffer(width: ow, height: oh, fill: RGBA(0, 0, 0, 0))
@@ -28,7 +29,8 @@ extension PixelBuffer {
                     let row = y * ow
                     for x in 0..<ow {
                         // (sx, sy): the stored pixel shown at display position (x, y).
-                        let sx: Int, sy: Int
+                        let sx: Int
+                        let sy: Int
                         switch orientation {
                         case .up:
                             sx = x

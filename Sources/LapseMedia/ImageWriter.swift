@@ -73,7 +73,9 @@ public enum ImageWriter {
     public static func encode(_ image: PixelBuffer, as format: ImageFileFormat) throws -> [UInt8] {
         let encoder = try Encoder(width: image.width, height: image.height, format: format, opaque: image.isOpaque)
         defer { withExtendedLifetime(encoder) {} } // its deinit frees the context used below
-        let context = encoder.context, codecID = encoder.codecID, pixelFormat = encoder.pixelFormat
+        let context = encoder.context
+        let codecID = encoder.codecID
+        let pixelFormat = encoder.pixelFormat
         let frame = try Frame()
         try frame.allocate(
             width: image.width, height: image.height,
@@ -108,8 +110,10 @@ public enum ImageWriter {
 
     /// Copies (PNG) or converts (JPEG: swscale, BT.601 full range as JFIF wants) the pixels into the frame.
     private static func fill(_ frame: Frame, from image: PixelBuffer, format: AVPixelFormat) throws {
-        let w = image.width, h = image.height
-        let planes = frame.planes, strides = frame.lineSizes
+        let w = image.width
+        let h = image.height
+        let planes = frame.planes
+        let strides = frame.lineSizes
         switch format {
         case AV_PIX_FMT_RGBA, AV_PIX_FMT_RGB24:
             let rgb = format == AV_PIX_FMT_RGB24

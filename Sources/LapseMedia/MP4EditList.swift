@@ -28,18 +28,21 @@ enum MP4EditList {
         let movieScale = UInt64(
             read(bytes, at: mvhd.body.lowerBound + (bytes[mvhd.body.lowerBound] == 1 ? 20 : 12), size: 4))
         let target = UInt64((seconds * Double(movieScale)).rounded())
-        var longest: UInt64 = 0, trimmed = false
+        var longest: UInt64 = 0
+        var trimmed = false
         for trak in children(of: bytes, in: moov.body) where trak.type == "trak" {
             let parts = children(of: bytes, in: trak.body)
             guard let tkhd = parts.first(where: { $0.type == "tkhd" }) else { continue }
             let v1 = bytes[tkhd.body.lowerBound] == 1
-            let durationAt = tkhd.body.lowerBound + (v1 ? 28 : 20), durationSize = v1 ? 8 : 4
+            let durationAt = tkhd.body.lowerBound + (v1 ? 28 : 20)
+            let durationSize = v1 ? 8 : 4
             var duration = read(bytes, at: durationAt, size: durationSize)
             if isVideo(bytes, parts),
                 let edts = parts.first(where: { $0.type == "edts" }),
                 let elst = children(of: bytes, in: edts.body).first(where: { $0.type == "elst" })
             {
-                let ev1 = bytes[elst.body.lowerBound] == 1, entrySize = ev1 ? 20 : 12
+                let ev1 = bytes[elst.body.lowerBound] == 1
+                let entrySize = ev1 ? 20 : 12
                 let count = Int(read(bytes, at: elst.body.lowerBound + 4, size: 4))
                 let first = elst.body.lowerBound + 8
                 guard count > 0, first + count * entrySize <= elst.body.upperBound else { continue }
@@ -107,7 +110,8 @@ enum MP4EditList {
         var boxes: [Box] = []
         var at = range.lowerBound
         while at + 8 <= range.upperBound {
-            var size = Int(read(bytes, at: at, size: 4)), header = 8
+            var size = Int(read(bytes, at: at, size: 4))
+            var header = 8
             if size == 1 {
                 guard at + 16 <= range.upperBound else { break }
                 size = Int(clamping: read(bytes, at: at + 8, size: 8))

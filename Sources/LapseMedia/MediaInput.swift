@@ -298,7 +298,8 @@ public final class MediaInput {
             return "host not found (offline, or a wrong URL?)"
         }
         defer { freeaddrinfo(list) }
-        var refused = 0, tried = 0
+        var refused = 0
+        var tried = 0
         var next: UnsafeMutablePointer<addrinfo>? = first
         while let info = next {
             next = info.pointee.ai_next

@@ -313,9 +313,11 @@ public final class VideoEncoder {
             picture.width == settings.width && picture.height == settings.height,
             "frame size differs from the encoder's")
         try ffCheck(av_frame_make_writable(frame.pointer), path, "cannot get a frame buffer")
-        let planes = frame.planes, strides = frame.lineSizes
+        let planes = frame.planes
+        let strides = frame.lineSizes
         func copy(_ source: [UInt8], _ plane: Int, _ w: Int, _ h: Int) {
-            let dst = planes[plane]!, stride = Int(strides[plane])
+            let dst = planes[plane]!
+            let stride = Int(strides[plane])
             source.withUnsafeBytes { src in
                 for row in 0..<h {
                     (dst + row * stride).update(

@@ -47,7 +47,8 @@ final class VideoFrameConverter {
 
     /// The filter chain for a frame of the given properties (also used by tests as documentation).
     func chain(hdr: Bool, untaggedHD: Bool = false) -> String {
-        let sw = swapsAxes ? height : width, sh = swapsAxes ? width : height
+        let sw = swapsAxes ? height : width
+        let sh = swapsAxes ? width : height
         let matrix = untaggedHD ? ":in_color_matrix=bt709" : ""
         var filters = ["scale=\(sw):\(sh):flags=bicubic+accurate_rnd+full_chroma_int\(matrix)", "setsar=1"]
         if hdr && toneMap {
@@ -85,7 +86,9 @@ final class VideoFrameConverter {
                     + "\(Scaler.name(output.format)), not \(width)x\(height) rgba")
         }
         var pixels = PixelBuffer(width: width, height: height, fill: RGBA(0, 0, 0, 0))
-        let src = output.planes[0]!, stride = Int(output.lineSizes[0]), row = width * 4
+        let src = output.planes[0]!
+        let stride = Int(output.lineSizes[0])
+        let row = width * 4
         pixels.bytes.withUnsafeMutableBytes { raw in
             let dst = raw.baseAddress!
             for y in 0..<height { (dst + y * row).copyMemory(from: src + y * stride, byteCount: row) }

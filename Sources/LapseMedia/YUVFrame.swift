@@ -87,7 +87,9 @@ extension YUVFrame {
     /// - Throws: ``LapseError`` `.codec` when swscale cannot convert.
     public init(rgba pixels: PixelBuffer) throws {
         self.init(width: pixels.width, height: pixels.height)
-        let width = pixels.width, height = pixels.height, cw = chromaWidth
+        let width = pixels.width
+        let height = pixels.height
+        let cw = chromaWidth
         try pixels.bytes.withUnsafeBytes { raw in
             try y.withUnsafeMutableBufferPointer { yp in
                 try cb.withUnsafeMutableBufferPointer { up in
@@ -126,7 +128,8 @@ extension YUVFrame {
     /// Copies the planes of a decoded `yuv420p` frame of the same size (any line sizes).
     init(copying frame: Frame) {
         self.init(width: frame.width, height: frame.height)
-        let planes = frame.planes, strides = frame.lineSizes
+        let planes = frame.planes
+        let strides = frame.lineSizes
         func copy(_ plane: Int, _ w: Int, _ h: Int, into out: inout [UInt8]) {
             guard let src = planes[plane] else { return }
             let stride = Int(strides[plane])
@@ -179,16 +182,24 @@ extension YUVFrame {
         precondition(tables.count == 3 && tables.allSatisfy { $0.count == 256 })
         func fixed(_ v: Double) -> Int32 { Int32((v * 65536).rounded()) }
         // Limited-range Y′CbCr to R′G′B′ (ITU-R BT.709 with 219/224 code values per unit).
-        let ky = fixed(255.0 / 219), kr = fixed(255.0 / 224 * 2 * (1 - 0.2126))
+        let ky = fixed(255.0 / 219)
+        let kr = fixed(255.0 / 224 * 2 * (1 - 0.2126))
         let kb = fixed(255.0 / 224 * 2 * (1 - 0.0722))
         let kgb = fixed(255.0 / 224 * 2 * 0.0722 * (1 - 0.0722) / 0.7152)
         let kgr = fixed(255.0 / 224 * 2 * 0.2126 * (1 - 0.2126) / 0.7152)
         // And back.
-        let yr = fixed(0.2126 * 219 / 255), yg = fixed(0.7152 * 219 / 255), yb = fixed(0.0722 * 219 / 255)
-        let cbr = fixed(-0.2126 / (2 * (1 - 0.0722)) * 224 / 255), cbg = fixed(-0.7152 / (2 * (1 - 0.0722)) * 224 / 255)
+        let yr = fixed(0.2126 * 219 / 255)
+        let yg = fixed(0.7152 * 219 / 255)
+        let yb = fixed(0.0722 * 219 / 255)
+        let cbr = fixed(-0.2126 / (2 * (1 - 0.0722)) * 224 / 255)
+        let cbg = fixed(-0.7152 / (2 * (1 - 0.0722)) * 224 / 255)
         let half = fixed(0.5 * 224 / 255)
-        let crg = fixed(-0.7152 / (2 * (1 - 0.2126)) * 224 / 255), crb = fixed(-0.0722 / (2 * (1 - 0.2126)) * 224 / 255)
-        let cw = chromaWidth, ch = chromaHeight, w = width, h = height
+        let crg = fixed(-0.7152 / (2 * (1 - 0.2126)) * 224 / 255)
+        let crb = fixed(-0.0722 / (2 * (1 - 0.2126)) * 224 / 255)
+        let cw = chromaWidth
+        let ch = chromaHeight
+        let w = width
+        let h = height
         @inline(__always) func clamp(_ v: Int32) -> Int32 { min(255, max(0, v)) }
         tables[0].withUnsafeBufferPointer { tr in
             tables[1].withUnsafeBufferPointer { tg in
@@ -199,9 +210,13 @@ extension YUVFrame {
                                 for cy in 0..<ch {
                                     for cx in 0..<cw {
                                         let c = cy * cw + cx
-                                        let pb = Int32(bp[c]) - 128, pr = Int32(rp[c]) - 128
-                                        let dr = kr &* pr, db = kb &* pb, dg = -(kgb &* pb) &- kgr &* pr
-                                        var sum = SIMD3<Int32>(0, 0, 0), n: Int32 = 0
+                                        let pb = Int32(bp[c]) - 128
+                                        let pr = Int32(rp[c]) - 128
+                                        let dr = kr &* pr
+                                        let db = kb &* pb
+                                        let dg = -(kgb &* pb) &- kgr &* pr
+                                        var sum = SIMD3<Int32>(0, 0, 0)
+                                        var n: Int32 = 0
                                         for yy in 2 * cy..<min(2 * cy + 2, h) {
                                             for xx in 2 * cx..<min(2 * cx + 2, w) {
                                                 let i = yy * w + xx
@@ -217,7 +232,9 @@ extension YUVFrame {
                                             }
                                         }
                                         // The block's mean R′G′B′ in 16-bit fixed point over n.
-                                        let r = sum.x, g = sum.y, b = sum.z
+                                        let r = sum.x
+                                        let g = sum.y
+                                        let b = sum.z
                                         let u = (Int64(cbr) * Int64(r) + Int64(cbg) * Int64(g) + Int64(half) * Int64(b))
                                         let v = (Int64(half) * Int64(r) + Int64(crg) * Int64(g) + Int64(crb) * Int64(b))
                                         let d = Int64(n) << 16
@@ -251,25 +268,36 @@ extension YUVFrame {
         let m = Self.product(Self.yPbPr(kr: 0.2126, kb: 0.0722), Self.rgb(kr: kr, kb: kb))
         // Input code values to E′Y / E′P units of the limited-range output (219 and 224 code values a unit), in
         // 16-bit fixed point: luma's own value, and each chroma value's share of the output luma, Cb and Cr.
-        let lumaScale = fullRange ? 219.0 / 255 : 1, chromaScale = fullRange ? 224.0 / 255 : 1
+        let lumaScale = fullRange ? 219.0 / 255 : 1
+        let chromaScale = fullRange ? 224.0 / 255 : 1
         func fixed(_ v: Double) -> Int32 { Int32((v * 65536).rounded()) }
         let luma = (0..<256).map { v in fixed(fullRange ? 16 + Double(v) * lumaScale : Double(v)) }
         func chromaTable(_ k: Double) -> [Int32] { (0..<256).map { fixed((Double($0) - 128) * chromaScale * k) } }
-        let yFromB = chromaTable(m[0][1] * 219 / 224), yFromR = chromaTable(m[0][2] * 219 / 224)
-        let bFromB = chromaTable(m[1][1]), bFromR = chromaTable(m[1][2])
-        let rFromB = chromaTable(m[2][1]), rFromR = chromaTable(m[2][2])
-        let cw = chromaWidth, ch = chromaHeight, w = width, h = height
-        let yStride = Int(lineSizes[0]), bStride = Int(lineSizes[1]), rStride = Int(lineSizes[2])
+        let yFromB = chromaTable(m[0][1] * 219 / 224)
+        let yFromR = chromaTable(m[0][2] * 219 / 224)
+        let bFromB = chromaTable(m[1][1])
+        let bFromR = chromaTable(m[1][2])
+        let rFromB = chromaTable(m[2][1])
+        let rFromR = chromaTable(m[2][2])
+        let cw = chromaWidth
+        let ch = chromaHeight
+        let w = width
+        let h = height
+        let yStride = Int(lineSizes[0])
+        let bStride = Int(lineSizes[1])
+        let rStride = Int(lineSizes[2])
         guard let sy = planes[0], let sb = planes[1], let sr = planes[2] else { return }
         @inline(__always) func clamp(_ v: Int32) -> UInt8 { UInt8(truncatingIfNeeded: min(255, max(0, v))) }
         y.withUnsafeMutableBufferPointer { yp in
             cb.withUnsafeMutableBufferPointer { bp in
                 cr.withUnsafeMutableBufferPointer { rp in
                     for cy in 0..<ch {
-                        let in0 = sy + 2 * cy * yStride, out0 = yp.baseAddress! + 2 * cy * w
+                        let in0 = sy + 2 * cy * yStride
+                        let out0 = yp.baseAddress! + 2 * cy * w
                         let twoRows = 2 * cy + 1 < h
                         for cx in 0..<cw {
-                            let b = Int(sb[cy * bStride + cx]), r = Int(sr[cy * rStride + cx])
+                            let b = Int(sb[cy * bStride + cx])
+                            let r = Int(sr[cy * rStride + cx])
                             let dy = yFromB[b] &+ yFromR[r] &+ 32768
                             let x = 2 * cx
                             out0[x] = clamp((luma[Int(in0[x])] &+ dy) >> 16)

@@ -21,11 +21,14 @@ enum BoxFilter {
         emit: (_ y: Int, _ means: UnsafePointer<Float>) -> Void
     ) {
         precondition(w > 2 * r && h > 0 && c > 0)
-        let span = c * w, ringRows = 2 * r + 2
+        let span = c * w
+        let ringRows = 2 * r + 2
         let n = 1 / Float((2 * r + 1) * (2 * r + 1))
         // Scratch: one row of the planes, the ring of horizontal sums, the column sums, one row of means.
         withUnsafeTemporaryAllocation(of: Float.self, capacity: span * (ringRows + 3)) { scratch in
-            let source = scratch.baseAddress!, ring = source + span, column = ring + span * ringRows
+            let source = scratch.baseAddress!
+            let ring = source + span
+            let column = ring + span * ringRows
             let out = column + span
             var made = 0 // rows of horizontal sums made so far
             func sums(_ y: Int) -> UnsafeMutablePointer<Float> {
@@ -38,10 +41,15 @@ enum BoxFilter {
                     var k = 0
                     while k < c {
                         let n = min(3, c - k)
-                        let v0 = source + k * w, v1 = source + (k + min(1, n - 1)) * w
+                        let v0 = source + k * w
+                        let v1 = source + (k + min(1, n - 1)) * w
                         let v2 = source + (k + n - 1) * w
-                        let o0 = hz + k * w, o1 = hz + (k + min(1, n - 1)) * w, o2 = hz + (k + n - 1) * w
-                        var s0: Float = 0, s1: Float = 0, s2: Float = 0
+                        let o0 = hz + k * w
+                        let o1 = hz + (k + min(1, n - 1)) * w
+                        let o2 = hz + (k + n - 1) * w
+                        var s0: Float = 0
+                        var s1: Float = 0
+                        var s2: Float = 0
                         for dx in -r...r {
                             let i = (dx + w) % w
                             s0 += v0[i]
@@ -52,7 +60,8 @@ enum BoxFilter {
                             o0[x] = s0
                             o1[x] = s1
                             o2[x] = s2
-                            var add = x + r + 1, drop = x - r
+                            var add = x + r + 1
+                            var drop = x - r
                             if add >= w { add -= w }
                             if drop < 0 { drop += w }
                             s0 += v0[add] - v0[drop]
@@ -74,7 +83,8 @@ enum BoxFilter {
                 for i in 0..<span { out[i] = column[i] * n }
                 emit(y, out)
                 guard y + 1 < h else { break }
-                let add = sums(min(y + r + 1, h - 1)), drop = ring + (max(y - r, 0) % ringRows) * span
+                let add = sums(min(y + r + 1, h - 1))
+                let drop = ring + (max(y - r, 0) % ringRows) * span
                 for i in 0..<span { column[i] += add[i] - drop[i] }
             }
         }

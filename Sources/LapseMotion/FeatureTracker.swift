@@ -14,7 +14,8 @@ enum FeatureTracker {
     /// differences, columns wrapping), per pixel: how well a window there can be tracked.
     static func cornerScores(_ image: SphereImage) -> [Float] {
         let level = image.levels[0]
-        let w = level.width, h = level.height
+        let w = level.width
+        let h = level.height
         return [Float](unsafeUninitializedCapacity: w * h) { scores, count in
             level.pixels.withUnsafeBufferPointer { p in
                 // Three planes: gx², gx·gy, gy² (zero on the first and last rows).
@@ -25,17 +26,24 @@ enum FeatureTracker {
                             row.initialize(repeating: 0, count: 3 * w)
                             return
                         }
-                        let above = p.baseAddress! + (y - 1) * w, here = above + w, below = here + w
+                        let above = p.baseAddress! + (y - 1) * w
+                        let here = above + w
+                        let below = here + w
                         for x in 0..<w {
-                            let right = x + 1 == w ? 0 : x + 1, left = x == 0 ? w - 1 : x - 1
-                            let gx = (here[right] - here[left]) * 0.5, gy = (below[x] - above[x]) * 0.5
+                            let right = x + 1 == w ? 0 : x + 1
+                            let left = x == 0 ? w - 1 : x - 1
+                            let gx = (here[right] - here[left]) * 0.5
+                            let gy = (below[x] - above[x]) * 0.5
                             row[x] = gx * gx
                             row[w + x] = gx * gy
                             row[2 * w + x] = gy * gy
                         }
                     },
                     emit: { y, m in
-                        let sxx = m, sxy = m + w, syy = m + 2 * w, out = scores.baseAddress! + y * w
+                        let sxx = m
+                        let sxy = m + w
+                        let syy = m + 2 * w
+                        let out = scores.baseAddress! + y * w
                         for x in 0..<w {
                             let half = (sxx[x] + syy[x]) / 2
                             out[x] = half - ((sxx[x] - syy[x]) * (sxx[x] - syy[x]) / 4 + sxy[x] * sxy[x]).squareRoot()
@@ -53,7 +61,8 @@ enum FeatureTracker {
         in image: SphereImage, scores: [Float], cell: Int = 8, maxLatitude: Double = 70,
         threshold: Float = 10, limit: Int = 320, excluded: (Int, Int) -> Bool
     ) -> [SIMD2<Double>] {
-        let w = image.width, h = image.height
+        let w = image.width
+        let h = image.height
         let margin = Int((Double(h) * (90 - maxLatitude) / 180).rounded(.up))
         var result: [(Float, SIMD2<Double>)] = []
         var y0 = margin
@@ -94,13 +103,19 @@ enum FeatureTracker {
         _ point: SIMD2<Double>, from a: SphereImage, to b: SphereImage, guess: SIMD2<Double>,
         coarsest: Int = .max
     ) -> SIMD2<Double>? {
-        let r = radius, side = 2 * r + 1, count = side * side, wide = side + 2
+        let r = radius
+        let side = 2 * r + 1
+        let count = side * side
+        let wide = side + 2
         // Scratch (on the stack): the template, its gradients, B's samples, and the template's wider window (the
         // last two with the room `window` may write past them).
         let capacity = 3 * count + (count + 3) + (wide * wide + 3)
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: capacity) { scratch -> SIMD2<Double>? in
-            let template = scratch.baseAddress!, gradX = template + count, gradY = gradX + count
-            let samples = gradY + count, around = samples + count + 3
+            let template = scratch.baseAddress!
+            let gradX = template + count
+            let gradY = gradX + count
+            let samples = gradY + count
+            let around = samples + count + 3
             let top = min(a.levels.count - 1, coarsest)
             // Level-L coordinates of a level-0 position: (x0 − (2^L − 1)/2) / 2^L.
             func down(_ p: SIMD2<Double>, _ l: Int) -> SIMD2<Double> {
@@ -110,9 +125,11 @@ enum FeatureTracker {
             var g = down(guess, top)
             var residual: Float = 0
             for l in stride(from: top, through: 0, by: -1) {
-                let la = a.levels[l], lb = b.levels[l]
+                let la = a.levels[l]
+                let lb = b.levels[l]
                 let p = down(point, l)
-                let px = Float(p.x), py = Float(p.y)
+                let px = Float(p.x)
+                let py = Float(p.y)
                 // The template and its central-difference gradients from a window two pixels wider.
                 la.window(x: px, y: py, radius: r + 1, into: around)
                 var mean: Float = 0
@@ -128,7 +145,9 @@ enum FeatureTracker {
                     }
                 }
                 mean /= Float(count)
-                var gxx: Float = 0, gxy: Float = 0, gyy: Float = 0
+                var gxx: Float = 0
+                var gxy: Float = 0
+                var gyy: Float = 0
                 for i in 0..<count {
                     gxx += gradX[i] * gradX[i]
                     gxy += gradX[i] * gradY[i]
@@ -138,13 +157,15 @@ enum FeatureTracker {
                 let half = (gxx + gyy) / 2
                 let minEigen = half - ((gxx - gyy) * (gxx - gyy) / 4 + gxy * gxy).squareRoot()
                 guard det > 1e-6, minEigen / Float(count) > 1 else { return nil }
-                var gx = Float(g.x), gy = Float(g.y)
+                var gx = Float(g.x)
+                var gy = Float(g.y)
                 for _ in 0..<12 {
                     lb.window(x: gx, y: gy, radius: r, into: samples)
                     var bMean: Float = 0
                     for i in 0..<count { bMean += samples[i] }
                     bMean /= Float(count)
-                    var bx: Float = 0, by: Float = 0
+                    var bx: Float = 0
+                    var by: Float = 0
                     residual = 0
                     if l == 0 {
                         for i in 0..<count {

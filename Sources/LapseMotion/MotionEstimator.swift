@@ -80,7 +80,8 @@ public struct MotionEstimator: Sendable {
         // put left out) and everything's; everything's is taken when it explains the world's correspondences as
         // well as the world's own fit does (the far field then holds it), the world's when what stays put pulled
         // everything's away from it.
-        var world: Fit?, all: Fit?
+        var world: Fit?
+        var all: Fit?
         for round in 0..<2 {
             if round > 0 {
                 // Again from the rotation found, when the first predictions left many corners untracked.
@@ -221,16 +222,19 @@ public struct MotionEstimator: Sendable {
     /// and correlates with the same neighbourhood of B by more than 0.95 (normalised cross-correlation, so an
     /// exposure change between the two does not hide what stayed put).
     static func staticMask(_ a: SphereImage, _ b: SphereImage) -> StaticMask {
-        let w = a.levels[1].width, h = a.levels[1].height
+        let w = a.levels[1].width
+        let h = a.levels[1].height
         var flags = [Bool](repeating: false, count: w * h)
-        var textured = 0, still = 0
+        var textured = 0
+        var still = 0
         a.levels[1].pixels.withUnsafeBufferPointer { la in
             b.levels[1].pixels.withUnsafeBufferPointer { lb in
                 // Five planes: A, B, A², B², A·B.
                 BoxFilter.means(
                     width: w, height: h, radius: 2, channels: 5,
                     fill: { y, row in
-                        let pa = la.baseAddress! + y * w, pb = lb.baseAddress! + y * w
+                        let pa = la.baseAddress! + y * w
+                        let pb = lb.baseAddress! + y * w
                         for x in 0..<w {
                             row[x] = pa[x]
                             row[w + x] = pb[x]
@@ -240,9 +244,14 @@ public struct MotionEstimator: Sendable {
                         }
                     },
                     emit: { y, m in
-                        let ma = m, mb = m + w, aa = m + 2 * w, bb = m + 3 * w, ab = m + 4 * w
+                        let ma = m
+                        let mb = m + w
+                        let aa = m + 2 * w
+                        let bb = m + 3 * w
+                        let ab = m + 4 * w
                         for x in 0..<w {
-                            let va = aa[x] - ma[x] * ma[x], vb = bb[x] - mb[x] * mb[x]
+                            let va = aa[x] - ma[x] * ma[x]
+                            let vb = bb[x] - mb[x] * mb[x]
                             guard va > 9 else { continue }
                             textured += 1
                             let correlation = (ab[x] - ma[x] * mb[x]) / max(1e-6, (va * max(vb, 0)).squareRoot())
@@ -264,14 +273,17 @@ public struct MotionEstimator: Sendable {
     /// of A left out), each refined on the half level.
     static func coarseYaws(_ a: SphereImage, _ b: SphereImage, mask: StaticMask?) -> [Double] {
         func gradients(_ level: SphereImage.Level, masked: Bool, scale: Int) -> [Float] {
-            let w = level.width, h = level.height
+            let w = level.width
+            let h = level.height
             var g = [Float](repeating: 0, count: w * h)
             let margin = h / 6 // 60° of latitude either side of the horizon
             for y in max(1, margin)..<min(h - 1, h - margin) {
                 for x in 0..<w {
                     let i = y * w + x
-                    let right = x + 1 == w ? i + 1 - w : i + 1, left = x == 0 ? i - 1 + w : i - 1
-                    let gx = level.pixels[right] - level.pixels[left], gy = level.pixels[i + w] - level.pixels[i - w]
+                    let right = x + 1 == w ? i + 1 - w : i + 1
+                    let left = x == 0 ? i - 1 + w : i - 1
+                    let gx = level.pixels[right] - level.pixels[left]
+                    let gy = level.pixels[i + w] - level.pixels[i - w]
                     g[i] = (gx * gx + gy * gy).squareRoot()
                     if masked, let mask, mask.isStatic(x * scale, y * scale) { g[i] = 0 }
                 }
@@ -295,16 +307,17 @@ public struct MotionEstimator: Sendable {
             return s
         }
         // On the two coarsest levels (128 and 256 wide); the mask is on level 1.
-        let c = a.levels.count - 1, f = c - 1
-        let coarseA = gradients(a.levels[c], masked: true, scale: 1 << (c - 1)),
-            coarseB = gradients(b.levels[c], masked: false, scale: 1 << (c - 1))
+        let c = a.levels.count - 1
+        let f = c - 1
+        let coarseA = gradients(a.levels[c], masked: true, scale: 1 << (c - 1))
+        let coarseB = gradients(b.levels[c], masked: false, scale: 1 << (c - 1))
         let wc = a.levels[c].width
         let coarse = (0..<wc).map { score(coarseA, coarseB, wc, $0) }
         let peaks = (0..<wc).filter { s in
             coarse[s] >= coarse[(s + 1) % wc] && coarse[s] > coarse[(s + wc - 1) % wc]
         }.sorted { coarse[$0] > coarse[$1] }.prefix(3)
-        let fineA = gradients(a.levels[f], masked: true, scale: 1 << (f - 1)),
-            fineB = gradients(b.levels[f], masked: false, scale: 1 << (f - 1))
+        let fineA = gradients(a.levels[f], masked: true, scale: 1 << (f - 1))
+        let fineB = gradients(b.levels[f], masked: false, scale: 1 << (f - 1))
         let wf = a.levels[f].width
         return peaks.map { best in
             var scores: [Int: Float] = [:]
@@ -312,7 +325,8 @@ public struct MotionEstimator: Sendable {
             let top = scores.max { $0.value < $1.value }!.key
             var shift = Double(top)
             if let l = scores[top - 1], let r = scores[top + 1] {
-                let c = scores[top]!, denominator = l - 2 * c + r
+                let c = scores[top]!
+                let denominator = l - 2 * c + r
                 if denominator < 0 { shift += Double(max(-0.5, min(0.5, 0.5 * (l - r) / denominator))) }
             }
             let yaw = (shift / Double(wf) * 360).truncatingRemainder(dividingBy: 360)
@@ -351,7 +365,8 @@ public struct MotionEstimator: Sendable {
         var s = [[Double]](repeating: [0, 0, 0], count: 3)
         for (k, p) in pairs.enumerated() {
             let w = weights?[k] ?? 1
-            let a = [p.a.x, p.a.y, p.a.z], b = [p.b.x, p.b.y, p.b.z]
+            let a = [p.a.x, p.a.y, p.a.z]
+            let b = [p.b.x, p.b.y, p.b.z]
             for i in 0..<3 { for j in 0..<3 { s[i][j] += w * a[i] * b[j] } }
         }
         let (xx, xy, xz) = (s[0][0], s[0][1], s[0][2])
@@ -412,7 +427,8 @@ public struct MotionEstimator: Sendable {
         var scatter = [[Double]](repeating: [0, 0, 0], count: 3)
         var moved = 0.0
         for k in pairs.indices {
-            let n = cross(m[k], pairs[k].b), v = [n.x, n.y, n.z]
+            let n = cross(m[k], pairs[k].b)
+            let v = [n.x, n.y, n.z]
             moved += length(n)
             for i in 0..<3 { for j in i..<3 { scatter[i][j] += v[i] * v[j] } }
         }
@@ -423,7 +439,8 @@ public struct MotionEstimator: Sendable {
         var t = SIMD3(e[0], e[1], e[2])
         if pairs.indices.reduce(0.0, { $0 + ((pairs[$1].b - m[$1]) * t).sum() }) > 0 { t = -t }
         return pairs.indices.filter { k in
-            let c = cross(t, m[k]), cl = length(c)
+            let c = cross(t, m[k])
+            let cl = length(c)
             guard cl > 0.05 else { return length(cross(m[k], pairs[k].b)) < 3 * limit }
             // On the plane through t and R a, and streaming away from t (or hardly moving): a point before the
             // camera cannot move towards the focus of expansion.
@@ -506,7 +523,8 @@ public struct MotionEstimator: Sendable {
                     }
                     let u = residuals[k] / (2.385 * scale)
                     weights[k] = 1 / (1 + u * u)
-                    let j = jacobians[k], jv = [j.x, j.y, j.z]
+                    let j = jacobians[k]
+                    let jv = [j.x, j.y, j.z]
                     for r in 0..<3 { for c in 0..<3 { h[r][c] += weights[k] * jv[r] * jv[c] } }
                     g += weights[k] * residuals[k] * j
                 }
@@ -525,7 +543,8 @@ public struct MotionEstimator: Sendable {
                     let along = (d * away).sum()
                     let u = along / farScale
                     let w = 0.5 / (1 + u * u)
-                    let j = -cross(m[k], away), jv = [j.x, j.y, j.z]
+                    let j = -cross(m[k], away)
+                    let jv = [j.x, j.y, j.z]
                     for r in 0..<3 { for c in 0..<3 { h[r][c] += w * jv[r] * jv[c] } }
                     g += w * along * j
                 }
@@ -587,7 +606,8 @@ func refineTravel(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], from start: SIMD3<
         var e1 = cross(t, helper)
         e1 /= length(e1)
         let e2 = cross(t, e1)
-        var r: [Double] = [], j: [SIMD2<Double>] = []
+        var r: [Double] = []
+        var j: [SIMD2<Double>] = []
         for k in m.indices {
             let c = cross(t, m[k])
             let cl = length(c)
@@ -599,9 +619,14 @@ func refineTravel(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], from start: SIMD3<
         }
         guard r.count >= 8 else { break }
         scale = max(0.0003, 1.4826 * median(r.map(abs)))
-        var h00 = 0.0, h01 = 0.0, h11 = 0.0, g0 = 0.0, g1 = 0.0
+        var h00 = 0.0
+        var h01 = 0.0
+        var h11 = 0.0
+        var g0 = 0.0
+        var g1 = 0.0
         for k in r.indices {
-            let u = r[k] / (2.385 * scale), w = 1 / (1 + u * u)
+            let u = r[k] / (2.385 * scale)
+            let w = 1 / (1 + u * u)
             h00 += w * j[k].x * j[k].x
             h01 += w * j[k].x * j[k].y
             h11 += w * j[k].y * j[k].y
@@ -612,9 +637,11 @@ func refineTravel(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], from start: SIMD3<
         guard det > 1e-18 else { break }
         let smallest = (h00 + h11) / 2 - (((h00 - h11) / 2) * ((h00 - h11) / 2) + h01 * h01).squareRoot()
         sigma = smallest > 0 ? scale / smallest.squareRoot() * 180 / .pi : 180
-        var a = -(h11 * g0 - h01 * g1) / det, c = -(h00 * g1 - h01 * g0) / det
+        var a = -(h11 * g0 - h01 * g1) / det
+        var c = -(h00 * g1 - h01 * g0) / det
         // At most 5° a step: weak geometry must not throw t far from where the flow streams out of.
-        let limit = 5 * Double.pi / 180, step = (a * a + c * c).squareRoot()
+        let limit = 5 * Double.pi / 180
+        let step = (a * a + c * c).squareRoot()
         if step > limit {
             a *= limit / step
             c *= limit / step
@@ -637,7 +664,8 @@ func focusOfExpansion(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], weights: [Doub
     guard flows.count >= 3 else { return nil }
     // The coarse grid on at most 120 of them, the refinements on all.
     let few = flows.count > 120 ? stride(from: 0, to: flows.count, by: flows.count / 120 + 1).map { flows[$0] } : flows
-    let coarseFlows = FlowColumns(few), allFlows = FlowColumns(flows)
+    let coarseFlows = FlowColumns(few)
+    let allFlows = FlowColumns(flows)
     func direction(_ longitude: Double, _ latitude: Double) -> SIMD3<Double> {
         SIMD3(cos(latitude) * sin(longitude), -sin(latitude), cos(latitude) * cos(longitude))
     }
@@ -645,7 +673,8 @@ func focusOfExpansion(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], weights: [Doub
     let coarse = 10 * Double.pi / 180
     for i in 0..<36 {
         for j in -8...8 {
-            let lon = Double(i) * coarse, lat = Double(j) * coarse
+            let lon = Double(i) * coarse
+            let lat = Double(j) * coarse
             let v = coarseFlows.score(direction(lon, lat))
             if v > best.score { best = (v, lon, lat) }
         }
@@ -656,8 +685,8 @@ func focusOfExpansion(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], weights: [Doub
         let centre = best
         for i in -5...5 {
             for j in -5...5 {
-                let lon = centre.longitude + Double(i) * h,
-                    lat = min(max(centre.latitude + Double(j) * h, -.pi / 2), .pi / 2)
+                let lon = centre.longitude + Double(i) * h
+                let lat = min(max(centre.latitude + Double(j) * h, -.pi / 2), .pi / 2)
                 let v = allFlows.score(direction(lon, lat))
                 if v > best.score { best = (v, lon, lat) }
             }
@@ -698,7 +727,9 @@ private struct FlowColumns {
     /// |â| is under 1e−9 (p at ±t) count nothing. Each term is worked out four flows at a time; the terms are added
     /// one after another, in the flows' order (the same sum, to the last bit, as adding them one flow at a time).
     func score(_ t: SIMD3<Double>) -> Double {
-        let tx = SIMD4(repeating: t.x), ty = SIMD4(repeating: t.y), tz = SIMD4(repeating: t.z)
+        let tx = SIMD4(repeating: t.x)
+        let ty = SIMD4(repeating: t.y)
+        let tz = SIMD4(repeating: t.z)
         var s = 0.0
         func load(_ a: UnsafeBufferPointer<Double>, _ i: Int) -> SIMD4<Double> {
             UnsafeRawPointer(a.baseAddress! + i).loadUnaligned(as: SIMD4<Double>.self)
@@ -711,9 +742,13 @@ private struct FlowColumns {
                             dz.withUnsafeBufferPointer { dz in
                                 w.withUnsafeBufferPointer { w in
                                     for i in stride(from: 0, to: px.count, by: 4) {
-                                        let x = load(px, i), y = load(py, i), z = load(pz, i)
+                                        let x = load(px, i)
+                                        let y = load(py, i)
+                                        let z = load(pz, i)
                                         let pt = x * tx + y * ty + z * tz
-                                        let ax = x * pt - tx, ay = y * pt - ty, az = z * pt - tz
+                                        let ax = x * pt - tx
+                                        let ay = y * pt - ty
+                                        let az = z * pt - tz
                                         let l = (ax * ax + ay * ay + az * az).squareRoot()
                                         let dot = load(dx, i) * ax + load(dy, i) * ay + load(dz, i) * az
                                         let valid = l .> SIMD4(repeating: 1e-9)

@@ -114,7 +114,10 @@ public struct OrientationSmoother: Sendable {
     /// Adds the next panorama's evidence. The first panorama needs a heading.
     public mutating func add(_ evidence: Evidence) {
         precondition(!ended, "evidence added after finish()")
-        var state: Rotation, covariance: Matrix3, predicted: Rotation, predictedCovariance: Matrix3
+        var state: Rotation
+        var covariance: Matrix3
+        var predicted: Rotation
+        var predictedCovariance: Matrix3
         var headings = evidence.headings
         if let last = newest {
             let (turn, sigma) =
@@ -127,7 +130,8 @@ public struct OrientationSmoother: Sendable {
         } else {
             // Upright (the up evidence turned onto the world's up), then turned to the first heading.
             let level = Self.rotation(taking: evidence.up, to: SIMD3(0, -1, 0))
-            var yaw = 0.0, sigma = 180.0
+            var yaw = 0.0
+            var sigma = 180.0
             if let h = headings.first {
                 let f = level * h.direction
                 yaw = h.heading - atan2(f.x, f.z) * 180 / .pi
@@ -167,7 +171,8 @@ public struct OrientationSmoother: Sendable {
         var next = steps[steps.count - 1].filtered
         var nextCovariance = steps[steps.count - 1].covariance
         for k in stride(from: steps.count - 2, through: 0, by: -1) {
-            let s = steps[k], after = steps[k + 1]
+            let s = steps[k]
+            let after = steps[k + 1]
             let gain = s.covariance * after.predictedCovariance.inverse
             let correction = gain * (next * after.predicted.transposed).log
             next = (Rotation.exp(correction) * s.filtered).orthonormalized
@@ -242,7 +247,8 @@ public struct OrientationSmoother: Sendable {
     /// The smallest rotation taking unit vector `a` onto unit vector `b`.
     static func rotation(taking a: SIMD3<Double>, to b: SIMD3<Double>) -> Rotation {
         let axis = cross(a, b)
-        let s = length(axis), c = (a * b).sum()
+        let s = length(axis)
+        let c = (a * b).sum()
         guard s > 1e-12 else { return c > 0 ? .identity : Rotation.exp(SIMD3(.pi, 0, 0)) }
         return Rotation.exp(axis / s * atan2(s, c))
     }
@@ -271,7 +277,9 @@ struct Matrix3: Sendable {
     var symmetrized: Matrix3 { (self + transposed) * 0.5 }
 
     var inverse: Matrix3 {
-        let c0 = cross(r1, r2), c1 = cross(r2, r0), c2 = cross(r0, r1)
+        let c0 = cross(r1, r2)
+        let c1 = cross(r2, r0)
+        let c2 = cross(r0, r1)
         let det = (r0 * c0).sum()
         return Matrix3(r0: c0, r1: c1, r2: c2).transposed * (1 / det)
     }

@@ -37,10 +37,13 @@ public struct SphereImage: Sendable {
     /// The colour at a unit vector (bilinear between the pixels of ``colour``, so that the same point of the
     /// scene gives the same colour wherever the block grid falls on it).
     func colour(at d: SIMD3<Double>) -> SIMD3<Float> {
-        let w = Self.colourWidth, h = w / 2
+        let w = Self.colourWidth
+        let h = w / 2
         let (x, y) = Self.pixel(of: d, width: w)
-        let x0 = Int(x.rounded(.down)), y0 = Int(y.rounded(.down))
-        let fx = Float(x - Double(x0)), fy = Float(y - Double(y0))
+        let x0 = Int(x.rounded(.down))
+        let y0 = Int(y.rounded(.down))
+        let fx = Float(x - Double(x0))
+        let fy = Float(y - Double(y0))
         func at(_ xi: Int, _ yi: Int) -> SIMD3<Float> { colour[min(max(yi, 0), h - 1) * w + (xi % w + w) % w] }
         let top = at(x0, y0) * (1 - fx) + at(x0 + 1, y0) * fx
         let bottom = at(x0, y0 + 1) * (1 - fx) + at(x0 + 1, y0 + 1) * fx
@@ -61,13 +64,16 @@ public struct SphereImage: Sendable {
         /// Bilinear sample at pixel coordinates (pixel centres at whole numbers), wrapping columns and clamping rows.
         @inline(__always) func sample(_ x: Float, _ y: Float) -> Float {
             let yc = min(max(y, 0), Float(height - 1))
-            let fx = x.rounded(.down), fy = min(yc.rounded(.down), Float(height - 2))
-            let ax = x - fx, ay = yc - fy
+            let fx = x.rounded(.down)
+            let fy = min(yc.rounded(.down), Float(height - 2))
+            let ax = x - fx
+            let ay = yc - fy
             var x0 = Int(fx) % width
             if x0 < 0 { x0 += width }
             let x1 = x0 + 1 == width ? 0 : x0 + 1
             let y0 = Int(fy)
-            let r0 = y0 * width, r1 = r0 + width
+            let r0 = y0 * width
+            let r1 = r0 + width
             let top = pixels[r0 + x0] + (pixels[r0 + x1] - pixels[r0 + x0]) * ax
             let bottom = pixels[r1 + x0] + (pixels[r1 + x1] - pixels[r1 + x0]) * ax
             return top + (bottom - top) * ay
@@ -78,8 +84,10 @@ public struct SphereImage: Sendable {
         /// time, so up to three floats past the last sample may be written too: `o` must have room for
         /// `(2r+1)² + 3`.
         @inline(__always) func window(x: Float, y: Float, radius r: Int, into o: UnsafeMutablePointer<Float>) {
-            let fx = x.rounded(.down), fy = y.rounded(.down)
-            let ax = x - fx, ay = y - fy
+            let fx = x.rounded(.down)
+            let fy = y.rounded(.down)
+            let ax = x - fx
+            let ay = y - fy
             let side = 2 * r + 1
             var x0 = (Int(fx) - r) % width
             if x0 < 0 { x0 += width }
@@ -89,13 +97,18 @@ public struct SphereImage: Sendable {
             let span = (side + 3) & ~3
             if x0 + span < width, y0 >= 0, y0 + side < height {
                 // Neither wrapping nor clamping (nearly every window): whole rows, the same arithmetic.
-                let vx = SIMD4(repeating: ax), vy = SIMD4(repeating: ay)
+                let vx = SIMD4(repeating: ax)
+                let vy = SIMD4(repeating: ay)
                 pixels.withUnsafeBufferPointer { p in
                     var k = 0
                     for j in 0..<side {
-                        let a = p.baseAddress! + (y0 + j) * width + x0, b = a + width
+                        let a = p.baseAddress! + (y0 + j) * width + x0
+                        let b = a + width
                         for i in stride(from: 0, to: span, by: 4) {
-                            let a0 = load4(a + i), a1 = load4(a + i + 1), b0 = load4(b + i), b1 = load4(b + i + 1)
+                            let a0 = load4(a + i)
+                            let a1 = load4(a + i + 1)
+                            let b0 = load4(b + i)
+                            let b1 = load4(b + i + 1)
                             let top = a0 + (a1 - a0) * vx
                             let bottom = b0 + (b1 - b0) * vx
                             UnsafeMutableRawPointer(o + k + i).storeBytes(
@@ -118,10 +131,13 @@ public struct SphereImage: Sendable {
                 pixels.withUnsafeBufferPointer { p in
                     var k = 0
                     for j in 0..<side {
-                        let ya = min(max(y0 + j, 0), height - 1), yb = min(max(y0 + j + 1, 0), height - 1)
-                        let ra = ya * width, rb = yb * width
+                        let ya = min(max(y0 + j, 0), height - 1)
+                        let yb = min(max(y0 + j + 1, 0), height - 1)
+                        let ra = ya * width
+                        let rb = yb * width
                         for i in 0..<side {
-                            let xa = columns[i], xb = columns[side + i]
+                            let xa = columns[i]
+                            let xb = columns[side + i]
                             let top = p[ra + xa] + (p[ra + xb] - p[ra + xa]) * ax
                             let bottom = p[rb + xa] + (p[rb + xb] - p[rb + xa]) * ax
                             o[k + i] = top + (bottom - top) * ay
@@ -134,7 +150,8 @@ public struct SphereImage: Sendable {
 
         /// Half the size, each pixel the mean of a 2×2 block.
         func halved() -> Level {
-            let w = width / 2, h = height / 2
+            let w = width / 2
+            let h = height / 2
             var out = [Float](repeating: 0, count: w * h)
             for y in 0..<h {
                 for x in 0..<w {
@@ -151,10 +168,14 @@ public struct SphereImage: Sendable {
     ///   ``smallWidth`` × half when it is narrower than ``standardWidth``.
     /// - Throws: ``LapseError`` `.codec` when the scaling cannot be set up.
     public init(_ pixels: PixelBuffer) throws {
-        let w = pixels.width >= Self.standardWidth ? Self.standardWidth : Self.smallWidth, h = w / 2
+        let w = pixels.width >= Self.standardWidth ? Self.standardWidth : Self.smallWidth
+        let h = w / 2
         let small = pixels.width == w && pixels.height == h ? pixels : try pixels.resized(width: w, height: h)
-        let cw = Self.colourWidth, ch = cw / 2, block = w / cw
-        var sum = SIMD3<Double>(repeating: 0), weight = 0.0
+        let cw = Self.colourWidth
+        let ch = cw / 2
+        let block = w / cw
+        var sum = SIMD3<Double>(repeating: 0)
+        var weight = 0.0
         // Sums of 8-bit values are kept as integers (exact: the same totals as adding them as Double or Float, at a
         // fraction of the cost); each row's cos-weighted sum goes to Double as before.
         var blocks = [SIMD3<Int32>](repeating: .zero, count: cw * ch)
@@ -164,11 +185,16 @@ public struct SphereImage: Sendable {
                     for y in 0..<h {
                         let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
                         let inBand = abs(latitude) <= .pi / 3
-                        var rowR = 0, rowG = 0, rowB = 0
-                        let row = b.baseAddress! + y * w * 4, lumaRow = out.baseAddress! + y * w
+                        var rowR = 0
+                        var rowG = 0
+                        var rowB = 0
+                        let row = b.baseAddress! + y * w * 4
+                        let lumaRow = out.baseAddress! + y * w
                         let blockRow = blocks.baseAddress! + (y / block) * cw
                         for x in 0..<w {
-                            let r = Int32(row[4 * x]), g = Int32(row[4 * x + 1]), bl = Int32(row[4 * x + 2])
+                            let r = Int32(row[4 * x])
+                            let g = Int32(row[4 * x + 1])
+                            let bl = Int32(row[4 * x + 2])
                             lumaRow[x] = 0.2126 * Float(r) + 0.7152 * Float(g) + 0.0722 * Float(bl)
                             rowR += Int(r)
                             rowG += Int(g)
@@ -197,17 +223,25 @@ public struct SphereImage: Sendable {
     /// from there. A frame that is not `2048·k × 1024·k` (k ≥ 1) is converted to RGBA and made by ``init(_:)``.
     /// - Throws: ``LapseError`` `.codec` when the conversion to RGBA is needed and fails.
     public init(_ frame: YUVFrame) throws {
-        let w = Self.standardWidth, h = w / 2
+        let w = Self.standardWidth
+        let h = w / 2
         guard Self.reducesDirectly(width: frame.width, height: frame.height) else {
             try self.init(frame.rgba())
             return
         }
-        let f = frame.width / w, cf = f / 2, fw = frame.width, cw = frame.chromaWidth
-        let lumaScale = 1 / Float(f * f), chromaScale = 1 / Float(cf * cf)
+        let f = frame.width / w
+        let cf = f / 2
+        let fw = frame.width
+        let cw = frame.chromaWidth
+        let lumaScale = 1 / Float(f * f)
+        let chromaScale = 1 / Float(cf * cf)
         var luma = [Float](repeating: 0, count: w * h)
-        let ccw = Self.colourWidth, cch = ccw / 2, block = w / ccw
+        let ccw = Self.colourWidth
+        let cch = ccw / 2
+        let block = w / ccw
         var colour = [SIMD3<Float>](repeating: .zero, count: ccw * cch)
-        var sum = SIMD3<Double>(repeating: 0), weight = 0.0
+        var sum = SIMD3<Double>(repeating: 0)
+        var weight = 0.0
         frame.y.withUnsafeBufferPointer { yp in
             frame.cb.withUnsafeBufferPointer { up in
                 frame.cr.withUnsafeBufferPointer { vp in
@@ -216,9 +250,12 @@ public struct SphereImage: Sendable {
                         let inBand = abs(latitude) <= .pi / 3
                         var rowSum = SIMD3<Float>(repeating: 0)
                         for x in 0..<w {
-                            var ys = 0, us = 0, vs = 0
+                            var ys = 0
+                            var us = 0
+                            var vs = 0
                             if f == 2 { // a 2048-wide video: 2 × 2 luma, one chroma sample
-                                let a = 2 * y * fw + 2 * x, c = y * cw + x
+                                let a = 2 * y * fw + 2 * x
+                                let c = y * cw + x
                                 ys = Int(yp[a]) + Int(yp[a + 1]) + Int(yp[a + fw]) + Int(yp[a + fw + 1])
                                 us = Int(up[c])
                                 vs = Int(vp[c])
@@ -236,7 +273,8 @@ public struct SphereImage: Sendable {
                                 }
                             }
                             let l = 1.164384 * (Float(ys) * lumaScale - 16)
-                            let b = Float(us) * chromaScale - 128, r = Float(vs) * chromaScale - 128
+                            let b = Float(us) * chromaScale - 128
+                            let r = Float(vs) * chromaScale - 128
                             let c = pointwiseMin(
                                 pointwiseMax(
                                     SIMD3(l + 1.792741 * r, l - 0.213249 * b - 0.532909 * r, l + 2.112402 * b),
@@ -268,11 +306,14 @@ public struct SphereImage: Sendable {
     private init(luma unnormalised: [Float], width w: Int, channelMean: SIMD3<Double>, colour: [SIMD3<Float>]) {
         let h = w / 2
         var luma = unnormalised
-        var lumaSum = 0.0, lumaSquares = 0.0, lumaWeight = 0.0
+        var lumaSum = 0.0
+        var lumaSquares = 0.0
+        var lumaWeight = 0.0
         for y in 0..<h {
             let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
             guard abs(latitude) <= .pi / 3 else { continue }
-            var s = 0.0, q = 0.0
+            var s = 0.0
+            var q = 0.0
             for x in 0..<w {
                 let v = Double(luma[y * w + x])
                 s += v
@@ -284,7 +325,8 @@ public struct SphereImage: Sendable {
         }
         let lumaMean = lumaSum / lumaWeight
         let lumaDeviation = max(1, (lumaSquares / lumaWeight - lumaMean * lumaMean).squareRoot())
-        let gain = Float(48 / lumaDeviation), offset = Float(128 - lumaMean * 48 / lumaDeviation)
+        let gain = Float(48 / lumaDeviation)
+        let offset = Float(128 - lumaMean * 48 / lumaDeviation)
         for i in luma.indices { luma[i] = luma[i] * gain + offset }
         var levels = [Level(width: w, height: h, pixels: luma)]
         while levels.last!.width > 128 { levels.append(levels.last!.halved()) }

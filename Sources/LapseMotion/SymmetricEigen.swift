@@ -23,19 +23,23 @@ struct SymmetricEigen {
                 for q in (p + 1)..<n where abs(a[p][q]) > 1e-300 {
                     let theta = (a[q][q] - a[p][p]) / (2 * a[p][q])
                     let t = (theta >= 0 ? 1.0 : -1.0) / (abs(theta) + (theta * theta + 1).squareRoot())
-                    let c = 1 / (t * t + 1).squareRoot(), s = t * c
+                    let c = 1 / (t * t + 1).squareRoot()
+                    let s = t * c
                     for k in 0..<n {
-                        let akp = a[k][p], akq = a[k][q]
+                        let akp = a[k][p]
+                        let akq = a[k][q]
                         a[k][p] = c * akp - s * akq
                         a[k][q] = s * akp + c * akq
                     }
                     for k in 0..<n {
-                        let apk = a[p][k], aqk = a[q][k]
+                        let apk = a[p][k]
+                        let aqk = a[q][k]
                         a[p][k] = c * apk - s * aqk
                         a[q][k] = s * apk + c * aqk
                     }
                     for k in 0..<n {
-                        let vkp = v[k][p], vkq = v[k][q]
+                        let vkp = v[k][p]
+                        let vkq = v[k][q]
                         v[k][p] = c * vkp - s * vkq
                         v[k][q] = s * vkp + c * vkq
                     }

@@ -69,7 +69,9 @@ public struct ToneCorrection: Sendable, Equatable, Codable {
     public func apply(to pixels: inout PixelBuffer) {
         guard !isIdentity else { return }
         let tables = tables
-        let r = tables[0], g = tables[1], b = tables[2]
+        let r = tables[0]
+        let g = tables[1]
+        let b = tables[2]
         pixels.bytes.withUnsafeMutableBufferPointer { p in
             var i = 0
             while i < p.count {

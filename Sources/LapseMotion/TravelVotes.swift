@@ -80,7 +80,8 @@ public struct TravelVotes: Sendable, Equatable {
 
     /// The 10° cell (36 × 18 over the sphere) of a unit vector.
     static func sourceCell(_ d: SIMD3<Double>) -> UInt16 {
-        let longitude = atan2(d.x, d.z) * 180 / .pi, latitude = asin(min(1, max(-1, -d.y))) * 180 / .pi
+        let longitude = atan2(d.x, d.z) * 180 / .pi
+        let latitude = asin(min(1, max(-1, -d.y))) * 180 / .pi
         let column = min(35, Int(((longitude + 180) / 10).rounded(.down)))
         let row = min(17, Int(((latitude + 90) / 10).rounded(.down)))
         return UInt16(row * 36 + column)
@@ -174,7 +175,8 @@ public struct TravelVotes: Sendable, Equatable {
         var left = row(edges[0])
         for c in 0..<columns {
             let right = row(edges[c + 1])
-            let first = max(0, min(left, right)), last = min(rows - 1, max(left, right))
+            let first = max(0, min(left, right))
+            let last = min(rows - 1, max(left, right))
             left = right
             guard first <= last else { continue }
             for row in first...last {
@@ -230,7 +232,8 @@ public struct MountEstimator: Sendable {
         guard d.count >= breakPairs, d.suffix(breakPairs).filter({ $0 > breakAngle }).count >= breakPairs - 2 else {
             return nil
         }
-        var start = d.count, near = 0
+        var start = d.count
+        var near = 0
         for i in d.indices.reversed() {
             if d[i] > breakAngle {
                 start = i
@@ -414,7 +417,8 @@ public struct MountEstimator: Sendable {
             func agreeing(_ r: Rotation) -> Int {
                 let t = Rotation.exp(r.log * 0.5) * start
                 return world.filter { f in
-                    let c = cross(t, r * f.a), cl = length(c)
+                    let c = cross(t, r * f.a)
+                    let cl = length(c)
                     return cl > 0.05 && abs((f.b * c).sum()) / cl < sin(1.5 * Double.pi / 180)
                 }.count
             }
@@ -426,25 +430,35 @@ public struct MountEstimator: Sendable {
         func residuals(_ m: SIMD3<Double>) -> [Double] {
             flows.map { f in
                 let t = f.half * m
-                let c = cross(t, f.m), cl = length(c)
+                let c = cross(t, f.m)
+                let cl = length(c)
                 return cl > 0.05 ? (f.b * c).sum() / cl : 0
             }
         }
         let helper = abs(start.y) < 0.9 ? SIMD3<Double>(0, 1, 0) : SIMD3<Double>(1, 0, 0)
-        let e1 = cross(start, helper) / length(cross(start, helper)), e2 = cross(start, e1)
+        let e1 = cross(start, helper) / length(cross(start, helper))
+        let e2 = cross(start, e1)
         var offset = SIMD2<Double>(0, 0)
         func direction(_ o: SIMD2<Double>) -> SIMD3<Double> {
             let v = start + o.x * e1 + o.y * e2
             return v / length(v)
         }
         for _ in 0..<6 {
-            let m = direction(offset), h = 1e-4
+            let m = direction(offset)
+            let h = 1e-4
             let r0 = residuals(m)
-            let rx = residuals(direction(offset + SIMD2(h, 0))), ry = residuals(direction(offset + SIMD2(0, h)))
-            var a00 = 0.0, a01 = 0.0, a11 = 0.0, g0 = 0.0, g1 = 0.0
+            let rx = residuals(direction(offset + SIMD2(h, 0)))
+            let ry = residuals(direction(offset + SIMD2(0, h)))
+            var a00 = 0.0
+            var a01 = 0.0
+            var a11 = 0.0
+            var g0 = 0.0
+            var g1 = 0.0
             for k in r0.indices {
-                let jx = (rx[k] - r0[k]) / h, jy = (ry[k] - r0[k]) / h
-                let u = r0[k] / scale, w = 1 / (1 + u * u)
+                let jx = (rx[k] - r0[k]) / h
+                let jy = (ry[k] - r0[k]) / h
+                let u = r0[k] / scale
+                let w = 1 / (1 + u * u)
                 a00 += w * jx * jx
                 a01 += w * jx * jy
                 a11 += w * jy * jy
@@ -454,10 +468,12 @@ public struct MountEstimator: Sendable {
             let det = a00 * a11 - a01 * a01
             guard det > 1e-18 else { break }
             var step = SIMD2(-(a11 * g0 - a01 * g1) / det, -(a00 * g1 - a01 * g0) / det)
-            let limit = 2 * Double.pi / 180, l = (step * step).sum().squareRoot()
+            let limit = 2 * Double.pi / 180
+            let l = (step * step).sum().squareRoot()
             if l > limit { step *= limit / l }
             offset += step
-            let total = (offset * offset).sum().squareRoot(), most = 4 * Double.pi / 180
+            let total = (offset * offset).sum().squareRoot()
+            let most = 4 * Double.pi / 180
             if total > most { offset *= most / total }
             if l < 1e-6 { break }
         }
@@ -466,7 +482,8 @@ public struct MountEstimator: Sendable {
 
     /// The map summed over each cell's 3 × 3 neighbourhood (columns wrapping).
     static func smoothed(_ map: [Float]) -> [Float] {
-        let rows = TravelVotes.rows, columns = TravelVotes.columns
+        let rows = TravelVotes.rows
+        let columns = TravelVotes.columns
         var out = [Float](repeating: 0, count: map.count)
         for r in 0..<rows {
             for c in 0..<columns {
@@ -482,8 +499,10 @@ public struct MountEstimator: Sendable {
 
     /// The largest value of `map` within one cell of `index`.
     static func neighbourhoodMax(_ map: [Float], _ index: Int) -> Float {
-        let rows = TravelVotes.rows, columns = TravelVotes.columns
-        let r = index / columns, c = index % columns
+        let rows = TravelVotes.rows
+        let columns = TravelVotes.columns
+        let r = index / columns
+        let c = index % columns
         var best: Float = 0
         for dr in -1...1 where (0..<rows).contains(r + dr) {
             for dc in -1...1 { best = max(best, map[(r + dr) * columns + (c + dc + columns) % columns]) }
@@ -505,7 +524,8 @@ public struct MountEstimator: Sendable {
 
     /// The peak's value over the highest value more than 25° from it.
     static func margin(_ map: [Float], _ peak: Int) -> Double {
-        let p = TravelVotes.direction(peak), limit = cos(25 * Double.pi / 180)
+        let p = TravelVotes.direction(peak)
+        let limit = cos(25 * Double.pi / 180)
         var outside: Float = 0
         for i in map.indices where (TravelVotes.direction(i) * p).sum() < limit { outside = max(outside, map[i]) }
         return outside > 0 ? Double(map[peak] / outside) : .infinity
@@ -513,7 +533,8 @@ public struct MountEstimator: Sendable {
 
     /// The votes' centroid within 4° of the peak (unit vector).
     static func centroid(_ map: [Float], around peak: Int) -> SIMD3<Double> {
-        let p = TravelVotes.direction(peak), limit = cos(4 * Double.pi / 180)
+        let p = TravelVotes.direction(peak)
+        let limit = cos(4 * Double.pi / 180)
         var sum = SIMD3<Double>.zero
         for i in map.indices {
             let d = TravelVotes.direction(i)

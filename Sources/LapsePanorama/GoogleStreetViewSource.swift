@@ -367,13 +367,16 @@ public struct GoogleStreetViewSource: PanoramaSource {
         let requested = Self.zoom(for: resolution, metadata: panorama)
         var zoom = requested
         var placeholders: [TileIndex] = []
-        var downloaded = 0, fromCache = 0
+        var downloaded = 0
+        var fromCache = 0
         var problems: [String] = []
         while true {
             let grid = TileGrid(
                 zoom: zoom, fullWidth: panorama.width, fullHeight: panorama.height,
                 tileWidth: panorama.tileWidth ?? 512, tileHeight: panorama.tileHeight ?? 512)
-            let base = baseURL, key = apiKey, id = panorama.id
+            let base = baseURL
+            let key = apiKey
+            let id = panorama.id
             var tiles = grid.tiles
             if let region {
                 let cells = try region.cells(grid.width, grid.height, grid.tileWidth, grid.tileHeight)

@@ -94,7 +94,8 @@ public struct LocalPhotoSource: PanoramaSource {
         var sources: [String: String] = [:]
         for (i, (m, file)) in usable.enumerated() {
             let here = m.coordinate!
-            var heading = 0.0, from = "none"
+            var heading = 0.0
+            var from = "none"
             if let d = m.gpsImageDirection {
                 heading = d
                 from = "GPSImgDirection"

@@ -183,7 +183,8 @@ public struct MapillarySource: PanoramaSource {
             west <= c.longitude && c.longitude <= east && south <= c.latitude && c.latitude <= north
         }
         var quarters: [Box] {
-            let mx = (west + east) / 2, my = (south + north) / 2
+            let mx = (west + east) / 2
+            let my = (south + north) / 2
             return [
                 Box(west: west, south: south, east: mx, north: my), Box(west: mx, south: south, east: east, north: my),
                 Box(west: west, south: my, east: mx, north: north), Box(west: mx, south: my, east: east, north: north)
@@ -303,13 +304,16 @@ public struct MapillarySource: PanoramaSource {
             let here = try? Coordinate(latitude: xy[1], longitude: xy[0]),
             image.thumb2048URL != nil || image.thumbOriginalURL != nil
         else { return nil }
-        let w = image.width ?? 0, h = image.height ?? 0
+        let w = image.width ?? 0
+        let h = image.height ?? 0
         if w > 0, h > 0, w != 2 * h {
             warnings.warn(
                 image.id, "Mapillary image \(image.id): a 360° image of \(w)×\(h) is not 2:1 (cropped); skipped")
             return nil
         }
-        var heading = 0.0, tilt = 0.0, roll = 0.0
+        var heading = 0.0
+        var tilt = 0.0
+        var roll = 0.0
         let headingSource: String
         if let r = image.computedRotation, r.count == 3, r.allSatisfy(\.isFinite),
             let pose = Self.pose(fromComputedRotation: SIMD3(r[0], r[1], r[2]))
@@ -354,7 +358,8 @@ public struct MapillarySource: PanoramaSource {
         var rows = [SIMD3<Double>(1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1)]
         if theta > 1e-12 {
             let k = r / theta
-            let s = sin(theta), c = 1 - cos(theta)
+            let s = sin(theta)
+            let c = 1 - cos(theta)
             rows = [
                 SIMD3(1 - c * (k.y * k.y + k.z * k.z), -s * k.z + c * k.x * k.y, s * k.y + c * k.x * k.z),
                 SIMD3(s * k.z + c * k.x * k.y, 1 - c * (k.x * k.x + k.z * k.z), -s * k.x + c * k.y * k.z),
@@ -362,7 +367,9 @@ public struct MapillarySource: PanoramaSource {
             ]
         }
         // The rows of R are the camera's axes in the world: right, down, forward.
-        let right = rows[0], down = rows[1], forward = rows[2]
+        let right = rows[0]
+        let down = rows[1]
+        let forward = rows[2]
         let horizontal = (forward.x * forward.x + forward.y * forward.y).squareRoot()
         guard horizontal > 1e-9 else { return nil }
         let degrees = 180 / Double.pi
@@ -495,7 +502,8 @@ public struct MapillarySource: PanoramaSource {
 
     /// The picture's width. - Throws: ``LapseError`` `.invalidInput` when it is not 2:1.
     static func frameWidth(of decoded: DecodedImage, _ panorama: PanoramaMetadata) throws -> Int {
-        let w = decoded.displayWidth, h = decoded.displayHeight
+        let w = decoded.displayWidth
+        let h = decoded.displayHeight
         guard w == 2 * h else {
             throw LapseError(
                 .invalidInput, "Mapillary image \(panorama.id)", "not equirectangular: \(w)×\(h) is not 2:1")

@@ -62,8 +62,10 @@ public struct PanoramaCrop: Sendable, Codable, Equatable, Hashable {
     /// The picture's rectangle, in pixels, in a full frame `frameWidth` pixels wide (the picture scaled by
     /// `frameWidth / fullWidth`, edges rounded to whole pixels).
     public func rectangle(inFrameOfWidth frameWidth: Int) -> (x: Int, y: Int, width: Int, height: Int) {
-        let k = Double(frameWidth) / Double(fullWidth), frameHeight = frameWidth / 2
-        let x0 = Int((Double(left) * k).rounded()), y0 = Int((Double(top) * k).rounded())
+        let k = Double(frameWidth) / Double(fullWidth)
+        let frameHeight = frameWidth / 2
+        let x0 = Int((Double(left) * k).rounded())
+        let y0 = Int((Double(top) * k).rounded())
         let x1 = min(frameWidth, Int((Double(left + width) * k).rounded()))
         let y1 = min(frameHeight, Int((Double(top + height) * k).rounded()))
         return (x0, y0, max(1, x1 - x0), max(1, y1 - y0))
@@ -75,7 +77,8 @@ public struct PanoramaCrop: Sendable, Codable, Equatable, Hashable {
         let frameHeight = frameWidth / 2
         var canvas = PixelBuffer(width: frameWidth, height: frameHeight, fill: RGBA(0, 0, 0, 255))
         let r = rectangle(inFrameOfWidth: frameWidth)
-        let w = min(picture.width, frameWidth - r.x), h = min(picture.height, frameHeight - r.y)
+        let w = min(picture.width, frameWidth - r.x)
+        let h = min(picture.height, frameHeight - r.y)
         guard w > 0, h > 0 else { return canvas }
         let pw = picture.width
         picture.bytes.withUnsafeBufferPointer { src in

@@ -45,7 +45,8 @@ extension PanoramaExport {
                     }
                     throw LapseError.posix(.output, path, "cannot lock", errno: error)
                 }
-                var opened = stat(), named = stat()
+                var opened = stat()
+                var named = stat()
                 if fstat(fd, &opened) == 0, stat(path, &named) == 0, opened.st_dev == named.st_dev,
                     opened.st_ino == named.st_ino
                 {

@@ -134,14 +134,18 @@ public struct PanoramaExport: Sendable {
 
         var written: [Int: Written] = [:]
         var failed: [(Int, String, String)] = []
-        var downloaded = 0, cached = 0, done = 0, resumed = 0
+        var downloaded = 0
+        var cached = 0
+        var done = 0
+        var resumed = 0
         let progress = self.progress
         progress?(ProgressEvent(stage: .panoramas, completed: 0, total: unique.count, unit: "panoramas"))
         try await withThrowingTaskGroup(of: (Int, Swift.Result<Fetched, LapseError>).self) { group in
             var next = 0
             func addNext() {
                 guard next < unique.count else { return }
-                let i = next, pano = unique[i]
+                let i = next
+                let pano = unique[i]
                 next += 1
                 group.addTask { (i, await self.fetchAndWrite(pano, number: i, journal: journal)) }
             }

@@ -192,7 +192,8 @@ public struct PanoramaxSource: PanoramaSource {
         // shorter): a picture `d` degrees away lies at least `d · metresPerDegree` metres away.
         let metresPerDegree = 111_320 * max(0.01, cos(c.latitude * .pi / 180))
         var url = searchURL(c, from: 0, to: outer)
-        var lower = 0, pages = 0
+        var lower = 0
+        var pages = 0
         var seen = Set<String>()
         var found: [Candidate] = []
         while true {
@@ -250,7 +251,8 @@ public struct PanoramaxSource: PanoramaSource {
         else { return nil }
         let d = c.distance(to: here)
         guard d <= radius else { return nil }
-        let hd = item.assets?["hd"]?.href, sd = item.assets?["sd"]?.href
+        let hd = item.assets?["hd"]?.href
+        let sd = item.assets?["sd"]?.href
         guard let image = hd ?? sd else { return nil }
         let dims = o.sensorArrayDimensions.map { $0.compactMap(\.int) }.flatMap { $0.count == 2 ? $0 : nil }
         var crop: PanoramaCrop?
@@ -383,7 +385,8 @@ public struct PanoramaxSource: PanoramaSource {
     /// The width of the full frame `decoded` fills (a cropped picture: scaled as the picture is).
     /// - Throws: ``LapseError`` `.invalidInput` when it is not 2:1, or not the shape its crop says.
     static func frameWidth(of decoded: DecodedImage, panorama: PanoramaMetadata) throws -> Int {
-        let w = decoded.displayWidth, h = decoded.displayHeight
+        let w = decoded.displayWidth
+        let h = decoded.displayHeight
         guard let crop = panorama.crop else {
             guard w == 2 * h else {
                 throw LapseError(

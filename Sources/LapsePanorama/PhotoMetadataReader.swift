@@ -89,7 +89,8 @@ public struct PhotoMetadata: Sendable, Equatable {
             }
             let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
             if (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC {
-                let h = Int(b[i + 5]) << 8 | Int(b[i + 6]), w = Int(b[i + 7]) << 8 | Int(b[i + 8])
+                let h = Int(b[i + 5]) << 8 | Int(b[i + 6])
+                let w = Int(b[i + 7]) << 8 | Int(b[i + 8])
                 return (w, h)
             }
             i += 2 + length

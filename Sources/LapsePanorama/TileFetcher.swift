@@ -33,7 +33,9 @@ struct TileFetcher: Sendable {
     /// - Throws: the source's errors for a tile (`.network`, `.notFound`, `.invalidInput`), `.cancelled`.
     func fetch(_ grid: TileGrid, tiles: [TileIndex]? = nil, yuv: Bool = false) async throws -> Result {
         var stitcher = yuv ? TileStitcher(yuvGrid: grid) : TileStitcher(grid: grid)
-        var downloaded = 0, fromCache = 0, done = 0
+        var downloaded = 0
+        var fromCache = 0
+        var done = 0
         let wanted = tiles ?? grid.tiles
         let total = wanted.count
         try await withThrowingTaskGroup(of: (TileIndex, PanoramaImage.Picture, Bool).self) { group in

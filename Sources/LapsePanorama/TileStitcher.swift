@@ -103,7 +103,8 @@ public struct TileStitcher: Sendable {
             }
         }
         copy(tile.y, tile.width, into: &canvas.y, canvas.width, x: x0, y: y0, width: w, height: h) { $0 <= lumaLimit }
-        let cw = (w + 1) / 2, ch = (h + 1) / 2
+        let cw = (w + 1) / 2
+        let ch = (h + 1) / 2
         let grey: (UInt8) -> Bool = { abs(Int($0) - 128) <= chromaLimit }
         copy(
             tile.cb, tile.chromaWidth, into: &canvas.cb, canvas.chromaWidth, x: x0 / 2, y: y0 / 2, width: cw,
@@ -122,10 +123,13 @@ public struct TileStitcher: Sendable {
         _ grid: TileGrid, _ index: TileIndex, _ tileWidth: Int, _ tileHeight: Int,
         clear: (_ x: Int, _ y: Int, _ width: Int, _ height: Int) -> Void
     ) -> (x: Int, y: Int, width: Int, height: Int)? {
-        let x0 = index.x * grid.tileWidth, y0 = index.y * grid.tileHeight
-        let cellWidth = min(grid.tileWidth, grid.width - x0), cellHeight = min(grid.tileHeight, grid.height - y0)
+        let x0 = index.x * grid.tileWidth
+        let y0 = index.y * grid.tileHeight
+        let cellWidth = min(grid.tileWidth, grid.width - x0)
+        let cellHeight = min(grid.tileHeight, grid.height - y0)
         guard cellWidth > 0, cellHeight > 0 else { return nil }
-        let w = min(tileWidth, cellWidth), h = min(tileHeight, cellHeight)
+        let w = min(tileWidth, cellWidth)
+        let h = min(tileHeight, cellHeight)
         if w < cellWidth || h < cellHeight { clear(x0, y0, cellWidth, cellHeight) }
         guard w > 0, h > 0 else { return nil }
         return (x0, y0, w, h)
@@ -133,7 +137,8 @@ public struct TileStitcher: Sendable {
 
     /// Sets a rectangle of the Y′CbCr canvas (even corner) to black.
     private mutating func clearYUV(x: Int, y: Int, width: Int, height: Int) {
-        let w = yuvCanvas!.width, cw = yuvCanvas!.chromaWidth
+        let w = yuvCanvas!.width
+        let cw = yuvCanvas!.chromaWidth
         for row in y..<(y + height) { for i in 0..<width { yuvCanvas!.y[row * w + x + i] = 16 } }
         for row in (y / 2)..<((y + height + 1) / 2) {
             for i in 0..<((width + 1) / 2) {

@@ -106,7 +106,8 @@ public struct VideoPanoramaSource: PanoramaSource {
                     + "video from it first (Insta360 Studio)")
         }
         if reader.streamCount == 2 {
-            let w = reader.displayWidth, h = reader.displayHeight / 2
+            let w = reader.displayWidth
+            let h = reader.displayHeight / 2
             guard let eac = GoProEAC.layout(streamWidth: w, streamHeight: h) else {
                 throw LapseError(
                     .invalidInput, path,
@@ -157,7 +158,8 @@ public struct VideoPanoramaSource: PanoramaSource {
     /// median difference and 2 luma levels (rows within 60° of the horizon; the poles say nothing). A flat picture's
     /// two edges are two unrelated places.
     public static func wrapsAround(_ p: PixelBuffer) -> Bool {
-        let w = p.width, h = p.height
+        let w = p.width
+        let h = p.height
         guard w >= 16, h >= 8 else { return true }
         func luma(_ x: Int, _ y: Int) -> Double { Self.luma(p, x, y) }
         let rows = (h / 6)..<(h - h / 6)
@@ -198,10 +200,12 @@ public struct VideoPanoramaSource: PanoramaSource {
     /// are as dark on both sides of where a rim would be (real frames under an overpass at half exposure: at most
     /// 23 % of the directions); a black picture has nothing inside either.
     public static func isDualFisheye(_ p: PixelBuffer) -> Bool {
-        let w = p.width, h = p.height
+        let w = p.width
+        let h = p.height
         guard h >= 16, abs(w - 2 * h) <= 2 else { return false }
         let r = Double(h) / 2
-        var outside: [Double] = [], inside: [Double] = []
+        var outside: [Double] = []
+        var inside: [Double] = []
         let step = max(1, h / 128)
         for y in stride(from: 0, to: h, by: step) {
             for x in stride(from: 0, to: w, by: step) {
@@ -220,11 +224,13 @@ public struct VideoPanoramaSource: PanoramaSource {
         let insideMean = inside.reduce(0, +) / Double(inside.count)
         guard outside[outside.count * 95 / 100] <= 24, spread <= 8, insideMean >= mean + 20 else { return false }
         func luma(_ x: Double, _ y: Double) -> Double? {
-            let xi = Int(x), yi = Int(y)
+            let xi = Int(x)
+            let yi = Int(y)
             guard x >= 0, y >= 0, xi < w, yi < h else { return nil }
             return Self.luma(p, xi, yi)
         }
-        var rims = 0, directions = 0
+        var rims = 0
+        var directions = 0
         for centre in [r, 3 * r] {
             for k in 0..<32 {
                 let angle = 2 * Double.pi * (Double(k) + 0.5) / 32
@@ -269,7 +275,8 @@ public struct VideoPanoramaSource: PanoramaSource {
             // Closest point on each segment (flat approximation, fine over metres), then time by interpolation.
             var best: (distance: Double, time: Double, heading: Double, at: Coordinate)?
             for i in 0..<max(1, points.count - 1) {
-                let a = points[i], b = points[min(i + 1, points.count - 1)]
+                let a = points[i]
+                let b = points[min(i + 1, points.count - 1)]
                 let length = a.coordinate.distance(to: b.coordinate)
                 var f = 0.0
                 if length > 0 {
@@ -282,7 +289,8 @@ public struct VideoPanoramaSource: PanoramaSource {
                 }
                 let p = a.coordinate.interpolated(to: b.coordinate, fraction: f)
                 let d = p.distance(to: c)
-                let ta = a.time!.timeIntervalSince(trackStart), tb = b.time!.timeIntervalSince(trackStart)
+                let ta = a.time!.timeIntervalSince(trackStart)
+                let tb = b.time!.timeIntervalSince(trackStart)
                 let heading = length > 0 ? a.coordinate.initialBearing(to: b.coordinate) : (best?.heading ?? 0)
                 if best == nil || d < best!.distance { best = (d, ta + (tb - ta) * f, heading, p) }
             }

@@ -150,7 +150,8 @@ public struct CameraPath: Sendable {
     {
         let stop = stop ?? frames.count
         var result = [Double](repeating: 0, count: stop - start)
-        var s = 0.0, c = 0.0 // running sums of unit vectors over the window [i, end)
+        var s = 0.0
+        var c = 0.0 // running sums of unit vectors over the window [i, end)
         var end = start
         for i in start..<stop {
             if end < i {
@@ -218,7 +219,8 @@ struct Track {
         if x <= first.0 { return first.1 }
         if x >= last.0 { return last.1 }
         let hi = keys.firstIndex { $0.0 > x }!
-        let a = keys[hi - 1], b = keys[hi]
+        let a = keys[hi - 1]
+        let b = keys[hi]
         let t = a.2((x - a.0) / (b.0 - a.0))
         let delta = circular ? angleDifference(from: a.1, to: b.1) : b.1 - a.1
         return a.1 + delta * t

@@ -77,7 +77,8 @@ public final class CreditOverlay: Sendable {
     /// is kept). Empty text draws nothing.
     public func draw(_ text: String, into frame: inout PixelBuffer) {
         guard let layout = layout(text, frame.width, frame.height) else { return }
-        let box = layout.box, mask = layout.mask
+        let box = layout.box
+        let mask = layout.mask
         let width = frame.width
         let keep = 255 - Self.boxOpacity
         mask.coverage.withUnsafeBufferPointer { coverage in
@@ -107,8 +108,10 @@ public final class CreditOverlay: Sendable {
     /// with the mean `f` of its 2 × 2 block (1 outside the box).
     public func draw(_ text: String, into frame: inout YUVFrame) {
         guard let layout = layout(text, frame.width, frame.height) else { return }
-        let box = layout.box, mask = layout.mask
-        let width = frame.width, cw = frame.chromaWidth
+        let box = layout.box
+        let mask = layout.mask
+        let width = frame.width
+        let cw = frame.chromaWidth
         let keep = 255 - Self.boxOpacity
         // f in 1/65025 (255²) and the coverage, per pixel of the box.
         var factor = [Int](repeating: 0, count: box.width * box.height)
@@ -130,12 +133,16 @@ public final class CreditOverlay: Sendable {
                 }
             }
         }
-        let cx0 = box.x / 2, cx1 = (box.x + box.width + 1) / 2, cy0 = box.y / 2, cy1 = (box.y + box.height + 1) / 2
+        let cx0 = box.x / 2
+        let cx1 = (box.x + box.width + 1) / 2
+        let cy0 = box.y / 2
+        let cy1 = (box.y + box.height + 1) / 2
         frame.cb.withUnsafeMutableBufferPointer { cb in
             frame.cr.withUnsafeMutableBufferPointer { cr in
                 for cy in cy0..<cy1 {
                     for cx in cx0..<cx1 {
-                        var sum = 0, n = 0
+                        var sum = 0
+                        var n = 0
                         for y in 2 * cy..<min(2 * cy + 2, frame.height) {
                             for x in 2 * cx..<min(2 * cx + 2, width) {
                                 n += 1
@@ -143,7 +150,8 @@ public final class CreditOverlay: Sendable {
                                     box.contains(x, y) ? factor[(y - box.y) * box.width + x - box.x] : 65025
                             }
                         }
-                        let i = cy * cw + cx, d = 65025 * n
+                        let i = cy * cw + cx
+                        let d = 65025 * n
                         for plane in [cb, cr] {
                             let v = (Int(plane[i]) - 128) * sum
                             let rounded = v >= 0 ? (v + d / 2) / d : -((-v + d / 2) / d)
@@ -211,7 +219,8 @@ public final class CreditOverlay: Sendable {
         let even = { (v: Int) in (v + 1) & ~1 }
         let boxWidth = min(even(mask.width + 2 * m.padX), frameWidth & ~1)
         let boxHeight = min(even(mask.height + 2 * m.padY), frameHeight & ~1)
-        let left = corner == .bottomLeft || corner == .topLeft, top = corner == .topLeft || corner == .topRight
+        let left = corner == .bottomLeft || corner == .topLeft
+        let top = corner == .topLeft || corner == .topRight
         let x = max(0, left ? even(m.margin) : (frameWidth - m.margin - boxWidth) & ~1)
         let y = max(0, top ? even(m.margin) : (frameHeight - m.margin - boxHeight) & ~1)
         let box = PixelRect(x: x, y: y, width: min(boxWidth, frameWidth - x), height: min(boxHeight, frameHeight - y))

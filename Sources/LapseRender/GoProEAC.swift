@@ -54,23 +54,31 @@ public struct GoProEAC: Sendable, Hashable {
     @inline(__always)
     public func position(_ d: SIMD3<Double>, scale: Double = 1) -> (x: Double, y: Double) {
         // max2sphere's axes: x right, y forward, z up.
-        let px = d.x, py = d.z, pz = -d.y
-        let ax = abs(px), ay = abs(py), az = abs(pz)
+        let px = d.x
+        let py = d.z
+        let pz = -d.y
+        let ax = abs(px)
+        let ay = abs(py)
+        let az = abs(pz)
         let face: Face
-        var u: Double, v: Double // 0…1 across the face, v up
+        var u: Double
+        var v: Double // 0…1 across the face, v up
         @inline(__always) func ea(_ t: Double) -> Double { atan(t) * (4 / .pi) } // equi-angular: −1…1
         if ax >= ay && ax >= az {
-            let qy = ea(py / ax), qz = ea(pz / ax)
+            let qy = ea(py / ax)
+            let qz = ea(pz / ax)
             face = px < 0 ? .left : .right
             u = px < 0 ? (qy + 1) / 2 : (1 - qy) / 2
             v = (qz + 1) / 2
         } else if ay >= az {
-            let qx = ea(px / ay), qz = ea(pz / ay)
+            let qx = ea(px / ay)
+            let qz = ea(pz / ay)
             face = py > 0 ? .front : .back
             u = py > 0 ? (qx + 1) / 2 : (1 - qx) / 2
             v = (qz + 1) / 2
         } else {
-            let qx = ea(px / az), qy = ea(py / az)
+            let qx = ea(px / az)
+            let qy = ea(py / az)
             face = pz > 0 ? .top : .down
             u = (1 - qx) / 2
             v = pz > 0 ? (qy + 1) / 2 : (1 - qy) / 2
@@ -79,7 +87,8 @@ public struct GoProEAC: Sendable, Hashable {
         if second { (u, v) = (v, 1 - u) } // the second stream's faces are turned a quarter
         u = min(max(u, 0), 1)
         v = min(max(v, 0), 1)
-        let side = Double(sideWidth), duv = Double(blendWidth) / side
+        let side = Double(sideWidth)
+        let duv = Double(blendWidth) / side
         var x: Double // columns from the stream's left edge (edges at whole numbers)
         switch face {
         case .front, .back:
@@ -121,13 +130,16 @@ extension GoProEAC {
                 "a GoPro MAX frame of \(atlas.width)x\(atlas.height) pixels is not its two streams' atlas "
                     + "(\(atlasWidth)x\(atlasHeight))")
         }
-        let w = width & ~1, h = w / 2
+        let w = width & ~1
+        let h = w / 2
         let scale = Double(atlas.width) / Double(atlasWidth)
         var out = PixelBuffer(width: w, height: h)
-        let aw = atlas.width, ah = atlas.height
+        let aw = atlas.width
+        let ah = atlas.height
         atlas.bytes.withUnsafeBufferPointer { src in
             out.bytes.withUnsafeMutableBufferPointer { dst in
-                nonisolated(unsafe) let s = src.baseAddress!, d = dst.baseAddress!
+                nonisolated(unsafe) let s = src.baseAddress!
+                nonisolated(unsafe) let d = dst.baseAddress!
                 RowBands.run(rows: h) { rows in
                     for j in rows {
                         // Pixel centres: longitude −180° + (i + ½)·360°/w, latitude 90° − (j + ½)·180°/h.
@@ -135,11 +147,14 @@ extension GoProEAC {
                         for i in 0..<w {
                             let lon = (Double(i) + 0.5) * 2 * .pi / Double(w) - .pi
                             let p = position(SIMD3(cos(lat) * sin(lon), -sin(lat), cos(lat) * cos(lon)), scale: scale)
-                            let x0 = min(Int(p.x), aw - 2), y0 = min(Int(p.y), ah - 2)
-                            let fx = p.x - Double(x0), fy = p.y - Double(y0)
+                            let x0 = min(Int(p.x), aw - 2)
+                            let y0 = min(Int(p.y), ah - 2)
+                            let fx = p.x - Double(x0)
+                            let fy = p.y - Double(y0)
                             let k = (j * w + i) * 4
                             for c in 0..<4 {
-                                let a = Double(s[(y0 * aw + x0) * 4 + c]), b = Double(s[(y0 * aw + x0 + 1) * 4 + c])
+                                let a = Double(s[(y0 * aw + x0) * 4 + c])
+                                let b = Double(s[(y0 * aw + x0 + 1) * 4 + c])
                                 let e = Double(s[((y0 + 1) * aw + x0) * 4 + c])
                                 let f = Double(s[((y0 + 1) * aw + x0 + 1) * 4 + c])
                                 let v = (a * (1 - fx) + b * fx) * (1 - fy) + (e * (1 - fx) + f * fx) * fy

@@ -84,7 +84,8 @@ final class ProjectionTable: Sendable {
     ///     hyperlapse needs a table a frame).
     init(key: ProjectionTableKey, exact: Bool = false) {
         self.key = key
-        let ow = key.outputWidth, oh = key.outputHeight
+        let ow = key.outputWidth
+        let oh = key.outputHeight
         let t = tan(radians(key.fov / 2))
         let tv = t * Double(oh) / Double(ow)
         // pano-from-camera: Rr(−panoRoll)·Rp(−tilt)·Ry(yaw)·Rp(pitch)·Rr(roll).
@@ -124,7 +125,8 @@ final class ProjectionTable: Sendable {
     ) {
         let ow = mapping.ow
         let scale = Double(key.sourceWidth) / Double(eac.atlasWidth)
-        let uMax = Double((key.sourceWidth - 1) * 256 - 1), vMax = Double((key.sourceHeight - 1) * 256 - 1)
+        let uMax = Double((key.sourceWidth - 1) * 256 - 1)
+        let vMax = Double((key.sourceHeight - 1) * 256 - 1)
         nonisolated(unsafe) let uBase = UnsafeMutablePointer(mutating: u.baseAddress!)
         nonisolated(unsafe) let vBase = UnsafeMutablePointer(mutating: v.baseAddress!)
         RowBands.run(rows: mapping.oh) { rows in
@@ -192,11 +194,19 @@ final class ProjectionTable: Sendable {
             a: SIMD3<Float>, c: SIMD3<Float>, first: Int, spacing: Int, count: Int,
             theta: UnsafeMutablePointer<Float>, phi: UnsafeMutablePointer<Float>
         ) {
-            let start = Float(first) * xStep + xStart, step = Float(spacing) * xStep
-            let ax = a.x, ay = a.y, az = a.z, cx = c.x, cy = c.y, cz = c.z
+            let start = Float(first) * xStep + xStart
+            let step = Float(spacing) * xStep
+            let ax = a.x
+            let ay = a.y
+            let az = a.z
+            let cx = c.x
+            let cy = c.y
+            let cz = c.z
             for k in 0..<count {
                 let x = Float(k) * step + start
-                let dx = ax * x + cx, dy = ay * x + cy, dz = az * x + cz
+                let dx = ax * x + cx
+                let dy = ay * x + cy
+                let dz = az * x + cz
                 theta[k] = ProjectionTable.atan2(dx, dz)
                 phi[k] = ProjectionTable.atan2(dy, (dx * dx + dz * dz).squareRoot())
             }
@@ -206,7 +216,8 @@ final class ProjectionTable: Sendable {
         /// `x·a + c`.
         @inline(__always)
         func angles(_ i: Int, a: SIMD3<Float>, c: SIMD3<Float>) -> (theta: Float, phi: Float) {
-            var theta: Float = 0, phi: Float = 0
+            var theta: Float = 0
+            var phi: Float = 0
             angles(a: a, c: c, first: i, spacing: 1, count: 1, theta: &theta, phi: &phi)
             return (theta, phi)
         }
@@ -226,12 +237,15 @@ final class ProjectionTable: Sendable {
         init(_ mapping: Mapping, step: Int) {
             self.mapping = mapping
             self.step = step
-            let ow = mapping.ow, oh = mapping.oh
-            let columns = (ow - 1 + step - 1) / step + 1, rows = (oh - 1 + step - 1) / step + 1
+            let ow = mapping.ow
+            let oh = mapping.oh
+            let columns = (ow - 1 + step - 1) / step + 1
+            let rows = (oh - 1 + step - 1) / step + 1
             self.columns = columns
             self.rows = rows
             let cells = columns - 1
-            var theta = [Float](repeating: 0, count: columns * rows), phi = theta
+            var theta = [Float](repeating: 0, count: columns * rows)
+            var phi = theta
             theta.withUnsafeMutableBufferPointer { t in
                 phi.withUnsafeMutableBufferPointer { p in
                     for r in 0..<rows {
@@ -248,9 +262,11 @@ final class ProjectionTable: Sendable {
             var exact = [Bool](repeating: false, count: cells * (rows - 1))
             // The exact angles at each cell's centre (pixel (x0 + x1)/2 of row (y0 + y1)/2; every cell but the last
             // of a row is `step` wide).
-            var centreTheta = [Float](repeating: 0, count: cells), centrePhi = centreTheta
+            var centreTheta = [Float](repeating: 0, count: cells)
+            var centrePhi = centreTheta
             for r in 0..<(rows - 1) {
-                let y0 = r * step, y1 = min((r + 1) * step, oh - 1)
+                let y0 = r * step
+                let y1 = min((r + 1) * step, oh - 1)
                 let ym = (y0 + y1) / 2
                 let (a, cc) = mapping.ray(row: ym)
                 centreTheta.withUnsafeMutableBufferPointer { t in
@@ -264,7 +280,8 @@ final class ProjectionTable: Sendable {
                     ((cells - 1) * step + ow - 1) / 2, a: a, c: cc)
                 let fy = Float(ym - y0) / Float(y1 - y0)
                 for c in 0..<cells {
-                    let x0 = c * step, x1 = min((c + 1) * step, ow - 1)
+                    let x0 = c * step
+                    let x1 = min((c + 1) * step, ow - 1)
                     let corners = Self.corners(theta, phi, columns, r, c)
                     let fx = Float((x0 + x1) / 2 - x0) / Float(x1 - x0)
                     let (th, ph) = (centreTheta[c], centrePhi[c])
@@ -316,14 +333,28 @@ final class ProjectionTable: Sendable {
         /// positions stepped linearly across each cell (a fixed 8-wide, branch-free loop the compiler
         /// vectorises), then the cells that need it computed exactly.
         func fill(cellRow r: Int, u: UnsafeMutablePointer<UInt32>, v: UnsafeMutablePointer<Int32>) {
-            let ow = mapping.ow, oh = mapping.oh, cells = columns - 1
-            let y0 = r * step, y1 = min((r + 1) * step, oh - 1)
+            let ow = mapping.ow
+            let oh = mapping.oh
+            let cells = columns - 1
+            let y0 = r * step
+            let y1 = min((r + 1) * step, oh - 1)
             let last = r == rows - 2 ? y1 : y1 - 1
-            let uScale = mapping.uScale, uOffset = mapping.uOffset, vScale = mapping.vScale
-            let vOffset = mapping.vOffset, wrap = mapping.wrap, vMax = mapping.vMax
+            let uScale = mapping.uScale
+            let uOffset = mapping.uOffset
+            let vScale = mapping.vScale
+            let vOffset = mapping.vOffset
+            let wrap = mapping.wrap
+            let vMax = mapping.vMax
             // Per cell: its left and right edges' θ and φ at the top and their change to the bottom.
-            var tl = [Float](repeating: 0, count: cells), tlD = tl, tr = tl, trD = tl, pl = tl, plD = tl, pr = tl,
-                prD = tl, inv = tl
+            var tl = [Float](repeating: 0, count: cells)
+            var tlD = tl
+            var tr = tl
+            var trD = tl
+            var pl = tl
+            var plD = tl
+            var pr = tl
+            var prD = tl
+            var inv = tl
             for c in 0..<cells {
                 let k = Self.corners(theta, phi, columns, r, c)
                 (tl[c], tlD[c], tr[c], trD[c]) = (k.t00, k.t01 - k.t00, k.t10, k.t11 - k.t10)
@@ -331,20 +362,26 @@ final class ProjectionTable: Sendable {
                 inv[c] = 1 / Float(min((c + 1) * step, ow - 1) - c * step)
             }
             // Per cell of a row: source position at its left edge and its step per pixel (fixed point).
-            var uStart = [Float](repeating: 0, count: cells), uStep = uStart, vStart = uStart, vStep = uStart
+            var uStart = [Float](repeating: 0, count: cells)
+            var uStep = uStart
+            var vStart = uStart
+            var vStep = uStart
             let dy = 1 / Float(y1 - y0)
             let full = step == 8 ? (ow - 1) / 8 : 0 // cells of 8 pixels; the last may be shorter (and has x1 too)
             for j in y0...last {
                 let fy = Float(j - y0) * dy
                 for c in 0..<cells {
-                    let left = tl[c] + tlD[c] * fy, right = tr[c] + trD[c] * fy
-                    let leftPhi = pl[c] + plD[c] * fy, rightPhi = pr[c] + prD[c] * fy
+                    let left = tl[c] + tlD[c] * fy
+                    let right = tr[c] + trD[c] * fy
+                    let leftPhi = pl[c] + plD[c] * fy
+                    let rightPhi = pr[c] + prD[c] * fy
                     uStart[c] = left * uScale + uOffset
                     uStep[c] = (right - left) * uScale * inv[c]
                     vStart[c] = leftPhi * vScale + vOffset
                     vStep[c] = (rightPhi - leftPhi) * vScale * inv[c]
                 }
-                let ur = u + j * ow, vr = v + j * ow
+                let ur = u + j * ow
+                let vr = v + j * ow
                 // As ``row`` (cells across the seam are computed exactly, so no wrap but its last step).
                 @inline(__always) func put(_ i: Int, _ uRaw: Float, _ vRaw: Float) {
                     let uf = max(uRaw, 0) + 8_388_608
@@ -355,11 +392,16 @@ final class ProjectionTable: Sendable {
                     vr[i] = min(Int32(bitPattern: vf.bitPattern & 0x7F_FFFF), vMax)
                 }
                 for c in 0..<min(full, cells) {
-                    let us = uStart[c], ud = uStep[c], vs = vStart[c], vd = vStep[c], base = c * 8
+                    let us = uStart[c]
+                    let ud = uStep[c]
+                    let vs = vStart[c]
+                    let vd = vStep[c]
+                    let base = c * 8
                     for k in 0..<8 { put(base + k, us + ud * Float(k), vs + vd * Float(k)) }
                 }
                 for c in min(full, cells)..<cells {
-                    let x0 = c * step, end = c == cells - 1 ? ow - 1 : min((c + 1) * step, ow - 1) - 1
+                    let x0 = c * step
+                    let end = c == cells - 1 ? ow - 1 : min((c + 1) * step, ow - 1) - 1
                     for i in x0...end {
                         put(i, uStart[c] + uStep[c] * Float(i - x0), vStart[c] + vStep[c] * Float(i - x0))
                     }
@@ -380,7 +422,8 @@ final class ProjectionTable: Sendable {
                     // A run of cells computed exactly.
                     var e = c
                     while e + 1 < cells, exactCells[r * cells + e + 1] { e += 1 }
-                    let x0 = c * step, end = e == cells - 1 ? ow - 1 : min((e + 1) * step, ow - 1) - 1
+                    let x0 = c * step
+                    let end = e == cells - 1 ? ow - 1 : min((e + 1) * step, ow - 1) - 1
                     let (a, cc) = mapping.ray(row: j)
                     ProjectionTable.row(
                         u: ur + x0, v: vr + x0, count: end - x0 + 1, a: a, c: cc,
@@ -402,10 +445,17 @@ extension ProjectionTable {
         a: SIMD3<Float>, c: SIMD3<Float>, xStart: Float, xStep: Float,
         uScale: Float, uOffset: Float, vScale: Float, vOffset: Float, wrap: Int32, vMax: Int32
     ) {
-        let ax = a.x, ay = a.y, az = a.z, cx = c.x, cy = c.y, cz = c.z
+        let ax = a.x
+        let ay = a.y
+        let az = a.z
+        let cx = c.x
+        let cy = c.y
+        let cz = c.z
         for i in 0..<count {
             let x = Float(i) * xStep + xStart
-            let dx = ax * x + cx, dy = ay * x + cy, dz = az * x + cz
+            let dx = ax * x + cx
+            let dy = ay * x + cy
+            let dz = az * x + cz
             let theta = atan2(dx, dz)
             let phi = atan2(dy, (dx * dx + dz * dz).squareRoot())
             // Round to whole 1/256 px with the 2²³ trick (the values are below 2²³): after adding 2²³ the
@@ -425,8 +475,10 @@ extension ProjectionTable {
     /// atan2(0, 0) is 0.
     @inline(__always)
     static func atan2(_ y: Float, _ x: Float) -> Float {
-        let ax = abs(x), ay = abs(y)
-        let hi = max(ax, ay), lo = min(ax, ay)
+        let ax = abs(x)
+        let ay = abs(y)
+        let hi = max(ax, ay)
+        let lo = min(ax, ay)
         let a = hi == 0 ? 0 : lo / hi
         let s = a * a
         var p: Float = 0.0068117926

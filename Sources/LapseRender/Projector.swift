@@ -127,7 +127,8 @@ public final class Projector: Sendable {
                 """
             )
         }
-        let table = view.table, shift = view.shift
+        let table = view.table
+        let shift = view.shift
         panorama.bytes.withUnsafeBytes { src in
             output.bytes.withUnsafeMutableBytes { dst in
                 table.withTaps { tu, tv in
@@ -176,20 +177,24 @@ public final class Projector: Sendable {
     static func plane(
         _ source: [UInt8], width sw: Int, into output: inout [UInt8], table: ProjectionTable, shift: UInt32
     ) {
-        let ow = table.key.outputWidth, oh = table.key.outputHeight
+        let ow = table.key.outputWidth
+        let oh = table.key.outputHeight
         let wrap = UInt32(sw - 1) << ProjectionTable.fractionBits
         source.withUnsafeBufferPointer { src in
             output.withUnsafeMutableBufferPointer { dst in
                 table.withTaps { tu, tv in
                     // Safe to share across the bands: the source and tables are only read, and each band
                     // writes only its own output rows.
-                    nonisolated(unsafe) let s = src.baseAddress!, d = dst.baseAddress!
-                    nonisolated(unsafe) let u = tu.baseAddress!, v = tv.baseAddress!
+                    nonisolated(unsafe) let s = src.baseAddress!
+                    nonisolated(unsafe) let d = dst.baseAddress!
+                    nonisolated(unsafe) let u = tu.baseAddress!
+                    nonisolated(unsafe) let v = tv.baseAddress!
                     RowBands.run(rows: oh) { rows in
                         for i in (rows.lowerBound * ow)..<(rows.upperBound * ow) {
                             var x = u[i] &+ shift
                             if x >= wrap { x &-= wrap }
-                            let fx = x & 255, fy = UInt32(bitPattern: v[i]) & 255
+                            let fx = x & 255
+                            let fy = UInt32(bitPattern: v[i]) & 255
                             let top = UnsafeRawPointer(s + (Int(v[i] &>> 8) &* sw &+ Int(x &>> 8)))
                             // Both taps of a row in one load (little-endian: the left one low).
                             let t = UInt32(top.loadUnaligned(as: UInt16.self))
@@ -246,7 +251,8 @@ public final class Projector: Sendable {
         }
         let (luma, lumaShift) = try table(
             sourceWidth: sourceWidth, sourceHeight: sourceHeight, pose: pose, camera: camera)
-        let cw = (sourceWidth + 1) / 2, ch = (sourceHeight + 1) / 2
+        let cw = (sourceWidth + 1) / 2
+        let ch = (sourceHeight + 1) / 2
         let (chroma, chromaShift) = try table(
             sourceWidth: cw, sourceHeight: ch, pose: pose, camera: camera, outputWidth: (width + 1) / 2,
             outputHeight: (height + 1) / 2)
@@ -270,7 +276,8 @@ public final class Projector: Sendable {
         _ cells: inout [Bool], table: ProjectionTable, shift: UInt32, cellWidth: Int, cellHeight: Int,
         taps: (before: Int, after: Int)
     ) {
-        let sourceWidth = table.key.sourceWidth, sourceHeight = table.key.sourceHeight
+        let sourceWidth = table.key.sourceWidth
+        let sourceHeight = table.key.sourceHeight
         let columns = (sourceWidth + cellWidth - 1) / cellWidth
         let period = sourceWidth - 1
         let wrap = UInt32(period) << ProjectionTable.fractionBits
@@ -281,11 +288,13 @@ public final class Projector: Sendable {
             columnCell.withUnsafeBufferPointer { columnCell in
                 rowStart.withUnsafeBufferPointer { rowStart in
                     table.withTaps { tu, tv in
-                        var lastX = -1, lastY = -1
+                        var lastX = -1
+                        var lastY = -1
                         for i in 0..<tu.count {
                             var u = tu[i] &+ shift
                             if u >= wrap { u &-= wrap }
-                            let x0 = Int(u >> 8), y0 = Int(tv[i] >> 8)
+                            let x0 = Int(u >> 8)
+                            let y0 = Int(tv[i] >> 8)
                             if x0 == lastX && y0 == lastY { continue }
                             lastX = x0
                             lastY = y0
@@ -383,7 +392,10 @@ public final class Projector: Sendable {
     ) {
         // Safe to share across the bands: the source and tables are only read, and each band writes only
         // its own output rows.
-        nonisolated(unsafe) let src = src, dst = dst, tu = tu, tv = tv
+        nonisolated(unsafe) let src = src
+        nonisolated(unsafe) let dst = dst
+        nonisolated(unsafe) let tu = tu
+        nonisolated(unsafe) let tv = tv
         let wrap = UInt32(sw - 1) << ProjectionTable.fractionBits
         RowBands.run(rows: oh) { rows in
             RowBands.tiles(rows: rows, width: ow) { j, columns in
@@ -405,8 +417,12 @@ public final class Projector: Sendable {
     ) {
         typealias V8 = SIMD8<UInt32>
         typealias L16 = SIMD16<UInt16>
-        let wrapV = V8(repeating: wrap), swV = V8(repeating: UInt32(sw)), mask = V8(repeating: 0x00FF_00FF)
-        let tuRaw = UnsafeRawPointer(tu), tvRaw = UnsafeRawPointer(tv), dstRaw = UnsafeMutableRawPointer(dst)
+        let wrapV = V8(repeating: wrap)
+        let swV = V8(repeating: UInt32(sw))
+        let mask = V8(repeating: 0x00FF_00FF)
+        let tuRaw = UnsafeRawPointer(tu)
+        let tvRaw = UnsafeRawPointer(tv)
+        let dstRaw = UnsafeMutableRawPointer(dst)
         @inline(__always) func lanes(_ w: V8) -> L16 { unsafeBitCast(w | (w &<< 16), to: L16.self) }
         @inline(__always) func rb(_ p: V8) -> L16 { unsafeBitCast(p & mask, to: L16.self) }
         @inline(__always) func ga(_ p: V8) -> L16 { unsafeBitCast((p &>> 8) & mask, to: L16.self) }
@@ -415,9 +431,13 @@ public final class Projector: Sendable {
             var u = tuRaw.loadUnaligned(fromByteOffset: i &* 4, as: V8.self) &+ shift
             u = u.replacing(with: u &- wrapV, where: u .>= wrapV)
             let v = tvRaw.loadUnaligned(fromByteOffset: i &* 4, as: V8.self) // bilinear rows are ≥ 0
-            let fx = u & 255, fy = v & 255
+            let fx = u & 255
+            let fy = v & 255
             let index = (v &>> 8) &* swV &+ (u &>> 8)
-            var p00 = V8(), p01 = V8(), p10 = V8(), p11 = V8()
+            var p00 = V8()
+            var p01 = V8()
+            var p10 = V8()
+            var p11 = V8()
             for k in 0..<8 {
                 let b = src + Int(truncatingIfNeeded: index[k])
                 p00[k] = b[0]
@@ -426,7 +446,9 @@ public final class Projector: Sendable {
                 p11[k] = b[sw &+ 1]
             }
             let w11 = (fx &* fy &+ 128) &>> 8
-            let w00 = lanes(256 &- fx &- fy &+ w11), w01 = lanes(fx &- w11), w10 = lanes(fy &- w11)
+            let w00 = lanes(256 &- fx &- fy &+ w11)
+            let w01 = lanes(fx &- w11)
+            let w10 = lanes(fy &- w11)
             let w11l = lanes(w11)
             // Each 16-bit lane sums at most 255·256 + 128: no carry into the next lane.
             let sRB = rb(p00) &* w00 &+ rb(p01) &* w01 &+ rb(p10) &* w10 &+ rb(p11) &* w11l &+ 128
@@ -478,7 +500,11 @@ public final class Projector: Sendable {
         weights.withUnsafeBufferPointer { wb in
             // Safe to share across the bands: everything but `dst` is only read, and each band writes
             // only its own output rows.
-            nonisolated(unsafe) let src = src, dst = dst, tu = tu, tv = tv, w = wb.baseAddress!
+            nonisolated(unsafe) let src = src
+            nonisolated(unsafe) let dst = dst
+            nonisolated(unsafe) let tu = tu
+            nonisolated(unsafe) let tv = tv
+            nonisolated(unsafe) let w = wb.baseAddress!
             let period = sw - 1
             let wrap = UInt32(period) << ProjectionTable.fractionBits
             let lastRow = sh - 1
@@ -497,11 +523,17 @@ public final class Projector: Sendable {
                         let v = tv[i]
                         let y0 = Int(truncatingIfNeeded: v >> 8) // arithmetic shift: floor
                         let wy = w + Int(v & 0xFF) &* 4
-                        var r: Int = 0, g: Int = 0, b: Int = 0, a: Int = 0
+                        var r: Int = 0
+                        var g: Int = 0
+                        var b: Int = 0
+                        var a: Int = 0
                         for k in 0..<4 {
                             let y = min(max(y0 &+ k &- 1, 0), lastRow)
                             let line = src + y &* sw
-                            var hr = 0, hg = 0, hb = 0, ha = 0
+                            var hr = 0
+                            var hg = 0
+                            var hb = 0
+                            var ha = 0
                             @inline(__always) func tap(_ p: UInt32, _ c: Int32) {
                                 let c = Int(c)
                                 hr &+= Int(p & 0xFF) &* c
@@ -535,7 +567,8 @@ public final class Projector: Sendable {
 enum KernelWeights {
     static let bicubic = table { t, x in
         // Catmull-Rom / Keys cubic convolution with a = −0.5 (R. Keys, IEEE TASSP 29(6), 1981).
-        let a = -0.5, d = abs(x)
+        let a = -0.5
+        let d = abs(x)
         if d < 1 { return (a + 2) * d * d * d - (a + 3) * d * d + 1 }
         if d < 2 { return a * d * d * d - 5 * a * d * d + 8 * a * d - 4 * a }
         return 0

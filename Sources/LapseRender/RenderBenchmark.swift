@@ -39,7 +39,8 @@ public enum RenderBenchmark {
         var panorama = PixelBuffer(width: sourceWidth, height: sourceHeight, fill: RGBA(0, 0, 0, 0))
         var output = PixelBuffer(width: projector.width, height: projector.height, fill: RGBA(0, 0, 0, 0))
         let fd = handle.fileDescriptor
-        var render = 0.0, read = 0.0
+        var render = 0.0
+        var read = 0.0
         let start = Date()
         for k in 0..<frames {
             let t0 = Date()

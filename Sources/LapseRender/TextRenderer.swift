@@ -130,7 +130,9 @@ private struct FontFace: ~Copyable {
             let slot = face.pointee.glyph
         else { return nil }
         let bitmap = slot.pointee.bitmap
-        let width = Int(bitmap.width), rows = Int(bitmap.rows), pitch = Int(bitmap.pitch)
+        let width = Int(bitmap.width)
+        let rows = Int(bitmap.rows)
+        let pitch = Int(bitmap.pitch)
         var pixels = [UInt8](repeating: 0, count: width * rows)
         if let buffer = bitmap.buffer, bitmap.pixel_mode == UInt8(FT_PIXEL_MODE_GRAY.rawValue) {
             for y in 0..<rows {
@@ -169,9 +171,11 @@ private struct FontFace: ~Copyable {
         guard setSize(size) else { return empty }
         // Line metrics of the size (26.6 fixed point, rounded up to whole pixels).
         let metrics = face.pointee.size.pointee.metrics
-        let ascender = (Int(metrics.ascender) + 63) >> 6, lineHeight = (Int(metrics.height) + 63) >> 6
+        let ascender = (Int(metrics.ascender) + 63) >> 6
+        let lineHeight = (Int(metrics.height) + 63) >> 6
         var placed: [(glyph: Glyph, x: Int, row: Int)] = []
-        var minX = 0, maxX = 0
+        var minX = 0
+        var maxX = 0
         for (row, line) in lines.enumerated() {
             var pen = 0
             var previous: UInt32 = 0
@@ -187,7 +191,8 @@ private struct FontFace: ~Copyable {
             }
         }
         guard !placed.isEmpty, maxX > minX else { return empty }
-        let width = maxX - minX, height = lineHeight * lines.count
+        let width = maxX - minX
+        let height = lineHeight * lines.count
         var coverage = [UInt8](repeating: 0, count: width * height)
         for (g, x0, row) in placed where g.width > 0 && g.rows > 0 {
             let top = ascender + row * lineHeight - g.top

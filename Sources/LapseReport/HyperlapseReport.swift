@@ -177,7 +177,8 @@ public struct HyperlapseReport: Sendable, Codable, Equatable {
 
     /// Where point `index` is in `points` (which are in increasing index order).
     static func position(of index: Int, in points: [Point]) -> Int? {
-        var lo = 0, hi = points.count
+        var lo = 0
+        var hi = points.count
         while lo < hi {
             let mid = (lo + hi) / 2
             if points[mid].index < index { lo = mid + 1 } else { hi = mid }

@@ -238,7 +238,8 @@ public struct ReportPage: Sendable {
         func parts(_ p: String) -> [String] { (resolved(p) as NSString).pathComponents.filter { $0 != "/" } }
         let absolute = base.hasPrefix("/") ? base : FileManager.default.currentDirectoryPath + "/" + base
         let directory = URL(fileURLWithPath: absolute).standardizedFileURL.resolvingSymlinksInPath().path
-        let target = parts(path), from = (directory as NSString).pathComponents.filter { $0 != "/" }
+        let target = parts(path)
+        let from = (directory as NSString).pathComponents.filter { $0 != "/" }
         var common = 0
         while common < min(target.count, from.count), target[common] == from[common] { common += 1 }
         let up = [String](repeating: "..", count: from.count - common)
@@ -274,7 +275,8 @@ public struct ReportPage: Sendable {
                 throw LapseError(.invalidInput, title, "the report's data cannot be written as JSON: \(error)")
             }
         }
-        let reportJSON = try json(report), thumbsJSON = try json(thumbnails)
+        let reportJSON = try json(report)
+        let thumbsJSON = try json(thumbnails)
         let media = MediaLinks(
             video: video.map { Self.relative($0, from: base) }, gif: gif.map { Self.relative($0, from: base) })
         let mediaJSON = try json(media)

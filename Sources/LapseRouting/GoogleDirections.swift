@@ -135,7 +135,8 @@ public struct GoogleDirections: DirectionsProvider {
         let response = try await client.directionsGet(
             url, service: "Google Directions", hiding: apiKey,
             temporaryRefusal: Self.overQueryLimit)
-        let data = response.body, status = response.status
+        let data = response.body
+        let status = response.status
         let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         guard let json = object else {
             if status != 200 { throw httpError(status, subject) }

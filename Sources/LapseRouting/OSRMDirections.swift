@@ -55,7 +55,8 @@ public struct OSRMDirections: DirectionsProvider {
         let url = url(for: request)
         let subject = "OSRM " + Redaction.url(url.absoluteString)
         let response = try await client.directionsGet(url, service: "OSRM", hiding: nil)
-        let data = response.body, status = response.status
+        let data = response.body
+        let status = response.status
         guard let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
             let code = json["code"] as? String
         else {

@@ -104,8 +104,10 @@ public enum CAMM {
                     .minimalGPS(
                         latitude: try reader.double(), longitude: try reader.double(), altitude: try reader.double()))
             case 6:
-                let time = try reader.double(), fix = try reader.int32()
-                let latitude = try reader.double(), longitude = try reader.double()
+                let time = try reader.double()
+                let fix = try reader.int32()
+                let latitude = try reader.double()
+                let longitude = try reader.double()
                 var f: [Float] = []
                 for _ in 0..<7 { f.append(try reader.float()) }
                 out.append(

@@ -68,7 +68,8 @@ public struct CameraTelemetry: Sendable {
     /// when one of them lies within `tolerance` seconds of it; nil otherwise (a gap in the track says nothing).
     public func gravity(at time: Double, tolerance: Double = 0.5) -> SIMD3<Double>? {
         guard !gravity.isEmpty else { return nil }
-        var lo = 0, hi = gravity.count
+        var lo = 0
+        var hi = gravity.count
         while lo < hi {
             let mid = (lo + hi) / 2
             if gravity[mid].time < time { lo = mid + 1 } else { hi = mid }

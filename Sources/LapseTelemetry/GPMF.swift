@@ -71,7 +71,8 @@ public enum GPMF {
             let header = bytes[at..<(at + 8)]
             if header.prefix(4).allSatisfy({ $0 == 0 }) { break } // padding at the end
             let key = String(decoding: header.prefix(4), as: UTF8.self)
-            let type = header[at + 4], size = Int(header[at + 5])
+            let type = header[at + 4]
+            let size = Int(header[at + 5])
             let count = Int(header[at + 6]) << 8 | Int(header[at + 7])
             let length = size * count
             let start = at + 8

@@ -14,7 +14,8 @@ import Testing
     ])
     func theLastNameGivenWins(_ outputs: [String]) throws {
         let dir = TestData.scratchDirectory("arguments")
-        let a = dir.appendingPathComponent("a.gif").path, b = dir.appendingPathComponent("b.gif").path
+        let a = dir.appendingPathComponent("a.gif").path
+        let b = dir.appendingPathComponent("b.gif").path
         let args = outputs.map { $0.replacingOccurrences(of: "A", with: a).replacingOccurrences(of: "B", with: b) }
         let r = try Shell.lapse(["gif", Self.clip, "--duration", "0.3", "--width", "64", "--quiet"] + args)
         #expect(r.status == 0, "\(r.stderr)")

@@ -36,7 +36,8 @@ struct ClipCLITests {
     /// start (both were required; `lapse gif` already took the whole video).
     @Test func theRangeDefaultsToTheWholeMedia() throws {
         let dir = TestData.scratchDirectory()
-        let tail = dir.appendingPathComponent("tail.mp4").path, head = dir.appendingPathComponent("head.mp4").path
+        let tail = dir.appendingPathComponent("tail.mp4").path
+        let head = dir.appendingPathComponent("head.mp4").path
         let whole = dir.appendingPathComponent("whole.mp4").path
         let a = try Shell.lapse(["clip", Self.gop, "-o", tail, "--start", "8", "--json"])
         #expect(a.status == 0, "\(a.stderr)")

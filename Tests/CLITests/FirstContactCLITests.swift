@@ -146,7 +146,8 @@ extension FirstContactCLITests {
     @Test(arguments: ["video", "gif"])
     func aMisnamedImageDecodesAsWhatItIs(command: String) throws {
         let dir = TestData.scratchDirectory("first-contact-misnamed")
-        let webp = dir.appendingPathComponent("webp.jpg").path, png = dir.appendingPathComponent("png.jpeg").path
+        let webp = dir.appendingPathComponent("webp.jpg").path
+        let png = dir.appendingPathComponent("png.jpeg").path
         let jpeg = dir.appendingPathComponent("jpeg.png").path
         try FileManager.default.copyItem(atPath: TestData.path("images/pillow/transparent.webp"), toPath: webp)
         try FileManager.default.copyItem(atPath: TestData.path("images/pillow/hopper.png"), toPath: png)

@@ -122,7 +122,8 @@ import Testing
         #expect(levelled.count >= 2, "\(levelled)")
         let telemetry = try #require(try CameraTelemetry.read(ofVideo: file))
         for frame in levelled {
-            let tilt = frame["tilt"] as? Double ?? 0, roll = frame["roll"] as? Double ?? 99
+            let tilt = frame["tilt"] as? Double ?? 0
+            let roll = frame["roll"] as? Double ?? 99
             let time = try #require(Double((frame["pano"] as? String ?? "").dropFirst("video@".count)))
             let g = try #require(telemetry.gravity(at: time))
             let level = CameraGravity(time: time, vector: g).level
@@ -136,7 +137,8 @@ import Testing
         let upright = try poses(plain, "upright", [])
         #expect(upright.count == 8, "\(upright)")
         for frame in upright {
-            let tilt = frame["tilt"] as? Double ?? 99, roll = frame["roll"] as? Double ?? 99
+            let tilt = frame["tilt"] as? Double ?? 99
+            let roll = frame["roll"] as? Double ?? 99
             #expect(abs(tilt) < 3 && abs(roll) < 3, "\(frame)")
             #expect(!(frame["from"] as? String ?? "level").contains("level"), "\(frame)")
         }

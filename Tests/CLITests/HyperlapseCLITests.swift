@@ -71,7 +71,8 @@ import Testing
             #expect(r.status == 0, "\(r.stderr)")
             return try Data(contentsOf: URL(fileURLWithPath: out))
         }
-        let forward = try run("fw", ["--forward", "180"]), offset = try run("fo", ["--heading-offset", "180"])
+        let forward = try run("fw", ["--forward", "180"])
+        let offset = try run("fo", ["--heading-offset", "180"])
         let plain = try run("fp", [])
         #expect(forward == offset)
         #expect(forward != plain)
@@ -92,7 +93,8 @@ import Testing
     /// frames step by 1001/30000 s, the GIF's delays add up to the video's length, and the job file records the
     /// fraction, so its rerun gives the same bytes; out of range or not a rate is a usage error.
     @Test func frameRateTakesRationals() throws {
-        let out = dir.appendingPathComponent("ntsc.mp4").path, gif = dir.appendingPathComponent("ntsc.gif").path
+        let out = dir.appendingPathComponent("ntsc.mp4").path
+        let gif = dir.appendingPathComponent("ntsc.gif").path
         let r = try Shell.lapse([
             "hyperlapse", "--source", source, "--frame-step", "10", "--size", "320x160", "--fps", "29.97",
             "--gif", gif, "--json", "-o", out
@@ -136,7 +138,8 @@ import Testing
     /// Warnings where a user would want one (#18 item 7): a GIF width larger than the video (clamped), a
     /// hyperlapse of one frame, a directions provider that plans nothing (the route comes from the video).
     @Test func warningsForWhatIsNotAsAskedFor() throws {
-        let out = dir.appendingPathComponent("w.mp4").path, gif = dir.appendingPathComponent("w.gif").path
+        let out = dir.appendingPathComponent("w.mp4").path
+        let gif = dir.appendingPathComponent("w.gif").path
         let r = try Shell.lapse([
             "hyperlapse", "--source", source, "--frame-step", "500", "--size", "320x160",
             "--gif", gif, "--gif-width", "1000", "--provider", "osrm", "-o", out, "-y"

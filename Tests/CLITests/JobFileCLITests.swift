@@ -33,7 +33,8 @@ import Testing
     /// The job file a run writes names its outputs relative to itself: a copy of the folder renders into the
     /// copy (a second newcomer copied a run's folder and its job file was refused: its paths were the old folder's).
     @Test func aCopiedRunsJobFileRendersIntoTheCopy() throws {
-        let first = TestData.scratchDirectory("jobfile-first"), copy = TestData.scratchDirectory("jobfile-copy")
+        let first = TestData.scratchDirectory("jobfile-first")
+        let copy = TestData.scratchDirectory("jobfile-copy")
         defer { for d in [first, copy] { try? FileManager.default.removeItem(at: d) } }
         let made = try Shell.lapse([
             "hyperlapse", "--source", "video:" + Self.clip, "--frame-step", "500", "--size", "160x90",

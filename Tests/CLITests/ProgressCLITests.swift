@@ -33,7 +33,9 @@ import Testing
     /// screen); any other escape sequence fails the test.
     func screen(after output: String) -> [String] {
         // Scalars, not Characters: "\r\n" is one Character.
-        var lines: [[Unicode.Scalar]] = [[]], row = 0, col = 0
+        var lines: [[Unicode.Scalar]] = [[]]
+        var row = 0
+        var col = 0
         var chars = Array(output.unicodeScalars)[...]
         while let c = chars.popFirst() {
             switch c {

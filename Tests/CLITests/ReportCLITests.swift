@@ -13,7 +13,8 @@ import Testing
 
     /// A point `metres` along a straight road heading 60° from `start` (flat-earth: a few hundred metres).
     static func along(_ metres: Double) -> (latitude: Double, longitude: Double) {
-        let north = metres * cos(60 * Double.pi / 180), east = metres * sin(60 * Double.pi / 180)
+        let north = metres * cos(60 * Double.pi / 180)
+        let east = metres * sin(60 * Double.pi / 180)
         return (
             start.latitude + north / 111_320, start.longitude + east / (111_320 * cos(start.latitude * Double.pi / 180))
         )
@@ -83,7 +84,8 @@ import Testing
     /// The screenshot is a picture, not a blank page: its luma varies (standard deviation over 20 levels).
     static func expectNotBlank(_ png: String) throws {
         let shot = try #require(try FFmpegReference.frames(png).first)
-        var sum = 0.0, squares = 0.0
+        var sum = 0.0
+        var squares = 0.0
         let n = shot.width * shot.height
         for i in stride(from: 0, to: shot.bytes.count, by: 4) {
             let y =
@@ -107,7 +109,8 @@ import Testing
     /// thumbnail shows that frame in the video; no console error.
     @Test func localPhotosReportInABrowser() throws {
         let (folder, route) = try photoFolder()
-        let out = dir.appendingPathComponent("photos.mp4").path, page = dir.appendingPathComponent("photos.html").path
+        let out = dir.appendingPathComponent("photos.mp4").path
+        let page = dir.appendingPathComponent("photos.html").path
         let run = try Shell.lapse([
             "hyperlapse", "--source", "local:" + folder, "--route", route, "--spacing", "2.5",
             "--radius", "4", "--size", "320x180", "--fps", "8", "--crossfade", "-o", out,
@@ -132,7 +135,8 @@ import Testing
         #expect(panoramas.compactMap { $0["frame"] as? Int }.count == frames)
         #expect((report["frames"] as? [Any])?.count == frames)
 
-        let shot = dir.appendingPathComponent("photos.png").path, after = dir.appendingPathComponent("clicked.png").path
+        let shot = dir.appendingPathComponent("photos.png").path
+        let after = dir.appendingPathComponent("clicked.png").path
         let seen = try Browser.check(page, screenshot: shot, videoAfterClick: after)
         #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen["console_errors"] ?? "")")
         // The credits: what the sidecar credits (between its heading and its "Made with" line), a list item each,
@@ -186,8 +190,8 @@ import Testing
         let clicked = try #require(seen["clicked_frame"] as? Int)
         #expect(abs((seen["video_time_after_click"] as? Double ?? -1) - Double(clicked) / 8) < 0.01)
         let shown = try #require(try FFmpegReference.frames(after, size: (160, 90)).first)
-        let own = ImageMetrics.ssim(shown, try #require(images[clicked])),
-            other = ImageMetrics.ssim(shown, try #require(images[0]))
+        let own = ImageMetrics.ssim(shown, try #require(images[clicked]))
+        let other = ImageMetrics.ssim(shown, try #require(images[0]))
         #expect(own >= 0.7 && own > other + 0.05, "clicked frame \(clicked): SSIM \(own), frame 0's \(other)")
     }
 
@@ -234,7 +238,8 @@ import Testing
     /// The demo (a video without a track): the page says there is no map and shows the rest — the video, the
     /// strip (a thumbnail every third frame) and the camera plots; no console error.
     @Test func demoReportHasNoMap() throws {
-        let out = dir.appendingPathComponent("demo.mp4").path, page = dir.appendingPathComponent("demo.html").path
+        let out = dir.appendingPathComponent("demo.mp4").path
+        let page = dir.appendingPathComponent("demo.html").path
         let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let run = try Shell.lapse([

@@ -69,7 +69,8 @@ import Testing
                 #expect(zip(written, expected).allSatisfy { abs($0 - $1) <= 0.005 }, "\(ext) \(smoothing)")
             }
         }
-        let narrow = try courses("5", "gpx"), wide = try courses("200", "gpx")
+        let narrow = try courses("5", "gpx")
+        let wide = try courses("200", "gpx")
         let differences = zip(narrow, wide).map { abs((($0 - $1 + 540).truncatingRemainder(dividingBy: 360)) - 180) }
         #expect(differences.max() ?? 0 > 10, "\(differences.max() ?? 0)")
     }
@@ -82,8 +83,10 @@ import Testing
 
     /// Haversine on the 6 371 008.8 m sphere, written out here as an independent check of the tool's distances.
     static func haversine(_ a: (Double, Double), _ b: (Double, Double)) -> Double {
-        let r = 6_371_008.8, rad = Double.pi / 180
-        let dLat = (b.0 - a.0) * rad, dLng = (b.1 - a.1) * rad
+        let r = 6_371_008.8
+        let rad = Double.pi / 180
+        let dLat = (b.0 - a.0) * rad
+        let dLng = (b.1 - a.1) * rad
         let h = pow(sin(dLat / 2), 2) + cos(a.0 * rad) * cos(b.0 * rad) * pow(sin(dLng / 2), 2)
         return 2 * r * asin(min(1, h.squareRoot()))
     }
@@ -434,7 +437,8 @@ import Testing
             xmlns=\"http://www.topografix.com/GPX/1/1\">\n<trk><trkseg>\n
             """
         for i in 0..<points {
-            let lat = 40 + Double(i) * 3e-5, lng = -100 + Double(i) * 4e-5
+            let lat = 40 + Double(i) * 3e-5
+            let lng = -100 + Double(i) * 4e-5
             let s = 1_600_000_000 + i
             chunk +=
                 """

@@ -91,8 +91,8 @@ import Testing
         #expect(times.enumerated().allSatisfy { $0.element == $0.offset * step }, "\(times.prefix(50))")
         // The index (moov) before the media data (mdat): the joined file plays while it downloads.
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path("joined.mp4")))
-        let moov = try #require(bytes.range(of: Data("moov".utf8))),
-            mdat = try #require(bytes.range(of: Data("mdat".utf8)))
+        let moov = try #require(bytes.range(of: Data("moov".utf8)))
+        let mdat = try #require(bytes.range(of: Data("mdat".utf8)))
         #expect(moov.lowerBound < mdat.lowerBound)
         #expect(try FFmpegReference.formatTags(path("joined.mp4"))["copyright"] == "© 2014 Overpass") // once
 
@@ -123,7 +123,8 @@ import Testing
         #expect(single.status == 0, "\(single.stderr)")
         let parts = try runAtOnce(
             (1...5).map { common + ["--segment", "\($0)/5", "-o", path("part-\($0).mp4"), "--json"] })
-        let firsts = [0, 2, 4, 7, 9], counts = [2, 2, 3, 2, 3]
+        let firsts = [0, 2, 4, 7, 9]
+        let counts = [2, 2, 3, 2, 3]
         var times: [Int] = []
         for (k, r) in parts.enumerated() {
             #expect(r.status == 0, "\(r.stderr)")
@@ -139,8 +140,8 @@ import Testing
         let join = try Shell.lapse(
             ["concat"] + (1...5).map { path("part-\($0).mp4") } + ["-o", path("joined.mp4"), "--quiet"])
         #expect(join.status == 0, "\(join.stderr)")
-        let joined = try FFmpegReference.frames(path("joined.mp4")),
-            reference = try FFmpegReference.frames(path("single.mp4"))
+        let joined = try FFmpegReference.frames(path("joined.mp4"))
+        let reference = try FFmpegReference.frames(path("single.mp4"))
         #expect(joined.count == 12 && reference.count == 12)
         #expect(zip(joined, reference).allSatisfy { $0.bytes == $1.bytes })
     }
@@ -255,8 +256,8 @@ import Testing
             "bash", [script, "4", path("parallel.mp4")] + options,
             environment: ["LAPSE": Shell.lapseBinary, "JOBS": "2"])
         #expect(r.status == 0, "\(r.stderr)")
-        let joined = try FFmpegReference.frames(path("parallel.mp4")),
-            reference = try FFmpegReference.frames(path("single.mp4"))
+        let joined = try FFmpegReference.frames(path("parallel.mp4"))
+        let reference = try FFmpegReference.frames(path("single.mp4"))
         #expect(joined.count == 20 && reference.count == 20)
         #expect(zip(joined, reference).allSatisfy { $0.bytes == $1.bytes })
         #expect(!FileManager.default.fileExists(atPath: path("parallel.parts")))
@@ -347,8 +348,8 @@ import Testing
             "concat", path("part-1.mp4"), path("part-2.mp4"), path("part-3.mp4"), "-o", path("joined.mp4"), "--quiet"
         ])
         #expect(join.status == 0, "\(join.stderr)")
-        let joined = try FFmpegReference.frames(path("joined.mp4")),
-            reference = try FFmpegReference.frames(path("single.mp4"))
+        let joined = try FFmpegReference.frames(path("joined.mp4"))
+        let reference = try FFmpegReference.frames(path("single.mp4"))
         #expect(joined.count == reference.count && joined.count == world.panoramas.count)
         #expect(zip(joined, reference).allSatisfy { $0.bytes == $1.bytes })
         // The joined credits are the single run's (every panorama's copyright once).

@@ -27,7 +27,8 @@ import Testing
         for k in 1...3 {
             let log = try String(contentsOfFile: out + "/lapse-segment-\(k).log", encoding: .utf8)
             // The task's log holds its stderr (progress, the summary in words) and its stdout (the JSON object).
-            let start = try #require(log.range(of: "\n{\n")), end = try #require(log.range(of: "\n}\n"))
+            let start = try #require(log.range(of: "\n{\n"))
+            let end = try #require(log.range(of: "\n}\n"))
             let json = String(log[start.lowerBound..<end.upperBound])
             let summary = try #require(try JSONSummary.parse(Data(json.utf8)))
             let segment = try #require(summary["segment"] as? [String: Any])

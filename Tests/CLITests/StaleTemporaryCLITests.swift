@@ -34,7 +34,8 @@ import Testing
         let running = ".\(c.output).1-2e.partial.\(ext)" // pid 1 always runs
         // Another output's, killed long ago (80 MB once, from a `lapse video` never run again with its output),
         // and one killed a minute ago, which may be another machine's writing into a shared folder.
-        let otherOld = ".other.mp4.\(deadPID)-3d.partial.mp4", otherRecent = ".recent.gif.\(deadPID)-4c.partial.gif"
+        let otherOld = ".other.mp4.\(deadPID)-3d.partial.mp4"
+        let otherRecent = ".recent.gif.\(deadPID)-4c.partial.gif"
         for name in [stale, running, otherOld, otherRecent] {
             try Data("x".utf8).write(to: dir.appendingPathComponent(name))
         }

@@ -125,7 +125,8 @@ import Testing
         #expect(
             !points.isEmpty
                 && points.allSatisfy {
-                    let lat = $0["latitude"] as? Double ?? 0, lon = $0["longitude"] as? Double ?? 0
+                    let lat = $0["latitude"] as? Double ?? 0
+                    let lon = $0["longitude"] as? Double ?? 0
                     return lat >= 52.44 - 1e-6 && lat <= 52.44 + 40 / 111_195.0 && abs(lon - 6.89) < 1e-6
                 }, "\(points)")
 

@@ -37,7 +37,8 @@ import Testing
         let (arguments, error) = await Self.run(command, [])
         #expect(error?.code == .usage, "\(name) with no arguments: \(String(describing: error))")
         let declared = Set(command.options.flatMap(\.allNames))
-        let unlisted = arguments.asked.subtracting(declared).sorted(), unread = declared.subtracting(arguments.asked)
+        let unlisted = arguments.asked.subtracting(declared).sorted()
+        let unread = declared.subtracting(arguments.asked)
         #expect(unlisted.isEmpty, "\(name) reads \(unlisted), which its help does not list")
         #expect(unread.isEmpty, "\(name)'s help lists \(unread.sorted()), which it does not read")
         // Each declared once.

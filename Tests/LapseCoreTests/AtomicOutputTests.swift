@@ -77,7 +77,8 @@ import Testing
         // A pid that is not running: a child that has exited and been reaped.
         let child = try Shell.run("/bin/sh", ["-c", "echo $$"])
         let deadPID = try #require(Int32(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
-        let stale = path(".v.mp4.\(deadPID)-1f.partial.mp4"), live = path(".v.mp4.\(getpid())-2e.partial.mp4")
+        let stale = path(".v.mp4.\(deadPID)-1f.partial.mp4")
+        let live = path(".v.mp4.\(getpid())-2e.partial.mp4")
         let other = path(".w.mp4.\(deadPID)-3d.partial.mp4")
         for file in [stale, live, other] { try write("x", to: file) }
         #expect(AtomicOutput.removeStale(for: path("v.mp4")) == [stale])

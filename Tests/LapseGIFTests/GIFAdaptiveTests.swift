@@ -142,7 +142,8 @@ func pageFrame(width: Int = 128, height: Int = 96, scroll: Int) -> PixelBuffer {
             let s = zip(gif.compositedFrames(), frames).map { ImageMetrics.ssim($0, $1) }
             return s.reduce(0, +) / Double(s.count)
         }
-        let a = meanSSIM(adaptive), p = meanSSIM(plain)
+        let a = meanSSIM(adaptive)
+        let p = meanSSIM(plain)
         #expect(
             Double(adaptiveSummary.bytes) <= 0.85 * Double(plainSummary.bytes),
             "\(adaptiveSummary.bytes) vs \(plainSummary.bytes) bytes")

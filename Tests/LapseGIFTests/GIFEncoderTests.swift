@@ -73,7 +73,8 @@ func encode(_ frames: [(PixelBuffer, Double)], options: GIFOptions = GIFOptions(
     }
 
     @Test func identicalFramesAreMergedWithDelaysSummed() async throws {
-        let a = testFrame(offset: 0), b = testFrame(offset: 8)
+        let a = testFrame(offset: 0)
+        let b = testFrame(offset: 8)
         let (summary, gif) = try await encode([(a, 0.1), (a, 0.1), (a, 0.1), (b, 0.1), (b, 0.2)])
         #expect(gif.delays == [30, 30])
         #expect(summary.framesAdded == 5)

@@ -105,7 +105,8 @@ import Testing
     @Test func destinationInvertsDistanceAndBearing() throws {
         for _ in 0..<200 {
             let p = try Coordinate(latitude: .random(in: -80...80), longitude: .random(in: -180...180))
-            let bearing = Double.random(in: 0..<360), dist = Double.random(in: 1...2_000_000)
+            let bearing = Double.random(in: 0..<360)
+            let dist = Double.random(in: 1...2_000_000)
             let q = p.destination(bearing: bearing, distance: dist)
             #expect(abs(p.distance(to: q) - dist) < 1e-3)
             #expect(abs(angleDifference(from: bearing, to: p.initialBearing(to: q))) < 1e-6)

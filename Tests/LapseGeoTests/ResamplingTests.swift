@@ -25,7 +25,8 @@ import Testing
             #expect(abs(b.distanceAlongRoute - a.distanceAlongRoute - 10) < 0.5)
         }
         // Measured independently: the distance from the start along the real path (east leg, then north leg).
-        let start = route.points[0].coordinate, turn = route.points[1].coordinate
+        let start = route.points[0].coordinate
+        let turn = route.points[1].coordinate
         for p in points {
             let alongPath =
                 p.distanceAlongRoute <= 237
@@ -178,7 +179,8 @@ import Testing
 
 @Suite struct RouteTests {
     @Test func appendDropsTheSharedSeamPoint() throws {
-        let a = try Coordinate(latitude: 1, longitude: 1), b = try Coordinate(latitude: 1, longitude: 1.001)
+        let a = try Coordinate(latitude: 1, longitude: 1)
+        let b = try Coordinate(latitude: 1, longitude: 1.001)
         let c = try Coordinate(latitude: 1.001, longitude: 1.001)
         var route = Route(coordinates: [a, b])
         route.append(Route(coordinates: [b, c]))
@@ -222,7 +224,8 @@ import Testing
     /// (a first leg of one photo, the one the next sets off in), not north (issue #45, item 22).
     @Test func aOnePhotoLegKeepsItsNeighboursHeading() throws {
         let a = try Coordinate(latitude: 52.3676, longitude: 4.9041)
-        let lone = a.destination(bearing: 0, distance: 2000), c = a.destination(bearing: 0, distance: 5000)
+        let lone = a.destination(bearing: 0, distance: 2000)
+        let c = a.destination(bearing: 0, distance: 5000)
         let east = [0.0, 10, 20].map { a.destination(bearing: 90, distance: $0) }
         let south = [0.0, 10, 20].map { c.destination(bearing: 200, distance: $0) }
         let (points, jumps) = try Route(coordinates: east + [lone] + south).vertices(jumpsOver: 100)

@@ -259,7 +259,8 @@ import Testing
 /// A synthetic long track: point i is 5 m north-east of point i-1 from (40, -100) … with elevation and time.
 enum LargeGPX {
     static func point(_ i: Int) -> TrackPoint {
-        let lat = 40 + Double(i) * 3e-5, lng = -100 + Double(i) * 4e-5
+        let lat = 40 + Double(i) * 3e-5
+        let lng = -100 + Double(i) * 4e-5
         return TrackPoint(
             try! Coordinate(latitude: (lat * 1e7).rounded() / 1e7, longitude: (lng * 1e7).rounded() / 1e7),
             elevation: Double(i % 1000) / 4, time: Date(timeIntervalSince1970: 1_600_000_000 + Double(i)))

@@ -46,7 +46,10 @@ private struct SourceFrames {
 }
 
 private func mean(_ p: PixelBuffer, _ x: Int, _ y: Int) -> (Int, Int, Int) {
-    var r = 0, g = 0, b = 0, n = 0
+    var r = 0
+    var g = 0
+    var b = 0
+    var n = 0
     for yy in max(0, y - 3)...min(p.height - 1, y + 3) {
         for xx in max(0, x - 3)...min(p.width - 1, x + 3) {
             let c = p[xx, yy]
@@ -119,7 +122,8 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     func rotatedQuadrants(file: String, corners: [String]) async throws {
         let (_, gif, _) = try await makeGIF(.video(TestData.path("video/synthetic/\(file)"))) { $0.duration = 0.3 }
         let f = gif.compositedFrames()[0]
-        let w = gif.width, h = gif.height
+        let w = gif.width
+        let h = gif.height
         #expect((file.contains("180") ? (224, 126) : (126, 224)) == (w, h))
         let got = [mean(f, 5, 5), mean(f, w - 6, 5), mean(f, 5, h - 6), mean(f, w - 6, h - 6)].map(colourName)
         #expect(got == corners)

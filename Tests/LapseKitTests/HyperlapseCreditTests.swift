@@ -13,7 +13,8 @@ import Testing
 
     /// Samples that differ between two planes `width` samples wide, inside and outside `box`.
     static func differences(_ a: [UInt8], _ b: [UInt8], width: Int, box: PixelRect) -> (inside: Int, outside: Int) {
-        var inside = 0, outside = 0
+        var inside = 0
+        var outside = 0
         for i in a.indices where a[i] != b[i] {
             if box.contains(i % width, i / width) { inside += 1 } else { outside += 1 }
         }
@@ -83,7 +84,8 @@ import Testing
             let framed = try await run(corner.rawValue, corner)
             let box = try #require(
                 try CreditOverlay(corner: corner).box(for: credit, frameWidth: 640, frameHeight: 360))
-            let left = corner == .topLeft || corner == .bottomLeft, top = corner == .topLeft || corner == .topRight
+            let left = corner == .topLeft || corner == .bottomLeft
+            let top = corner == .topLeft || corner == .topRight
             // 0.5 em of 10 px from the edges (made even: 6 px); one 10 px line (12 px) and its padding; less than
             // two fifths of the width (a long copyright line after "Google Maps").
             #expect(
@@ -140,7 +142,8 @@ import Testing
         for (credited, clean, box, what) in [
             (frame, plainVideo[0], videoBox, "video"), (gifFrame, plainGIFFrame, gifBox, "GIF")
         ] {
-            var inside = 0, outside = 0
+            var inside = 0
+            var outside = 0
             for y in 0..<clean.height {
                 for x in 0..<clean.width where credited[x, y] != clean[x, y] {
                     if box.contains(x, y) { inside += 1 } else { outside += 1 }

@@ -127,7 +127,8 @@ import Testing
             _ = try await job.run(feed: feed)
             return settings.output!
         }
-        let yuv = try await run("yuv-path", rgbaOnly: false), rgba = try await run("rgba-path", rgbaOnly: true)
+        let yuv = try await run("yuv-path", rgbaOnly: false)
+        let rgba = try await run("rgba-path", rgbaOnly: true)
         #expect(try FFmpegReference.frameTimes(yuv) == FFmpegReference.frameTimes(rgba))
         let a = try FFmpegReference.frames(
             yuv, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
@@ -135,7 +136,8 @@ import Testing
             rgba, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
         #expect(a.count == 20 && b.count == 20)
         for (x, y) in zip(a, b) {
-            let ssim = ImageMetrics.ssim(x, y), d = ImageMetrics.meanColour(x) - ImageMetrics.meanColour(y)
+            let ssim = ImageMetrics.ssim(x, y)
+            let d = ImageMetrics.meanColour(x) - ImageMetrics.meanColour(y)
             #expect(ssim >= 0.98, "SSIM \(ssim)")
             #expect(abs(d.x) <= 1.5 && abs(d.y) <= 1.5 && abs(d.z) <= 1.5, "\(d)")
         }
@@ -145,7 +147,8 @@ import Testing
         }
         #expect(gifs[0].count == 20 && gifs[1].count == 20)
         for (x, y) in zip(gifs[0], gifs[1]) {
-            let ssim = ImageMetrics.ssim(x, y), d = ImageMetrics.meanColour(x) - ImageMetrics.meanColour(y)
+            let ssim = ImageMetrics.ssim(x, y)
+            let d = ImageMetrics.meanColour(x) - ImageMetrics.meanColour(y)
             #expect(ssim >= 0.95, "GIF SSIM \(ssim)")
             #expect(abs(d.x) <= 2 && abs(d.y) <= 2 && abs(d.z) <= 2, "GIF \(d)")
         }
@@ -437,7 +440,9 @@ import Testing
         job.overwrite = true
         let summary = try await job.run(feed: feed)
 
-        var expectedFrames = 0, gaps = 0, duplicates = 0
+        var expectedFrames = 0
+        var gaps = 0
+        var duplicates = 0
         var previous: String?
         for i in 0..<1000 {
             guard let id = RecordingFeed.panoramaID(i) else {

@@ -79,7 +79,8 @@ import Testing
         #expect(stops.first?.panoramaID == world.panoramas[0].id)
         let heading = try #require(CameraPath(job.camera).poses(for: stops.map(\.routePoint)).first).heading
         let route = try RouteFile.read(path: world.routeFile).coordinates
-        var along = 0.0, ahead = route[0]
+        var along = 0.0
+        var ahead = route[0]
         for (a, b) in zip(route, route.dropFirst()) where along < 50 {
             along += a.distance(to: b)
             ahead = b
@@ -90,7 +91,8 @@ import Testing
         // The reference: the first panorama's two zoom-1 tiles fetched with curl, put side by side by ffmpeg,
         // viewed with `lapse view` at that heading.
         let first = world.panoramas[0]
-        let t0 = dir.appendingPathComponent("t0.jpg").path, t1 = dir.appendingPathComponent("t1.jpg").path
+        let t0 = dir.appendingPathComponent("t0.jpg").path
+        let t1 = dir.appendingPathComponent("t1.jpg").path
         try world.downloadTile(panoID: first.id, zoom: 1, x: 0, y: 0, to: t0)
         try world.downloadTile(panoID: first.id, zoom: 1, x: 1, y: 0, to: t1)
         let pano = dir.appendingPathComponent("pano0.png").path
@@ -165,7 +167,8 @@ import Testing
         #expect(frames.count == world.panoramas.count)
         for (i, frame) in frames.enumerated() {
             let marker = try #require(Self.magentaCentroid(frame), "frame \(i): no marker")
-            let dx = marker.x - 319.5, dy = marker.y - 179.5
+            let dx = marker.x - 319.5
+            let dy = marker.y - 179.5
             #expect(
                 abs(dx) <= 0.02 * 640 && abs(dy) <= 0.02 * 360,
                 "frame \(i) (\(world.panoramas[i].id)): marker at \(marker.x), \(marker.y) (\(marker.pixels) px)")
@@ -174,11 +177,15 @@ import Testing
 
     /// Centroid of the magenta (#FF00FF after H.264) pixels, when there are at least 20.
     static func magentaCentroid(_ p: PixelBuffer) -> (x: Double, y: Double, pixels: Int)? {
-        var sx = 0.0, sy = 0.0, n = 0
+        var sx = 0.0
+        var sy = 0.0
+        var n = 0
         for y in 0..<p.height {
             for x in 0..<p.width {
                 let i = (y * p.width + x) * 4
-                let r = Int(p.bytes[i]), g = Int(p.bytes[i + 1]), b = Int(p.bytes[i + 2])
+                let r = Int(p.bytes[i])
+                let g = Int(p.bytes[i + 1])
+                let b = Int(p.bytes[i + 2])
                 if r > 150 && b > 150 && g < 100 && abs(r - b) < 80 {
                     sx += Double(x)
                     sy += Double(y)

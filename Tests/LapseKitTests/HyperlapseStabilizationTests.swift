@@ -102,7 +102,8 @@ import Testing
         #expect(differences.max()! < 0.7)
         #expect(similarity.min()! >= 0.88)
         #expect(median(similarity) >= 0.9)
-        let before = try #require(report.jitterBefore), after = try #require(report.jitterAfter)
+        let before = try #require(report.jitterBefore)
+        let after = try #require(report.jitterAfter)
         #expect(before.median > 10)
         #expect(after.median < 0.1 && after.p90 < 0.5, "\(after)")
         #expect(report.pairsMeasured == 29)
@@ -147,11 +148,13 @@ import Testing
         let b = try await hyperlapse(
             try photos("plain", Array(pictures), positions: positions, directions: plainCompass), "plain")
         #expect(a.1.count == 30 && b.1.count == 30 && a.0.orientations.count == 30 && b.0.orientations.count == 30)
-        var differences: [Double] = [], similarity: [Double] = []
+        var differences: [Double] = []
+        var similarity: [Double] = []
         let projector = try Projector(width: 320, height: 180)
         for k in 0..<min(a.0.orientations.count, b.0.orientations.count) {
             // The turned photo's pose with its known turn taken off, against the unturned photo's pose.
-            let o = a.0.orientations[k], p = b.0.orientations[k]
+            let o = a.0.orientations[k]
+            let p = b.0.orientations[k]
             let turnedPose = Rotation.camera(yaw: o.heading, pitch: o.tilt, roll: o.roll) * turns[k].transposed
             differences.append(
                 (turnedPose * Rotation.camera(yaw: p.heading, pitch: p.tilt, roll: p.roll).transposed).angle)
@@ -187,8 +190,8 @@ import Testing
         let turned = try await hyperlapse(try photos("mount", yawed, positions: positions, directions: none), "mount")
         let plain = try await hyperlapse(
             try photos("mount-plain", pictures, positions: positions, directions: none), "mount-plain")
-        let found = try #require(turned.0.stabilization?.mountLongitude),
-            reference = try #require(plain.0.stabilization?.mountLongitude)
+        let found = try #require(turned.0.stabilization?.mountLongitude)
+        let reference = try #require(plain.0.stabilization?.mountLongitude)
         print("travel in the pictures: \(found)° yawed, \(reference)° as taken")
         #expect(abs(angleDifference(from: reference - 112, to: found)) < 10)
         #expect(abs(angleDifference(from: 180, to: reference)) < 15)
@@ -290,7 +293,9 @@ import Testing
         func luminance(_ f: PixelBuffer) -> Double {
             var s = 0.0
             for i in stride(from: 0, to: f.bytes.count, by: 4) {
-                let r = Double(f.bytes[i]), g = Double(f.bytes[i + 1]), bl = Double(f.bytes[i + 2])
+                let r = Double(f.bytes[i])
+                let g = Double(f.bytes[i + 1])
+                let bl = Double(f.bytes[i + 2])
                 s += 0.2126 * r + 0.7152 * g + 0.0722 * bl
             }
             return s / Double(f.width * f.height)
@@ -305,7 +310,8 @@ import Testing
             }
             return out
         }
-        let a = steps(matched), b = steps(unmatched)
+        let a = steps(matched)
+        let b = steps(unmatched)
         print(
             """
             tone: steps matched \(a.map { String(format: "%.3f", $0) }), unmatched \

@@ -76,7 +76,9 @@ import Testing
     /// it), and drives back. The view stays on the car's axis, where the pictures say it points, not on the track's
     /// bearing, which lags the turn: within 8° in 90 % of the frames.
     @Test func theViewFollowsTheCarThroughAUTurn() async throws {
-        let mount = -90.0, step = 6, spacing = Double(step) * InCarComposite.metresPerFrame
+        let mount = -90.0
+        let step = 6
+        let spacing = Double(step) * InCarComposite.metresPerFrame
         let streets = try InCarComposite.streetFrames(step: step, count: 14)
         var random = InCarComposite.Random(seed: 11)
         var pictures: [PixelBuffer] = []

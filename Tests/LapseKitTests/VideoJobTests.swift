@@ -151,7 +151,8 @@ import Testing
             var worst = 0
             for x in stride(from: 40, to: 1280, by: 80) {
                 for y in [200, 520, 650] {
-                    let s = source[x, y], d = decoded[0][x, y]
+                    let s = source[x, y]
+                    let d = decoded[0][x, y]
                     worst = max(worst, abs(Int(s.r) - Int(d.r)), abs(Int(s.g) - Int(d.g)), abs(Int(s.b) - Int(d.b)))
                 }
             }
@@ -213,10 +214,12 @@ import Testing
         let source = try DecodedImage(path: TestData.path("images/pillow/transparent.png")).pixels()
         let frame = try frames(out, 200, 150)[0]
         // Pick a fully transparent and a fully opaque source pixel away from edges.
-        var checkedTransparent = false, checkedOpaque = false
+        var checkedTransparent = false
+        var checkedOpaque = false
         for y in stride(from: 10, to: 140, by: 7) {
             for x in stride(from: 10, to: 190, by: 7) {
-                let s = source[x, y], d = frame[x, y]
+                let s = source[x, y]
+                let d = frame[x, y]
                 if s.a == 0 && !checkedTransparent {
                     #expect(d.r > 230 && d.g < 30 && d.b > 230, "transparent pixel at \(x),\(y) shows \(d)")
                     checkedTransparent = true
@@ -238,7 +241,8 @@ import Testing
             .map { TestData.path("images/opensfm_lund/images/\($0)") }
         try #require(photos.count == 4)
         // A JPEG cut to its first kilobyte, and a text file named .jpg.
-        let cut = dir.appendingPathComponent("cut.jpg"), text = dir.appendingPathComponent("text.jpg")
+        let cut = dir.appendingPathComponent("cut.jpg")
+        let text = dir.appendingPathComponent("text.jpg")
         try FileManager.default.contents(atPath: photos[0])!.prefix(1024).write(to: cut)
         try Data("not a picture".utf8).write(to: text)
         let inputs = [photos[0], photos[1], cut.path, photos[2], text.path, photos[3]]

@@ -31,7 +31,8 @@ import Testing
         for by in stride(from: 0, to: cut.height - 15, by: 16) {
             for bx in stride(from: 0, to: cut.width - 15, by: 16) {
                 for c in 0..<3 {
-                    var a = 0.0, b = 0.0
+                    var a = 0.0
+                    var b = 0.0
                     for y in by..<by + 16 {
                         for x in bx..<bx + 16 {
                             a += Double(cut.bytes[(y * cut.width + x) * 4 + c])

@@ -15,7 +15,8 @@ struct ClipMediaInputTests {
     /// Reads every packet; returns (video packets, audio packets, first video keyframe time after the seek).
     static func countPackets(_ input: MediaInput) throws -> (video: Int, audio: Int) {
         let packet = try Packet()
-        var v = 0, a = 0
+        var v = 0
+        var a = 0
         while try input.read(into: packet) {
             if Int(packet.pointer.pointee.stream_index) == input.videoStreamIndex { v += 1 }
             if Int(packet.pointer.pointee.stream_index) == input.audioStreamIndex { a += 1 }

@@ -82,7 +82,8 @@ struct ClipperTests {
         let shown = try Self.frame(copy, 0)
         let source150 = try sourceFrame(gop, 150)
         #expect(ImageMetrics.psnr(shown, source150) == .infinity, "first frame shown is source frame 150")
-        let v = try #require(try stream(copy, "video")), a = try #require(try stream(copy, "audio"))
+        let v = try #require(try stream(copy, "video"))
+        let a = try #require(try stream(copy, "audio"))
         #expect(abs((double(v["start_time"]) ?? 9) - (double(a["start_time"]) ?? 9)) < 1.0 / 30)
         #expect(abs((double(a["duration"]) ?? 0) - 2) < 0.05)
 
@@ -95,7 +96,8 @@ struct ClipperTests {
         let first = try Self.frame(exact, 0)
         #expect(ImageMetrics.ssim(first, source150) > 0.95) // testsrc's sharp text at CRF 18 gives ~0.965
         #expect(ImageMetrics.ssim(first, try sourceFrame(gop, 149)) < ImageMetrics.ssim(first, source150))
-        let ev = try #require(try stream(exact, "video")), ea = try #require(try stream(exact, "audio"))
+        let ev = try #require(try stream(exact, "video"))
+        let ea = try #require(try stream(exact, "audio"))
         #expect(abs((double(ev["start_time"]) ?? 9) - (double(ea["start_time"]) ?? 9)) < 1.0 / 30)
         #expect(abs((double(ea["duration"]) ?? 0) - 2) < 0.03)
     }

@@ -27,8 +27,10 @@ import Testing
         let image = try DecodedImage(path: path)
         let (w, h) = size == (0, 0) ? (image.displayWidth, image.displayHeight) : size
         let yuv = try #require(try image.yuv(width: w, height: h))
-        let a = try yuv.rgba(), b = try image.pixels(width: w, height: h)
-        let ssim = ImageMetrics.ssim(a, b), d = ImageMetrics.meanColour(a) - ImageMetrics.meanColour(b)
+        let a = try yuv.rgba()
+        let b = try image.pixels(width: w, height: h)
+        let ssim = ImageMetrics.ssim(a, b)
+        let d = ImageMetrics.meanColour(a) - ImageMetrics.meanColour(b)
         #expect(ssim >= 0.995, "SSIM \(ssim)")
         #expect(abs(d.x) <= 1 && abs(d.y) <= 1 && abs(d.z) <= 1, "\(d)")
     }

@@ -7,7 +7,10 @@ import Testing
 
 /// Mean colour of a small square around (x, y).
 private func mean(_ p: PixelBuffer, _ x: Int, _ y: Int, radius: Int = 4) -> (r: Int, g: Int, b: Int) {
-    var r = 0, g = 0, b = 0, n = 0
+    var r = 0
+    var g = 0
+    var b = 0
+    var n = 0
     for yy in max(0, y - radius)...min(p.height - 1, y + radius) {
         for xx in max(0, x - radius)...min(p.width - 1, x + radius) {
             let c = p[xx, yy]
@@ -190,7 +193,8 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         let reference = try FFmpegReference.frames(path, extraInput: ["-c:v", "libvpx-vp9"])
         for n in 0..<10 {
             let p = try reader.frame(at: Double(n) / 10)
-            var mismatches = 0, transparent = 0
+            var mismatches = 0
+            var transparent = 0
             for i in stride(from: 3, to: p.bytes.count, by: 4) {
                 if (p.bytes[i] < 128) != (reference[n].bytes[i] < 128) { mismatches += 1 }
                 if p.bytes[i] < 128 { transparent += 1 }

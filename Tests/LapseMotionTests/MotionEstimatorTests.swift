@@ -63,7 +63,9 @@ import Testing
     @Test func directionOfTravelOfTheRealVideo() throws {
         let images = try OverpassFrames.load(step: 4, count: 30).map { try SphereImage($0) }
         let estimator = MotionEstimator()
-        var longitudes: [Double] = [], latitudes: [Double] = [], turns: [Double] = []
+        var longitudes: [Double] = []
+        var latitudes: [Double] = []
+        var turns: [Double] = []
         for i in 0..<(images.count - 1) {
             guard let m = estimator.motion(from: images[i], to: images[i + 1]) else { continue }
             turns.append(m.rotation.angle)
@@ -88,7 +90,8 @@ import Testing
         let turned = try zip(frames, turns).map { try SphereImage(EquirectangularRotation.rotated($0, by: $1)) }
         let plain = try frames.map { try SphereImage($0) }
         let estimator = MotionEstimator()
-        var longitudes: [Double] = [], latitudes: [Double] = []
+        var longitudes: [Double] = []
+        var latitudes: [Double] = []
         for i in 0..<(frames.count - 1) {
             let a = try #require(estimator.motion(from: turned[i], to: turned[i + 1]))
             let b = try #require(estimator.motion(from: plain[i], to: plain[i + 1]))

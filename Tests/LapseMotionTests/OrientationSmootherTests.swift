@@ -12,7 +12,8 @@ import Testing
     /// within 2°, a fifth of the headings' noise), and consecutive frames turn as the truth does to within 1° (the
     /// motions' own noise); without a lag (a filter only) they are further off.
     @Test func fusesPreciseMotionsWithNoisyHeadings() {
-        let smoothed = Self.run(lag: 30), filtered = Self.run(lag: 0)
+        let smoothed = Self.run(lag: 30)
+        let filtered = Self.run(lag: 0)
         #expect(smoothed.errors.max()! < 5)
         #expect(smoothed.errors.reduce(0, +) / Double(smoothed.errors.count) < 2)
         #expect(smoothed.steps.max()! < 1)
@@ -23,8 +24,8 @@ import Testing
         var generator = SplitMix64(seed: 3)
         func noise(_ sigma: Double) -> Double {
             // Box–Muller.
-            let u = max(1e-12, Double(generator.next() % 1_000_000) / 1_000_000),
-                v = Double(generator.next() % 1_000_000) / 1_000_000
+            let u = max(1e-12, Double(generator.next() % 1_000_000) / 1_000_000)
+            let v = Double(generator.next() % 1_000_000) / 1_000_000
             return sigma * (-2 * Foundation.log(u)).squareRoot() * cos(2 * .pi * v)
         }
         let n = 200

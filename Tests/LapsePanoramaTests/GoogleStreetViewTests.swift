@@ -136,7 +136,8 @@ import Testing
         let yuv = try #require(image.yuv)
         #expect(image.zoom == 1 && yuv.width == 832)
         #expect(image.placeholderTiles.count == 8 && image.placeholderTiles.allSatisfy { $0.zoom == 2 })
-        let rgba = try yuv.rgba(), stitched = try await source.image(for: m, resolution: .atLeast(width: 1600)).pixels
+        let rgba = try yuv.rgba()
+        let stitched = try await source.image(for: m, resolution: .atLeast(width: 1600)).pixels
         let d = ImageMetrics.meanColour(rgba) - ImageMetrics.meanColour(stitched)
         #expect(ImageMetrics.ssim(rgba, stitched) >= 0.995)
         #expect(abs(d.x) <= 1 && abs(d.y) <= 1 && abs(d.z) <= 1, "\(d)")

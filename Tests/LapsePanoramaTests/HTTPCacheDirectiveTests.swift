@@ -97,7 +97,8 @@ import Testing
     /// `s-maxage` is the lifetime in a shared cache (`max-age` in the user's own).
     @Test func sharedMaxAgeRulesASharedCache() async throws {
         let server = try MapTilesWorld.server(cacheControl: "max-age=600, s-maxage=60")
-        let shared = TestData.scratchDirectory("cache-s-maxage"), own = TestData.scratchDirectory("cache-maxage")
+        let shared = TestData.scratchDirectory("cache-s-maxage")
+        let own = TestData.scratchDirectory("cache-maxage")
         defer { for d in [shared, own] { try? FileManager.default.removeItem(at: d) } }
         let clock = TestClock()
         _ = try await Job(server, dir: shared, shared: true, clock: clock).image()

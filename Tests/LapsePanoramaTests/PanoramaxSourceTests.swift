@@ -199,7 +199,8 @@ func allBlack(_ p: PixelBuffer, _ range: Range<Int>) -> Bool {
     @Test func headingPitchAndRollAsTheItemSays() async throws {
         let server = try World.server()
         let found = try await World.source(server).nearest(to: [World.noAzimuth, World.tilted], radius: 5)
-        let none = try #require(found[0]), tilted = try #require(found[1])
+        let none = try #require(found[0])
+        let tilted = try #require(found[1])
         #expect(none.id == World.id(7) && none.headingSource == "none" && none.heading == 0)
         #expect(none.tilt == 0 && none.roll == 0 && none.collection == "seq-c")
         #expect(tilted.id == World.id(8) && tilted.headingSource == "view:azimuth" && tilted.heading == 272)

@@ -24,7 +24,8 @@ struct CameraPathTests {
     /// Compass bearing from `a` to `b` on a local flat approximation (fine over a few hundred metres),
     /// independent of LapseGeo.
     static func flatBearing(from a: Coordinate, to b: Coordinate) -> Double {
-        let dx = (b.longitude - a.longitude) * cos(a.latitude * .pi / 180), dy = b.latitude - a.latitude
+        let dx = (b.longitude - a.longitude) * cos(a.latitude * .pi / 180)
+        let dy = b.latitude - a.latitude
         let d = atan2(dx, dy) * 180 / .pi
         return d < 0 ? d + 360 : d
     }

@@ -20,7 +20,10 @@ import Testing
 
     /// Rows and columns holding ink: (first row, last row, first column, last column), nil for an empty mask.
     static func inkBounds(_ m: TextMask) -> (top: Int, bottom: Int, left: Int, right: Int)? {
-        var top = Int.max, bottom = -1, left = Int.max, right = -1
+        var top = Int.max
+        var bottom = -1
+        var left = Int.max
+        var right = -1
         for y in 0..<m.height {
             for x in 0..<m.width where m.coverage[y * m.width + x] > 0 {
                 top = min(top, y)
@@ -36,19 +39,22 @@ import Testing
     /// accent above the "E"'s cap height; "É" written decomposed (E + U+0301) renders as the composed "É".
     @Test func unicodeGlyphsRender() throws {
         let text = try TextRenderer()
-        let copyright = text.mask("©", pixelSize: 18), eAcute = text.mask("É", pixelSize: 18),
-            e = text.mask("E", pixelSize: 18)
+        let copyright = text.mask("©", pixelSize: 18)
+        let eAcute = text.mask("É", pixelSize: 18)
+        let e = text.mask("E", pixelSize: 18)
         #expect(
             copyright.inkedPixels > 30 && eAcute.inkedPixels > 30, "\(copyright.inkedPixels), \(eAcute.inkedPixels)")
         #expect(copyright != eAcute)
-        let c = try #require(Self.inkBounds(copyright)), ea = try #require(Self.inkBounds(eAcute)),
-            plain = try #require(Self.inkBounds(e))
+        let c = try #require(Self.inkBounds(copyright))
+        let ea = try #require(Self.inkBounds(eAcute))
+        let plain = try #require(Self.inkBounds(e))
         // The accent: ink rows above the E's top, none of them in the plain E; same baseline (same bottom row).
         #expect(
             ea.top < plain.top - 2 && ea.bottom == plain.bottom,
             "É rows \(ea.top)…\(ea.bottom), E \(plain.top)…\(plain.bottom)")
         // "©" is round: about as wide as it is high, and reaches below the baseline no more than the E does.
-        let cw = c.right - c.left + 1, ch = c.bottom - c.top + 1
+        let cw = c.right - c.left + 1
+        let ch = c.bottom - c.top + 1
         #expect(abs(cw - ch) <= 2 && c.bottom <= plain.bottom + 1, "© \(cw) × \(ch)")
         #expect(text.mask("E\u{301}", pixelSize: 18) == eAcute)
         // The same text at the same size is the same mask (cached glyphs); a bigger size is bigger.
@@ -60,8 +66,8 @@ import Testing
     /// Kerning from the font's table: "AV" is narrower than "A" and "V" side by side when the font kerns them.
     @Test func kerningPairsMoveCloser() throws {
         let text = try TextRenderer()
-        let pair = text.width(of: "AV", pixelSize: 40),
-            apart = text.width(of: "A", pixelSize: 40) + text.width(of: "V", pixelSize: 40)
+        let pair = text.width(of: "AV", pixelSize: 40)
+        let apart = text.width(of: "A", pixelSize: 40) + text.width(of: "V", pixelSize: 40)
         #expect(pair < apart, "AV \(pair) px, A + V \(apart) px")
     }
 
@@ -91,15 +97,19 @@ import Testing
         let box = try #require(overlay.box(for: credit, frameWidth: 1280, frameHeight: 720))
         #expect(CreditOverlay.textSize(frameHeight: 720) == 18)
         // 0.5 em from the edges (9 px), made even: 10 px.
-        let left = corner == .topLeft || corner == .bottomLeft, top = corner == .topLeft || corner == .topRight
+        let left = corner == .topLeft || corner == .bottomLeft
+        let top = corner == .topLeft || corner == .topRight
         #expect((left ? box.x : 1280 - box.x - box.width) == 10, "\(box)")
         #expect((top ? box.y : 720 - box.y - box.height) == 10, "\(box)")
         #expect(box.x % 2 == 0 && box.y % 2 == 0 && box.width % 2 == 0 && box.height % 2 == 0)
         #expect(box.width > 150 && box.width < 1280 / 3 && box.height >= 20 && box.height <= 32, "\(box)")
-        var changed = 0, white = 0, darker = 0
+        var changed = 0
+        var white = 0
+        var darker = 0
         for y in 0..<720 {
             for x in 0..<1280 {
-                let a = photo[x, y], b = framed[x, y]
+                let a = photo[x, y]
+                let b = framed[x, y]
                 if !box.contains(x, y) {
                     if a != b {
                         Issue.record("pixel \(x),\(y) outside the box changed: \(a) → \(b)")
@@ -129,10 +139,12 @@ import Testing
         let box = try #require(overlay.box(for: "Panoramax", frameWidth: 320, frameHeight: 180))
         let mask = overlay.renderer.mask("Panoramax", pixelSize: CreditOverlay.textSize(frameHeight: 180))
         #expect(CreditOverlay.textSize(frameHeight: 180) == 10)
-        let textX = box.x + (box.width - mask.width) / 2, textY = box.y + (box.height - mask.height) / 2
+        let textX = box.x + (box.width - mask.width) / 2
+        let textY = box.y + (box.height - mask.height) / 2
         for y in box.y..<box.y + box.height {
             for x in box.x..<box.x + box.width {
-                let mx = x - textX, my = y - textY
+                let mx = x - textX
+                let my = y - textY
                 let c =
                     mx >= 0 && mx < mask.width && my >= 0 && my < mask.height
                     ? Int(mask.coverage[my * mask.width + mx]) : 0
@@ -151,7 +163,8 @@ import Testing
     @Test func longCreditShrinksThenWrapsInANarrowFrame() throws {
         let overlay = try CreditOverlay(corner: .bottomLeft)
         let credit = "© Zoë Éléonore · CC-BY-SA-4.0 · Panoramax"
-        let atTen = overlay.renderer.mask(credit, pixelSize: 10), atNine = overlay.renderer.mask(credit, pixelSize: 9)
+        let atTen = overlay.renderer.mask(credit, pixelSize: 10)
+        let atNine = overlay.renderer.mask(credit, pixelSize: 9)
         // Room for the 9 px line but not the 10 px one: one line of 9 px.
         let snug = atNine.width + 2 * 5 + 2 * 4 + 2
         #expect(snug < atTen.width + 2 * 5 + 2 * 4, "\(atNine.width), \(atTen.width)")

@@ -24,8 +24,10 @@ import Testing
 
     /// Bilinear RGB of `p` at (x, y), pixel centres at whole numbers.
     static func sample(_ p: PixelBuffer, _ x: Double, _ y: Double) -> SIMD3<Double> {
-        let x0 = min(max(Int(x.rounded(.down)), 0), p.width - 2), y0 = min(max(Int(y.rounded(.down)), 0), p.height - 2)
-        let fx = min(max(x - Double(x0), 0), 1), fy = min(max(y - Double(y0), 0), 1)
+        let x0 = min(max(Int(x.rounded(.down)), 0), p.width - 2)
+        let y0 = min(max(Int(y.rounded(.down)), 0), p.height - 2)
+        let fx = min(max(x - Double(x0), 0), 1)
+        let fy = min(max(y - Double(y0), 0), 1)
         func at(_ xx: Int, _ yy: Int) -> SIMD3<Double> {
             let i = (yy * p.width + xx) * 4
             return SIMD3(Double(p.bytes[i]), Double(p.bytes[i + 1]), Double(p.bytes[i + 2]))
@@ -88,7 +90,8 @@ import Testing
             for lonDegrees in [-135.0, -90, -45, 45, 90, 135] {
                 for latDegrees in [-30.0, 0, 30] {
                     func colour(_ lon: Double) -> SIMD3<Double> {
-                        let lon = lon * .pi / 180, lat = latDegrees * .pi / 180
+                        let lon = lon * .pi / 180
+                        let lat = latDegrees * .pi / 180
                         let p = eac.position(SIMD3(cos(lat) * sin(lon), -sin(lat), cos(lat) * cos(lon)))
                         return Self.sample(atlas, p.x, p.y)
                     }
@@ -107,7 +110,8 @@ import Testing
             let image = try DecodedImage(path: TestData.path("\(folder)/track\(track)/GS018423_\(frame).jpg"))
             return try #require(try image.yuv(width: image.displayWidth, height: image.displayHeight))
         }
-        let a = try stream(0), b = try stream(5)
+        let a = try stream(0)
+        let b = try stream(5)
         var out = YUVFrame(width: a.width, height: a.height + b.height)
         out.y = a.y + b.y
         out.cb = a.cb + b.cb

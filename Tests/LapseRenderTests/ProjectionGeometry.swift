@@ -48,13 +48,15 @@ struct Basis {
 func predictedPixel(of w: Vec3, camera: Basis, fov: Double, width: Int, height: Int) -> (x: Double, y: Double)? {
     let c = camera.local(w)
     guard c.z > 1e-9 else { return nil }
-    let t = tan(rad(fov / 2)), tv = t * Double(height) / Double(width)
+    let t = tan(rad(fov / 2))
+    let tv = t * Double(height) / Double(width)
     return ((c.x / c.z / t + 1) * Double(width) / 2 - 0.5, (c.y / c.z / tv + 1) * Double(height) / 2 - 0.5)
 }
 
 /// The world direction through the centre of output pixel (i, j).
 func rayDirection(i: Int, j: Int, camera: Basis, fov: Double, width: Int, height: Int) -> Vec3 {
-    let t = tan(rad(fov / 2)), tv = t * Double(height) / Double(width)
+    let t = tan(rad(fov / 2))
+    let tv = t * Double(height) / Double(width)
     let c = Vec3(t * (Double(2 * i + 1) / Double(width) - 1), tv * (Double(2 * j + 1) / Double(height) - 1), 1)
     let w = camera.world(c)
     return w / (w * w).sum().squareRoot()

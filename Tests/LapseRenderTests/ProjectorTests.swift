@@ -41,7 +41,10 @@ struct ProjectorGeometryTests {
 
     /// Centroid of the pixels close to `colour`, weighted by closeness; nil when none.
     static func centroid(of colour: RGBA, in image: PixelBuffer) -> (x: Double, y: Double, count: Int)? {
-        var sx = 0.0, sy = 0.0, sw = 0.0, n = 0
+        var sx = 0.0
+        var sy = 0.0
+        var sw = 0.0
+        var n = 0
         let grey = RGBA(90, 90, 90)
         func dist(_ a: RGBA, _ b: RGBA) -> Double {
             let d = [Double(a.r) - Double(b.r), Double(a.g) - Double(b.g), Double(a.b) - Double(b.b)]
@@ -120,8 +123,8 @@ struct ProjectorGeometryTests {
     func notMirrored() throws {
         let projector = try Projector(width: 640, height: 360)
         let out = try projector.render(Self.panorama, camera: CameraPose(heading: 0, pitch: 0, fov: 120))
-        let westFound = Self.centroid(of: RGBA(0, 0, 255), in: out),
-            eastFound = Self.centroid(of: RGBA(0, 255, 0), in: out)
+        let westFound = Self.centroid(of: RGBA(0, 0, 255), in: out)
+        let eastFound = Self.centroid(of: RGBA(0, 255, 0), in: out)
         let west = try #require(westFound) // heading −35, 15° down
         let east = try #require(eastFound) // heading 30, 10° up
         #expect(west.x < 320 && east.x > 320)
@@ -344,7 +347,8 @@ struct ProjectorTextureTests {
         let sizes = [(1280, 720), (321, 179), (17, 17), (40, 23), (1920, 1080)]
         let sources = [(2048, 1024), (513, 256), (32768, 16384), (100, 50)]
         for k in 0..<40 {
-            let (ow, oh) = sizes[k % sizes.count], (sw, sh) = sources[k % sources.count]
+            let (ow, oh) = sizes[k % sizes.count]
+            let (sw, sh) = sources[k % sources.count]
             let pitch = k % 8 == 0 ? [90.0, -90, 80, -85, 45][k / 8] : random(30)
             keys.append(
                 ProjectionTableKey(
@@ -355,10 +359,12 @@ struct ProjectorTextureTests {
         }
         var worst = 0.0
         for key in keys {
-            let grid = ProjectionTable(key: key), exact = ProjectionTable(key: key, exact: true)
+            let grid = ProjectionTable(key: key)
+            let exact = ProjectionTable(key: key, exact: true)
             let wrap = Int64(key.sourceWidth - 1) << 8
             // Radians per 1/256 source pixel, across and down; of the view's pixel at its centre.
-            let across = 2 * Double.pi / Double(wrap), down = Double.pi / Double((key.sourceHeight - 1) << 8)
+            let across = 2 * Double.pi / Double(wrap)
+            let down = Double.pi / Double((key.sourceHeight - 1) << 8)
             let viewPixel = 2 * tan(key.fov / 2 * .pi / 180) / Double(key.outputWidth)
             let pixel = max(2 * Double.pi / Double(key.sourceWidth - 1), viewPixel)
             var over = 0
@@ -388,7 +394,8 @@ struct ProjectorTextureTests {
         }
         let bytes = 8 * 37 * 23
         let reference = ProjectionTable(key: key(37, -20))
-        let referenceU = Array(reference.u), referenceV = Array(reference.v)
+        let referenceU = Array(reference.u)
+        let referenceV = Array(reference.v)
         #expect(TableMemory.waiting(bytes: bytes) == 0)
         var address: UnsafePointer<UInt32>?
         do {

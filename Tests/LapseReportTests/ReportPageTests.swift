@@ -13,7 +13,8 @@ import Testing
     /// page's data nor adds elements; a one-point route and no frames draw without a script error.
     @Test func metadataIsShownAsText() throws {
         var report = HyperlapseReport(positionsKnown: true, pointUnit: "route points")
-        let id = "</script><!--<script>pano\"'&", date = "<img src=x onerror=\"document.title='hacked'\">"
+        let id = "</script><!--<script>pano\"'&"
+        let date = "<img src=x onerror=\"document.title='hacked'\">"
         report.points = [
             HyperlapseReport.Point(index: 0, latitude: 48.85, longitude: 2.29, status: .panorama, pano: id)
         ]
@@ -46,7 +47,9 @@ import Testing
     /// the axis reads compass degrees (item 18).
     @Test func numbersHaveUnitsAndHeadingsAcrossNorthAreDrawnTogether() throws {
         var report = HyperlapseReport(positionsKnown: true, pointUnit: "route points")
-        let cameras = [358.0, 359, 1, 2], posed = [2.0, 1, 359, 358], sources = [1.0, 0, 0, 359.5]
+        let cameras = [358.0, 359, 1, 2]
+        let posed = [2.0, 1, 359, 358]
+        let sources = [1.0, 0, 0, 359.5]
         report.points = (0..<4).map {
             HyperlapseReport.Point(
                 index: $0, latitude: 48.85 + Double($0) * 1e-4, longitude: 2.29, status: .panorama, pano: "p\($0)")
@@ -94,7 +97,8 @@ import Testing
     @Test func aPageWithoutThumbnailsMakesNoFolder() throws {
         let report = HyperlapseReport(positionsKnown: false, pointUnit: "video frames")
         let summary = Data("{}".utf8)
-        let page = dir.appendingPathComponent("bare.html").path, files = ReportPage.filesDirectory(of: page)
+        let page = dir.appendingPathComponent("bare.html").path
+        let files = ReportPage.filesDirectory(of: page)
         try? FileManager.default.removeItem(atPath: page)
         try? FileManager.default.removeItem(atPath: files)
         let written = try ReportPage(title: "t", report: report, summaryJSON: summary).write(to: page, overwrite: false)

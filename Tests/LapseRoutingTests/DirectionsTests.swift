@@ -43,7 +43,8 @@ import Testing
         let route = try #require((json["routes"] as? [[String: Any]])?.first)
         let legs = try #require(route["legs"] as? [[String: Any]])
         var expected: [Coordinate] = []
-        var stepCount = 0, rawPointCount = 0
+        var stepCount = 0
+        var rawPointCount = 0
         for leg in legs {
             for step in leg["steps"] as! [[String: Any]] {
                 let points = try EncodedPolyline.decode((step["polyline"] as! [String: Any])["points"] as! String)
@@ -183,8 +184,8 @@ import Testing
 
     @Test func overviewOnlyResponseUsesTheOverviewWithAWarning() async throws {
         let server = try LocalServer(script: "directions_standin.py")
-        let sydney = try Coordinate(latitude: -33.8688, longitude: 151.2093),
-            melbourne = try Coordinate(latitude: -37.8136, longitude: 144.9631)
+        let sydney = try Coordinate(latitude: -33.8688, longitude: 151.2093)
+        let melbourne = try Coordinate(latitude: -37.8136, longitude: 144.9631)
         let result = try await google(server, "overview_only").route(
             DirectionsRequest(origin: sydney, destination: melbourne))
         #expect(result.warnings.contains { $0.contains("overview") })

@@ -109,8 +109,8 @@ import Testing
     @Test func moreThan25IntermediatesAreChained() async throws {
         let server = try LocalServer(script: "directions_standin.py")
         let vias = (1...30).map { i in Coordinate(uncheckedLatitude: 45 + Double(i) * 0.01, longitude: 7) }
-        let origin = Coordinate(uncheckedLatitude: 45, longitude: 7),
-            destination = Coordinate(uncheckedLatitude: 45.31, longitude: 7)
+        let origin = Coordinate(uncheckedLatitude: 45, longitude: 7)
+        let destination = Coordinate(uncheckedLatitude: 45.31, longitude: 7)
         let result = try await routes(server, "routes").route(
             DirectionsRequest(origin: origin, destination: destination, waypoints: vias))
         #expect(result.requestCount == 2)

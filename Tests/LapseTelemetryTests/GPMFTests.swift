@@ -117,7 +117,8 @@ import Testing
         let level = g.level
         #expect(level.tilt > -12 && level.tilt < -4 && abs(level.roll) < 6, "\(level)")
         // Between two samples the vector is interpolated; far outside the track there is none.
-        let a = telemetry.gravity[10], b = telemetry.gravity[11]
+        let a = telemetry.gravity[10]
+        let b = telemetry.gravity[11]
         let mid = try #require(telemetry.gravity(at: (a.time + b.time) / 2))
         let expectedMid = (a.vector + b.vector) / ((a.vector + b.vector) * (a.vector + b.vector)).sum().squareRoot()
         #expect(abs((mid - expectedMid).max()) < 1e-9 && abs((mid - expectedMid).min()) < 1e-9)

@@ -45,7 +45,8 @@ public enum FFmpegReference {
                 "-pix_fmt", "yuv420p", "-y", raw.path
             ])
         guard result.status == 0 else { throw ReferenceError(message: "ffmpeg failed: \(result.stderr)") }
-        let luma = width * height, chroma = (width / 2) * (height / 2)
+        let luma = width * height
+        let chroma = (width / 2) * (height / 2)
         let data = try [UInt8](Data(contentsOf: raw))
         guard data.count % (luma + 2 * chroma) == 0 else {
             throw ReferenceError(

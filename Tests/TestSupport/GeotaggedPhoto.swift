@@ -86,7 +86,9 @@ public enum GeotaggedPhoto {
             u32(UInt32((v * Double(denominator)).rounded())) + u32(denominator)
         }
         func dms(_ v: Double) -> [UInt8] {
-            let d = v.rounded(.down), m = ((v - d) * 60).rounded(.down), s = ((v - d) * 60 - m) * 60
+            let d = v.rounded(.down)
+            let m = ((v - d) * 60).rounded(.down)
+            let s = ((v - d) * 60 - m) * 60
             return rational(d, 1) + rational(m, 1) + rational(s, 10000)
         }
         // Lays out an IFD at `offset`: entries, next-IFD 0, then the values that do not fit in 4 bytes.

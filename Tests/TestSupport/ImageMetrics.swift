@@ -9,20 +9,29 @@ public enum ImageMetrics {
     /// to structural similarity", IEEE TIP 2004; C1 = (0.01·255)², C2 = (0.03·255)²). 1 means identical.
     public static func ssim(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
         precondition(a.width == b.width && a.height == b.height, "ssim: sizes differ")
-        let la = luma(a), lb = luma(b)
-        let w = a.width, h = a.height
+        let la = luma(a)
+        let lb = luma(b)
+        let w = a.width
+        let h = a.height
         let win = min(8, w, h)
         let step = max(1, win / 2)
-        let c1: Double = 2.55 * 2.55, c2: Double = 7.65 * 7.65
-        var total = 0.0, count = 0
+        let c1: Double = 2.55 * 2.55
+        let c2: Double = 7.65 * 7.65
+        var total = 0.0
+        var count = 0
         var y = 0
         while y + win <= h {
             var x = 0
             while x + win <= w {
-                var sa = 0.0, sb = 0.0, saa = 0.0, sbb = 0.0, sab = 0.0
+                var sa = 0.0
+                var sb = 0.0
+                var saa = 0.0
+                var sbb = 0.0
+                var sab = 0.0
                 for yy in y..<y + win {
                     for xx in x..<x + win {
-                        let p = la[yy * w + xx], q = lb[yy * w + xx]
+                        let p = la[yy * w + xx]
+                        let q = lb[yy * w + xx]
                         sa += p
                         sb += q
                         saa += p * p
@@ -31,8 +40,11 @@ public enum ImageMetrics {
                     }
                 }
                 let n = Double(win * win)
-                let ma = sa / n, mb = sb / n
-                let va = saa / n - ma * ma, vb = sbb / n - mb * mb, cov = sab / n - ma * mb
+                let ma = sa / n
+                let mb = sb / n
+                let va = saa / n - ma * ma
+                let vb = sbb / n - mb * mb
+                let cov = sab / n - ma * mb
                 total += ((2 * ma * mb + c1) * (2 * cov + c2)) / ((ma * ma + mb * mb + c1) * (va + vb + c2))
                 count += 1
                 x += step
@@ -59,7 +71,8 @@ public enum ImageMetrics {
         excluding box: (x: Int, y: Int, width: Int, height: Int)? = nil
     ) -> Double {
         precondition(a.width == b.width && a.height == b.height, "psnr: sizes differ")
-        var sum = 0.0, count = 0
+        var sum = 0.0
+        var count = 0
         for y in 0..<a.height {
             let skip = box.map { y >= $0.y && y < $0.y + $0.height } ?? false
             for x in 0..<a.width {

@@ -36,7 +36,8 @@ public enum InCarComposite {
     public static let metresPerFrame = 0.85
 
     static let parts: (cabin: PixelBuffer, reflection: PixelBuffer, passengers: [PixelBuffer]) = {
-        let w = width, h = width / 2
+        let w = width
+        let h = width / 2
         var cabin = try! DecodedImage(path: TestData.path("pano360/trekview_360/R0014760.JPG")).pixels(
             width: w, height: h)
         // Turned by 77° (another part of the photo faces the windscreen) and darkened to 60 %.
@@ -44,7 +45,8 @@ public enum InCarComposite {
         var turned = cabin
         for y in 0..<h {
             for x in 0..<w {
-                let from = (y * w + (x - shift + w) % w) * 4, to = (y * w + x) * 4
+                let from = (y * w + (x - shift + w) % w) * 4
+                let to = (y * w + x) * 4
                 for c in 0..<3 { turned.bytes[to + c] = UInt8(Double(cabin.bytes[from + c]) * 0.6) }
             }
         }
@@ -57,7 +59,8 @@ public enum InCarComposite {
         var dog = PixelBuffer(width: 96, height: 128)
         for y in 0..<128 {
             for x in 0..<96 {
-                let from = ((y + 16) * dogs.width + x + 80) * 4, to = (y * 96 + x) * 4
+                let from = ((y + 16) * dogs.width + x + 80) * 4
+                let to = (y * 96 + x) * 4
                 for c in 0..<4 { dog.bytes[to + c] = dogs.bytes[from + c] }
             }
         }
@@ -106,7 +109,8 @@ public enum InCarComposite {
     public static func picture(
         street: PixelBuffer, mount: Double, turn: Double = 0, windows: Bool = true, random: inout Random
     ) -> PixelBuffer {
-        let w = width, h = width / 2
+        let w = width
+        let h = width / 2
         precondition(street.width == w && street.height == h)
         let (cabin, reflection, passengers) = parts
         // Street column for composite column x: the street's longitude λ − mount + 180 + turn.
@@ -140,8 +144,10 @@ public enum InCarComposite {
                     let centre = k == 0 ? 155.0 : -155.0
                     var d = alpha - centre
                     if d > 180 { d -= 360 } else if d < -180 { d += 360 }
-                    var u = (d + 16) / 32, v = (8 - latitude) / 48
-                    let p = people[k], portrait = passengers[k]
+                    var u = (d + 16) / 32
+                    var v = (8 - latitude) / 48
+                    let p = people[k]
+                    let portrait = passengers[k]
                     if p.mirrored { u = 1 - u }
                     u = (u - 0.5) / p.scale + 0.5 - p.dx
                     v = (v - 0.5) / p.scale + 0.5 - p.dy

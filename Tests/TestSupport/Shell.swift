@@ -38,7 +38,8 @@ public enum Shell {
             try? FileManager.default.removeItem(at: outURL)
             try? FileManager.default.removeItem(at: errURL)
         }
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        let out = try FileHandle(forWritingTo: outURL)
+        let err = try FileHandle(forWritingTo: errURL)
         process.standardOutput = out
         process.standardError = err
         let input = Pipe()
@@ -100,7 +101,8 @@ public enum Shell {
         process.executableURL = URL(fileURLWithPath: lapseBinary)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let err = Pipe(), out = Pipe()
+        let err = Pipe()
+        let out = Pipe()
         process.standardError = err
         process.standardOutput = out
         try process.run()

@@ -12,7 +12,9 @@ public enum SphericalMetadata {
         func put(_ v: Int, at i: Int) { for k in 0..<4 { bytes[i + k] = UInt8((v >> (24 - 8 * k)) & 0xFF) } }
         func type(_ i: Int) -> String { String(decoding: bytes[i + 4..<i + 8], as: UTF8.self) }
         // Top-level boxes: moov after mdat.
-        var i = 0, moov: Int?, sawMdat = false
+        var i = 0
+        var moov: Int?
+        var sawMdat = false
         while i + 8 <= bytes.count {
             if type(i) == "mdat" { sawMdat = true }
             if type(i) == "moov" { moov = i }

@@ -7,9 +7,11 @@ import LapseMedia
 public enum TransparencyCheck {
     public static func compare(_ frame: PixelBuffer, against reference: PixelBuffer) -> (mismatches: Int, inside: Int) {
         precondition(frame.width == reference.width && frame.height == reference.height, "sizes differ")
-        let w = reference.width, h = reference.height
+        let w = reference.width
+        let h = reference.height
         func opaque(_ x: Int, _ y: Int) -> Bool { reference.bytes[(y * w + x) * 4 + 3] >= 128 }
-        var mismatches = 0, inside = 0
+        var mismatches = 0
+        var inside = 0
         for y in 0..<h {
             for x in 0..<w where (frame.bytes[(y * w + x) * 4 + 3] < 128) == opaque(x, y) {
                 mismatches += 1

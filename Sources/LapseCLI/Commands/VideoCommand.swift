@@ -65,7 +65,8 @@ enum VideoCommand: Command {
             try arguments.choice(Self.codec, ["h264", "hevc"]).flatMap(VideoEncoderSettings.Codec.init(rawValue:))
             ?? .h264
         let encoder = try EncoderOptions(&arguments)
-        let crf = encoder.crf ?? 20, preset = encoder.preset ?? .medium
+        let crf = encoder.crf ?? 20
+        let preset = encoder.preset ?? .medium
         let audio = try arguments.value(Self.audio)
         let skipInvalid = arguments.flag(Self.skipInvalid)
         let overwrite = out.overwrite
