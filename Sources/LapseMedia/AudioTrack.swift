@@ -278,11 +278,13 @@ private final class SourceDecoder {
         stream = a
         start = source.start
         clock = StreamClock(input, stream: a)
-        let s = input.avStream(a)
-        decoder = try PacketDecoder(
-            parameters: s.pointee.codecpar, name: input.displayName, what: "audio", errorCode: .codec
-        ) { c, _ in
-            c.pointee.pkt_timebase = s.pointee.time_base
+        let opened = input
+        decoder = try opened.withStream(a) { s in
+            try PacketDecoder(
+                parameters: s.pointee.codecpar, name: opened.displayName, what: "audio", errorCode: .codec
+            ) { c, _ in
+                c.pointee.pkt_timebase = s.pointee.time_base
+            }
         }
         if start > 0 { try input.seek(to: start, stream: a) }
     }

@@ -18,22 +18,24 @@ struct AccurateClip {
         guard let video = input.videoStreamIndex else {
             throw LapseError(.invalidInput, input.displayName, "no video stream")
         }
-        let stream = input.avStream(video)
-        let par = stream.pointee.codecpar.pointee
-        let decoder = try PacketDecoder(
-            parameters: stream.pointee.codecpar, name: input.displayName, what: "video",
-            errorCode: .codec
-        ) { context, _ in
-            context.pointee.pkt_timebase = stream.pointee.time_base
-            context.pointee.thread_count = 0
+        let (par, tb, averageRate, baseRate) = input.withStream(video) {
+            ($0.pointee.codecpar.pointee, $0.pointee.time_base, $0.pointee.avg_frame_rate, $0.pointee.r_frame_rate)
+        }
+        let decoder = try input.withStream(video) { stream in
+            try PacketDecoder(
+                parameters: stream.pointee.codecpar, name: input.displayName, what: "video",
+                errorCode: .codec
+            ) { context, _ in
+                context.pointee.pkt_timebase = tb
+                context.pointee.thread_count = 0
+            }
         }
 
         // Same size (rounded down to even for 4:2:0), the stream's time base, its average frame rate.
         let width = max(2, Int(par.width) & ~1)
         let height = max(2, Int(par.height) & ~1)
-        let tb = stream.pointee.time_base
-        var rate = stream.pointee.avg_frame_rate
-        if rate.num <= 0 || rate.den <= 0 { rate = stream.pointee.r_frame_rate }
+        var rate = averageRate
+        if rate.num <= 0 || rate.den <= 0 { rate = baseRate }
         if rate.num <= 0 || rate.den <= 0 { rate = AVRational(num: 30, den: 1) }
         var settings = VideoEncoderSettings(width: width, height: height, fps: 30)
         settings.frameRate = (Int(rate.num), Int(rate.den))
@@ -60,10 +62,9 @@ struct AccurateClip {
             }
             track = try AudioTrack(sources: sources, duration: length, options: options.input)
         }
-        let audioStream = input.audioStreamIndex.map { input.avStream($0) }
         // Pixels pass through in the source's matrix (only the range may change): describe them as the source does,
         // with BT.601 for untagged standard-definition-style sources as FFmpeg's decoders assume.
-        let sourceColour = stream.pointee.codecpar.pointee
+        let sourceColour = par
         settings.colour = (
             sourceColour.color_primaries == AVCOL_PRI_UNSPECIFIED
                 ? (sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_PRI_BT709 : AVCOL_PRI_SMPTE170M)
@@ -73,14 +74,17 @@ struct AccurateClip {
                 : sourceColour.color_trc,
             sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M
         )
-        let encoder = try VideoEncoder(
-            path: path, muxer: container.rawValue, settings: settings,
-            audio: track.map { [$0.streamParameters] } ?? []
-        ) { v, audio in
-            ClipMuxer.copySideData(from: stream, to: v)
-            av_dict_copy(&v.pointee.metadata, stream.pointee.metadata, 0)
-            if let audioStream, let a = audio.first {
-                av_dict_copy(&a.pointee.metadata, audioStream.pointee.metadata, 0)
+        // The source's side data and tags go to the output's streams as the encoder sets them up (during its init).
+        let encoder = try input.withStream(video) { stream in
+            try VideoEncoder(
+                path: path, muxer: container.rawValue, settings: settings,
+                audio: track.map { [$0.streamParameters] } ?? []
+            ) { v, audio in
+                ClipMuxer.copySideData(from: stream, to: v)
+                av_dict_copy(&v.pointee.metadata, stream.pointee.metadata, 0)
+                if let source = input.audioStreamIndex, let a = audio.first {
+                    _ = input.withStream(source) { av_dict_copy(&a.pointee.metadata, $0.pointee.metadata, 0) }
+                }
             }
         }
 

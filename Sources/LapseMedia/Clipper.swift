@@ -341,7 +341,7 @@ struct StreamClock {
     let timeBase: AVRational
     let origin: Double
     init(_ input: MediaInput, stream: Int) {
-        timeBase = input.avStream(stream).pointee.time_base
+        timeBase = input.timeBase(of: stream)
         origin = input.startTime
     }
     func seconds(_ ts: Int64) -> Double {
@@ -448,9 +448,9 @@ struct StreamCopyClip {
             throw LapseError(.invalidInput, input.displayName, "no video stream")
         }
         let muxer = try ClipMuxer(path: path, container: container)
-        let outVideo = try muxer.addStream(copying: input.avStream(video))
+        let outVideo = try input.withStream(video) { try muxer.addStream(copying: $0) }
         let copyAudio = options.audio == .original ? input.audioStreamIndex : nil
-        let outAudio = try copyAudio.map { try muxer.addStream(copying: input.avStream($0)) }
+        let outAudio = try copyAudio.map { audio in try input.withStream(audio) { try muxer.addStream(copying: $0) } }
         let editList = container.isISOBaseMedia
 
         let (buffered, keyframeTime) = try input.seekToKeyframe(before: options.start)
@@ -482,14 +482,14 @@ struct StreamCopyClip {
         let vClock = StreamClock(input, stream: video)
         let vShift = vClock.ticks(zero)
         let vEnd = vClock.ticks(options.end)
-        let vInTB = input.avStream(video).pointee.time_base
+        let vInTB = input.timeBase(of: video)
         let vOutTB = muxer.timeBase(outVideo)
         let aClock = copyAudio.map { StreamClock(input, stream: $0) }
         let aShift = aClock?.ticks(zero) ?? 0
         let aEnd = aClock?.ticks(options.end) ?? 0
         // Audio: keep one packet before the start as decoder pre-roll (hidden by the edit list).
         let aFrom = aClock?.ticks(max(editList ? options.start - 0.05 : keyframeTime, 0)) ?? 0
-        let aInTB = copyAudio.map { input.avStream($0).pointee.time_base } ?? AVRational(num: 1, den: 1)
+        let aInTB = copyAudio.map { input.timeBase(of: $0) } ?? AVRational(num: 1, den: 1)
         let aOutTB = outAudio.map { muxer.timeBase($0) } ?? AVRational(num: 1, den: 1)
 
         var videoDone = false

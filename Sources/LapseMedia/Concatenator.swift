@@ -94,7 +94,10 @@ public enum Concatenator {
                 )
             }
             for (a, b) in zip(layout, streams) {
-                if let difference = difference(first.avStream(a).pointee.codecpar, input.avStream(b).pointee.codecpar) {
+                let mismatch: String? = first.withStream(a) { sa in
+                    input.withStream(b) { sb in difference(sa.pointee.codecpar, sb.pointee.codecpar) }
+                }
+                if let difference = mismatch {
                     throw LapseError(
                         .invalidInput, input.displayName,
                         """
@@ -107,7 +110,9 @@ public enum Concatenator {
         }
 
         let muxer = try ClipMuxer(path: path, container: container)
-        let outputStreams = try layout.map { try muxer.addStream(copying: first.avStream($0)) }
+        let outputStreams = try layout.map { index in
+            try first.withStream(index) { try muxer.addStream(copying: $0) }
+        }
         muxer.setMetadata(metadata ?? containerMetadata(first))
         try muxer.writeHeader()
 
@@ -141,7 +146,7 @@ public enum Concatenator {
                 let p = packet.pointer
                 defer { av_packet_unref(p) }
                 guard let k = slot[Int(p.pointee.stream_index)] else { continue }
-                let inBase = input.avStream(streams[k]).pointee.time_base
+                let inBase = input.timeBase(of: streams[k])
                 let outBase = muxer.timeBase(outputStreams[k])
                 if p.pointee.flags & AV_PKT_FLAG_DISCARD != 0 {
                     // Audio an edit list hides is the encoder's priming: left out. Hidden video frames are a cut by
@@ -195,9 +200,10 @@ public enum Concatenator {
     /// container does not say.
     private static func firstPresentationTime(of input: MediaInput, streams: [Int]) -> Double {
         let starts = streams.compactMap { i -> Double? in
-            let s = input.avStream(i)
-            return s.pointee.start_time == lapse_nopts_value
-                ? nil : Double(s.pointee.start_time) * av_q2d(s.pointee.time_base)
+            input.withStream(i) { s in
+                s.pointee.start_time == lapse_nopts_value
+                    ? nil : Double(s.pointee.start_time) * av_q2d(s.pointee.time_base)
+            }
         }
         return starts.min() ?? 0
     }
@@ -239,15 +245,9 @@ public enum Concatenator {
 
     /// The container metadata of an input (`title`, `copyright`, `comment`…).
     static func containerMetadata(_ input: MediaInput) -> [String: String] {
-        var result: [String: String] = [:]
-        var entry: UnsafeMutablePointer<AVDictionaryEntry>?
-        while let e = av_dict_get(input.context?.pointee.metadata, "", entry, AV_DICT_IGNORE_SUFFIX) {
-            entry = e
-            let key = String(cString: e.pointee.key)
-            // The container's own fields, which the muxer writes itself.
-            guard !["major_brand", "minor_version", "compatible_brands", "encoder"].contains(key) else { continue }
-            result[key] = String(cString: e.pointee.value)
+        // The container's own fields, which the muxer writes itself, left out.
+        input.containerMetadata.filter {
+            !["major_brand", "minor_version", "compatible_brands", "encoder"].contains($0.key)
         }
-        return result
     }
 }

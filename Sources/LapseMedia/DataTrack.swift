@@ -40,13 +40,13 @@ extension MediaInput {
         let found = tags.lazy.compactMap { tag -> (String, Int)? in
             guard let code = code(tag) else { return nil }
             return self.streams.indices.first {
-                self.streams[$0].kind == .data && self.avStream($0).pointee.codecpar.pointee.codec_tag == code
+                self.streams[$0].kind == .data && self.withStream($0) { $0.pointee.codecpar.pointee.codec_tag } == code
             }.map { (tag, $0) }
         }.first
         guard let (tag, index) = found else { return nil }
-        let tb = avStream(index).pointee.time_base
+        let tb = timeBase(of: index)
         // The other streams' samples are skipped by the container's index, not read (a .360 file is gigabytes).
-        for other in streams.indices where other != index { avStream(other).pointee.discard = AVDISCARD_ALL }
+        discardStreams(except: index)
         var samples: [DataSample] = []
         var total = 0
         let packet = try Packet()

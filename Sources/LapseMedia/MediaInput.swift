@@ -88,7 +88,9 @@ public final class MediaInput {
     /// True when the data came through a temporary download (see the type's comment).
     public private(set) var downloadedFirst = false
 
-    private(set) var context: UnsafeMutablePointer<AVFormatContext>?
+    /// The format context: reached by the input's own methods, or for the length of a call through
+    /// ``withFormatContext(_:)`` and ``withStream(_:_:)`` (no pointer into it outlives the call).
+    private var context: UnsafeMutablePointer<AVFormatContext>?
     let options: Options
     private let interrupt: InterruptState
     private var temporaryFile: String?
@@ -194,9 +196,46 @@ public final class MediaInput {
         return pb.pointee.bytes_read
     }
 
-    /// The `AVStream` for `index` (package use: codec parameters, side data).
-    func avStream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
+    /// The `AVStream` for `index`, for the input's own methods.
+    private func avStream(_ index: Int) -> UnsafeMutablePointer<AVStream> {
         context!.pointee.streams[index]!
+    }
+
+    /// Calls `body` with the `AVStream` of stream `index` (0 ..< ``streams``.count; codec parameters, side data),
+    /// valid for the call only: the stream belongs to the input, which frees it when closed.
+    /// - Precondition: the input is open.
+    func withStream<R>(_ index: Int, _ body: (UnsafeMutablePointer<AVStream>) throws -> R) rethrows -> R {
+        try body(avStream(index))
+    }
+
+    /// Calls `body` with the input's `AVFormatContext`, valid for the call only.
+    /// - Throws: ``LapseError`` `.invalidInput` when the input is closed; what `body` throws.
+    func withFormatContext<R>(_ body: (UnsafeMutablePointer<AVFormatContext>) throws -> R) throws -> R {
+        guard let context else { throw LapseError(.invalidInput, displayName, "input is closed") }
+        return try body(context)
+    }
+
+    /// The time base of stream `index` (seconds a tick).
+    func timeBase(of index: Int) -> AVRational { avStream(index).pointee.time_base }
+
+    /// Packets of every stream but `kept` are dropped by the demuxer from now on (`AVDISCARD_ALL`), and so are not
+    /// read from the file where the container's index allows.
+    func discardStreams(except kept: Int) {
+        guard let context else { return }
+        for i in 0..<Int(context.pointee.nb_streams) where i != kept {
+            context.pointee.streams[i]!.pointee.discard = AVDISCARD_ALL
+        }
+    }
+
+    /// The container's metadata (`title`, `copyright`, `major_brand`…), key by key.
+    var containerMetadata: [String: String] {
+        var result: [String: String] = [:]
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>?
+        while let e = av_dict_get(context?.pointee.metadata, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            entry = e
+            result[String(cString: e.pointee.key)] = String(cString: e.pointee.value)
+        }
+        return result
     }
 
     /// Seeks so that the next packets read start at the keyframe at or before `seconds` (measured from

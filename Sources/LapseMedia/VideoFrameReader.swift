@@ -129,59 +129,41 @@ public final class VideoFrameReader {
         packet = try Packet()
         self.input = input
         let name = input.displayName
-        guard let opened = input.context else { throw LapseError(.invalidInput, name, "input is closed") }
+        // What the reader needs of its stream, read while the input's format context is lent (no pointer kept).
+        let opened = try input.withFormatContext { try OpenedStream($0, only: only, name: name) }
         self.name = name
-        let index = only.map(Int32.init) ?? av_find_best_stream(opened, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
-        guard index >= 0, let stream = opened.pointee.streams[Int(index)], let par = stream.pointee.codecpar else {
-            throw LapseError(.invalidInput, name, "no video stream")
-        }
+        let index = opened.index
+        let par = opened.parameters
         streamIndex = index
-        codecID = par.pointee.codec_id
-        extradata =
-            par.pointee.extradata_size > 0 && par.pointee.extradata != nil
-            ? [UInt8](UnsafeBufferPointer(start: par.pointee.extradata, count: Int(par.pointee.extradata_size))) : []
-        timeBase = stream.pointee.time_base
-        startTime = stream.pointee.start_time == lapse_nopts_value ? 0 : stream.pointee.start_time
+        codecID = par.codec_id
+        extradata = opened.extradata
+        timeBase = opened.timeBase
+        startTime = opened.startTime
         origin = input.startTime
         // Discard the other streams' packets early.
-        for i in 0..<Int(opened.pointee.nb_streams) where i != Int(index) {
-            opened.pointee.streams[i]!.pointee.discard = AVDISCARD_ALL
-        }
+        input.discardStreams(except: Int(index))
+        let alphaMode = opened.alphaMode
+        decoder = opened.decoder
 
-        // VP9 with alpha: only libvpx decodes the alpha plane (stored as BlockAdditional side data).
-        var alphaDecoder: UnsafePointer<AVCodec>?
-        let alphaMode = av_dict_get(stream.pointee.metadata, "alpha_mode", nil, 0).map {
-            String(cString: $0.pointee.value)
-        }
-        if par.pointee.codec_id == AV_CODEC_ID_VP9, alphaMode == "1" {
-            alphaDecoder = avcodec_find_decoder_by_name("libvpx-vp9")
-        } else if par.pointee.codec_id == AV_CODEC_ID_VP8, alphaMode == "1" {
-            alphaDecoder = avcodec_find_decoder_by_name("libvpx")
-        }
-        decoder = try PacketDecoder(parameters: par, codec: alphaDecoder, name: name, what: "video") { context, _ in
-            context.pointee.pkt_timebase = stream.pointee.time_base
-            context.pointee.thread_count = 0
-        }
-
-        codedWidth = Int(par.pointee.width)
+        codedWidth = Int(par.width)
         let sarRational =
-            par.pointee.sample_aspect_ratio.num > 0 && par.pointee.sample_aspect_ratio.den > 0
-            ? par.pointee.sample_aspect_ratio : stream.pointee.sample_aspect_ratio
+            par.sample_aspect_ratio.num > 0 && par.sample_aspect_ratio.den > 0
+            ? par.sample_aspect_ratio : opened.streamSampleAspectRatio
         sampleAspectRatio = sarRational.num > 0 && sarRational.den > 0 ? av_q2d(sarRational) : 1
-        sphericalProjection = Self.sphericalProjection(of: stream)
-        let (degrees, filters) = Self.rotation(of: stream)
+        sphericalProjection = opened.sphericalProjection
+        let (degrees, filters) = opened.rotation
         rotation = degrees
         rotationFilters = filters
         // The twin of the main stream: another video stream of its codec and size, upright, square pixels, of a
         // size a GoPro MAX writes its two cube-map streams at (other files' extra video streams are not read).
         let twin =
             only != nil || degrees != 0 || sampleAspectRatio != 1
-                || !Self.pairedStreamSizes.contains { $0 == (Int(par.pointee.width), Int(par.pointee.height)) }
+                || !Self.pairedStreamSizes.contains { $0 == (Int(par.width), Int(par.height)) }
             ? nil
             : input.streams.first {
                 $0.index != Int(index) && $0.kind == .video && !$0.isAttachedPicture
-                    && $0.width == Int(par.pointee.width) && $0.height == Int(par.pointee.height)
-                    && $0.codecName == String(cString: avcodec_get_name(par.pointee.codec_id))
+                    && $0.width == Int(par.width) && $0.height == Int(par.height)
+                    && $0.codecName == String(cString: avcodec_get_name(par.codec_id))
             }
         if let twin {
             partner = try VideoFrameReader(
@@ -189,37 +171,100 @@ public final class VideoFrameReader {
         } else {
             partner = nil
         }
-        streamHeight = Int(par.pointee.height)
+        streamHeight = Int(par.height)
         codedHeight = streamHeight * (partner == nil ? 1 : 2)
         let sarWidth = max(1, Int((Double(codedWidth) * sampleAspectRatio).rounded()))
         let swap = degrees == 90 || degrees == 270
         displayWidth = swap ? codedHeight : sarWidth
         displayHeight = swap ? sarWidth : codedHeight
         outputSize = (displayWidth, displayHeight)
-        if stream.pointee.duration > 0 {
-            duration = Double(stream.pointee.duration) * av_q2d(stream.pointee.time_base)
-        } else if opened.pointee.duration > 0 {
-            duration = Double(opened.pointee.duration) / Double(AV_TIME_BASE)
-        } else {
-            duration = nil
-        }
-        let rate = stream.pointee.avg_frame_rate
+        duration = opened.duration
+        let rate = opened.frameRate
         frameRate = rate.num > 0 && rate.den > 0 ? av_q2d(rate) : nil
         frameRateFraction = rate.num > 0 && rate.den > 0 ? FrameRate(Int(rate.num), Int(rate.den)) : nil
-        isHDR = VideoFrameConverter.isHDR(par.pointee.color_trc)
-        let pixelFormat = AVPixelFormat(rawValue: par.pointee.format)
+        isHDR = VideoFrameConverter.isHDR(par.color_trc)
+        let pixelFormat = AVPixelFormat(rawValue: par.format)
         let descriptor = av_pix_fmt_desc_get(decoder.pixelFormat != AV_PIX_FMT_NONE ? decoder.pixelFormat : pixelFormat)
         hasAlpha =
             alphaMode == "1" || (descriptor.map { ($0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA)) != 0 } ?? false)
-        let matrix = par.pointee.color_space
+        let matrix = par.color_space
         yuvCompatible =
             pixelFormat == AV_PIX_FMT_YUV420P && !hasAlpha && !isHDR && degrees == 0 && sampleAspectRatio == 1
-            && par.pointee.color_range != AVCOL_RANGE_JPEG
+            && par.color_range != AVCOL_RANGE_JPEG
             && (matrix == AVCOL_SPC_BT709
                 || (matrix == AVCOL_SPC_UNSPECIFIED && VideoFrameConverter.isHD(codedWidth, streamHeight)))
             && (partner?.yuvCompatible ?? true)
         guard codedWidth > 0, codedHeight > 0 else {
             throw LapseError(.invalidInput, name, "the video stream has no picture size")
+        }
+    }
+
+    /// What a reader takes from its stream as it opens it, read from the format context while the input lends it
+    /// (``MediaInput/withFormatContext(_:)``): values, and the stream's decoder; no pointer into the input.
+    private struct OpenedStream {
+        let index: Int32
+        /// A copy of the stream's codec parameters (its scalar fields; its pointers are not followed later).
+        let parameters: AVCodecParameters
+        let extradata: [UInt8]
+        let timeBase: AVRational
+        /// The stream's first timestamp in its time base (0 when not given).
+        let startTime: Int64
+        let streamSampleAspectRatio: AVRational
+        /// The `alpha_mode` tag (WebM: `1` when VP8/VP9 carries an alpha plane).
+        let alphaMode: String?
+        let sphericalProjection: String?
+        let rotation: (Int, [String])
+        /// Seconds: the stream's, else the container's; nil when neither says.
+        let duration: Double?
+        let frameRate: AVRational
+        let decoder: PacketDecoder
+
+        /// - Parameters:
+        ///   - context: the input's format context.
+        ///   - only: the stream to read (nil: the best video stream).
+        ///   - name: the input's name, for errors.
+        /// - Throws: ``LapseError`` `.invalidInput` when there is no video stream, `.codec` when no decoder opens.
+        init(_ context: UnsafeMutablePointer<AVFormatContext>, only: Int?, name: String) throws {
+            let index = only.map(Int32.init) ?? av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
+            guard index >= 0, let stream = context.pointee.streams[Int(index)], let par = stream.pointee.codecpar
+            else {
+                throw LapseError(.invalidInput, name, "no video stream")
+            }
+            self.index = index
+            parameters = par.pointee
+            extradata =
+                par.pointee.extradata_size > 0 && par.pointee.extradata != nil
+                ? [UInt8](UnsafeBufferPointer(start: par.pointee.extradata, count: Int(par.pointee.extradata_size)))
+                : []
+            let timeBase = stream.pointee.time_base
+            self.timeBase = timeBase
+            startTime = stream.pointee.start_time == lapse_nopts_value ? 0 : stream.pointee.start_time
+            streamSampleAspectRatio = stream.pointee.sample_aspect_ratio
+            // VP9 with alpha: only libvpx decodes the alpha plane (stored as BlockAdditional side data).
+            var alphaDecoder: UnsafePointer<AVCodec>?
+            let alphaMode = av_dict_get(stream.pointee.metadata, "alpha_mode", nil, 0).map {
+                String(cString: $0.pointee.value)
+            }
+            if par.pointee.codec_id == AV_CODEC_ID_VP9, alphaMode == "1" {
+                alphaDecoder = avcodec_find_decoder_by_name("libvpx-vp9")
+            } else if par.pointee.codec_id == AV_CODEC_ID_VP8, alphaMode == "1" {
+                alphaDecoder = avcodec_find_decoder_by_name("libvpx")
+            }
+            self.alphaMode = alphaMode
+            decoder = try PacketDecoder(parameters: par, codec: alphaDecoder, name: name, what: "video") { c, _ in
+                c.pointee.pkt_timebase = timeBase
+                c.pointee.thread_count = 0
+            }
+            sphericalProjection = VideoFrameReader.sphericalProjection(of: stream)
+            rotation = VideoFrameReader.rotation(of: stream)
+            if stream.pointee.duration > 0 {
+                duration = Double(stream.pointee.duration) * av_q2d(timeBase)
+            } else if context.pointee.duration > 0 {
+                duration = Double(context.pointee.duration) / Double(AV_TIME_BASE)
+            } else {
+                duration = nil
+            }
+            frameRate = stream.pointee.avg_frame_rate
         }
     }
 
