@@ -176,12 +176,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         /// Reads a corner's name or `none`.
         /// - Throws: `DecodingError.dataCorrupted` for any other text.
         public init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            guard let position = CreditPosition(parsing: try container.decode(String.self)) else {
-                throw DecodingError.dataCorruptedError(
-                    in: container, debugDescription: "not one of \(Self.names.joined(separator: ", "))")
-            }
-            self = position
+            self = try decoder.singleValueContainer().decodeText(
+                takes: "one of \(Self.names.joined(separator: ", "))", CreditPosition.init(parsing:))
         }
 
         /// Writes the corner's name, or `none`.

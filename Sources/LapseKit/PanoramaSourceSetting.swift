@@ -76,13 +76,7 @@ public enum PanoramaSourceSetting: Sendable, Hashable, Codable, CustomStringConv
 
     /// Decodes the text form; anything else is `DecodingError.dataCorrupted` saying what it takes.
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        guard let parsed = Self(text) else {
-            throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "takes \(Self.forms), not '\(text)'")
-        }
-        self = parsed
+        self = try decoder.singleValueContainer().decodeText(takes: Self.forms) { Self($0) }
     }
 
     /// Writes the text ``init(parsing:)`` reads (`google`, `local:DIR`, `video:FILE`, …).

@@ -17,13 +17,8 @@ public enum EncoderPreset: String, Sendable, Hashable, CaseIterable, Codable, Cu
     /// Reads a preset's name.
     /// - Throws: `DecodingError.dataCorrupted` saying which names it takes, for any other text.
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        guard let preset = Self(rawValue: text) else {
-            throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "takes one of \(Self.names.joined(separator: ", ")), not '\(text)'")
-        }
-        self = preset
+        self = try decoder.singleValueContainer().decodeText(
+            takes: "one of \(Self.names.joined(separator: ", "))", Self.init(rawValue:))
     }
 }
 

@@ -369,7 +369,10 @@ import Testing
         try Data(#"{"creditPosition": "middle"}"#.utf8).write(to: middle)
         #expect { try HyperlapseSettings.read(path: middle.path) } throws: { error in
             (error as? LapseError)?.description
-                == "\(middle.path): 'creditPosition': not one of bottom-right, bottom-left, top-left, top-right, none"
+                == """
+                \(middle.path): 'creditPosition': takes one of bottom-right, bottom-left, top-left, top-right, none, \
+                not 'middle'
+                """
         }
         // A job file keeps it; flags override it.
         s.creditPosition = .corner(.topLeft)
