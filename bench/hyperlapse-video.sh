@@ -8,7 +8,8 @@
 #   lapse:        `lapse hyperlapse --source video:CLIP --no-stabilize --forward 180` (the view down the road, 180°
 #                 from the video's centre column, as the stabiliser finds it; frames rendered as Y′CbCr straight
 #                 into x264); its SSIM against the peer's output is printed, to show both made the same view;
-#   lapse stab.:  the same, stabilised (the default: its reference frames decoded again at 512x256, 29 pairs measured);
+#   lapse stab.:  the same, stabilised (the default: its reference frames decoded again for the analysis, reduced to
+#                 1024x512, 29 pairs measured);
 #   peer:         `ffmpeg -r 24 -i CLIP -vf v360=e:flat:yaw=180:h_fov=90:v_fov=…:interp=linear -c:v libx264`.
 # RUNS (default 3) alternating runs of each; prints every run's wall and CPU seconds, the medians and the ratios.
 # Target (issue #13): lapse <= 0.9 x peer.
