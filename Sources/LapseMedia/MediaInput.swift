@@ -203,7 +203,8 @@ public final class MediaInput {
 
     /// Calls `body` with the `AVStream` of stream `index` (0 ..< ``streams``.count; codec parameters, side data),
     /// valid for the call only: the stream belongs to the input, which frees it when closed.
-    /// - Precondition: the input is open.
+    /// - Precondition: the input is open and `index` is one of its streams (it traps otherwise, as a bad index does);
+    ///   ``timeBase(of:)`` likewise, while ``discardStreams(except:)`` does nothing on a closed input.
     func withStream<R>(_ index: Int, _ body: (UnsafeMutablePointer<AVStream>) throws -> R) rethrows -> R {
         try body(avStream(index))
     }

@@ -142,13 +142,14 @@ public final class VideoEncoder {
     ///   - muxer: the muxer's name (a ``MediaContainer``'s raw value; tests give one FFmpeg does not have).
     ///   - settings: the video's size, rate, codec and quality.
     ///   - audio: the audio streams to mux, as their parameters.
-    ///   - configure: called with the video stream and the audio streams before the header is written, to add
-    ///     stream metadata or side data (e.g. a clip's display matrix and languages).
+    ///   - configure: called once, during this initialiser, with the video stream and the audio streams before the
+    ///     header is written, to add stream metadata or side data (e.g. a clip's display matrix and languages); not
+    ///     kept (non-escaping: what it captures, such as another input's lent stream, is not used after).
     /// - Throws: as the public initializer.
     init(
         path: String, muxer: String, settings: VideoEncoderSettings,
         audio: [AudioStreamParameters],
-        configure: ((UnsafeMutablePointer<AVStream>, [UnsafeMutablePointer<AVStream>]) -> Void)? = nil
+        configure: (UnsafeMutablePointer<AVStream>, [UnsafeMutablePointer<AVStream>]) -> Void = { _, _ in }
     ) throws {
         packet = try Packet()
         frame = try Frame()
@@ -240,7 +241,7 @@ public final class VideoEncoder {
             extraStreams.append((s, a.timeBase))
         }
         for (key, value) in settings.metadata { av_dict_set(&format.pointee.metadata, key, value, 0) }
-        configure?(stream, extraStreams.map(\.stream))
+        configure(stream, extraStreams.map(\.stream))
 
         if format.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
             try ffCheck(

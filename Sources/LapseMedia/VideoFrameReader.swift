@@ -200,7 +200,8 @@ public final class VideoFrameReader {
     }
 
     /// What a reader takes from its stream as it opens it, read from the format context while the input lends it
-    /// (``MediaInput/withFormatContext(_:)``): values, and the stream's decoder; no pointer into the input.
+    /// (``MediaInput/withFormatContext(_:)``): values, and the stream's decoder. (The copy of the codec parameters
+    /// still holds their pointers, to the extradata and side data; only its scalar fields are read after.)
     private struct OpenedStream {
         let index: Int32
         /// A copy of the stream's codec parameters (its scalar fields; its pointers are not followed later).
@@ -223,7 +224,7 @@ public final class VideoFrameReader {
         ///   - context: the input's format context.
         ///   - only: the stream to read (nil: the best video stream).
         ///   - name: the input's name, for errors.
-        /// - Throws: ``LapseError`` `.invalidInput` when there is no video stream, `.codec` when no decoder opens.
+        /// - Throws: ``LapseError`` `.invalidInput` when there is no video stream or no decoder for it opens.
         init(_ context: UnsafeMutablePointer<AVFormatContext>, only: Int?, name: String) throws {
             let index = only.map(Int32.init) ?? av_find_best_stream(context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
             guard index >= 0, let stream = context.pointee.streams[Int(index)], let par = stream.pointee.codecpar

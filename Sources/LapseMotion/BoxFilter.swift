@@ -40,13 +40,13 @@ enum BoxFilter {
                     // last one is summed again in the spare chains.
                     var k = 0
                     while k < c {
-                        let n = min(3, c - k)
+                        let planes = min(3, c - k)
                         let v0 = source + k * w
-                        let v1 = source + (k + min(1, n - 1)) * w
-                        let v2 = source + (k + n - 1) * w
+                        let v1 = source + (k + min(1, planes - 1)) * w
+                        let v2 = source + (k + planes - 1) * w
                         let o0 = hz + k * w
-                        let o1 = hz + (k + min(1, n - 1)) * w
-                        let o2 = hz + (k + n - 1) * w
+                        let o1 = hz + (k + min(1, planes - 1)) * w
+                        let o2 = hz + (k + planes - 1) * w
                         var s0: Float = 0
                         var s1: Float = 0
                         var s2: Float = 0
@@ -68,7 +68,7 @@ enum BoxFilter {
                             s1 += v1[add] - v1[drop]
                             s2 += v2[add] - v2[drop]
                         }
-                        k += n
+                        k += planes
                     }
                     made += 1
                 }

@@ -30,7 +30,8 @@ public struct SphereImage: Sendable {
     /// Mean R, G and B (0…255) over the rows within 60° of the horizon, each row weighted by the cosine of its
     /// latitude (its share of the sphere).
     @StoredAsDoubles public private(set) var channelMean: SIMD3<Double>
-    /// R, G, B (0…255, linear in the stored values) at 128 × 64, each the mean of a 4 × 4 block.
+    /// R, G, B (0…255, linear in the stored values) at 128 × 64, each the mean of a block of the finest level (8 × 8
+    /// at 1024 wide, 4 × 4 at 512).
     let colour: [SIMD3<Float>]
     static let colourWidth = 128
 

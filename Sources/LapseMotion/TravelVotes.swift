@@ -161,8 +161,11 @@ public struct TravelVotes: Sendable, Equatable {
         let boundaryTangents = grid.tangents
         // The row a latitude rounds to, `round((latitudeRange − φ) / step)`, from tan φ rather than φ: the number of
         // row boundaries (latitudes latitudeRange + step/2 − k·step, tangents in ``boundaryTangents``) above φ,
-        // less one (−1 above the grid, ``rows`` below it). No arc tangent a column edge; the count is walked from
-        // the previous edge's (a circle's latitude changes by no more than the columns' width from one to the next).
+        // less one (−1 above the grid, ``rows`` below it): the row `round((latitudeRange − φ) / step)` gave, but at a
+        // boundary itself (the upper row here, the lower one there) or within rounding error of one. No arc tangent a
+        // column edge; the count is walked from the previous edge's (usually a row or two away).
+        // A circle without a normal (a flow that did not move under this rotation) crosses no cell, as before.
+        guard !n.x.isNaN, !n.y.isNaN, !n.z.isNaN else { return }
         var above = rows / 2
         func row(_ e: (Double, Double)) -> Int {
             let a = n.x * e.0 + n.z * e.1
