@@ -114,6 +114,69 @@ import Testing
         let posed = try #require(source.panoramas.first { $0.id == "posed.jpg" })
         #expect(posed.heading == 77.5 && source.headingSources["posed.jpg"] == "PoseHeadingDegrees")
     }
+
+    /// A JPEG's header is read up to its image data, not a whole megabyte, and its XMP searched in its XMP packets:
+    /// every real 360° photo here gives what the whole first megabyte gave (size, the GPano tags).
+    @Test func headersAreReadUpToTheImageData() throws {
+        let folders = ["pano360/trekview_360", "pano360/geovisio_gopromax_walk", "pano360/trekview_gpano_pose"]
+        var checked = 0
+        for folder in folders {
+            let dir = TestData.path(folder)
+            for name in try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+            where name.lowercased().hasSuffix(".jpg") {
+                let path = dir + "/" + name
+                let whole = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)).prefix(1 << 20))
+                let handle = try #require(FileHandle(forReadingAtPath: path))
+                let head = PhotoMetadata.readHeader(handle)
+                try handle.close()
+                #expect(head.count < whole.count && Array(whole.prefix(head.count)) == head, "\(name)")
+                let m = try PhotoMetadata(path: path)
+                #expect(PhotoMetadata.jpegSize(whole).map { [$0.0, $0.1] } == [m.width ?? -1, m.height ?? -1])
+                for (tag, value) in [
+                    ("PoseHeadingDegrees", m.poseHeading), ("PosePitchDegrees", m.posePitch),
+                    ("PoseRollDegrees", m.poseRoll)
+                ] {
+                    #expect(PhotoMetadata.xmpValue("GPano:" + tag, in: whole) == value, "\(name) \(tag)")
+                }
+                #expect(PhotoMetadata.xmpText("GPano:ProjectionType", in: whole) == m.projectionType, "\(name)")
+                #expect(PhotoMetadata.xmpPackets(head).count < 64 * 1024, "\(name)")
+                checked += 1
+            }
+        }
+        #expect(checked >= 15)
+    }
+
+    /// Damaged headers (bytes changed, segments cut short, lengths of 0, 1 or 65535, fill bytes without end) are read
+    /// without a trap and never past the limit.
+    @Test func damagedHeadersAreSurvived() throws {
+        let real = try [UInt8](
+            Data(contentsOf: URL(fileURLWithPath: Self.trekview + "/R0014760.JPG")).prefix(70_000))
+        let dir = TestData.scratchDirectory("damaged-headers")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        var random = SplitMix64(seed: 38) // the same damage every run
+        var cases: [[UInt8]] = [
+            [0xFF, 0xD8] + [UInt8](repeating: 0xFF, count: 100_000), [0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x00],
+            [0xFF, 0xD8, 0xFF, 0xE1, 0x00, 0x01, 0x41], [0xFF, 0xD8, 0xFF, 0xE1, 0xFF, 0xFF] + Array("http".utf8)
+        ]
+        for k in 0..<40 {
+            var bytes = Array(real.prefix(Int.random(in: 2...real.count, using: &random)))
+            for _ in 0..<(k % 8) {
+                bytes[Int.random(in: 2..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
+            cases.append(bytes)
+        }
+        for (k, bytes) in cases.enumerated() {
+            let path = dir.appendingPathComponent("\(k).jpg").path
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let handle = try #require(FileHandle(forReadingAtPath: path))
+            let head = PhotoMetadata.readHeader(handle, limit: 4096)
+            try handle.close()
+            #expect(head.count <= 4096 && Array(bytes.prefix(head.count)) == head)
+            _ = PhotoMetadata.xmpPackets(head)
+            _ = try PhotoMetadata(path: path) // no trap, whatever it finds
+        }
+    }
 }
 
 @Suite struct VideoPanoramaSourceTests {
@@ -159,5 +222,18 @@ import Testing
         // Far from the track: no frame.
         #expect(
             try await source.nearest(to: [Coordinate(uncheckedLatitude: 37.7, longitude: -122.4)], radius: 10) == [nil])
+    }
+}
+
+/// A seeded generator (SplitMix64, S. Vigna), so that a test's random cases are the same every run.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
