@@ -10,8 +10,7 @@ extension SingleValueDecodingContainer {
     ///   - parse: the setting from its text; nil for text it does not take.
     /// - Returns: the parsed value.
     /// - Throws: `DecodingError.typeMismatch` when the value is not a string (`valueNotFound` when it is null);
-    ///   `DecodingError.dataCorrupted`
-    ///   "takes EXPECTED, not 'TEXT'" when `parse` refuses it.
+    ///   `DecodingError.dataCorrupted` "takes EXPECTED, not 'TEXT'" when `parse` refuses it.
     public func decodeText<T>(takes expected: String, _ parse: (String) -> T?) throws -> T {
         let text = try decode(String.self)
         guard let value = parse(text) else {
