@@ -230,6 +230,10 @@ struct Stabilizer {
     private var mountVotes = MountEstimator()
     /// What the votes found (kept from ``mountVotes``' last estimate).
     private(set) var mountEstimate: MountEstimator.Estimate?
+    /// The votes changed where ``mountEstimate`` is worked out afresh, but it was left until something can read it:
+    /// while the first frames wait for fewer pairs than ``mountWindow`` nothing does until a frame is posed
+    /// (``release()`` works it out first), and the next pair's votes come with an estimate of their own.
+    private var mountEstimateDue = false
     /// Times the camera was found moved on its vehicle (the votes started again), and the pairs measured before the
     /// last such break.
     private(set) var mountBreaks = 0
@@ -355,13 +359,18 @@ struct Stabilizer {
                 if mountVotes.pairs <= mountWindow || mountVotes.pairs % 5 == 0
                     || mountBreaks > 0 && mountVotes.pairs < 2 * mountWindow
                 {
-                    mountEstimate = mountVotes.estimate
+                    if mountVotes.pairs < mountWindow, mountBreaks == 0 {
+                        mountEstimateDue = true
+                    } else {
+                        mountEstimate = mountVotes.estimate
+                        mountEstimateDue = false
+                    }
                 }
                 // A camera moved on its vehicle: a mount was followed, and the latest pairs all point elsewhere. The
                 // frames not yet posed (the stabiliser holds the latest 20) take the new mount's votes.
                 // (Followed: found from as many pairs as the first frames wait for; an estimate from fewer may still
                 // be wandering, which is no move.)
-                if vehicleMount != nil, mountVotes.pairs >= mountWindow { mountFollowed = true }
+                if mountVotes.pairs >= mountWindow, vehicleMount != nil { mountFollowed = true }
                 if mountFollowed, let e = mountEstimate, let run = MountEstimator.breakRun(e) {
                     // The frames before the new mount's pairs keep the old one. The votes of the first pairs after the
                     // move lean to the old mount (its parts of the pictures are the ones weighted up), so the move is
@@ -446,6 +455,7 @@ struct Stabilizer {
         ended = true
         guard options.enabled else { return }
         if mountVotes.pairs > 0 { mountEstimate = mountVotes.estimate } // every pair counted
+        mountEstimateDue = false
         release()
         smoother.finish()
         release()
@@ -522,6 +532,11 @@ struct Stabilizer {
     // MARK: Stages
 
     private mutating func release() {
+        // The mount's estimate, if left until read, before a frame can be posed (stage 1) or has been (stages 2, 3).
+        if mountEstimateDue, ended || framesPosed > 0 || analysed.count > max(consensusWindow, mountWindow) + 1 {
+            mountEstimate = mountVotes.estimate
+            mountEstimateDue = false
+        }
         // 1. Evidence to the smoother: once the next frame gave this one's travel (and, for a camera's own
         //    track, the next four theirs, for the consensus), and the track reaches far enough ahead for its
         //    heading.
