@@ -11,10 +11,10 @@ import Foundation
 /// BMP — BITMAPINFOHEADER's width and height (32-bit little-endian, height negative for top-down); TIFF — the first
 /// IFD's ImageWidth (256) and ImageLength (257) entries (TIFF 6.0 §2, SHORT or LONG, in the file's byte order).
 /// Other formats give nil (the decoder's own `max_pixels` check then applies).
-struct ImageHeader: Equatable, Sendable {
+package struct ImageHeader: Equatable, Sendable {
     /// Size as stored (before any EXIF orientation), pixels.
-    let width: Int
-    let height: Int
+    package let width: Int
+    package let height: Int
     /// Whether libavcodec can decode the picture at ½, ¼ or ⅛ size (`lowres`): a JPEG that is not lossless
     /// (SOF3, 7, 11 and 15 are lossless, which the mjpeg decoder refuses to reduce).
     let reducible: Bool
@@ -32,7 +32,7 @@ struct ImageHeader: Equatable, Sendable {
     }
 
     /// Reads the header of an image held in memory.
-    static func read(data: [UInt8]) -> ImageHeader? {
+    package static func read(data: [UInt8]) -> ImageHeader? {
         read { offset, count in
             guard offset >= 0, count >= 0, offset + count <= data.count else { return nil }
             return Array(data[offset..<offset + count])
@@ -100,36 +100,23 @@ struct ImageHeader: Equatable, Sendable {
         return width > 0 && height > 0 ? ImageHeader(width: width, height: height, reducible: false) : nil
     }
 
-    /// The first SOFn segment's size: marker segments walked by their lengths from SOI (fill bytes skipped),
-    /// stopping at the start of scan, an end of image or a broken segment.
+    /// The first SOFn segment's size (``JPEGSegments``: the walk stops at the start of scan, an end of image or a
+    /// broken segment).
     private static func jpeg(_ bytes: (Int, Int) -> [UInt8]?) -> ImageHeader? {
         let frames: Set<UInt8> = [0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF]
-        var i = 2
-        for _ in 0..<1024 {
-            guard var marker = bytes(i, 2), marker[0] == 0xFF else { return nil }
-            var fill = 0
-            while marker[1] == 0xFF { // fill bytes before a marker (a few at most in real files)
-                i += 1
-                fill += 1
-                guard fill < 256, let next = bytes(i, 2) else { return nil }
-                marker = next
-            }
-            let code = marker[1]
-            if code == 0xD8 || (0xD0...0xD7).contains(code) || code == 0x01 {
-                i += 2
-                continue
-            } // no length
-            if code == 0xD9 || code == 0xDA { return nil }
-            guard let length = bytes(i + 2, 2).map({ Int($0[0]) << 8 | Int($0[1]) }), length >= 2 else { return nil }
-            if frames.contains(code) {
-                guard length >= 7, let sof = bytes(i + 4, 5) else { return nil }
+        let lossless: Set<UInt8> = [0xC3, 0xC7, 0xCB, 0xCF]
+        var header: ImageHeader?
+        JPEGSegments.walk(bytes) { segment in
+            guard frames.contains(segment.marker) else { return true }
+            if segment.payload.count >= 5, let sof = bytes(segment.payload.lowerBound, 5) {
                 let h = Int(sof[1]) << 8 | Int(sof[2])
                 let w = Int(sof[3]) << 8 | Int(sof[4])
-                let lossless: Set<UInt8> = [0xC3, 0xC7, 0xCB, 0xCF]
-                return w > 0 && h > 0 ? ImageHeader(width: w, height: h, reducible: !lossless.contains(code)) : nil
+                if w > 0, h > 0 {
+                    header = ImageHeader(width: w, height: h, reducible: !lossless.contains(segment.marker))
+                }
             }
-            i += 2 + length
+            return false
         }
-        return nil
+        return header
     }
 }

@@ -804,17 +804,3 @@ func solve3(_ h: [[Double]], _ g: SIMD3<Double>) -> SIMD3<Double>? {
     }
     return SIMD3(d(column(0)) / det, d(column(1)) / det, d(column(2)) / det)
 }
-
-/// A small deterministic random number generator (Steele, Lea & Flood, "Fast splittable pseudorandom number
-/// generators", OOPSLA 2014), so that sampled fits give the same answer every run.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

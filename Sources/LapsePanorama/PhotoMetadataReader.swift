@@ -77,26 +77,10 @@ public struct PhotoMetadata: Sendable, Equatable {
         self.camera = camera.isEmpty ? nil : camera.joined(separator: " ")
     }
 
-    /// Width and height from the first SOF marker of a JPEG (ITU T.81 B.2.2), or `nil`.
+    /// Width and height from the first SOF marker of a JPEG (ITU T.81 B.2.2; ``ImageHeader``), or `nil`.
     static func jpegSize(_ b: [UInt8]) -> (Int, Int)? {
-        guard b.count > 4, b[0] == 0xFF, b[1] == 0xD8 else { return nil }
-        var i = 2
-        while i + 9 < b.count {
-            guard b[i] == 0xFF else { return nil }
-            let marker = b[i + 1]
-            if marker == 0xFF {
-                i += 1
-                continue
-            }
-            let length = Int(b[i + 2]) << 8 | Int(b[i + 3])
-            if (0xC0...0xCF).contains(marker) && marker != 0xC4 && marker != 0xC8 && marker != 0xCC {
-                let h = Int(b[i + 5]) << 8 | Int(b[i + 6])
-                let w = Int(b[i + 7]) << 8 | Int(b[i + 8])
-                return (w, h)
-            }
-            i += 2 + length
-        }
-        return nil
+        guard b.starts(with: [0xFF, 0xD8]), let header = ImageHeader.read(data: b) else { return nil }
+        return (header.width, header.height)
     }
 
     /// Whether the photo says it is a 360° picture: XMP `GPano:ProjectionType` `equirectangular`, or EXIF Make and
@@ -121,79 +105,50 @@ public struct PhotoMetadata: Sendable, Equatable {
     }
 
     /// The start of a file, for its headers: a JPEG's segments up to its image data (start of scan), read 64 kB at a
-    /// time as far as its segments' lengths reach; anything else's first `limit` bytes. At most `limit` bytes
-    /// either way (a JPEG whose headers are longer is cut there, as any file is).
+    /// time as far as the walk of its segments (``JPEGSegments``) reaches; anything else's first `limit` bytes. At
+    /// most `limit` bytes either way (a JPEG whose headers are longer is cut there, as any file is).
     static func readHeader(_ handle: FileHandle, limit: Int = 1 << 20) -> [UInt8] {
         var head: [UInt8] = []
-        func read(upTo count: Int) -> Bool {
-            guard head.count < min(count, limit),
-                let more = try? handle.read(upToCount: min(count, limit) - head.count), !more.isEmpty
-            else { return false }
-            head.append(contentsOf: more)
-            return true
-        }
         let chunk = 1 << 16
-        guard read(upTo: chunk), head.count > 4, head[0] == 0xFF, head[1] == 0xD8 else {
-            _ = read(upTo: limit)
-            return head
+        // Exactly `count` bytes at `offset`, read on a chunk past them as the walk needs them, or nil past the end.
+        func bytes(_ offset: Int, _ count: Int) -> [UInt8]? {
+            let end = offset + count
+            if end > head.count, head.count < limit,
+                let more = try? handle.read(upToCount: min(limit, end + chunk) - head.count)
+            {
+                head.append(contentsOf: more)
+            }
+            guard offset >= 0, count >= 0, end <= head.count else { return nil }
+            return Array(head[offset..<end])
         }
-        // The segments' markers and lengths: read on until the start of scan (or the end of what there is).
-        var i = 2
-        while true {
-            if i + 4 > head.count, !read(upTo: i + 4 + chunk) { break }
-            guard i + 4 <= head.count, head[i] == 0xFF else { break }
-            let marker = head[i + 1]
-            if marker == 0xFF {
-                i += 1
-                continue
-            }
-            if marker == 0xDA || marker == 0xD9 { break }
-            if marker == 0x01 || (0xD0...0xD7).contains(marker) {
-                i += 2
-                continue
-            }
-            i += 2 + (Int(head[i + 2]) << 8 | Int(head[i + 3]))
-            if i + 4 > head.count, !read(upTo: i + 4 + chunk) { break }
+        if case .broken(at: 0) = JPEGSegments.walk(bytes, { _ in true }), head.count < limit,
+            let rest = try? handle.read(upToCount: limit - head.count)
+        {
+            head.append(contentsOf: rest) // not a JPEG: its first `limit` bytes
         }
         return head
     }
 
     /// The XMP of a JPEG header: the payloads of its APP1 segments that carry XMP (`http://ns.adobe.com/xap/1.0/`,
     /// and extended XMP's `http://ns.adobe.com/xmp/extension/`), joined in the order they come (Adobe, "XMP
-    /// Specification Part 3", 1.1.3: JPEG). All of `head` when it is not a JPEG or none of its segments before the
-    /// image data holds XMP (then XMP is looked for anywhere in it, as in other formats). The ten lookups a photo
-    /// then go through a few kilobytes rather than the whole header.
+    /// Specification Part 3", 1.1.3: JPEG), each as far as `head` holds it. All of `head` when it is not a JPEG or
+    /// none of its segments before the image data holds XMP (then XMP is looked for anywhere in it, as in other
+    /// formats). The ten lookups a photo then go through a few kilobytes rather than the whole header.
     static func xmpPackets(_ head: [UInt8]) -> [UInt8] {
-        guard head.count > 4, head[0] == 0xFF, head[1] == 0xD8 else { return head }
         let signatures = ["http://ns.adobe.com/xap/1.0/\0", "http://ns.adobe.com/xmp/extension/\0"].map {
             Array($0.utf8)
         }
         var packets: [UInt8] = []
         var found = false
-        var i = 2
-        while i + 4 <= head.count, head[i] == 0xFF {
-            let marker = head[i + 1]
-            if marker == 0xFF { // fill byte
-                i += 1
-                continue
+        JPEGSegments.walk(head) { segment in
+            guard segment.marker == 0xE1 else { return true }
+            let payload = head[
+                segment.payload.clamped(to: segment.payload.lowerBound..<max(segment.payload.lowerBound, head.count))]
+            for signature in signatures where payload.starts(with: signature) {
+                packets.append(contentsOf: payload.dropFirst(signature.count))
+                found = true
             }
-            if marker == 0xDA || marker == 0xD9 { break } // the image data, or the end
-            if marker == 0x01 || (0xD0...0xD7).contains(marker) { // markers without a length
-                i += 2
-                continue
-            }
-            let length = Int(head[i + 2]) << 8 | Int(head[i + 3])
-            guard length >= 2 else { break }
-            let start = i + 4
-            let end = min(head.count, i + 2 + length)
-            if marker == 0xE1 {
-                for signature in signatures
-                where end - start >= signature.count && head[start..<start + signature.count].elementsEqual(signature) {
-                    packets.append(contentsOf: head[(start + signature.count)..<end])
-                    found = true
-                }
-            }
-            i += 2 + length
+            return true
         }
         return found ? packets : head
     }

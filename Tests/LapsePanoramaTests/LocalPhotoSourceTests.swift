@@ -224,16 +224,3 @@ import Testing
             try await source.nearest(to: [Coordinate(uncheckedLatitude: 37.7, longitude: -122.4)], radius: 10) == [nil])
     }
 }
-
-/// A seeded generator (SplitMix64, S. Vigna), so that a test's random cases are the same every run.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
