@@ -695,31 +695,27 @@ func focusOfExpansion(_ m: [SIMD3<Double>], _ b: [SIMD3<Double>], weights: [Doub
     return direction(best.longitude, best.latitude)
 }
 
-/// Flows (point p, its derotated motion d, weight w) stored by coordinate, padded to a multiple of four with
-/// zero weights, for ``score(_:)`` four flows at a time.
+/// Flows (point p, its derotated motion d, weight w) four at a time, each four stored coordinate by coordinate
+/// (px ×4, py ×4, pz ×4, dx ×4, dy ×4, dz ×4, w ×4: 28 values), the last four padded with flows of no weight, for
+/// ``score(_:)``.
 private struct FlowColumns {
-    var px: [Double] = [], py: [Double] = [], pz: [Double] = []
-    var dx: [Double] = [], dy: [Double] = [], dz: [Double] = [], w: [Double] = []
+    /// The values, 28 for every four flows.
+    var values: [Double] = []
 
     init(_ flows: [(SIMD3<Double>, SIMD3<Double>, Double)]) {
-        for (p, d, weight) in flows {
-            px.append(p.x)
-            py.append(p.y)
-            pz.append(p.z)
-            dx.append(d.x)
-            dy.append(d.y)
-            dz.append(d.z)
-            w.append(weight)
-        }
-        while px.count % 4 != 0 {
-            // A padding flow: a unit point (so its tangent is defined) that counts for nothing.
-            px.append(0)
-            py.append(0)
-            pz.append(1)
-            dx.append(0)
-            dy.append(0)
-            dz.append(0)
-            w.append(0)
+        values.reserveCapacity((flows.count + 3) / 4 * 28)
+        for q in stride(from: 0, to: flows.count, by: 4) {
+            for c in 0..<7 {
+                for k in q..<(q + 4) {
+                    // Past the last flow, padding: a unit point (so its tangent is defined) that counts for nothing.
+                    guard k < flows.count else {
+                        values.append(c == 2 ? 1 : 0)
+                        continue
+                    }
+                    let (p, d, w) = flows[k]
+                    values.append(c < 3 ? p[c] : c < 6 ? d[c - 3] : w)
+                }
+            }
         }
     }
 
@@ -731,39 +727,27 @@ private struct FlowColumns {
         let ty = SIMD4(repeating: t.y)
         let tz = SIMD4(repeating: t.z)
         var s = 0.0
-        func load(_ a: UnsafeBufferPointer<Double>, _ i: Int) -> SIMD4<Double> {
-            UnsafeRawPointer(a.baseAddress! + i).loadUnaligned(as: SIMD4<Double>.self)
-        }
-        px.withUnsafeBufferPointer { px in
-            py.withUnsafeBufferPointer { py in
-                pz.withUnsafeBufferPointer { pz in
-                    dx.withUnsafeBufferPointer { dx in
-                        dy.withUnsafeBufferPointer { dy in
-                            dz.withUnsafeBufferPointer { dz in
-                                w.withUnsafeBufferPointer { w in
-                                    for i in stride(from: 0, to: px.count, by: 4) {
-                                        let x = load(px, i)
-                                        let y = load(py, i)
-                                        let z = load(pz, i)
-                                        let pt = x * tx + y * ty + z * tz
-                                        let ax = x * pt - tx
-                                        let ay = y * pt - ty
-                                        let az = z * pt - tz
-                                        let l = (ax * ax + ay * ay + az * az).squareRoot()
-                                        let dot = load(dx, i) * ax + load(dy, i) * ay + load(dz, i) * az
-                                        let valid = l .> SIMD4(repeating: 1e-9)
-                                        let term = load(w, i) * dot / pointwiseMax(l, SIMD4(repeating: 1e-9))
-                                        let terms = SIMD4<Double>().replacing(with: term, where: valid)
-                                        s += terms[0]
-                                        s += terms[1]
-                                        s += terms[2]
-                                        s += terms[3]
-                                    }
-                                }
-                            }
-                        }
-                    }
+        values.withUnsafeBufferPointer { v in
+            for q in stride(from: 0, to: v.count, by: 28) {
+                func load(_ k: Int) -> SIMD4<Double> {
+                    UnsafeRawPointer(v.baseAddress! + q + 4 * k).loadUnaligned(as: SIMD4<Double>.self)
                 }
+                let x = load(0)
+                let y = load(1)
+                let z = load(2)
+                let pt = x * tx + y * ty + z * tz
+                let ax = x * pt - tx
+                let ay = y * pt - ty
+                let az = z * pt - tz
+                let l = (ax * ax + ay * ay + az * az).squareRoot()
+                let dot = load(3) * ax + load(4) * ay + load(5) * az
+                let valid = l .> SIMD4(repeating: 1e-9)
+                let term = load(6) * dot / pointwiseMax(l, SIMD4(repeating: 1e-9))
+                let terms = SIMD4<Double>().replacing(with: term, where: valid)
+                s += terms[0]
+                s += terms[1]
+                s += terms[2]
+                s += terms[3]
             }
         }
         return s
