@@ -5,14 +5,14 @@ import Synchronization
 /// An output file written to a temporary path beside its target and renamed into place only on success,
 /// so a failure or an interruption never leaves a half-written file at the target path.
 ///
-/// Usage: create it (this checks the directory and the overwrite rule), write to ``temporaryPath``,
+/// Usage: create it (this checks the directory and the overwrite rule), write to ``temporaryURL``,
 /// then call ``commit()``; if the work fails, call ``discard()`` (also done on deinit when not committed).
 public final class AtomicOutput: Sendable {
     /// Where the file ends up.
-    public let path: String
+    public let url: URL
     /// Where to write it meanwhile: a hidden file in the same directory (same file system, so rename is atomic).
-    public let temporaryPath: String
-    /// Whether ``commit()`` may replace a file at ``path``.
+    public let temporaryURL: URL
+    /// Whether ``commit()`` may replace a file at ``url``.
     public let overwrite: Bool
     /// Set by the first of ``commit()`` and ``discard()``: the other, and any later call, does nothing.
     private let finished = Atomic(false)
@@ -24,50 +24,51 @@ public final class AtomicOutput: Sendable {
         return mask
     }()
 
-    /// Throws when `path` names the same file as one of `inputs` (same device and inode), so that writing the
-    /// output can never destroy an input, even with `overwrite`.
+    /// Throws when `output` names the same file as one of `inputs` (same device and inode), so that writing the
+    /// output can never destroy an input, even with `overwrite`. Inputs that are not files (`https://…`) are
+    /// passed over.
     /// - Throws: ``LapseError`` `.usage` naming the output.
-    public static func checkDistinct(output path: String, from inputs: [String]) throws {
+    public static func checkDistinct(output: URL, from inputs: [URL]) throws {
         var target = stat()
-        guard stat(path, &target) == 0 else { return } // a new file cannot be an input
-        for input in inputs where !input.contains("://") {
+        guard stat(output.path, &target) == 0 else { return } // a new file cannot be an input
+        for input in inputs where input.isFileURL {
             var source = stat()
-            if stat(input, &source) == 0 && source.st_dev == target.st_dev && source.st_ino == target.st_ino {
-                throw LapseError(.usage, path, "the output is the same file as the input \(input)")
+            if stat(input.path, &source) == 0 && source.st_dev == target.st_dev && source.st_ino == target.st_ino {
+                throw LapseError(.usage, output, "the output is the same file as the input \(input.shown)")
             }
         }
     }
 
     /// - Parameters:
-    ///   - path: the target path.
-    ///   - overwrite: replace an existing file at `path`; otherwise an existing file is an error.
+    ///   - url: the target file.
+    ///   - overwrite: replace an existing file at `url`; otherwise an existing file is an error.
     ///   - inputs: files the job reads; the output may not be one of them (see ``checkDistinct(output:from:)``).
     /// - Throws: ``LapseError`` with code `.output` when the directory does not exist or is not writable,
     ///   or the file exists and `overwrite` is false.
-    public init(path: String, overwrite: Bool, inputs: [String] = []) throws {
-        self.path = path
+    public init(url: URL, overwrite: Bool, inputs: [URL] = []) throws {
+        self.url = url
         self.overwrite = overwrite
-        try Self.checkDistinct(output: path, from: inputs)
-        let url = URL(fileURLWithPath: path)
+        try Self.checkDistinct(output: url, from: inputs)
+        let path = url.path
         let directory = url.deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw LapseError(.output, path, "directory \(directory) does not exist")
+            throw LapseError(.output, url, "directory \(directory) does not exist")
         }
         if FileManager.default.fileExists(atPath: path), !overwrite {
-            throw LapseError(.output, path, "file exists (use `overwrite` to replace it)")
+            throw LapseError(.output, url, "file exists (use `overwrite` to replace it)")
         }
         guard access(directory, W_OK) == 0 else {
-            throw LapseError(.output, path, "directory \(directory) is not writable")
+            throw LapseError(.output, url, "directory \(directory) is not writable")
         }
         // A run killed outright (SIGKILL, a crash) could not delete its temporary file: gone before starting again.
-        Self.removeStale(for: path)
+        Self.removeStale(for: url)
         let name = url.lastPathComponent
         let ext = url.pathExtension
         let token = UInt32.random(in: 0...UInt32.max)
         let tempName = ".\(name).\(getpid())-\(String(token, radix: 16)).partial" + (ext.isEmpty ? "" : ".\(ext)")
-        temporaryPath = url.deletingLastPathComponent().appendingPathComponent(tempName).path
-        TemporaryFiles.register(temporaryPath)
+        temporaryURL = url.deletingLastPathComponent().appendingPathComponent(tempName)
+        TemporaryFiles.register(temporaryURL)
     }
 
     /// Moves the temporary file onto the target path. Without ``overwrite`` a file that appeared at the target
@@ -78,26 +79,26 @@ public final class AtomicOutput: Sendable {
     ///   appeared at the target (the finished output is then kept under the name the error gives).
     public func commit() throws {
         guard !finished.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        TemporaryFiles.unregister(temporaryPath)
+        TemporaryFiles.unregister(temporaryURL)
+        let temporaryPath = temporaryURL.path
         // Ordinary file permissions (0666 less the umask), whatever the writer created it with (giflib uses 0600).
         chmod(temporaryPath, 0o666 & ~Self.umaskValue)
         if overwrite {
-            guard rename(temporaryPath, path) == 0 else { throw failure() }
+            guard rename(temporaryPath, url.path) == 0 else { throw failure() }
             return
         }
-        let moved = Self.moveWithoutReplacing(temporaryPath, to: path)
+        let moved = Self.moveWithoutReplacing(temporaryPath, to: url.path)
         switch moved {
         case 0: return
         case EEXIST:
             // Someone else's file: it stays, and the finished work is kept beside it.
-            let url = URL(fileURLWithPath: path)
             let ext = url.pathExtension
             let base = url.deletingPathExtension().path
             for n in 1...999 {
                 let alternative = base + "-\(n)" + (ext.isEmpty ? "" : "." + ext)
                 if Self.moveWithoutReplacing(temporaryPath, to: alternative) == 0 {
                     throw LapseError(
-                        .output, path,
+                        .output, url,
                         """
                         a file appeared here while the job ran and was kept (`overwrite` replaces it); the \
                         finished output is \(alternative)
@@ -107,7 +108,7 @@ public final class AtomicOutput: Sendable {
             }
             unlink(temporaryPath)
             throw LapseError(
-                .output, path, "a file appeared here while the job ran and was kept (`overwrite` replaces it)")
+                .output, url, "a file appeared here while the job ran and was kept (`overwrite` replaces it)")
         default:
             throw failure(errno: moved)
         }
@@ -115,8 +116,8 @@ public final class AtomicOutput: Sendable {
 
     /// The move failed with `errno` (the current one unless given): the temporary file is deleted.
     private func failure(errno value: Int32 = errno) -> LapseError {
-        let error = LapseError.posix(.output, path, "cannot move the finished file into place", errno: value)
-        unlink(temporaryPath)
+        let error = LapseError.posix(.output, url, "cannot move the finished file into place", errno: value)
+        unlink(temporaryURL.path)
         return error
     }
 
@@ -138,13 +139,13 @@ public final class AtomicOutput: Sendable {
     /// Deletes the temporary file, leaving the target path as it was.
     public func discard() {
         guard !finished.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        TemporaryFiles.unregister(temporaryPath)
-        unlink(temporaryPath)
+        TemporaryFiles.unregister(temporaryURL)
+        unlink(temporaryURL.path)
     }
 
     deinit { discard() }
 
-    /// The target path of a temporary path made by ``init(path:overwrite:inputs:)``
+    /// The target path of a temporary path made by ``init(url:overwrite:inputs:)``
     /// (`DIR/.NAME.PID-TOKEN.partial[.EXT]` → `DIR/NAME`), or nil for any other path: errors met while writing name the
     /// file the user asked for.
     public static func targetPath(ofTemporary temporary: String) -> String? {
@@ -159,19 +160,19 @@ public final class AtomicOutput: Sendable {
         return temporary.contains("/") ? (folder as NSString).appendingPathComponent(target) : target
     }
 
-    /// Writes `data` to ``temporaryPath`` (replacing what is there), directly: Foundation's atomic writes
+    /// Writes `data` to ``temporaryURL`` (replacing what is there), directly: Foundation's atomic writes
     /// (`FileManager.createFile`, `Data.write(options: .atomic)`) add a second temporary file of their own
     /// (`.dat.nosync…`), which an interruption would leave in the output folder.
-    /// - Throws: ``LapseError`` `.output` naming ``path`` when the file cannot be written.
+    /// - Throws: ``LapseError`` `.output` naming ``url`` when the file cannot be written.
     public func write(_ data: Data) throws {
         // Under the registry's lock, so an interruption cannot fall between its deletions and this file's creation.
         let written: Bool
         do {
-            written = try TemporaryFiles.write(data, to: temporaryPath)
+            written = try TemporaryFiles.write(data, to: temporaryURL)
         } catch {
             let reason = (error as NSError).localizedDescription
-            throw LapseError(.output, path, "cannot write: \(reason)")
+            throw LapseError(.output, url, "cannot write: \(reason)")
         }
-        guard written else { throw LapseError(.cancelled, path, "cancelled") }
+        guard written else { throw LapseError(.cancelled, url, "cancelled") }
     }
 }

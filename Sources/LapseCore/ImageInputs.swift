@@ -3,16 +3,16 @@ import Foundation
 
 /// One still image to show, with its own display time when one was given.
 public struct ImageInput: Sendable, Equatable {
-    /// The image file's path.
-    public var path: String
+    /// The image file.
+    public var url: URL
     /// Seconds to show it, from a `path<TAB>seconds` line of a list file; `nil` means "the job's default".
     public var duration: Double?
     /// The durations an image may be shown for, seconds (`--image-duration` and list files alike).
     public static let durationRange: ClosedRange<Double> = 0.001...86_400
 
-    /// An image at `path`, shown for `duration` seconds (nil: the job's default).
-    public init(path: String, duration: Double? = nil) {
-        self.path = path
+    /// The image at `url`, shown for `duration` seconds (nil: the job's default).
+    public init(url: URL, duration: Double? = nil) {
+        self.url = url
         self.duration = duration
     }
 }
@@ -24,7 +24,7 @@ public enum ImageInputs {
         "jpg", "jpeg", "png", "webp", "bmp", "tif", "tiff", "jxl", "avif", "ppm", "pgm", "tga"
     ]
 
-    /// Expands `arguments` in order:
+    /// Expands `arguments` (as users type them: paths, `@list.txt`) in order:
     /// - a directory → its image files (by extension, hidden files skipped), in natural order (`img2` before `img10`);
     /// - `@list.txt` → one path a line (relative paths are relative to the list's folder), optionally
     ///   `path<TAB>seconds`; blank lines and lines starting with `#` are skipped;
@@ -35,23 +35,23 @@ public enum ImageInputs {
         var result: [ImageInput] = []
         for argument in arguments {
             if argument.hasPrefix("@") {
-                result += try readList(String(argument.dropFirst()))
+                result += try readList(URL(fileURLWithPath: String(argument.dropFirst())))
                 continue
             }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: argument, isDirectory: &isDirectory), isDirectory.boolValue {
-                result += try listDirectory(argument)
+                result += try listDirectory(URL(fileURLWithPath: argument, isDirectory: true))
             } else {
-                result.append(ImageInput(path: argument))
+                result.append(ImageInput(url: URL(fileURLWithPath: argument)))
             }
         }
         return result
     }
 
-    static func listDirectory(_ directory: String) throws -> [ImageInput] {
+    static func listDirectory(_ directory: URL) throws -> [ImageInput] {
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         } catch {
             throw LapseError(.invalidInput, directory, "cannot read the directory")
         }
@@ -60,16 +60,17 @@ public enum ImageInputs {
             .filter { !$0.hasPrefix(".") && imageExtensions.contains(($0 as NSString).pathExtension.lowercased()) }
             .sorted(by: naturalLess)
         guard !images.isEmpty else { throw LapseError(.invalidInput, directory, "no image files in this directory") }
-        return images.map { ImageInput(path: (directory as NSString).appendingPathComponent($0)) }
+        return images.map { ImageInput(url: directory.appendingPathComponent($0, isDirectory: false)) }
     }
 
-    static func readList(_ listPath: String) throws -> [ImageInput] {
-        guard let data = FileManager.default.contents(atPath: listPath) else {
+    static func readList(_ list: URL) throws -> [ImageInput] {
+        let listPath = list.shown
+        guard let data = FileManager.default.contents(atPath: list.path) else {
             throw LapseError(
-                .invalidInput, listPath,
-                FileManager.default.fileExists(atPath: listPath) ? "cannot read the list file" : "no such file")
+                .invalidInput, list,
+                FileManager.default.fileExists(atPath: list.path) ? "cannot read the list file" : "no such file")
         }
-        let base = (listPath as NSString).deletingLastPathComponent
+        let base = list.deletingLastPathComponent()
         var result: [ImageInput] = []
         for (number, rawLine) in String(decoding: data, as: UTF8.self).split(
             omittingEmptySubsequences: false, whereSeparator: \.isNewline
@@ -81,8 +82,11 @@ public enum ImageInputs {
                 throw LapseError(.invalidInput, "\(listPath):\(number + 1)", "the line has a NUL byte")
             }
             let fields = line.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
-            var path = String(fields[0])
-            if !path.hasPrefix("/") && !base.isEmpty { path = (base as NSString).appendingPathComponent(path) }
+            let path = String(fields[0])
+            // Relative to the list's folder (as given: a list named without one leaves them as they are).
+            let url =
+                path.hasPrefix("/") || !listPath.contains("/")
+                ? URL(fileURLWithPath: path) : base.appendingPathComponent(path, isDirectory: false)
             var duration: Double?
             if fields.count == 2 {
                 let text = fields[1].trimmingCharacters(in: .whitespaces)
@@ -97,9 +101,9 @@ public enum ImageInputs {
                 }
                 duration = d
             }
-            result.append(ImageInput(path: path, duration: duration))
+            result.append(ImageInput(url: url, duration: duration))
         }
-        guard !result.isEmpty else { throw LapseError(.invalidInput, listPath, "the list names no images") }
+        guard !result.isEmpty else { throw LapseError(.invalidInput, list, "the list names no images") }
         return result
     }
 

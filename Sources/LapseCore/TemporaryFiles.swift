@@ -16,7 +16,7 @@ public enum TemporaryFiles {
     private static let state = Mutex(State())
 
     /// Records a temporary file being written.
-    public static func register(_ path: String) { state.withLock { _ = $0.live.insert(path) } }
+    public static func register(_ file: URL) { state.withLock { _ = $0.live.insert(file.path) } }
 
     /// Writes `data` to the temporary file `path` (replacing what is there) and records it, under the registry's
     /// lock, unless the process is stopping: so no file is created after ``removeAll()`` deleted the others (a
@@ -24,31 +24,31 @@ public enum TemporaryFiles {
     /// its path at the moment of an interruption would otherwise leave behind.
     /// - Returns: false when the process is stopping (nothing written, nothing recorded).
     /// - Throws: the write's error (the file then recorded, for its writer to delete or ``removeAll()`` to).
-    public static func write(_ data: Data, to path: String) throws -> Bool {
+    public static func write(_ data: Data, to file: URL) throws -> Bool {
         try state.withLock { s in
             guard !s.closed else { return false }
-            s.live.insert(path)
-            try data.write(to: URL(fileURLWithPath: path))
+            s.live.insert(file.path)
+            try data.write(to: file)
             return true
         }
     }
 
     /// Forgets a temporary file (renamed into place or deleted).
-    public static func unregister(_ path: String) { state.withLock { _ = $0.live.remove(path) } }
+    public static func unregister(_ file: URL) { state.withLock { _ = $0.live.remove(file.path) } }
 
-    /// Renames the registered temporary file `path` onto `target` (replacing it) and forgets it, unless the
-    /// process is stopping (``removeAll()`` ran: then `path` is gone). Done under the registry's lock, so that an
+    /// Renames the registered temporary file `file` onto `target` (replacing it) and forgets it, unless the
+    /// process is stopping (``removeAll()`` ran: then `file` is gone). Done under the registry's lock, so that an
     /// interruption cannot fall between two files written one after the other (a cache entry's record and its
     /// bytes): either this rename happens before the temporary files are deleted, or neither it nor any later one.
     /// - Returns: 0, or the `errno` of the failed rename (`ECANCELED` when stopping).
-    public static func rename(_ path: String, to target: String) -> Int32 {
+    public static func rename(_ file: URL, to target: URL) -> Int32 {
         state.withLock { s in
-            s.live.remove(path)
+            s.live.remove(file.path)
             guard !s.closed else {
-                unlink(path)
+                unlink(file.path)
                 return ECANCELED
             }
-            return Glibc.rename(path, target) == 0 ? 0 : errno
+            return Glibc.rename(file.path, target.path) == 0 ? 0 : errno
         }
     }
 
@@ -76,14 +76,14 @@ public enum TemporaryFiles {
 
     /// Deletes the orphans (``isOrphan(_:prefix:)``) among the files of `directory` whose names start with
     /// `prefix`.
-    /// - Returns: the paths deleted.
+    /// - Returns: the files deleted.
     @discardableResult
-    public static func removeOrphans(in directory: URL, prefix: String) -> [String] {
+    public static func removeOrphans(in directory: URL, prefix: String) -> [URL] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
-        var removed: [String] = []
+        var removed: [URL] = []
         for name in names where isOrphan(name, prefix: prefix) {
-            let path = directory.appendingPathComponent(name).path
-            if unlink(path) == 0 { removed.append(path) }
+            let file = directory.appendingPathComponent(name)
+            if unlink(file.path) == 0 { removed.append(file) }
         }
         return removed
     }

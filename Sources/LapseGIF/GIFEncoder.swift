@@ -52,7 +52,7 @@ public final class GIFEncoder {
 
     /// Prepares a GIF of `width × height` pixels at `path`.
     /// - Parameters:
-    ///   - path: the output file; written to a temporary file beside it and moved into place by ``finish()``.
+    ///   - url: the output file; written to a temporary file beside it and moved into place by ``finish()``.
     ///   - width: logical screen width in pixels, 1…65535; every frame added must have this size.
     ///   - height: logical screen height in pixels, 1…65535.
     ///   - options: palette, dithering, loop and speed options.
@@ -60,7 +60,7 @@ public final class GIFEncoder {
     ///   - progress: receives `encode` events counted in frames written.
     /// - Throws: ``LapseError`` `.output` (directory missing or not writable, file exists), `.usage` (size).
     public init(
-        path: String, width: Int, height: Int, options: GIFOptions = GIFOptions(), overwrite: Bool = false,
+        url: URL, width: Int, height: Int, options: GIFOptions = GIFOptions(), overwrite: Bool = false,
         progress: ProgressHandler? = nil
     ) throws {
         try Self.checkSize(width: width, height: height)
@@ -68,16 +68,16 @@ public final class GIFEncoder {
         self.height = height
         self.options = options
         self.progress = progress
-        output = try AtomicOutput(path: path, overwrite: overwrite)
+        output = try AtomicOutput(url: url, overwrite: overwrite)
         differ = FrameDiffer(width: width, height: height, tolerance: options.effectiveTolerance)
         window = max(1, options.framesInFlight ?? 2 * ProcessInfo.processInfo.activeProcessorCount)
         if options.palette == .global {
             global = try GlobalPalette(options: options)
             spill = try SpillFile(
-                directory: URL(fileURLWithPath: output.temporaryPath).deletingLastPathComponent().path)
+                directory: output.temporaryURL.deletingLastPathComponent().path)
         } else {
             writer = try GIFWriter(
-                path: output.temporaryPath, width: width, height: height,
+                path: output.temporaryURL.relativePath, width: width, height: height,
                 loopCount: options.loopCount, globalPalette: nil)
         }
     }
@@ -178,7 +178,7 @@ public final class GIFEncoder {
             if let global, let spill {
                 try global.finish()
                 let writer = try GIFWriter(
-                    path: output.temporaryPath, width: width, height: height,
+                    path: output.temporaryURL.relativePath, width: width, height: height,
                     loopCount: options.loopCount, globalPalette: global.palette)
                 self.writer = writer
                 try spill.finishWriting()
@@ -195,9 +195,10 @@ public final class GIFEncoder {
             spill = nil
             try output.commit()
             finished = true
-            let size = (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? NSNumber)?.int64Value
+            let size = (try? FileManager.default.attributesOfItem(atPath: output.url.path)[.size] as? NSNumber)?
+                .int64Value
             return GIFSummary(
-                path: output.path, width: width, height: height, delays: delays,
+                url: output.url, width: width, height: height, delays: delays,
                 loopCount: options.loopCount, bytes: size ?? 0, framesAdded: framesAdded)
         } catch {
             cancel()

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 
 /// How the colours of a GIF are chosen.
 public enum GIFPaletteMode: String, Sendable, CaseIterable {
@@ -63,7 +64,7 @@ public struct GIFOptions: Sendable, Equatable {
 /// What a finished GIF holds.
 public struct GIFSummary: Sendable, Equatable {
     /// Where it was written.
-    public var path: String
+    public var url: URL
     /// Logical screen size in pixels.
     public var width: Int
     /// Logical screen height in pixels.

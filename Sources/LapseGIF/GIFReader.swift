@@ -38,9 +38,10 @@ public struct GIFFile: Sendable {
     /// Delays of all images, in centiseconds.
     public var delays: [Int] { images.map(\.delay) }
 
-    /// Reads `path`.
+    /// Reads the GIF file at `url`.
     /// - Throws: ``LapseError`` `.invalidInput` when it is not a readable GIF.
-    public init(path: String) throws {
+    public init(url: URL) throws {
+        let path = url.relativePath
         var error: Int32 = 0
         guard let gif = DGifOpenFileName(path, &error) else {
             throw LapseError(.invalidInput, path, "cannot open the GIF (\(GIFWriter.message(error)))")

@@ -14,12 +14,13 @@ public enum RouteFile {
 
     /// Reads a route from a file.
     /// - Parameters:
-    ///   - path: the file.
+    ///   - url: the file.
     ///   - format: the format; `nil` picks it from the extension, or failing that from the content.
     /// - Returns: a route with at least one point.
-    /// - Throws: ``LapseError`` `.invalidInput` (subject `path`) when the file cannot be read, is malformed,
-    ///   holds a coordinate out of range, or holds no points.
-    public static func read(path: String, format: RouteFileFormat? = nil) throws -> Route {
+    /// - Throws: ``LapseError`` `.invalidInput` (subject the file's path) when the file cannot be read, is
+    ///   malformed, holds a coordinate out of range, or holds no points.
+    public static func read(_ url: URL, format: RouteFileFormat? = nil) throws -> Route {
+        let path = url.relativePath
         guard FileManager.default.isReadableFile(atPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
             throw LapseError(.invalidInput, path, exists ? "file is not readable" : "no such file")
@@ -29,7 +30,7 @@ public enum RouteFile {
         let resolved: RouteFileFormat
         if let format {
             resolved = format
-        } else if let byName = RouteFileFormat(pathExtension: path) {
+        } else if let byName = RouteFileFormat(file: url) {
             resolved = byName
         } else {
             guard let handle = FileHandle(forReadingAtPath: path) else {
@@ -102,20 +103,21 @@ public enum RouteFile {
     /// temporary path and moved into place only when complete.
     /// - Parameters:
     ///   - route: the route to write.
-    ///   - path: the file to write.
+    ///   - url: the file to write.
     ///   - format: `.gpx` or `.geojson`; `nil` picks it from the extension.
     ///   - overwrite: replace an existing file.
     /// - Throws: ``LapseError`` `.usage` for a format Lapse cannot write; `.output` when the file cannot be written.
-    public static func write(_ route: Route, to path: String, format: RouteFileFormat? = nil, overwrite: Bool = false)
+    public static func write(_ route: Route, to url: URL, format: RouteFileFormat? = nil, overwrite: Bool = false)
         throws
     {
-        guard let format = format ?? RouteFileFormat(pathExtension: path), format.isWritable else {
+        let path = url.relativePath
+        guard let format = format ?? RouteFileFormat(file: url), format.isWritable else {
             throw LapseError(.usage, path, "route files are written as .gpx or .geojson")
         }
-        let output = try AtomicOutput(path: path, overwrite: overwrite)
+        let output = try AtomicOutput(url: url, overwrite: overwrite)
         do {
             try output.write(Data())
-            guard let handle = FileHandle(forWritingAtPath: output.temporaryPath) else {
+            guard let handle = try? FileHandle(forWritingTo: output.temporaryURL) else {
                 throw LapseError(.output, path, "cannot create the file")
             }
             var writer = ChunkedWriter(handle: handle, path: path)

@@ -31,10 +31,10 @@ public enum RouteFileFormat: String, Sendable, CaseIterable, CustomStringConvert
     /// Whether Lapse can write this format.
     public var isWritable: Bool { self == .gpx || self == .geojson }
 
-    /// The format a path's extension names: `.gpx`, `.geojson`/`.json`, `.kml`, `.txt`/`.csv`,
+    /// The format a file's extension names: `.gpx`, `.geojson`/`.json`, `.kml`, `.txt`/`.csv`,
     /// `.polyline`/`.polyline5`, `.polyline6`; `nil` for anything else.
-    public init?(pathExtension path: String) {
-        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+    public init?(file url: URL) {
+        switch url.pathExtension.lowercased() {
         case "gpx": self = .gpx
         case "geojson", "json": self = .geojson
         case "kml": self = .kml

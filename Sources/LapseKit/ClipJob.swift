@@ -6,16 +6,16 @@ import Foundation
 /// (``LapseMedia/Clipper``); with ``LapseMedia/ClipOptions/accurate`` the video is re-encoded from the exact frame.
 public struct ClipJob: Sendable {
     /// A video file, or an http(s) URL (an HLS playlist too).
-    public var input: String
+    public var input: URL
     /// The clip to write: MP4, MOV or Matroska by its extension.
-    public var output: String
+    public var output: URL
     /// The range (seconds), the audio, exactness and how the input is read.
     public var options: ClipOptions
     /// Replace an existing output.
     public var overwrite = false
 
-    /// A cut of `options`' range of `input` (a path or an http(s) URL) into `output` (.mp4, .mov, .m4v or .mkv).
-    public init(input: String, output: String, options: ClipOptions) {
+    /// A cut of `options`' range of `input` (a file or an http(s) URL) into `output` (.mp4, .mov, .m4v or .mkv).
+    public init(input: URL, output: URL, options: ClipOptions) {
         self.input = input
         self.output = output
         self.options = options

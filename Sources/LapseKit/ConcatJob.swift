@@ -9,11 +9,11 @@ import Foundation
 /// sidecars, where every input has one, are merged into `OUT.credits.txt` the same way.
 public struct ConcatJob: Sendable {
     /// The videos to join, in order (two or more).
-    public var inputs: [String]
+    public var inputs: [URL]
     /// The joined video (`.mp4`, `.m4v`, `.mov`, `.mkv`).
-    public var output: String
+    public var output: URL
     /// A GIF of the joined video as well, nil for none.
-    public var gif: String?
+    public var gif: URL?
     /// The GIF's width in pixels (height from the aspect ratio); default a third of the video's, as a
     /// hyperlapse's GIF.
     public var gifWidth: Int?
@@ -21,7 +21,7 @@ public struct ConcatJob: Sendable {
     public var overwrite = false
 
     /// A join of `inputs` (at least two videos, in order) into `output`.
-    public init(inputs: [String], output: String) {
+    public init(inputs: [URL], output: URL) {
         self.inputs = inputs
         self.output = output
     }
@@ -29,10 +29,10 @@ public struct ConcatJob: Sendable {
     /// What the job made. Encoded as `lapse concat --json` prints it: output, bytes, inputs, frames, duration,
     /// inputDurations, credits, gif and gifBytes (`null` when none).
     public struct Summary: Sendable, Encodable {
-        /// The joined video's path.
-        public var output: String
+        /// The joined video.
+        public var output: URL
         /// The videos joined, in order.
-        public var inputs: [String]
+        public var inputs: [URL]
         /// The joined video's size in bytes.
         public var bytes: Int64
         /// Video frames in the joined video.
@@ -42,21 +42,21 @@ public struct ConcatJob: Sendable {
         /// Each input's duration, seconds, in order.
         public var inputDurations: [Double]
         /// `OUT.credits.txt`, when the inputs had sidecars to merge.
-        public var credits: String?
+        public var credits: URL?
         /// The GIF made of the joined video, when one was asked for.
         public var gif: GIFSummary?
 
         /// See the type's documentation for the keys.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: SummaryKey.self)
-            try c.encode(output, forKey: "output")
+            try c.encode(output.shown, forKey: "output")
             try c.encode(bytes, forKey: "bytes")
-            try c.encode(inputs, forKey: "inputs")
+            try c.encode(inputs.map(\.shown), forKey: "inputs")
             try c.encode(frames, forKey: "frames")
             try c.encode(duration, forKey: "duration")
             try c.encode(inputDurations, forKey: "inputDurations")
-            try c.encodeNullable(credits, forKey: "credits")
-            try c.encodeNullable(gif?.path, forKey: "gif")
+            try c.encodeNullable(credits?.shown, forKey: "credits")
+            try c.encodeNullable(gif?.url.shown, forKey: "gif")
             try c.encodeNullable(gif?.bytes, forKey: "gifBytes")
         }
     }
@@ -67,21 +67,21 @@ public struct ConcatJob: Sendable {
     ///   cannot be read or joined (see ``Concatenator/concat(_:to:metadata:overwrite:progress:)``). When the join
     ///   fails nothing is left at the outputs; when only the GIF fails, the joined video and credits stay.
     public func run(progress: ProgressHandler? = nil, warning: WarningHandler? = nil) async throws -> Summary {
-        if let gif, (gif as NSString).pathExtension.lowercased() != "gif" {
-            throw LapseError.usage("\(gif): the GIF output must end in .gif")
+        if let gif, gif.lowercasedExtension != "gif" {
+            throw LapseError.usage("\(gif.shown): the GIF output must end in .gif")
         }
-        let creditsPath = (output as NSString).deletingPathExtension + ".credits.txt"
-        let sidecars = inputs.map { ($0 as NSString).deletingPathExtension + ".credits.txt" }
+        let creditsPath = output.replacingExtension(with: ".credits.txt")
+        let sidecars = inputs.map { $0.replacingExtension(with: ".credits.txt") }
         let mergedCredits =
-            try sidecars.allSatisfy(FileManager.default.fileExists(atPath:))
-            ? Self.mergedLines(sidecars.map { try String(contentsOfFile: $0, encoding: .utf8) }) : nil
+            try sidecars.allSatisfy { FileManager.default.fileExists(atPath: $0.path) }
+            ? Self.mergedLines(sidecars.map { try String(contentsOf: $0, encoding: .utf8) }) : nil
         // Every output is checked before anything is written.
         let credits = try mergedCredits.map { _ in
-            try AtomicOutput(path: creditsPath, overwrite: overwrite, inputs: inputs + sidecars)
+            try AtomicOutput(url: creditsPath, overwrite: overwrite, inputs: inputs + sidecars)
         }
         defer { credits?.discard() }
-        if let gif { try AtomicOutput(path: gif, overwrite: overwrite, inputs: inputs).discard() }
-        try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs).discard()
+        if let gif { try AtomicOutput(url: gif, overwrite: overwrite, inputs: inputs).discard() }
+        try AtomicOutput(url: output, overwrite: overwrite, inputs: inputs).discard()
 
         let metadata = try Self.mergedMetadata(Concatenator.metadata(of: inputs))
         let result = try Concatenator.concat(
@@ -108,7 +108,8 @@ public struct ConcatJob: Sendable {
             job.overwrite = overwrite
             gifSummary = try await job.run(progress: progress, warning: warning).gif
         }
-        let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
+        let bytes =
+            (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? NSNumber)?.int64Value ?? 0
         return Summary(
             output: output, inputs: inputs, bytes: bytes, frames: result.videoFrames, duration: result.duration,
             inputDurations: result.inputDurations, credits: mergedCredits.map { _ in creditsPath }, gif: gifSummary)

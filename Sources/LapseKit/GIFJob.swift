@@ -13,8 +13,8 @@ import Foundation
 public struct GIFJob: Sendable {
     /// What the GIF is made from.
     public enum Source: Sendable, Equatable {
-        /// A video: path or URL.
-        case video(String)
+        /// A video: a file or an http(s) URL.
+        case video(URL)
         /// Still images in order (see ``ImageInputs/expand(_:)``).
         case images([ImageInput])
     }
@@ -33,8 +33,8 @@ public struct GIFJob: Sendable {
 
     /// The video or the images the GIF is made from.
     public var source: Source
-    /// Output path (`.gif`).
-    public var output: String
+    /// The GIF to write (`.gif`).
+    public var output: URL
     /// Video: seconds from the start of the input to begin at. Default 0.
     public var start: Double = 0
     /// Video: seconds from the start of the input to end at; `nil` = ``duration`` after ``start``, or the end.
@@ -60,8 +60,8 @@ public struct GIFJob: Sendable {
     /// Network timeouts for URL inputs.
     public var inputOptions = MediaInput.Options()
 
-    /// A GIF of `source` written to `output` (a `.gif` path).
-    public init(source: Source, output: String) {
+    /// A GIF of `source` written to `output` (a `.gif` file).
+    public init(source: Source, output: URL) {
         self.source = source
         self.output = output
     }
@@ -83,7 +83,7 @@ public struct GIFJob: Sendable {
         /// See the type's documentation for the keys.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: SummaryKey.self)
-            try c.encode(gif.path, forKey: "output")
+            try c.encode(gif.url.shown, forKey: "output")
             try c.encode(gif.width, forKey: "width")
             try c.encode(gif.height, forKey: "height")
             try c.encode(gif.frameCount, forKey: "frames")
@@ -129,19 +129,19 @@ public struct GIFJob: Sendable {
             throw LapseError.usage("the scale must be more than 0 and at most 10")
         }
         // Fail on an unwritable or existing output before any (network) reading.
-        let inputs: [String]
+        let inputs: [URL]
         switch source {
         case .video(let location): inputs = [location]
-        case .images(let images): inputs = images.map(\.path)
+        case .images(let images): inputs = images.map(\.url)
         }
-        try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs).discard()
+        try AtomicOutput(url: output, overwrite: overwrite, inputs: inputs).discard()
         switch source {
         case .video(let location): return try await runVideo(location, progress: progress, warning: warning)
         case .images(let images): return try await runImages(images, progress: progress, warning: warning)
         }
     }
 
-    private func runVideo(_ location: String, progress: ProgressHandler?, warning: WarningHandler?) async throws
+    private func runVideo(_ location: URL, progress: ProgressHandler?, warning: WarningHandler?) async throws
         -> Summary
     {
         guard start >= 0 else { throw LapseError.usage("`start` must be 0 or more") }
@@ -186,7 +186,7 @@ public struct GIFJob: Sendable {
             }
             var stop = end ?? duration.map { start + $0 } ?? videoEnd ?? .infinity
             // A live stream (its duration unknown) never ends by itself: the GIF would grow until killed.
-            if !stop.isFinite && location.contains("://") {
+            if !stop.isFinite && !location.isFileURL {
                 throw LapseError(
                     .usage, reader.name,
                     "its duration is unknown (a live stream?): give the end of the range (`end` or `duration`)")
@@ -207,7 +207,7 @@ public struct GIFJob: Sendable {
             return (w, h, stop)
         }
 
-        let encoder = try GIFEncoder(path: output, width: w, height: h, options: options, overwrite: overwrite)
+        let encoder = try GIFEncoder(url: output, width: w, height: h, options: options, overwrite: overwrite)
         let interval = 1 / frameRate.value
         let total = stop.isFinite ? Self.frameCount(start: start, stop: stop, interval: interval) : nil
         var i = 0
@@ -256,14 +256,14 @@ public struct GIFJob: Sendable {
         // ½, ¼ or ⅛); the first one's full size decides the GIF's.
         var firstSize: (width: Int, height: Int)?
         let rule = size
-        let first = try DecodedImage(path: images[0].path) { w, h in
+        let first = try DecodedImage(url: images[0].url) { w, h in
             firstSize = (w, h)
             return Self.outputSize(displayWidth: w, displayHeight: h, rule: rule)
         }
         let full = firstSize ?? (first.fullDisplayWidth, first.fullDisplayHeight)
         let (w, h) = Self.outputSize(displayWidth: full.width, displayHeight: full.height, rule: size)
         let fitter = FrameFitter(width: w, height: h, mode: .contain, background: RGBA(0, 0, 0, 0))
-        let encoder = try GIFEncoder(path: output, width: w, height: h, options: options, overwrite: overwrite)
+        let encoder = try GIFEncoder(url: output, width: w, height: h, options: options, overwrite: overwrite)
         // Images decoded on the cooperative pool, several at once, added to the GIF in order.
         var i = 0
         var seconds = 0.0
@@ -276,10 +276,10 @@ public struct GIFJob: Sendable {
                     let image =
                         k == 0
                         ? first
-                        : try DecodedImage(path: input.path) {
+                        : try DecodedImage(url: input.url) {
                             fitter.scaledSize(displayWidth: $0, displayHeight: $1)
                         }
-                    if let misnamed = image.misnamed { warning?("\(input.path): \(misnamed), decoded as it is") }
+                    if let misnamed = image.misnamed { warning?("\(input.url.shown): \(misnamed), decoded as it is") }
                     let (sw, sh) = fitter.scaledSize(
                         displayWidth: image.fullDisplayWidth, displayHeight: image.fullDisplayHeight)
                     return .success(Self.centred(try image.pixels(width: sw, height: sh), width: w, height: h))

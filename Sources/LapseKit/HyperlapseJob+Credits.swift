@@ -5,20 +5,20 @@ extension HyperlapseJob {
     /// The GIF and report page an earlier run wrote beside `output` (as its `OUT.job.json` records them) that still
     /// exist and are not among `except` (what this run writes): a rerun with `overwrite` leaves them as they were,
     /// showing the earlier run, so the command line names them. Empty when there is no readable job file.
-    public static func earlierOutputs(of output: String, except: [String]) -> [(kind: String, path: String)] {
-        let jobFile = (output as NSString).deletingPathExtension + ".job.json"
-        guard let data = FileManager.default.contents(atPath: jobFile),
+    public static func earlierOutputs(of output: URL, except: [URL]) -> [(kind: String, file: URL)] {
+        let jobFile = output.replacingExtension(with: ".job.json")
+        guard let data = FileManager.default.contents(atPath: jobFile.path),
             let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
         else { return [] }
-        let written = Set(except.map { URL(fileURLWithPath: $0).standardizedFileURL.path })
-        let folder = URL(fileURLWithPath: jobFile).deletingLastPathComponent()
+        let written = Set(except.map { $0.standardizedFileURL.path })
+        let folder = jobFile.deletingLastPathComponent()
         return [("GIF", object["gif"]), ("report", object["report"])].compactMap { kind, value in
             guard let text = value as? String else { return nil }
             // Relative to the job file (``HyperlapseSettings/withOutputs(relativeTo:)``).
             let path = (text.hasPrefix("/") ? URL(fileURLWithPath: text) : folder.appendingPathComponent(text))
                 .standardizedFileURL.path
             guard !written.contains(path), FileManager.default.fileExists(atPath: path) else { return nil }
-            return (kind, path)
+            return (kind, URL(fileURLWithPath: path))
         }
     }
 

@@ -32,9 +32,9 @@ public struct HyperlapseJob: Sendable {
     /// How the panoramas are steadied: orientation from the pictures, direction of travel, tone (default: all on).
     public var stabilization = StabilizationOptions()
     /// The video's path (.mp4, .m4v or .mov); `OUT.credits.txt` and `OUT.job.json` are written beside it.
-    public var output: String
-    /// A GIF of the video as well, when set (a `.gif` path).
-    public var gif: String?
+    public var output: URL
+    /// A GIF of the video as well, when set (a `.gif` file).
+    public var gif: URL?
     /// GIF width in pixels (height keeps the aspect ratio); default a third of ``width``.
     public var gifWidth: Int?
     /// x264's constant rate factor, 0–51, lower is better (default 20).
@@ -66,7 +66,7 @@ public struct HyperlapseJob: Sendable {
     package var rgbaOnly = false
 
     /// A job writing `output`, every other setting at its default.
-    public init(output: String) { self.output = output }
+    public init(output: URL) { self.output = output }
 
     /// Part K of N of a hyperlapse (`--segment K/N`): frames ⌊(K−1)·F/N⌋ … ⌊K·F/N⌋−1 of the job's F frames.
     ///
@@ -156,18 +156,18 @@ public struct HyperlapseJob: Sendable {
         public var frames: Int
         /// The video's duration, seconds.
         public var duration: Double
-        /// The video's path.
-        public var output: String
+        /// The video.
+        public var output: URL
         /// The video's size in bytes.
         public var bytes: Int64
-        /// The GIF's path, when one was made.
-        public var gif: String?
+        /// The GIF, when one was made.
+        public var gif: URL?
         /// The GIF's size in bytes, when one was made.
         public var gifBytes: Int64?
         /// The GIF as written (size, delays, loop count), when one was asked for.
         public var gifSummary: GIFSummary?
-        /// The credits sidecar's path (`OUT.credits.txt`).
-        public var credits: String
+        /// The credits sidecar (`OUT.credits.txt`).
+        public var credits: URL
         /// The attributions of the imagery used, each once, in order of first use.
         public var attributions: [Attribution]
         /// What the sidecar credits, a line each without its list marks: the imagery's attributions, the route's
@@ -201,9 +201,9 @@ public struct HyperlapseJob: Sendable {
                 try c.encodeNil(forKey: "output")
                 return
             }
-            try c.encode(output, forKey: "output")
+            try c.encode(output.shown, forKey: "output")
             try c.encode(bytes, forKey: "bytes")
-            try c.encodeNullable(gif, forKey: "gif")
+            try c.encodeNullable(gif?.shown, forKey: "gif")
             try c.encodeNullable(gifBytes, forKey: "gifBytes")
             try c.encode(distance, forKey: "distance")
             try c.encode(routePoints, forKey: "routePoints")
@@ -217,7 +217,7 @@ public struct HyperlapseJob: Sendable {
             try c.encode(gaps, forKey: "gaps")
             try c.encode(frames, forKey: "frames")
             try c.encode(duration, forKey: "duration")
-            try c.encode(credits, forKey: "credits")
+            try c.encode(credits.shown, forKey: "credits")
             try c.encode(feed, forKey: "source")
             try c.encodeNullable(speed, forKey: "speed")
             try c.encodeNullable(segment, forKey: "segment")
@@ -272,12 +272,12 @@ public struct HyperlapseJob: Sendable {
             throw LapseError.usage("the frame rate must be 1 to 120 fps, not \(frameRate)")
         }
         let container = try VideoJob.container(for: output)
-        if let gif, (gif as NSString).pathExtension.lowercased() != "gif" {
-            throw LapseError.usage("\(gif): the GIF output must end in .gif")
+        if let gif, gif.lowercasedExtension != "gif" {
+            throw LapseError.usage("\(gif.shown): the GIF output must end in .gif")
         }
         if let gif {
             // The GIF encoder opens its file only later: check its folder and the overwrite rule now.
-            try AtomicOutput(path: gif, overwrite: overwrite).discard()
+            try AtomicOutput(url: gif, overwrite: overwrite).discard()
         }
         try camera.validate()
         if creditPosition != nil { _ = try TextRenderer() } // the font, before any download
@@ -285,16 +285,17 @@ public struct HyperlapseJob: Sendable {
     }
 
     /// `OUT.credits.txt` and `OUT.job.json` beside the output.
-    var sidecarBase: String { (output as NSString).deletingPathExtension }
+    func sidecar(_ suffix: String) -> URL { output.replacingExtension(with: suffix) }
 
     private func openOutputs() throws -> (video: AtomicOutput, credits: AtomicOutput, job: AtomicOutput?) {
         // Files the job reads may not be written over (the video source, route, track and camera files).
         let source = settings?.source?.videoFile
-        let inputs = [source, settings?.route, settings?.track, settings?.keyframes].compactMap { $0 }
-        let video = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs)
-        let credits = try AtomicOutput(path: sidecarBase + ".credits.txt", overwrite: overwrite, inputs: inputs)
+        let files = [settings?.route, settings?.track, settings?.keyframes].compactMap { $0.map(URL.init(location:)) }
+        let inputs = [source].compactMap { $0 } + files
+        let video = try AtomicOutput(url: output, overwrite: overwrite, inputs: inputs)
+        let credits = try AtomicOutput(url: sidecar(".credits.txt"), overwrite: overwrite, inputs: inputs)
         let jobFile = try settings.map { _ in
-            try AtomicOutput(path: sidecarBase + ".job.json", overwrite: overwrite, inputs: inputs)
+            try AtomicOutput(url: sidecar(".job.json"), overwrite: overwrite, inputs: inputs)
         }
         return (video, credits, jobFile)
     }
@@ -315,7 +316,7 @@ public struct HyperlapseJob: Sendable {
             credits.discard()
             jobFile?.discard()
         }
-        let creditsPath = sidecarBase + ".credits.txt"
+        let creditsPath = sidecar(".credits.txt")
 
         var planner = StopPlanner(
             feed: feed, path: try CameraPath(camera), stabilization: stabilization, progress: progress,
@@ -358,7 +359,7 @@ public struct HyperlapseJob: Sendable {
         settings.crf = crf
         settings.preset = preset
         settings.firstPTS = segmentSummary?.firstPTS ?? 0
-        let encoder = try VideoEncoder(path: video.temporaryPath, container: container, settings: settings)
+        let encoder = try VideoEncoder(url: video.temporaryURL, container: container, settings: settings)
         if gif != nil, let gifWidth, gifWidth > width {
             warning?("the GIF width asked for (\(gifWidth)) is more than the video's: the GIF is \(width) wide")
         }
@@ -366,9 +367,9 @@ public struct HyperlapseJob: Sendable {
             let gw = max(2, min(width, gifWidth ?? width / 3))
             return (gw, max(2, Int((Double(gw) * Double(height) / Double(width)).rounded())))
         }
-        let gifEncoder = try gif.map { path in
+        let gifEncoder = try gif.map { url in
             try GIFEncoder(
-                path: path, width: gifSize!.0, height: gifSize!.1, options: GIFOptions(), overwrite: overwrite)
+                url: url, width: gifSize!.0, height: gifSize!.1, options: GIFOptions(), overwrite: overwrite)
         }
         defer { gifEncoder?.cancel() }
         let crediting = FrameCrediting(
@@ -436,7 +437,7 @@ public struct HyperlapseJob: Sendable {
             Data(Self.creditsText(attributions, feed: feed.name, routeCredit: routeCredit, copyright: copyright).utf8))
         if let jobFile, var settings = self.settings {
             settings.frames = planner.orientations.isEmpty ? nil : planner.orientations
-            let folder = URL(fileURLWithPath: jobFile.path).deletingLastPathComponent().path
+            let folder = jobFile.url.deletingLastPathComponent().path
             try jobFile.write(settings.withAbsolutePaths().withOutputs(relativeTo: folder).jsonData())
         }
         let gifSummary = try await gifEncoder?.finish()
@@ -444,7 +445,8 @@ public struct HyperlapseJob: Sendable {
         try credits.commit()
         try jobFile?.commit()
         feed.jobFinished()
-        let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
+        let bytes =
+            (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? NSNumber)?.int64Value ?? 0
         let tiles = feed.tiles
         var summary = Summary(
             feed: feed.name, width: width, height: height, frameRate: frameRate, distance: feed.distance,

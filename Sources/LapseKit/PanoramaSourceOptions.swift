@@ -12,9 +12,9 @@ public struct PanoramaSourceOptions: Sendable {
     /// Which source to make (``PanoramaSourceSetting``).
     public var source: PanoramaSourceSetting
     /// A GPX track giving a `video:` source's positions by time.
-    public var track: String?
+    public var track: URL?
     /// A file whose first line is the Google Maps API key (else `GOOGLE_MAPS_API_KEY`).
-    public var keyFile: String?
+    public var keyFile: URL?
     /// The Map Tiles API's base URL (default `https://tile.googleapis.com`, or `LAPSE_MAPTILES_URL` from
     /// ``environment``).
     public var mapTilesBaseURL: String?
@@ -23,7 +23,7 @@ public struct PanoramaSourceOptions: Sendable {
     /// The Mapillary Graph API root (else `LAPSE_MAPILLARY_URL`, else `https://graph.mapillary.com`).
     public var mapillaryBaseURL: String?
     /// Cache folder; `nil` means the default (`$XDG_CACHE_HOME/lapse`).
-    public var cacheDirectory: String?
+    public var cacheDirectory: URL?
     /// Neither read nor write the cache.
     public var useCache = true
     /// The cache folder is shared with other users (``DiskCache/shared``): `private` answers are not written to it.
@@ -39,7 +39,7 @@ public struct PanoramaSourceOptions: Sendable {
     /// Google: take indoor panoramas too (``GoogleStreetViewSource/includeIndoor``).
     public var includeIndoor = false
     /// `video:` and `local:`: the video or the 2:1 photos are equirectangular though nothing says so (see
-    /// ``VideoPanoramaSource/projection(of:path:equirectangular:)``, ``LocalPhotoSource/refusal(_:)``).
+    /// ``VideoPanoramaSource/projection(of:url:equirectangular:)``, ``LocalPhotoSource/refusal(_:)``).
     public var equirectangular = false
     /// `video:`: its own telemetry (``LapseTelemetry/CameraTelemetry/read(ofVideo:)``) when the caller has read it
     /// already; `.unread` (the default): ``make(client:videoFrameStep:progress:warning:)`` reads it.
@@ -63,7 +63,7 @@ public struct PanoramaSourceOptions: Sendable {
 
     /// The Google key from ``keyFile`` or the environment, when there is one.
     public func googleKey() throws -> String? {
-        try GoogleDirections.apiKey(keyFile: keyFile.map(Self.expand), environment: environment)
+        try GoogleDirections.apiKey(keyFile: keyFile, environment: environment)
     }
 
     /// The Mapillary access token from the environment (`MAPILLARY_ACCESS_TOKEN`), when there is one.
@@ -105,9 +105,9 @@ public struct PanoramaSourceOptions: Sendable {
     /// with a track, only a GoPro MAX `.360` file's, for its gravity, and then a track that does not parse is left
     /// out rather than the video.
     /// - Throws: ``LapseError`` `.invalidInput` for telemetry that does not parse when no track is given.
-    public static func telemetry(ofVideo path: String, trackGiven: Bool) throws -> CameraTelemetry? {
-        if !trackGiven { return try CameraTelemetry.read(ofVideo: path) }
-        return path.lowercased().hasSuffix(".360") ? try? CameraTelemetry.read(ofVideo: path) : nil
+    public static func telemetry(ofVideo url: URL, trackGiven: Bool) throws -> CameraTelemetry? {
+        if !trackGiven { return try CameraTelemetry.read(ofVideo: url) }
+        return url.lowercasedExtension == "360" ? try? CameraTelemetry.read(ofVideo: url) : nil
     }
 
     /// A video's own GPS track from its telemetry (GoPro's GPMF `gpmd` or Google's CAMM `camm` track), in the
@@ -143,7 +143,7 @@ public struct PanoramaSourceOptions: Sendable {
         var cache: DiskCache? =
             useCache
             ? try DiskCache(
-                directory: cacheDirectory.map { URL(fileURLWithPath: Self.expand($0)) }
+                directory: cacheDirectory
                     ?? DiskCache.defaultDirectory(environment: environment), shared: sharedCache)
             : nil
         cache?.warning = warning
@@ -190,14 +190,15 @@ public struct PanoramaSourceOptions: Sendable {
                     token: token, baseURL: base, client: client, cache: cache, warning: warning),
                 sequence: nil, skipped: [], track: nil)
         case .local(let directory):
-            let local = try LocalPhotoSource(directory: Self.expand(directory), equirectangular: equirectangular)
+            let local = try LocalPhotoSource(
+                directory: URL(fileURLWithPath: directory, isDirectory: true), equirectangular: equirectangular)
             for s in local.skipped { warning?("skipped \(s.file): \(s.reason)") }
             return Made(
                 source: local, sequence: local.panoramas, skipped: local.skipped.map { ($0.file, $0.reason) },
                 track: nil)
         case .video(let file):
-            let path = Self.expand(file)
-            var track = try track.map { try RouteFile.read(path: Self.expand($0)) }
+            let path = URL(location: file)
+            var track = try track.map { try RouteFile.read($0) }
             var offset = 0.0
             var positionsFrom: String?
             let read: CameraTelemetry?
@@ -209,13 +210,10 @@ public struct PanoramaSourceOptions: Sendable {
                 (track, offset, positionsFrom) = (own.track, own.offset, own.track.name)
             }
             let video = try VideoPanoramaSource(
-                path: path, track: track, trackOffset: offset, equirectangular: equirectangular, telemetry: read)
+                url: path, track: track, trackOffset: offset, equirectangular: equirectangular, telemetry: read)
             return Made(
                 source: video, sequence: track == nil ? video.frames(every: videoFrameStep) : nil, skipped: [],
                 track: track, positionsFrom: positionsFrom)
         }
     }
-
-    /// `path` with a leading `~` expanded to the home folder.
-    public static func expand(_ path: String) -> String { (path as NSString).expandingTildeInPath }
 }

@@ -49,17 +49,17 @@ public enum PanoramaSourceSetting: Sendable, Hashable, Codable, CustomStringConv
         }
     }
 
-    /// The video's path, for `video:`.
-    public var videoFile: String? {
-        if case .video(let file) = self { return file }
+    /// The video, for `video:` (``Foundation/URL/init(location:)`` of the text: a file, `~` expanded, or a URL).
+    public var videoFile: URL? {
+        if case .video(let file) = self { return URL(location: file) }
         return nil
     }
 
     /// The file or folder your own pictures are read from (`local:`, `video:`).
-    public var ownPicturesPath: String? {
+    public var ownPictures: URL? {
         switch self {
-        case .local(let directory): directory
-        case .video(let file): file
+        case .local(let directory): URL(fileURLWithPath: directory, isDirectory: true)
+        case .video: videoFile
         default: nil
         }
     }

@@ -11,7 +11,7 @@ public struct PanoramasJob: Sendable {
     /// Where the route comes from.
     public enum RouteChoice: Sendable {
         /// A route file (GPX, GeoJSON, KML, `lat,lng` lines, an encoded polyline, a saved Google answer).
-        case file(String)
+        case file(URL)
         /// Planned by a directions service; `osrmBaseURL` for ``DirectionsService/osrm`` (nil: the environment's
         /// `LAPSE_OSRM_URL`, else the public demo server).
         case directions(DirectionsRequest, service: DirectionsService, osrmBaseURL: String?)
@@ -25,7 +25,7 @@ public struct PanoramasJob: Sendable {
     /// The route to look panoramas up along (a file, a planned route, or none where the source has a sequence).
     public var route: RouteChoice
     /// The folder to write the images and `manifest.json` to (created when missing).
-    public var outputDirectory: String
+    public var outputDirectory: URL
     /// Metres between route points (default 10).
     public var spacing: Double = 10
     /// A video without a track: every N-th frame (default 30).
@@ -38,7 +38,7 @@ public struct PanoramasJob: Sendable {
     public var overwrite = false
 
     /// A job writing the panoramas of `source` along `route` into `outputDirectory` (created when missing).
-    public init(source: PanoramaSourceOptions, route: RouteChoice, outputDirectory: String) {
+    public init(source: PanoramaSourceOptions, route: RouteChoice, outputDirectory: URL) {
         self.source = source
         self.route = route
         self.outputDirectory = outputDirectory
@@ -60,7 +60,7 @@ public struct PanoramasJob: Sendable {
         /// The source's name (`google`, `panoramax`, `local`, `video`).
         public var sourceName: String
         /// The folder written to, as the job was given it.
-        public var outputDirectory: String
+        public var outputDirectory: URL
         /// What the export did: matches, coverage, files written, failures, downloads.
         public var export: PanoramaExport.Result
         /// All-black placeholder tiles found (and not used) in the panoramas written.
@@ -75,8 +75,8 @@ public struct PanoramasJob: Sendable {
             let c0 = export.coverage
             var c = encoder.container(keyedBy: SummaryKey.self)
             try c.encode(sourceName, forKey: "source")
-            try c.encode(outputDirectory, forKey: "output")
-            try c.encode(export.manifestPath, forKey: "manifest")
+            try c.encode(outputDirectory.shown, forKey: "output")
+            try c.encode(export.manifest.path, forKey: "manifest")
             try c.encode(c0.points, forKey: "points")
             try c.encode(c0.withImagery, forKey: "withImagery")
             try c.encode(c0.withoutImagery, forKey: "withoutImagery")
@@ -106,7 +106,7 @@ public struct PanoramasJob: Sendable {
         let made = try source.make(client: client, videoFrameStep: videoFrameStep, progress: progress, warning: warning)
 
         var export = PanoramaExport(
-            source: made.source, outputDirectory: PanoramaSourceOptions.expand(outputDirectory))
+            source: made.source, outputDirectory: outputDirectory)
         export.radius = radius
         export.resolution = resolution
         export.overwrite = overwrite
@@ -117,7 +117,7 @@ public struct PanoramasJob: Sendable {
         let planned: Route?
         switch route {
         case .file(let path):
-            planned = try await RouteSource.file(PanoramaSourceOptions.expand(path)).load().route
+            planned = try await RouteSource.file(path).load().route
         case .directions(let request, let service, let osrmBaseURL):
             let configuration = DirectionsConfiguration(
                 service: service, keyFile: source.keyFile, osrmBaseURL: osrmBaseURL,

@@ -11,7 +11,7 @@ public struct VideoJob: Sendable {
     /// The images in order (see ``ImageInputs/expand(_:)``); an entry's own duration overrides ``imageDuration``.
     public var inputs: [ImageInput]
     /// Output path; the container comes from its extension (`.mp4`, `.m4v`, `.mov`).
-    public var output: String
+    public var output: URL
     /// Seconds each image is shown, > 0. Default 1.
     public var imageDuration: Double = 1
     /// Output frame rate, 1–240 frames per second (exact fractions such as 30000/1001). Default 30.
@@ -39,10 +39,10 @@ public struct VideoJob: Sendable {
     /// Replace an existing output file.
     public var overwrite = false
     /// A file whose first audio stream is added as AAC, cut to the video's length.
-    public var audio: String?
+    public var audio: URL?
 
     /// A job making a video of `inputs` (shown in order) at `output` (.mp4, .m4v or .mov).
-    public init(inputs: [ImageInput], output: String) {
+    public init(inputs: [ImageInput], output: URL) {
         self.inputs = inputs
         self.output = output
     }
@@ -51,7 +51,7 @@ public struct VideoJob: Sendable {
     /// width, height, frames, fps (a number), frameRate (`"30000/1001"`), duration, bytes, images, skipped.
     public struct Summary: Sendable, Encodable {
         /// The video's path.
-        public var output: String
+        public var output: URL
         /// Images in the video.
         public var images: Int
         /// Images skipped because they could not be read (with ``skipInvalid``).
@@ -74,7 +74,7 @@ public struct VideoJob: Sendable {
         /// See the type's documentation for the keys.
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: SummaryKey.self)
-            try c.encode(output, forKey: "output")
+            try c.encode(output.shown, forKey: "output")
             try c.encodeFrameFormat(width: width, height: height, frameRate: frameRate)
             try c.encode(frames, forKey: "frames")
             try c.encode(duration, forKey: "duration")
@@ -102,10 +102,10 @@ public struct VideoJob: Sendable {
     }
 
     /// The container for an output path's extension, or a usage error naming the extensions allowed.
-    public static func container(for output: String) throws -> MediaContainer {
+    public static func container(for output: URL) throws -> MediaContainer {
         // MP4 and MOV (`.mp4`, `.m4v`, `.mov`); not Matroska, which `lapse clip` writes.
-        guard let c = MediaContainer(fileExtension: (output as NSString).pathExtension), c.isISOBaseMedia else {
-            throw LapseError.usage("\(output): the output must end in .mp4, .m4v or .mov")
+        guard let c = MediaContainer(fileExtension: output.pathExtension), c.isISOBaseMedia else {
+            throw LapseError.usage("\(output.shown): the output must end in .mp4, .m4v or .mov")
         }
         return c
     }
@@ -127,7 +127,7 @@ public struct VideoJob: Sendable {
         guard (0...51).contains(crf) else { throw LapseError.usage("CRF must be 0 to 51") }
         guard !inputs.isEmpty else { throw LapseError.usage("no input images") }
         let target = try AtomicOutput(
-            path: output, overwrite: overwrite, inputs: inputs.map(\.path) + [audio].compactMap { $0 })
+            url: output, overwrite: overwrite, inputs: inputs.map(\.url) + [audio].compactMap { $0 })
         defer { target.discard() }
 
         // The first valid image decides the default size. Images are decoded at reduced size where the decoder
@@ -139,7 +139,7 @@ public struct VideoJob: Sendable {
         let chosen = size
         while first == nil && firstIndex < inputs.count {
             do {
-                first = try DecodedImage(path: inputs[firstIndex].path) { w, h in
+                first = try DecodedImage(url: inputs[firstIndex].url) { w, h in
                     firstSize = (w, h)
                     let (fw, fh) =
                         chosen.map { ($0.width, $0.height) } ?? Self.defaultSize(displayWidth: w, displayHeight: h)
@@ -163,7 +163,7 @@ public struct VideoJob: Sendable {
             if (width, height) != full {
                 warning?(
                     """
-                    \(inputs[firstIndex].path) is \(full.width)x\(full.height): the video is \
+                    \(inputs[firstIndex].url.shown) is \(full.width)x\(full.height): the video is \
                     \(width & ~1)x\(height & ~1), 
                     """
                         + "the largest frame 4K players take (set a size for another)")
@@ -196,7 +196,7 @@ public struct VideoJob: Sendable {
         let videoLength = Double(totalFrames) / frameRate.value
         let audioTrack = try audio.map { try AudioTrack(sources: [.init(location: $0)], duration: videoLength) }
         let encoder = try VideoEncoder(
-            path: target.temporaryPath, container: container, settings: settings,
+            url: target.temporaryURL, container: container, settings: settings,
             audioTracks: audioTrack.map { [$0] } ?? [])
 
         let skip = skipInvalid
@@ -215,10 +215,10 @@ public struct VideoJob: Sendable {
                     let image =
                         i == 0
                         ? firstImage
-                        : try DecodedImage(path: input.path) {
+                        : try DecodedImage(url: input.url) {
                             fitter.scaledSize(displayWidth: $0, displayHeight: $1)
                         }
-                    if let misnamed = image.misnamed { warning?("\(input.path): \(misnamed), decoded as it is") }
+                    if let misnamed = image.misnamed { warning?("\(input.url.shown): \(misnamed), decoded as it is") }
                     // Straight to the encoder's Y′CbCr when nothing is composited (one conversion, not two).
                     if let picture = try fitter.yuvFrame(for: image) { return .success(.yuv(picture)) }
                     return .success(.rgba(try fitter.frame(for: image)))
@@ -251,7 +251,8 @@ public struct VideoJob: Sendable {
         try audioTrack?.write(upTo: encoder.duration, into: encoder)
         try encoder.finish()
         try target.commit()
-        let bytes = (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? NSNumber)?.int64Value ?? 0
+        let bytes =
+            (try? FileManager.default.attributesOfItem(atPath: output.path)[.size] as? NSNumber)?.int64Value ?? 0
         return Summary(
             output: output, images: images, skipped: skipped, frames: encoder.framesWritten,
             width: evenWidth, height: evenHeight, fps: fps, frameRate: frameRate,

@@ -9,8 +9,8 @@ import Synchronization
 /// run the way the video's centre column faces (`panoHeading`, compass degrees), and "distance along the route"
 /// counts frames — so keyframes by frame number work as expected.
 public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
-    /// The video's path.
-    public let path: String
+    /// The video (a file or an http(s) URL).
+    public let url: URL
     /// The video: checked to be 2:1, with its size, duration and frame rate.
     public let video: VideoPanoramaSource
     /// Every `frameStep`-th frame is a stop (1: every frame).
@@ -18,7 +18,7 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     /// Compass heading of the video's centre column at its first frame, degrees (the rest follow from the pictures).
     public let panoHeading: Double
     /// `video NAME`: the file's name.
-    public var name: String { "video \((path as NSString).lastPathComponent)" }
+    public var name: String { "video \(url.lastPathComponent)" }
     let decoder: SequentialDecoder
     /// A second pass over the video, decoded straight to the analysis size (it runs ahead of the render's).
     private let analysisDecoder: SequentialDecoder
@@ -57,32 +57,32 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     private let analysedStops: Set<Int>?
 
     /// - Parameters:
-    ///   - path: the video file (or URL).
+    ///   - url: the video file (or URL).
     ///   - frameStep: use every N-th frame, ≥ 1.
     ///   - panoHeading: compass heading of the video's centre column, degrees.
     ///   - equirectangular: take it as equirectangular though nothing says so (see
-    ///     ``VideoPanoramaSource/projection(of:path:equirectangular:)``).
+    ///     ``VideoPanoramaSource/projection(of:url:equirectangular:)``).
     ///   - telemetry: the video's own telemetry, read by the caller: a `.360` file's gravity levels its frames
     ///     (``VideoPanoramaSource/level(at:)``).
     /// - Throws: ``LapseError`` `.invalidInput` when the video cannot be opened or is not a 360° video.
     public init(
-        path: String, frameStep: Int = 1, panoHeading: Double = 0, equirectangular: Bool = false,
+        url: URL, frameStep: Int = 1, panoHeading: Double = 0, equirectangular: Bool = false,
         telemetry: CameraTelemetry? = nil
     ) throws {
-        self.path = path
+        self.url = url
         self.frameStep = max(1, frameStep)
         self.panoHeading = panoHeading
-        let reader = try VideoFrameReader(path)
+        let reader = try VideoFrameReader(url)
         video = try VideoPanoramaSource(
-            reader: reader, path: path, equirectangular: equirectangular, telemetry: telemetry)
-        let packets = try VideoFrameReader(path).framesFromPackets()
+            reader: reader, url: url, equirectangular: equirectangular, telemetry: telemetry)
+        let packets = try VideoFrameReader(url).framesFromPackets()
         let frameRate = video.frameRate
         let yuv = reader.yuvFramesAvailable
         decoder = SequentialDecoder(
             reader, yuv: yuv, times: packets?.times,
             wanted: { [step = self.frameStep] in $0 % step == 0 })
         times = try decoder.frameTimes()
-        let small = try VideoFrameReader(path)
+        let small = try VideoFrameReader(url)
         // Frames of 2048·k × 1024·k come as Y′CbCr, at their size, for SphereImage to reduce (no conversion to
         // RGBA); others as RGBA scaled to the analysis size.
         let analysisYUV =
@@ -150,7 +150,7 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     /// Stop `n` is frame `n · frameStep`, at "distance" n along a road that runs the way the video's centre faces.
     public func lookup(_ range: Range<Int>) async throws -> [HyperlapseStop?] {
         let origin = Coordinate(uncheckedLatitude: 0, longitude: 0)
-        let attribution = Attribution(source: (path as NSString).lastPathComponent)
+        let attribution = Attribution(source: url.lastPathComponent)
         return range.map { n in
             let point = RoutePoint(
                 coordinate: origin, distanceAlongRoute: Double(n), heading: normalizeDegrees(panoHeading))
@@ -234,6 +234,8 @@ final class SequentialDecoder: Sendable {
     private let outputs: [Int]?
     /// What the video is called in errors.
     private let name: String
+    /// The video, opened again by the probes.
+    private let location: URL
 
     enum Picture: Sendable {
         case rgba(PixelBuffer)
@@ -274,6 +276,7 @@ final class SequentialDecoder: Sendable {
         wanted: @escaping @Sendable (Int) -> Bool
     ) {
         name = reader.name
+        location = reader.location
         state = Mutex(State(reader: reader, times: times))
         self.yuv = yuv
         self.outputs = outputs
@@ -288,7 +291,7 @@ final class SequentialDecoder: Sendable {
         try state.withLock { state in
             if let times = state.times, !times.isEmpty { return times }
             var result: [Double] = []
-            let probe = try VideoFrameReader(name)
+            let probe = try VideoFrameReader(location)
             probe.outputSize = (2, 1)
             while let t = try probe.skipFrame() { result.append(t) }
             guard !result.isEmpty else { throw LapseError(.invalidInput, name, "no decodable frame") }
@@ -308,7 +311,7 @@ final class SequentialDecoder: Sendable {
             // A seek lands on the keyframe at or before its time (a tenth of a millisecond past the frame's, so that
             // rounding cannot take it one keyframe back); which frame that is, a reader of its own finds out first.
             let target = times[number] + 1e-4
-            guard let probe = try? VideoFrameReader(name), (try? probe.seek(to: target)) != nil,
+            guard let probe = try? VideoFrameReader(location), (try? probe.seek(to: target)) != nil,
                 let landed = try? probe.skipFrame(),
                 let k = times.firstIndex(where: { abs($0 - landed) < 1e-6 }), k <= number
             else { return }

@@ -17,12 +17,12 @@ import LapseCore
 public final class AudioTrack {
     /// One input of the track.
     public struct Source: Sendable {
-        /// A file path or URL (anything ``MediaInput`` opens) holding an audio stream.
-        public var location: String
+        /// A file or URL (anything ``MediaInput`` opens) holding an audio stream.
+        public var location: URL
         /// Where to begin in that input, seconds from its start.
         public var start: Double
-        /// Audio from `location` (a path or an http(s) URL), from `start` seconds into it.
-        public init(location: String, start: Double = 0) {
+        /// Audio from `location` (a file or an http(s) URL), from `start` seconds into it.
+        public init(location: URL, start: Double = 0) {
             self.location = location
             self.start = start
         }
@@ -80,7 +80,7 @@ public final class AudioTrack {
     }
 
     /// Checks that `location` opens and holds an audio stream (before any output is created).
-    public static func checkReadable(_ location: String, options: MediaInput.Options = MediaInput.Options()) throws {
+    public static func checkReadable(_ location: URL, options: MediaInput.Options = MediaInput.Options()) throws {
         var o = options
         o.requireVideo = false
         let input = try MediaInput(location: location, options: o)

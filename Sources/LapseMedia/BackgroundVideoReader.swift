@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import LapseCore
 import Synchronization
 
@@ -16,7 +17,7 @@ public final class BackgroundVideoReader: Sendable {
 
     /// Opens `location` on the reader's own thread (see ``VideoFrameReader/init(_:options:)``).
     /// - Throws: as ``VideoFrameReader/init(_:options:)``.
-    public static func open(_ location: String, options: MediaInput.Options = MediaInput.Options()) async throws
+    public static func open(_ location: URL, options: MediaInput.Options = MediaInput.Options()) async throws
         -> BackgroundVideoReader
     {
         let queue = BlockingQueue(label: "lapse.video-reader")

@@ -10,9 +10,9 @@ public enum ClipAudio: Sendable, Equatable {
     /// No audio stream in the output.
     case none
     /// Replace the sound with the audio of the file at `path` (decoded, cut to the clip's length, AAC).
-    case replace(path: String)
+    case replace(path: URL)
     /// Mix the input's audio with the file at `path` (libavfilter `amix`), cut to the clip's length, AAC.
-    case mix(path: String)
+    case mix(path: URL)
 }
 
 /// What ``Clipper`` cuts and how.
@@ -45,8 +45,8 @@ public struct ClipOptions: Sendable {
 /// end, keyframeTime, videoFrames (the frames shown: ``shownFrames``), hiddenFrames, framesPastEnd, editList,
 /// duration, mediaDuration (left out when unknown), audio, accurate, container.
 public struct ClipResult: Sendable, Encodable {
-    /// The clip written.
-    public var output = ""
+    /// The clip written (nil until it is).
+    public var output: URL?
     /// Whether the video was re-encoded from the exact frame (``ClipOptions/accurate``), not copied.
     public var accurate = false
     /// The range cut, seconds from the start of the media (`end` clamped to the media's duration).
@@ -87,7 +87,7 @@ public struct ClipResult: Sendable, Encodable {
     /// See the type's documentation for the keys.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: SummaryKey.self)
-        try c.encode(output, forKey: "output")
+        try c.encode(output?.shown ?? "", forKey: "output")
         try c.encode(start, forKey: "start")
         try c.encode(end, forKey: "end")
         try c.encode(keyframeTime, forKey: "keyframeTime")
@@ -118,8 +118,8 @@ public struct ClipResult: Sendable, Encodable {
 public enum Clipper {
     /// The container for an output file name, from its extension.
     /// - Throws: ``LapseError`` `.usage` for an extension other than `.mp4`, `.m4v`, `.mov`, `.mkv`.
-    public static func container(for path: String) throws -> MediaContainer {
-        let ext = URL(fileURLWithPath: path).pathExtension
+    public static func container(for output: URL) throws -> MediaContainer {
+        let ext = output.pathExtension
         guard let c = MediaContainer(fileExtension: ext) else {
             throw LapseError.usage("cannot write '.\(ext)' files: name the output .mp4, .mov, .m4v or .mkv")
         }
@@ -128,7 +128,7 @@ public enum Clipper {
 
     /// Cuts `options.start ..< options.end` of `location` into `output`.
     /// - Parameters:
-    ///   - location: a file path, an `http(s)://` URL or an HLS playlist URL (see ``MediaInput``).
+    ///   - location: a file, an `http(s)://` URL or an HLS playlist URL (see ``MediaInput``).
     ///   - output: the output file; written through ``AtomicOutput`` (nothing is left there on failure).
     ///   - options: the range, the mode (copy or accurate), the audio and the input's options.
     ///   - overwrite: replace an existing `output`.
@@ -138,7 +138,7 @@ public enum Clipper {
     ///   (start at or beyond the media's end; the message gives its duration), `.invalidInput` (an infinite end
     ///   for an input whose duration is unknown), `.output`, and everything ``MediaInput`` throws.
     public static func clip(
-        _ location: String, to output: String, options: ClipOptions, overwrite: Bool = false,
+        _ location: URL, to output: URL, options: ClipOptions, overwrite: Bool = false,
         progress: ProgressHandler? = nil
     ) throws -> ClipResult {
         guard options.start >= 0, options.start.isFinite else { throw LapseError.usage("the start must be a time ≥ 0") }
@@ -157,7 +157,7 @@ public enum Clipper {
         case .replace(let path), .mix(let path): inputs.append(path)
         default: break
         }
-        let target = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs)
+        let target = try AtomicOutput(url: output, overwrite: overwrite, inputs: inputs)
         var audioOptions = options.input
         audioOptions.requireVideo = false
         if case .replace(let path) = options.audio { try AudioTrack.checkReadable(path, options: audioOptions) }
@@ -189,12 +189,12 @@ public enum Clipper {
             if options.accurate {
                 result = try AccurateClip(
                     input: input, options: range, container: container,
-                    path: target.temporaryPath, progress: progress
+                    path: target.temporaryURL.path, progress: progress
                 ).run()
             } else {
                 result = try StreamCopyClip(
                     input: input, options: range, container: container,
-                    path: target.temporaryPath, progress: progress
+                    path: target.temporaryURL.path, progress: progress
                 ).run()
             }
             result.mediaDuration = duration

@@ -41,15 +41,15 @@ public enum Concatenator {
     ///   hidden by an edit list (a cut by stream copy, which cannot be joined without re-encoding), `.output`.
     /// - Returns: the frames and duration written, and each input's duration.
     public static func concat(
-        _ inputs: [String], to output: String, metadata: [String: String]? = nil,
+        _ inputs: [URL], to output: URL, metadata: [String: String]? = nil,
         overwrite: Bool = false, progress: ProgressHandler? = nil
     ) throws -> ConcatResult {
         guard inputs.count >= 2 else { throw LapseError.usage("give at least two videos to join") }
         let container = try Clipper.container(for: output)
-        let target = try AtomicOutput(path: output, overwrite: overwrite, inputs: inputs)
+        let target = try AtomicOutput(url: output, overwrite: overwrite, inputs: inputs)
         do {
             let result = try join(
-                inputs, path: target.temporaryPath, container: container, metadata: metadata, progress: progress)
+                inputs, path: target.temporaryURL.path, container: container, metadata: metadata, progress: progress)
             try target.commit()
             return result
         } catch {
@@ -61,7 +61,7 @@ public enum Concatenator {
     /// Each input's container metadata (`title`, `copyright`, `comment`…; not the container's own fields such as
     /// `major_brand`), in order.
     /// - Throws: ``LapseError`` `.invalidInput` naming an input that cannot be read.
-    public static func metadata(of inputs: [String]) throws -> [[String: String]] {
+    public static func metadata(of inputs: [URL]) throws -> [[String: String]] {
         var options = MediaInput.Options()
         options.requireVideo = false
         return try inputs.map { containerMetadata(try MediaInput(location: $0, options: options)) }
@@ -73,7 +73,7 @@ public enum Concatenator {
     }
 
     private static func join(
-        _ paths: [String], path: String, container: MediaContainer, metadata: [String: String]?,
+        _ paths: [URL], path: String, container: MediaContainer, metadata: [String: String]?,
         progress: ProgressHandler?
     ) throws -> ConcatResult {
         var options = MediaInput.Options()

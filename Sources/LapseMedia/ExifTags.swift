@@ -63,9 +63,9 @@ public struct ExifTags: Sendable, Equatable {
         model = ifd0.flatMap { Self.text($0, tag: 0x0110) }
     }
 
-    /// The tags at the start of the file at `path` (its first 1 MB: where a JPEG's EXIF is); nil without any.
-    public init?(path: String) {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+    /// The tags at the start of the file at `url` (its first 1 MB: where a JPEG's EXIF is); nil without any.
+    public init?(url: URL) {
+        guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
         defer { try? handle.close() }
         self.init(head: [UInt8]((try? handle.read(upToCount: 1 << 20)) ?? Data()))
     }

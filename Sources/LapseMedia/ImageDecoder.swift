@@ -11,8 +11,8 @@ import LapseCore
 public final class DecodedImage: @unchecked Sendable {
     // @unchecked: immutable after init; the frame is only read.
     private let frame: Frame
-    /// The path it was read from.
-    public let path: String
+    /// What the image is called in errors: the file's path as given, or the name given with its data.
+    public let name: String
     /// When the file's name says another kind of image than its content (`"WebP data named as JPEG"`), for the
     /// caller to warn: the picture is decoded as what it is.
     public let misnamed: String?
@@ -26,7 +26,7 @@ public final class DecodedImage: @unchecked Sendable {
     public var displayWidth: Int { orientation.swapsAxes ? frame.height : frame.width }
     /// Height displayed upright (orientation applied), in pixels.
     public var displayHeight: Int { orientation.swapsAxes ? frame.width : frame.height }
-    /// The stored size before a reduced decode (``init(path:reduction:pixelLimit:)``), nil when decoded whole.
+    /// The stored size before a reduced decode (``init(url:reduction:pixelLimit:)``), nil when decoded whole.
     private let fullSize: (width: Int, height: Int)?
     /// Size when displayed upright at full resolution, whatever the size decoded: what an image is fitted by,
     /// so a reduced decode (rounded up to whole pixels) fits exactly as the full one would.
@@ -47,18 +47,19 @@ public final class DecodedImage: @unchecked Sendable {
     /// 268 megapixels (`av_image_check_size2`).
     public static let defaultPixelLimit = 16384 * 8192
 
-    /// Decodes the first picture in the file at `path`, at reduced size where the decoder can (JPEG: libavcodec's
+    /// Decodes the first picture in the file at `url`, at reduced size where the decoder can (JPEG: libavcodec's
     /// `lowres`, the picture ½, ¼ or ⅛ as wide for `reduction` 1, 2 or 3, far faster than decoding it whole);
     /// other formats decode at full size. ``storedWidth`` and ``storedHeight`` are the sizes decoded.
     /// - Parameters:
-    ///   - path: the image file.
+    ///   - url: the image file.
     ///   - reduction: 0…3 (default 0: full size).
     ///   - pixelLimit: the most pixels the decoded picture may have (default ``defaultPixelLimit``); the size is
     ///     read from the file's header first (JPEG, PNG, GIF, WebP, BMP, TIFF), so a larger image is refused before any
     ///     pixel memory is allocated.
     /// - Throws: ``LapseError`` `.invalidInput` naming the path: missing file, unreadable file, not an image,
     ///   corrupt or truncated data, more pixels than `pixelLimit`.
-    public convenience init(path: String, reduction: Int = 0, pixelLimit: Int = DecodedImage.defaultPixelLimit) throws {
+    public convenience init(url: URL, reduction: Int = 0, pixelLimit: Int = DecodedImage.defaultPixelLimit) throws {
+        let path = url.relativePath
         try Self.checkReadable(path)
         let content = try Self.checkSignature(path)
         try self.init(
@@ -66,19 +67,20 @@ public final class DecodedImage: @unchecked Sendable {
             content: content)
     }
 
-    /// Decodes the picture in the file at `path` for showing at a smaller size: a JPEG is decoded at the smallest
+    /// Decodes the picture in the file at `url` for showing at a smaller size: a JPEG is decoded at the smallest
     /// of ½, ¼ and ⅛ size that is still at least as large as `target` says the picture will be shown (so an image
     /// much larger than the output costs a fraction of its full decode in time and memory); other formats decode
     /// whole.
     /// - Parameters:
-    ///   - path: the image file.
-    ///   - pixelLimit: as for ``init(path:reduction:pixelLimit:)``, on the pixels decoded.
+    ///   - url: the image file.
+    ///   - pixelLimit: as for ``init(url:reduction:pixelLimit:)``, on the pixels decoded.
     ///   - target: the size the picture will be scaled to, given its displayed (upright) size at full resolution.
-    /// - Throws: as ``init(path:reduction:pixelLimit:)``.
+    /// - Throws: as ``init(url:reduction:pixelLimit:)``.
     public convenience init(
-        path: String, pixelLimit: Int = DecodedImage.defaultPixelLimit,
+        url: URL, pixelLimit: Int = DecodedImage.defaultPixelLimit,
         shownAt target: (_ displayWidth: Int, _ displayHeight: Int) -> (width: Int, height: Int)
     ) throws {
+        let path = url.relativePath
         try Self.checkReadable(path)
         let content = try Self.checkSignature(path)
         let header = ImageHeader.read(path: path)
@@ -107,7 +109,7 @@ public final class DecodedImage: @unchecked Sendable {
     /// - Parameters:
     ///   - data: the encoded image.
     ///   - name: what to call it in error messages (a URL without its query, a tile name).
-    ///   - reduction: decode at ½ⁿ of the size where the decoder can (see ``init(path:reduction:pixelLimit:)``),
+    ///   - reduction: decode at ½ⁿ of the size where the decoder can (see ``init(url:reduction:pixelLimit:)``),
     ///     default 0.
     ///   - pixelLimit: the most pixels the decoded picture may have (default ``defaultPixelLimit``).
     /// - Throws: ``LapseError`` `.invalidInput` naming `name` when the data is not a decodable image or is too large.
@@ -137,7 +139,7 @@ public final class DecodedImage: @unchecked Sendable {
         content: (kind: String, demuxer: String, named: String?)? = nil
     ) throws {
         FFmpegLog.quiet()
-        self.path = path
+        self.name = path
         misnamed = content?.named.map { "\(content!.kind) data named as \($0)" }
         // The size the decoder will give (libavcodec's mjpeg decoder reduces by up to ⅛), checked before decoding.
         let reduced = header?.reducible == true ? max(0, min(reduction, 3)) : 0

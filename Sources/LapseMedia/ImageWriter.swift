@@ -16,8 +16,8 @@ public enum ImageFileFormat: Sendable, Equatable {
 
     /// The format for a file name's extension: `.png` → PNG; `.jpg`/`.jpeg` → JPEG at `jpegQuality`.
     /// `nil` for any other extension.
-    public static func forPath(_ path: String, jpegQuality: Int = defaultJPEGQuality) -> ImageFileFormat? {
-        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+    public static func forFile(_ url: URL, jpegQuality: Int = defaultJPEGQuality) -> ImageFileFormat? {
+        switch url.pathExtension.lowercased() {
         case "png": return .png
         case "jpg", "jpeg": return .jpeg(quality: jpegQuality)
         default: return nil
@@ -39,25 +39,25 @@ public enum ImageWriter {
         }
     }
 
-    /// Encodes `image` and writes it to `path` through ``AtomicOutput`` (a temporary file renamed into place,
-    /// so a failure never leaves a partial file at `path`).
+    /// Encodes `image` and writes it to `url` through ``AtomicOutput`` (a temporary file renamed into place,
+    /// so a failure never leaves a partial file at `url`).
     /// - Parameters:
     ///   - image: the pixels (RGBA, straight alpha).
-    ///   - path: the target file.
+    ///   - url: the target file.
     ///   - format: the file format; `nil` picks it from the extension (see
-    /// ``ImageFileFormat/forPath(_:jpegQuality:)``).
+    /// ``ImageFileFormat/forFile(_:jpegQuality:)``).
     ///   - overwrite: replace an existing file; otherwise an existing file is an error.
     /// - Throws: ``LapseError`` `.usage` for an extension that is neither PNG nor JPEG (when `format` is nil)
     ///   or a quality outside 1…100; `.output` when the file exists (without `overwrite`), the directory is
     ///   missing or not writable; `.codec` when the encoder fails.
     public static func write(
-        _ image: PixelBuffer, to path: String, format: ImageFileFormat? = nil,
+        _ image: PixelBuffer, to url: URL, format: ImageFileFormat? = nil,
         overwrite: Bool
     ) throws {
-        guard let format = format ?? ImageFileFormat.forPath(path) else {
-            throw LapseError.usage("\(path): the image file name must end in .png, .jpg or .jpeg")
+        guard let format = format ?? ImageFileFormat.forFile(url) else {
+            throw LapseError.usage("\(url.shown): the image file name must end in .png, .jpg or .jpeg")
         }
-        let output = try AtomicOutput(path: path, overwrite: overwrite)
+        let output = try AtomicOutput(url: url, overwrite: overwrite)
         do {
             let bytes = try encode(image, as: format)
             try output.write(Data(bytes))

@@ -31,7 +31,7 @@ public final class MediaInput {
         /// The HTTP `User-Agent`.
         public var userAgent: String = lapseUserAgent
         /// Where an input that must be downloaded first is kept (default: the system's temporary directory).
-        public var temporaryDirectory: String?
+        public var temporaryDirectory: URL?
         /// Options at their defaults.
         public init() {}
     }
@@ -72,7 +72,7 @@ public final class MediaInput {
     }
 
     /// The location as given (may hold a secret in its query string: print ``displayName`` instead).
-    public let location: String
+    public let location: URL
     /// The location as it may be printed: a path, or the URL without its query string.
     public let displayName: String
     /// True for `http://`, `https://` and other network inputs.
@@ -97,24 +97,25 @@ public final class MediaInput {
 
     /// Opens `location` and reads its stream information.
     /// - Parameters:
-    ///   - location: a file path or an `http://`, `https://` URL (progressive file or HLS `.m3u8`).
+    ///   - location: a file or an `http://`, `https://` URL (progressive file or HLS `.m3u8`).
     ///   - options: timeouts and checks (see ``Options``).
     /// - Throws: ``LapseError`` — `.invalidInput` (missing or unreadable file, not a media file, no video stream,
     ///   truncated file), `.network` (HTTP status, refused connection, timeout), `.cancelled`.
-    public init(location: String, options: Options = Options()) throws {
+    public init(location: URL, options: Options = Options()) throws {
         FFmpegLog.quiet()
-        self.location = location
-        self.displayName = Redaction.url(location)
+        let url = location
+        self.location = url
+        self.displayName = url.isFileURL ? url.relativePath : Redaction.url(url.absoluteString)
         self.options = options
-        let scheme = location.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
-        isNetwork = location.contains("://") && scheme != "file"
+        isNetwork = !url.isFileURL
+        let target = url.openable
         interrupt = InterruptState()
         if let deadline = options.deadline { interrupt.arm(seconds: deadline) }
         // A read that waits out rw_timeout, and the one reconnection that follows it (its delay included), may
         // pass before the input counts as stalled.
         if isNetwork { interrupt.watchStalls(seconds: options.readTimeout + Double(reconnectDelayMax)) }
         if !isNetwork {
-            let path = location.hasPrefix("file:") ? String(location.dropFirst(5)) : location
+            let path = url.path
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 throw LapseError(.invalidInput, displayName, "no such file", cause: .posix(ENOENT))
@@ -126,12 +127,12 @@ public final class MediaInput {
                 throw LapseError(.invalidInput, displayName, "permission denied")
             }
         }
-        if isNetwork, let refusal = Self.unreachable(location, timeout: options.readTimeout) {
+        if isNetwork, let refusal = Self.unreachable(target, timeout: options.readTimeout) {
             throw LapseError(.network, displayName, refusal)
         }
         if isNetwork { try checkPlaylistLoops() }
         var mustDownload = false
-        try open(location) { mustDownload = self.isNetwork && self.needsDownload() }
+        try open(target) { mustDownload = self.isNetwork && self.needsDownload() }
         if mustDownload {
             close()
             let file = try download()
@@ -479,9 +480,8 @@ public final class MediaInput {
     /// opened. Each variant's playlist is read (its first 64 kB; 16 variants at most), as libavformat would.
     /// - Throws: ``LapseError`` `.invalidInput` naming the input.
     private func checkPlaylistLoops() throws {
-        guard let url = URL(string: location), ["m3u8", "m3u"].contains(url.pathExtension.lowercased()) else {
-            return
-        }
+        let url = location
+        guard ["m3u8", "m3u"].contains(url.pathExtension.lowercased()) else { return }
         func variants(of text: [UInt8], at base: URL) -> [URL]? {
             let lines = String(decoding: text, as: UTF8.self).split(whereSeparator: \.isNewline)
                 .map { $0.trimmingCharacters(in: .whitespaces) }
@@ -499,7 +499,9 @@ public final class MediaInput {
         func same(_ a: URL, _ b: URL) -> Bool {
             a.absoluteString.split(separator: "#").first == b.absoluteString.split(separator: "#").first
         }
-        guard let list = variants(of: try readStart(of: location, limit: 1 << 20), at: url) else { return }
+        guard let list = variants(of: try readStart(of: location.absoluteString, limit: 1 << 20), at: url) else {
+            return
+        }
         var distinct: [URL] = []
         for v in list where !distinct.contains(where: { same($0, v) }) { distinct.append(v) }
         for variant in distinct.prefix(16) where ["http", "https"].contains(variant.scheme?.lowercased() ?? "") {
@@ -523,10 +525,9 @@ public final class MediaInput {
 
     /// Copies the whole input to a temporary file through libavformat's I/O layer (same options).
     private func download() throws -> String {
-        let dir = options.temporaryDirectory ?? NSTemporaryDirectory()
-        let path = URL(fileURLWithPath: dir)
-            .appendingPathComponent("lapse-input-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).mp4").path
-        var io = try openIO(location)
+        let dir = options.temporaryDirectory ?? URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
+        let path = dir.appendingPathComponent("lapse-input-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).mp4").path
+        var io = try openIO(location.absoluteString)
         defer {
             interrupt.observe(io: nil)
             avio_closep(&io)
@@ -663,7 +664,7 @@ public final class MediaInput {
             if context == nil { return LapseError(.invalidInput, displayName, "not a media file (or a truncated one)") }
             return LapseError(.invalidInput, displayName, "\(doing): the file is truncated or corrupt")
         }
-        let message = Redaction.message(ffmpegMessage(code), hiding: [location])
+        let message = Redaction.message(ffmpegMessage(code), hiding: [location.openable])
         return LapseError(isNetwork ? .network : .invalidInput, displayName, "\(doing): \(message.lowercased())")
     }
 

@@ -94,14 +94,16 @@ public enum MediaContainer: String, Sendable, Hashable, CaseIterable, Codable, C
 ///
 /// Frames are given in presentation order. With the default time base (1/fps) a frame's pts is its index,
 /// and the last frame lasts one frame interval, so `n` frames give a video of exactly `n / fps` seconds.
-/// The file is written to `path` directly: wrap it in ``AtomicOutput`` to get the write-then-rename behaviour.
+/// The file is written to `url` directly: wrap it in ``AtomicOutput`` to get the write-then-rename behaviour.
 ///
 /// Not thread-safe: use from one thread at a time (the encoder itself runs x264's own threads).
 public final class VideoEncoder {
     /// What the encoder was made with.
     public let settings: VideoEncoderSettings
     /// The file being written.
-    public let path: String
+    public var url: URL { URL(fileURLWithPath: path) }
+    /// Its path, as errors name it.
+    let path: String
     private var format: UnsafeMutablePointer<AVFormatContext>?
     private var codecContext: UnsafeMutablePointer<AVCodecContext>?
     private var stream: UnsafeMutablePointer<AVStream>
@@ -117,23 +119,24 @@ public final class VideoEncoder {
 
     /// Opens the encoder and the output file.
     /// - Parameters:
-    ///   - path: where to write (any name; the container comes from `container`).
+    ///   - url: where to write (any name; the container comes from `container`).
     ///   - container: the container (see ``MediaContainer/init(fileExtension:)``).
     ///   - settings: size, frame rate, codec, quality.
     /// - Throws: ``LapseError`` `.usage` for an odd or zero size, `.codec` when the encoder cannot be opened,
     ///   `.output` when the file cannot be created.
-    public convenience init(path: String, container: MediaContainer, settings: VideoEncoderSettings) throws {
-        try self.init(path: path, muxer: container.rawValue, settings: settings, audio: [])
+    public convenience init(url: URL, container: MediaContainer, settings: VideoEncoderSettings) throws {
+        try self.init(path: url.relativePath, muxer: container.rawValue, settings: settings, audio: [])
     }
 
     /// As the public initializer, with the AAC streams of `audioTracks` muxed beside the video (written with
     /// ``AudioTrack/write(upTo:into:stream:)``, stream `i` for track `i`).
     /// - Throws: as the public initializer.
     package convenience init(
-        path: String, container: MediaContainer, settings: VideoEncoderSettings, audioTracks: [AudioTrack]
+        url: URL, container: MediaContainer, settings: VideoEncoderSettings, audioTracks: [AudioTrack]
     ) throws {
         try self.init(
-            path: path, muxer: container.rawValue, settings: settings, audio: audioTracks.map(\.streamParameters))
+            path: url.relativePath, muxer: container.rawValue, settings: settings,
+            audio: audioTracks.map(\.streamParameters))
     }
 
     /// As the public initializer, with audio streams to mux beside the video.

@@ -21,7 +21,7 @@ import LapseCore
 ///
 /// Use from one task at a time. Typical use:
 /// ```swift
-/// let reader = try VideoFrameReader("clip.mov")
+/// let reader = try VideoFrameReader(URL(fileURLWithPath: "clip.mov"))
 /// reader.outputSize = (reader.displayWidth / 2, reader.displayHeight / 2)
 /// try reader.seek(to: 1.5)
 /// for i in 0..<20 { let picture = try reader.frame(at: 1.5 + Double(i) / 10) }
@@ -29,6 +29,8 @@ import LapseCore
 public final class VideoFrameReader {
     /// The input as it may be printed (URL query strings redacted).
     public let name: String
+    /// The input as it was opened.
+    public var location: URL { input.location }
     /// Stored (coded) picture size in pixels.
     public let codedWidth: Int
     /// Stored (coded) picture height in pixels.
@@ -111,11 +113,11 @@ public final class VideoFrameReader {
 
     /// Opens a video through ``MediaInput`` (files, http(s) with reconnects and timeouts, HLS).
     /// - Parameters:
-    ///   - input: a file path or an http(s)/HLS URL.
+    ///   - input: a file or an http(s)/HLS URL.
     ///   - options: network timeouts and deadline (see ``MediaInput/Options``).
     /// - Throws: ``LapseError`` `.invalidInput` (missing file, not a video, no video stream, no decoder),
     ///   `.network` (HTTP errors, timeouts), `.cancelled`.
-    public convenience init(_ input: String, options: MediaInput.Options = MediaInput.Options()) throws {
+    public convenience init(_ input: URL, options: MediaInput.Options = MediaInput.Options()) throws {
         try self.init(input: MediaInput(location: input, options: options))
     }
 

@@ -138,14 +138,14 @@ public struct DiskCache: Sendable {
         // Created under the registry's lock: an interruption deletes it or it is never created.
         let written: Bool
         do {
-            written = try TemporaryFiles.write(data, to: temp.path)
+            written = try TemporaryFiles.write(data, to: temp)
         } catch {
-            TemporaryFiles.unregister(temp.path)
+            TemporaryFiles.unregister(temp)
             unlink(temp.path)
             throw LapseError(.output, url.path, "cannot write the cache entry")
         }
         guard written else { throw LapseError(.cancelled, url.path, "cancelled") }
-        let code = TemporaryFiles.rename(temp.path, to: url.path)
+        let code = TemporaryFiles.rename(temp, to: url)
         if code != 0 {
             unlink(temp.path)
             throw LapseError.posix(.output, url.path, "cannot write the cache entry", errno: code)

@@ -17,7 +17,7 @@ public struct LocalPhotoSource: PanoramaSource {
     /// `local`.
     public let name = "local"
     /// The folder.
-    public let directory: String
+    public let directory: URL
     /// Usable photos in capture order (EXIF DateTimeOriginal, then file name).
     public let panoramas: [PanoramaMetadata]
     /// Photos not used, with the reason (file name → reason).
@@ -31,23 +31,22 @@ public struct LocalPhotoSource: PanoramaSource {
     ///   - directory: the folder of photos.
     ///   - equirectangular: take every 2:1 photo as a 360° one though nothing says so (see ``refusal(_:)``).
     /// - Throws: ``LapseError`` `.invalidInput` when the folder cannot be read or holds no usable photo.
-    public init(directory: String, equirectangular: Bool = false) throws {
+    public init(directory: URL, equirectangular: Bool = false) throws {
         self.directory = directory
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         } catch {
             throw LapseError(
                 .invalidInput, directory,
-                FileManager.default.fileExists(atPath: directory) ? "cannot read the folder" : "no such folder")
+                FileManager.default.fileExists(atPath: directory.path) ? "cannot read the folder" : "no such folder")
         }
         let jpegs = names.filter { ["jpg", "jpeg"].contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
             .sorted()
         var usable: [(PhotoMetadata, String)] = []
         var skipped: [(String, String)] = []
         for file in jpegs {
-            let path = URL(fileURLWithPath: directory).appendingPathComponent(file).path
-            guard let m = try? PhotoMetadata(path: path) else {
+            guard let m = try? PhotoMetadata(url: directory.appendingPathComponent(file, isDirectory: false)) else {
                 skipped.append((file, "cannot read the file"))
                 continue
             }
@@ -121,7 +120,7 @@ public struct LocalPhotoSource: PanoramaSource {
                 PanoramaMetadata(
                     source: "local", id: file, coordinate: here, date: m.dateTime, heading: heading,
                     tilt: m.posePitch ?? 0, roll: m.poseRoll ?? 0, width: fullWidth,
-                    height: m.crop == nil ? m.height! : fullWidth / 2, file: m.path, headingSource: from,
+                    height: m.crop == nil ? m.height! : fullWidth / 2, file: m.url.path, headingSource: from,
                     crop: m.crop))
         }
         self.panoramas = panoramas
@@ -135,7 +134,7 @@ public struct LocalPhotoSource: PanoramaSource {
     /// (``VideoPanoramaSource/isDualFisheye(_:)``) — looked at 512 wide, decoded at ½, ¼ or ⅛ scale.
     static func refusal(_ m: PhotoMetadata) -> String? {
         if m.saysSpherical { return nil }
-        guard let decoded = try? DecodedImage(path: m.path, reduction: reduction(from: m.width ?? 0, to: 512)),
+        guard let decoded = try? DecodedImage(url: m.url, reduction: reduction(from: m.width ?? 0, to: 512)),
             let pixels = try? decoded.pixels(width: 512, height: 256, accurate: false)
         else { return nil } // what cannot be looked at is not refused here (decoding says why, later)
         if VideoPanoramaSource.isDualFisheye(pixels) {
@@ -180,7 +179,7 @@ public struct LocalPhotoSource: PanoramaSource {
     ) throws -> PixelBuffer {
         guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
         let r = crop.rectangle(inFrameOfWidth: frameWidth)
-        let decoded = try DecodedImage(path: file, reduction: reduction)
+        let decoded = try DecodedImage(url: URL(fileURLWithPath: file), reduction: reduction)
         return crop.frame(
             width: frameWidth, placing: try decoded.pixels(width: r.width, height: r.height, accurate: accurate))
     }
@@ -202,7 +201,7 @@ public struct LocalPhotoSource: PanoramaSource {
     {
         guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
         var full: (Int, Int)?
-        let decoded = try DecodedImage(path: file) { w, h in
+        let decoded = try DecodedImage(url: URL(fileURLWithPath: file)) { w, h in
             full = (w, h)
             let (tw, th) = Self.size(for: resolution, width: w, height: h)
             return (width: tw, height: th)
@@ -223,7 +222,8 @@ public struct LocalPhotoSource: PanoramaSource {
             return PanoramaImage(metadata: panorama, pixels: pixels)
         }
         guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
-        let decoded = try DecodedImage(path: file, reduction: Self.reduction(from: panorama.width, to: width))
+        let decoded = try DecodedImage(
+            url: URL(fileURLWithPath: file), reduction: Self.reduction(from: panorama.width, to: width))
         return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(accurate: false))
     }
 

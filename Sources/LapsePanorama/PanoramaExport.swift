@@ -41,8 +41,8 @@ public struct PanoramaExport: Sendable {
         public var tilesFromCache: Int
         /// Panoramas an earlier, unfinished run of the same job had written (kept, not fetched again).
         public var resumed: Int
-        /// The manifest's path.
-        public var manifestPath: String
+        /// The manifest written.
+        public var manifest: URL
     }
 
     /// Where the panoramas come from.
@@ -52,7 +52,7 @@ public struct PanoramaExport: Sendable {
     /// The size the panoramas are fetched and written at (default: the largest the source has).
     public var resolution: PanoramaResolution = .full
     /// Output folder (created when missing).
-    public var outputDirectory: String
+    public var outputDirectory: URL
     /// Replace files of an earlier, finished run (an unfinished one's are kept and not fetched again).
     public var overwrite = false
     /// Panoramas fetched at once (their tiles share the HTTP client's limit).
@@ -65,7 +65,7 @@ public struct PanoramaExport: Sendable {
     public var warning: WarningHandler?
 
     /// An export of `source`'s panoramas into `outputDirectory`, every other setting at its default.
-    public init(source: any PanoramaSource, outputDirectory: String) {
+    public init(source: any PanoramaSource, outputDirectory: URL) {
         self.source = source
         self.outputDirectory = outputDirectory
     }
@@ -101,7 +101,7 @@ public struct PanoramaExport: Sendable {
         return try await write(matches: matches, coverage: CoverageSummary(matches))
     }
 
-    var manifestPath: String { URL(fileURLWithPath: outputDirectory).appendingPathComponent("manifest.json").path }
+    var manifestPath: String { outputDirectory.appendingPathComponent("manifest.json").path }
 
     /// A finished job's folder (it has a manifest) is not written again without `overwrite`: checked by the
     /// `run` methods before any lookup is sent (and by a caller before it plans the route). An unfinished one's
@@ -115,12 +115,12 @@ public struct PanoramaExport: Sendable {
 
     private func write(matches: [PanoramaMatch], coverage: CoverageSummary) async throws -> Result {
         do {
-            try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
         } catch {
             throw LapseError(.output, outputDirectory, "cannot create the folder")
         }
         let journal = try Journal(
-            folder: outputDirectory, job: "\(source.name)|\(resolution)|\(jpegQuality)", fresh: overwrite)
+            folder: outputDirectory.relativePath, job: "\(source.name)|\(resolution)|\(jpegQuality)", fresh: overwrite)
         // A run that finished while this one looked its panoramas up has left its manifest: kept, as at the start
         // (and the journal this run opened, which nobody else's is then, goes).
         do { try checkManifest() } catch {
@@ -177,7 +177,8 @@ public struct PanoramaExport: Sendable {
         return Result(
             matches: matches, coverage: coverage, written: writtenList,
             failed: failed.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) },
-            tilesDownloaded: downloaded, tilesFromCache: cached, resumed: resumed, manifestPath: manifestPath)
+            tilesDownloaded: downloaded, tilesFromCache: cached, resumed: resumed,
+            manifest: URL(fileURLWithPath: manifestPath))
     }
 
     /// The file name of the `number`-th distinct panorama: `0001_<id>.jpg` with the id made safe, a photo's own
@@ -216,7 +217,7 @@ public struct PanoramaExport: Sendable {
     {
         let name = Self.fileName(number: number, id: pano.id)
         // Written by an earlier run of this job that did not finish: kept.
-        if let w = journal.reusable(name, for: pano, in: outputDirectory) {
+        if let w = journal.reusable(name, for: pano, in: outputDirectory.relativePath) {
             return .success(Fetched(written: w, downloaded: 0, fromCache: 0, kept: true))
         }
         do {
@@ -243,13 +244,14 @@ public struct PanoramaExport: Sendable {
                     """
                 )
             }
-            let path = URL(fileURLWithPath: outputDirectory).appendingPathComponent(name).path
+            let path = outputDirectory.appendingPathComponent(name, isDirectory: false).path
             let w = Written(
                 panorama: image.metadata, file: name, width: image.pixels.width, height: image.pixels.height,
                 zoom: image.zoom, placeholderTiles: image.placeholderTiles)
             // Recorded before the image is in place: an image of the folder without its line is not this job's.
             if !FileManager.default.fileExists(atPath: path) || overwrite { try journal.append(w) }
-            try ImageWriter.write(image.pixels, to: path, format: .jpeg(quality: jpegQuality), overwrite: overwrite)
+            try ImageWriter.write(
+                image.pixels, to: URL(fileURLWithPath: path), format: .jpeg(quality: jpegQuality), overwrite: overwrite)
             return .success(
                 Fetched(written: w, downloaded: image.tilesDownloaded, fromCache: image.tilesFromCache, kept: false))
         } catch let error as LapseError {
@@ -287,7 +289,7 @@ public struct PanoramaExport: Sendable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(
             Manifest(source: source.name, radius: radius, coverage: coverage, points: points, panoramas: written))
-        let output = try AtomicOutput(path: path, overwrite: overwrite)
+        let output = try AtomicOutput(url: URL(fileURLWithPath: path), overwrite: overwrite)
         do { try output.write(data) } catch {
             output.discard()
             throw LapseError(.output, path, "cannot write the manifest")

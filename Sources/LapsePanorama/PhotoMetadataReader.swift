@@ -7,8 +7,8 @@ import LapseMedia
 /// What a photo file says about where and how it was taken: EXIF GPS and date (``ExifTags``), the GPano
 /// heading from its XMP packet, and the pixel size from the JPEG frame header (without decoding the image).
 public struct PhotoMetadata: Sendable, Equatable {
-    /// The photo's path.
-    public var path: String
+    /// The photo.
+    public var url: URL
     /// EXIF GPSLatitude/GPSLongitude with their N/S, E/W references, or `nil`.
     public var coordinate: Coordinate?
     /// EXIF GPSImgDirection in degrees (true or magnetic north, as recorded), or `nil`.
@@ -36,10 +36,11 @@ public struct PhotoMetadata: Sendable, Equatable {
     /// the whole frame (nil for a whole one, or tags missing or inconsistent).
     public var crop: PanoramaCrop?
 
-    /// Reads `path`.
+    /// Reads the photo at `url`.
     /// - Throws: ``LapseError`` `.invalidInput` when the file cannot be read.
-    public init(path: String) throws {
-        self.path = path
+    public init(url: URL) throws {
+        self.url = url
+        let path = url.relativePath
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw LapseError(
                 .invalidInput, path,

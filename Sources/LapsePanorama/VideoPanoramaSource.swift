@@ -26,8 +26,8 @@ import LapseTelemetry
 public struct VideoPanoramaSource: PanoramaSource {
     /// `video`.
     public let name = "video"
-    /// The video's path (or `.360` file's).
-    public let path: String
+    /// The video (or `.360` file).
+    public let url: URL
     /// Size of the frames as equirectangular pictures, pixels (for a `.360` file: its faces' equirectangular size).
     public let width: Int
     /// Height of the frames as equirectangular pictures, pixels.
@@ -49,23 +49,23 @@ public struct VideoPanoramaSource: PanoramaSource {
     /// Opens the video (and checks it is 2:1) and the track.
     /// - Throws: ``LapseError`` `.invalidInput` for an unreadable or non-2:1 video, or a track without times.
     public init(
-        path: String, track: Route? = nil, trackOffset: Double = 0, equirectangular: Bool = false,
+        url: URL, track: Route? = nil, trackOffset: Double = 0, equirectangular: Bool = false,
         telemetry: CameraTelemetry? = nil
     ) throws {
         try self.init(
-            reader: try VideoFrameReader(path), path: path, track: track, trackOffset: trackOffset,
+            reader: try VideoFrameReader(url), url: url, track: track, trackOffset: trackOffset,
             equirectangular: equirectangular, telemetry: telemetry)
     }
 
-    /// As ``init(path:track:trackOffset:)`` for a video its caller has opened already (`reader`, at its start),
+    /// As ``init(url:track:trackOffset:)`` for a video its caller has opened already (`reader`, at its start),
     /// which is only read for its size, duration and frame rate.
     public init(
-        reader: VideoFrameReader, path: String, track: Route? = nil, trackOffset: Double = 0,
+        reader: VideoFrameReader, url: URL, track: Route? = nil, trackOffset: Double = 0,
         equirectangular: Bool = false, telemetry: CameraTelemetry? = nil
     ) throws {
         self.telemetry = telemetry
-        projection = try Self.projection(of: reader, path: path, equirectangular: equirectangular)
-        self.path = path
+        projection = try Self.projection(of: reader, url: url, equirectangular: equirectangular)
+        self.url = url
         if case .goproEAC(let eac) = projection {
             width = eac.equirectangularWidth
             height = eac.equirectangularWidth / 2
@@ -96,10 +96,11 @@ public struct VideoPanoramaSource: PanoramaSource {
     /// - Throws: ``LapseError`` `.invalidInput` for anything else, saying what it is: an Insta360 original (`.insv`,
     ///   dual fisheye, which may well be 2:1) and any other video of two fisheye circles say to export an
     ///   equirectangular video first; a flat video of 2:1 names `--equirectangular` for one that is 360° after all.
-    public static func projection(of reader: VideoFrameReader, path: String, equirectangular: Bool = false) throws
+    public static func projection(of reader: VideoFrameReader, url: URL, equirectangular: Bool = false) throws
         -> SourceProjection
     {
-        if path.lowercased().hasSuffix(".insv") || Self.hasInsta360Trailer(path) {
+        let path = url.shown
+        if url.lowercasedExtension == "insv" || (url.isFileURL && Self.hasInsta360Trailer(url.relativePath)) {
             throw LapseError(
                 .invalidInput, path,
                 "an Insta360 original (.insv: two fisheye pictures, not equirectangular): export an equirectangular "
@@ -128,7 +129,7 @@ public struct VideoPanoramaSource: PanoramaSource {
                 "its spherical metadata says \(other), not equirectangular: export an equirectangular video from it")
         case nil:
             if equirectangular { return .equirectangular }
-            let first = try VideoFrameReader(path)
+            let first = try VideoFrameReader(url)
             first.outputSize = (512, 256)
             guard let frame = try first.nextFrame()?.pixels else { return .equirectangular }
             if isDualFisheye(frame) {
@@ -253,7 +254,8 @@ public struct VideoPanoramaSource: PanoramaSource {
         return PanoramaMetadata(
             source: name, id: "video@\(String(format: "%.3f", t))",
             coordinate: coordinate ?? Coordinate(uncheckedLatitude: 0, longitude: 0),
-            heading: heading, tilt: level?.tilt ?? 0, roll: level?.roll ?? 0, width: width, height: height, file: path,
+            heading: heading, tilt: level?.tilt ?? 0, roll: level?.roll ?? 0, width: width, height: height,
+            file: url.shown,
             time: t)
     }
 
@@ -305,7 +307,7 @@ public struct VideoPanoramaSource: PanoramaSource {
     /// The frame: equirectangular at the size `resolution` asks for, or a `.360` file's atlas, scaled as the
     /// equirectangular picture of its faces would be (``PanoramaImage/projection`` says which).
     public func image(for panorama: PanoramaMetadata, resolution: PanoramaResolution) async throws -> PanoramaImage {
-        let reader = try VideoFrameReader(path)
+        let reader = try VideoFrameReader(url)
         let (w, h) = LocalPhotoSource.size(for: resolution, width: width, height: height)
         if case .goproEAC(let eac) = projection {
             reader.outputSize = eac.atlasSize(forEquirectangularWidth: w)

@@ -53,7 +53,8 @@ public struct CameraScript: Sendable, Equatable, Codable {
     /// Reads a camera file (JSON) of at most ``maximumFileBytes``.
     /// - Throws: ``LapseError`` `.invalidInput` naming the file and what is wrong (larger than the limit, bad JSON,
     ///   unknown mode, a keyframe without a position, values out of range).
-    public static func read(path: String) throws -> CameraScript {
+    public static func read(_ url: URL) throws -> CameraScript {
+        let path = url.relativePath
         var info = stat()
         if stat(path, &info) == 0, Int(info.st_size) > maximumFileBytes {
             throw LapseError(

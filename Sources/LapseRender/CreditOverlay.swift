@@ -52,14 +52,14 @@ public final class CreditOverlay: Sendable {
 
     /// - Parameters:
     ///   - corner: where the credit goes.
-    ///   - renderer: the font (default: DejaVu Sans, ``TextRenderer/defaultFontPath``).
+    ///   - renderer: the font (default: DejaVu Sans, ``TextRenderer/defaultFont``).
     public init(corner: CreditCorner, renderer: TextRenderer) {
         self.corner = corner
         self.renderer = renderer
     }
 
     /// An overlay with the default font.
-    /// - Throws: ``LapseError`` `.invalidInput` when the font is missing (see ``TextRenderer/init(fontPath:)``).
+    /// - Throws: ``LapseError`` `.invalidInput` when the font is missing (see ``TextRenderer/init(font:)``).
     public convenience init(corner: CreditCorner) throws {
         self.init(corner: corner, renderer: try TextRenderer())
     }

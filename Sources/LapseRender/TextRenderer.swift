@@ -32,22 +32,23 @@ public struct TextMask: Sendable, Equatable {
 /// Safe to use from several tasks at once: the FreeType face is only touched under a lock.
 public final class TextRenderer: Sendable {
     /// DejaVu Sans from Debian's `fonts-dejavu-core`: covers Latin (accented letters), Greek, Cyrillic and "©".
-    public static let defaultFontPath = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+    public static let defaultFont = URL(fileURLWithPath: "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
     /// The font file.
-    public let fontPath: String
+    public let font: URL
     private let face: Mutex<FontFace>
 
     /// Opens a font.
-    /// - Parameter fontPath: a TrueType/OpenType file (default ``defaultFontPath``).
+    /// - Parameter font: a TrueType/OpenType file (default ``defaultFont``).
     /// - Throws: ``LapseError`` `.invalidInput` naming the file when it is missing (with the Debian package that
     ///   provides the default) or is not a font FreeType can read; `.other` when FreeType cannot start.
-    public init(fontPath: String = TextRenderer.defaultFontPath) throws {
-        self.fontPath = fontPath
+    public init(font: URL = TextRenderer.defaultFont) throws {
+        self.font = font
+        let fontPath = font.relativePath
         guard FileManager.default.fileExists(atPath: fontPath) else {
             throw LapseError(
                 .invalidInput, fontPath,
-                fontPath == Self.defaultFontPath
+                font == Self.defaultFont
                     ? "font not found: install the Debian package fonts-dejavu-core"
                     : "font not found")
         }

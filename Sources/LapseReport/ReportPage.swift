@@ -15,7 +15,7 @@ import LapseMedia
 /// given (``summaryJSON``: what `--json` prints), read by the page's script.
 public struct ReportPage: Sendable {
     /// Where Debian's `libjs-leaflet` puts Leaflet.
-    public static let debianLeaflet = "/usr/share/javascript/leaflet"
+    public static let debianLeaflet = URL(fileURLWithPath: "/usr/share/javascript/leaflet", isDirectory: true)
 
     /// The page's title.
     public var title: String
@@ -24,9 +24,9 @@ public struct ReportPage: Sendable {
     /// The summary as `--json` prints it (a JSON object); shown as a table.
     public var summaryJSON: Data
     /// The MP4 and GIF made (paths), if any: linked, and the thumbnails are taken from the MP4.
-    public var video: String?
+    public var video: URL?
     /// The GIF made (path), if any: linked.
-    public var gif: String?
+    public var gif: URL?
     /// Credit lines (imagery and route), one per line.
     public var credits: [String]
     /// A folder holding `leaflet.min.js` (or `leaflet.js`) and `leaflet.css`.
@@ -38,7 +38,7 @@ public struct ReportPage: Sendable {
 
     /// A page of `report` with the given title, summary JSON, outputs and credits (see the properties).
     public init(
-        title: String, report: HyperlapseReport, summaryJSON: Data, video: String? = nil, gif: String? = nil,
+        title: String, report: HyperlapseReport, summaryJSON: Data, video: URL? = nil, gif: URL? = nil,
         credits: [String] = []
     ) {
         self.title = title
@@ -51,17 +51,21 @@ public struct ReportPage: Sendable {
 
     /// What ``write(to:overwrite:)`` wrote.
     public struct Written: Sendable, Equatable {
-        /// The page's path.
-        public var path: String
+        /// The page.
+        public var page: URL
         /// The thumbnails' folder (`PAGE_files`, beside the page; nil when there are none: no folder is made)
         /// and how many it holds.
-        public var filesDirectory: String?
+        public var filesDirectory: URL?
         /// Thumbnails written in ``filesDirectory``.
         public var thumbnails: Int
     }
 
     /// The thumbnails' folder of a page: `PAGE_files` beside it (`report.html` → `report_files`).
-    public static func filesDirectory(of page: String) -> String {
+    public static func filesDirectory(of page: URL) -> URL {
+        URL(fileURLWithPath: filesDirectory(of: page.relativePath), isDirectory: true)
+    }
+
+    static func filesDirectory(of page: String) -> String {
         (page as NSString).deletingPathExtension + "_files"
     }
 
@@ -72,11 +76,11 @@ public struct ReportPage: Sendable {
     /// - Throws: ``LapseError`` `.usage` for another extension or an input inside the files folder, `.output`
     ///   when something is in the way, `.notFound` when Leaflet is missing.
     public static func checkOutput(
-        _ page: String, overwrite: Bool, inputs: [String] = [],
-        leafletDirectory: String = debianLeaflet
+        _ page: URL, overwrite: Bool, inputs: [URL] = [],
+        leafletDirectory: URL = debianLeaflet
     ) throws {
-        try checkPaths(page, overwrite: overwrite, inputs: inputs)
-        _ = try leaflet(in: leafletDirectory)
+        try checkPaths(page.relativePath, overwrite: overwrite, inputs: inputs.filter(\.isFileURL).map(\.relativePath))
+        _ = try leaflet(in: leafletDirectory.relativePath)
     }
 
     /// ``checkOutput(_:overwrite:inputs:leafletDirectory:)`` but for Leaflet.
@@ -85,7 +89,9 @@ public struct ReportPage: Sendable {
         guard ext == "html" || ext == "htm" else {
             throw LapseError.usage("\(page): the report must end in .html or .htm")
         }
-        try AtomicOutput(path: page, overwrite: overwrite, inputs: inputs).discard()
+        try AtomicOutput(
+            url: URL(fileURLWithPath: page), overwrite: overwrite, inputs: inputs.map { URL(fileURLWithPath: $0) }
+        ).discard()
         let files = filesDirectory(of: page)
         let inside = resolved(files) + "/"
         if let input = inputs.first(where: { resolved($0) + "/" == inside || resolved($0).hasPrefix(inside) }) {
@@ -118,10 +124,11 @@ public struct ReportPage: Sendable {
     /// - Throws: ``LapseError`` `.output` when the page or its folder cannot be written (or exist without
     ///   `overwrite`), `.notFound` when Leaflet is missing, the video reader's errors for the thumbnails.
     @discardableResult
-    public func write(to page: String, overwrite: Bool) throws -> Written {
-        try Self.checkPaths(page, overwrite: overwrite, inputs: [video, gif].compactMap { $0 })
-        let leaflet = try Self.leaflet(in: leafletDirectory)
-        let output = try AtomicOutput(path: page, overwrite: overwrite)
+    public func write(to pageURL: URL, overwrite: Bool) throws -> Written {
+        let page = pageURL.relativePath
+        try Self.checkPaths(page, overwrite: overwrite, inputs: [video, gif].compactMap { $0?.relativePath })
+        let leaflet = try Self.leaflet(in: leafletDirectory.relativePath)
+        let output = try AtomicOutput(url: pageURL, overwrite: overwrite)
         defer { output.discard() }
         let folder =
             (page as NSString).deletingLastPathComponent.isEmpty ? "." : (page as NSString).deletingLastPathComponent
@@ -153,7 +160,7 @@ public struct ReportPage: Sendable {
             if replacing { try Self.checkReplaceable(files) }
             try output.commit()
             if replacing { try? FileManager.default.removeItem(atPath: files) }
-            return Written(path: page, filesDirectory: nil, thumbnails: 0)
+            return Written(page: pageURL, filesDirectory: nil, thumbnails: 0)
         }
         if replacing {
             try Self.checkReplaceable(files)
@@ -172,7 +179,8 @@ public struct ReportPage: Sendable {
             throw error
         }
         if replacing { try? FileManager.default.removeItem(atPath: previous) }
-        return Written(path: page, filesDirectory: files, thumbnails: thumbs.count)
+        return Written(
+            page: pageURL, filesDirectory: URL(fileURLWithPath: files, isDirectory: true), thumbnails: thumbs.count)
     }
 
     /// A thumbnail of a frame: its index, time and relative source.
@@ -184,7 +192,7 @@ public struct ReportPage: Sendable {
 
     /// Every n-th frame of the video (at most ``maxThumbnails``), ``thumbnailWidth`` wide, as JPEG files
     /// `frame-NNNNN.jpg` in `folder` (named in the page as `name/…`).
-    func thumbnails(of video: String, into folder: String, as name: String) throws -> [Thumbnail] {
+    func thumbnails(of video: URL, into folder: String, as name: String) throws -> [Thumbnail] {
         let reader = try VideoFrameReader(video)
         let w = max(2, thumbnailWidth)
         let h = max(
@@ -211,7 +219,8 @@ public struct ReportPage: Sendable {
             if take {
                 guard let (time, pixels) = try reader.nextFrame() else { break }
                 let file = String(format: "frame-%05d.jpg", index)
-                try ImageWriter.write(pixels, to: folder + "/" + file, format: .jpeg(quality: 80), overwrite: false)
+                try ImageWriter.write(
+                    pixels, to: URL(fileURLWithPath: folder + "/" + file), format: .jpeg(quality: 80), overwrite: false)
                 result.append(Thumbnail(frame: index, time: time, src: encodedName + "/" + file))
             } else if try reader.skipFrame() == nil {
                 break
@@ -278,7 +287,8 @@ public struct ReportPage: Sendable {
         let reportJSON = try json(report)
         let thumbsJSON = try json(thumbnails)
         let media = MediaLinks(
-            video: video.map { Self.relative($0, from: base) }, gif: gif.map { Self.relative($0, from: base) })
+            video: video.map { Self.relative($0.relativePath, from: base) },
+            gif: gif.map { Self.relative($0.relativePath, from: base) })
         let mediaJSON = try json(media)
         let creditItems = credits.map { "<li>\(Self.escaped($0))</li>" }.joined(separator: "\n")
         return """

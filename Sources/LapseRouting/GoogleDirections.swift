@@ -196,8 +196,9 @@ extension GoogleDirections {
     /// The API key from `keyFile` (its first line, trimmed) when given, else from `GOOGLE_MAPS_API_KEY`.
     /// - Returns: `nil` when neither is set.
     /// - Throws: ``LapseError`` `.invalidInput` (subject: the key file) when the file is missing, unreadable or empty.
-    public static func apiKey(keyFile: String?, environment: [String: String]) throws -> String? {
-        if let keyFile {
+    public static func apiKey(keyFile url: URL?, environment: [String: String]) throws -> String? {
+        if let url {
+            let keyFile = url.relativePath
             guard FileManager.default.fileExists(atPath: keyFile) else {
                 throw LapseError(.invalidInput, keyFile, "no such key file")
             }

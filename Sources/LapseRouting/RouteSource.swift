@@ -22,7 +22,7 @@ public struct DirectionsConfiguration: Sendable {
     /// Which directions service plans routes.
     public var service: DirectionsService
     /// A file whose first line is the Google Maps API key (else `GOOGLE_MAPS_API_KEY`).
-    public var keyFile: String?
+    public var keyFile: URL?
     /// The base URL of the Google service used: the Routes API (else `LAPSE_GOOGLE_ROUTES_URL`, else
     /// ``GoogleRoutes/defaultBaseURL``) or, for `.googleDirections`, the legacy Directions API (else
     /// `LAPSE_GOOGLE_DIRECTIONS_URL`, else ``GoogleDirections/defaultBaseURL``).
@@ -36,7 +36,7 @@ public struct DirectionsConfiguration: Sendable {
 
     /// A configuration of `service` with the given key file, base URLs, environment and client (see the properties).
     public init(
-        service: DirectionsService = .google, keyFile: String? = nil, googleBaseURL: String? = nil,
+        service: DirectionsService = .google, keyFile: URL? = nil, googleBaseURL: String? = nil,
         osrmBaseURL: String? = nil, environment: [String: String] = [:],
         client: HTTPClient = .shared
     ) {
@@ -91,8 +91,8 @@ public struct DirectionsConfiguration: Sendable {
 
 /// Where a route comes from: a file, or a directions service asked for a request.
 public enum RouteSource: Sendable {
-    /// A route file; `format` `nil` means detect it (see ``RouteFile/read(path:format:)``).
-    case file(String, format: RouteFileFormat? = nil)
+    /// A route file; `format` `nil` means detect it (see ``RouteFile/read(_:format:)``).
+    case file(URL, format: RouteFileFormat? = nil)
     /// A directions request.
     case directions(DirectionsRequest)
 
@@ -111,13 +111,13 @@ public enum RouteSource: Sendable {
     }
 
     /// Reads the file or asks the service.
-    /// - Throws: ``LapseError`` from ``RouteFile/read(path:format:)``, ``DirectionsConfiguration/provider()`` or the
+    /// - Throws: ``LapseError`` from ``RouteFile/read(_:format:)``, ``DirectionsConfiguration/provider()`` or the
     ///   provider's ``DirectionsProvider/route(_:)``.
     public func load(_ configuration: DirectionsConfiguration = DirectionsConfiguration()) async throws -> Loaded {
         switch self {
         case .file(let path, let format):
             return Loaded(
-                route: try RouteFile.read(path: path, format: format), provider: "file", requestCount: 0,
+                route: try RouteFile.read(path, format: format), provider: "file", requestCount: 0,
                 reportedDistance: nil, warnings: [])
         case .directions(let request):
             let result = try await configuration.provider().route(request)

@@ -26,16 +26,16 @@ public struct CameraTelemetry: Sendable {
         self.gravity = gravity
     }
 
-    /// The telemetry of the video at `path` (MP4, MOV or a GoPro `.360`): its `gpmd` track, else its `camm` track;
+    /// The telemetry of the video at `url` (MP4, MOV or a GoPro `.360`): its `gpmd` track, else its `camm` track;
     /// nil when it has neither.
     /// - Throws: ``LapseError`` `.invalidInput` for a file that does not open or a sample that does not parse
     ///   (naming the file and the sample).
-    public static func read(ofVideo path: String) throws -> CameraTelemetry? {
+    public static func read(ofVideo url: URL) throws -> CameraTelemetry? {
         var options = MediaInput.Options()
         options.requireVideo = false
         // One pass over the file, whichever track it has.
         guard
-            let (tag, samples) = try MediaInput(location: path, options: options).dataSamples(firstOf: ["gpmd", "camm"])
+            let (tag, samples) = try MediaInput(location: url, options: options).dataSamples(firstOf: ["gpmd", "camm"])
         else { return nil }
         var telemetry = CameraTelemetry(format: tag == "gpmd" ? .gpmf : .camm, fixes: [])
         for (k, sample) in samples.enumerated() {
@@ -52,7 +52,7 @@ public struct CameraTelemetry: Sendable {
                 telemetry.fixes += GPMF.gpsFixes(inStreams: streams, start: sample.time, duration: duration)
                 telemetry.gravity += GPMF.gravity(inStreams: streams, start: sample.time, duration: duration)
             } catch let error as LapseError {
-                throw LapseError(.invalidInput, path, "telemetry sample \(k + 1): \(error.reason)")
+                throw LapseError(.invalidInput, url, "telemetry sample \(k + 1): \(error.reason)")
             }
         }
         if telemetry.format == .camm { telemetry.fixes.sort { $0.time < $1.time } }
@@ -60,8 +60,8 @@ public struct CameraTelemetry: Sendable {
     }
 
     /// The GPS fixes of the video's telemetry (``read(ofVideo:)``), nil when it has none.
-    public static func gpsFixes(ofVideo path: String) throws -> [CameraGPSFix]? {
-        try read(ofVideo: path)?.fixes
+    public static func gpsFixes(ofVideo url: URL) throws -> [CameraGPSFix]? {
+        try read(ofVideo: url)?.fixes
     }
 
     /// Gravity at `time` seconds of the video: the two samples either side interpolated (and made unit length),

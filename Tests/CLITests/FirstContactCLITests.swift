@@ -362,8 +362,9 @@ extension FirstContactCLITests {
     @Test func twoTripsAreKeptApart() throws {
         let dir = TestData.scratchDirectory("two-trips")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let picture = try DecodedImage(path: TestData.path("pano360/trekview_360/GSAG2002.JPG")).pixels(
-            width: 512, height: 256)
+        let picture = try DecodedImage(url: URL(fileURLWithPath: TestData.path("pano360/trekview_360/GSAG2002.JPG")))
+            .pixels(
+                width: 512, height: 256)
         let start = (latitude: 52.44, longitude: 6.89)
         func at(north: Double, east: Double) -> (latitude: Double, longitude: Double) {
             (

@@ -35,10 +35,10 @@ import Testing
             .sorted()
         #expect(files.count == 4, "\(files)")
         for (k, name) in files.enumerated() {
-            let ours = try DecodedImage(path: path("panos/" + name)).pixels()
+            let ours = try DecodedImage(url: URL(fileURLWithPath: path("panos/" + name))).pixels()
             #expect(ours.width == 2944 && ours.height == 1472)
             let reference = try DecodedImage(
-                path: TestData.path("pano360/gopro_max_eac/3k/STITCHED/GS018423_\(k + 1).jpg")
+                url: URL(fileURLWithPath: TestData.path("pano360/gopro_max_eac/3k/STITCHED/GS018423_\(k + 1).jpg"))
             ).pixels()
             let scaled = try ours.resized(width: reference.width, height: reference.height)
             let psnr = ImageMetrics.psnr(scaled, reference)
@@ -120,7 +120,7 @@ import Testing
         }
         let levelled = try poses(file, "levelled", ["--spacing", "2"])
         #expect(levelled.count >= 2, "\(levelled)")
-        let telemetry = try #require(try CameraTelemetry.read(ofVideo: file))
+        let telemetry = try #require(try CameraTelemetry.read(ofVideo: URL(fileURLWithPath: file)))
         for frame in levelled {
             let tilt = frame["tilt"] as? Double ?? 0
             let roll = frame["roll"] as? Double ?? 99

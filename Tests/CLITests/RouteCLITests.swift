@@ -34,7 +34,7 @@ import Testing
         let out = dir.appendingPathComponent("pole.gpx").path
         let resampled = try Shell.lapse(["route", "--input", gpx, "--spacing", "40000", "-o", out, "-y"])
         #expect(resampled.status == 0, "\(resampled.stderr)")
-        #expect(try RouteFile.read(path: out).points.count == 501)
+        #expect(try RouteFile.read(URL(fileURLWithPath: out)).points.count == 501)
     }
 
     /// `--smoothing` changes the headings written with a resampled route (it changed nothing: #18 item 10): GPX
@@ -60,7 +60,7 @@ import Testing
             let properties = json?["properties"] as? [String: Any]
             return (properties?["headings"] as? [Double]) ?? []
         }
-        let route = try RouteFile.read(path: track)
+        let route = try RouteFile.read(URL(fileURLWithPath: track))
         for smoothing in ["5", "200"] {
             let expected = try route.resampled(every: 50, smoothing: Double(smoothing)!).map(\.heading)
             for ext in ["gpx", "geojson"] {
@@ -198,7 +198,7 @@ import Testing
         #expect(
             gpx.contains("<metadata>\n    <desc>Route from Google Maps Platform (Routes API), retrieved "),
             "\(gpx.prefix(400))")
-        #expect(try RouteFile.read(path: path("tm2.gpx")).points.count == points.count)
+        #expect(try RouteFile.read(URL(fileURLWithPath: path("tm2.gpx"))).points.count == points.count)
         // Both went to the Routes API (POST, key in a header), none to the legacy Directions API.
         let log = try Shell.run("curl", ["-s", server.baseURL + "/_requests"]).stdout
         #expect(

@@ -45,7 +45,7 @@ import Testing
         #expect(insisted.status == 0, "\(insisted.stderr)")
         // Its spherical metadata (Spherical Video V1, as Google's injector writes it) says it is one: taken as such.
         try SphericalMetadata.inject(into: flat)
-        #expect(try VideoFrameReader(flat).sphericalProjection == "equirectangular")
+        #expect(try VideoFrameReader(URL(fileURLWithPath: flat)).sphericalProjection == "equirectangular")
         let tagged = try Shell.lapse([
             "hyperlapse", "--source", "video:" + flat, "--size", "320x180", "-o", path("c.mp4")
         ])

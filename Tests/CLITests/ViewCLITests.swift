@@ -45,7 +45,7 @@ import Testing
         ])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("wrote \(png)"))
-        let ours = try DecodedImage(path: png).pixels()
+        let ours = try DecodedImage(url: URL(fileURLWithPath: png)).pixels()
         #expect(ours.width == 480 && ours.height == 270)
         // yaw = heading − panorama heading = 210° = −150°; v_fov from the 16:9 size.
         let vfov = 2 * atan(tan(40 * Double.pi / 180) * 270 / 480) * 180 / .pi
@@ -69,7 +69,7 @@ import Testing
         let probe = try FFmpegReference.probe(
             jpg, ["-show_entries", "stream=codec_name,width,height", "-of", "csv=p=0"])
         #expect(probe.trimmingCharacters(in: .whitespacesAndNewlines) == "mjpeg,480,270")
-        let decoded = try DecodedImage(path: jpg).pixels()
+        let decoded = try DecodedImage(url: URL(fileURLWithPath: jpg)).pixels()
         #expect(ImageMetrics.psnr(decoded, ours) > 28)
         #expect(try leftovers().isEmpty)
     }
@@ -83,7 +83,7 @@ import Testing
         let json = try #require(try JSONSummary.parse(r.stdoutData))
         #expect(json["width"] as? Int == 1280 && json["height"] as? Int == 720 && json["output"] as? String == out)
         #expect(json["panorama_width"] as? Int == 2048)
-        let image = try DecodedImage(path: out)
+        let image = try DecodedImage(url: URL(fileURLWithPath: out))
         #expect(image.displayWidth == 1280 && image.displayHeight == 720)
     }
 
@@ -98,7 +98,7 @@ import Testing
         #expect(try String(contentsOfFile: out, encoding: .utf8) == "keep me")
         let replaced = try Shell.lapse(["view", pano, "--size", "64x64", "-o", out, "--overwrite"])
         #expect(replaced.status == 0)
-        #expect(try DecodedImage(path: out).displayWidth == 64)
+        #expect(try DecodedImage(url: URL(fileURLWithPath: out)).displayWidth == 64)
         #expect(try leftovers().isEmpty)
     }
 
@@ -139,7 +139,7 @@ import Testing
         let wide = dir.appendingPathComponent("wide.png").path
         let r = try Shell.lapse(["view", pano, "--size", "16384x64", "-o", wide, "-y"])
         #expect(r.status == 0, "\(r.stderr)")
-        let written = try DecodedImage(path: wide)
+        let written = try DecodedImage(url: URL(fileURLWithPath: wide))
         #expect(written.storedWidth == 16384 && written.storedHeight == 64)
     }
 

@@ -13,24 +13,24 @@ import Testing
 
     /// The temporary file is hidden beside the target, names it back, and only appears at the target on commit.
     @Test func temporaryFileIsHiddenBesideTheTarget() throws {
-        let output = try AtomicOutput(path: path("out.mp4"), overwrite: false)
-        let name = URL(fileURLWithPath: output.temporaryPath).lastPathComponent
+        let output = try AtomicOutput(url: URL(fileURLWithPath: path("out.mp4")), overwrite: false)
+        let name = output.temporaryURL.lastPathComponent
         #expect(name.hasPrefix(".out.mp4.\(getpid())-") && name.hasSuffix(".partial.mp4"), "\(name)")
-        #expect(URL(fileURLWithPath: output.temporaryPath).deletingLastPathComponent().path == dir.path)
-        #expect(AtomicOutput.targetPath(ofTemporary: output.temporaryPath) == path("out.mp4"))
+        #expect(output.temporaryURL.deletingLastPathComponent().path == dir.path)
+        #expect(AtomicOutput.targetPath(ofTemporary: output.temporaryURL.path) == path("out.mp4"))
         #expect(AtomicOutput.targetPath(ofTemporary: path("out.mp4")) == nil)
-        try write("video", to: output.temporaryPath)
+        try write("video", to: output.temporaryURL.path)
         #expect(!FileManager.default.fileExists(atPath: path("out.mp4")))
         try output.commit()
         #expect(try read(path("out.mp4")) == "video")
-        #expect(!FileManager.default.fileExists(atPath: output.temporaryPath))
+        #expect(!FileManager.default.fileExists(atPath: output.temporaryURL.path))
     }
 
     /// A file that appears at the target while the job runs is kept without `overwrite`; the finished output goes
     /// beside it (named in the error) and nothing is lost. With `overwrite` it is replaced.
     @Test func aFileThatAppearsDuringTheJobIsKept() throws {
-        let output = try AtomicOutput(path: path("a.gif"), overwrite: false)
-        try write("ours", to: output.temporaryPath)
+        let output = try AtomicOutput(url: URL(fileURLWithPath: path("a.gif")), overwrite: false)
+        try write("ours", to: output.temporaryURL.path)
         try write("theirs", to: path("a.gif")) // created by someone else mid-job
         let error = try #require(throws: LapseError.self) { try output.commit() }
         #expect(error.code == .output)
@@ -44,15 +44,15 @@ import Testing
         #expect(try read(path("a.gif")) == "theirs")
         #expect(try read(path("a-1.gif")) == "ours")
         // The next free name when -1 is taken too.
-        let second = try AtomicOutput(path: path("b"), overwrite: false)
-        try write("ours", to: second.temporaryPath)
+        let second = try AtomicOutput(url: URL(fileURLWithPath: path("b")), overwrite: false)
+        try write("ours", to: second.temporaryURL.path)
         try write("theirs", to: path("b"))
         try write("older", to: path("b-1"))
         #expect(throws: LapseError.self) { try second.commit() }
         #expect(try read(path("b-1")) == "older" && read(path("b-2")) == "ours")
 
-        let replacing = try AtomicOutput(path: path("c.mp4"), overwrite: true)
-        try write("ours", to: replacing.temporaryPath)
+        let replacing = try AtomicOutput(url: URL(fileURLWithPath: path("c.mp4")), overwrite: true)
+        try write("ours", to: replacing.temporaryURL.path)
         try write("theirs", to: path("c.mp4"))
         try replacing.commit()
         #expect(try read(path("c.mp4")) == "ours")
@@ -63,10 +63,16 @@ import Testing
     /// An existing file is refused up front without `overwrite`; a missing folder and an input as the output too.
     @Test func existingFilesMissingFoldersAndInputsAreRefused() throws {
         try write("x", to: path("exists.mp4"))
-        #expect(throws: LapseError.self) { try AtomicOutput(path: path("exists.mp4"), overwrite: false) }
-        #expect(throws: LapseError.self) { try AtomicOutput(path: path("nowhere/out.mp4"), overwrite: true) }
+        #expect(throws: LapseError.self) {
+            try AtomicOutput(url: URL(fileURLWithPath: path("exists.mp4")), overwrite: false)
+        }
+        #expect(throws: LapseError.self) {
+            try AtomicOutput(url: URL(fileURLWithPath: path("nowhere/out.mp4")), overwrite: true)
+        }
         let same = try #require(throws: LapseError.self) {
-            try AtomicOutput(path: path("exists.mp4"), overwrite: true, inputs: [path("./exists.mp4")])
+            try AtomicOutput(
+                url: URL(fileURLWithPath: path("exists.mp4")), overwrite: true,
+                inputs: [URL(fileURLWithPath: path("./exists.mp4"))])
         }
         #expect(same.code == .usage)
         #expect(try read(path("exists.mp4")) == "x")
@@ -81,7 +87,7 @@ import Testing
         let live = path(".v.mp4.\(getpid())-2e.partial.mp4")
         let other = path(".w.mp4.\(deadPID)-3d.partial.mp4")
         for file in [stale, live, other] { try write("x", to: file) }
-        #expect(AtomicOutput.removeStale(for: path("v.mp4")) == [stale])
+        #expect(AtomicOutput.removeStale(for: URL(fileURLWithPath: path("v.mp4"))).map(\.path) == [stale])
         #expect(!FileManager.default.fileExists(atPath: stale))
         #expect(FileManager.default.fileExists(atPath: live) && FileManager.default.fileExists(atPath: other))
     }
@@ -93,12 +99,12 @@ import Testing
         let deadPID = try #require(Int32(child.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
         let stale = path(".m.json.\(deadPID)-9a.partial.json")
         try write("x", to: stale)
-        let output = try AtomicOutput(path: path("m.json"), overwrite: false)
+        let output = try AtomicOutput(url: URL(fileURLWithPath: path("m.json")), overwrite: false)
         #expect(!FileManager.default.fileExists(atPath: stale))
         try output.write(Data("{}".utf8))
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: dir.path) == [
-                URL(fileURLWithPath: output.temporaryPath).lastPathComponent
+                output.temporaryURL.lastPathComponent
             ])
         try output.commit()
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["m.json"])
@@ -108,11 +114,11 @@ import Testing
     /// Discarding (or dropping) an output leaves the target as it was.
     @Test func discardLeavesNothing() throws {
         do {
-            let output = try AtomicOutput(path: path("d.mp4"), overwrite: false)
-            try write("half", to: output.temporaryPath)
+            let output = try AtomicOutput(url: URL(fileURLWithPath: path("d.mp4")), overwrite: false)
+            try write("half", to: output.temporaryURL.path)
         }
-        let output = try AtomicOutput(path: path("e.mp4"), overwrite: false)
-        try write("half", to: output.temporaryPath)
+        let output = try AtomicOutput(url: URL(fileURLWithPath: path("e.mp4")), overwrite: false)
+        try write("half", to: output.temporaryURL.path)
         output.discard()
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
     }

@@ -10,10 +10,12 @@ import Testing
     @Test func gifEncoder() throws {
         let dir = TestData.scratchDirectory("lapse-failing-init-gif")
         let path = dir.appendingPathComponent("a.gif").path
-        let wide = try #require(throws: LapseError.self) { try GIFEncoder(path: path, width: 70000, height: 10) }
+        let wide = try #require(throws: LapseError.self) {
+            try GIFEncoder(url: URL(fileURLWithPath: path), width: 70000, height: 10)
+        }
         #expect(wide.reason.contains("65535"), "\(wide)")
         let missing = dir.appendingPathComponent("no/folder/a.gif").path
-        #expect(throws: LapseError.self) { try GIFEncoder(path: missing, width: 10, height: 10) }
+        #expect(throws: LapseError.self) { try GIFEncoder(url: URL(fileURLWithPath: missing), width: 10, height: 10) }
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 }

@@ -130,7 +130,7 @@ func pageFrame(width: Int = 128, height: Int = 96, scroll: Int) -> PixelBuffer {
     /// same SSIM (luma SSIM 0.9982 vs 0.9984; bench/gif.sh's SSIM over Y, Cb and Cr is higher), every frame
     /// ≥ 30 dB.
     @Test func screenRecordingIsSmallerAtTheSameSSIM() async throws {
-        let reader = try VideoFrameReader(TestData.path("video/regift-test-file.mov"))
+        let reader = try VideoFrameReader(URL(fileURLWithPath: TestData.path("video/regift-test-file.mov")))
         reader.outputSize = (245, 130)
         var frames: [PixelBuffer] = []
         for i in 0..<20 { frames.append(try reader.frame(at: Double(i) / 10)) }

@@ -24,10 +24,11 @@ func encode(_ frames: [(PixelBuffer, Double)], options: GIFOptions = GIFOptions(
 {
     let dir = TestData.scratchDirectory("gif-enc")
     let path = dir.appendingPathComponent("out.gif").path
-    let encoder = try GIFEncoder(path: path, width: frames[0].0.width, height: frames[0].0.height, options: options)
+    let encoder = try GIFEncoder(
+        url: URL(fileURLWithPath: path), width: frames[0].0.width, height: frames[0].0.height, options: options)
     for (f, d) in frames { try await encoder.add(f, duration: d) }
     let summary = try await encoder.finish()
-    return (summary, try GIFFile(path: path))
+    return (summary, try GIFFile(url: URL(fileURLWithPath: path)))
 }
 
 @Suite struct GIFEncoderTests {
@@ -126,9 +127,9 @@ func encode(_ frames: [(PixelBuffer, Double)], options: GIFOptions = GIFOptions(
         let dir = TestData.scratchDirectory("gif-enc")
         let path = dir.appendingPathComponent("x.gif").path
         _ = FileManager.default.createFile(atPath: path, contents: Data("keep".utf8))
-        #expect(throws: LapseError.self) { try GIFEncoder(path: path, width: 4, height: 4) }
+        #expect(throws: LapseError.self) { try GIFEncoder(url: URL(fileURLWithPath: path), width: 4, height: 4) }
         let other = dir.appendingPathComponent("y.gif").path
-        let encoder = try GIFEncoder(path: other, width: 96, height: 64)
+        let encoder = try GIFEncoder(url: URL(fileURLWithPath: other), width: 96, height: 64)
         try await encoder.add(testFrame(), duration: 0.1)
         encoder.cancel()
         #expect(!FileManager.default.fileExists(atPath: other))
@@ -139,7 +140,7 @@ func encode(_ frames: [(PixelBuffer, Double)], options: GIFOptions = GIFOptions(
     @Test func noFramesIsAnError() async throws {
         let dir = TestData.scratchDirectory("gif-enc")
         let path = dir.appendingPathComponent("z.gif").path
-        let encoder = try GIFEncoder(path: path, width: 8, height: 8)
+        let encoder = try GIFEncoder(url: URL(fileURLWithPath: path), width: 8, height: 8)
         await #expect(throws: LapseError.self) { _ = try await encoder.finish() }
         #expect(!FileManager.default.fileExists(atPath: path))
     }

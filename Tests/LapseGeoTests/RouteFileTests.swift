@@ -17,7 +17,7 @@ import Testing
     /// The real San Francisco track (gpx.studio, GPX 1.1 with Garmin extensions): one trk, one trkseg, 49 trkpt.
     @Test func realGPXReadsFully() throws {
         let path = TestData.path("geo/sf_30km_h.gpx")
-        let route = try RouteFile.read(path: path)
+        let route = try RouteFile.read(URL(fileURLWithPath: path))
         #expect(route.points.count == 49)
         #expect(route.name == "New file 1")
         let first = try #require(route.points.first)
@@ -45,7 +45,7 @@ import Testing
               </rte>
             </gpx>
             """)
-        let r = try RouteFile.read(path: gpx10)
+        let r = try RouteFile.read(URL(fileURLWithPath: gpx10))
         #expect(r.name == "Route A")
         #expect(
             r.coordinates == [
@@ -67,7 +67,7 @@ import Testing
               <trk><trkseg><trkpt lat="1.3" lon="2.3"/></trkseg></trk>
             </gpx>
             """)
-        let s = try RouteFile.read(path: segments)
+        let s = try RouteFile.read(URL(fileURLWithPath: segments))
         #expect(s.points.map(\.coordinate.latitude) == [1, 1.1, 1.2, 1.3]) // tracks win over the route
         #expect(s.points[2].elevation == 12.5) // the ele inside extensions is ignored
         #expect(s.points[0].time == Date(timeIntervalSince1970: 1_704_164_645.5))
@@ -76,7 +76,7 @@ import Testing
 
     @Test func geojsonShapes() throws {
         let line = try file("a.geojson", #"{"type":"LineString","coordinates":[[-79.38,43.65,76.5],[-73.56,45.5]]}"#)
-        let r = try RouteFile.read(path: line)
+        let r = try RouteFile.read(URL(fileURLWithPath: line))
         #expect(
             r.coordinates == [
                 try Coordinate(latitude: 43.65, longitude: -79.38), try Coordinate(latitude: 45.5, longitude: -73.56)
@@ -96,7 +96,7 @@ import Testing
               "geometry":{"type":"GeometryCollection","geometries":[{"type":"LineString","coordinates":[[11,12]]}]}}
             ]}
             """)
-        let c = try RouteFile.read(path: collection)
+        let c = try RouteFile.read(URL(fileURLWithPath: collection))
         #expect(c.points.map(\.coordinate.latitude) == [2, 4, 6, 8, 10, 12])
         #expect(c.points.map(\.coordinate.longitude) == [1, 3, 5, 7, 9, 11])
         #expect(c.points[1].time!.timeIntervalSince(c.points[0].time!) == 10)
@@ -117,7 +117,7 @@ import Testing
               <Placemark><Point><coordinates>1,1</coordinates></Point></Placemark>
             </Document></kml>
             """)
-        let r = try RouteFile.read(path: kml)
+        let r = try RouteFile.read(URL(fileURLWithPath: kml))
         #expect(r.name == "Drive")
         #expect(r.points.count == 3)
         #expect(r.points[0].coordinate.longitude == -122.0822035425683)
@@ -126,22 +126,22 @@ import Testing
 
     @Test func linesAndPolylineFiles() throws {
         let lines = try file("p.txt", "# a comment\n43.65,-79.38\n\n 45.50 , -73.56 , 20\n")
-        let r = try RouteFile.read(path: lines)
+        let r = try RouteFile.read(URL(fileURLWithPath: lines))
         #expect(r.points.count == 2 && r.points[1].elevation == 20)
         let poly = try file("p.polyline", "_p~iF~ps|U_ulLnnqC_mqNvxq`@\n")
-        #expect(try RouteFile.read(path: poly).points.count == 3)
+        #expect(try RouteFile.read(URL(fileURLWithPath: poly)).points.count == 3)
         let poly6 = try file("p.polyline6", "_izlhA~rlgdF_{geC~ywl@_kwzCn`{nI")
         #expect(
-            try RouteFile.read(path: poly6).points.last!.coordinate
+            try RouteFile.read(URL(fileURLWithPath: poly6)).points.last!.coordinate
                 == (try Coordinate(latitude: 43.252, longitude: -126.453)))
         // Without a known extension the content decides.
         let sniffedGPX = try file(
             "route.dat", "<?xml version=\"1.0\"?><gpx><trk><trkseg><trkpt lat=\"1\" lon=\"2\"/></trkseg></trk></gpx>")
-        #expect(try RouteFile.read(path: sniffedGPX).points.count == 1)
+        #expect(try RouteFile.read(URL(fileURLWithPath: sniffedGPX)).points.count == 1)
         let sniffedPoly = try file("route.enc", "_p~iF~ps|U_ulLnnqC_mqNvxq`@")
-        #expect(try RouteFile.read(path: sniffedPoly).points.count == 3)
+        #expect(try RouteFile.read(URL(fileURLWithPath: sniffedPoly)).points.count == 3)
         let sniffedLines = try file("route", "1,2\n3,4\n")
-        #expect(try RouteFile.read(path: sniffedLines).points.count == 2)
+        #expect(try RouteFile.read(URL(fileURLWithPath: sniffedLines)).points.count == 2)
     }
 
     /// A coordinate given as text is a decimal number: a hex float is refused (issue #42); the route files' own
@@ -163,11 +163,12 @@ import Testing
                     try Coordinate(latitude: 90, longitude: -180), elevation: nil, time: t0.addingTimeInterval(3600))
             ], name: "Tor & <Mtl> \"x\"")
         for ext in ["gpx", "geojson"] {
-            let path = dir.appendingPathComponent("out.\(ext)").path
-            try RouteFile.write(route, to: path)
-            #expect(throws: LapseError.self) { try RouteFile.write(route, to: path) } // no overwrite by default
-            try RouteFile.write(route, to: path, overwrite: true)
-            let back = try RouteFile.read(path: path)
+            let file = dir.appendingPathComponent("out.\(ext)")
+            try RouteFile.write(route, to: file)
+            // No overwrite by default.
+            #expect(throws: LapseError.self) { try RouteFile.write(route, to: file) }
+            try RouteFile.write(route, to: file, overwrite: true)
+            let back = try RouteFile.read(file)
             #expect(back == route, "\(ext)")
         }
         // Files that other tools read: GeoJSON is valid JSON with [lon, lat] order.
@@ -176,7 +177,7 @@ import Testing
             as! [String: Any]
         let coordinates = (json["geometry"] as! [String: Any])["coordinates"] as! [[Double]]
         #expect(coordinates[0] == [-79.3832, 43.6532101, 76.25])
-        #expect(throws: LapseError.self) { try RouteFile.write(route, to: dir.appendingPathComponent("x.kml").path) }
+        #expect(throws: LapseError.self) { try RouteFile.write(route, to: dir.appendingPathComponent("x.kml")) }
         // No stray temporary files.
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
         #expect(names.allSatisfy { !$0.contains(".partial") })
@@ -188,7 +189,7 @@ import Testing
         let path = dir.appendingPathComponent("big.gpx").path
         try LargeGPX.write(path: path, points: 150_000)
         defer { try? FileManager.default.removeItem(atPath: path) } // 38 MB
-        let route = try RouteFile.read(path: path)
+        let route = try RouteFile.read(URL(fileURLWithPath: path))
         #expect(route.points.count == 150_000)
         #expect(route.points[0] == LargeGPX.point(0))
         #expect(route.points[77_777] == LargeGPX.point(77_777))
@@ -244,14 +245,14 @@ import Testing
     ])
     func malformedInputNamesFileAndProblem(name: String, text: String, problem: String) throws {
         let path = try file(name, text)
-        let error = #expect(throws: LapseError.self) { try RouteFile.read(path: path) }
+        let error = #expect(throws: LapseError.self) { try RouteFile.read(URL(fileURLWithPath: path)) }
         #expect(error?.subject == path)
         #expect(error?.reason.contains(problem) == true, "\(String(describing: error))")
         #expect(error?.description.contains("\n") == false)
     }
 
     @Test func missingFile() {
-        let error = #expect(throws: LapseError.self) { try RouteFile.read(path: "/nonexistent/x.gpx") }
+        let error = #expect(throws: LapseError.self) { try RouteFile.read(URL(fileURLWithPath: "/nonexistent/x.gpx")) }
         #expect(error?.description == "/nonexistent/x.gpx: no such file")
     }
 }

@@ -15,7 +15,8 @@ import Testing
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let output = dir.appendingPathComponent("cut.mp4").path
         var job = ClipJob(
-            input: TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4"), output: output,
+            input: URL(fileURLWithPath: TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4")),
+            output: URL(fileURLWithPath: output),
             options: ClipOptions(start: 2, end: 5))
         let result = try await job.run()
         #expect(result.keyframeTime == 0 && result.usesEditList && result.hasAudio)
@@ -24,8 +25,8 @@ import Testing
         await #expect(throws: LapseError.self) { try await job.run() }
         job.overwrite = true
         #expect(try await job.run().videoFrames == result.videoFrames)
-        job.output = dir.appendingPathComponent("cut.txt").path
+        job.output = dir.appendingPathComponent("cut.txt")
         await #expect(throws: LapseError.self) { try await job.run() }
-        #expect(!FileManager.default.fileExists(atPath: job.output))
+        #expect(!FileManager.default.fileExists(atPath: job.output.path))
     }
 }

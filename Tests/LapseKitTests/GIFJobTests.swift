@@ -12,10 +12,10 @@ private func makeGIF(_ source: GIFJob.Source, _ configure: (inout GIFJob) -> Voi
     -> (GIFJob.Summary, GIFFile, String)
 {
     let path = TestData.scratchDirectory("gif-job").appendingPathComponent("out.gif").path
-    var job = GIFJob(source: source, output: path)
+    var job = GIFJob(source: source, output: URL(fileURLWithPath: path))
     configure(&job)
     let summary = try await job.run()
-    return (summary, try GIFFile(path: path), path)
+    return (summary, try GIFFile(url: URL(fileURLWithPath: path)), path)
 }
 
 /// The composited GIF frame shown at `centiseconds` after the start.
@@ -89,7 +89,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     /// target gave). Against ffmpeg's Lanczos downscale of each source frame.
     @Test func phoneVideoOfAWallKeepsItsTexture() async throws {
         let path = TestData.path("video/iphone_rotated.mov")
-        let (_, gif, _) = try await makeGIF(.video(path))
+        let (_, gif, _) = try await makeGIF(.video(URL(fileURLWithPath: path)))
         let frames = gif.compositedFrames()
         let source = try SourceFrames(
             path, filters: "scale=160:284:flags=lanczos+accurate_rnd+full_chroma_int,format=rgba",
@@ -102,7 +102,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
 
     @Test func iPhoneVideoGivesAPortraitGIF() async throws {
         let path = TestData.path("video/iphone_rotated.mov")
-        let (summary, gif, _) = try await makeGIF(.video(path))
+        let (summary, gif, _) = try await makeGIF(.video(URL(fileURLWithPath: path)))
         #expect(gif.width == 160 && gif.height == 284)
         #expect(gif.delays.reduce(0, +) == 220)
         #expect(summary.gif.frameCount == gif.images.count)
@@ -120,7 +120,9 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         ("quadrants_dm_rot180.mp4", ["yellow", "blue", "green", "red"])
     ])
     func rotatedQuadrants(file: String, corners: [String]) async throws {
-        let (_, gif, _) = try await makeGIF(.video(TestData.path("video/synthetic/\(file)"))) { $0.duration = 0.3 }
+        let (_, gif, _) = try await makeGIF(.video(URL(fileURLWithPath: TestData.path("video/synthetic/\(file)")))) {
+            $0.duration = 0.3
+        }
         let f = gif.compositedFrames()[0]
         let w = gif.width
         let h = gif.height
@@ -133,7 +135,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     /// delays summing to 320 cs, each a multiple of 20, looping forever.
     @Test func regiftTiming() async throws {
         let path = TestData.path("video/regift-test-file.mov")
-        let (_, gif, _) = try await makeGIF(.video(path)) {
+        let (_, gif, _) = try await makeGIF(.video(URL(fileURLWithPath: path))) {
             $0.frameRate = FrameRate(5)
             $0.duration = 3.2
         }
@@ -156,8 +158,8 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     func progressReachesItsTotal(fps: Double, duration: Double?) async throws {
         let events = Events()
         var job = GIFJob(
-            source: .video(TestData.path("video/regift-test-file.mov")),
-            output: TestData.scratchDirectory("gifprogress").appendingPathComponent("p.gif").path)
+            source: .video(URL(fileURLWithPath: TestData.path("video/regift-test-file.mov"))),
+            output: URL(fileURLWithPath: TestData.scratchDirectory("gifprogress").appendingPathComponent("p.gif").path))
         job.frameRate = try #require(FrameRate.parse(String(fps)))
         job.duration = duration
         let summary = try await job.run(progress: { events.append($0) })
@@ -175,7 +177,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     /// Variable frame rate: GIF frame i shows the source frame on screen at i/fps.
     @Test func variableFrameRate() async throws {
         let path = TestData.path("video/synthetic/vfr_60_30_gaps_320x180.mp4")
-        let (_, gif, _) = try await makeGIF(.video(path)) { $0.size = .scale(1) }
+        let (_, gif, _) = try await makeGIF(.video(URL(fileURLWithPath: path))) { $0.size = .scale(1) }
         #expect(gif.delays.reduce(0, +) == 300)
         let frames = gif.compositedFrames()
         let source = try SourceFrames(path, filters: toRGBA, size: (320, 180))
@@ -190,14 +192,14 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
 
     @Test(arguments: [("single_frame_0.04s.mp4", [4]), ("short_0.2s_5frames.mp4", [10, 10])])
     func veryShortVideosGiveValidGIFs(file: String, delays: [Int]) async throws {
-        let (_, gif, _) = try await makeGIF(.video(TestData.path("video/synthetic/\(file)")))
+        let (_, gif, _) = try await makeGIF(.video(URL(fileURLWithPath: TestData.path("video/synthetic/\(file)"))))
         #expect(gif.delays == delays)
         #expect(gif.width == 224 && gif.height == 126)
     }
 
     @Test func hdr10IsToneMapped() async throws {
         let path = TestData.path("video/synthetic/hdr10_pq_hevc10_320x180.mp4")
-        let (_, gif, _) = try await makeGIF(.video(path)) { $0.size = .scale(1) }
+        let (_, gif, _) = try await makeGIF(.video(URL(fileURLWithPath: path))) { $0.size = .scale(1) }
         let chain =
             "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,"
             + "zscale=t=bt709:m=bt709:r=pc,format=gbrp,\(toRGBA)"
@@ -215,13 +217,14 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     /// of the pixels differ, on the shape's outer edge.
     @Test func vp9AlphaBecomesTransparent() async throws {
         let path = TestData.path("video/synthetic/alpha_vp9_160x120.webm")
-        let (_, gif, _) = try await makeGIF(.video(path)) { $0.size = .scale(1) }
+        let (_, gif, _) = try await makeGIF(.video(URL(fileURLWithPath: path))) { $0.size = .scale(1) }
         let dir = TestData.path("video/synthetic/rgba_png_seq")
         let frames = gif.compositedFrames()
         #expect(gif.delays.reduce(0, +) == 100)
         for i in 0..<10 {
             let f = shown(gif, frames, at: i * 10)
-            let png = try DecodedImage(path: "\(dir)/frame\(String(format: "%03d", i + 1)).png").pixels()
+            let png = try DecodedImage(url: URL(fileURLWithPath: "\(dir)/frame\(String(format: "%03d", i + 1)).png"))
+                .pixels()
             let (mismatches, inside) = TransparencyCheck.compare(f, against: png)
             #expect(inside == 0, "frame \(i): \(inside) see-through pixels inside the shape")
             #expect(mismatches <= 160 * 120 * 3 / 1000, "frame \(i): \(mismatches) pixels")
@@ -235,7 +238,8 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
         #expect(gif.delays == [10, 10, 20, 10, 10, 10, 20, 10])
         let frames = (0..<10).map { shown(gif, gif.compositedFrames(), at: $0 * 10) }
         for i in 0..<10 {
-            let source = try DecodedImage(path: "\(dir)/frame\(String(format: "%03d", i + 1)).png").pixels()
+            let source = try DecodedImage(url: URL(fileURLWithPath: "\(dir)/frame\(String(format: "%03d", i + 1)).png"))
+                .pixels()
             var mismatches = 0
             for p in stride(from: 3, to: source.bytes.count, by: 4)
             where (frames[i].bytes[p] == 0) != (source.bytes[p] < 128) {
@@ -260,7 +264,7 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
 
     @Test func globalPaletteAndNoLoop() async throws {
         let path = TestData.path("video/regift-test-file.mov")
-        let (_, gif, _) = try await makeGIF(.video(path)) {
+        let (_, gif, _) = try await makeGIF(.video(URL(fileURLWithPath: path))) {
             $0.frameRate = FrameRate(5)
             $0.duration = 2
             $0.options.palette = .global
@@ -275,10 +279,14 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
     @Test func onlineVideo() async throws {
         let server = try LocalServer(script: "http_file_server.py", arguments: ["--root", TestData.path("video")])
         defer { server.stop() }
-        let (_, local, localPath) = try await makeGIF(.video(TestData.path("video/regift-test-file.mov"))) {
+        let (_, local, localPath) = try await makeGIF(
+            .video(URL(fileURLWithPath: TestData.path("video/regift-test-file.mov")))
+        ) {
             $0.duration = 1
         }
-        let (_, online, onlinePath) = try await makeGIF(.video("\(server.baseURL)/regift-test-file.mov?token=secret")) {
+        let (_, online, onlinePath) = try await makeGIF(
+            .video(URL(location: "\(server.baseURL)/regift-test-file.mov?token=secret"))
+        ) {
             $0.duration = 1
         }
         #expect(online.delays == local.delays)
@@ -287,7 +295,9 @@ private func colourName(_ c: (Int, Int, Int)) -> String {
 
     @Test func startBeyondTheEndIsAnError() async throws {
         let path = TestData.scratchDirectory("gif-job").appendingPathComponent("x.gif").path
-        var job = GIFJob(source: .video(TestData.path("video/iphone_rotated.mov")), output: path)
+        var job = GIFJob(
+            source: .video(URL(fileURLWithPath: TestData.path("video/iphone_rotated.mov"))),
+            output: URL(fileURLWithPath: path))
         job.start = 5
         await #expect(throws: LapseError.self) { _ = try await job.run() }
         #expect(!FileManager.default.fileExists(atPath: path))

@@ -74,7 +74,7 @@ import Testing
             job.creditPosition = corner
             let summary = try await job.run(feed: try await s.makeFeed(environment: world.environment))
             #expect(summary.frames == world.panoramas.count)
-            return try FFmpegReference.yuv420pFrames(summary.output, width: 640, height: 360)
+            return try FFmpegReference.yuv420pFrames(summary.output.path, width: 640, height: 360)
         }
         let plain = try await run("plain", nil)
         let credit = "Google Maps · " + world.copyright
@@ -203,7 +203,7 @@ import Testing
             job.creditPosition = corner
             let summary = try await job.run(
                 feed: try await s.makeFeed(environment: ["LAPSE_PANORAMAX_URL": server.baseURL + "/api"]))
-            return (summary, try FFmpegReference.yuv420pFrames(summary.output, width: 640, height: 360))
+            return (summary, try FFmpegReference.yuv420pFrames(summary.output.path, width: 640, height: 360))
         }
         let (summary, framed) = try await run("pmx-framed", .topLeft)
         let (_, plain) = try await run("pmx-plain", nil)
@@ -235,7 +235,7 @@ import Testing
                 Made with lapse \(lapseVersion).
 
                 """)
-        let tags = try FFmpegReference.formatTags(summary.output)
+        let tags = try FFmpegReference.formatTags(summary.output.path)
         #expect(
             tags["copyright"]
                 == "Panoramax — by Alice Example — CC-BY-SA-4.0; Panoramax — by Zoë Éléonore — etalab-2.0; "
@@ -248,7 +248,7 @@ import Testing
     @Test func osrmRouteCreditsOpenStreetMap() async throws {
         let world = try RouteWorld(arguments: ["--length", "60"], in: dir)
         let directions = try LocalServer(script: "directions_standin.py")
-        let route = try RouteFile.read(path: world.routeFile).coordinates
+        let route = try RouteFile.read(URL(fileURLWithPath: world.routeFile)).coordinates
         var s = googleSettings(world, "osrm")
         s.route = nil
         s.from = "\(route.first!.latitude),\(route.first!.longitude)"
@@ -269,7 +269,7 @@ import Testing
                 Made with lapse \(lapseVersion).
 
                 """)
-        let tags = try FFmpegReference.formatTags(summary.output)
+        let tags = try FFmpegReference.formatTags(summary.output.path)
         #expect(
             tags["copyright"]
                 == """
@@ -305,7 +305,7 @@ import Testing
             job.creditPosition = corner
             let summary = try await job.run(feed: try await s.makeFeed())
             #expect(summary.attributions.map(\.credit) == [nil])
-            outputs.append(try Data(contentsOf: URL(fileURLWithPath: summary.output)))
+            outputs.append(try Data(contentsOf: summary.output))
         }
         #expect(outputs[0] == outputs[1])
     }

@@ -23,9 +23,9 @@ import Testing
         #expect(summary.panoramas == 6) // frames 0, 20, …, 100 of 120
         #expect(summary.frames == 6)
         let output = try FFmpegReference.frames(
-            summary.output, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
+            summary.output.path, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
         #expect(output.count == 6)
-        let reader = try VideoFrameReader(overpass)
+        let reader = try VideoFrameReader(URL(fileURLWithPath: overpass))
         let projector = try Projector(width: 320, height: 180)
         var n = 0
         while let (_, pixels) = try reader.nextFrame() {
@@ -37,7 +37,8 @@ import Testing
         }
         // Looking back instead gives a clearly different picture: the comparison can fail.
         let back = try projector.render(
-            try VideoFrameReader(overpass).frame(at: 0), camera: CameraPose(heading: 180, fov: 90))
+            try VideoFrameReader(URL(fileURLWithPath: overpass)).frame(at: 0), camera: CameraPose(heading: 180, fov: 90)
+        )
         #expect(ImageMetrics.psnr(output[0], back) < 25)
         // Credits sidecar and job file beside the output.
         let credits = try String(contentsOfFile: dir.appendingPathComponent("v.credits.txt").path, encoding: .utf8)
@@ -65,8 +66,8 @@ import Testing
         #expect(report.pairsMeasured >= 27)
         #expect(summary.orientations.count == 30)
         let output = try FFmpegReference.frames(
-            summary.output, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
-        let reader = try VideoFrameReader(overpass)
+            summary.output.path, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
+        let reader = try VideoFrameReader(URL(fileURLWithPath: overpass))
         let projector = try Projector(width: 320, height: 180)
         var n = 0
         // Which way each frame looks in the raw frame: the heading (every 10°) whose level view is most like it,
@@ -100,8 +101,8 @@ import Testing
         var again = try HyperlapseSettings.read(path: dir.appendingPathComponent("a.job.json").path)
         again.output = dir.appendingPathComponent("b.mp4").path
         _ = try await again.makeJob(overwrite: false).run(feed: try await again.makeFeed())
-        let a = try Data(contentsOf: URL(fileURLWithPath: dir.appendingPathComponent("a.mp4").path))
-        let b = try Data(contentsOf: URL(fileURLWithPath: dir.appendingPathComponent("b.mp4").path))
+        let a = try Data(contentsOf: dir.appendingPathComponent("a.mp4"))
+        let b = try Data(contentsOf: dir.appendingPathComponent("b.mp4"))
         #expect(a == b)
     }
 
@@ -166,7 +167,7 @@ import Testing
         // 3 panoramas, 2 blended frames between them.
         #expect(summary.panoramas == 3)
         #expect(summary.frames == 5)
-        let gif = try GIFFile(path: dir.appendingPathComponent("c.gif").path)
+        let gif = try GIFFile(url: dir.appendingPathComponent("c.gif"))
         #expect(gif.width == 106)
         #expect(gif.images.count >= 2)
     }
@@ -372,7 +373,7 @@ import Testing
             let job = try settings.makeJob(overwrite: true)
             let summary = try await job.run(feed: try await settings.makeFeed())
             #expect(summary.frames == 120)
-            outputs.append(try FFmpegReference.frames(summary.output, filters: "format=rgba", size: (96, 48)))
+            outputs.append(try FFmpegReference.frames(summary.output.path, filters: "format=rgba", size: (96, 48)))
         }
         #expect(outputs[0].count == 120)
         for (i, (a, b)) in zip(outputs[0], outputs[1]).enumerated() { #expect(a == b, "frame \(i)") }
@@ -434,7 +435,7 @@ import Testing
     /// windows; credits of the last panoramas reach the MP4 metadata written at the end.
     @Test func lookupsStreamAheadOfRendering() async throws {
         let feed = RecordingFeed()
-        var job = HyperlapseJob(output: dir.appendingPathComponent("stream.mp4").path)
+        var job = HyperlapseJob(output: dir.appendingPathComponent("stream.mp4"))
         job.width = 32
         job.height = 18
         job.overwrite = true
@@ -469,7 +470,7 @@ import Testing
             #expect(image.lookups <= image.point / 100 + 3, "point \(image.point): \(image.lookups) lookups started")
             #expect(image.tiles > 0 && image.tiles < 32, "a 90° view reads some of the 32 tiles, not all")
         }
-        let copyright = try FFmpegReference.formatTags(summary.output)["copyright"] ?? ""
+        let copyright = try FFmpegReference.formatTags(summary.output.path)["copyright"] ?? ""
         #expect(copyright.contains("by early") && copyright.contains("by late"), "\(copyright)")
     }
 }

@@ -41,7 +41,7 @@ import Testing
             var job = try s.makeJob(overwrite: false)
             job.creditPosition = corner
             let summary = try await job.run(feed: try await s.makeFeed(environment: environment))
-            return (summary, try FFmpegReference.yuv420pFrames(summary.output, width: 640, height: 360))
+            return (summary, try FFmpegReference.yuv420pFrames(summary.output.path, width: 640, height: 360))
         }
         let (summary, framed) = try await run("mly-framed", .bottomRight)
         let (plain, unframed) = try await run("mly-plain", nil)
@@ -76,7 +76,7 @@ import Testing
                 Made with lapse \(lapseVersion).
 
                 """)
-        let tags = try FFmpegReference.formatTags(summary.output)
+        let tags = try FFmpegReference.formatTags(summary.output.path)
         #expect(
             tags["copyright"]
                 == "Mapillary — by ada_walks — CC BY-SA 4.0; "

@@ -65,7 +65,7 @@ import Testing
                     visible_area to place it by; skipped
                     """
                 ])
-        #expect(try FFmpegReference.frameTimes(summary.output).count == 6)
+        #expect(try FFmpegReference.frameTimes(summary.output.path).count == 6)
 
         let stops = try await feed.lookup(0..<feed.pointCount).compactMap { $0 }
         let cropped = try #require(stops.first { $0.panoramaID == Self.id(4) })
@@ -119,7 +119,7 @@ import Testing
         let posed = try projector.render(panorama, pose: tilted.pose, camera: camera)
         let level = try projector.render(panorama, pose: PanoramaPose(heading: 272), camera: camera)
         let toRGB = "scale=in_color_matrix=bt709:in_range=limited,format=rgba"
-        let frame = try #require(try FFmpegReference.frames(summary.output, filters: toRGB, size: (320, 180)).last)
+        let frame = try #require(try FFmpegReference.frames(summary.output.path, filters: toRGB, size: (320, 180)).last)
         let psnr = ImageMetrics.psnr(frame, posed)
         #expect(psnr >= 30, "\(psnr) dB")
         #expect(ImageMetrics.psnr(frame, level) < psnr - 5)

@@ -78,7 +78,7 @@ import Testing
         }
         #expect(stops.first?.panoramaID == world.panoramas[0].id)
         let heading = try #require(CameraPath(job.camera).poses(for: stops.map(\.routePoint)).first).heading
-        let route = try RouteFile.read(path: world.routeFile).coordinates
+        let route = try RouteFile.read(URL(fileURLWithPath: world.routeFile)).coordinates
         var along = 0.0
         var ahead = route[0]
         for (a, b) in zip(route, route.dropFirst()) where along < 50 {

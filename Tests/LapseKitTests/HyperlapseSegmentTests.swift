@@ -38,14 +38,14 @@ import Testing
     /// A segment of a video starts decoding at the keyframe before its first frame: the frame it gets is the one
     /// a decode from the start gives, bit for bit, and the frames before that keyframe are never decoded.
     @Test func aSegmentOfAVideoDecodesFromTheKeyframeBeforeIt() async throws {
-        let whole = try VideoPanoramaFeed(path: overpass)
+        let whole = try VideoPanoramaFeed(url: URL(fileURLWithPath: overpass))
         let stops = try await whole.lookup(0..<whole.pointCount).compactMap { $0 }
         #expect(stops.count == 120)
         for stop in stops[..<100] { whole.skip(stop) }
         let expected = try await whole.yuvImage(for: stops[100])
         #expect(whole.decoder.framesDecoded == 101)
 
-        let segment = try VideoPanoramaFeed(path: overpass)
+        let segment = try VideoPanoramaFeed(url: URL(fileURLWithPath: overpass))
         let again = try await segment.lookup(0..<segment.pointCount).compactMap { $0 }
         for stop in again[..<100] { segment.skip(stop) }
         segment.startRendering(at: again[100])

@@ -28,7 +28,8 @@ import Testing
     }
 
     static let frames: [PixelBuffer] = {
-        let reader = try! VideoFrameReader(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+        let reader = try! VideoFrameReader(
+            URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")))
         reader.outputSize = (1024, 512)
         var frames: [PixelBuffer] = []
         var n = 0
@@ -73,7 +74,7 @@ import Testing
         configure(&s)
         let summary = try await s.makeJob(overwrite: false).run(feed: try await s.makeFeed())
         let frames = try FFmpegReference.frames(
-            summary.output, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
+            summary.output.path, filters: "scale=in_color_matrix=bt709:in_range=limited", size: (320, 180))
         return (summary, frames)
     }
 
@@ -345,7 +346,7 @@ import Testing
         let path = dir.appendingPathComponent("stop.mp4").path
         var settings = VideoEncoderSettings(width: 1024, height: 512, fps: 30)
         settings.crf = 16
-        let encoder = try VideoEncoder(path: path, container: .mp4, settings: settings)
+        let encoder = try VideoEncoder(url: URL(fileURLWithPath: path), container: .mp4, settings: settings)
         let frames = Self.frames.prefix(20)
         for (k, f) in frames.enumerated() { try encoder.append(f, count: k == 10 ? 31 : 3) }
         try encoder.finish()

@@ -58,8 +58,9 @@ import Testing
     /// One real photo ten times over, its GPS 1.5 m noisy each time (a camera left on a tripod, or a burst): one
     /// frame, posed as the photo is, and a warning that the camera did not move.
     @Test func theSamePhotoTenTimesIsOneFrame() async throws {
-        let picture = try DecodedImage(path: TestData.path("pano360/trekview_360/GSAG2002.JPG")).pixels(
-            width: 2048, height: 1024)
+        let picture = try DecodedImage(url: URL(fileURLWithPath: TestData.path("pano360/trekview_360/GSAG2002.JPG")))
+            .pixels(
+                width: 2048, height: 1024)
         var random = InCarComposite.Random(seed: 9)
         let here = Coordinate(uncheckedLatitude: 52.443412, longitude: 6.889934)
         let positions = (0..<10).map { _ -> (Double, Double) in
@@ -91,8 +92,8 @@ import Testing
         var times: [String] = []
         for k in 1...5 {
             let path = TestData.path("pano360/geovisio_gopromax_walk/\(k).jpg")
-            let m = try PhotoMetadata(path: path)
-            pictures.append(try DecodedImage(path: path).pixels(width: 2880, height: 1440))
+            let m = try PhotoMetadata(url: URL(fileURLWithPath: path))
+            pictures.append(try DecodedImage(url: URL(fileURLWithPath: path)).pixels(width: 2880, height: 1440))
             positions.append((m.coordinate!.latitude, m.coordinate!.longitude))
             compass.append(try #require(m.gpsImageDirection))
             times.append(try #require(m.dateTime))

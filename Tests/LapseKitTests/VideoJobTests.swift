@@ -45,7 +45,8 @@ import Testing
         #expect(VideoJob.defaultSize(displayWidth: 3840, displayHeight: 2160) == (3840, 2160))
         let photos = ["GSAG2002.JPG", "R0014760.JPG"].map { TestData.path("pano360/trekview_360/\($0)") }
         let out = dir.appendingPathComponent("large.mp4").path
-        var job = VideoJob(inputs: photos.map { ImageInput(path: $0) }, output: out)
+        var job = VideoJob(
+            inputs: photos.map { ImageInput(url: URL(fileURLWithPath: $0)) }, output: URL(fileURLWithPath: out))
         job.overwrite = true
         let warnings = Mutex<[String]>([])
         let summary = try await job.run(warning: { message in warnings.withLock { $0.append(message) } })
@@ -75,7 +76,7 @@ import Testing
         """
         .write(to: list, atomically: true, encoding: .utf8)
         let out = dir.appendingPathComponent("t.mp4").path
-        let job = VideoJob(inputs: try ImageInputs.expand(["@" + list.path]), output: out)
+        let job = VideoJob(inputs: try ImageInputs.expand(["@" + list.path]), output: URL(fileURLWithPath: out))
         let summary = try await job.run()
         #expect(summary.frames == 105)
         let times = try FFmpegReference.frameTimes(out)
@@ -106,7 +107,8 @@ import Testing
     @Test func outputPlaysEverywhere() async throws {
         let out = dir.appendingPathComponent("p.mp4").path
         let src = try GeneratedMedia.image("testsrc2=s=1281x721", to: dir.appendingPathComponent("odd.png").path)
-        _ = try await VideoJob(inputs: [ImageInput(path: src)], output: out).run()
+        _ = try await VideoJob(inputs: [ImageInput(url: URL(fileURLWithPath: src))], output: URL(fileURLWithPath: out))
+            .run()
         let probe = try FFmpegReference.probeJSON(out)
         let stream = try #require((probe["streams"] as? [[String: Any]])?.first)
         #expect(stream["pix_fmt"] as? String == "yuv420p")
@@ -130,12 +132,13 @@ import Testing
     ])
     func framesMatchTheirSources(file: String) async throws {
         let out = dir.appendingPathComponent("f.mp4").path
-        var job = VideoJob(inputs: [ImageInput(path: TestData.path(file))], output: out)
+        var job = VideoJob(
+            inputs: [ImageInput(url: URL(fileURLWithPath: TestData.path(file)))], output: URL(fileURLWithPath: out))
         job.crf = 18
         job.imageDuration = 0.2
         job.overwrite = true
         let summary = try await job.run()
-        let image = try DecodedImage(path: TestData.path(file))
+        let image = try DecodedImage(url: URL(fileURLWithPath: TestData.path(file)))
         let source = try FrameFitter(
             width: summary.width, height: summary.height, mode: .contain, background: RGBA(0, 0, 0)
         ).frame(for: image)
@@ -166,7 +169,8 @@ import Testing
     ])
     func oddSizesGiveEvenFrames(file: String, width: Int, height: Int) async throws {
         let out = dir.appendingPathComponent("o.mp4").path
-        var job = VideoJob(inputs: [ImageInput(path: TestData.path(file))], output: out)
+        var job = VideoJob(
+            inputs: [ImageInput(url: URL(fileURLWithPath: TestData.path(file)))], output: URL(fileURLWithPath: out))
         job.overwrite = true
         job.imageDuration = 0.1
         let summary = try await job.run()
@@ -179,7 +183,9 @@ import Testing
         let portrait = try colour("portrait.png", "red", "100x200")
         let landscape = try colour("landscape.png", "blue", "400x200")
         let out = dir.appendingPathComponent("m.mp4").path
-        var job = VideoJob(inputs: [ImageInput(path: landscape), ImageInput(path: portrait)], output: out)
+        var job = VideoJob(
+            inputs: [ImageInput(url: URL(fileURLWithPath: landscape)), ImageInput(url: URL(fileURLWithPath: portrait))],
+            output: URL(fileURLWithPath: out))
         job.imageDuration = 0.1
         job.background = RGBA(0, 255, 0)
         let summary = try await job.run()
@@ -193,7 +199,8 @@ import Testing
         #expect(last[256, 100].g > 200 && last[256, 100].r < 40)
         // Cover fills the frame with red, stretch too.
         for mode in [FitMode.cover, .stretch] {
-            var j = VideoJob(inputs: [ImageInput(path: portrait)], output: out)
+            var j = VideoJob(
+                inputs: [ImageInput(url: URL(fileURLWithPath: portrait))], output: URL(fileURLWithPath: out))
             j.size = (400, 200)
             j.fit = mode
             j.imageDuration = 0.1
@@ -206,12 +213,16 @@ import Testing
 
     @Test func transparencyIsCompositedOverTheBackground() async throws {
         let out = dir.appendingPathComponent("a.mp4").path
-        var job = VideoJob(inputs: [ImageInput(path: TestData.path("images/pillow/transparent.png"))], output: out)
+        var job = VideoJob(
+            inputs: [ImageInput(url: URL(fileURLWithPath: TestData.path("images/pillow/transparent.png")))],
+            output: URL(fileURLWithPath: out)
+        )
         job.background = RGBA(255, 0, 255)
         job.imageDuration = 0.1
         job.crf = 10
         _ = try await job.run()
-        let source = try DecodedImage(path: TestData.path("images/pillow/transparent.png")).pixels()
+        let source = try DecodedImage(url: URL(fileURLWithPath: TestData.path("images/pillow/transparent.png")))
+            .pixels()
         let frame = try frames(out, 200, 150)[0]
         // Pick a fully transparent and a fully opaque source pixel away from edges.
         var checkedTransparent = false
@@ -247,8 +258,8 @@ import Testing
         try Data("not a picture".utf8).write(to: text)
         let inputs = [photos[0], photos[1], cut.path, photos[2], text.path, photos[3]]
         var job = VideoJob(
-            inputs: inputs.map { ImageInput(path: $0, duration: 0.2) },
-            output: dir.appendingPathComponent("bad.mp4").path)
+            inputs: inputs.map { ImageInput(url: URL(fileURLWithPath: $0), duration: 0.2) },
+            output: dir.appendingPathComponent("bad.mp4"))
         job.size = (160, 120)
         job.overwrite = true
         for _ in 0..<3 {
@@ -267,7 +278,9 @@ import Testing
     @Test func cancellationLeavesNoFile() async throws {
         let out = dir.appendingPathComponent("c.mp4").path
         let src = try colour("c.png", "red", "320x240")
-        var job = VideoJob(inputs: Array(repeating: ImageInput(path: src), count: 200), output: out)
+        var job = VideoJob(
+            inputs: Array(repeating: ImageInput(url: URL(fileURLWithPath: src)), count: 200),
+            output: URL(fileURLWithPath: out))
         job.imageDuration = 1
         let task = Task { try await job.run() }
         task.cancel()
@@ -279,9 +292,11 @@ import Testing
 
     @Test func audioIsAddedAsAACCutToTheVideo() async throws {
         let out = dir.appendingPathComponent("au.mp4").path
-        var job = VideoJob(inputs: [ImageInput(path: try colour("au.png", "navy"))], output: out)
+        var job = VideoJob(
+            inputs: [ImageInput(url: URL(fileURLWithPath: try colour("au.png", "navy")))],
+            output: URL(fileURLWithPath: out))
         job.imageDuration = 3
-        job.audio = TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4") // 10 s of beeps
+        job.audio = URL(fileURLWithPath: TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4")) // 10 s of beeps
         _ = try await job.run()
         let streams = try #require(try FFmpegReference.probeJSON(out)["streams"] as? [[String: Any]])
         let audio = try #require(streams.first { $0["codec_type"] as? String == "audio" })
@@ -291,8 +306,9 @@ import Testing
 
         // A file without audio is a clear error, and no output is left.
         var silent = VideoJob(
-            inputs: [ImageInput(path: try colour("s.png", "navy"))], output: dir.appendingPathComponent("s.mp4").path)
-        silent.audio = TestData.path("images/pillow/hopper.png")
+            inputs: [ImageInput(url: URL(fileURLWithPath: try colour("s.png", "navy")))],
+            output: dir.appendingPathComponent("s.mp4"))
+        silent.audio = URL(fileURLWithPath: TestData.path("images/pillow/hopper.png"))
         await #expect(throws: LapseError.self) { try await silent.run() }
         #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("s.mp4").path))
     }

@@ -33,8 +33,8 @@ import Testing
     @Test func aVideoThatIsNot2To1IsRefusedTheSameWay() throws {
         let phone = TestData.path("video/iphone_rotated.mov")
         var messages: [String] = []
-        do { _ = try VideoPanoramaFeed(path: phone) } catch { messages.append("\(error)") }
-        do { _ = try VideoPanoramaSource(path: phone) } catch { messages.append("\(error)") }
+        do { _ = try VideoPanoramaFeed(url: URL(fileURLWithPath: phone)) } catch { messages.append("\(error)") }
+        do { _ = try VideoPanoramaSource(url: URL(fileURLWithPath: phone)) } catch { messages.append("\(error)") }
         #expect(messages.count == 2 && messages[0] == messages[1], "\(messages)")
         #expect(messages.first?.contains("not an equirectangular 360° video: ") == true, "\(messages)")
     }
@@ -45,12 +45,12 @@ import Testing
     /// frame, and nearer it than the frames either side; the Y′CbCr frame, here seen through its RGBA at 1024 wide).
     @Test func theVideoIsAnalysedOnItsReferenceFrames() async throws {
         let path = TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
-        let feed = try VideoPanoramaFeed(path: path)
+        let feed = try VideoPanoramaFeed(url: URL(fileURLWithPath: path))
         #expect(feed.analysisStride == 4)
         let stops = try await feed.lookup(0..<feed.pointCount).compactMap { $0 }
         let analysed = stops.enumerated().filter { feed.isAnalysed($1, seen: $0, last: $0 == stops.count - 1) }.map(
             \.offset)
-        let packets = try #require(try VideoFrameReader(path).framesFromPackets())
+        let packets = try #require(try VideoFrameReader(URL(fileURLWithPath: path)).framesFromPackets())
         let reference = try #require(packets.isReference)
         #expect(!analysed.isEmpty && analysed.allSatisfy { reference[$0] })
         // Frames 2, 6, 10, … (a keyframe every 28 or so shifts the pattern by one): at least the stride (3)
@@ -62,7 +62,7 @@ import Testing
         #expect(analysed.count == 29)
         var pictures: [Int: PixelBuffer] = [:]
         for n in analysed { pictures[n] = try await feed.analysisImage(for: stops[n]) }
-        let full = try VideoFrameReader(path)
+        let full = try VideoFrameReader(URL(fileURLWithPath: path))
         var decoded: [PixelBuffer] = []
         while let (_, frame) = try full.nextYUVFrame() {
             decoded.append(

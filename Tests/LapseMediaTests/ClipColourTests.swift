@@ -13,7 +13,7 @@ import Testing
         let out = dir.appendingPathComponent("c.mp4").path
         var options = ClipOptions(start: 0.5, end: 1.0)
         options.accurate = true
-        _ = try Clipper.clip(TestData.path(file), to: out, options: options)
+        _ = try Clipper.clip(URL(fileURLWithPath: TestData.path(file)), to: URL(fileURLWithPath: out), options: options)
         let stream = try #require(
             (try FFmpegReference.probeJSON(out, extra: ["-select_streams", "v"])["streams"] as? [[String: Any]])?.first)
         #expect(stream["color_space"] as? String == matrix)

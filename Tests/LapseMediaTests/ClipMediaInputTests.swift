@@ -25,7 +25,7 @@ struct ClipMediaInputTests {
     }
 
     @Test func localFileStreams() throws {
-        let input = try MediaInput(location: Self.gop)
+        let input = try MediaInput(location: URL(fileURLWithPath: Self.gop))
         #expect(abs((input.duration ?? 0) - 10) < 0.01)
         #expect(input.startTime == 0)
         let v = try #require(input.videoStream)
@@ -37,14 +37,14 @@ struct ClipMediaInputTests {
     }
 
     @Test func rotationIsRead() throws {
-        let input = try MediaInput(location: TestData.path("video/iphone_rotated.mov"))
+        let input = try MediaInput(location: URL(fileURLWithPath: TestData.path("video/iphone_rotated.mov")))
         #expect(input.videoStream?.rotation == -90)
         #expect(input.videoStream?.width == 568)
         #expect(input.audioStream != nil)
     }
 
     @Test func seekLandsOnKeyframeAtOrBefore() throws {
-        let input = try MediaInput(location: Self.gop)
+        let input = try MediaInput(location: URL(fileURLWithPath: Self.gop))
         try input.seek(to: 5)
         let packet = try Packet()
         var first: Double?
@@ -61,7 +61,7 @@ struct ClipMediaInputTests {
     @Test(arguments: ["gop4s_bframes_av_10s.mp4", "gop4s_bframes_av_10s_faststart.mp4", "hls/index.m3u8"])
     func overHTTPWithRange(_ name: String) throws {
         let server = try LocalServer(script: "http_file_server.py", arguments: ["--root", Self.synthetic])
-        let input = try MediaInput(location: "\(server.baseURL)/\(name)?key=SECRET")
+        let input = try MediaInput(location: URL(location: "\(server.baseURL)/\(name)?key=SECRET"))
         #expect(input.displayName == "\(server.baseURL)/\(name)?…")
         #expect(abs((input.duration ?? 0) - 10) < 0.05)
         #expect(input.videoStream?.width == 320)
@@ -73,7 +73,7 @@ struct ClipMediaInputTests {
     @Test(arguments: ["gop4s_bframes_av_10s.mp4", "gop4s_bframes_av_10s_faststart.mp4"])
     func overHTTPWithoutRange(_ name: String) throws {
         let server = try LocalServer(script: "http_file_server.py", arguments: ["--root", Self.synthetic, "--no-range"])
-        let input = try MediaInput(location: "\(server.baseURL)/\(name)")
+        let input = try MediaInput(location: URL(location: "\(server.baseURL)/\(name)"))
         #expect(input.downloadedFirst == !name.contains("faststart")) // moov at the end must be downloaded
         let counts = try Self.countPackets(input)
         #expect(counts.video == 300 && counts.audio == 432)
@@ -83,7 +83,7 @@ struct ClipMediaInputTests {
 
     static func openError(_ location: String, options: MediaInput.Options = .init()) -> LapseError? {
         do {
-            let input = try MediaInput(location: location, options: options)
+            let input = try MediaInput(location: URL(location: location), options: options)
             _ = try countPackets(input)
             return nil
         } catch let e as LapseError {

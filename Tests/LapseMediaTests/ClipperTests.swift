@@ -64,7 +64,7 @@ struct ClipperTests {
         options.accurate = accurate
         options.audio = audio
         options.input.readTimeout = 10
-        let result = try Clipper.clip(location, to: out, options: options)
+        let result = try Clipper.clip(URL(location: location), to: URL(fileURLWithPath: out), options: options)
         return (out, result)
     }
 
@@ -211,7 +211,7 @@ struct ClipperTests {
         #expect(try Self.stream(none, "audio") == nil)
 
         let song = TestData.path("video/iphone_rotated.mov") // 2.2 s of AAC: padded with silence to the length
-        for mode in [ClipAudio.replace(path: song), .mix(path: song)] {
+        for mode in [ClipAudio.replace(path: URL(fileURLWithPath: song)), .mix(path: URL(fileURLWithPath: song))] {
             for accurate in [false, true] {
                 let (out, r) = try Self.clip(Self.gop, 5, 8, accurate: accurate, audio: mode)
                 #expect(r.hasAudio)
@@ -243,7 +243,8 @@ struct ClipperTests {
         let dir = TestData.scratchDirectory()
         let out = dir.appendingPathComponent("x.mp4").path
         #expect {
-            try Clipper.clip(Self.gop, to: out, options: ClipOptions(start: 12, end: 14))
+            try Clipper.clip(
+                URL(fileURLWithPath: Self.gop), to: URL(fileURLWithPath: out), options: ClipOptions(start: 12, end: 14))
         } throws: { e in
             (e as? LapseError)?.code == .notFound && "\(e)".contains("duration is 0:10.000")
         }

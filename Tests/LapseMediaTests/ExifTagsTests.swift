@@ -9,23 +9,28 @@ import Testing
 @Suite struct ExifTagsTests {
     @Test(arguments: 1...8)
     func orientationOfTheExamples(_ n: Int) throws {
-        let tags = try #require(ExifTags(path: TestData.path("images/exif-orientation-examples/Landscape_\(n).jpg")))
+        let tags = try #require(
+            ExifTags(url: URL(fileURLWithPath: TestData.path("images/exif-orientation-examples/Landscape_\(n).jpg"))))
         #expect(tags.orientation?.rawValue == n)
     }
 
     @Test func gpsAndDateOfRealPhotos() throws {
-        let gopro = try #require(ExifTags(path: TestData.path("pano360/trekview_360/GSAG2002.JPG")))
+        let gopro = try #require(
+            ExifTags(url: URL(fileURLWithPath: TestData.path("pano360/trekview_360/GSAG2002.JPG"))))
         #expect(gopro.dateTime?.hasPrefix("2020:05:09") == true && gopro.gpsImageDirection == nil)
         #expect(gopro.latitude != nil && gopro.longitude != nil)
-        let ricoh = try #require(ExifTags(path: TestData.path("pano360/trekview_360/R0014760.JPG")))
+        let ricoh = try #require(
+            ExifTags(url: URL(fileURLWithPath: TestData.path("pano360/trekview_360/R0014760.JPG"))))
         // 53.182050 N, 2.861264 W: west is negative.
         #expect(abs(try #require(ricoh.latitude) - 53.182050) < 1e-5)
         #expect(abs(try #require(ricoh.longitude) + 2.861264) < 1e-5)
     }
 
     @Test func noExif() {
-        #expect(ExifTags(path: TestData.path("images/exif-orientation-examples/Landscape_0.jpg"))?.orientation == nil)
+        #expect(
+            ExifTags(url: URL(fileURLWithPath: TestData.path("images/exif-orientation-examples/Landscape_0.jpg")))?
+                .orientation == nil)
         #expect(ExifTags(head: Array("not an image".utf8)) == nil)
-        #expect(ExifTags(path: "/nonexistent/file.jpg") == nil)
+        #expect(ExifTags(url: URL(fileURLWithPath: "/nonexistent/file.jpg")) == nil)
     }
 }

@@ -23,14 +23,14 @@ import Testing
         var settings = VideoEncoderSettings(width: 64, height: 48, fps: 25)
         settings.presetName = "no-such-preset"
         let preset = try #require(throws: LapseError.self) {
-            try VideoEncoder(path: good, container: .mp4, settings: settings)
+            try VideoEncoder(url: URL(fileURLWithPath: good), container: .mp4, settings: settings)
         }
         #expect(preset.code == .usage && preset.reason.contains("preset 'no-such-preset'"))
         settings.presetName = nil
         settings.preset = .ultrafast
         let missing = Self.scratch.appendingPathComponent("no/such/folder/out.mp4").path
         let folder = try #require(throws: LapseError.self) {
-            try VideoEncoder(path: missing, container: .mp4, settings: settings)
+            try VideoEncoder(url: URL(fileURLWithPath: missing), container: .mp4, settings: settings)
         }
         #expect(folder.code == .output && folder.subject == missing)
         let container = try #require(throws: LapseError.self) {
@@ -38,12 +38,15 @@ import Testing
         }
         #expect(container.code == .output)
         settings.width = 63
-        #expect(throws: LapseError.self) { try VideoEncoder(path: good, container: .mp4, settings: settings) }
+        #expect(throws: LapseError.self) {
+            try VideoEncoder(url: URL(fileURLWithPath: good), container: .mp4, settings: settings)
+        }
         // After the audio stream was added (its parameters copied), the file cannot be created.
-        let track = try AudioTrack(sources: [.init(location: Self.audio)], duration: 1)
+        let track = try AudioTrack(sources: [.init(location: URL(fileURLWithPath: Self.audio))], duration: 1)
         settings.width = 64
         let withAudio = try #require(throws: LapseError.self) {
-            try VideoEncoder(path: missing, muxer: "mp4", settings: settings, audio: [track.streamParameters])
+            try VideoEncoder(
+                path: missing, muxer: "mp4", settings: settings, audio: [track.streamParameters])
         }
         #expect(withAudio.code == .output)
     }
@@ -53,14 +56,23 @@ import Testing
     @Test func audioTrack() throws {
         let missing = Self.scratch.appendingPathComponent("none.m4a").path
         let absent = try #require(throws: LapseError.self) {
-            try AudioTrack(sources: [.init(location: Self.audio), .init(location: missing)], duration: 2)
+            try AudioTrack(
+                sources: [
+                    .init(location: URL(fileURLWithPath: Self.audio)), .init(location: URL(fileURLWithPath: missing))
+                ], duration: 2)
         }
         #expect(absent.subject == missing)
         let silent = try #require(throws: LapseError.self) {
-            try AudioTrack(sources: [.init(location: Self.audio), .init(location: Self.silent)], duration: 2)
+            try AudioTrack(
+                sources: [
+                    .init(location: URL(fileURLWithPath: Self.audio)),
+                    .init(location: URL(fileURLWithPath: Self.silent))
+                ], duration: 2)
         }
         #expect(silent.code == .invalidInput && silent.reason == "no audio stream")
-        #expect(throws: LapseError.self) { try AudioTrack(sources: [.init(location: Self.silent)], duration: 2) }
+        #expect(throws: LapseError.self) {
+            try AudioTrack(sources: [.init(location: URL(fileURLWithPath: Self.silent))], duration: 2)
+        }
     }
 
     /// Readers fail at each step: no file, not media, no video stream, truncated, an HTTP server that is not there.
@@ -74,15 +86,15 @@ import Testing
         let made = try Shell.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=d=0.5", music])
         #expect(made.status == 0)
         for location in [Self.scratch.appendingPathComponent("none.mp4").path, text.path, "http://127.0.0.1:9/v.mp4"] {
-            #expect(throws: LapseError.self, "\(location)") { try VideoFrameReader(location) }
+            #expect(throws: LapseError.self, "\(location)") { try VideoFrameReader(URL(location: location)) }
         }
         // A cut file opens (its index is whole) and then runs out of frames: the reader and its decoder go.
-        if let reader = try? VideoFrameReader(truncated.path) {
+        if let reader = try? VideoFrameReader(truncated) {
             var frames = 0
             while (try? reader.nextFrame()) != nil, frames < 1000 { frames += 1 }
             #expect(frames < 1000)
         }
-        let noVideo = try #require(throws: LapseError.self) { try VideoFrameReader(music) }
+        let noVideo = try #require(throws: LapseError.self) { try VideoFrameReader(URL(fileURLWithPath: music)) }
         #expect(noVideo.subject == music, "\(noVideo)")
     }
 
@@ -97,7 +109,7 @@ import Testing
         for (name, data) in cases {
             let path = Self.scratch.appendingPathComponent(name).path
             try Data(data).write(to: URL(fileURLWithPath: path))
-            #expect(throws: LapseError.self, "\(name)") { try DecodedImage(path: path) }
+            #expect(throws: LapseError.self, "\(name)") { try DecodedImage(url: URL(fileURLWithPath: path)) }
             if !data.isEmpty {
                 #expect(throws: LapseError.self, "\(name)") { try DecodedImage(data: data, name: name) }
             }

@@ -10,9 +10,10 @@ import Testing
     /// Every EXIF orientation comes out upright: SSIM against Landscape_1 at the same size.
     @Test(arguments: 0...8)
     func exifOrientationIsApplied(orientation: Int) throws {
-        let reference = try DecodedImage(path: TestData.path("images/exif-orientation-examples/Landscape_1.jpg"))
+        let reference = try DecodedImage(
+            url: URL(fileURLWithPath: TestData.path("images/exif-orientation-examples/Landscape_1.jpg")))
         let image = try DecodedImage(
-            path: TestData.path("images/exif-orientation-examples/Landscape_\(orientation).jpg"))
+            url: URL(fileURLWithPath: TestData.path("images/exif-orientation-examples/Landscape_\(orientation).jpg")))
         #expect(image.displayWidth == 1800)
         #expect(image.displayHeight == 1200)
         let a = try reference.pixels(width: 360, height: 240)
@@ -22,9 +23,12 @@ import Testing
 
     /// A wrong turn would be caught: Landscape_6 without its orientation is far from upright.
     @Test func ignoringOrientationWouldFail() throws {
-        let reference = try DecodedImage(path: TestData.path("images/exif-orientation-examples/Landscape_1.jpg"))
-            .pixels(width: 240, height: 240)
-        let image = try DecodedImage(path: TestData.path("images/exif-orientation-examples/Landscape_3.jpg"))
+        let reference = try DecodedImage(
+            url: URL(fileURLWithPath: TestData.path("images/exif-orientation-examples/Landscape_1.jpg"))
+        )
+        .pixels(width: 240, height: 240)
+        let image = try DecodedImage(
+            url: URL(fileURLWithPath: TestData.path("images/exif-orientation-examples/Landscape_3.jpg")))
         #expect(image.orientation == .down)
         let upsideDown = try image.pixels(width: 240, height: 240).applying(.down) // turned twice = as stored
         #expect(ImageMetrics.ssim(reference, upsideDown) < 0.6)
@@ -47,7 +51,7 @@ import Testing
     @Test(arguments: decodable)
     func decodesLikeFFmpeg(file: String) throws {
         let path = TestData.path(file)
-        let image = try DecodedImage(path: path)
+        let image = try DecodedImage(url: URL(fileURLWithPath: path))
         let ours = try image.pixels(width: image.storedWidth, height: image.storedHeight)
         let oriented =
             image.orientation == .up ? ours : try image.pixels(width: image.storedWidth, height: image.storedHeight)
@@ -70,7 +74,9 @@ import Testing
     /// (`lapse video notes.txt` made a video of white-on-black text, `lapse view` a black panorama).
     @Test func textIsNotAnImage() {
         let text = TestData.path("pano360/trekview_360/SOURCES.txt")
-        #expect { try DecodedImage(path: text) } throws: { "\($0)".hasSuffix("SOURCES.txt: text (tty), not an image") }
+        #expect { try DecodedImage(url: URL(fileURLWithPath: text)) } throws: {
+            "\($0)".hasSuffix("SOURCES.txt: text (tty), not an image")
+        }
     }
 
     /// Animated WebP (FFmpeg 5.1 has no decoder for it) is named as such, not as a damaged file.
@@ -78,14 +84,16 @@ import Testing
         let path = TestData.path("images/pillow/iss634.webp")
         #expect(DecodedImage.isAnimatedWebP(path: path, data: nil))
         #expect(!DecodedImage.isAnimatedWebP(path: TestData.path("images/pillow/hopper.png"), data: nil))
-        #expect { _ = try DecodedImage(path: path) } throws: { error in
+        #expect { _ = try DecodedImage(url: URL(fileURLWithPath: path)) } throws: { error in
             (error as? LapseError)?.reason.contains("animated WebP") == true
         }
     }
 
     @Test func cmykJPEGMatchesItsRGBTwin() throws {
-        let cmyk = try DecodedImage(path: TestData.path("images/pillow/pil_sample_cmyk.jpg")).pixels()
-        let rgb = try DecodedImage(path: TestData.path("images/pillow/pil_sample_rgb.jpg")).pixels()
+        let cmyk = try DecodedImage(url: URL(fileURLWithPath: TestData.path("images/pillow/pil_sample_cmyk.jpg")))
+            .pixels()
+        let rgb = try DecodedImage(url: URL(fileURLWithPath: TestData.path("images/pillow/pil_sample_rgb.jpg")))
+            .pixels()
         // FFmpeg's own CLI gives 32.8 dB for this pair (the files were encoded separately); swapped or
         // uninverted CMYK channels give under 10 dB.
         #expect(ImageMetrics.psnr(cmyk, rgb) >= 30)
@@ -93,7 +101,7 @@ import Testing
 
     @Test func paletteTransparencyBecomesAlpha() throws {
         // tbbn3p08: palette with tRNS; its corners are fully transparent.
-        let p = try DecodedImage(path: TestData.path("images/pngsuite/tbbn3p08.png")).pixels()
+        let p = try DecodedImage(url: URL(fileURLWithPath: TestData.path("images/pngsuite/tbbn3p08.png"))).pixels()
         #expect(p[0, 0].a == 0)
         let alphas = Set(stride(from: 3, to: p.bytes.count, by: 4).map { p.bytes[$0] })
         #expect(alphas.contains(255))
@@ -103,7 +111,7 @@ import Testing
         let path = TestData.path("images/pillow/hopper.jpg")
         let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         let fromMemory = try DecodedImage(data: data, name: "hopper").pixels()
-        let fromFile = try DecodedImage(path: path).pixels()
+        let fromFile = try DecodedImage(url: URL(fileURLWithPath: path)).pixels()
         #expect(fromMemory == fromFile)
         // Orientation is read from in-memory JPEGs too.
         let rotatedData = try [UInt8](
@@ -127,7 +135,7 @@ import Testing
         try Data().write(to: dir.appendingPathComponent("empty.png"))
         let path = dir.appendingPathComponent(name).path
         do {
-            let image = try DecodedImage(path: path)
+            let image = try DecodedImage(url: URL(fileURLWithPath: path))
             _ = try image.pixels()
             Issue.record("\(name) decoded without an error")
         } catch let error as LapseError {

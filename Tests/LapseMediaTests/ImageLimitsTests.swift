@@ -58,7 +58,7 @@ import Testing
     @Test func tooManyPixelsAreRefusedNamingTheImage() throws {
         let png = Self.scratch.appendingPathComponent("huge.png").path
         try Data(CraftedImages.png(width: 30000, height: 20000)).write(to: URL(fileURLWithPath: png))
-        let error = try #require(throws: LapseError.self) { try DecodedImage(path: png) }
+        let error = try #require(throws: LapseError.self) { try DecodedImage(url: URL(fileURLWithPath: png)) }
         #expect(error.code == .invalidInput && error.subject == png)
         #expect(
             error.reason
@@ -70,9 +70,11 @@ import Testing
         #expect(tile.subject == "tile 3/1/2" && tile.reason.contains("more than the limit"))
         // A real image and a lower limit.
         let hopper = TestData.path("images/pillow/hopper.png")
-        let low = try #require(throws: LapseError.self) { try DecodedImage(path: hopper, pixelLimit: 10_000) }
+        let low = try #require(throws: LapseError.self) {
+            try DecodedImage(url: URL(fileURLWithPath: hopper), pixelLimit: 10_000)
+        }
         #expect(low.reason == "128x128 is 16384 pixels, more than the limit of 10000 pixels for a decoded image")
-        #expect(try DecodedImage(path: hopper, pixelLimit: 16384).storedWidth == 128)
+        #expect(try DecodedImage(url: URL(fileURLWithPath: hopper), pixelLimit: 16384).storedWidth == 128)
     }
 
     /// The limit is on the pixels decoded: a JPEG over it whole is decoded at a quarter of its size when that is
@@ -80,11 +82,11 @@ import Testing
     @Test func theLimitCountsTheReducedDecode() throws {
         let photo = TestData.path("pano360/trekview_360/GSAG2002.JPG") // 5760x2880
         let limit = 2_000_000
-        #expect(throws: LapseError.self) { try DecodedImage(path: photo, pixelLimit: limit) }
-        let quarter = try DecodedImage(path: photo, pixelLimit: limit) { _, _ in (1440, 720) }
+        #expect(throws: LapseError.self) { try DecodedImage(url: URL(fileURLWithPath: photo), pixelLimit: limit) }
+        let quarter = try DecodedImage(url: URL(fileURLWithPath: photo), pixelLimit: limit) { _, _ in (1440, 720) }
         #expect(quarter.storedWidth == 1440 && quarter.storedHeight == 720)
         let refused = try #require(throws: LapseError.self) {
-            try DecodedImage(path: photo, pixelLimit: limit) { _, _ in (2000, 1000) }
+            try DecodedImage(url: URL(fileURLWithPath: photo), pixelLimit: limit) { _, _ in (2000, 1000) }
         }
         #expect(
             refused.reason
@@ -97,11 +99,15 @@ import Testing
         let raster = try GeneratedMedia.image(
             "testsrc2=s=320x240", to: Self.scratch.appendingPathComponent("made.sun").path)
         #expect(ImageHeader.read(path: raster) == nil)
-        let before = try #require(throws: LapseError.self) { try DecodedImage(path: raster, pixelLimit: 20_000) }
+        let before = try #require(throws: LapseError.self) {
+            try DecodedImage(url: URL(fileURLWithPath: raster), pixelLimit: 20_000)
+        }
         #expect(before.subject == raster && before.reason.contains("or more than 40000 pixels"), "\(before)")
-        let after = try #require(throws: LapseError.self) { try DecodedImage(path: raster, pixelLimit: 70_000) }
+        let after = try #require(throws: LapseError.self) {
+            try DecodedImage(url: URL(fileURLWithPath: raster), pixelLimit: 70_000)
+        }
         #expect(after.reason == "320x240 is 76800 pixels, more than the limit of 70000 pixels for a decoded image")
-        #expect(try DecodedImage(path: raster, pixelLimit: 76_800).storedWidth == 320)
+        #expect(try DecodedImage(url: URL(fileURLWithPath: raster), pixelLimit: 76_800).storedWidth == 320)
     }
 
     /// A JPEG much larger than it is shown is decoded at ½, ¼ or ⅛ size — the smallest still as large as shown —
@@ -110,19 +116,21 @@ import Testing
     func largeJPEGsAreDecodedAtTheSizeShown(width: Int, height: Int, decoded: Int) throws {
         let photo = TestData.path("pano360/trekview_360/GSAG2002.JPG")
         var asked: (Int, Int)?
-        let image = try DecodedImage(path: photo) { w, h in
+        let image = try DecodedImage(url: URL(fileURLWithPath: photo)) { w, h in
             asked = (w, h)
             return (width, height)
         }
         #expect(asked.map { $0 == (5760, 2880) } == true)
         #expect(image.storedWidth == decoded && image.storedHeight == decoded / 2)
-        let full = try DecodedImage(path: photo).pixels(width: width, height: height)
+        let full = try DecodedImage(url: URL(fileURLWithPath: photo)).pixels(width: width, height: height)
         let reduced = try image.pixels(width: width, height: height)
         let ssim = ImageMetrics.ssim(full, reduced)
         #expect(ssim >= 0.97, "SSIM \(ssim)")
         let colour = ImageMetrics.meanColour(full) - ImageMetrics.meanColour(reduced)
         #expect(max(abs(colour.x), abs(colour.y), abs(colour.z)) <= 1, "\(colour)")
-        let png = try DecodedImage(path: TestData.path("images/generated/smptehdbars_1280x720.png")) { _, _ in (160, 90)
+        let png = try DecodedImage(
+            url: URL(fileURLWithPath: TestData.path("images/generated/smptehdbars_1280x720.png"))
+        ) { _, _ in (160, 90)
         }
         #expect(png.storedWidth == 1280)
     }
@@ -132,7 +140,7 @@ import Testing
     @Test func overflowingSizesAreRefused() throws {
         let png = Self.scratch.appendingPathComponent("overflow.png").path
         try Data(CraftedImages.png(width: 0xFFFF_FFFF, height: 0xFFFF_FFFF)).write(to: URL(fileURLWithPath: png))
-        let error = try #require(throws: LapseError.self) { try DecodedImage(path: png) }
+        let error = try #require(throws: LapseError.self) { try DecodedImage(url: URL(fileURLWithPath: png)) }
         #expect(
             error.reason
                 == """
@@ -140,7 +148,9 @@ import Testing
                 for a decoded image
                 """
         )
-        #expect(try DecodedImage(path: TestData.path("images/pillow/hopper.png"), pixelLimit: .max).storedWidth == 128)
+        #expect(
+            try DecodedImage(url: URL(fileURLWithPath: TestData.path("images/pillow/hopper.png")), pixelLimit: .max)
+                .storedWidth == 128)
     }
 
     /// A lossless JPEG (SOF3), which libavcodec cannot decode reduced, is decoded whole when shown smaller.
@@ -154,7 +164,7 @@ import Testing
             ])
         #expect(made.status == 0, "\(made.stderr)")
         #expect(ImageHeader.read(path: path)?.reducible == false)
-        let image = try DecodedImage(path: path) { _, _ in (80, 60) }
+        let image = try DecodedImage(url: URL(fileURLWithPath: path)) { _, _ in (80, 60) }
         #expect(image.storedWidth == 640)
     }
 
@@ -171,7 +181,9 @@ import Testing
             ])
         #expect(made.status == 0)
         let fitter = FrameFitter(width: 1920, height: 1080, mode: .contain, background: RGBA(0, 0, 0))
-        let image = try DecodedImage(path: path) { fitter.scaledSize(displayWidth: $0, displayHeight: $1) }
+        let image = try DecodedImage(url: URL(fileURLWithPath: path)) {
+            fitter.scaledSize(displayWidth: $0, displayHeight: $1)
+        }
         #expect(
             image.storedWidth == 2001 && image.fullDisplayWidth == 4001 && image.fullDisplayHeight == 2251,
             "\(image.storedWidth) \(image.fullDisplayWidth) \(image.fullDisplayHeight)")

@@ -24,7 +24,7 @@ import Testing
                 "ffmpeg", ["-v", "error", "-y", "-i", Self.photo, "-pix_fmt", format, "-q:v", "2", path])
             try #require(r.status == 0)
         }
-        let image = try DecodedImage(path: path)
+        let image = try DecodedImage(url: URL(fileURLWithPath: path))
         let (w, h) = size == (0, 0) ? (image.displayWidth, image.displayHeight) : size
         let yuv = try #require(try image.yuv(width: w, height: h))
         let a = try yuv.rgba()
@@ -37,7 +37,9 @@ import Testing
 
     @Test func rgbAlphaAndTurnedImagesTakeTheRGBAPath() throws {
         for name in ["images/generated/smptehdbars_1280x720.png", "images/exif-orientation-examples/Landscape_6.jpg"] {
-            #expect(try DecodedImage(path: TestData.path(name)).yuv(width: 64, height: 64) == nil, "\(name)")
+            #expect(
+                try DecodedImage(url: URL(fileURLWithPath: TestData.path(name))).yuv(width: 64, height: 64) == nil,
+                "\(name)")
         }
     }
 }

@@ -12,7 +12,9 @@ import Testing
     let dir = TestData.scratchDirectory("two-streams")
 
     func stream(_ track: String, _ frame: Int) throws -> PixelBuffer {
-        try DecodedImage(path: TestData.path("pano360/gopro_max_eac/3k/\(track)/GS018423_\(frame).jpg")).pixels()
+        try DecodedImage(
+            url: URL(fileURLWithPath: TestData.path("pano360/gopro_max_eac/3k/\(track)/GS018423_\(frame).jpg"))
+        ).pixels()
     }
 
     func half(_ p: PixelBuffer, bottom: Bool) -> PixelBuffer {
@@ -27,7 +29,7 @@ import Testing
     @Test func bothStreamsComeTogetherInStep() throws {
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = try GoProMAXFile.make(in: dir)
-        let reader = try VideoFrameReader(path)
+        let reader = try VideoFrameReader(URL(fileURLWithPath: path))
         #expect(reader.streamCount == 2)
         #expect(reader.displayWidth == 2272 && reader.displayHeight == 1472)
         var k = 0
@@ -49,7 +51,7 @@ import Testing
         let again = try reader.frame(at: 0.5)
         #expect(ImageMetrics.psnr(half(again, bottom: true), try stream("track5", 3)) >= 35)
         // A reader of one stream reads just it.
-        let one = try VideoFrameReader(input: MediaInput(location: path), stream: 2)
+        let one = try VideoFrameReader(input: MediaInput(location: URL(fileURLWithPath: path)), stream: 2)
         #expect(one.streamCount == 1 && one.displayHeight == 736)
     }
 }

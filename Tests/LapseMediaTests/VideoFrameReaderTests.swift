@@ -49,8 +49,9 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         "video/synthetic/anamorphic_720x480_sar32-27.mp4"
     ])
     func frameTimesFromPacketsAreTheDecodersTimes(_ name: String) throws {
-        let packets = try #require(try VideoFrameReader(TestData.path(name)).frameTimesFromPackets())
-        let reader = try VideoFrameReader(TestData.path(name))
+        let packets = try #require(
+            try VideoFrameReader(URL(fileURLWithPath: TestData.path(name))).frameTimesFromPackets())
+        let reader = try VideoFrameReader(URL(fileURLWithPath: TestData.path(name)))
         var decoded: [Double] = []
         while let t = try reader.skipFrame() { decoded.append(t) }
         #expect(packets.count == decoded.count)
@@ -70,11 +71,11 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         ("video/iphone_rotated.mov", 66, 66)
     ])
     func referenceFramesFromPacketsAreTheDecodersOwn(_ name: String, references: Int, frames: Int) throws {
-        let packets = try #require(try VideoFrameReader(TestData.path(name)).framesFromPackets())
+        let packets = try #require(try VideoFrameReader(URL(fileURLWithPath: TestData.path(name))).framesFromPackets())
         let flags = try #require(packets.isReference)
         #expect(packets.times.count == frames && flags.count == frames)
         #expect(flags.filter { $0 }.count == references)
-        let reader = try VideoFrameReader(TestData.path(name))
+        let reader = try VideoFrameReader(URL(fileURLWithPath: TestData.path(name)))
         reader.skipsNonReferenceFrames = true
         var decoded: [Double] = []
         while let t = try reader.skipFrame() { decoded.append(t) }
@@ -83,7 +84,8 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         #expect(
             zip(decoded, expected).allSatisfy { abs($0 - $1) < 1e-9 }, "\(decoded.prefix(8)) vs \(expected.prefix(8))")
         #expect(
-            try VideoFrameReader(TestData.path("video/synthetic/alpha_vp9_160x120.webm")).framesFromPackets()?
+            try VideoFrameReader(URL(fileURLWithPath: TestData.path("video/synthetic/alpha_vp9_160x120.webm")))
+                .framesFromPackets()?
                 .isReference == nil)
     }
 
@@ -96,7 +98,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         ("quadrants_dm_rot180.mp4", 320, 180, ["yellow", "blue", "green", "red"])
     ])
     func displayMatrixRotation(file: String, width: Int, height: Int, corners: [String]) throws {
-        let reader = try VideoFrameReader(TestData.path("video/synthetic/\(file)"))
+        let reader = try VideoFrameReader(URL(fileURLWithPath: TestData.path("video/synthetic/\(file)")))
         #expect(reader.displayWidth == width && reader.displayHeight == height)
         let p = try reader.frame(at: 0.5)
         #expect(p.width == width && p.height == height)
@@ -106,7 +108,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
     }
 
     @Test func iPhoneVideoIsPortrait() throws {
-        let reader = try VideoFrameReader(TestData.path("video/iphone_rotated.mov"))
+        let reader = try VideoFrameReader(URL(fileURLWithPath: TestData.path("video/iphone_rotated.mov")))
         #expect(reader.codedWidth == 568 && reader.codedHeight == 320)
         #expect(reader.displayWidth == 320 && reader.displayHeight == 568)
         #expect(reader.rotation == 90)
@@ -125,7 +127,8 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
     }
 
     @Test func sampleAspectRatioIsApplied() throws {
-        let reader = try VideoFrameReader(TestData.path("video/synthetic/anamorphic_720x480_sar32-27.mp4"))
+        let reader = try VideoFrameReader(
+            URL(fileURLWithPath: TestData.path("video/synthetic/anamorphic_720x480_sar32-27.mp4")))
         #expect(abs(reader.sampleAspectRatio - 32.0 / 27.0) < 1e-9)
         #expect(reader.displayWidth == 853 && reader.displayHeight == 480)
         #expect(try reader.frame(at: 0).width == 853)
@@ -137,7 +140,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         let reference = try FFmpegReference.frames(path, filters: toRGBA, size: (320, 180))
         let times = try FFmpegReference.frameTimes(path)
         #expect(reference.count == times.count)
-        let reader = try VideoFrameReader(path)
+        let reader = try VideoFrameReader(URL(fileURLWithPath: path))
         let fps = 10.0
         var i = 0
         while Double(i) / fps < 3 {
@@ -156,7 +159,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
 
     @Test(arguments: ["single_frame_0.04s.mp4", "short_0.2s_5frames.mp4"])
     func veryShortVideos(file: String) throws {
-        let reader = try VideoFrameReader(TestData.path("video/synthetic/\(file)"))
+        let reader = try VideoFrameReader(URL(fileURLWithPath: TestData.path("video/synthetic/\(file)")))
         let reference = try FFmpegReference.frames(
             TestData.path("video/synthetic/\(file)"), filters: toRGBA,
             size: (320, 180))
@@ -170,7 +173,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
     @Test(arguments: ["hdr10_pq_hevc10_320x180.mp4", "hlg_hevc10_320x180.mp4"])
     func hdrIsToneMappedLikeFFmpeg(file: String) throws {
         let path = TestData.path("video/synthetic/\(file)")
-        let reader = try VideoFrameReader(path)
+        let reader = try VideoFrameReader(URL(fileURLWithPath: path))
         #expect(reader.isHDR)
         let chain =
             "zscale=t=linear:npl=100,format=gbrpf32le,zscale=p=bt709,tonemap=tonemap=hable:desat=0,"
@@ -188,7 +191,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
 
     @Test func vp9AlphaIsKept() throws {
         let path = TestData.path("video/synthetic/alpha_vp9_160x120.webm")
-        let reader = try VideoFrameReader(path)
+        let reader = try VideoFrameReader(URL(fileURLWithPath: path))
         #expect(reader.hasAlpha)
         let reference = try FFmpegReference.frames(path, extraInput: ["-c:v", "libvpx-vp9"])
         for n in 0..<10 {
@@ -206,7 +209,7 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
 
     @Test func seekingStartsAtTheRequestedTime() throws {
         let path = TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4")
-        let reader = try VideoFrameReader(path)
+        let reader = try VideoFrameReader(URL(fileURLWithPath: path))
         try reader.seek(to: 6.5)
         let p = try reader.frame(at: 6.5)
         let reference = try FFmpegReference.frames(
@@ -220,10 +223,10 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         let text = dir.appendingPathComponent("notes.mp4").path
         _ = FileManager.default.createFile(atPath: text, contents: Data("hello, not a video\n".utf8))
         // The cause: FFmpeg's own code, AVERROR_INVALIDDATA, for what is not media; ENOENT for no file.
-        let garbage = try #require(throws: LapseError.self) { try VideoFrameReader(text) }
+        let garbage = try #require(throws: LapseError.self) { try VideoFrameReader(URL(fileURLWithPath: text)) }
         #expect(garbage.cause == .ffmpeg(-0x4144_4E49), "\(garbage)") // FFERRTAG('I','N','D','A')
         let missing = try #require(throws: LapseError.self) {
-            try VideoFrameReader(dir.appendingPathComponent("missing.mp4").path)
+            try VideoFrameReader(dir.appendingPathComponent("missing.mp4"))
         }
         #expect(missing.cause == .posix(ENOENT), "\(missing)")
     }

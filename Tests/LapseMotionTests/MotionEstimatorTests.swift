@@ -162,7 +162,7 @@ enum OverpassFrames {
     static let path = TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")
 
     static func load(step: Int, count: Int) throws -> [PixelBuffer] {
-        let reader = try VideoFrameReader(path)
+        let reader = try VideoFrameReader(URL(fileURLWithPath: path))
         reader.outputSize = (1024, 512)
         var frames: [PixelBuffer] = []
         var n = 0
@@ -179,7 +179,8 @@ enum OverpassFrames {
 /// within 1.5, and the motions measured between frames the same to 0.1° of rotation and 1° of travel.
 @Suite struct SphereImageYUVTests {
     @Test func yuvPicturesAreTheRGBAOnes() throws {
-        let reader = try VideoFrameReader(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+        let reader = try VideoFrameReader(
+            URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")))
         var frames: [YUVFrame] = []
         var k = 0
         while frames.count < 6, let (_, frame) = try reader.nextYUVFrame() {
@@ -227,7 +228,8 @@ enum OverpassFrames {
         SIMD3(0.8, 0.95, 1.0), SIMD3(1.3, 0.9, 0.7)
     ])
     func gainsInYUVAreTheRGBAGains(gains: SIMD3<Double>) throws {
-        let reader = try VideoFrameReader(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+        let reader = try VideoFrameReader(
+            URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")))
         let (_, frame) = try #require(try reader.nextYUVFrame())
         let tone = ToneCorrection(gains: gains)
         var rgba = try frame.rgba()

@@ -23,7 +23,9 @@ import Testing
 
     @Test func aCroppedPhotoIsPlacedInItsFullFrame() async throws {
         defer { try? FileManager.default.removeItem(at: dir) }
-        let whole = try DecodedImage(path: TestData.path("pano360/trekview_gpano_pose/GSAQ3296.JPG")).pixels()
+        let whole = try DecodedImage(
+            url: URL(fileURLWithPath: TestData.path("pano360/trekview_gpano_pose/GSAQ3296.JPG"))
+        ).pixels()
         #expect(whole.width == 2000 && whole.height == 1000)
         let kept = rows(whole, 100, 750)
         try GeotaggedPhoto.write(
@@ -35,7 +37,7 @@ import Testing
             kept, to: dir.appendingPathComponent("untagged.jpg").path, latitude: 51.5, longitude: -0.1,
             dateTime: "2026:11:30 10:00:01")
 
-        let source = try LocalPhotoSource(directory: dir.path)
+        let source = try LocalPhotoSource(directory: dir)
         #expect(source.panoramas.map(\.id) == ["cropped.jpg"])
         #expect(
             source.skipped.map(\.reason) == [

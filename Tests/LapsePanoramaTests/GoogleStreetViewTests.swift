@@ -50,7 +50,7 @@ import Testing
         let runs = try RouteWorld.getJSON(world.baseURL + "/_world")["panoramas"] as? [[String: Any]] ?? []
         let other = Set(runs.filter { $0["run"] as? String == "other" }.compactMap { $0["id"] as? String })
         #expect(other.count == 10)
-        let route = try RouteFile.read(path: world.routeFile)
+        let route = try RouteFile.read(URL(fileURLWithPath: world.routeFile))
         let points = try route.resampled(every: 10).map(\.coordinate)
         var source = try GoogleStreetViewSource(apiKey: RouteWorld.key, baseURL: URL(string: world.baseURL)!)
         let kept = try await source.nearest(to: points, radius: 50).compactMap { $0 }
@@ -479,7 +479,7 @@ import Testing
         let server = try MapTilesWorld.server()
         let export = PanoramaExport(
             source: try MapTilesWorld.source(server),
-            outputDirectory: TestData.scratchDirectory("pano-out").path)
+            outputDirectory: URL(fileURLWithPath: TestData.scratchDirectory("pano-out").path))
         let far = routePoints(from: Coordinate(uncheckedLatitude: 48.1, longitude: 11.5), count: 5, spacing: 20)
         await #expect {
             _ = try await export.run(points: far)
@@ -493,7 +493,7 @@ import Testing
         let server = try MapTilesWorld.server()
         let out = TestData.scratchDirectory("pano-out")
         defer { try? FileManager.default.removeItem(at: out) }
-        var export = PanoramaExport(source: try MapTilesWorld.source(server), outputDirectory: out.path)
+        var export = PanoramaExport(source: try MapTilesWorld.source(server), outputDirectory: out)
         export.resolution = .zoom(1)
         export.radius = 20
         // 10 m apart north from the first pano: 0, 10 → new; 40, 50, 60 → old; 90 … 110 → dark; 140, 150 → none.
@@ -513,7 +513,7 @@ import Testing
             ])
         #expect(result.written.allSatisfy { $0.width == ($0.panorama.width == 16384 ? 1024 : 832) })
         let manifest =
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: result.manifestPath)))
+            try JSONSerialization.jsonObject(with: Data(contentsOf: result.manifest))
             as? [String: Any]
         let mpoints = try #require(manifest?["points"] as? [[String: Any]])
         #expect(mpoints.count == 16)
@@ -521,7 +521,8 @@ import Testing
         #expect((mpoints[5]["distance"] as? Double).map { abs($0 - 5.6) < 1 } == true)
         #expect(mpoints[5]["panoHeading"] as? Double == 200)
         #expect(mpoints[5]["date"] as? String == "2019-08")
-        let decoded = try DecodedImage(path: out.appendingPathComponent("0002_CAoSOldFamily_pano-2.jpg").path)
+        let decoded = try DecodedImage(
+            url: out.appendingPathComponent("0002_CAoSOldFamily_pano-2.jpg"))
         #expect(decoded.displayWidth == 832 && decoded.displayHeight == 416)
         // Without --overwrite a second run refuses to replace the manifest.
         await #expect(throws: LapseError.self) { _ = try await export.run(points: points) }

@@ -15,21 +15,21 @@ import Testing
     static let ricoh = Coordinate(uncheckedLatitude: 53.182050, longitude: -2.861264)
 
     @Test func readsGPSSizeAndDateFromRealPhotos() throws {
-        let m = try PhotoMetadata(path: Self.trekview + "/GSAG2002.JPG")
+        let m = try PhotoMetadata(url: URL(fileURLWithPath: Self.trekview + "/GSAG2002.JPG"))
         #expect(m.width == 5760 && m.height == 2880)
         #expect(try #require(m.coordinate).distance(to: Self.gsag) < 1)
         #expect(m.dateTime?.hasPrefix("2020:05:09") == true)
         #expect(m.gpsImageDirection == nil)
         #expect(m.poseHeading == 0) // GoPro's placeholder
         #expect(m.posePitch == 0 && m.poseRoll == 0) // levelled by the camera (XMP attributes)
-        let r = try PhotoMetadata(path: Self.trekview + "/R0014760.JPG")
+        let r = try PhotoMetadata(url: URL(fileURLWithPath: Self.trekview + "/R0014760.JPG"))
         #expect(r.width == 5376 && r.height == 2688)
         #expect(r.posePitch == 0 && r.poseRoll == 0 && r.poseHeading == nil) // XMP elements
         #expect(try #require(r.coordinate).distance(to: Self.ricoh) < 1) // west longitude is negative
     }
 
     @Test func folderOfRealPanoramas() async throws {
-        let source = try LocalPhotoSource(directory: Self.trekview)
+        let source = try LocalPhotoSource(directory: URL(fileURLWithPath: Self.trekview))
         #expect(source.panoramas.map(\.id) == ["GSAG2002.JPG", "R0014760.JPG"]) // capture order
         #expect(source.skipped.isEmpty)
         // No compass heading in either, and thousands of kilometres apart: two trips, neither heading taken from
@@ -62,14 +62,14 @@ import Testing
                 PixelBuffer(width: 64, height: 32), to: folder.appendingPathComponent("P\(k).JPG").path,
                 latitude: 52, longitude: 6 + Double(k) * 1e-4, dateTime: "2026:11:30 10:00:0\(k)", level: level)
         }
-        let source = try LocalPhotoSource(directory: folder.path)
+        let source = try LocalPhotoSource(directory: folder)
         #expect(source.panoramas.map(\.tilt) == [2.5, 0] && source.panoramas.map(\.roll) == [-1.25, 0])
     }
 
     @Test func flatPhotosWithGPSAreSkippedNotUsed() throws {
         // OpenSfM's Lund photos: real GPS, but perspective 1024×768 pictures.
         #expect {
-            _ = try LocalPhotoSource(directory: TestData.path("images/opensfm_lund/images"))
+            _ = try LocalPhotoSource(directory: URL(fileURLWithPath: TestData.path("images/opensfm_lund/images")))
         } throws: { error in
             let e = error as? LapseError
             return e?.code == .invalidInput && e!.reason.contains("29 skipped")
@@ -104,7 +104,7 @@ import Testing
         try Data(bytes).write(to: dir.appendingPathComponent("posed.jpg"))
         try Data("not a jpeg".utf8).write(to: dir.appendingPathComponent("broken.jpg"))
 
-        let source = try LocalPhotoSource(directory: dir.path)
+        let source = try LocalPhotoSource(directory: dir)
         #expect(Set(source.panoramas.map(\.id)) == ["a.jpg", "posed.jpg"])
         let skipped = Dictionary(uniqueKeysWithValues: source.skipped.map { ($0.file, $0.reason) })
         #expect(
@@ -130,7 +130,7 @@ import Testing
                 let head = PhotoMetadata.readHeader(handle)
                 try handle.close()
                 #expect(head.count < whole.count && Array(whole.prefix(head.count)) == head, "\(name)")
-                let m = try PhotoMetadata(path: path)
+                let m = try PhotoMetadata(url: URL(fileURLWithPath: path))
                 #expect(PhotoMetadata.jpegSize(whole).map { [$0.0, $0.1] } == [m.width ?? -1, m.height ?? -1])
                 for (tag, value) in [
                     ("PoseHeadingDegrees", m.poseHeading), ("PosePitchDegrees", m.posePitch),
@@ -174,7 +174,7 @@ import Testing
             try handle.close()
             #expect(head.count <= 4096 && Array(bytes.prefix(head.count)) == head)
             _ = PhotoMetadata.xmpPackets(head)
-            _ = try PhotoMetadata(path: path) // no trap, whatever it finds
+            _ = try PhotoMetadata(url: URL(fileURLWithPath: path)) // no trap, whatever it finds
         }
     }
 }
@@ -195,7 +195,7 @@ import Testing
     }
 
     @Test func everyNthFrameWithoutATrack() async throws {
-        let source = try VideoPanoramaSource(path: Self.clip)
+        let source = try VideoPanoramaSource(url: URL(fileURLWithPath: Self.clip))
         #expect(source.width == 2048 && source.height == 1024)
         let frames = source.frames(every: 30)
         #expect(frames.map(\.time!) == [0, 1.001, 2.002, 3.003])
@@ -205,7 +205,7 @@ import Testing
     }
 
     @Test func trackPlacesFramesAtRoutePoints() async throws {
-        let source = try VideoPanoramaSource(path: Self.clip, track: Self.track())
+        let source = try VideoPanoramaSource(url: URL(fileURLWithPath: Self.clip), track: Self.track())
         let points = try Self.track().resampled(every: 20)
         let found = try await source.nearest(to: points.map(\.coordinate), radius: 10)
         // 20 m apart at 25 m/s: 0.8 s apart.

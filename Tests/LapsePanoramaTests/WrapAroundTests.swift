@@ -27,17 +27,18 @@ import Testing
 
     @Test func real360PicturesWrapAndFlatOnesDoNot() throws {
         for name in Self.real360 {
-            let p = try DecodedImage(path: TestData.path(name)).pixels(width: 512, height: 256)
+            let p = try DecodedImage(url: URL(fileURLWithPath: TestData.path(name))).pixels(width: 512, height: 256)
             #expect(VideoPanoramaSource.wrapsAround(p), "\(name)")
             // A flat picture of 2:1: the middle half of it (90° either side of its centre), stretched.
             let half = try Self.columns(p, from: 128, count: 256).resized(width: 512, height: 256)
             #expect(!VideoPanoramaSource.wrapsAround(half), "\(name), its middle half")
         }
-        let video = try VideoFrameReader(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+        let video = try VideoFrameReader(
+            URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")))
         video.outputSize = (512, 256)
         #expect(VideoPanoramaSource.wrapsAround(try #require(try video.nextFrame()).pixels))
         #expect(
-            try VideoFrameReader(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+            try VideoFrameReader(URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")))
                 .sphericalProjection == nil)
     }
 
@@ -46,8 +47,9 @@ import Testing
     @Test func flatPhotosOf2To1AreLeftOutUnlessSaidOtherwise() throws {
         let dir = TestData.scratchDirectory("wrap-photos")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let real = try DecodedImage(path: TestData.path("pano360/geovisio_gopromax_walk/1.jpg")).pixels(
-            width: 1024, height: 512)
+        let real = try DecodedImage(url: URL(fileURLWithPath: TestData.path("pano360/geovisio_gopromax_walk/1.jpg")))
+            .pixels(
+                width: 1024, height: 512)
         // The real photo written again without any XMP or camera tags: known by its edges.
         try GeotaggedPhoto.write(
             real, to: dir.appendingPathComponent("a-real.jpg").path, latitude: 49.0, longitude: 1.9,
@@ -61,7 +63,7 @@ import Testing
         try GeotaggedPhoto.write(
             flat, to: dir.appendingPathComponent("c-tagged.jpg").path, latitude: 49.0, longitude: 1.9002,
             dateTime: "2026:11:30 10:00:02", level: (pitch: 0, roll: 0))
-        let source = try LocalPhotoSource(directory: dir.path)
+        let source = try LocalPhotoSource(directory: dir)
         #expect(source.panoramas.map(\.id) == ["a-real.jpg", "c-tagged.jpg"])
         #expect(
             source.skipped.map(\.file) == ["b-flat.jpg"]
@@ -69,10 +71,10 @@ import Testing
                     == "not known to be a 360° photo: no GPano ProjectionType, not from a known 360° camera, and its "
                     + "left and right edges do not meet; give --equirectangular if it is one"
         )
-        let insisted = try LocalPhotoSource(directory: dir.path, equirectangular: true)
+        let insisted = try LocalPhotoSource(directory: dir, equirectangular: true)
         #expect(insisted.panoramas.count == 3 && insisted.skipped.isEmpty)
         // A real camera's photo says so itself.
-        let gopro = try PhotoMetadata(path: TestData.path("pano360/trekview_360/GSAG2002.JPG"))
+        let gopro = try PhotoMetadata(url: URL(fileURLWithPath: TestData.path("pano360/trekview_360/GSAG2002.JPG")))
         #expect(gopro.saysSpherical && gopro.projectionType == "equirectangular")
         #expect(gopro.camera?.lowercased().contains("gopro") == true, "\(gopro.camera ?? "no camera")")
     }
@@ -91,13 +93,14 @@ import Testing
             + (1...4).map {
                 TestData.path("pano360/gopro_max_eac/3k/STITCHED/GS018423_\($0).jpg")
             }
-        let video = try VideoFrameReader(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+        let video = try VideoFrameReader(
+            URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")))
         video.outputSize = (512, 256)
         var n = 0
         while let frame = try video.nextFrame() {
             if n % 10 == 0 {
                 let file = dir.appendingPathComponent("frame\(n).png").path
-                try ImageWriter.write(frame.pixels, to: file, overwrite: true)
+                try ImageWriter.write(frame.pixels, to: URL(fileURLWithPath: file), overwrite: true)
                 pictures.append(file)
             }
             n += 1
@@ -105,7 +108,7 @@ import Testing
         #expect(pictures.count >= 22)
         let outside = "gt(hypot(mod(X,W/2)-W/4,Y-H/2),H/2)"
         for (k, picture) in pictures.enumerated() {
-            let p = try DecodedImage(path: picture).pixels(width: 512, height: 256)
+            let p = try DecodedImage(url: URL(fileURLWithPath: picture)).pixels(width: 512, height: 256)
             #expect(!VideoPanoramaSource.isDualFisheye(p), "\(picture)")
             // Darkened (under an overpass at a third of the exposure, its corners are dark and even too).
             for gain in [0.5, 0.3] {
@@ -126,23 +129,23 @@ import Testing
                     fisheye
                 ])
             #expect(r.status == 0, "\(r.stderr)")
-            let circles = try DecodedImage(path: fisheye).pixels(width: 512, height: 256)
+            let circles = try DecodedImage(url: URL(fileURLWithPath: fisheye)).pixels(width: 512, height: 256)
             #expect(VideoPanoramaSource.isDualFisheye(circles), "\(picture) as two fisheye circles")
             if k == 2 {
                 try FileManager.default.createDirectory(
                     at: dir.appendingPathComponent("photos"), withIntermediateDirectories: true)
                 try GeotaggedPhoto.write(
-                    try DecodedImage(path: fisheye).pixels(width: 1024, height: 512),
+                    try DecodedImage(url: URL(fileURLWithPath: fisheye)).pixels(width: 1024, height: 512),
                     to: dir.appendingPathComponent("photos/fisheye.jpg").path, latitude: 49.0, longitude: 1.9,
                     dateTime: "2026:11:30 10:00:00")
                 try GeotaggedPhoto.write(
-                    try DecodedImage(path: picture).pixels(width: 1024, height: 512),
+                    try DecodedImage(url: URL(fileURLWithPath: picture)).pixels(width: 1024, height: 512),
                     to: dir.appendingPathComponent("photos/real.jpg").path, latitude: 49.0, longitude: 1.9001,
                     dateTime: "2026:11:30 10:00:01")
             }
         }
         #expect(!VideoPanoramaSource.isDualFisheye(PixelBuffer(width: 512, height: 256)))
-        let source = try LocalPhotoSource(directory: dir.appendingPathComponent("photos").path)
+        let source = try LocalPhotoSource(directory: dir.appendingPathComponent("photos"))
         #expect(source.panoramas.map(\.id) == ["real.jpg"])
         #expect(
             source.skipped.map(\.reason) == [

@@ -268,14 +268,14 @@ struct CameraPathTests {
             return path
         }
         let big = try file(keyframes: 40_000)
-        #expect { try CameraScript.read(path: big) } throws: { error in
+        #expect { try CameraScript.read(URL(fileURLWithPath: big)) } throws: { error in
             let e = error as? LapseError
             return e?.code == .invalidInput && e?.subject == big
                 && e?.reason.hasSuffix("bytes, more than a camera file holds (1048576 bytes, about 30 000 keyframes)")
                     == true
         }
         let fits = try file(keyframes: 30_000)
-        #expect(try CameraScript.read(path: fits).keyframes.count == 30_000)
+        #expect(try CameraScript.read(URL(fileURLWithPath: fits)).keyframes.count == 30_000)
     }
 
     @Test("camera files: JSON round trip and readable errors")

@@ -72,11 +72,11 @@ import Testing
     }
 
     @Test func missingFontIsAOneLineErrorNamingIt() {
-        #expect { try TextRenderer(fontPath: "/nonexistent/font.ttf") } throws: { error in
+        #expect { try TextRenderer(font: URL(fileURLWithPath: "/nonexistent/font.ttf")) } throws: { error in
             (error as? LapseError)?.description == "/nonexistent/font.ttf: font not found"
         }
         let notAFont = TestData.path("images/pillow/hopper.png")
-        #expect { try TextRenderer(fontPath: notAFont) } throws: { error in
+        #expect { try TextRenderer(font: URL(fileURLWithPath: notAFont)) } throws: { error in
             (error as? LapseError).map {
                 $0.code == .invalidInput && $0.description.hasPrefix(notAFont + ": not a font")
             } == true

@@ -69,7 +69,7 @@ struct FFmpegReferenceTests {
     static let references: [(name: String, panorama: PixelBuffer, views: [PixelBuffer])] = {
         let dir = TestData.scratchDirectory("lapse-render-views")
         return inputs.enumerated().compactMap { n, path in
-            guard let panorama = try? DecodedImage(path: path).pixels() else { return nil }
+            guard let panorama = try? DecodedImage(url: URL(fileURLWithPath: path)).pixels() else { return nil }
             let labels = cases.indices.map { "[v\($0)]" }
             var graph = "[0:v]split=\(cases.count)" + labels.joined() + ";"
             graph += cases.enumerated().map { i, c in "[v\(i)]\(filter(c)),format=rgba[o\(i)]" }.joined(separator: ";")

@@ -14,8 +14,10 @@ import Testing
 
     /// The two streams of a frame as one atlas, the first above the second.
     static func atlas(_ frame: Int, folder: String = folder, name: String = "GS018423") throws -> PixelBuffer {
-        let a = try DecodedImage(path: TestData.path("\(folder)/track0/\(name)_\(frame).jpg")).pixels()
-        let b = try DecodedImage(path: TestData.path("\(folder)/track5/\(name)_\(frame).jpg")).pixels()
+        let a = try DecodedImage(url: URL(fileURLWithPath: TestData.path("\(folder)/track0/\(name)_\(frame).jpg")))
+            .pixels()
+        let b = try DecodedImage(url: URL(fileURLWithPath: TestData.path("\(folder)/track5/\(name)_\(frame).jpg")))
+            .pixels()
         var out = PixelBuffer(width: a.width, height: a.height + b.height)
         out.bytes.replaceSubrange(0..<a.bytes.count, with: a.bytes)
         out.bytes.replaceSubrange(a.bytes.count..<out.bytes.count, with: b.bytes)
@@ -70,8 +72,10 @@ import Testing
         #expect(GoProEAC.layout(streamWidth: 2048, streamHeight: 1024) == nil)
         for frame in 1...4 {
             let atlas = try Self.atlas(frame)
-            let reference = try DecodedImage(path: TestData.path("\(Self.folder)/STITCHED/GS018423_\(frame).jpg"))
-                .pixels()
+            let reference = try DecodedImage(
+                url: URL(fileURLWithPath: TestData.path("\(Self.folder)/STITCHED/GS018423_\(frame).jpg"))
+            )
+            .pixels()
             let ours = Self.equirectangular(atlas, eac, width: reference.width)
             let psnr = ImageMetrics.psnr(ours, reference)
             #expect(psnr >= 30, "frame \(frame): \(psnr) dB")
@@ -107,7 +111,8 @@ import Testing
     /// Both streams' Y′CbCr planes as one atlas, the first above the second.
     static func yuvAtlas(_ frame: Int) throws -> YUVFrame {
         func stream(_ track: Int) throws -> YUVFrame {
-            let image = try DecodedImage(path: TestData.path("\(folder)/track\(track)/GS018423_\(frame).jpg"))
+            let image = try DecodedImage(
+                url: URL(fileURLWithPath: TestData.path("\(folder)/track\(track)/GS018423_\(frame).jpg")))
             return try #require(try image.yuv(width: image.displayWidth, height: image.displayHeight))
         }
         let a = try stream(0)
@@ -127,7 +132,7 @@ import Testing
     @Test func viewsComeStraightFromTheCubeMap() throws {
         let eac = try #require(GoProEAC.layout(streamWidth: 2272, streamHeight: 736))
         let atlas = try Self.yuvAtlas(1)
-        let image = try DecodedImage(path: TestData.path("\(Self.folder)/STITCHED/GS018423_1.jpg"))
+        let image = try DecodedImage(url: URL(fileURLWithPath: TestData.path("\(Self.folder)/STITCHED/GS018423_1.jpg")))
         let stitched = try #require(try image.yuv(width: image.displayWidth, height: image.displayHeight))
         let cube = try Projector(width: 480, height: 270, source: .goproEAC(eac))
         let flat = try Projector(width: 480, height: 270)

@@ -26,7 +26,7 @@ import Testing
     func pngRoundTrip(alpha: Bool) throws {
         let image = Self.picture(alpha: alpha)
         let path = dir.appendingPathComponent("p\(alpha).png").path
-        try ImageWriter.write(image, to: path, overwrite: false)
+        try ImageWriter.write(image, to: URL(fileURLWithPath: path), overwrite: false)
         let back = try #require(try FFmpegReference.frames(path).first)
         #expect(back == image)
         let format = try FFmpegReference.probe(path, ["-show_entries", "stream=codec_name,pix_fmt", "-of", "csv=p=0"])
@@ -41,7 +41,7 @@ import Testing
         #expect(high.starts(with: [0xFF, 0xD8]) && high.suffix(2) == [0xFF, 0xD9])
         #expect(low.count < high.count)
         let path = dir.appendingPathComponent("q.jpg").path
-        try ImageWriter.write(image, to: path, overwrite: false) // quality from the default
+        try ImageWriter.write(image, to: URL(fileURLWithPath: path), overwrite: false) // quality from the default
         let back = try #require(try FFmpegReference.frames(path).first)
         #expect(ImageMetrics.psnr(back, image) > 35)
         let format = try FFmpegReference.probe(path, ["-show_entries", "stream=codec_name,pix_fmt", "-of", "csv=p=0"])
@@ -52,20 +52,24 @@ import Testing
     func errors() throws {
         let image = Self.picture(alpha: false)
         let path = dir.appendingPathComponent("e.png").path
-        try ImageWriter.write(image, to: path, overwrite: false)
-        #expect { try ImageWriter.write(image, to: path, overwrite: false) } throws: {
+        try ImageWriter.write(image, to: URL(fileURLWithPath: path), overwrite: false)
+        #expect { try ImageWriter.write(image, to: URL(fileURLWithPath: path), overwrite: false) } throws: {
             ($0 as? LapseError)?.code == .output
         }
-        try ImageWriter.write(image, to: path, overwrite: true)
+        try ImageWriter.write(image, to: URL(fileURLWithPath: path), overwrite: true)
         #expect {
-            try ImageWriter.write(image, to: dir.appendingPathComponent("e.bmp").path, overwrite: false)
+            try ImageWriter.write(image, to: dir.appendingPathComponent("e.bmp"), overwrite: false)
         } throws: { ($0 as? LapseError)?.code == .usage }
         #expect { try ImageWriter.encode(image, as: .jpeg(quality: 0)) } throws: { ($0 as? LapseError)?.code == .usage }
-        #expect { try ImageWriter.write(image, to: "/nonexistent-dir/x.png", overwrite: false) } throws: {
+        #expect {
+            try ImageWriter.write(image, to: URL(fileURLWithPath: "/nonexistent-dir/x.png"), overwrite: false)
+        } throws: {
             ($0 as? LapseError)?.code == .output
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).allSatisfy { !$0.contains(".partial") })
-        #expect(ImageFileFormat.forPath("a/B.JPEG") == .jpeg(quality: ImageFileFormat.defaultJPEGQuality))
-        #expect(ImageFileFormat.forPath("x.webp") == nil)
+        #expect(
+            ImageFileFormat.forFile(URL(fileURLWithPath: "a/B.JPEG"))
+                == .jpeg(quality: ImageFileFormat.defaultJPEGQuality))
+        #expect(ImageFileFormat.forFile(URL(fileURLWithPath: "x.webp")) == nil)
     }
 }

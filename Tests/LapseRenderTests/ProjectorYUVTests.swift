@@ -15,8 +15,8 @@ import Testing
 
     @Test(arguments: [(640, 360, 0.0, 0.0, 0.0), (641, 361, 200.0, -12.0, 4.0), (1280, 720, 95.0, 20.0, -3.0)])
     func yuvRenderIsTheRGBARender(width: Int, height: Int, heading: Double, pitch: Double, roll: Double) throws {
-        let rgbaReader = try VideoFrameReader(Self.clip)
-        let yuvReader = try VideoFrameReader(Self.clip)
+        let rgbaReader = try VideoFrameReader(URL(fileURLWithPath: Self.clip))
+        let yuvReader = try VideoFrameReader(URL(fileURLWithPath: Self.clip))
         #expect(yuvReader.yuvFramesAvailable)
         let projector = try Projector(width: width, height: height)
         let pose = PanoramaPose(heading: 10, tilt: 2, roll: -1)
@@ -43,7 +43,7 @@ import Testing
     /// the box touched but the chroma of blocks the box's edge cuts.
     @Test(arguments: [(1280, 720), (641, 361)])
     func creditInYUVIsTheRGBACredit(width: Int, height: Int) throws {
-        let reader = try VideoFrameReader(Self.clip)
+        let reader = try VideoFrameReader(URL(fileURLWithPath: Self.clip))
         let (_, panorama) = try #require(try reader.nextYUVFrame())
         let projector = try Projector(width: width, height: height)
         let view = try projector.render(panorama, pose: PanoramaPose(), camera: CameraPose(heading: 180, fov: 90))
@@ -90,7 +90,7 @@ import Testing
             "video/synthetic/alpha_vp9_160x120.webm",
             "video/synthetic/quadrants_320x180.mp4", "video/synthetic/odd_321x181_yuv444.mp4"
         ] {
-            #expect(try !VideoFrameReader(TestData.path(name)).yuvFramesAvailable, "\(name)")
+            #expect(try !VideoFrameReader(URL(fileURLWithPath: TestData.path(name))).yuvFramesAvailable, "\(name)")
         }
     }
 }

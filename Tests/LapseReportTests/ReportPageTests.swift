@@ -27,7 +27,7 @@ import Testing
             withJSONObject: ["source": "</script>x", "panoramas": 1], options: [.sortedKeys])
         let page = dir.appendingPathComponent("escape.html").path
         let written = try ReportPage(title: "<i>t</i>", report: report, summaryJSON: summary, credits: ["© <b>Ann</b>"])
-            .write(to: page, overwrite: true)
+            .write(to: URL(fileURLWithPath: page), overwrite: true)
         #expect(written.thumbnails == 0)
         let embedded = try #require(try Browser.embeddedJSON(page, id: "lapse-report") as? [String: Any])
         #expect(((embedded["panoramas"] as? [[String: Any]])?.first?["id"] as? String) == id)
@@ -71,7 +71,8 @@ import Testing
         ]
         let summary = try JSONSerialization.data(withJSONObject: values, options: [.sortedKeys])
         let page = dir.appendingPathComponent("units.html").path
-        try ReportPage(title: "units", report: report, summaryJSON: summary).write(to: page, overwrite: true)
+        try ReportPage(title: "units", report: report, summaryJSON: summary).write(
+            to: URL(fileURLWithPath: page), overwrite: true)
         let seen = try Browser.check(page, screenshot: dir.appendingPathComponent("units.png").path)
         #expect((seen["console_errors"] as? [String])?.isEmpty == true, "\(seen["console_errors"] ?? "")")
         let text = try #require(seen["summary_text"] as? [String: String])
@@ -101,20 +102,23 @@ import Testing
         let files = ReportPage.filesDirectory(of: page)
         try? FileManager.default.removeItem(atPath: page)
         try? FileManager.default.removeItem(atPath: files)
-        let written = try ReportPage(title: "t", report: report, summaryJSON: summary).write(to: page, overwrite: false)
+        let written = try ReportPage(title: "t", report: report, summaryJSON: summary).write(
+            to: URL(fileURLWithPath: page), overwrite: false)
         #expect(written.filesDirectory == nil && written.thumbnails == 0)
         #expect(FileManager.default.fileExists(atPath: page) && !FileManager.default.fileExists(atPath: files))
         // An earlier page's thumbnails: replaced with the page, so removed.
         try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: false)
         try Data([0xFF, 0xD8]).write(to: URL(fileURLWithPath: files + "/frame-00000.jpg"))
-        try ReportPage(title: "again", report: report, summaryJSON: summary).write(to: page, overwrite: true)
+        try ReportPage(title: "again", report: report, summaryJSON: summary).write(
+            to: URL(fileURLWithPath: page), overwrite: true)
         #expect(!FileManager.default.fileExists(atPath: files))
         #expect(try String(contentsOfFile: page, encoding: .utf8).contains("<title>again"))
         // Someone else's folder of that name: refused, untouched, the old page kept.
         try FileManager.default.createDirectory(atPath: files, withIntermediateDirectories: false)
         try Data("mine".utf8).write(to: URL(fileURLWithPath: files + "/notes.txt"))
         #expect(throws: LapseError.self) {
-            try ReportPage(title: "third", report: report, summaryJSON: summary).write(to: page, overwrite: true)
+            try ReportPage(title: "third", report: report, summaryJSON: summary).write(
+                to: URL(fileURLWithPath: page), overwrite: true)
         }
         #expect(FileManager.default.fileExists(atPath: files + "/notes.txt"))
         #expect(try String(contentsOfFile: page, encoding: .utf8).contains("<title>again"))

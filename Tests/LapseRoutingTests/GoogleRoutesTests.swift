@@ -208,14 +208,14 @@ import Testing
             (routesFile, nil), (legacyFile, nil), (routesFile, RouteFileFormat.googleRoutes),
             (legacyFile, RouteFileFormat.googleDirections)
         ] {
-            let route = try await RouteSource.file(file, format: format).load().route
+            let route = try await RouteSource.file(URL(fileURLWithPath: file), format: format).load().route
             #expect(
                 route.points.map(\.coordinate) == legacy.route.points.map(\.coordinate),
                 "\(file) \(String(describing: format))")
         }
         // A saved answer without a route says so, naming the file.
         let zero = TestData.path("streetview/googlemaps_openapi_spec/maps_http_directions_zero_results_response.json")
-        let error = #expect(throws: LapseError.self) { try RouteFile.read(path: zero) }
+        let error = #expect(throws: LapseError.self) { try RouteFile.read(URL(fileURLWithPath: zero)) }
         #expect(
             error?.subject == zero && error?.code == .notFound && error?.reason.contains("ZERO_RESULTS") == true,
             "\(String(describing: error))")

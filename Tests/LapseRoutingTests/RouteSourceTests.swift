@@ -9,7 +9,7 @@ import Testing
 
 @Suite struct RouteSourceTests {
     @Test func fileSource() async throws {
-        let loaded = try await RouteSource.file(TestData.path("geo/sf_30km_h.gpx")).load()
+        let loaded = try await RouteSource.file(URL(fileURLWithPath: TestData.path("geo/sf_30km_h.gpx"))).load()
         #expect(loaded.route.points.count == 49 && loaded.provider == "file" && loaded.requestCount == 0)
         #expect(loaded.reportedDistance == nil)
     }
@@ -52,12 +52,15 @@ import Testing
         let keyFile = dir.appendingPathComponent("key").path
         try Data("  the-key-value \nsecond line\n".utf8).write(to: URL(fileURLWithPath: keyFile))
         #expect(
-            try GoogleDirections.apiKey(keyFile: keyFile, environment: ["GOOGLE_MAPS_API_KEY": "env"])
+            try GoogleDirections.apiKey(
+                keyFile: URL(fileURLWithPath: keyFile), environment: ["GOOGLE_MAPS_API_KEY": "env"])
                 == "the-key-value")
         #expect(try GoogleDirections.apiKey(keyFile: nil, environment: ["GOOGLE_MAPS_API_KEY": " env\n"]) == "env")
         #expect(try GoogleDirections.apiKey(keyFile: nil, environment: [:]) == nil)
         try Data("\n".utf8).write(to: URL(fileURLWithPath: keyFile))
-        let empty = #expect(throws: LapseError.self) { try GoogleDirections.apiKey(keyFile: keyFile, environment: [:]) }
+        let empty = #expect(throws: LapseError.self) {
+            try GoogleDirections.apiKey(keyFile: URL(fileURLWithPath: keyFile), environment: [:])
+        }
         #expect(empty?.description == "\(keyFile): the key file is empty")
     }
 }

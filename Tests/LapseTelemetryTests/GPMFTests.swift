@@ -41,7 +41,8 @@ import Testing
     /// 13 m walked (SOURCES.txt).
     @Test func gpsOfAMaxVideo() throws {
         let fixes = try #require(
-            try CameraTelemetry.gpsFixes(ofVideo: TestData.path("telemetry/gpmf/max-heromode.mp4")))
+            try CameraTelemetry.gpsFixes(
+                ofVideo: URL(fileURLWithPath: TestData.path("telemetry/gpmf/max-heromode.mp4"))))
         #expect(!fixes.isEmpty)
         let known = try Coordinate(latitude: 33.1268, longitude: -117.3273)
         #expect(fixes.allSatisfy { $0.coordinate.distance(to: known) < 200 }, "\(fixes.first!.coordinate)")
@@ -55,7 +56,8 @@ import Testing
     /// A video without telemetry has no track (nil, not an error).
     @Test func aVideoWithoutTelemetryHasNone() throws {
         #expect(
-            try CameraTelemetry.gpsFixes(ofVideo: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")) == nil
+            try CameraTelemetry.gpsFixes(
+                ofVideo: URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))) == nil
         )
     }
 
@@ -81,7 +83,7 @@ import Testing
     /// as its picture shows (the path's vanishing point 50 of 480 rows above the middle): a tilt of −4° to −12°.
     @Test func gravityOfAMaxVideo() throws {
         let video = TestData.path("telemetry/gpmf/max-heromode.mp4")
-        let telemetry = try #require(try CameraTelemetry.read(ofVideo: video))
+        let telemetry = try #require(try CameraTelemetry.read(ofVideo: URL(fileURLWithPath: video)))
         #expect(telemetry.format == .gpmf)
         let dir = TestData.scratchDirectory("gpmf-grav")
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -21,7 +21,8 @@ public enum InCarComposite {
 
     /// Every `step`-th frame of the highway video from frame `start`, at most `count`, at ``width`` × width/2.
     public static func streetFrames(step: Int, count: Int, start: Int = 0) throws -> [PixelBuffer] {
-        let reader = try VideoFrameReader(TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+        let reader = try VideoFrameReader(
+            URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")))
         reader.outputSize = (width, width / 2)
         var frames: [PixelBuffer] = []
         var n = 0
@@ -38,8 +39,9 @@ public enum InCarComposite {
     static let parts: (cabin: PixelBuffer, reflection: PixelBuffer, passengers: [PixelBuffer]) = {
         let w = width
         let h = width / 2
-        var cabin = try! DecodedImage(path: TestData.path("pano360/trekview_360/R0014760.JPG")).pixels(
-            width: w, height: h)
+        var cabin = try! DecodedImage(url: URL(fileURLWithPath: TestData.path("pano360/trekview_360/R0014760.JPG")))
+            .pixels(
+                width: w, height: h)
         // Turned by 77° (another part of the photo faces the windscreen) and darkened to 60 %.
         let shift = w * 77 / 360
         var turned = cabin
@@ -51,11 +53,14 @@ public enum InCarComposite {
             }
         }
         cabin = turned
-        let reflection = try! DecodedImage(path: TestData.path("images/exif-orientation-examples/Landscape_1.jpg"))
-            .pixels(width: w, height: h)
-        let portrait = try! DecodedImage(path: TestData.path("images/pillow/hopper.jpg")).pixels()
+        let reflection = try! DecodedImage(
+            url: URL(fileURLWithPath: TestData.path("images/exif-orientation-examples/Landscape_1.jpg"))
+        )
+        .pixels(width: w, height: h)
+        let portrait = try! DecodedImage(url: URL(fileURLWithPath: TestData.path("images/pillow/hopper.jpg"))).pixels()
         // The middle dog, 96 × 128 of the 256 × 160 photo.
-        let dogs = try! DecodedImage(path: TestData.path("images/pillow/app13-multiple.jpg")).pixels()
+        let dogs = try! DecodedImage(url: URL(fileURLWithPath: TestData.path("images/pillow/app13-multiple.jpg")))
+            .pixels()
         var dog = PixelBuffer(width: 96, height: 128)
         for y in 0..<128 {
             for x in 0..<96 {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
 import LapseKit
 
 enum ClipCommand: Command {
@@ -94,8 +95,11 @@ enum ClipCommand: Command {
         options.accurate = accurate
         if let timeout { options.input.readTimeout = timeout }
         if noAudio { options.audio = .none }
-        if let audioFile { options.audio = mode == "mix" ? .mix(path: audioFile) : .replace(path: audioFile) }
-        var job = ClipJob(input: input, output: output, options: options)
+        if let audioFile {
+            let audio = URL(location: audioFile)
+            options.audio = mode == "mix" ? .mix(path: audio) : .replace(path: audio)
+        }
+        var job = ClipJob(input: URL(location: input), output: URL(fileURLWithPath: output), options: options)
         job.overwrite = overwrite
         let result = try await job.run(progress: console.progress)
         for warning in result.warnings { console.warn(warning) }

@@ -46,21 +46,23 @@ enum ConcatCommand: Command {
         }
         if gifWidth != nil && gif == nil { throw LapseError.usage("--gif-width needs --gif OUT.gif") }
         MediaInput.silenceLibraryLog()
-        var job = ConcatJob(inputs: inputs, output: output)
-        job.gif = gif
+        var job = ConcatJob(inputs: inputs.map { URL(fileURLWithPath: $0) }, output: URL(fileURLWithPath: output))
+        job.gif = gif.map { URL(fileURLWithPath: $0) }
         job.gifWidth = gifWidth
         job.overwrite = overwrite
         let started = Date()
         let s = try await job.run(progress: console.progress, warning: console.warning)
         var lines = [
-            "wrote \(s.output): \(counted(inputs.count, "video")) joined, \(counted(s.frames, "frame")), "
+            "wrote \(s.output.shown): \(counted(inputs.count, "video")) joined, \(counted(s.frames, "frame")), "
                 + String(format: "%.3f", s.duration) + " s, \(formatBytes(s.bytes))"
         ]
         if let g = s.gif {
             lines.append(
-                "wrote \(g.path): \(g.width)x\(g.height), \(counted(g.frameCount, "frame")), \(formatBytes(g.bytes))")
+                "wrote \(g.url.shown): \(g.width)x\(g.height), \(counted(g.frameCount, "frame")), "
+                    + formatBytes(g.bytes)
+            )
         }
-        if let credits = s.credits { lines.append("credits in \(credits)") }
+        if let credits = s.credits { lines.append("credits in \(credits.shown)") }
         lines.append("done in " + String(format: "%.1f", Date().timeIntervalSince(started)) + " s")
         console.summary(
             lines,

@@ -135,14 +135,14 @@ enum GIFCommand: Command {
         let source: GIFJob.Source
         if isVideo {
             if delay != nil { throw LapseError.usage("--delay is for images; a video's frames last 1/fps") }
-            source = .video(inputs[0])
+            source = .video(URL(location: inputs[0]))
         } else {
             if start != nil || end != nil || duration != nil {
                 throw LapseError.usage("--start, --end and --duration are for a video input")
             }
             source = .images(try ImageInputs.expand(inputs))
         }
-        var job = GIFJob(source: source, output: output)
+        var job = GIFJob(source: source, output: URL(fileURLWithPath: output))
         if let timeout { job.inputOptions.readTimeout = timeout }
         job.start = start ?? 0
         job.end = end
@@ -164,7 +164,7 @@ enum GIFCommand: Command {
         let loopText = gif.loopCount.map { $0 == 0 ? "loops forever" : "loops \($0)×" } ?? "plays once"
         console.summary(
             [
-                "wrote \(gif.path): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), "
+                "wrote \(gif.url.shown): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), "
                     + String(format: "%.2f", gif.duration) + " s, \(loopText), \(formatBytes(gif.bytes))",
                 "\(counted(summary.framesSampled, "frame")) sampled in " + String(format: "%.1f", seconds) + " s"
                     + (summary.framesSampled > gif.frameCount

@@ -231,10 +231,12 @@ enum HyperlapseCommand: Command {
 
     /// The files and folders a job of `settings` reads (route, track, camera file, the photos' folder or the
     /// video, the cache), tilde-expanded: a report may not be written over or into them.
-    static func readPaths(_ settings: HyperlapseSettings) -> [String] {
-        let source = settings.source?.ownPicturesPath
-        return [settings.route, settings.track, settings.keyframes, source, settings.cacheDir].compactMap { $0 }
-            .map(PanoramaSourceOptions.expand)
+    static func readPaths(_ settings: HyperlapseSettings) -> [URL] {
+        func file(_ path: String?) -> URL? { path.map { URL(fileURLWithPath: $0) } }
+        return [
+            file(settings.route), file(settings.track), file(settings.keyframes), settings.source?.ownPictures,
+            file(settings.cacheDir)
+        ].compactMap { $0 }
     }
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
@@ -266,7 +268,7 @@ enum HyperlapseCommand: Command {
         flags.copyright = try arguments.value(Self.copyright)
         let segment = try arguments.value(Self.segment).map { try HyperlapseJob.Segment(parsing: $0) }
         let config = try arguments.value(Self.config)
-        let reportPath = try arguments.value(Self.report).map(PanoramaSourceOptions.expand)
+        let report = try arguments.value(Self.report).map { URL(fileURLWithPath: $0) }
         let overwrite = out.overwrite
         let rest = try arguments.positionals()
         guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
@@ -290,23 +292,22 @@ enum HyperlapseCommand: Command {
             }
             job.segment = segment
         }
-        if let reportPath {
+        if let report {
             guard segment == nil else {
                 throw LapseError.usage("--report with --segment: report the whole job, not a part")
             }
             let inputs = readPaths(settings) + [job.output, job.gif].compactMap { $0 }
-            try ReportPage.checkOutput(reportPath, overwrite: overwrite, inputs: inputs)
+            try ReportPage.checkOutput(report, overwrite: overwrite, inputs: inputs)
             job.recordsReport = true
         }
         try job.checkOutputs() // before any route or panorama request
-        job.settings?.report = reportPath.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
-        if overwrite, FileManager.default.fileExists(atPath: job.output) {
-            for earlier in HyperlapseJob.earlierOutputs(of: job.output, except: [job.gif, reportPath].compactMap { $0 })
-            {
+        job.settings?.report = report?.standardizedFileURL.path
+        if overwrite, FileManager.default.fileExists(atPath: job.output.path) {
+            for earlier in HyperlapseJob.earlierOutputs(of: job.output, except: [job.gif, report].compactMap { $0 }) {
                 console.warn(
                     """
-                    \(earlier.path): the \(earlier.kind) of the earlier run of \(job.output) is left as it was \
-                    (this run makes none): it shows the earlier run
+                    \(earlier.file.path): the \(earlier.kind) of the earlier run of \(job.output.shown) is left as \
+                    it was (this run makes none): it shows the earlier run
                     """)
             }
         }
@@ -328,7 +329,7 @@ enum HyperlapseCommand: Command {
             return
         }
         var lines = [
-            "wrote \(s.output): \(s.width)x\(s.height), \(counted(s.frames, "frame")) at \(s.frameRate) fps, "
+            "wrote \(s.output.shown): \(s.width)x\(s.height), \(counted(s.frames, "frame")) at \(s.frameRate) fps, "
                 + String(format: "%.1f", s.duration) + " s, \(formatBytes(s.bytes))"
         ]
         if let part = s.segment {
@@ -342,7 +343,7 @@ enum HyperlapseCommand: Command {
         if let gif = s.gifSummary {
             lines.append(
                 """
-                wrote \(gif.path): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), \
+                wrote \(gif.url.shown): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), \
                 \(formatBytes(gif.bytes))
                 """
             )
@@ -407,23 +408,24 @@ enum HyperlapseCommand: Command {
         if let why = s.posedFromMetadata {
             lines.append("posed as the panoramas' metadata says, not stabilised or tone matched: \(why)")
         }
-        lines.append("credits in \(s.credits); done in " + String(format: "%.1f", seconds) + " s")
+        lines.append("credits in \(s.credits.shown); done in " + String(format: "%.1f", seconds) + " s")
         if s.gaps * 2 > s.routePoints {
             console.warn(
                 "\(s.gaps) of \(s.routePoints) \(s.pointUnit) had no panorama within the search radius (--radius)"
                     + (settings.track != nil ? "; does the track cover the video's time?" : ""))
         }
         var json = CommandSummary(s, seconds: seconds)
-        if let reportPath, let report = s.report {
-            json.report = reportPath
+        if let reportFile = report, let report = s.report {
+            json.report = reportFile.relativePath
             let page = ReportPage(
-                title: "Hyperlapse: " + (s.output as NSString).lastPathComponent, report: report,
+                title: "Hyperlapse: " + s.output.lastPathComponent, report: report,
                 summaryJSON: try SummaryJSON.data(json, compact: true),
                 video: s.output, gif: s.gif, credits: s.creditLines)
-            let written = try page.write(to: reportPath, overwrite: overwrite)
+            let written = try page.write(to: reportFile, overwrite: overwrite)
             let thumbnails =
-                written.filesDirectory.map { " (\(counted(written.thumbnails, "thumbnail")) in \($0))" } ?? ""
-            lines.insert("wrote \(written.path): the report\(thumbnails)", at: lines.count - 1)
+                written.filesDirectory.map { " (\(counted(written.thumbnails, "thumbnail")) in \($0.relativePath))" }
+                ?? ""
+            lines.insert("wrote \(written.page.relativePath): the report\(thumbnails)", at: lines.count - 1)
         }
         console.summary(lines, json: json)
     }

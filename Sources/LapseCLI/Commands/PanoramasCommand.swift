@@ -169,19 +169,19 @@ enum PanoramasCommand: Command {
         }
 
         var options = PanoramaSourceOptions(source: source, environment: env)
-        options.track = trackFile
-        options.keyFile = keyFile
+        options.track = trackFile.map { URL(fileURLWithPath: $0) }
+        options.keyFile = keyFile.map { URL(fileURLWithPath: $0) }
         options.mapTilesBaseURL = maptilesURL
         options.panoramaxBaseURL = panoramaxURL
         options.mapillaryBaseURL = mapillaryURL
         options.equirectangular = equirectangular
-        options.cacheDirectory = cacheDir
+        options.cacheDirectory = cacheDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
         options.useCache = !noCache
         options.concurrency = concurrency
         options.timeout = timeout
         let route: PanoramasJob.RouteChoice
         if let routeFile {
-            route = .file(routeFile)
+            route = .file(URL(fileURLWithPath: routeFile))
         } else if let from, let to {
             route = .directions(
                 DirectionsRequest(origin: from, destination: to, waypoints: via),
@@ -189,7 +189,8 @@ enum PanoramasCommand: Command {
         } else {
             route = .none
         }
-        var job = PanoramasJob(source: options, route: route, outputDirectory: out)
+        var job = PanoramasJob(
+            source: options, route: route, outputDirectory: URL(fileURLWithPath: out, isDirectory: true))
         job.spacing = spacing
         job.videoFrameStep = every
         job.radius = radius

@@ -72,7 +72,8 @@ enum PreviewCommand: Command {
         guard rest.isEmpty else { throw LapseError.usage("unexpected argument '\(rest[0])'") }
         guard let report else { throw LapseError.usage("no report page (--report OUT.html)") }
         // before any request
-        try ReportPage.checkOutput(report, overwrite: overwrite, inputs: HyperlapseCommand.readPaths(settings))
+        try ReportPage.checkOutput(
+            URL(fileURLWithPath: report), overwrite: overwrite, inputs: HyperlapseCommand.readPaths(settings))
 
         let started = Date()
         let feed = try await settings.makeFeed(
@@ -85,7 +86,7 @@ enum PreviewCommand: Command {
             title: "Preview: " + s.feed, report: s.report,
             summaryJSON: try SummaryJSON.data(json, compact: true),
             credits: Set(s.report.panoramas.compactMap(\.credit)).sorted())
-        try page.write(to: report, overwrite: overwrite)
+        try page.write(to: URL(fileURLWithPath: report), overwrite: overwrite)
         let lines = [
             "wrote \(report): the preview",
             "source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")

@@ -108,7 +108,8 @@ enum RouteCommand: Command {
         let extra = try arguments.positionals()
         guard extra.isEmpty else { throw LapseError.usage("unexpected argument '\(extra[0])'") }
         let output = try out.required("FILE.gpx or FILE.geojson")
-        guard let outputFormat = RouteFileFormat(pathExtension: output), outputFormat.isWritable else {
+        let outputFile = URL(fileURLWithPath: output)
+        guard let outputFormat = RouteFileFormat(file: outputFile), outputFormat.isWritable else {
             throw LapseError.usage("the output must end in .gpx or .geojson, not '\(output)'")
         }
         if smoothing != nil && spacing == nil { throw LapseError.usage("--smoothing needs --spacing") }
@@ -118,7 +119,7 @@ enum RouteCommand: Command {
             guard from == nil, to == nil, via.isEmpty, providerName == nil else {
                 throw LapseError.usage("give either --input or --from/--to/--via, not both")
             }
-            source = .file(input, format: inputFormat)
+            source = .file(URL(fileURLWithPath: input), format: inputFormat)
         } else {
             guard let from, let to else {
                 throw LapseError.usage(
@@ -131,7 +132,7 @@ enum RouteCommand: Command {
         }
         var configuration = DirectionsConfiguration(
             service: providerName.flatMap(DirectionsService.init(rawValue:)) ?? .google,
-            keyFile: keyFile, googleBaseURL: googleURL, osrmBaseURL: osrmURL,
+            keyFile: keyFile.map { URL(fileURLWithPath: $0) }, googleBaseURL: googleURL, osrmBaseURL: osrmURL,
             environment: ProcessInfo.processInfo.environment)
         if let timeout {
             var client = HTTPClient.Configuration()
@@ -176,8 +177,9 @@ enum RouteCommand: Command {
         } else if route.isGoogles, let notice = route.notice {
             console.warn("\(output): \(notice)") // a Google route from a file: its notice goes with it
         }
-        try AtomicOutput.checkDistinct(output: output, from: [input].compactMap { $0 })
-        try RouteFile.write(route, to: output, format: outputFormat, overwrite: overwrite)
+        try AtomicOutput.checkDistinct(
+            output: outputFile, from: [input].compactMap { $0.map { URL(fileURLWithPath: $0) } })
+        try RouteFile.write(route, to: outputFile, format: outputFormat, overwrite: overwrite)
 
         let summary = Summary.Route(
             input: input, requests: loaded.reportedDistance == nil ? nil : loaded.requestCount,

@@ -80,13 +80,14 @@ enum VideoCommand: Command {
             }
             background = c
         }
-        _ = try VideoJob.container(for: output)
+        let outputFile = URL(fileURLWithPath: output)
+        _ = try VideoJob.container(for: outputFile)
         if duration != nil && imageDuration != nil {
             throw LapseError.usage("give --duration (one image) or --image-duration (each image), not both")
         }
 
         let images = try ImageInputs.expand(inputs)
-        var job = VideoJob(inputs: images, output: output)
+        var job = VideoJob(inputs: images, output: outputFile)
         if let duration {
             guard images.count == 1 else {
                 throw LapseError.usage("--duration is for a single image; use --image-duration for several")
@@ -102,7 +103,7 @@ enum VideoCommand: Command {
         job.codec = codec
         job.crf = crf
         job.preset = preset
-        job.audio = audio
+        job.audio = audio.map { URL(location: $0) }
         job.skipInvalid = skipInvalid
         job.overwrite = overwrite
 
@@ -112,7 +113,7 @@ enum VideoCommand: Command {
         console.summary(
             [
                 """
-                wrote \(summary.output): \(summary.width)x\(summary.height), \(counted(summary.frames, "frame")) \
+                wrote \(summary.output.shown): \(summary.width)x\(summary.height), \(counted(summary.frames, "frame")) \
                 at \(summary.frameRate) fps, 
                 """
                     + String(format: "%.2f", summary.duration) + " s, \(formatBytes(summary.bytes))",

@@ -108,7 +108,9 @@ enum ViewCommand: Command {
         if raw != nil { throw LapseError.usage("--raw is only for --bench") }
 
         guard let output else { throw LapseError.usage("give the output file with -o VIEW.png or -o VIEW.jpg") }
-        guard let format = ImageFileFormat.forPath(output, jpegQuality: quality) else {
+        let outputFile = URL(fileURLWithPath: output)
+        let inputFile = URL(fileURLWithPath: input)
+        guard let format = ImageFileFormat.forFile(outputFile, jpegQuality: quality) else {
             throw LapseError.usage("\(output): the output must end in .png, .jpg or .jpeg")
         }
         try ImageWriter.checkSize(width: size.width, height: size.height, format: format)
@@ -116,8 +118,8 @@ enum ViewCommand: Command {
         if FileManager.default.fileExists(atPath: output), !overwrite {
             throw LapseError(.output, output, "file exists (use --overwrite to replace it)")
         }
-        try AtomicOutput.checkDistinct(output: output, from: [input])
-        let panorama = try DecodedImage(path: input).pixels()
+        try AtomicOutput.checkDistinct(output: outputFile, from: [inputFile])
+        let panorama = try DecodedImage(url: inputFile).pixels()
         if panorama.width != 2 * panorama.height {
             console.warn(
                 "\(input) is \(panorama.width)x\(panorama.height), not 2:1; treating it as a full 360°×180° panorama")
@@ -132,7 +134,7 @@ enum ViewCommand: Command {
             error.subject = input // a panorama too small or too large: say which
             throw error
         }
-        try ImageWriter.write(view, to: output, format: format, overwrite: overwrite)
+        try ImageWriter.write(view, to: outputFile, format: format, overwrite: overwrite)
         console.summary(
             [
                 """
