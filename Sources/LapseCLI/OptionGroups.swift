@@ -20,7 +20,7 @@ struct OutputOptions {
     ///     `lapse panoramas`' `--out`).
     /// - Throws: ``LapseError`` `.usage` when `-o` has no value.
     init(_ arguments: inout Arguments, output: Option = Self.output) throws {
-        path = try arguments.value(output).map { URL(fileURLWithPath: $0).relativePath }
+        path = try arguments.value(output).map { ($0 as NSString).expandingTildeInPath }
         overwrite = arguments.flag(Self.overwrite)
     }
 

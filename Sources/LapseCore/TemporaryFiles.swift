@@ -18,7 +18,7 @@ public enum TemporaryFiles {
     /// Records a temporary file being written.
     public static func register(_ file: URL) { state.withLock { _ = $0.live.insert(file.path) } }
 
-    /// Writes `data` to the temporary file `path` (replacing what is there) and records it, under the registry's
+    /// Writes `data` to the temporary file `file` (replacing what is there) and records it, under the registry's
     /// lock, unless the process is stopping: so no file is created after ``removeAll()`` deleted the others (a
     /// write begun just before waits for it; one just after does nothing), which a writer creating the file by
     /// its path at the moment of an interruption would otherwise leave behind.

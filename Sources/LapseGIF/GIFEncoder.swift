@@ -50,7 +50,7 @@ public final class GIFEncoder {
     private let window: Int
     private var finished = false
 
-    /// Prepares a GIF of `width × height` pixels at `path`.
+    /// Prepares a GIF of `width × height` pixels at `url`.
     /// - Parameters:
     ///   - url: the output file; written to a temporary file beside it and moved into place by ``finish()``.
     ///   - width: logical screen width in pixels, 1…65535; every frame added must have this size.
@@ -77,7 +77,7 @@ public final class GIFEncoder {
                 directory: output.temporaryURL.deletingLastPathComponent().path)
         } else {
             writer = try GIFWriter(
-                path: output.temporaryURL.relativePath, width: width, height: height,
+                path: output.temporaryURL.filePath, width: width, height: height,
                 loopCount: options.loopCount, globalPalette: nil)
         }
     }
@@ -178,7 +178,7 @@ public final class GIFEncoder {
             if let global, let spill {
                 try global.finish()
                 let writer = try GIFWriter(
-                    path: output.temporaryURL.relativePath, width: width, height: height,
+                    path: output.temporaryURL.filePath, width: width, height: height,
                     loopCount: options.loopCount, globalPalette: global.palette)
                 self.writer = writer
                 try spill.finishWriting()

@@ -41,7 +41,7 @@ public struct GIFFile: Sendable {
     /// Reads the GIF file at `url`.
     /// - Throws: ``LapseError`` `.invalidInput` when it is not a readable GIF.
     public init(url: URL) throws {
-        let path = url.relativePath
+        let path = url.filePath
         var error: Int32 = 0
         guard let gif = DGifOpenFileName(path, &error) else {
             throw LapseError(.invalidInput, path, "cannot open the GIF (\(GIFWriter.message(error)))")

@@ -20,7 +20,7 @@ public enum RouteFile {
     /// - Throws: ``LapseError`` `.invalidInput` (subject the file's path) when the file cannot be read, is
     ///   malformed, holds a coordinate out of range, or holds no points.
     public static func read(_ url: URL, format: RouteFileFormat? = nil) throws -> Route {
-        let path = url.relativePath
+        let path = url.filePath
         guard FileManager.default.isReadableFile(atPath: path) else {
             let exists = FileManager.default.fileExists(atPath: path)
             throw LapseError(.invalidInput, path, exists ? "file is not readable" : "no such file")
@@ -110,7 +110,7 @@ public enum RouteFile {
     public static func write(_ route: Route, to url: URL, format: RouteFileFormat? = nil, overwrite: Bool = false)
         throws
     {
-        let path = url.relativePath
+        let path = url.filePath
         guard let format = format ?? RouteFileFormat(file: url), format.isWritable else {
             throw LapseError(.usage, path, "route files are written as .gpx or .geojson")
         }

@@ -72,8 +72,10 @@ public struct ConcatJob: Sendable {
         }
         let creditsPath = output.replacingExtension(with: ".credits.txt")
         let sidecars = inputs.map { $0.replacingExtension(with: ".credits.txt") }
+        // Only files have sidecars: an online input has none, and then nothing is merged.
         let mergedCredits =
-            try sidecars.allSatisfy { FileManager.default.fileExists(atPath: $0.path) }
+            try inputs.allSatisfy(\.isFileURL)
+            && sidecars.allSatisfy { FileManager.default.fileExists(atPath: $0.path) }
             ? Self.mergedLines(sidecars.map { try String(contentsOf: $0, encoding: .utf8) }) : nil
         // Every output is checked before anything is written.
         let credits = try mergedCredits.map { _ in

@@ -31,7 +31,7 @@ public struct HyperlapseJob: Sendable {
     public var crossfade = false
     /// How the panoramas are steadied: orientation from the pictures, direction of travel, tone (default: all on).
     public var stabilization = StabilizationOptions()
-    /// The video's path (.mp4, .m4v or .mov); `OUT.credits.txt` and `OUT.job.json` are written beside it.
+    /// The video to write (.mp4, .m4v or .mov); `OUT.credits.txt` and `OUT.job.json` are written beside it.
     public var output: URL
     /// A GIF of the video as well, when set (a `.gif` file).
     public var gif: URL?

@@ -50,7 +50,7 @@ public struct VideoJob: Sendable {
     /// What a finished job made. Encoded as `lapse video --json` prints it (``LapseCore/SummaryKey``): output,
     /// width, height, frames, fps (a number), frameRate (`"30000/1001"`), duration, bytes, images, skipped.
     public struct Summary: Sendable, Encodable {
-        /// The video's path.
+        /// The video written.
         public var output: URL
         /// Images in the video.
         public var images: Int

@@ -9,9 +9,9 @@ public enum ClipAudio: Sendable, Equatable {
     case original
     /// No audio stream in the output.
     case none
-    /// Replace the sound with the audio of the file at `path` (decoded, cut to the clip's length, AAC).
+    /// Replace the sound with the audio of the file or URL `path` (decoded, cut to the clip's length, AAC).
     case replace(path: URL)
-    /// Mix the input's audio with the file at `path` (libavfilter `amix`), cut to the clip's length, AAC.
+    /// Mix the input's audio with the file or URL `path` (libavfilter `amix`), cut to the clip's length, AAC.
     case mix(path: URL)
 }
 

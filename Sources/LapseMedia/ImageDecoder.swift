@@ -59,7 +59,7 @@ public final class DecodedImage: @unchecked Sendable {
     /// - Throws: ``LapseError`` `.invalidInput` naming the path: missing file, unreadable file, not an image,
     ///   corrupt or truncated data, more pixels than `pixelLimit`.
     public convenience init(url: URL, reduction: Int = 0, pixelLimit: Int = DecodedImage.defaultPixelLimit) throws {
-        let path = url.relativePath
+        let path = url.filePath
         try Self.checkReadable(path)
         let content = try Self.checkSignature(path)
         try self.init(
@@ -80,7 +80,7 @@ public final class DecodedImage: @unchecked Sendable {
         url: URL, pixelLimit: Int = DecodedImage.defaultPixelLimit,
         shownAt target: (_ displayWidth: Int, _ displayHeight: Int) -> (width: Int, height: Int)
     ) throws {
-        let path = url.relativePath
+        let path = url.filePath
         try Self.checkReadable(path)
         let content = try Self.checkSignature(path)
         let header = ImageHeader.read(path: path)

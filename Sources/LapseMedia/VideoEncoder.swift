@@ -125,7 +125,7 @@ public final class VideoEncoder {
     /// - Throws: ``LapseError`` `.usage` for an odd or zero size, `.codec` when the encoder cannot be opened,
     ///   `.output` when the file cannot be created.
     public convenience init(url: URL, container: MediaContainer, settings: VideoEncoderSettings) throws {
-        try self.init(path: url.relativePath, muxer: container.rawValue, settings: settings, audio: [])
+        try self.init(path: url.filePath, muxer: container.rawValue, settings: settings, audio: [])
     }
 
     /// As the public initializer, with the AAC streams of `audioTracks` muxed beside the video (written with
@@ -135,7 +135,7 @@ public final class VideoEncoder {
         url: URL, container: MediaContainer, settings: VideoEncoderSettings, audioTracks: [AudioTrack]
     ) throws {
         try self.init(
-            path: url.relativePath, muxer: container.rawValue, settings: settings,
+            path: url.filePath, muxer: container.rawValue, settings: settings,
             audio: audioTracks.map(\.streamParameters))
     }
 

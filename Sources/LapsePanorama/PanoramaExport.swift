@@ -120,7 +120,7 @@ public struct PanoramaExport: Sendable {
             throw LapseError(.output, outputDirectory, "cannot create the folder")
         }
         let journal = try Journal(
-            folder: outputDirectory.relativePath, job: "\(source.name)|\(resolution)|\(jpegQuality)", fresh: overwrite)
+            folder: outputDirectory.filePath, job: "\(source.name)|\(resolution)|\(jpegQuality)", fresh: overwrite)
         // A run that finished while this one looked its panoramas up has left its manifest: kept, as at the start
         // (and the journal this run opened, which nobody else's is then, goes).
         do { try checkManifest() } catch {
@@ -217,7 +217,7 @@ public struct PanoramaExport: Sendable {
     {
         let name = Self.fileName(number: number, id: pano.id)
         // Written by an earlier run of this job that did not finish: kept.
-        if let w = journal.reusable(name, for: pano, in: outputDirectory.relativePath) {
+        if let w = journal.reusable(name, for: pano, in: outputDirectory.filePath) {
             return .success(Fetched(written: w, downloaded: 0, fromCache: 0, kept: true))
         }
         do {

@@ -40,7 +40,7 @@ public struct PhotoMetadata: Sendable, Equatable {
     /// - Throws: ``LapseError`` `.invalidInput` when the file cannot be read.
     public init(url: URL) throws {
         self.url = url
-        let path = url.relativePath
+        let path = url.filePath
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw LapseError(
                 .invalidInput, path,

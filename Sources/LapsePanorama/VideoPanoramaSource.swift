@@ -100,7 +100,7 @@ public struct VideoPanoramaSource: PanoramaSource {
         -> SourceProjection
     {
         let path = url.shown
-        if url.lowercasedExtension == "insv" || (url.isFileURL && Self.hasInsta360Trailer(url.relativePath)) {
+        if url.lowercasedExtension == "insv" || (url.isFileURL && Self.hasInsta360Trailer(url.filePath)) {
             throw LapseError(
                 .invalidInput, path,
                 "an Insta360 original (.insv: two fisheye pictures, not equirectangular): export an equirectangular "

@@ -54,7 +54,7 @@ public struct CameraScript: Sendable, Equatable, Codable {
     /// - Throws: ``LapseError`` `.invalidInput` naming the file and what is wrong (larger than the limit, bad JSON,
     ///   unknown mode, a keyframe without a position, values out of range).
     public static func read(_ url: URL) throws -> CameraScript {
-        let path = url.relativePath
+        let path = url.filePath
         var info = stat()
         if stat(path, &info) == 0, Int(info.st_size) > maximumFileBytes {
             throw LapseError(

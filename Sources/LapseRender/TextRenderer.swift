@@ -44,7 +44,7 @@ public final class TextRenderer: Sendable {
     ///   provides the default) or is not a font FreeType can read; `.other` when FreeType cannot start.
     public init(font: URL = TextRenderer.defaultFont) throws {
         self.font = font
-        let fontPath = font.relativePath
+        let fontPath = font.filePath
         guard FileManager.default.fileExists(atPath: fontPath) else {
             throw LapseError(
                 .invalidInput, fontPath,

@@ -62,7 +62,7 @@ public struct ReportPage: Sendable {
 
     /// The thumbnails' folder of a page: `PAGE_files` beside it (`report.html` → `report_files`).
     public static func filesDirectory(of page: URL) -> URL {
-        URL(fileURLWithPath: filesDirectory(of: page.relativePath), isDirectory: true)
+        URL(fileURLWithPath: filesDirectory(of: page.filePath), isDirectory: true)
     }
 
     static func filesDirectory(of page: String) -> String {
@@ -79,8 +79,8 @@ public struct ReportPage: Sendable {
         _ page: URL, overwrite: Bool, inputs: [URL] = [],
         leafletDirectory: URL = debianLeaflet
     ) throws {
-        try checkPaths(page.relativePath, overwrite: overwrite, inputs: inputs.filter(\.isFileURL).map(\.relativePath))
-        _ = try leaflet(in: leafletDirectory.relativePath)
+        try checkPaths(page.filePath, overwrite: overwrite, inputs: inputs.filter(\.isFileURL).map(\.filePath))
+        _ = try leaflet(in: leafletDirectory.filePath)
     }
 
     /// ``checkOutput(_:overwrite:inputs:leafletDirectory:)`` but for Leaflet.
@@ -125,9 +125,9 @@ public struct ReportPage: Sendable {
     ///   `overwrite`), `.notFound` when Leaflet is missing, the video reader's errors for the thumbnails.
     @discardableResult
     public func write(to pageURL: URL, overwrite: Bool) throws -> Written {
-        let page = pageURL.relativePath
-        try Self.checkPaths(page, overwrite: overwrite, inputs: [video, gif].compactMap { $0?.relativePath })
-        let leaflet = try Self.leaflet(in: leafletDirectory.relativePath)
+        let page = pageURL.filePath
+        try Self.checkPaths(page, overwrite: overwrite, inputs: [video, gif].compactMap { $0?.filePath })
+        let leaflet = try Self.leaflet(in: leafletDirectory.filePath)
         let output = try AtomicOutput(url: pageURL, overwrite: overwrite)
         defer { output.discard() }
         let folder =
@@ -287,8 +287,8 @@ public struct ReportPage: Sendable {
         let reportJSON = try json(report)
         let thumbsJSON = try json(thumbnails)
         let media = MediaLinks(
-            video: video.map { Self.relative($0.relativePath, from: base) },
-            gif: gif.map { Self.relative($0.relativePath, from: base) })
+            video: video.map { Self.relative($0.filePath, from: base) },
+            gif: gif.map { Self.relative($0.filePath, from: base) })
         let mediaJSON = try json(media)
         let creditItems = credits.map { "<li>\(Self.escaped($0))</li>" }.joined(separator: "\n")
         return """

@@ -198,7 +198,7 @@ extension GoogleDirections {
     /// - Throws: ``LapseError`` `.invalidInput` (subject: the key file) when the file is missing, unreadable or empty.
     public static func apiKey(keyFile url: URL?, environment: [String: String]) throws -> String? {
         if let url {
-            let keyFile = url.relativePath
+            let keyFile = url.filePath
             guard FileManager.default.fileExists(atPath: keyFile) else {
                 throw LapseError(.invalidInput, keyFile, "no such key file")
             }

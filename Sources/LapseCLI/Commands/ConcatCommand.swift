@@ -46,7 +46,7 @@ enum ConcatCommand: Command {
         }
         if gifWidth != nil && gif == nil { throw LapseError.usage("--gif-width needs --gif OUT.gif") }
         MediaInput.silenceLibraryLog()
-        var job = ConcatJob(inputs: inputs.map { URL(fileURLWithPath: $0) }, output: URL(fileURLWithPath: output))
+        var job = ConcatJob(inputs: inputs.map { URL(location: $0) }, output: URL(fileURLWithPath: output))
         job.gif = gif.map { URL(fileURLWithPath: $0) }
         job.gifWidth = gifWidth
         job.overwrite = overwrite

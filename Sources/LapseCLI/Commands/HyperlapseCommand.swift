@@ -416,16 +416,16 @@ enum HyperlapseCommand: Command {
         }
         var json = CommandSummary(s, seconds: seconds)
         if let reportFile = report, let report = s.report {
-            json.report = reportFile.relativePath
+            json.report = reportFile.filePath
             let page = ReportPage(
                 title: "Hyperlapse: " + s.output.lastPathComponent, report: report,
                 summaryJSON: try SummaryJSON.data(json, compact: true),
                 video: s.output, gif: s.gif, credits: s.creditLines)
             let written = try page.write(to: reportFile, overwrite: overwrite)
             let thumbnails =
-                written.filesDirectory.map { " (\(counted(written.thumbnails, "thumbnail")) in \($0.relativePath))" }
+                written.filesDirectory.map { " (\(counted(written.thumbnails, "thumbnail")) in \($0.filePath))" }
                 ?? ""
-            lines.insert("wrote \(written.page.relativePath): the report\(thumbnails)", at: lines.count - 1)
+            lines.insert("wrote \(written.page.filePath): the report\(thumbnails)", at: lines.count - 1)
         }
         console.summary(lines, json: json)
     }
