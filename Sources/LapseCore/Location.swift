@@ -57,3 +57,54 @@ extension LapseError {
         LapseError(code, location, "\(doing): \(String(cString: strerror(value)))", cause: .posix(value))
     }
 }
+
+/// A setting's file or URL, kept in JSON as the text users type: read with ``Foundation/URL/init(location:)``,
+/// written back as it was read (``quoted``: once set otherwise, as ``Foundation/URL/shown``); a key that is absent
+/// or `null` reads as nil, and nil is not written.
+@propertyWrapper
+public struct LocationText: Sendable, Hashable, Codable {
+    /// The location, nil when not set.
+    public var wrappedValue: URL? { didSet { text = nil } }
+    /// The text it was read from (a job file's, `~` and all), until it is set otherwise: what messages quote.
+    public private(set) var text: String?
+
+    /// A location, nil for none.
+    public init(wrappedValue: URL?) { self.wrappedValue = wrappedValue }
+
+    /// Reads the text (or `null`).
+    /// - Throws: `DecodingError.typeMismatch` for anything but a string or `null`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        text = container.decodeNil() ? nil : try container.decode(String.self)
+        wrappedValue = text.map(URL.init(location:))
+    }
+
+    /// The location as a message should quote it: the text it was read from, else ``Foundation/URL/shown``.
+    public var quoted: String? { text ?? wrappedValue?.shown }
+
+    /// Locations are equal when they are the same, however they were spelled.
+    public static func == (a: LocationText, b: LocationText) -> Bool { a.wrappedValue == b.wrappedValue }
+
+    /// Hashes the location alone (as ``==`` compares).
+    public func hash(into hasher: inout Hasher) { hasher.combine(wrappedValue) }
+
+    /// Writes the text, or `null` when nil (a keyed container leaves the key out instead).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let quoted { try container.encode(quoted) } else { try container.encodeNil() }
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A ``LocationText`` whose key may be absent (nil then), as an optional property's would.
+    public func decode(_ type: LocationText.Type, forKey key: Key) throws -> LocationText {
+        try decodeIfPresent(type, forKey: key) ?? LocationText(wrappedValue: nil)
+    }
+}
+
+extension KeyedEncodingContainer {
+    /// A ``LocationText``'s text, its key left out when it is nil, as an optional property's would be.
+    public mutating func encode(_ value: LocationText, forKey key: Key) throws {
+        if let text = value.quoted { try encode(text, forKey: key) }
+    }
+}

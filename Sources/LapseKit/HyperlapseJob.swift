@@ -290,8 +290,7 @@ public struct HyperlapseJob: Sendable {
     private func openOutputs() throws -> (video: AtomicOutput, credits: AtomicOutput, job: AtomicOutput?) {
         // Files the job reads may not be written over (the video source, route, track and camera files).
         let source = settings?.source?.videoFile
-        let files = [settings?.route, settings?.track, settings?.keyframes].compactMap { $0.map(URL.init(location:)) }
-        let inputs = [source].compactMap { $0 } + files
+        let inputs = [source, settings?.route, settings?.track, settings?.keyframes].compactMap { $0 }
         let video = try AtomicOutput(url: output, overwrite: overwrite, inputs: inputs)
         let credits = try AtomicOutput(url: sidecar(".credits.txt"), overwrite: overwrite, inputs: inputs)
         let jobFile = try settings.map { _ in
@@ -437,7 +436,7 @@ public struct HyperlapseJob: Sendable {
             Data(Self.creditsText(attributions, feed: feed.name, routeCredit: routeCredit, copyright: copyright).utf8))
         if let jobFile, var settings = self.settings {
             settings.frames = planner.orientations.isEmpty ? nil : planner.orientations
-            let folder = jobFile.url.deletingLastPathComponent().path
+            let folder = jobFile.url.deletingLastPathComponent()
             try jobFile.write(settings.withAbsolutePaths().withOutputs(relativeTo: folder).jsonData())
         }
         let gifSummary = try await gifEncoder?.finish()

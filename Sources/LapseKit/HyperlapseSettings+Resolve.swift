@@ -70,7 +70,7 @@ extension HyperlapseSettings {
     public func makeJob(overwrite: Bool) throws -> HyperlapseJob {
         let s = HyperlapseSettings.defaults.overridden(by: self)
         guard let output = s.output else { throw LapseError.usage("no output file (-o OUT.mp4)") }
-        var job = HyperlapseJob(output: URL(fileURLWithPath: output))
+        var job = HyperlapseJob(output: output)
         let size = s.size ?? Self.defaultSize
         let (low, high) = (Self.sizeRange.lowerBound, Self.sizeRange.upperBound)
         guard Self.sizeRange.contains(size.width), Self.sizeRange.contains(size.height) else {
@@ -80,7 +80,7 @@ extension HyperlapseSettings {
         job.height = size.height & ~1
         job.frameRate = s.fps ?? Self.defaultFPS
         job.crossfade = s.crossfade ?? false
-        job.gif = s.gif.map { URL(fileURLWithPath: $0) }
+        job.gif = s.gif
         job.gifWidth = s.gifWidth
         job.crf = s.crf ?? Self.defaultCRF
         job.preset = s.preset ?? Self.defaultPreset
@@ -96,7 +96,7 @@ extension HyperlapseSettings {
         }
         let fov = s.fov ?? Self.defaultFOV
         if let keyframes = s.keyframes {
-            job.camera = try CameraScript.read(URL(fileURLWithPath: keyframes))
+            job.camera = try CameraScript.read(keyframes)
             if self.fov != nil { job.camera.fov = fov }
         } else if let lookAt = s.lookAt {
             job.camera = CameraScript(mode: .lookAt(target: try Coordinate.parse(lookAt), elevation: nil), fov: fov)
@@ -195,9 +195,9 @@ extension HyperlapseSettings {
                 equirectangular: s.equirectangular ?? false, telemetry: telemetry)
         }
         var options = PanoramaSourceOptions(source: source, environment: environment)
-        options.track = s.track.map { URL(fileURLWithPath: $0) }
-        options.keyFile = s.keyFile.map { URL(fileURLWithPath: $0) }
-        options.cacheDirectory = s.cacheDir.map { URL(fileURLWithPath: $0, isDirectory: true) }
+        options.track = s.track
+        options.keyFile = s.keyFile
+        options.cacheDirectory = s.cacheDir
         options.timeout = s.timeout
         options.includeIndoor = s.includeIndoor ?? false
         options.sharedCache = s.sharedCache ?? false
@@ -220,13 +220,13 @@ extension HyperlapseSettings {
         var jumped = 0.0
         var afterJumps: Set<Int> = []
         if let file = s.route {
-            route = try await RouteSource.file(URL(fileURLWithPath: file)).load().route
+            route = try await RouteSource.file(file).load().route
         } else if let from = s.from, let to = s.to {
             let request = DirectionsRequest(
                 origin: try Coordinate.parse(from), destination: try Coordinate.parse(to),
                 waypoints: try (s.via ?? []).map { try Coordinate.parse($0) })
             let configuration = DirectionsConfiguration(
-                service: try s.directionsService() ?? .google, keyFile: s.keyFile.map { URL(fileURLWithPath: $0) },
+                service: try s.directionsService() ?? .google, keyFile: s.keyFile,
                 osrmBaseURL: s.osrmURL, environment: environment, client: client)
             progress?(ProgressEvent(stage: .route, completed: 0, total: 1, unit: "routes"))
             let loaded = try await RouteSource.directions(request).load(configuration)

@@ -23,11 +23,11 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var provider: DirectionsService?
     /// A route file instead of `from`/`to`: GPX, GeoJSON, KML, `lat,lng` lines, an encoded polyline or a saved
     /// Google Directions/Routes API answer.
-    public var route: String?
+    @LocationText public var route: URL?
     /// Where the panoramas come from: Google, Panoramax, Mapillary, your 360° photos or a 360° video.
     public var source: PanoramaSourceSetting?
     /// GPX track giving the positions of a `video:` source by time.
-    public var track: String?
+    @LocationText public var track: URL?
     /// Metres between route points (default 10).
     public var spacing: Double?
     /// Frame size (default 1280x720; `"1280x720"` in a job file).
@@ -42,19 +42,19 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// Degrees added to the road's heading (90 looks right, 180 back).
     public var headingOffset: Double?
     /// A camera file (JSON, see ``CameraScript``) with keyframes and shots.
-    public var keyframes: String?
+    @LocationText public var keyframes: URL?
     /// Street View zoom: `auto` (default, from the frame size and fov) or 0–5.
     public var zoom: Zoom?
     /// Blend consecutive panoramas.
     public var crossfade: Bool?
     /// The MP4 to write.
-    public var output: String?
+    @LocationText public var output: URL?
     /// A GIF to write as well.
-    public var gif: String?
+    @LocationText public var gif: URL?
     /// Width of the GIF in pixels (default: a third of the video's width).
     public var gifWidth: Int?
     /// Cache folder (default `$XDG_CACHE_HOME/lapse`).
-    public var cacheDir: String?
+    @LocationText public var cacheDir: URL?
     /// The cache folder is shared with other users (e.g. a team's cluster volume): answers marked
     /// `Cache-Control: private` are not written to it (default false).
     public var sharedCache: Bool?
@@ -69,7 +69,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// For `video:` without a track: use every N-th frame (default 1).
     public var frameStep: Int?
     /// A file holding the Google Maps API key (else `GOOGLE_MAPS_API_KEY`).
-    public var keyFile: String?
+    @LocationText public var keyFile: URL?
     /// An OSRM server for `provider: osrm` (else `LAPSE_OSRM_URL`, else the public demo server).
     public var osrmURL: String?
     /// Seconds after which an HTTP request (route, metadata, tile) gives up, its retries included, 0.1–3600 (default:
@@ -97,7 +97,7 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public var frames: [FrameOrientation]?
     /// Written by a run, ignored when read: the report page it wrote (the command line's `--report`), so that a
     /// later run over the same output can tell of it (``HyperlapseJob/earlierOutputs(of:except:)``).
-    public var report: String?
+    @LocationText public var report: URL?
 
     /// Settings with nothing set: every value comes from ``defaults`` or a job file.
     public init() {}
@@ -193,9 +193,9 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     public func overridden(by other: HyperlapseSettings) -> HyperlapseSettings {
         var result = self
         if let output, let gif, let newOutput = other.output, other.gif == nil,
-            gif == (output as NSString).deletingPathExtension + ".gif"
+            gif.shown == output.replacingExtension(with: ".gif").shown
         {
-            result.gif = (newOutput as NSString).deletingPathExtension + ".gif"
+            result.gif = newOutput.replacingExtension(with: ".gif")
         }
         // Field by field: every value `other` sets replaces this one's (checked or not: a NaN, a zoom of 9 —
         // makeJob reports those). A test walks CodingKeys, so a setting added there and not here fails it.
@@ -245,7 +245,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
 
     /// Reads a job file.
     /// - Throws: ``LapseError`` `.invalidInput` naming the file: missing, not JSON, unknown key or wrong type.
-    public static func read(path: String) throws -> HyperlapseSettings {
+    public static func read(_ file: URL) throws -> HyperlapseSettings {
+        let path = file.filePath
         guard let data = FileManager.default.contents(atPath: path) else {
             throw LapseError(
                 .invalidInput, path,
@@ -276,19 +277,21 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         }
     }
 
-    /// The settings read from the job file at `jobPath` with its outputs (`output`, `gif`) resolved against the job
+    /// The settings read from the job file `jobFile` with its outputs (`output`, `gif`) resolved against the job
     /// file's folder, which they may not leave (symbolic links of their folders resolved): a job file from
     /// elsewhere cannot write, or with `--overwrite` replace, a file outside its own folder. What `flags` (the
     /// command line's settings, applied after) set instead is not checked: `-o` and `--gif` go anywhere (and `-o`
     /// replaces a GIF named after the job file's output).
     /// - Throws: ``LapseError`` `.usage` naming the job file and the key whose path leaves its folder.
-    public func confiningOutputs(toJobFile jobPath: String, except flags: HyperlapseSettings) throws
+    public func confiningOutputs(toJobFile jobFile: URL, except flags: HyperlapseSettings) throws
         -> HyperlapseSettings
     {
+        let jobPath = jobFile.filePath
         let folder = URL(fileURLWithPath: jobPath).deletingLastPathComponent().standardizedFileURL
             .resolvingSymlinksInPath().path
-        func confined(_ key: String, _ path: String?) throws -> String? {
-            guard let path else { return nil }
+        func confined(_ key: String, _ location: LocationText) throws -> URL? {
+            // Read as the job file spells it (`~` and all), as its message quotes it.
+            guard let path = location.quoted else { return nil }
             let expanded = (path as NSString).expandingTildeInPath
             let url =
                 expanded.hasPrefix("/")
@@ -302,26 +305,26 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
                     .usage, jobPath,
                     "'\(key)' (\(path)) is outside the job file's folder \(folder): give \(flag) to write elsewhere")
             }
-            return URL(fileURLWithPath: parent).appendingPathComponent(name).path
+            return URL(fileURLWithPath: parent).appendingPathComponent(name)
         }
         var s = self
-        if flags.output == nil { s.output = try confined("output", output) }
-        let gifFollowsOutput = output.map { ($0 as NSString).deletingPathExtension + ".gif" } == gif
-        if flags.gif == nil && !(flags.output != nil && gifFollowsOutput) { s.gif = try confined("gif", gif) }
+        if flags.output == nil { s.output = try confined("output", _output) }
+        let gifFollowsOutput = output.map { $0.replacingExtension(with: ".gif").shown } == gif?.shown
+        if flags.gif == nil && !(flags.output != nil && gifFollowsOutput) { s.gif = try confined("gif", _gif) }
         return s
     }
 
     /// The settings with every file path made absolute (against `directory`, default the current one), so a job
     /// file works from any folder: `route`, `track`, `keyframes`, `keyFile`, `cacheDir`, `output`, `gif` and the
     /// path of `local:` and `video:` sources. URLs and absolute paths are kept.
-    public func withAbsolutePaths(relativeTo directory: String = FileManager.default.currentDirectoryPath)
-        -> HyperlapseSettings
-    {
-        func absolute(_ path: String?) -> String? {
-            guard let path, !path.hasPrefix("/"), !path.contains("://") else { return path }
-            let expanded = (path as NSString).expandingTildeInPath
-            if expanded.hasPrefix("/") { return expanded }
-            return URL(fileURLWithPath: directory).appendingPathComponent(expanded).standardizedFileURL.path
+    public func withAbsolutePaths(
+        relativeTo directory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+    ) -> HyperlapseSettings {
+        func absolute(_ location: URL?) -> URL? {
+            guard let location, location.isFileURL, !location.shown.hasPrefix("/") else { return location }
+            let expanded = (location.shown as NSString).expandingTildeInPath
+            if expanded.hasPrefix("/") { return URL(fileURLWithPath: expanded) }
+            return URL(fileURLWithPath: directory.path).appendingPathComponent(expanded).standardizedFileURL
         }
         var s = self
         s.route = absolute(route)
@@ -332,8 +335,8 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
         s.output = absolute(output)
         s.gif = absolute(gif)
         switch source {
-        case .local(let directory): s.source = .local(directory: absolute(directory) ?? "")
-        case .video(let file): s.source = .video(file: absolute(file) ?? "")
+        case .local(let directory): s.source = .local(directory: absolute(directory) ?? directory)
+        case .video(let file): s.source = .video(file: absolute(file) ?? file)
         default: break
         }
         return s
@@ -342,14 +345,15 @@ public struct HyperlapseSettings: Codable, Sendable, Equatable {
     /// The settings with `output` and `gif` relative to `folder` (the job file's) where they lie in it: the job file
     /// then renders the same video when its folder is moved or copied (``confiningOutputs(toJobFile:except:)`` reads
     /// them against the job file's folder). Other paths stay as they are.
-    public func withOutputs(relativeTo folder: String) -> HyperlapseSettings {
-        let base = URL(fileURLWithPath: folder).standardizedFileURL.path
-        func relative(_ path: String?) -> String? {
-            guard let path, path.hasPrefix("/") else { return path }
-            let standard = URL(fileURLWithPath: path).standardizedFileURL.path
+    public func withOutputs(relativeTo folder: URL) -> HyperlapseSettings {
+        let base = folder.standardizedFileURL.path
+        func relative(_ location: URL?) -> URL? {
+            guard let location, location.isFileURL, location.shown.hasPrefix("/") else { return location }
+            let standard = location.standardizedFileURL.path
             let prefix = base == "/" ? "/" : base + "/"
-            guard standard.hasPrefix(prefix), standard.count > prefix.count else { return path }
-            return String(standard.dropFirst(prefix.count))
+            guard standard.hasPrefix(prefix), standard.count > prefix.count else { return location }
+            // Written as this text, read against the job file's folder (confiningOutputs).
+            return URL(fileURLWithPath: String(standard.dropFirst(prefix.count)))
         }
         var s = self
         s.output = relative(output)

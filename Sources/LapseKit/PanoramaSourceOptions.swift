@@ -190,14 +190,13 @@ public struct PanoramaSourceOptions: Sendable {
                     token: token, baseURL: base, client: client, cache: cache, warning: warning),
                 sequence: nil, skipped: [], track: nil)
         case .local(let directory):
-            let local = try LocalPhotoSource(
-                directory: URL(fileURLWithPath: directory, isDirectory: true), equirectangular: equirectangular)
+            let local = try LocalPhotoSource(directory: directory, equirectangular: equirectangular)
             for s in local.skipped { warning?("skipped \(s.file): \(s.reason)") }
             return Made(
                 source: local, sequence: local.panoramas, skipped: local.skipped.map { ($0.file, $0.reason) },
                 track: nil)
         case .video(let file):
-            let path = URL(location: file)
+            let path = file
             var track = try track.map { try RouteFile.read($0) }
             var offset = 0.0
             var positionsFrom: String?

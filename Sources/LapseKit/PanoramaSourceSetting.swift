@@ -11,10 +11,10 @@ public enum PanoramaSourceSetting: Sendable, Hashable, Codable, CustomStringConv
     case panoramax
     /// Mapillary (Graph API v4).
     case mapillary
-    /// A folder of your 360° photos (the path as given: `~` is expanded where it is read).
-    case local(directory: String)
+    /// A folder of your 360° photos.
+    case local(directory: URL)
     /// A 360° video file (or URL).
-    case video(file: String)
+    case video(file: URL)
 
     /// What `--source` takes, for messages.
     public static let forms = "google, panoramax, mapillary, local:DIR or video:FILE"
@@ -32,8 +32,10 @@ public enum PanoramaSourceSetting: Sendable, Hashable, Codable, CustomStringConv
         case "google": self = .google
         case "panoramax": self = .panoramax
         case "mapillary": self = .mapillary
-        case _ where text.hasPrefix("local:"): self = .local(directory: String(text.dropFirst("local:".count)))
-        case _ where text.hasPrefix("video:"): self = .video(file: String(text.dropFirst("video:".count)))
+        case _ where text.hasPrefix("local:") && text.count > "local:".count:
+            self = .local(directory: URL(fileURLWithPath: String(text.dropFirst("local:".count)), isDirectory: true))
+        case _ where text.hasPrefix("video:") && text.count > "video:".count:
+            self = .video(file: URL(location: String(text.dropFirst("video:".count))))
         default: return nil
         }
     }
@@ -44,22 +46,22 @@ public enum PanoramaSourceSetting: Sendable, Hashable, Codable, CustomStringConv
         case .google: "google"
         case .panoramax: "panoramax"
         case .mapillary: "mapillary"
-        case .local(let directory): "local:" + directory
-        case .video(let file): "video:" + file
+        case .local(let directory): "local:" + directory.shown
+        case .video(let file): "video:" + file.shown
         }
     }
 
     /// The video, for `video:` (``Foundation/URL/init(location:)`` of the text: a file, `~` expanded, or a URL).
     public var videoFile: URL? {
-        if case .video(let file) = self { return URL(location: file) }
+        if case .video(let file) = self { return file }
         return nil
     }
 
     /// The file or folder your own pictures are read from (`local:`, `video:`).
     public var ownPictures: URL? {
         switch self {
-        case .local(let directory): URL(fileURLWithPath: directory, isDirectory: true)
-        case .video: videoFile
+        case .local(let directory): directory
+        case .video(let file): file
         default: nil
         }
     }

@@ -116,8 +116,8 @@ import Testing
         try HyperlapseCommand.parseRouteAndSource(&arguments, into: &settings)
         let rest = try arguments.positionals()
         #expect(rest.isEmpty)
-        #expect(settings.route == "walk.gpx")
-        #expect(settings.source == .local(directory: "~/pics")) // expanded where the folder is read
+        #expect(settings.route?.shown == "walk.gpx")
+        #expect(settings.source?.ownPictures?.shown == NSHomeDirectory() + "/pics") // ~ expanded
         #expect(settings.spacing == 2.5 && settings.radius == 20 && settings.frameStep == 3 && settings.timeout == 7)
         #expect(settings.includeIndoor == true && settings.sharedCache == nil && settings.equirectangular == nil)
         #expect(settings.via == ["1,2", "3,4"])

@@ -49,6 +49,23 @@ import Testing
         #expect(URL(fileURLWithPath: output).replacingExtension(with: ".credits.txt").shown == sidecar)
     }
 
+    /// A setting's location reads from and writes to the text users type; set in code, it is written as shown.
+    @Test func settingsKeepTheTextTheyWereReadFrom() throws {
+        struct Setting: Codable, Equatable {
+            @LocationText var output: URL?
+            @LocationText var gif: URL?
+            var outputText: String? { _output.quoted }
+        }
+        let read = try JSONDecoder().decode(Setting.self, from: Data(#"{"output": "~/out.mp4"}"#.utf8))
+        #expect(read.output == URL(location: "~/out.mp4") && read.gif == nil)
+        #expect(read.outputText == "~/out.mp4")
+        #expect(String(decoding: try JSONEncoder().encode(read), as: UTF8.self) == #"{"output":"~\/out.mp4"}"#)
+        var changed = read
+        changed.output = URL(fileURLWithPath: "clips/new.mp4")
+        #expect(changed.outputText == "clips/new.mp4")
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(Setting.self, from: Data(#"{"gif": 5}"#.utf8)) }
+    }
+
     /// An error about an online input hides its query; one about a file names it as given.
     @Test func errorsNameLocationsWithoutTheirSecrets() {
         let online = LapseError(.network, URL(location: "https://example.org/v.mp4?key=SECRET"), "timed out")

@@ -18,10 +18,10 @@ import Testing
     /// faces back: 180°).
     @Test func theAnalysisTasksOfARealVideo() async throws {
         var s = HyperlapseSettings()
-        s.source = .video(file: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+        s.source = .video(file: URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")))
         s.frameStep = 6
         s.size = FrameSize(width: 320, height: 180)
-        s.output = dir.appendingPathComponent("overpass-\(UUID().uuidString).mp4").path
+        s.output = dir.appendingPathComponent("overpass-\(UUID().uuidString).mp4")
         let summary = try await s.makeJob(overwrite: false).run(feed: try await s.makeFeed())
         let report = try #require(summary.stabilization)
         #expect(summary.routePoints == 20)

@@ -49,15 +49,15 @@ import Testing
 
     func googleSettings(_ world: RouteWorld, _ name: String) -> HyperlapseSettings {
         var s = HyperlapseSettings()
-        s.route = world.routeFile
+        s.route = URL(fileURLWithPath: world.routeFile)
         s.source = .google
         s.radius = 20
         s.size = FrameSize(width: 640, height: 360)
         s.zoom = .level(1)
         s.crf = 0 // lossless: the frames as drawn, but for the conversion to 4:2:0
         s.stabilize = false
-        s.cacheDir = dir.appendingPathComponent("cache").path
-        s.output = dir.appendingPathComponent(name + ".mp4").path
+        s.cacheDir = dir.appendingPathComponent("cache")
+        s.output = dir.appendingPathComponent(name + ".mp4")
         return s
     }
 
@@ -114,12 +114,12 @@ import Testing
         let credit = "Google Maps · " + world.copyright
         func run(_ name: String, _ corner: CreditCorner?) async throws -> [PixelBuffer] {
             var s = googleSettings(world, name)
-            s.gif = dir.appendingPathComponent(name + ".gif").path
+            s.gif = dir.appendingPathComponent(name + ".gif")
             var job = try s.makeJob(overwrite: false)
             job.creditPosition = corner
             let summary = try await job.run(feed: try await s.makeFeed(environment: world.environment))
             #expect(summary.gifSummary?.width == 213 && summary.gifSummary?.height == 120)
-            return try FFmpegReference.frames(s.gif!, filters: "format=rgba", size: (213, 120))
+            return try FFmpegReference.frames(s.gif!.path, filters: "format=rgba", size: (213, 120))
         }
         let plainGIF = try await run("gif-plain", nil)
         let plainVideo = try FFmpegReference.frames(
@@ -191,14 +191,14 @@ import Testing
         {
             var s = HyperlapseSettings()
             s.crossfade = crossfade
-            s.route = route
+            s.route = URL(fileURLWithPath: route)
             s.source = .panoramax
             s.radius = 15
             s.size = FrameSize(width: 640, height: 360)
             s.crf = 0
             s.stabilize = false
-            s.cacheDir = dir.appendingPathComponent("cache").path
-            s.output = dir.appendingPathComponent(name + ".mp4").path
+            s.cacheDir = dir.appendingPathComponent("cache")
+            s.output = dir.appendingPathComponent(name + ".mp4")
             var job = try s.makeJob(overwrite: false)
             job.creditPosition = corner
             let summary = try await job.run(
@@ -296,11 +296,12 @@ import Testing
         var outputs: [Data] = []
         for (name, corner) in [("v-default", CreditCorner.bottomRight), ("v-none", nil)] {
             var s = HyperlapseSettings()
-            s.source = .video(file: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+            s.source = .video(
+                file: URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")))
             s.frameStep = 40
             s.size = FrameSize(width: 320, height: 160)
             s.stabilize = false
-            s.output = dir.appendingPathComponent(name + ".mp4").path
+            s.output = dir.appendingPathComponent(name + ".mp4")
             var job = try s.makeJob(overwrite: false)
             job.creditPosition = corner
             let summary = try await job.run(feed: try await s.makeFeed())
@@ -341,8 +342,8 @@ import Testing
     /// `creditPosition` in settings and job files: the corners, `none` for your own imagery only.
     @Test func creditPositionSettings() throws {
         var s = HyperlapseSettings()
-        s.output = "x.mp4"
-        s.source = .video(file: "x.mp4")
+        s.output = URL(fileURLWithPath: "x.mp4")
+        s.source = .video(file: URL(fileURLWithPath: "x.mp4"))
         #expect(try s.makeJob(overwrite: false).creditPosition == .bottomRight)
         for corner in CreditCorner.allCases {
             s.creditPosition = .corner(corner)
@@ -350,7 +351,7 @@ import Testing
         }
         s.creditPosition = HyperlapseSettings.CreditPosition.none
         #expect(try s.makeJob(overwrite: false).creditPosition == nil)
-        s.source = .local(directory: "pics")
+        s.source = .local(directory: URL(fileURLWithPath: "pics"))
         #expect(try s.makeJob(overwrite: false).creditPosition == nil)
         for (source, name) in [(PanoramaSourceSetting.google, "Google Street View"), (.panoramax, "Panoramax")] {
             s.source = source
@@ -367,7 +368,7 @@ import Testing
         // Another word is refused where it is read: a job file names the key.
         let middle = dir.appendingPathComponent("middle.job.json")
         try Data(#"{"creditPosition": "middle"}"#.utf8).write(to: middle)
-        #expect { try HyperlapseSettings.read(path: middle.path) } throws: { error in
+        #expect { try HyperlapseSettings.read(middle) } throws: { error in
             (error as? LapseError)?.description
                 == """
                 \(middle.path): 'creditPosition': takes one of bottom-right, bottom-left, top-left, top-right, none, \
@@ -378,7 +379,7 @@ import Testing
         s.creditPosition = .corner(.topLeft)
         let file = dir.appendingPathComponent("c.job.json")
         try s.jsonData().write(to: file)
-        let read = try HyperlapseSettings.read(path: file.path)
+        let read = try HyperlapseSettings.read(file)
         #expect(read.creditPosition == .corner(.topLeft))
         var flags = HyperlapseSettings()
         flags.creditPosition = .corner(.bottomLeft)

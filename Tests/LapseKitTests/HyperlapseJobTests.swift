@@ -12,12 +12,12 @@ import Testing
     /// frame at the video's centre column, as `Projector` renders it from the decoded frame.
     @Test func videoSourceFramesAreTheProjectorsViews() async throws {
         var settings = HyperlapseSettings()
-        settings.source = .video(file: overpass)
+        settings.source = .video(file: URL(fileURLWithPath: overpass))
         settings.stabilize = false
         settings.frameStep = 20
         settings.size = FrameSize(width: 320, height: 180)
         settings.crf = 12
-        settings.output = dir.appendingPathComponent("v.mp4").path
+        settings.output = dir.appendingPathComponent("v.mp4")
         let job = try settings.makeJob(overwrite: false)
         let summary = try await job.run(feed: try await settings.makeFeed())
         #expect(summary.panoramas == 6) // frames 0, 20, …, 100 of 120
@@ -43,7 +43,7 @@ import Testing
         // Credits sidecar and job file beside the output.
         let credits = try String(contentsOfFile: dir.appendingPathComponent("v.credits.txt").path, encoding: .utf8)
         #expect(credits.contains("overpass-clip.mp4"))
-        let again = try HyperlapseSettings.read(path: dir.appendingPathComponent("v.job.json").path)
+        let again = try HyperlapseSettings.read(dir.appendingPathComponent("v.job.json"))
         #expect(
             again.source == settings.source && again.frameStep == 20 && again.size == FrameSize(width: 320, height: 180)
         )
@@ -54,10 +54,10 @@ import Testing
     /// shows the overpasses coming closer), and every frame looks down the road that way, not at the occupants.
     @Test func videoSourceStabilisedLooksDownTheDirectionOfTravel() async throws {
         var settings = HyperlapseSettings()
-        settings.source = .video(file: overpass)
+        settings.source = .video(file: URL(fileURLWithPath: overpass))
         settings.frameStep = 4
         settings.size = FrameSize(width: 320, height: 180)
-        settings.output = dir.appendingPathComponent("travel.mp4").path
+        settings.output = dir.appendingPathComponent("travel.mp4")
         let summary = try await settings.makeJob(overwrite: false).run(feed: try await settings.makeFeed())
         #expect(summary.frames == 30)
         let report = try #require(summary.stabilization)
@@ -92,14 +92,14 @@ import Testing
     /// The job file renders the same video again, bit for bit.
     @Test func jobFileRendersTheSameVideo() async throws {
         var settings = HyperlapseSettings()
-        settings.source = .video(file: overpass)
+        settings.source = .video(file: URL(fileURLWithPath: overpass))
         settings.frameStep = 30
         settings.size = FrameSize(width: 256, height: 144)
         settings.headingOffset = 30
-        settings.output = dir.appendingPathComponent("a.mp4").path
+        settings.output = dir.appendingPathComponent("a.mp4")
         _ = try await settings.makeJob(overwrite: false).run(feed: try await settings.makeFeed())
-        var again = try HyperlapseSettings.read(path: dir.appendingPathComponent("a.job.json").path)
-        again.output = dir.appendingPathComponent("b.mp4").path
+        var again = try HyperlapseSettings.read(dir.appendingPathComponent("a.job.json"))
+        again.output = dir.appendingPathComponent("b.mp4")
         _ = try await again.makeJob(overwrite: false).run(feed: try await again.makeFeed())
         let a = try Data(contentsOf: dir.appendingPathComponent("a.mp4"))
         let b = try Data(contentsOf: dir.appendingPathComponent("b.mp4"))
@@ -114,19 +114,19 @@ import Testing
     @Test func yuvPathGivesTheRGBAPathsVideo() async throws {
         func run(_ name: String, rgbaOnly: Bool) async throws -> String {
             var settings = HyperlapseSettings()
-            settings.source = .video(file: overpass)
+            settings.source = .video(file: URL(fileURLWithPath: overpass))
             settings.frameStep = 6
             settings.size = FrameSize(width: 320, height: 180)
             settings.crf = 12
             settings.stabilize = false
-            settings.output = dir.appendingPathComponent(name + ".mp4").path
-            settings.gif = dir.appendingPathComponent(name + ".gif").path
+            settings.output = dir.appendingPathComponent(name + ".mp4")
+            settings.gif = dir.appendingPathComponent(name + ".gif")
             let feed = try await settings.makeFeed()
             #expect(feed.yuvImages)
             var job = try settings.makeJob(overwrite: false)
             job.rgbaOnly = rgbaOnly
             _ = try await job.run(feed: feed)
-            return settings.output!
+            return settings.output!.path
         }
         let yuv = try await run("yuv-path", rgbaOnly: false)
         let rgba = try await run("rgba-path", rgbaOnly: true)
@@ -157,12 +157,12 @@ import Testing
 
     @Test func gifAndCrossfade() async throws {
         var settings = HyperlapseSettings()
-        settings.source = .video(file: overpass)
+        settings.source = .video(file: URL(fileURLWithPath: overpass))
         settings.frameStep = 40
         settings.size = FrameSize(width: 320, height: 160)
         settings.crossfade = true
-        settings.output = dir.appendingPathComponent("c.mp4").path
-        settings.gif = dir.appendingPathComponent("c.gif").path
+        settings.output = dir.appendingPathComponent("c.mp4")
+        settings.gif = dir.appendingPathComponent("c.gif")
         let summary = try await settings.makeJob(overwrite: false).run(feed: try await settings.makeFeed())
         // 3 panoramas, 2 blended frames between them.
         #expect(summary.panoramas == 3)
@@ -174,9 +174,9 @@ import Testing
 
     @Test func settingsErrors() async throws {
         var s = HyperlapseSettings()
-        s.source = .video(file: "x.mp4")
+        s.source = .video(file: URL(fileURLWithPath: "x.mp4"))
         #expect(throws: LapseError.self) { try s.makeJob(overwrite: false) } // no output
-        s.output = "x.mp4"
+        s.output = URL(fileURLWithPath: "x.mp4")
         s.lookAt = "1,2"
         s.headingOffset = 10
         #expect(throws: LapseError.self) { try s.makeJob(overwrite: false) } // two camera modes
@@ -188,13 +188,13 @@ import Testing
         }
         let flickr = dir.appendingPathComponent("flickr.json")
         try Data(#"{"source": "flickr"}"#.utf8).write(to: flickr)
-        #expect { try HyperlapseSettings.read(path: flickr.path) } throws: { error in
+        #expect { try HyperlapseSettings.read(flickr) } throws: { error in
             (error as? LapseError)?.description
                 == "\(flickr.path): 'source': takes google, panoramax, mapillary, local:DIR or video:FILE, not 'flickr'"
         }
         let bad = dir.appendingPathComponent("bad.json")
         try Data(#"{"sauce": "google"}"#.utf8).write(to: bad)
-        #expect { try HyperlapseSettings.read(path: bad.path) } throws: { error in
+        #expect { try HyperlapseSettings.read(bad) } throws: { error in
             (error as? LapseError)?.description == "\(bad.path): unknown key 'sauce'"
         }
     }
@@ -203,17 +203,17 @@ import Testing
     /// otherwise, or given with the new output, stays as given.
     @Test func gifFollowsANewOutput() {
         var file = HyperlapseSettings()
-        file.output = "/w/old.mp4"
-        file.gif = "/w/old.gif"
+        file.output = URL(fileURLWithPath: "/w/old.mp4")
+        file.gif = URL(fileURLWithPath: "/w/old.gif")
         var flags = HyperlapseSettings()
-        flags.output = "/w/new.mp4"
-        #expect(file.overridden(by: flags).gif == "/w/new.gif")
-        flags.gif = "/w/mine.gif"
-        #expect(file.overridden(by: flags).gif == "/w/mine.gif")
+        flags.output = URL(fileURLWithPath: "/w/new.mp4")
+        #expect(file.overridden(by: flags).gif?.shown == "/w/new.gif")
+        flags.gif = URL(fileURLWithPath: "/w/mine.gif")
+        #expect(file.overridden(by: flags).gif?.shown == "/w/mine.gif")
         flags.gif = nil
-        file.gif = "/w/anim/other.gif"
-        #expect(file.overridden(by: flags).gif == "/w/anim/other.gif")
-        #expect(file.overridden(by: HyperlapseSettings()).gif == "/w/anim/other.gif")
+        file.gif = URL(fileURLWithPath: "/w/anim/other.gif")
+        #expect(file.overridden(by: flags).gif?.shown == "/w/anim/other.gif")
+        #expect(file.overridden(by: HyperlapseSettings()).gif?.shown == "/w/anim/other.gif")
     }
 
     /// Flags over a job file without a list of keys to keep in step: every key a job file can hold (all of them set
@@ -248,8 +248,8 @@ import Testing
     /// reported by makeJob, not a crash.
     @Test func uncheckedValuesAreReportedNotFatal() {
         var s = HyperlapseSettings()
-        s.output = "/tmp/never.mp4"
-        s.source = .video(file: "x.mp4")
+        s.output = URL(fileURLWithPath: "/tmp/never.mp4")
+        s.source = .video(file: URL(fileURLWithPath: "x.mp4"))
         s.fov = .nan
         s.zoom = .level(9)
         s.size = FrameSize(width: 0, height: 0)
@@ -265,8 +265,8 @@ import Testing
     @Test func jobFileNumbersAreCheckedAsTheFlagsAre() async {
         func message(_ change: (inout HyperlapseSettings) -> Void) -> String? {
             var s = HyperlapseSettings()
-            s.output = "/tmp/never.mp4"
-            s.source = .video(file: "x.mp4")
+            s.output = URL(fileURLWithPath: "/tmp/never.mp4")
+            s.source = .video(file: URL(fileURLWithPath: "x.mp4"))
             change(&s)
             do {
                 _ = try s.makeJob(overwrite: false)
@@ -303,7 +303,8 @@ import Testing
             } == nil)
         // The feed, made without a job (a library caller, `lapse preview`), holds its own numbers alike.
         var feedOnly = HyperlapseSettings()
-        feedOnly.source = .video(file: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+        feedOnly.source = .video(
+            file: URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")))
         feedOnly.frameStep = Int.max
         await #expect { _ = try await feedOnly.makeFeed() } throws: {
             "\($0)" == "`frameStep` takes 1 to 10000, not \(Int.max)"
@@ -319,11 +320,11 @@ import Testing
         let file = folder.appendingPathComponent("job.json").path
         try Data(#"{"output": "/tmp/never.mp4", "source": "google", "preset": "fastest"}"#.utf8)
             .write(to: URL(fileURLWithPath: file))
-        #expect { try HyperlapseSettings.read(path: file) } throws: {
+        #expect { try HyperlapseSettings.read(URL(fileURLWithPath: file)) } throws: {
             "\($0)" == "\(file): 'preset': takes one of \(EncoderPreset.names.joined(separator: ", ")), not 'fastest'"
         }
         var s = HyperlapseSettings()
-        s.output = "/tmp/never.mp4"
+        s.output = URL(fileURLWithPath: "/tmp/never.mp4")
         s.source = .google
         s.preset = .slow
         s.timeout = 0
@@ -332,22 +333,24 @@ import Testing
 
     @Test func jobFilePathsAreMadeAbsolute() {
         var s = HyperlapseSettings()
-        s.source = .video(file: "clips/a.mp4")
-        s.route = "/abs/route.gpx"
-        s.keyframes = "cam/../cam.json"
-        s.output = "out.mp4"
-        s.gif = "https://example.com/not-a-path.gif"
-        let a = s.withAbsolutePaths(relativeTo: "/work/jobs")
-        #expect(a.source == .video(file: "/work/jobs/clips/a.mp4"))
-        #expect(a.route == "/abs/route.gpx")
-        #expect(a.keyframes == "/work/jobs/cam.json")
-        #expect(a.output == "/work/jobs/out.mp4")
-        #expect(a.gif == "https://example.com/not-a-path.gif")
+        s.source = .video(file: URL(fileURLWithPath: "clips/a.mp4"))
+        s.route = URL(fileURLWithPath: "/abs/route.gpx")
+        s.keyframes = URL(fileURLWithPath: "cam/../cam.json")
+        s.output = URL(fileURLWithPath: "out.mp4")
+        s.gif = URL(location: "https://example.com/not-a-path.gif")
+        let a = s.withAbsolutePaths(relativeTo: URL(fileURLWithPath: "/work/jobs"))
+        #expect(a.source?.description == "video:/work/jobs/clips/a.mp4")
+        #expect(a.route?.shown == "/abs/route.gpx")
+        #expect(a.keyframes?.shown == "/work/jobs/cam.json")
+        #expect(a.output?.shown == "/work/jobs/out.mp4")
+        #expect(a.gif?.shown == "https://example.com/not-a-path.gif")
         var local = HyperlapseSettings()
-        local.source = .local(directory: "pics")
-        #expect(local.withAbsolutePaths(relativeTo: "/w").source == .local(directory: "/w/pics"))
+        local.source = .local(directory: URL(fileURLWithPath: "pics"))
+        #expect(
+            local.withAbsolutePaths(relativeTo: URL(fileURLWithPath: "/w")).source
+                == .local(directory: URL(fileURLWithPath: "/w/pics")))
         local.source = .google
-        #expect(local.withAbsolutePaths(relativeTo: "/w").source == .google)
+        #expect(local.withAbsolutePaths(relativeTo: URL(fileURLWithPath: "/w")).source == .google)
     }
 
     /// A camera whose heading keys lie in the second lookup window while a pitch key lies in the first: the
@@ -365,11 +368,11 @@ import Testing
                 """.utf8
             ).write(to: URL(fileURLWithPath: camera))
             var settings = HyperlapseSettings()
-            settings.source = .video(file: overpass)
+            settings.source = .video(file: URL(fileURLWithPath: overpass))
             settings.size = FrameSize(width: 96, height: 48)
             settings.crf = 0 // lossless: the frames as rendered
-            settings.keyframes = camera
-            settings.output = dir.appendingPathComponent("\(name).mp4").path
+            settings.keyframes = URL(fileURLWithPath: camera)
+            settings.output = dir.appendingPathComponent("\(name).mp4")
             let job = try settings.makeJob(overwrite: true)
             let summary = try await job.run(feed: try await settings.makeFeed())
             #expect(summary.frames == 120)

@@ -14,15 +14,15 @@ import Testing
 
     func settings(_ name: String) throws -> HyperlapseSettings {
         var s = HyperlapseSettings()
-        s.route = try MapillaryStandIn.walkRoute(in: dir)
+        s.route = try URL(fileURLWithPath: MapillaryStandIn.walkRoute(in: dir))
         s.source = .mapillary
         s.spacing = 1
         s.radius = 4
         s.size = FrameSize(width: 640, height: 360)
         s.crf = 0
         s.stabilize = false
-        s.cacheDir = dir.appendingPathComponent("cache").path
-        s.output = dir.appendingPathComponent(name + ".mp4").path
+        s.cacheDir = dir.appendingPathComponent("cache")
+        s.output = dir.appendingPathComponent(name + ".mp4")
         return s
     }
 

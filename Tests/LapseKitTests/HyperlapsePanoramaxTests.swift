@@ -34,13 +34,13 @@ import Testing
         try "45.7600000,4.8300000\n45.7604000,4.8300000\n45.7604000,\(String(format: "%.7f", east))\n"
             .write(toFile: route, atomically: true, encoding: .utf8)
         var s = HyperlapseSettings()
-        s.route = route
+        s.route = URL(fileURLWithPath: route)
         s.source = .panoramax
         s.spacing = 10
         s.radius = 8
         s.size = FrameSize(width: 320, height: 180)
-        s.cacheDir = dir.appendingPathComponent("cache-" + name).path
-        s.output = dir.appendingPathComponent(name + ".mp4").path
+        s.cacheDir = URL(fileURLWithPath: dir.appendingPathComponent("cache-" + name).path)
+        s.output = dir.appendingPathComponent(name + ".mp4")
         return s
     }
 

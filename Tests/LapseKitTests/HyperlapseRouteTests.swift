@@ -12,14 +12,14 @@ import Testing
 
     func settings(_ world: RouteWorld, _ name: String) -> HyperlapseSettings {
         var s = HyperlapseSettings()
-        s.route = world.routeFile
+        s.route = URL(fileURLWithPath: world.routeFile)
         s.source = .google
         s.spacing = 10
         s.radius = 20
         s.size = FrameSize(width: 640, height: 360)
         s.zoom = .level(1) // 1024 x 512 panoramas: small, for speed
-        s.cacheDir = dir.appendingPathComponent("cache").path
-        s.output = dir.appendingPathComponent(name).path
+        s.cacheDir = dir.appendingPathComponent("cache")
+        s.output = dir.appendingPathComponent(name)
         return s
     }
 
@@ -51,7 +51,7 @@ import Testing
         #expect((90...92).contains(summary.routePoints)) // 900 m every 10 m
         #expect(summary.gaps >= 6 && summary.duplicatesDropped > 0)
         #expect(summary.panoramas + summary.duplicatesDropped + summary.gaps == summary.routePoints)
-        #expect(try FFmpegReference.frameTimes(output).count == world.panoramas.count)
+        #expect(try FFmpegReference.frameTimes(output.path).count == world.panoramas.count)
         let served = try world.tilesServed()
         #expect(Set(served.keys.map { String($0.split(separator: "/")[0]) }) == Set(world.panoramas.map(\.id)))
         // Zoom 1 has 2 x 1 tiles; a 90° view may need only one of them (only the tiles a frame reads are fetched).
@@ -66,7 +66,7 @@ import Testing
         // Attribution: sidecar and MP4 metadata.
         let credits = try String(contentsOfFile: dir.appendingPathComponent("route.credits.txt").path, encoding: .utf8)
         #expect(credits.contains("Google Maps Street View — " + world.copyright))
-        let tags = try FFmpegReference.formatTags(output)
+        let tags = try FFmpegReference.formatTags(output.path)
         #expect(tags["copyright"]?.contains(world.copyright) == true, "\(tags)")
 
         // Frame 0's heading: the camera path's, which must be the road's bearing ahead (the first 50 m of the
@@ -113,7 +113,7 @@ import Testing
         // H.264 carries 4:2:0 YUV: the reference goes through the same BT.709 limited-range conversion and back;
         // the video (near-lossless at CRF 1) is decoded with the same matrix.
         let toRGB = "scale=in_color_matrix=bt709:in_range=limited,format=rgba"
-        let frame0 = try #require(try decode(output, toRGB, size: (640, 360)).first)
+        let frame0 = try #require(try decode(output.path, toRGB, size: (640, 360)).first)
         let reference = try #require(
             try decode(
                 view, "scale=out_color_matrix=bt709:out_range=limited,format=yuv420p," + toRGB,
@@ -163,7 +163,8 @@ import Testing
         let summary = try await s.makeJob(overwrite: false).run(
             feed: try await s.makeFeed(environment: world.environment))
         #expect(summary.frames == world.panoramas.count)
-        let frames = try decode(s.output!, "scale=in_color_matrix=bt709:in_range=limited,format=rgba", size: (640, 360))
+        let frames = try decode(
+            s.output!.path, "scale=in_color_matrix=bt709:in_range=limited,format=rgba", size: (640, 360))
         #expect(frames.count == world.panoramas.count)
         for (i, frame) in frames.enumerated() {
             let marker = try #require(Self.magentaCentroid(frame), "frame \(i): no marker")

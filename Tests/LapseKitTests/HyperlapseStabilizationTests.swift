@@ -66,11 +66,11 @@ import Testing
         async throws -> (HyperlapseJob.Summary, [PixelBuffer])
     {
         var s = HyperlapseSettings()
-        s.source = .local(directory: folder)
+        s.source = .local(directory: URL(fileURLWithPath: folder))
         s.spacing = 2.5
         s.size = FrameSize(width: 320, height: 180)
         s.crf = 12
-        s.output = dir.appendingPathComponent(name + ".mp4").path
+        s.output = dir.appendingPathComponent(name + ".mp4")
         configure(&s)
         let summary = try await s.makeJob(overwrite: false).run(feed: try await s.makeFeed())
         let frames = try FFmpegReference.frames(
@@ -330,10 +330,10 @@ import Testing
         let folder = try photos(
             "panoheading", pictures, positions: road(4, spacing: 10), directions: [nil, nil, 33, nil])
         var s = HyperlapseSettings()
-        s.source = .local(directory: folder)
+        s.source = .local(directory: URL(fileURLWithPath: folder))
         s.panoHeading = 123
         s.spacing = 10
-        s.output = dir.appendingPathComponent("ph.mp4").path
+        s.output = dir.appendingPathComponent("ph.mp4")
         let feed = try await s.makeFeed()
         let stops = try await feed.lookup(0..<feed.pointCount).compactMap { $0 }
         #expect(stops.map(\.pose.heading) == [123, 123, 33, 123])
@@ -351,10 +351,10 @@ import Testing
         for (k, f) in frames.enumerated() { try encoder.append(f, count: k == 10 ? 31 : 3) }
         try encoder.finish()
         var s = HyperlapseSettings()
-        s.source = .video(file: path)
+        s.source = .video(file: URL(fileURLWithPath: path))
         s.frameStep = 3
         s.size = FrameSize(width: 320, height: 180)
-        s.output = dir.appendingPathComponent("stop-out.mp4").path
+        s.output = dir.appendingPathComponent("stop-out.mp4")
         let summary = try await s.makeJob(overwrite: false).run(feed: try await s.makeFeed())
         let report = try #require(summary.stabilization)
         // 88 frames of video, every third: 30 stops, 10 of them (the light) the same picture as the one before.

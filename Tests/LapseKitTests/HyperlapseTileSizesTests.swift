@@ -28,14 +28,14 @@ import Testing
         try "55.70000,13.19000\n55.70050,13.19000\n55.70050,13.19500\n55.70000,13.19500\n"
             .write(toFile: route, atomically: true, encoding: .utf8)
         var s = HyperlapseSettings()
-        s.route = route
+        s.route = URL(fileURLWithPath: route)
         s.source = .google
         s.spacing = 10
         s.radius = 8
         s.size = FrameSize(width: 1280, height: 720) // auto zoom: at least 3840 px of panorama
         s.stabilize = false
-        s.cacheDir = dir.appendingPathComponent("cache").path
-        s.output = dir.appendingPathComponent("sizes.mp4").path
+        s.cacheDir = dir.appendingPathComponent("cache")
+        s.output = dir.appendingPathComponent("sizes.mp4")
         let feed = try await s.makeFeed(environment: [
             "GOOGLE_MAPS_API_KEY": Self.key, "LAPSE_MAPTILES_URL": server.baseURL
         ])

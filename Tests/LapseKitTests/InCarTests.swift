@@ -35,9 +35,9 @@ import Testing
         async throws -> HyperlapseJob.Summary
     {
         var s = HyperlapseSettings()
-        s.source = .local(directory: folder)
+        s.source = .local(directory: URL(fileURLWithPath: folder))
         s.size = FrameSize(width: 320, height: 180)
-        s.output = dir.appendingPathComponent(name + ".mp4").path
+        s.output = dir.appendingPathComponent(name + ".mp4")
         configure(&s)
         return try await s.makeJob(overwrite: false).run(feed: try await s.makeFeed())
     }
@@ -132,9 +132,9 @@ import Testing
         let folder = try drive("covered", mount: -90, count: 20, windows: false)
         let said = Mutex<[String]>([])
         var s = HyperlapseSettings()
-        s.source = .local(directory: folder)
+        s.source = .local(directory: URL(fileURLWithPath: folder))
         s.size = FrameSize(width: 320, height: 180)
-        s.output = dir.appendingPathComponent("covered.mp4").path
+        s.output = dir.appendingPathComponent("covered.mp4")
         let summary = try await s.makeJob(overwrite: false).run(
             feed: try await s.makeFeed(), warning: { w in said.withLock { $0.append(w) } })
         let warnings = said.withLock { $0 }

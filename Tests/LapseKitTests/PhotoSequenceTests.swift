@@ -15,9 +15,9 @@ import Testing
 
     func hyperlapse(_ folder: String, _ name: String) async throws -> (HyperlapseJob.Summary, [String]) {
         var s = HyperlapseSettings()
-        s.source = .local(directory: folder)
+        s.source = .local(directory: URL(fileURLWithPath: folder))
         s.size = FrameSize(width: 320, height: 180)
-        s.output = dir.appendingPathComponent(name + ".mp4").path
+        s.output = dir.appendingPathComponent(name + ".mp4")
         let said = Mutex<[String]>([])
         let summary = try await s.makeJob(overwrite: false).run(
             feed: try await s.makeFeed(), warning: { w in said.withLock { $0.append(w) } })

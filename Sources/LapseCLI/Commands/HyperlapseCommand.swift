@@ -214,14 +214,14 @@ enum HyperlapseCommand: Command {
         flags.via = via.isEmpty ? nil : via
         flags.provider = try arguments.choice(Self.provider, DirectionsService.allCases.map(\.rawValue)).flatMap(
             DirectionsService.init(rawValue:))
-        flags.route = try arguments.value(Self.route)
+        flags.route = try arguments.value(Self.route).map { URL(fileURLWithPath: $0) }
         flags.source = try arguments.value(Self.source).map(PanoramaSourceSetting.init(parsing:))
-        flags.track = try arguments.value(Self.track)
+        flags.track = try arguments.value(Self.track).map { URL(fileURLWithPath: $0) }
         flags.spacing = try arguments.double(Self.spacing, in: HyperlapseSettings.spacingRange)
         flags.radius = try arguments.double(Self.radius, in: HyperlapseSettings.radiusRange)
         flags.frameStep = try arguments.int(Self.frameStep, in: HyperlapseSettings.frameStepRange)
-        flags.cacheDir = try arguments.value(Self.cacheDir)
-        flags.keyFile = try arguments.value(Self.keyFile)
+        flags.cacheDir = try arguments.value(Self.cacheDir).map { URL(fileURLWithPath: $0, isDirectory: true) }
+        flags.keyFile = try arguments.value(Self.keyFile).map { URL(fileURLWithPath: $0) }
         flags.osrmURL = try arguments.value(Self.osrmURL)
         flags.timeout = try NetworkOptions(&arguments).timeout
         flags.includeIndoor = arguments.flag(Self.includeIndoor) ? true : nil
@@ -232,11 +232,8 @@ enum HyperlapseCommand: Command {
     /// The files and folders a job of `settings` reads (route, track, camera file, the photos' folder or the
     /// video, the cache), tilde-expanded: a report may not be written over or into them.
     static func readPaths(_ settings: HyperlapseSettings) -> [URL] {
-        func file(_ path: String?) -> URL? { path.map { URL(fileURLWithPath: $0) } }
-        return [
-            file(settings.route), file(settings.track), file(settings.keyframes), settings.source?.ownPictures,
-            file(settings.cacheDir)
-        ].compactMap { $0 }
+        [settings.route, settings.track, settings.keyframes, settings.source?.ownPictures, settings.cacheDir]
+            .compactMap { $0 }
     }
 
     static func run(_ arguments: inout Arguments, console: Console) async throws {
@@ -248,13 +245,13 @@ enum HyperlapseCommand: Command {
         flags.fps = try arguments.frameRate(Self.fps, in: HyperlapseSettings.fpsRange)
         flags.lookAt = try arguments.value(Self.lookAt)
         flags.headingOffset = try arguments.double(Self.headingOffset, in: HyperlapseSettings.angleRange)
-        flags.keyframes = try arguments.value(Self.keyframes)
+        flags.keyframes = try arguments.value(Self.keyframes).map { URL(fileURLWithPath: $0) }
         flags.zoom = try arguments.choice(Self.zoom, ["auto"] + HyperlapseSettings.zoomRange.map(String.init)).flatMap(
             HyperlapseSettings.Zoom.init(parsing:))
         flags.crossfade = arguments.flag(Self.crossfade) ? true : nil
         let out = try OutputOptions(&arguments)
-        flags.output = out.path
-        flags.gif = try arguments.value(Self.gif)
+        flags.output = out.path.map { URL(fileURLWithPath: $0) }
+        flags.gif = try arguments.value(Self.gif).map { URL(fileURLWithPath: $0) }
         flags.gifWidth = try arguments.int(Self.gifWidth, in: HyperlapseSettings.gifWidthRange)
         let encoder = try EncoderOptions(&arguments)
         flags.crf = encoder.crf
@@ -282,7 +279,8 @@ enum HyperlapseCommand: Command {
         }
 
         let settings =
-            try config.map { try HyperlapseSettings.read(path: $0).confiningOutputs(toJobFile: $0, except: flags) }
+            try config.map { URL(fileURLWithPath: $0) }
+            .map { try HyperlapseSettings.read($0).confiningOutputs(toJobFile: $0, except: flags) }
             .map { $0.overridden(by: flags) } ?? flags
         var job = try settings.makeJob(overwrite: overwrite)
         if let segment {
@@ -301,7 +299,7 @@ enum HyperlapseCommand: Command {
             job.recordsReport = true
         }
         try job.checkOutputs() // before any route or panorama request
-        job.settings?.report = report?.standardizedFileURL.path
+        job.settings?.report = report?.standardizedFileURL
         if overwrite, FileManager.default.fileExists(atPath: job.output.path) {
             for earlier in HyperlapseJob.earlierOutputs(of: job.output, except: [job.gif, report].compactMap { $0 }) {
                 console.warn(
