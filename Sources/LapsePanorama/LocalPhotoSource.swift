@@ -120,7 +120,8 @@ public struct LocalPhotoSource: PanoramaSource {
                 PanoramaMetadata(
                     source: "local", id: file, coordinate: here, date: m.dateTime, heading: heading,
                     tilt: m.posePitch ?? 0, roll: m.poseRoll ?? 0, width: fullWidth,
-                    height: m.crop == nil ? m.height! : fullWidth / 2, file: m.url.path, headingSource: from,
+                    height: m.crop == nil ? m.height! : fullWidth / 2, file: URL(fileURLWithPath: m.url.path),
+                    headingSource: from,
                     crop: m.crop))
         }
         self.panoramas = panoramas
@@ -179,7 +180,7 @@ public struct LocalPhotoSource: PanoramaSource {
     ) throws -> PixelBuffer {
         guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
         let r = crop.rectangle(inFrameOfWidth: frameWidth)
-        let decoded = try DecodedImage(url: URL(fileURLWithPath: file), reduction: reduction)
+        let decoded = try DecodedImage(url: file, reduction: reduction)
         return crop.frame(
             width: frameWidth, placing: try decoded.pixels(width: r.width, height: r.height, accurate: accurate))
     }
@@ -201,7 +202,7 @@ public struct LocalPhotoSource: PanoramaSource {
     {
         guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
         var full: (Int, Int)?
-        let decoded = try DecodedImage(url: URL(fileURLWithPath: file)) { w, h in
+        let decoded = try DecodedImage(url: file) { w, h in
             full = (w, h)
             let (tw, th) = Self.size(for: resolution, width: w, height: h)
             return (width: tw, height: th)
@@ -223,7 +224,7 @@ public struct LocalPhotoSource: PanoramaSource {
         }
         guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
         let decoded = try DecodedImage(
-            url: URL(fileURLWithPath: file), reduction: Self.reduction(from: panorama.width, to: width))
+            url: file, reduction: Self.reduction(from: panorama.width, to: width))
         return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(accurate: false))
     }
 

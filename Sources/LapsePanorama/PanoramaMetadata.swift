@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import LapseCore
 import LapseGeo
 import LapseMedia
 import LapseRender
@@ -48,8 +49,9 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
     public var license: String?
     /// Author or owner, for attribution.
     public var author: String?
-    /// Where the pixels come from for local sources (file path), else `nil`.
-    public var file: String?
+    /// Where the pixels come from for your own photos and videos (the file, or the video's URL), else `nil`; in JSON
+    /// its path as given.
+    @LocationText public var file: URL?
     /// Time in seconds in a video, for video sources.
     public var time: Double?
     /// Where the full-resolution image is downloaded from (Panoramax's `hd` asset, Mapillary's
@@ -70,7 +72,7 @@ public struct PanoramaMetadata: Sendable, Codable, Equatable, Hashable {
         source: String, id: String, coordinate: Coordinate, date: String? = nil, heading: Double,
         tilt: Double = 0, roll: Double = 0, width: Int, height: Int, tileWidth: Int? = nil,
         tileHeight: Int? = nil, copyright: String? = nil, license: String? = nil, author: String? = nil,
-        file: String? = nil, time: Double? = nil, imageURL: String? = nil, headingSource: String? = nil,
+        file: URL? = nil, time: Double? = nil, imageURL: String? = nil, headingSource: String? = nil,
         crop: PanoramaCrop? = nil, collection: String? = nil, smallImageURL: String? = nil
     ) {
         self.source = source

@@ -255,7 +255,7 @@ public struct VideoPanoramaSource: PanoramaSource {
             source: name, id: "video@\(String(format: "%.3f", t))",
             coordinate: coordinate ?? Coordinate(uncheckedLatitude: 0, longitude: 0),
             heading: heading, tilt: level?.tilt ?? 0, roll: level?.roll ?? 0, width: width, height: height,
-            file: url.shown,
+            file: url,
             time: t)
     }
 
