@@ -111,7 +111,8 @@ func client(
     @Test func honoursRetryAfter() async throws {
         let server = try LocalServer(script: "net_standin.py")
         let recorder = DelayRecorder()
-        let r = try await client(recorder: recorder).get(
+        // A long deadline: an attempt timed out on a loaded machine would be retried after a backoff, not Retry-After.
+        let r = try await client(timeout: 120, recorder: recorder).get(
             URL(string: server.baseURL + "/flaky/c?fail=2&code=429&retry_after=7")!)
         #expect(r.status == 200)
         #expect(recorder.delays == [7, 7])
