@@ -18,17 +18,20 @@ struct AccurateClip {
         guard let video = input.videoStreamIndex else {
             throw LapseError(.invalidInput, input.displayName, "no video stream")
         }
-        let (par, tb, averageRate, baseRate) = input.withStream(video) {
-            ($0.pointee.codecpar.pointee, $0.pointee.time_base, $0.pointee.avg_frame_rate, $0.pointee.r_frame_rate)
-        }
-        let decoder = try input.withStream(video) { stream in
-            try PacketDecoder(
+        // What the clip needs of the video stream, and its decoder, while the stream is lent once.
+        let (par, tb, averageRate, baseRate, decoder) = try input.withStream(video) { stream in
+            let tb = stream.pointee.time_base
+            let decoder = try PacketDecoder(
                 parameters: stream.pointee.codecpar, name: input.displayName, what: "video",
                 errorCode: .codec
             ) { context, _ in
                 context.pointee.pkt_timebase = tb
                 context.pointee.thread_count = 0
             }
+            return (
+                stream.pointee.codecpar.pointee, tb, stream.pointee.avg_frame_rate, stream.pointee.r_frame_rate,
+                decoder
+            )
         }
 
         // Same size (rounded down to even for 4:2:0), the stream's time base, its average frame rate.
