@@ -29,6 +29,10 @@ extension URL {
         return relativePath
     }
 
+    /// The location as it may be printed anywhere: a file as given (``filePath``), any other URL with its query and
+    /// credentials hidden (``Redaction/url(_:)``).
+    public var printable: String { isFileURL ? filePath : Redaction.url(absoluteString) }
+
     /// What to hand a C library or a system call that opens it: a file's absolute path, any other URL whole.
     public var openable: String { isFileURL ? path : absoluteString }
 
@@ -46,9 +50,7 @@ extension LapseError {
     /// An error of `code` about the file or URL `location` because of `reason`: a file named as given, any other
     /// URL with its query and credentials hidden (``Redaction/url(_:)``).
     public init(_ code: Code, _ location: URL, _ reason: String, cause: Cause? = nil) {
-        self.init(
-            code, location.isFileURL ? location.filePath : Redaction.url(location.absoluteString), reason,
-            cause: cause)
+        self.init(code, location.printable, reason, cause: cause)
     }
 
     /// The failure of a system call on `location` that set `errno` (read here, so call it right after the call):

@@ -105,7 +105,7 @@ public final class MediaInput {
         FFmpegLog.quiet()
         let url = location
         self.location = url
-        self.displayName = url.isFileURL ? url.filePath : Redaction.url(url.absoluteString)
+        self.displayName = url.printable
         self.options = options
         isNetwork = !url.isFileURL
         let target = url.openable

@@ -101,15 +101,16 @@ public struct PanoramaExport: Sendable {
         return try await write(matches: matches, coverage: CoverageSummary(matches))
     }
 
-    var manifestPath: String { outputDirectory.appendingPathComponent("manifest.json").path }
+    /// The manifest beside the panoramas, named by its absolute path (as its messages and summary give it).
+    var manifest: URL { outputDirectory.absoluteURL.appendingPathComponent("manifest.json", isDirectory: false) }
 
     /// A finished job's folder (it has a manifest) is not written again without `overwrite`: checked by the
     /// `run` methods before any lookup is sent (and by a caller before it plans the route). An unfinished one's
     /// (killed or interrupted before its manifest) is completed.
     /// - Throws: ``LapseError`` `.output` naming the manifest.
     public func checkManifest() throws {
-        if FileManager.default.fileExists(atPath: manifestPath), !overwrite {
-            throw LapseError(.output, manifestPath, "file exists (use `overwrite` to replace it)")
+        if FileManager.default.fileExists(atPath: manifest.path), !overwrite {
+            throw LapseError(.output, manifest.path, "file exists (use `overwrite` to replace it)")
         }
     }
 
@@ -171,14 +172,14 @@ public struct PanoramaExport: Sendable {
             throw LapseError(.network, nil, "no panorama could be fetched; first failure: \(first.2)")
         }
         let writtenList = written.keys.sorted().compactMap { written[$0] }
-        try writeManifest(matches: matches, coverage: coverage, written: writtenList, path: manifestPath)
+        try writeManifest(matches: matches, coverage: coverage, written: writtenList, to: manifest)
         journal.finish()
         source.jobFinished()
         return Result(
             matches: matches, coverage: coverage, written: writtenList,
             failed: failed.sorted { $0.0 < $1.0 }.map { ($0.1, $0.2) },
             tilesDownloaded: downloaded, tilesFromCache: cached, resumed: resumed,
-            manifest: URL(fileURLWithPath: manifestPath))
+            manifest: manifest)
     }
 
     /// The file name of the `number`-th distinct panorama: `0001_<id>.jpg` with the id made safe, a photo's own
@@ -263,7 +264,9 @@ public struct PanoramaExport: Sendable {
 
     /// The manifest: each route point with the pano id chosen, its distance, heading and date; the written files;
     /// the coverage summary.
-    private func writeManifest(matches: [PanoramaMatch], coverage: CoverageSummary, written: [Written], path: String)
+    private func writeManifest(
+        matches: [PanoramaMatch], coverage: CoverageSummary, written: [Written], to manifest: URL
+    )
         throws
     {
         struct Point: Encodable {
@@ -289,10 +292,10 @@ public struct PanoramaExport: Sendable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(
             Manifest(source: source.name, radius: radius, coverage: coverage, points: points, panoramas: written))
-        let output = try AtomicOutput(url: URL(fileURLWithPath: path), overwrite: overwrite)
+        let output = try AtomicOutput(url: manifest, overwrite: overwrite)
         do { try output.write(data) } catch {
             output.discard()
-            throw LapseError(.output, path, "cannot write the manifest")
+            throw LapseError(.output, manifest.path, "cannot write the manifest")
         }
         try output.commit()
     }
