@@ -326,6 +326,31 @@ enum HyperlapseCommand: Command {
                 json: CommandSummary(s, seconds: seconds))
             return
         }
+        var lines = Self.summaryLines(s, seconds: seconds)
+        if s.gaps * 2 > s.routePoints {
+            console.warn(
+                "\(s.gaps) of \(s.routePoints) \(s.pointUnit) had no panorama within the search radius (--radius)"
+                    + (settings.track != nil ? "; does the track cover the video's time?" : ""))
+        }
+        var json = CommandSummary(s, seconds: seconds)
+        if let reportFile = report, let report = s.report {
+            json.report = reportFile.filePath
+            let page = ReportPage(
+                title: "Hyperlapse: " + s.output.lastPathComponent, report: report,
+                summaryJSON: try SummaryJSON.data(json, compact: true),
+                video: s.output, gif: s.gif, credits: s.creditLines)
+            let written = try page.write(to: reportFile, overwrite: overwrite)
+            let thumbnails =
+                written.filesDirectory.map { " (\(counted(written.thumbnails, "thumbnail")) in \($0.filePath))" }
+                ?? ""
+            lines.insert("wrote \(written.page.filePath): the report\(thumbnails)", at: lines.count - 1)
+        }
+        console.summary(lines, json: json)
+    }
+
+    /// The summary's lines of a finished hyperlapse: what was written, the source, the tiles, the stabilisation
+    /// and the credits (the report's line goes in before the last).
+    static func summaryLines(_ s: HyperlapseJob.Summary, seconds: Double) -> [String] {
         var lines = [
             "wrote \(s.output.shown): \(s.width)x\(s.height), \(counted(s.frames, "frame")) at \(s.frameRate) fps, "
                 + String(format: "%.1f", s.duration) + " s, \(formatBytes(s.bytes))"
@@ -376,56 +401,41 @@ enum HyperlapseCommand: Command {
                 """
             )
         }
-        if let st = s.stabilization {
-            var line = "stabilised: "
-            if let f = st.forward {
-                line += "travel \(StabilizationReport.fromCentreColumn(f)) (given)"
-            } else if let m = st.mountLongitude {
-                line += "travel \(StabilizationReport.fromCentreColumn(m)) (measured"
-                if st.followsVehicleAxis, let v = st.mountVotes {
-                    line += String(
-                        format: "; the view follows the vehicle's axis: spread %.0f°, %d of %d pairs agree", v.spread,
-                        v.agreeing, v.checked)
-                    if st.mountBreaks > 0 { line += "; the camera was moved on it \(counted(st.mountBreaks, "time"))" }
-                }
-                line += ")"
-            } else {
-                line += "direction of travel not measured"
-            }
-            if let b = st.jitterBefore, let a = st.jitterAfter {
-                line += String(
-                    format: "; turn between frames %.1f° median, %.1f° p90 (source alone %.1f°, %.1f°)",
-                    a.median, a.p90, b.median, b.p90)
-            }
-            line += "; \(counted(st.pairsMeasured, "pair")) measured, \(st.pairsUnmeasured) not"
-            if st.analysisStride > 1 { line += " (every \(st.analysisStride) frames; those between share the motion)" }
-            if st.stationaryDropped > 0 { line += "; \(counted(st.stationaryDropped, "stationary frame")) dropped" }
-            if st.toneMatched > 0 { line += "; tone matched in \(counted(st.toneMatched, "frame"))" }
-            lines.append(line)
-        }
+        if let st = s.stabilization { lines.append(stabilizationLine(st)) }
         if let why = s.posedFromMetadata {
             lines.append("posed as the panoramas' metadata says, not stabilised or tone matched: \(why)")
         }
         lines.append("credits in \(s.credits.shown); done in " + String(format: "%.1f", seconds) + " s")
-        if s.gaps * 2 > s.routePoints {
-            console.warn(
-                "\(s.gaps) of \(s.routePoints) \(s.pointUnit) had no panorama within the search radius (--radius)"
-                    + (settings.track != nil ? "; does the track cover the video's time?" : ""))
+        return lines
+    }
+
+    /// What the stabilisation found, in one line.
+    static func stabilizationLine(_ st: StabilizationReport) -> String {
+        var line = "stabilised: "
+        if let f = st.forward {
+            line += "travel \(StabilizationReport.fromCentreColumn(f)) (given)"
+        } else if let m = st.mountLongitude {
+            line += "travel \(StabilizationReport.fromCentreColumn(m)) (measured"
+            if st.followsVehicleAxis, let v = st.mountVotes {
+                line += String(
+                    format: "; the view follows the vehicle's axis: spread %.0f°, %d of %d pairs agree", v.spread,
+                    v.agreeing, v.checked)
+                if st.mountBreaks > 0 { line += "; the camera was moved on it \(counted(st.mountBreaks, "time"))" }
+            }
+            line += ")"
+        } else {
+            line += "direction of travel not measured"
         }
-        var json = CommandSummary(s, seconds: seconds)
-        if let reportFile = report, let report = s.report {
-            json.report = reportFile.filePath
-            let page = ReportPage(
-                title: "Hyperlapse: " + s.output.lastPathComponent, report: report,
-                summaryJSON: try SummaryJSON.data(json, compact: true),
-                video: s.output, gif: s.gif, credits: s.creditLines)
-            let written = try page.write(to: reportFile, overwrite: overwrite)
-            let thumbnails =
-                written.filesDirectory.map { " (\(counted(written.thumbnails, "thumbnail")) in \($0.filePath))" }
-                ?? ""
-            lines.insert("wrote \(written.page.filePath): the report\(thumbnails)", at: lines.count - 1)
+        if let b = st.jitterBefore, let a = st.jitterAfter {
+            line += String(
+                format: "; turn between frames %.1f° median, %.1f° p90 (source alone %.1f°, %.1f°)",
+                a.median, a.p90, b.median, b.p90)
         }
-        console.summary(lines, json: json)
+        line += "; \(counted(st.pairsMeasured, "pair")) measured, \(st.pairsUnmeasured) not"
+        if st.analysisStride > 1 { line += " (every \(st.analysisStride) frames; those between share the motion)" }
+        if st.stationaryDropped > 0 { line += "; \(counted(st.stationaryDropped, "stationary frame")) dropped" }
+        if st.toneMatched > 0 { line += "; tone matched in \(counted(st.toneMatched, "frame"))" }
+        return line
     }
 
     /// `n` as an English ordinal: 2nd, 3rd, 5th, 11th, 21st, 112th.
