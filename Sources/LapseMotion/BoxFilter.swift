@@ -11,12 +11,15 @@ enum BoxFilter {
     ///   - h: their height.
     ///   - r: the box's radius: means over `(2r+1)²` pixels; `w` must exceed `2r`.
     ///   - c: the number of planes.
+    ///   - rows: the rows whose means are wanted (default: every row); the sums still run from the first row, so
+    ///     the means of a row are the same to the last bit whichever rows are asked for, and no row below the last
+    ///     one asked for is read.
     ///   - fill: writes row `y` of every plane into its buffer (`channels · width` values, plane by plane); it is
     ///     called once a row, rows in order.
-    ///   - emit: receives the means of row `y` of every plane (`channels · width` values, plane by plane), rows
-    ///     in order.
+    ///   - emit: receives the means of row `y` of every plane (`channels · width` values, plane by plane), for the
+    ///     rows asked for, in order.
     static func means(
-        width w: Int, height h: Int, radius r: Int, channels c: Int,
+        width w: Int, height h: Int, radius r: Int, channels c: Int, rows: StrideTo<Int>? = nil,
         fill: (_ y: Int, _ row: UnsafeMutablePointer<Float>) -> Void,
         emit: (_ y: Int, _ means: UnsafePointer<Float>) -> Void
     ) {
@@ -79,10 +82,16 @@ enum BoxFilter {
                 let hz = sums(min(max(dy, 0), h - 1))
                 for i in 0..<span { column[i] += hz[i] }
             }
-            for y in 0..<h {
-                for i in 0..<span { out[i] = column[i] * n }
-                emit(y, out)
-                guard y + 1 < h else { break }
+            // The rows asked for, and where the sums may stop.
+            var wanted = [Bool](repeating: rows == nil, count: h)
+            for y in rows ?? stride(from: 0, to: 0, by: 1) where y >= 0 && y < h { wanted[y] = true }
+            let end = (wanted.lastIndex(of: true) ?? -1) + 1
+            for y in 0..<end {
+                if wanted[y] {
+                    for i in 0..<span { out[i] = column[i] * n }
+                    emit(y, out)
+                }
+                guard y + 1 < end else { break }
                 let add = sums(min(y + r + 1, h - 1))
                 let drop = ring + (max(y - r, 0) % ringRows) * span
                 for i in 0..<span { column[i] += add[i] - drop[i] }

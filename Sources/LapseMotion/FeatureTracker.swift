@@ -10,17 +10,36 @@ enum FeatureTracker {
     /// Half the side of the tracking window (11 × 11 pixels).
     static let radius = 5
 
-    /// The smaller eigenvalue of the 7 × 7 structure tensor at every pixel of the finest level (central
-    /// differences, columns wrapping), per pixel: how well a window there can be tracked.
+    /// Corners are looked for within this many degrees of the horizon.
+    static let cornerLatitude = 70.0
+    /// Corners are the strongest of blocks of this many pixels a side.
+    static let cornerCell = 8
+
+    /// The rows ``corners(in:scores:limit:excluded:)`` reads on a finest level `height` pixels high: every second
+    /// one of the whole cells within ``cornerLatitude`` of the horizon.
+    static func cornerRows(height h: Int) -> StrideTo<Int> {
+        let margin = cornerMargin(height: h)
+        let cells = max(0, (h - 2 * margin) / cornerCell)
+        return stride(from: margin, to: margin + cells * cornerCell, by: 2)
+    }
+
+    /// Rows left out above and below (beyond ``cornerLatitude``) on a level `height` pixels high.
+    static func cornerMargin(height h: Int) -> Int { Int((Double(h) * (90 - cornerLatitude) / 180).rounded(.up)) }
+
+    /// The smaller eigenvalue of the 7 × 7 structure tensor of the finest level (central differences, columns
+    /// wrapping), per pixel: how well a window there can be tracked; worked out only where
+    /// ``corners(in:scores:limit:excluded:)`` reads it (every second pixel of its rows, ``cornerRows(height:)``),
+    /// zero elsewhere.
     static func cornerScores(_ image: SphereImage) -> [Float] {
         let level = image.levels[0]
         let w = level.width
         let h = level.height
-        return [Float](unsafeUninitializedCapacity: w * h) { scores, count in
+        var result = [Float](repeating: 0, count: w * h)
+        result.withUnsafeMutableBufferPointer { scores in
             level.pixels.withUnsafeBufferPointer { p in
                 // Three planes: gx², gx·gy, gy² (zero on the first and last rows).
                 BoxFilter.means(
-                    width: w, height: h, radius: 3, channels: 3,
+                    width: w, height: h, radius: 3, channels: 3, rows: cornerRows(height: h),
                     fill: { y, row in
                         guard y > 0, y < h - 1 else {
                             row.initialize(repeating: 0, count: 3 * w)
@@ -44,26 +63,28 @@ enum FeatureTracker {
                         let sxy = m + w
                         let syy = m + 2 * w
                         let out = scores.baseAddress! + y * w
-                        for x in 0..<w {
+                        for x in stride(from: 0, to: w, by: 2) {
                             let half = (sxx[x] + syy[x]) / 2
                             out[x] = half - ((sxx[x] - syy[x]) * (sxx[x] - syy[x]) / 4 + sxy[x] * sxy[x]).squareRoot()
                         }
                     })
             }
-            count = w * h
         }
+        return result
     }
 
-    /// The strongest corner of each `cell × cell` block of the finest level within `maxLatitude` degrees of the
-    /// horizon (every second pixel each way), where its score (``cornerScores(_:)``) exceeds `threshold` (luma
-    /// units squared) and `excluded(x, y)` is false; the `limit` strongest of them.
+    /// The strongest corner of each ``cornerCell`` × ``cornerCell`` block of the finest level within
+    /// ``cornerLatitude`` degrees of the horizon (every second pixel each way: ``cornerRows(height:)``), where its
+    /// score (``cornerScores(_:)``) exceeds `threshold` (luma units squared) and `excluded(x, y)` is false; the
+    /// `limit` strongest of them.
     static func corners(
-        in image: SphereImage, scores: [Float], cell: Int = 8, maxLatitude: Double = 70,
-        threshold: Float = 10, limit: Int = 320, excluded: (Int, Int) -> Bool
+        in image: SphereImage, scores: [Float], threshold: Float = 10, limit: Int = 320,
+        excluded: (Int, Int) -> Bool
     ) -> [SIMD2<Double>] {
         let w = image.width
         let h = image.height
-        let margin = Int((Double(h) * (90 - maxLatitude) / 180).rounded(.up))
+        let cell = cornerCell
+        let margin = cornerMargin(height: h)
         var result: [(Float, SIMD2<Double>)] = []
         var y0 = margin
         while y0 + cell <= h - margin {
@@ -145,14 +166,29 @@ enum FeatureTracker {
                     }
                 }
                 mean /= Float(count)
-                var gxx: Float = 0
-                var gxy: Float = 0
-                var gyy: Float = 0
-                for i in 0..<count {
+                // The template's deviations from its mean, and the structure tensor's sums.
+                var vxx = SIMD8<Float>()
+                var vxy = SIMD8<Float>()
+                var vyy = SIMD8<Float>()
+                var i = 0
+                while i + 8 <= count {
+                    let gx = load8(gradX + i)
+                    let gy = load8(gradY + i)
+                    vxx += gx * gx
+                    vxy += gx * gy
+                    vyy += gy * gy
+                    i += 8
+                }
+                var gxx = vxx.sum()
+                var gxy = vxy.sum()
+                var gyy = vyy.sum()
+                while i < count {
                     gxx += gradX[i] * gradX[i]
                     gxy += gradX[i] * gradY[i]
                     gyy += gradY[i] * gradY[i]
+                    i += 1
                 }
+                for k in 0..<count { template[k] -= mean }
                 let det = gxx * gyy - gxy * gxy
                 let half = (gxx + gyy) / 2
                 let minEigen = half - ((gxx - gyy) * (gxx - gyy) / 4 + gxy * gxy).squareRoot()
@@ -161,26 +197,40 @@ enum FeatureTracker {
                 var gy = Float(g.y)
                 for _ in 0..<12 {
                     lb.window(x: gx, y: gy, radius: r, into: samples)
-                    var bMean: Float = 0
-                    for i in 0..<count { bMean += samples[i] }
+                    // Sums in eight lanes (one chain of additions a sum would be bound by their latency).
+                    var vsum = SIMD8<Float>()
+                    i = 0
+                    while i + 8 <= count {
+                        vsum += load8(samples + i)
+                        i += 8
+                    }
+                    var bMean = vsum.sum()
+                    while i < count {
+                        bMean += samples[i]
+                        i += 1
+                    }
                     bMean /= Float(count)
-                    var bx: Float = 0
-                    var by: Float = 0
-                    residual = 0
-                    if l == 0 {
-                        for i in 0..<count {
-                            let e = (template[i] - mean) - (samples[i] - bMean)
-                            bx += e * gradX[i]
-                            by += e * gradY[i]
-                            residual += abs(e)
-                        }
-                    } else {
-                        // The residual only matters on the finest level.
-                        for i in 0..<count {
-                            let e = (template[i] - mean) - (samples[i] - bMean)
-                            bx += e * gradX[i]
-                            by += e * gradY[i]
-                        }
+                    let vMean = SIMD8(repeating: bMean)
+                    var vbx = SIMD8<Float>()
+                    var vby = SIMD8<Float>()
+                    var vres = SIMD8<Float>()
+                    i = 0
+                    while i + 8 <= count {
+                        let e = load8(template + i) - (load8(samples + i) - vMean)
+                        vbx += e * load8(gradX + i)
+                        vby += e * load8(gradY + i)
+                        vres += e.replacing(with: -e, where: e .< SIMD8<Float>())
+                        i += 8
+                    }
+                    var bx = vbx.sum()
+                    var by = vby.sum()
+                    residual = vres.sum() // read on the finest level only
+                    while i < count {
+                        let e = template[i] - (samples[i] - bMean)
+                        bx += e * gradX[i]
+                        by += e * gradY[i]
+                        residual += abs(e)
+                        i += 1
                     }
                     let ux = (gyy * bx - gxy * by) / det
                     let uy = (gxx * by - gxy * bx) / det
@@ -196,4 +246,9 @@ enum FeatureTracker {
             return g
         }
     }
+}
+
+/// Eight floats from `p` on (any alignment).
+@inline(__always) private func load8(_ p: UnsafePointer<Float>) -> SIMD8<Float> {
+    UnsafeRawPointer(p).loadUnaligned(as: SIMD8<Float>.self)
 }

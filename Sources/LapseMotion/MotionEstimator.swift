@@ -104,22 +104,36 @@ public struct MotionEstimator: Sendable {
             travelUncertainty: chosen.travel == nil ? nil : chosen.travelUncertainty,
             parallax: chosen.parallax, staticFraction: mask.fraction,
             exposure: Self.exposure(a, b, tracks.map { ($0.a, $0.b) }, same: false))
+        // The world's corners already tracked (and checked back) are not tracked again for the votes.
+        var tracked: [SIMD2<Double>: SIMD3<Double>] = [:]
+        for t in tracks where !t.still { tracked[t.corner] = t.b }
         motion.travelVotes = TravelVotes.measure(
-            Self.flows(a, b, scores: scores, near: near, rotation: chosen.rotation), rotation: chosen.rotation)
+            Self.flows(a, b, scores: scores, near: near, rotation: chosen.rotation, tracked: tracked),
+            rotation: chosen.rotation)
         return motion
     }
 
     /// The world's flows for ``TravelVotes``: the 400 strongest corners of A outside what stays put (a car's
     /// cabin, a reflection on its windows: the whole corner budget goes to what moves), tracked into B from where
-    /// `rotation` puts them, those that moved by more than 0.4° (what hardly moves is the far field or the camera's
-    /// own).
+    /// `rotation` puts them (or where `tracked` says they were found in B, as seen from A's corner pixels: the
+    /// motion's own correspondences, tracked from a coarser prediction to the same place), those that moved by more
+    /// than 0.4° (what hardly moves is the far field or the camera's own); in A's picture order.
     static func flows(
-        _ a: SphereImage, _ b: SphereImage, scores: [Float], near: StaticMask, rotation: Rotation
+        _ a: SphereImage, _ b: SphereImage, scores: [Float], near: StaticMask, rotation: Rotation,
+        tracked: [SIMD2<Double>: SIMD3<Double>] = [:]
     ) -> [(a: SIMD3<Double>, b: SIMD3<Double>)] {
         let corners = FeatureTracker.corners(in: a, scores: scores, limit: 400) { x, y in near.isStatic(x / 2, y / 2) }
+        let fresh = corners.filter { tracked[$0] == nil }
+        var found = tracked
+        for t in correspondences(fresh, fresh.map { _ in false }, from: a, to: b, predicted: rotation) {
+            found[t.corner] = t.b
+        }
         let moved = cos(0.4 * Double.pi / 180)
-        return correspondences(corners, corners.map { _ in false }, from: a, to: b, predicted: rotation)
-            .filter { ($0.a * $0.b).sum() < moved }.map { ($0.a, $0.b) }
+        return corners.compactMap { p in
+            guard let q = found[p] else { return nil }
+            let d = SphereImage.direction(x: p.x, y: p.y, width: a.width)
+            return (d * q).sum() < moved ? (d, q) : nil
+        }
     }
 
     /// The median ratio, per channel, of B's colour over A's at corresponding points (both between 12 and 240,
@@ -143,8 +157,9 @@ public struct MotionEstimator: Sendable {
         return SIMD3(median(ratios[0]), median(ratios[1]), median(ratios[2]))
     }
 
-    /// A corner of A tracked into B (unit vectors) and whether its window reaches pixels that stay put.
-    typealias Track = (a: SIMD3<Double>, b: SIMD3<Double>, still: Bool)
+    /// A corner of A tracked into B (unit vectors), whether its window reaches pixels that stay put, and where the
+    /// corner is in A (finest-level pixels).
+    typealias Track = (a: SIMD3<Double>, b: SIMD3<Double>, still: Bool, corner: SIMD2<Double>)
 
     /// RANSAC and the refinement on `pairs`; nil with fewer than ``minimumInliers`` agreeing.
     private func fit(_ pairs: [(a: SIMD3<Double>, b: SIMD3<Double>)], threshold: Double) -> Fit? {
@@ -200,21 +215,47 @@ public struct MotionEstimator: Sendable {
         let fraction: Double
         func isStatic(_ x: Int, _ y: Int) -> Bool { flags[y * width + min(max(x, 0), width - 1)] }
 
-        /// The mask grown by `radius` pixels (a square), columns wrapping.
+        /// The mask grown by `radius` pixels (a square), columns wrapping and rows clamped: a pixel is set when any
+        /// of the `(2r+1)²` around it is. Separable: each row's flags spread along it (a running count of the set
+        /// flags in the window), then those rows' down the columns.
         func dilated(radius r: Int) -> StaticMask {
             let h = flags.count / width
-            var grown = [Bool](repeating: false, count: flags.count)
+            let w = width
+            precondition(w > 2 * r)
+            var across = [Bool](repeating: false, count: flags.count)
             flags.withUnsafeBufferPointer { f in
-                BoxFilter.means(
-                    width: width, height: h, radius: r, channels: 1,
-                    fill: { y, row in
-                        for x in 0..<width { row[x] = f[y * width + x] ? 1 : 0 }
-                    },
-                    emit: { y, m in
-                        for x in 0..<width where m[x] > 0.001 { grown[y * width + x] = true }
-                    })
+                across.withUnsafeMutableBufferPointer { out in
+                    for y in 0..<h {
+                        let row = f.baseAddress! + y * w
+                        let o = out.baseAddress! + y * w
+                        var count = 0
+                        for dx in -r...r where row[(dx + w) % w] { count += 1 }
+                        for x in 0..<w {
+                            o[x] = count > 0
+                            var add = x + r + 1
+                            var drop = x - r
+                            if add >= w { add -= w }
+                            if drop < 0 { drop += w }
+                            count += (row[add] ? 1 : 0) - (row[drop] ? 1 : 0)
+                        }
+                    }
+                }
             }
-            return StaticMask(flags: grown, width: width, fraction: fraction)
+            // Down the columns as bytes (a Bool is stored as 0 or 1), OR-ed a row at a time.
+            var grown = [UInt8](repeating: 0, count: flags.count)
+            across.withUnsafeBytes { a in
+                grown.withUnsafeMutableBufferPointer { out in
+                    let bytes = a.bindMemory(to: UInt8.self)
+                    for y in 0..<h {
+                        let o = out.baseAddress! + y * w
+                        for dy in max(0, y - r)...min(h - 1, y + r) {
+                            let row = bytes.baseAddress! + dy * w
+                            for x in 0..<w { o[x] |= row[x] }
+                        }
+                    }
+                }
+            }
+            return StaticMask(flags: grown.map { $0 != 0 }, width: width, fraction: fraction)
         }
     }
 
@@ -293,18 +334,38 @@ public struct MotionEstimator: Sendable {
             for i in smooth.indices { smooth[i] -= mean }
             return smooth
         }
+        // Σ ga(x, y) · gb(x − shift, y), columns wrapping: each row in two runs without a wrap, eight products at a
+        // time into eight partial sums (one chain of additions would be bound by their latency).
         func score(_ ga: [Float], _ gb: [Float], _ w: Int, _ shift: Int) -> Float {
             let h = ga.count / w
-            var s: Float = 0
-            for y in 0..<h {
-                let row = y * w
-                for x in 0..<w {
-                    var xb = x - shift
-                    if xb < 0 { xb += w } else if xb >= w { xb -= w }
-                    s += ga[row + x] * gb[row + xb]
+            var sums = SIMD8<Float>()
+            var tail: Float = 0
+            ga.withUnsafeBufferPointer { pa in
+                gb.withUnsafeBufferPointer { pb in
+                    func run(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ n: Int) {
+                        var i = 0
+                        while i + 8 <= n {
+                            let va = UnsafeRawPointer(a + i).loadUnaligned(as: SIMD8<Float>.self)
+                            let vb = UnsafeRawPointer(b + i).loadUnaligned(as: SIMD8<Float>.self)
+                            sums += va * vb
+                            i += 8
+                        }
+                        while i < n {
+                            tail += a[i] * b[i]
+                            i += 1
+                        }
+                    }
+                    // Column x of A meets column x − shift of B: x < shift wraps to x − shift + w.
+                    let s = (shift % w + w) % w
+                    for y in 0..<h {
+                        let a = pa.baseAddress! + y * w
+                        let b = pb.baseAddress! + y * w
+                        run(a, b + w - s, s)
+                        run(a + s, b, w - s)
+                    }
                 }
             }
-            return s
+            return sums.sum() + tail
         }
         // On the two coarsest levels (128 and 256 wide); the mask is on level 1.
         let c = a.levels.count - 1
@@ -353,7 +414,7 @@ public struct MotionEstimator: Sendable {
             var dx = abs(back.x - p.x)
             if dx > Double(w) / 2 { dx = Double(w) - dx }
             guard dx * dx + (back.y - p.y) * (back.y - p.y) < 1 else { continue }
-            result.append((da, SphereImage.direction(x: q.x, y: q.y, width: w), isStill))
+            result.append((da, SphereImage.direction(x: q.x, y: q.y, width: w), isStill, p))
         }
         return result
     }
@@ -742,7 +803,8 @@ private struct FlowColumns {
                 let l = (ax * ax + ay * ay + az * az).squareRoot()
                 let dot = load(3) * ax + load(4) * ay + load(5) * az
                 let valid = l .> SIMD4(repeating: 1e-9)
-                let term = load(6) * dot / pointwiseMax(l, SIMD4(repeating: 1e-9))
+                // Lanes at ±t divide by nothing and are dropped (pointwiseMax is not inlined: a call a step).
+                let term = load(6) * dot / l
                 let terms = SIMD4<Double>().replacing(with: term, where: valid)
                 s += terms[0]
                 s += terms[1]

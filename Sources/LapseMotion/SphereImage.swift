@@ -153,12 +153,18 @@ public struct SphereImage: Sendable {
         func halved() -> Level {
             let w = width / 2
             let h = height / 2
-            var out = [Float](repeating: 0, count: w * h)
-            for y in 0..<h {
-                for x in 0..<w {
-                    let a = (2 * y) * width + 2 * x
-                    out[y * w + x] = (pixels[a] + pixels[a + 1] + pixels[a + width] + pixels[a + width + 1]) * 0.25
+            let out = [Float](unsafeUninitializedCapacity: w * h) { out, count in
+                pixels.withUnsafeBufferPointer { p in
+                    for y in 0..<h {
+                        let above = p.baseAddress! + 2 * y * width
+                        let below = above + width
+                        let row = out.baseAddress! + y * w
+                        for x in 0..<w {
+                            row[x] = (above[2 * x] + above[2 * x + 1] + below[2 * x] + below[2 * x + 1]) * 0.25
+                        }
+                    }
                 }
+                count = w * h
             }
             return Level(width: w, height: h, pixels: out)
         }
@@ -192,15 +198,20 @@ public struct SphereImage: Sendable {
                         let row = b.baseAddress! + y * w * 4
                         let lumaRow = out.baseAddress! + y * w
                         let blockRow = blocks.baseAddress! + (y / block) * cw
-                        for x in 0..<w {
-                            let r = Int32(row[4 * x])
-                            let g = Int32(row[4 * x + 1])
-                            let bl = Int32(row[4 * x + 2])
-                            lumaRow[x] = 0.2126 * Float(r) + 0.7152 * Float(g) + 0.0722 * Float(bl)
-                            rowR += Int(r)
-                            rowG += Int(g)
-                            rowB += Int(bl)
-                            blockRow[x / block] &+= SIMD3(r, g, bl)
+                        // Block by block (no division a pixel).
+                        for bx in 0..<cw {
+                            var blockSum = SIMD3<Int32>.zero
+                            for x in bx * block..<(bx + 1) * block {
+                                let r = Int32(row[4 * x])
+                                let g = Int32(row[4 * x + 1])
+                                let bl = Int32(row[4 * x + 2])
+                                lumaRow[x] = 0.2126 * Float(r) + 0.7152 * Float(g) + 0.0722 * Float(bl)
+                                blockSum &+= SIMD3(r, g, bl)
+                            }
+                            rowR += Int(blockSum.x)
+                            rowG += Int(blockSum.y)
+                            rowB += Int(blockSum.z)
+                            blockRow[bx] &+= blockSum
                         }
                         if inBand {
                             let rowWeight = cos(latitude)
@@ -276,10 +287,10 @@ public struct SphereImage: Sendable {
                             let l = 1.164384 * (Float(ys) * lumaScale - 16)
                             let b = Float(us) * chromaScale - 128
                             let r = Float(vs) * chromaScale - 128
-                            let c = pointwiseMin(
-                                pointwiseMax(
-                                    SIMD3(l + 1.792741 * r, l - 0.213249 * b - 0.532909 * r, l + 2.112402 * b),
-                                    .zero), SIMD3(repeating: 255))
+                            // Clipped to 0…255 lane by lane (pointwiseMin/Max are not inlined: a call a pixel).
+                            var c = SIMD3(l + 1.792741 * r, l - 0.213249 * b - 0.532909 * r, l + 2.112402 * b)
+                            c.replace(with: SIMD3<Float>(), where: c .< SIMD3<Float>())
+                            c.replace(with: SIMD3(repeating: 255), where: c .> SIMD3(repeating: 255))
                             luma[y * w + x] = 0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z
                             colour[(y / block) * ccw + x / block] += c
                             if inBand { rowSum += c }
@@ -310,25 +321,30 @@ public struct SphereImage: Sendable {
         var lumaSum = 0.0
         var lumaSquares = 0.0
         var lumaWeight = 0.0
-        for y in 0..<h {
-            let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
-            guard abs(latitude) <= .pi / 3 else { continue }
-            var s = 0.0
-            var q = 0.0
-            for x in 0..<w {
-                let v = Double(luma[y * w + x])
-                s += v
-                q += v * v
+        luma.withUnsafeBufferPointer { p in
+            for y in 0..<h {
+                let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
+                guard abs(latitude) <= .pi / 3 else { continue }
+                var s = 0.0
+                var q = 0.0
+                let row = p.baseAddress! + y * w
+                for x in 0..<w {
+                    let v = Double(row[x])
+                    s += v
+                    q += v * v
+                }
+                lumaSum += s * cos(latitude)
+                lumaSquares += q * cos(latitude)
+                lumaWeight += Double(w) * cos(latitude)
             }
-            lumaSum += s * cos(latitude)
-            lumaSquares += q * cos(latitude)
-            lumaWeight += Double(w) * cos(latitude)
         }
         let lumaMean = lumaSum / lumaWeight
         let lumaDeviation = max(1, (lumaSquares / lumaWeight - lumaMean * lumaMean).squareRoot())
         let gain = Float(48 / lumaDeviation)
         let offset = Float(128 - lumaMean * 48 / lumaDeviation)
-        for i in luma.indices { luma[i] = luma[i] * gain + offset }
+        luma.withUnsafeMutableBufferPointer { p in
+            for i in p.indices { p[i] = p[i] * gain + offset }
+        }
         var levels = [Level(width: w, height: h, pixels: luma)]
         while levels.last!.width > 128 { levels.append(levels.last!.halved()) }
         self.init(levels: levels, channelMean: channelMean, colour: colour)
