@@ -326,11 +326,13 @@ public struct MountEstimator: Sendable {
         let sources = maps.keys.sorted() // a fixed order: the same sums, to the last bit, every run
         func weighted(_ weights: [Float]) -> [Float] {
             var sum = [Float](repeating: 0, count: TravelVotes.cellCount)
-            // Parts weighted under 1 % add nothing to see (most of them, once the weights are learnt).
-            for (k, s) in sources.enumerated() where weights[k] > 0.01 {
-                let w = weights[k]
-                maps[s]!.withUnsafeBufferPointer { m in
-                    for i in sum.indices { sum[i] += w * m[i] }
+            sum.withUnsafeMutableBufferPointer { out in
+                // Parts weighted under 1 % add nothing to see (most of them, once the weights are learnt).
+                for (k, s) in sources.enumerated() where weights[k] > 0.01 {
+                    let w = weights[k]
+                    maps[s]!.withUnsafeBufferPointer { m in
+                        for i in out.indices { out[i] += w * m[i] }
+                    }
                 }
             }
             return sum
@@ -487,17 +489,29 @@ public struct MountEstimator: Sendable {
     static func smoothed(_ map: [Float]) -> [Float] {
         let rows = TravelVotes.rows
         let columns = TravelVotes.columns
-        var out = [Float](repeating: 0, count: map.count)
-        for r in 0..<rows {
-            for c in 0..<columns {
-                var s: Float = 0
-                for dr in -1...1 where (0..<rows).contains(r + dr) {
-                    for dc in -1...1 { s += map[(r + dr) * columns + (c + dc + columns) % columns] }
+        return [Float](unsafeUninitializedCapacity: map.count) { out, count in
+            map.withUnsafeBufferPointer { m in
+                for r in 0..<rows {
+                    let above = max(0, r - 1)
+                    let below = min(rows - 1, r + 1)
+                    let o = out.baseAddress! + r * columns
+                    for c in 0..<columns {
+                        let left = c == 0 ? columns - 1 : c - 1
+                        let right = c + 1 == columns ? 0 : c + 1
+                        // Row by row from the one above, left to right: the same order of additions as ever.
+                        var s: Float = 0
+                        for row in above...below {
+                            let p = m.baseAddress! + row * columns
+                            s += p[left]
+                            s += p[c]
+                            s += p[right]
+                        }
+                        o[c] = s
+                    }
                 }
-                out[r * columns + c] = s
             }
+            count = map.count
         }
-        return out
     }
 
     /// The largest value of `map` within one cell of `index`.
