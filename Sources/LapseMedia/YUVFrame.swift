@@ -288,26 +288,58 @@ extension YUVFrame {
         let rStride = Int(lineSizes[2])
         guard let sy = planes[0], let sb = planes[1], let sr = planes[2] else { return }
         @inline(__always) func clamp(_ v: Int32) -> UInt8 { UInt8(truncatingIfNeeded: min(255, max(0, v))) }
-        y.withUnsafeMutableBufferPointer { yp in
-            cb.withUnsafeMutableBufferPointer { bp in
-                cr.withUnsafeMutableBufferPointer { rp in
-                    for cy in 0..<ch {
-                        let in0 = sy + 2 * cy * yStride
-                        let out0 = yp.baseAddress! + 2 * cy * w
-                        let twoRows = 2 * cy + 1 < h
-                        for cx in 0..<cw {
-                            let b = Int(sb[cy * bStride + cx])
-                            let r = Int(sr[cy * rStride + cx])
-                            let dy = yFromB[b] &+ yFromR[r] &+ 32768
-                            let x = 2 * cx
-                            out0[x] = clamp((luma[Int(in0[x])] &+ dy) >> 16)
-                            if x + 1 < w { out0[x + 1] = clamp((luma[Int(in0[x + 1])] &+ dy) >> 16) }
-                            if twoRows {
-                                out0[w + x] = clamp((luma[Int(in0[yStride + x])] &+ dy) >> 16)
-                                if x + 1 < w { out0[w + x + 1] = clamp((luma[Int(in0[yStride + x + 1])] &+ dy) >> 16) }
+        // The tables in one block of 7 × 256 entries, read through a pointer (an array read a sample would be bounds
+        // checked: the compiler cannot know a UInt8 indexes 256 entries).
+        let tables = luma + yFromB + yFromR + bFromB + bFromR + rFromB + rFromR
+        tables.withUnsafeBufferPointer { t in
+            let lumaT = t.baseAddress!
+            let yB = lumaT + 256
+            let yR = lumaT + 512
+            let bB = lumaT + 768
+            let bR = lumaT + 1024
+            let rB = lumaT + 1280
+            let rR = lumaT + 1536
+            y.withUnsafeMutableBufferPointer { yp in
+                cb.withUnsafeMutableBufferPointer { bp in
+                    cr.withUnsafeMutableBufferPointer { rp in
+                        for cy in 0..<ch {
+                            let in0 = sy + 2 * cy * yStride
+                            let in1 = in0 + yStride
+                            let out0 = yp.baseAddress! + 2 * cy * w
+                            let out1 = out0 + w
+                            let twoRows = 2 * cy + 1 < h
+                            let inB = sb + cy * bStride
+                            let inR = sr + cy * rStride
+                            let outB = bp.baseAddress! + cy * cw
+                            let outR = rp.baseAddress! + cy * cw
+                            // Whole 2 × 2 blocks (every block but the last of an odd width or height), then the rest.
+                            let whole = twoRows ? w / 2 : 0
+                            for cx in 0..<whole {
+                                let b = Int(inB[cx])
+                                let r = Int(inR[cx])
+                                let dy = yB[b] &+ yR[r] &+ 32768
+                                let x = 2 * cx
+                                out0[x] = clamp((lumaT[Int(in0[x])] &+ dy) >> 16)
+                                out0[x + 1] = clamp((lumaT[Int(in0[x + 1])] &+ dy) >> 16)
+                                out1[x] = clamp((lumaT[Int(in1[x])] &+ dy) >> 16)
+                                out1[x + 1] = clamp((lumaT[Int(in1[x + 1])] &+ dy) >> 16)
+                                outB[cx] = clamp(128 &+ ((bB[b] &+ bR[r] &+ 32768) >> 16))
+                                outR[cx] = clamp(128 &+ ((rB[b] &+ rR[r] &+ 32768) >> 16))
                             }
-                            bp[cy * cw + cx] = clamp(128 &+ ((bFromB[b] &+ bFromR[r] &+ 32768) >> 16))
-                            rp[cy * cw + cx] = clamp(128 &+ ((rFromB[b] &+ rFromR[r] &+ 32768) >> 16))
+                            for cx in whole..<cw {
+                                let b = Int(inB[cx])
+                                let r = Int(inR[cx])
+                                let dy = yB[b] &+ yR[r] &+ 32768
+                                let x = 2 * cx
+                                out0[x] = clamp((lumaT[Int(in0[x])] &+ dy) >> 16)
+                                if x + 1 < w { out0[x + 1] = clamp((lumaT[Int(in0[x + 1])] &+ dy) >> 16) }
+                                if twoRows {
+                                    out1[x] = clamp((lumaT[Int(in1[x])] &+ dy) >> 16)
+                                    if x + 1 < w { out1[x + 1] = clamp((lumaT[Int(in1[x + 1])] &+ dy) >> 16) }
+                                }
+                                outB[cx] = clamp(128 &+ ((bB[b] &+ bR[r] &+ 32768) >> 16))
+                                outR[cx] = clamp(128 &+ ((rB[b] &+ rR[r] &+ 32768) >> 16))
+                            }
                         }
                     }
                 }
