@@ -74,12 +74,13 @@ format:
 # types (the FailingInit suites), in a debug build of its own: any FFmpeg handle or buffer left allocated, or a freed
 # one used again, fails the run. .ci/lsan.supp lists the toolchain's own leaks, nothing of Lapse's or FFmpeg's.
 # With them, AddressSanitizer over the stabiliser's analysis tasks on a real video (the AsyncFrames suite), where
-# Swift 6.3's async frames once overwrote the heap (LapseCore/StoredAsDoubles.swift).
+# Swift 6.3's async frames once overwrote the heap (LapseCore/StoredAsDoubles.swift), and over JPEGs decoded into
+# planes kept between pictures (the PictureMemory suite: LapseMedia/PictureMemory.swift, FFmpeg's get_buffer2).
 # Linked with the toolchain's lld: Debian's gold prints hundreds of warnings about the sanitizer runtime's symbols.
 leakcheck: test-deps
 	swift build -c debug --sanitize=address --build-path .build/asan --build-tests -Xswiftc -use-ld=lld
 	LAPSE_SHARED_DATA=$(SHARED_DATA) ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp \
-	  swift test -c debug --sanitize=address --build-path .build/asan --skip-build --filter "FailingInit|AsyncFrames"
+	  swift test -c debug --sanitize=address --build-path .build/asan --skip-build --filter "FailingInit|AsyncFrames|PictureMemory"
 
 demo: build
 	@mkdir -p demo

@@ -226,6 +226,8 @@ public final class DecodedImage: @unchecked Sendable {
             context.pointee.err_recognition = AV_EF_EXPLODE | AV_EF_BITSTREAM | AV_EF_BUFFER
             context.pointee.flags2 |= AV_CODEC_FLAG2_SHOW_ALL
             context.pointee.lowres = Int32(max(0, min(reduction, Int(codec.pointee.max_lowres))))
+            // A JPEG's planes come from memory kept between pictures (a 360° photo's are tens of megabytes).
+            if codec.pointee.id == AV_CODEC_ID_MJPEG { PictureMemory.install(on: context) }
             // For a format whose header was not read: libavcodec refuses a picture of more than max_pixels before
             // allocating it, counting its full size (before lowres) with its buffers' padding, so twice the
             // limit; the decoded size is checked exactly below.
@@ -280,6 +282,28 @@ public final class DecodedImage: @unchecked Sendable {
             ?? (data.map { ExifTags(head: Array($0.prefix(65536)))?.orientation }
                 ?? Self.jpegOrientation(path: path))
             ?? .up
+    }
+
+    /// The decoder's pixel format, as FFmpeg names it (`yuvj420p`), for tests.
+    var decodedFormatName: String { av_get_pix_fmt_name(frame.format).map { String(cString: $0) } ?? "?" }
+
+    /// The decoded planes as the decoder gave them (stored orientation, its pixel format), each row by row without
+    /// the line padding: for tests that compare the decode itself with another decoder's.
+    func decodedPlanes() -> [[UInt8]] {
+        guard let descriptor = av_pix_fmt_desc_get(frame.format) else { return [] }
+        var lineBytes = [Int32](repeating: 0, count: 4)
+        _ = lineBytes.withUnsafeMutableBufferPointer {
+            av_image_fill_linesizes($0.baseAddress, frame.format, Int32(frame.width))
+        }
+        let chromaHeight =
+            (frame.height + (1 << descriptor.pointee.log2_chroma_h) - 1) >> descriptor.pointee.log2_chroma_h
+        return zip(frame.planes.prefix(4), frame.lineSizes.prefix(4)).enumerated().compactMap { i, plane in
+            guard let data = plane.0, lineBytes[i] > 0 else { return nil }
+            let rows = i == 1 || i == 2 ? chromaHeight : frame.height
+            return (0..<rows).flatMap { y in
+                Array(UnsafeBufferPointer(start: data + y * Int(plane.1), count: Int(lineBytes[i])))
+            }
+        }
     }
 
     /// The picture at `width × height` (display orientation), as RGBA.
