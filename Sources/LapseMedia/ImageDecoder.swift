@@ -367,16 +367,9 @@ public final class DecodedImage: @unchecked Sendable {
                 }
             }
         }
-        return scaled.y.withUnsafeBufferPointer { y in
-            scaled.cb.withUnsafeBufferPointer { cb in
-                scaled.cr.withUnsafeBufferPointer { cr in
-                    YUVFrame(
-                        planes: [y.baseAddress, cb.baseAddress, cr.baseAddress],
-                        lineSizes: [Int32(width), Int32(cw), Int32(cw)], width: width, height: height, kr: kr, kb: kb,
-                        fullRange: full)
-                }
-            }
-        }
+        // Made BT.709 limited range where swscale wrote it (no second frame of this size to fault in).
+        scaled.convertInPlace(kr: kr, kb: kb, fullRange: full)
+        return scaled
     }
 
     private func convert(into out: inout PixelBuffer, accurate: Bool) throws {

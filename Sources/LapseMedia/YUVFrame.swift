@@ -265,6 +265,23 @@ extension YUVFrame {
         fullRange: Bool
     ) {
         self.init(uninitializedWidth: width, height: height)
+        guard planes.count >= 3, lineSizes.count >= 3, planes[0] != nil, planes[1] != nil, planes[2] != nil else {
+            return
+        }
+        convert(from: planes, lineSizes: lineSizes, kr: kr, kb: kb, fullRange: fullRange)
+    }
+
+    /// This picture's own planes (4:2:0 of matrix (Kr, Kb), full or limited range) made BT.709 limited range in
+    /// place, as ``init(planes:lineSizes:width:height:kr:kb:fullRange:)`` would copy them (each output sample depends
+    /// only on the samples at its own place and its block's chroma, read before it is written).
+    mutating func convertInPlace(kr: Double, kb: Double, fullRange: Bool) {
+        convert(from: nil, lineSizes: [], kr: kr, kb: kb, fullRange: fullRange)
+    }
+
+    /// The conversion of `planes` (nil: this picture's own) into this picture.
+    private mutating func convert(
+        from planes: [UnsafePointer<UInt8>?]?, lineSizes: [Int32], kr: Double, kb: Double, fullRange: Bool
+    ) {
         let m = Self.product(Self.yPbPr(kr: 0.2126, kb: 0.0722), Self.rgb(kr: kr, kb: kb))
         // Input code values to E′Y / E′P units of the limited-range output (219 and 224 code values a unit), in
         // 16-bit fixed point: luma's own value, and each chroma value's share of the output luma, Cb and Cr.
@@ -283,10 +300,9 @@ extension YUVFrame {
         let ch = chromaHeight
         let w = width
         let h = height
-        let yStride = Int(lineSizes[0])
-        let bStride = Int(lineSizes[1])
-        let rStride = Int(lineSizes[2])
-        guard let sy = planes[0], let sb = planes[1], let sr = planes[2] else { return }
+        let yStride = planes == nil ? w : Int(lineSizes[0])
+        let bStride = planes == nil ? cw : Int(lineSizes[1])
+        let rStride = planes == nil ? cw : Int(lineSizes[2])
         @inline(__always) func clamp(_ v: Int32) -> UInt8 { UInt8(truncatingIfNeeded: min(255, max(0, v))) }
         // The tables in one block of 7 × 256 entries, read through a pointer (an array read a sample would be bounds
         // checked: the compiler cannot know a UInt8 indexes 256 entries).
@@ -302,6 +318,9 @@ extension YUVFrame {
             y.withUnsafeMutableBufferPointer { yp in
                 cb.withUnsafeMutableBufferPointer { bp in
                     cr.withUnsafeMutableBufferPointer { rp in
+                        let sy = planes?[0] ?? UnsafePointer(yp.baseAddress!)
+                        let sb = planes?[1] ?? UnsafePointer(bp.baseAddress!)
+                        let sr = planes?[2] ?? UnsafePointer(rp.baseAddress!)
                         for cy in 0..<ch {
                             let in0 = sy + 2 * cy * yStride
                             let in1 = in0 + yStride
