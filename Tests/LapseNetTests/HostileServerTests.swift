@@ -173,12 +173,11 @@ extension HostileServerTests {
         let http = client(attempts: 3, timeout: 20, recorder: DelayRecorder())
         for _ in 0..<3 { _ = try await http.get(URL(string: server.baseURL + "/bytes/10")!) } // connections to reuse
         let body = Data(#"{"locations":[{"lat":55.7,"lng":13.19}]}"#.utf8)
-        let started = Date()
         let r = try await http.post(URL(string: server.baseURL + "/reset-reused")!, json: body)
+        // Answered with its body, the server having seen it once and no attempt retried: a POST on a reused connection
+        // would have been reset (a second request to the path) or stalled until the deadline (an error).
         #expect(r.body == body, "\(r.text)")
         #expect(try await stats(server).byPath["/reset-reused"] == 1)
         #expect(http.statistics.retries == 0)
-        // Not a speed limit: the stall this guards against lasted the whole 20 s deadline.
-        #expect(Date().timeIntervalSince(started) < 10)
     }
 }
