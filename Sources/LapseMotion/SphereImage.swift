@@ -200,18 +200,23 @@ public struct SphereImage: Sendable {
                         let blockRow = blocks.baseAddress! + (y / block) * cw
                         // Block by block (no division a pixel).
                         for bx in 0..<cw {
-                            var blockSum = SIMD3<Int32>.zero
+                            // Three scalar sums (a SIMD3<Int32> sum is shuffled in and out of a register a pixel).
+                            var sumR: Int32 = 0
+                            var sumG: Int32 = 0
+                            var sumB: Int32 = 0
                             for x in bx * block..<(bx + 1) * block {
                                 let r = Int32(row[4 * x])
                                 let g = Int32(row[4 * x + 1])
                                 let bl = Int32(row[4 * x + 2])
                                 lumaRow[x] = 0.2126 * Float(r) + 0.7152 * Float(g) + 0.0722 * Float(bl)
-                                blockSum &+= SIMD3(r, g, bl)
+                                sumR &+= r
+                                sumG &+= g
+                                sumB &+= bl
                             }
-                            rowR += Int(blockSum.x)
-                            rowG += Int(blockSum.y)
-                            rowB += Int(blockSum.z)
-                            blockRow[bx] &+= blockSum
+                            rowR += Int(sumR)
+                            rowG += Int(sumG)
+                            rowB += Int(sumB)
+                            blockRow[bx] &+= SIMD3(sumR, sumG, sumB)
                         }
                         if inBand {
                             let rowWeight = cos(latitude)
