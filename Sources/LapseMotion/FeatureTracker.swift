@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
+import Synchronization
 
 /// Corners and their pyramidal Lucas–Kanade tracks between two ``SphereImage``s, in the pixel coordinates of
 /// the finest level (J.-Y. Bouguet, "Pyramidal implementation of the Lucas Kanade feature tracker", Intel, 2000;
@@ -23,6 +24,18 @@ enum FeatureTracker {
         return stride(from: margin, to: margin + cells * cornerCell, by: 2)
     }
 
+    /// Score planes given back for the next pair, with their width: a 1024 × 512 plane is 2 MB, new memory
+    /// faulted in by the kernel every pair otherwise.
+    private static let spareScores = Mutex<[(width: Int, scores: [Float])]>([])
+
+    /// Gives back a plane from ``cornerScores(_:)`` of a picture `width` wide once nothing reads it, for the next
+    /// (at most two kept).
+    static func recycle(_ scores: [Float], width: Int) {
+        spareScores.withLock { spare in
+            if spare.count < 2 { spare.append((width, scores)) }
+        }
+    }
+
     /// Rows left out above and below (beyond ``cornerLatitude``) on a level `height` pixels high.
     static func cornerMargin(height h: Int) -> Int { Int((Double(h) * (90 - cornerLatitude) / 180).rounded(.up)) }
 
@@ -34,7 +47,11 @@ enum FeatureTracker {
         let level = image.levels[0]
         let w = level.width
         let h = level.height
-        var result = [Float](repeating: 0, count: w * h)
+        // A plane given back (``recycle(_:)``) for this size already holds zeros wherever nothing is written here.
+        let spare = spareScores.withLock { spare in
+            spare.lastIndex { $0.width == w && $0.scores.count == w * h }.map { spare.remove(at: $0).scores }
+        }
+        var result = spare ?? [Float](repeating: 0, count: w * h)
         result.withUnsafeMutableBufferPointer { scores in
             level.pixels.withUnsafeBufferPointer { p in
                 // Three planes: gx², gx·gy, gy² (zero on the first and last rows).

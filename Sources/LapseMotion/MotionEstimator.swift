@@ -42,6 +42,7 @@ public struct MotionEstimator: Sendable {
         }
         // Every corner is tracked; those whose window reaches a static pixel are marked.
         let scores = FeatureTracker.cornerScores(a)
+        defer { FeatureTracker.recycle(scores, width: a.width) }
         let corners = FeatureTracker.corners(in: a, scores: scores) { _, _ in false }
         let near = mask.dilated(radius: 3)
         let still = corners.map { near.isStatic(Int($0.x) / 2, Int($0.y) / 2) }
