@@ -9,8 +9,8 @@ import Synchronization
 /// pools buffers per decoder: each picture's planes were new memory, zeroed by FFmpeg (`av_buffer_allocz`),
 /// faulted in page by page by the kernel and given back to it when the picture was freed (blocks of a megabyte or
 /// more are mapped whole: the `lapse` executable's mmap threshold). At a 360° camera's 5760 × 2880 that is 25 MB a
-/// photo, and more of a hyperlapse's CPU time than its motion analysis (perf). Here a plane freed waits for the
-/// next picture, of any image, that needs a plane of its size.
+/// photo, about as much of a stabilised hyperlapse's CPU time as its motion analysis (perf). Here a plane freed waits
+/// for the next picture, of any image, that needs a plane of its size.
 ///
 /// Planes are laid out as the default allocator lays them out (FFmpeg 5.1, `libavcodec/get_buffer.c`): the picture's
 /// dimensions aligned by `avcodec_align_dimensions2`, line sizes from `av_image_fill_linesizes` with the width
@@ -18,7 +18,9 @@ import Synchronization
 /// to spare past its end, 64-byte aligned. FFmpeg's `get_buffer2` contract (`avcodec.h`): data, line sizes and buffers
 /// filled, `extended_data` pointing at `data`; called from one thread at a time per decoder, from any thread.
 ///
-/// Memory: at most ``keptBytes`` wait between pictures (the oldest freed first), taken by the next pictures.
+/// Every plane is zeroed before it is handed out, as FFmpeg's own allocator zeroes it, so a decoder that leaves part
+/// of a picture unwritten gives the same picture either way. Memory: at most ``keptBytes`` wait between pictures
+/// (the oldest freed first), taken by the next pictures; a picture larger than that is not kept.
 enum PictureMemory {
     /// Bytes of planes kept waiting at most: a few pictures' worth at 5760 × 2880 (25 MB each).
     static let keptBytes = 96 << 20
@@ -50,6 +52,10 @@ enum PictureMemory {
             return free.blocks.remove(at: i)
         }
         let base = kept?.base ?? UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+        // Zeroed, as FFmpeg's av_buffer_allocz gives it: a damaged JPEG whose decoder leaves a plane unwritten (a
+        // missing scan) then shows black there, not the last photo (the memory is already faulted in: no cost from
+        // the kernel, a few milliseconds for a 360° photo's planes).
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
         let address = UInt(bitPattern: base)
         lent.withLock { $0[address] = bytes }
         return base

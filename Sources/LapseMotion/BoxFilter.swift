@@ -12,8 +12,8 @@ enum BoxFilter {
     ///   - r: the box's radius: means over `(2r+1)²` pixels; `w` must exceed `2r`.
     ///   - c: the number of planes.
     ///   - rows: the rows whose means are wanted (default: every row); the sums still run from the first row, so
-    ///     the means of a row are the same to the last bit whichever rows are asked for, and no row below the last
-    ///     one asked for is read.
+    ///     the means of a row are the same to the last bit whichever rows are asked for, and stop at the last row
+    ///     the last one asked for needs (`r` below it).
     ///   - fill: writes row `y` of every plane into its buffer (`channels · width` values, plane by plane); it is
     ///     called once a row, rows in order.
     ///   - emit: receives the means of row `y` of every plane (`channels · width` values, plane by plane), for the

@@ -101,6 +101,7 @@ enum FeatureTracker {
         let w = image.width
         let h = image.height
         let cell = cornerCell
+        precondition(w % cell == 0, "corners are picked from whole cells across the picture")
         let margin = cornerMargin(height: h)
         var result: [(Float, SIMD2<Double>)] = []
         var y0 = margin

@@ -244,14 +244,15 @@ public struct MotionEstimator: Sendable {
             }
             // Down the columns as bytes (a Bool is stored as 0 or 1), OR-ed a row at a time.
             var grown = [UInt8](repeating: 0, count: flags.count)
-            across.withUnsafeBytes { a in
-                grown.withUnsafeMutableBufferPointer { out in
-                    let bytes = a.bindMemory(to: UInt8.self)
-                    for y in 0..<h {
-                        let o = out.baseAddress! + y * w
-                        for dy in max(0, y - r)...min(h - 1, y + r) {
-                            let row = bytes.baseAddress! + dy * w
-                            for x in 0..<w { o[x] |= row[x] }
+            across.withUnsafeBufferPointer { a in
+                a.withMemoryRebound(to: UInt8.self) { bytes in
+                    grown.withUnsafeMutableBufferPointer { out in
+                        for y in 0..<h {
+                            let o = out.baseAddress! + y * w
+                            for dy in max(0, y - r)...min(h - 1, y + r) {
+                                let row = bytes.baseAddress! + dy * w
+                                for x in 0..<w { o[x] |= row[x] }
+                            }
                         }
                     }
                 }

@@ -489,6 +489,7 @@ public struct MountEstimator: Sendable {
     static func smoothed(_ map: [Float]) -> [Float] {
         let rows = TravelVotes.rows
         let columns = TravelVotes.columns
+        precondition(map.count == rows * columns, "a vote map has one value a grid cell")
         return [Float](unsafeUninitializedCapacity: map.count) { out, count in
             map.withUnsafeBufferPointer { m in
                 for r in 0..<rows {
