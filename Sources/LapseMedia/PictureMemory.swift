@@ -53,8 +53,8 @@ enum PictureMemory {
         }
         let base = kept?.base ?? UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
         // Zeroed, as FFmpeg's av_buffer_allocz gives it: a damaged JPEG whose decoder leaves a plane unwritten (a
-        // missing scan) then shows black there, not the last photo (the memory is already faulted in: no cost from
-        // the kernel, a few milliseconds for a 360° photo's planes).
+        // missing scan) then holds zeros there, as with FFmpeg's allocator, not the last photo (the memory is already
+        // faulted in: no cost from the kernel, a few milliseconds for a 360° photo's planes).
         base.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
         let address = UInt(bitPattern: base)
         lent.withLock { $0[address] = bytes }

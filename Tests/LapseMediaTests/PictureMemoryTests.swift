@@ -68,8 +68,8 @@ import Testing
     }
 
     /// A plane handed out is zeroed, as FFmpeg's allocator zeroes it, even when it is the memory of the picture
-    /// decoded just before (a damaged JPEG whose decoder leaves a plane unwritten shows black, not the last photo):
-    /// the real GoPro MAX photo decoded and let go, then a picture of its size and format asked of the JPEG
+    /// decoded just before (a damaged JPEG whose decoder leaves a plane unwritten holds zeros there, not the last
+    /// photo): the real GoPro MAX photo decoded and let go, then a picture of its size and format asked of the JPEG
     /// decoder's get_buffer2, several times over.
     @Test func planesHandedOutAreZeroed() throws {
         let path = TestData.path("pano360/geovisio_gopromax_walk/3.jpg")
