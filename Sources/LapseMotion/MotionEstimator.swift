@@ -117,8 +117,9 @@ public struct MotionEstimator: Sendable {
     /// The world's flows for ``TravelVotes``: the 400 strongest corners of A outside what stays put (a car's
     /// cabin, a reflection on its windows: the whole corner budget goes to what moves), tracked into B from where
     /// `rotation` puts them (or where `tracked` says they were found in B, as seen from A's corner pixels: the
-    /// motion's own correspondences, tracked from a coarser prediction to the same place), those that moved by more
-    /// than 0.4° (what hardly moves is the far field or the camera's own); in A's picture order.
+    /// motion's own correspondences, tracked from a coarser prediction: the same corner, found within the tracker's
+    /// convergence of where this prediction would find it), those that moved by more than 0.4° (what hardly moves
+    /// is the far field or the camera's own); in A's picture order.
     static func flows(
         _ a: SphereImage, _ b: SphereImage, scores: [Float], near: StaticMask, rotation: Rotation,
         tracked: [SIMD2<Double>: SIMD3<Double>] = [:]
