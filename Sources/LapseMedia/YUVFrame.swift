@@ -331,34 +331,26 @@ extension YUVFrame {
                             let inR = sr + cy * rStride
                             let outB = bp.baseAddress! + cy * cw
                             let outR = rp.baseAddress! + cy * cw
-                            // Whole 2 × 2 blocks (every block but the last of an odd width or height), then the rest.
-                            let whole = twoRows ? w / 2 : 0
-                            for cx in 0..<whole {
+                            // One 2 × 2 block (its right column and lower row where the picture has them).
+                            @inline(__always) func block(_ cx: Int, right: Bool, below: Bool) {
                                 let b = Int(inB[cx])
                                 let r = Int(inR[cx])
                                 let dy = yB[b] &+ yR[r] &+ 32768
                                 let x = 2 * cx
                                 out0[x] = clamp((lumaT[Int(in0[x])] &+ dy) >> 16)
-                                out0[x + 1] = clamp((lumaT[Int(in0[x + 1])] &+ dy) >> 16)
-                                out1[x] = clamp((lumaT[Int(in1[x])] &+ dy) >> 16)
-                                out1[x + 1] = clamp((lumaT[Int(in1[x + 1])] &+ dy) >> 16)
-                                outB[cx] = clamp(128 &+ ((bB[b] &+ bR[r] &+ 32768) >> 16))
-                                outR[cx] = clamp(128 &+ ((rB[b] &+ rR[r] &+ 32768) >> 16))
-                            }
-                            for cx in whole..<cw {
-                                let b = Int(inB[cx])
-                                let r = Int(inR[cx])
-                                let dy = yB[b] &+ yR[r] &+ 32768
-                                let x = 2 * cx
-                                out0[x] = clamp((lumaT[Int(in0[x])] &+ dy) >> 16)
-                                if x + 1 < w { out0[x + 1] = clamp((lumaT[Int(in0[x + 1])] &+ dy) >> 16) }
-                                if twoRows {
+                                if right { out0[x + 1] = clamp((lumaT[Int(in0[x + 1])] &+ dy) >> 16) }
+                                if below {
                                     out1[x] = clamp((lumaT[Int(in1[x])] &+ dy) >> 16)
-                                    if x + 1 < w { out1[x + 1] = clamp((lumaT[Int(in1[x + 1])] &+ dy) >> 16) }
+                                    if right { out1[x + 1] = clamp((lumaT[Int(in1[x + 1])] &+ dy) >> 16) }
                                 }
                                 outB[cx] = clamp(128 &+ ((bB[b] &+ bR[r] &+ 32768) >> 16))
                                 outR[cx] = clamp(128 &+ ((rB[b] &+ rR[r] &+ 32768) >> 16))
                             }
+                            // Whole blocks without a test (every block but the last of an odd width or height),
+                            // then the rest.
+                            let whole = twoRows ? w / 2 : 0
+                            for cx in 0..<whole { block(cx, right: true, below: true) }
+                            for cx in whole..<cw { block(cx, right: 2 * cx + 1 < w, below: twoRows) }
                         }
                     }
                 }
