@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 internal import CFFmpeg
+import LapseCore
 import Synchronization
 
 /// Picture buffers for the JPEG decoder (its `get_buffer2`), kept for the next picture that needs one of the same
@@ -25,16 +26,9 @@ enum PictureMemory {
     /// Bytes of planes kept waiting at most: a few pictures' worth at 5760 × 2880 (25 MB each).
     static let keptBytes = 96 << 20
 
-    /// One allocation: `bytes` usable from its start (64-byte aligned). Sendable: one owner at a time, a picture or
-    /// the free list (under its lock).
-    private struct Block: @unchecked Sendable {
-        let base: UnsafeMutableRawPointer
-        let bytes: Int
-    }
-
-    /// Blocks waiting, oldest first, and their bytes.
-    private static let free = Mutex<(blocks: [Block], bytes: Int)>(([], 0))
-    /// The size of each block handed out, by its address (for its return).
+    /// The planes waiting.
+    private static let blocks = BlockPool(maxBytes: keptBytes)
+    /// The size of each block handed out, by its address (FFmpeg's free callback gives the address only).
     private static let lent = Mutex<[UInt: Int]>([:])
 
     /// Makes `context` (a decoder not yet opened) take its pictures' planes from here.
@@ -43,15 +37,10 @@ enum PictureMemory {
     }
 
     /// Planes waiting, for tests: their count and bytes.
-    static var waiting: (blocks: Int, bytes: Int) { free.withLock { ($0.blocks.count, $0.bytes) } }
+    static var waiting: (blocks: Int, bytes: Int) { blocks.waiting }
 
     private static func take(bytes: Int) -> UnsafeMutableRawPointer {
-        let kept = free.withLock { free -> Block? in
-            guard let i = free.blocks.lastIndex(where: { $0.bytes == bytes }) else { return nil }
-            free.bytes -= bytes
-            return free.blocks.remove(at: i)
-        }
-        let base = kept?.base ?? UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+        let base = blocks.take(bytes: bytes).base
         // Zeroed, as FFmpeg's av_buffer_allocz gives it: a damaged JPEG whose decoder leaves a plane unwritten (a
         // missing scan) then holds zeros there, as with FFmpeg's allocator, not the last photo (the memory is already
         // faulted in: no cost from the kernel, a few milliseconds for a 360° photo's planes).
@@ -64,18 +53,7 @@ enum PictureMemory {
     fileprivate static func give(_ base: UnsafeMutableRawPointer) {
         let address = UInt(bitPattern: base)
         guard let bytes = lent.withLock({ $0.removeValue(forKey: address) }) else { return }
-        let evicted = free.withLock { free -> [Block] in
-            free.blocks.append(Block(base: base, bytes: bytes))
-            free.bytes += bytes
-            var evicted: [Block] = []
-            while free.bytes > keptBytes, !free.blocks.isEmpty {
-                let oldest = free.blocks.removeFirst()
-                free.bytes -= oldest.bytes
-                evicted.append(oldest)
-            }
-            return evicted
-        }
-        for block in evicted { block.base.deallocate() }
+        blocks.give(BlockPool.Block(base: base, bytes: bytes))
     }
 
     /// The `get_buffer2` callback (see the type's description); FFmpeg's own allocator for what this does not lay

@@ -44,7 +44,7 @@ final class ProjectionTable: Sendable {
 
     let key: ProjectionTableKey
     /// Where `u` and then `v` lie (``TableMemory``: one block of `8 · count` bytes).
-    private let memory: TableMemory.Block
+    private let memory: BlockPool.Block
     /// Output pixels: `outputWidth × outputHeight`.
     var count: Int { key.outputWidth * key.outputHeight }
 
@@ -63,7 +63,7 @@ final class ProjectionTable: Sendable {
         try withExtendedLifetime(self) { try body(u, v) }
     }
 
-    deinit { TableMemory.give(memory) }
+    deinit { TableMemory.blocks.give(memory) }
 
     /// Spacing (output pixels) of the grid on which the mapping is computed exactly; between its points it is
     /// interpolated bilinearly (see ``init(key:exact:)``).
@@ -95,7 +95,7 @@ final class ProjectionTable: Sendable {
         let mapping = Mapping(
             m: m, t: t, tv: tv, ow: ow, oh: oh, sourceWidth: key.sourceWidth, sourceHeight: key.sourceHeight)
         // Every element is written below.
-        memory = TableMemory.take(bytes: 8 * ow * oh)
+        memory = TableMemory.blocks.take(bytes: 8 * ow * oh)
         if case .goproEAC(let eac) = key.source {
             Self.fillCubeMap(mapping, eac, key: key, u: u, v: v)
             return
@@ -550,34 +550,5 @@ enum RowBands {
 /// oldest is freed to make room), so a process that renders many sizes keeps no more than that.
 enum TableMemory {
     static let kept = 4
-    /// One allocation: its start and size. Sendable because it has one owner at a time: the table it was given to,
-    /// or this free list (under its lock) between tables.
-    struct Block: @unchecked Sendable {
-        let base: UnsafeMutableRawPointer
-        let bytes: Int
-    }
-
-    /// Free blocks, oldest first.
-    private static let free = Mutex<[Block]>([])
-
-    /// A block of `bytes` (64-byte aligned), a kept one if there is one.
-    static func take(bytes: Int) -> Block {
-        let kept = free.withLock { free in
-            free.lastIndex { $0.bytes == bytes }.map { free.remove(at: $0) }
-        }
-        if let kept { return kept }
-        return Block(base: UnsafeMutableRawPointer.allocate(byteCount: max(bytes, 1), alignment: 64), bytes: bytes)
-    }
-
-    /// Blocks of `bytes` waiting.
-    static func waiting(bytes: Int) -> Int { free.withLock { $0.count { $0.bytes == bytes } } }
-
-    /// Gives back a block from ``take(bytes:)``: kept, the oldest kept freed when ``kept`` already wait.
-    static func give(_ block: Block) {
-        let evicted = free.withLock { free -> Block? in
-            free.append(block)
-            return free.count > kept ? free.removeFirst() : nil
-        }
-        evicted?.base.deallocate()
-    }
+    static let blocks = BlockPool(maxBlocks: kept)
 }

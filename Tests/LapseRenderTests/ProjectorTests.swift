@@ -396,26 +396,26 @@ struct ProjectorTextureTests {
         let reference = ProjectionTable(key: key(37, -20))
         let referenceU = Array(reference.u)
         let referenceV = Array(reference.v)
-        #expect(TableMemory.waiting(bytes: bytes) == 0)
+        #expect(TableMemory.blocks.waiting(bytes: bytes) == 0)
         var address: UnsafePointer<UInt32>?
         do {
             let first = ProjectionTable(key: key(37, 10))
             address = first.u.baseAddress
             #expect(Array(first.u) != referenceU)
         }
-        #expect(TableMemory.waiting(bytes: bytes) == 1)
+        #expect(TableMemory.blocks.waiting(bytes: bytes) == 1)
         do {
             let second = ProjectionTable(key: key(37, -20))
-            #expect(TableMemory.waiting(bytes: bytes) == 0)
+            #expect(TableMemory.blocks.waiting(bytes: bytes) == 0)
             #expect(second.u.baseAddress == address)
             #expect(Array(second.u) == referenceU && Array(second.v) == referenceV)
         }
-        #expect(TableMemory.waiting(bytes: bytes) == 1)
+        #expect(TableMemory.blocks.waiting(bytes: bytes) == 1)
         do {
             let others = (1...TableMemory.kept).map { ProjectionTable(key: key(37 + $0, 0)) }
             withExtendedLifetime(others) {}
         }
-        #expect(TableMemory.waiting(bytes: bytes) == 0)
+        #expect(TableMemory.blocks.waiting(bytes: bytes) == 0)
         withExtendedLifetime(reference) {}
     }
 
