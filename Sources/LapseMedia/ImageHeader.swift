@@ -17,7 +17,7 @@ package struct ImageHeader: Equatable, Sendable {
     package let height: Int
     /// Whether libavcodec can decode the picture at ½, ¼ or ⅛ size (`lowres`): a JPEG that is not lossless
     /// (SOF3, 7, 11 and 15 are lossless, which the mjpeg decoder refuses to reduce).
-    let reducible: Bool
+    package let reducible: Bool
 
     /// Reads the header of the file at `path`; nil when it cannot be read or the format is not one of the above.
     static func read(path: String) -> ImageHeader? {

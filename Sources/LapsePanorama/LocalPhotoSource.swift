@@ -25,6 +25,9 @@ public struct LocalPhotoSource: PanoramaSource {
     /// Where each photo's heading came from, by pano id: `GPSImgDirection`, `PoseHeadingDegrees`,
     /// `next photo`, `previous photo` or `none`.
     public let headingSources: [String: String]
+    /// Where each photo that has one keeps the camera's reduced copy of itself (``PhotoMetadata/preview``), by pano
+    /// id: what ``analysisImage(for:width:)`` decodes when it is large enough.
+    public let previews: [String: Range<Int>]
 
     /// Reads the folder's photos' headers (the images are decoded only when asked for).
     /// - Parameters:
@@ -91,6 +94,7 @@ public struct LocalPhotoSource: PanoramaSource {
         usable.sort { ($0.0.dateTime ?? "", $0.1) < ($1.0.dateTime ?? "", $1.1) }
         var panoramas: [PanoramaMetadata] = []
         var sources: [String: String] = [:]
+        var previews: [String: Range<Int>] = [:]
         for (i, (m, file)) in usable.enumerated() {
             let here = m.coordinate!
             var heading = 0.0
@@ -113,6 +117,7 @@ public struct LocalPhotoSource: PanoramaSource {
                 from = "previous photo"
             }
             sources[file] = from
+            if m.crop == nil, let preview = m.preview { previews[file] = preview }
             // A cropped photo's size is its full frame's, at the photo's scale.
             let scale = m.crop.map { Double(m.width!) / Double($0.width) } ?? 1
             let fullWidth = m.crop.map { Int((Double($0.fullWidth) * scale).rounded()) & ~1 } ?? m.width!
@@ -127,6 +132,7 @@ public struct LocalPhotoSource: PanoramaSource {
         self.panoramas = panoramas
         self.skipped = skipped
         headingSources = sources
+        self.previews = previews
     }
 
     /// Why a 2:1 photo is not taken as a 360° one, or nil when it is: its XMP or its camera says so
@@ -212,8 +218,14 @@ public struct LocalPhotoSource: PanoramaSource {
         return (decoded, w, h)
     }
 
-    /// The photo decoded at ½, ¼ or ⅛ scale (JPEG `lowres`), the smallest still `width` wide.
+    /// The camera's reduced copy of the photo (``previews``) when it is a 2:1 JPEG at least `width` wide and
+    /// narrower than the photo (decoded at ½, ¼ or ⅛ scale as the photo would be), else the photo decoded at ½, ¼ or
+    /// ⅛ scale (JPEG `lowres`), the smallest still `width` wide. A copy that cannot be read or decoded is passed
+    /// over for the photo.
     public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
+        if panorama.crop == nil, let pixels = previewPixels(panorama, width: width) {
+            return PanoramaImage(metadata: panorama, pixels: pixels)
+        }
         if let crop = panorama.crop {
             let stored = Int((Double(panorama.width) * Double(crop.width) / Double(crop.fullWidth)).rounded())
             let needed = max(1, Int((Double(width) * Double(crop.width) / Double(crop.fullWidth)).rounded(.up)))
@@ -226,6 +238,26 @@ public struct LocalPhotoSource: PanoramaSource {
         let decoded = try DecodedImage(
             url: file, reduction: Self.reduction(from: panorama.width, to: width))
         return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(accurate: false))
+    }
+
+    /// The photo's reduced copy (``previews``) as RGBA at the reduction that keeps it `width` wide, or nil when it
+    /// has none, or none that is a 2:1 JPEG at least `width` and less than the photo wide (read and checked here:
+    /// the index that placed it is outside data; more than 16 MB is not a reduced copy).
+    private func previewPixels(_ panorama: PanoramaMetadata, width: Int) -> PixelBuffer? {
+        guard let range = previews[panorama.id], range.count <= 16 << 20, let file = panorama.file,
+            let handle = FileHandle(forReadingAtPath: file.filePath)
+        else { return nil }
+        defer { try? handle.close() }
+        guard (try? handle.seek(toOffset: UInt64(range.lowerBound))) != nil,
+            let data = try? handle.read(upToCount: range.count), data.count == range.count
+        else { return nil }
+        let bytes = [UInt8](data)
+        guard let header = ImageHeader.read(data: bytes), header.reducible, header.width == 2 * header.height,
+            header.width >= width, header.width < panorama.width
+        else { return nil }
+        let name = "\(file.filePath) (its reduced copy)"
+        return try? DecodedImage(data: bytes, name: name, reduction: Self.reduction(from: header.width, to: width))
+            .pixels(accurate: false)
     }
 
     /// The largest JPEG `lowres` reduction (0…3) that keeps an image `full` pixels wide at least `width` wide.

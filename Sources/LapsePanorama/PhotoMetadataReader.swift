@@ -35,6 +35,11 @@ public struct PhotoMetadata: Sendable, Equatable {
     /// `CroppedAreaImageHeightPixels` (Google's Photo Sphere XMP metadata), when they place a picture that is not
     /// the whole frame (nil for a whole one, or tags missing or inconsistent).
     public var crop: PanoramaCrop?
+    /// Where in the file the camera stored a reduced copy of the picture (the first Large Thumbnail of its
+    /// Multi-Picture Format index, ``MultiPicture``: 1440 × 720 in a GoPro MAX photo): a byte range, its content
+    /// unchecked; nil when there is none, or when the photo is turned by its EXIF orientation (the copy carries
+    /// none of its own).
+    public var preview: Range<Int>?
 
     /// Reads the photo at `url`.
     /// - Throws: ``LapseError`` `.invalidInput` when the file cannot be read.
@@ -68,7 +73,9 @@ public struct PhotoMetadata: Sendable, Equatable {
         {
             crop = placed
         }
-        guard let exif = ExifTags(head: head) else { return }
+        let exif = ExifTags(head: head)
+        if exif?.orientation ?? .up == .up { preview = MultiPicture.largeThumbnail(in: head) }
+        guard let exif else { return }
         if let lat = exif.latitude, let lng = exif.longitude {
             coordinate = try? Coordinate(latitude: lat, longitude: lng)
         }

@@ -20,11 +20,13 @@ public enum GeotaggedPhoto {
     ///     (a 360° photo that is not the whole sphere), or nil.
     ///   - spherical: an XMP packet with `GPano:ProjectionType` `equirectangular` (as 360° cameras write it) even
     ///     without `level` or `croppedArea`.
+    ///   - preview: a reduced copy stored after the photo as a GoPro MAX stores its 1440 × 720 one: a JPEG (quality
+    ///     80) listed as a Large Thumbnail in an APP2 `MPF` segment (``multiPicture(primary:preview:at:)``), or nil.
     public static func write(
         _ pixels: PixelBuffer, to path: String, latitude: Double, longitude: Double,
         direction: Double? = nil, dateTime: String, level: (pitch: Double, roll: Double)? = nil,
         croppedArea: (fullWidth: Int, fullHeight: Int, left: Int, top: Int, width: Int, height: Int)? = nil,
-        spherical: Bool = false
+        spherical: Bool = false, preview: PixelBuffer? = nil
     ) throws {
         var jpeg = try ImageWriter.encode(pixels, as: .jpeg(quality: 92))
         let tiff = exif(latitude: latitude, longitude: longitude, direction: direction, dateTime: dateTime)
@@ -48,24 +50,52 @@ public enum GeotaggedPhoto {
                 """
             segments += app1(Array("http://ns.adobe.com/xap/1.0/\0".utf8) + Array(xmp.utf8))
         }
+        if let preview {
+            let copy = try ImageWriter.encode(preview, as: .jpeg(quality: 80))
+            let mpfSize = multiPicture(primary: 0, preview: 0, at: 0).count
+            let at = 2 + segments.count + 8 // the MP header's byte order mark: after FF E2, the length, "MPF\0"
+            let primary = jpeg.count + segments.count + mpfSize
+            segments += multiPicture(primary: primary, preview: copy.count, at: primary - at)
+            jpeg += copy
+        }
         jpeg.insert(contentsOf: segments, at: 2) // right after SOI
         try Data(jpeg).write(to: URL(fileURLWithPath: path))
     }
 
+    /// An APP2 `MPF` segment (CIPA DC-007-2009 5.2, big-endian as a GoPro MAX writes it) listing two images: the
+    /// file itself (`primary` bytes, a representative Baseline MP Primary Image, offset 0) and a Large Thumbnail
+    /// (VGA equivalent) of `preview` bytes stored `offset` bytes after the segment's byte order mark.
+    public static func multiPicture(primary: Int, preview: Int, at offset: Int) -> [UInt8] {
+        func u16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func u32(_ v: Int) -> [UInt8] { u16(v >> 16) + u16(v & 0xFFFF) }
+        // IFD at 8: 3 entries (MPFVersion, NumberOfImages, MPEntry), no next IFD; the MP entries after it.
+        let entries = 8 + 2 + 3 * 12 + 4
+        var payload = Array("MPF\0".utf8) + [0x4D, 0x4D, 0x00, 0x2A] + u32(8) + u16(3)
+        payload += u16(0xB000) + u16(7) + u32(4) + Array("0100".utf8)
+        payload += u16(0xB001) + u16(4) + u32(1) + u32(2)
+        payload += u16(0xB002) + u16(7) + u32(32) + u32(entries) + u32(0)
+        payload += u32(0x2003_0000) + u32(primary) + u32(0) + u16(0) + u16(0)
+        payload += u32(0x0001_0001) + u32(preview) + u32(offset) + u16(0) + u16(0)
+        let length = payload.count + 2
+        return [0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
+    }
+
     /// A folder of photos as a 360° camera writes them: photo k is `pictures[k]` at `positions[k]` (latitude,
     /// longitude), named `IMG_0000.JPG` … in capture order, taken a second apart, with compass `directions[k]`
-    /// (none when nil or not given), each saying it is equirectangular (XMP `GPano:ProjectionType`).
+    /// (none when nil or not given), each saying it is equirectangular (XMP `GPano:ProjectionType`), each with the
+    /// reduced copy `previews[k]` stored after it when given (`write`'s `preview`).
     /// - Returns: the folder's path.
     public static func folder(
         _ folder: URL, _ pictures: [PixelBuffer], positions: [(latitude: Double, longitude: Double)],
-        directions: [Double?]? = nil
+        directions: [Double?]? = nil, previews: [PixelBuffer]? = nil
     ) throws -> String {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         for (k, picture) in pictures.enumerated() {
             try write(
                 picture, to: folder.appendingPathComponent(String(format: "IMG_%04d.JPG", k)).path,
                 latitude: positions[k].latitude, longitude: positions[k].longitude, direction: directions?[k] ?? nil,
-                dateTime: String(format: "2026:11:30 10:%02d:%02d", k / 60, k % 60), spherical: true)
+                dateTime: String(format: "2026:11:30 10:%02d:%02d", k / 60, k % 60), spherical: true,
+                preview: previews?[k])
         }
         return folder.path
     }

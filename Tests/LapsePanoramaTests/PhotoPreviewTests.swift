@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+import Foundation
+import LapseCore
+import LapseMedia
+import TestSupport
+import Testing
+
+@testable import LapsePanorama
+
+/// The motion analysis's picture of a photo from the camera's reduced copy of it (Multi-Picture Format), where the
+/// copy is large enough: the same picture as the photo's reduced decode, from a twentieth of the bytes; the photo
+/// itself where the copy is too small, broken, or missing.
+@Suite struct PhotoPreviewTests {
+    static let walk = TestData.path("pano360/geovisio_gopromax_walk")
+    let dir = TestData.scratchDirectory("photo-preview")
+
+    /// The real GoPro MAX photos: each one's analysis picture is its 1440 × 720 copy, decoded whole (½ of it
+    /// would be narrower than 1024), and shows what the photo decoded at ¼ shows (PSNR 30.8–35.5 dB, over 28
+    /// asked: the copy is the camera's own, more compressed, JPEG of the same picture; against the next photo,
+    /// 1–3 m on, it is under 20).
+    @Test func realGoProPhotosAreAnalysedFromTheirCopy() async throws {
+        let source = try LocalPhotoSource(directory: URL(fileURLWithPath: Self.walk))
+        #expect(source.panoramas.count == 5 && source.previews.count == 5)
+        var previous: PixelBuffer?
+        for pano in source.panoramas {
+            let file = try #require(pano.file)
+            let image = try await source.analysisImage(for: pano, width: 1024)
+            let pixels = image.pixels
+            let bytes = [UInt8](try Data(contentsOf: file))
+            let range = try #require(source.previews[pano.id])
+            let copy = try DecodedImage(data: Array(bytes[range]), name: pano.id).pixels(accurate: false)
+            #expect(pixels.width == 1440 && pixels.height == 720)
+            #expect(pixels.bytes == copy.bytes)
+            let photo = try DecodedImage(url: file, reduction: 2).pixels(accurate: false)
+            let psnr = ImageMetrics.psnr(pixels, photo)
+            print("\(pano.id): copy against the photo at 1/4, PSNR \(String(format: "%.1f", psnr)) dB")
+            #expect(psnr > 28)
+            if let previous { #expect(ImageMetrics.psnr(previous, photo) < 20) }
+            previous = pixels
+        }
+    }
+
+    /// A copy narrower than the analysis picture (512 wide beside a 2048-wide photo), one whose bytes are not a
+    /// JPEG, one that is not 2:1: the photo is decoded (at ½: 1024 wide) as without a copy, and nothing fails.
+    @Test func theCopyIsPassedOverWhenItCannotServe() async throws {
+        let photo = try DecodedImage(
+            url: URL(fileURLWithPath: Self.walk + "/1.jpg"), reduction: 1
+        ).pixels(width: 2048, height: 1024)
+        let folder = dir.appendingPathComponent("passed-over")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let copies = [
+            ("small.jpg", try photo.resized(width: 512, height: 256)),
+            ("broken.jpg", try photo.resized(width: 1024, height: 512)),
+            ("square.jpg", try photo.resized(width: 1024, height: 1024))
+        ]
+        for (k, (name, copy)) in copies.enumerated() {
+            try GeotaggedPhoto.write(
+                photo, to: folder.appendingPathComponent(name).path, latitude: 52, longitude: 6 + 0.0001 * Double(k),
+                dateTime: "2026:12:07 10:00:0\(k)", spherical: true, preview: copy)
+        }
+        // The broken one's copy: its bytes overwritten past the JPEG's first segments.
+        let broken = folder.appendingPathComponent("broken.jpg")
+        var bytes = [UInt8](try Data(contentsOf: broken))
+        let range = try #require(MultiPicture.largeThumbnail(in: bytes))
+        for i in (range.lowerBound + 2)..<range.upperBound { bytes[i] = 0x5A }
+        try Data(bytes).write(to: broken)
+
+        let source = try LocalPhotoSource(directory: folder)
+        #expect(source.previews.count == 3)
+        for pano in source.panoramas {
+            let image = try await source.analysisImage(for: pano, width: 1024)
+            let pixels = image.pixels
+            let whole = try DecodedImage(url: try #require(pano.file), reduction: 1).pixels(accurate: false)
+            #expect(pixels.width == 1024 && pixels.height == 512, "\(pano.id)")
+            #expect(pixels.bytes == whole.bytes, "\(pano.id)")
+        }
+    }
+}
