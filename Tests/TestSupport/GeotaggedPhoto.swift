@@ -22,11 +22,12 @@ public enum GeotaggedPhoto {
     ///     without `level` or `croppedArea`.
     ///   - preview: a reduced copy stored after the photo as a GoPro MAX stores its 1440 × 720 one: a JPEG (quality
     ///     80) listed as a Large Thumbnail in an APP2 `MPF` segment (``multiPicture(primary:preview:at:)``), or nil.
+    ///   - previewJPEG: the same with the copy's JPEG as given (a camera's own), in place of `preview`.
     public static func write(
         _ pixels: PixelBuffer, to path: String, latitude: Double, longitude: Double,
         direction: Double? = nil, dateTime: String, level: (pitch: Double, roll: Double)? = nil,
         croppedArea: (fullWidth: Int, fullHeight: Int, left: Int, top: Int, width: Int, height: Int)? = nil,
-        spherical: Bool = false, preview: PixelBuffer? = nil
+        spherical: Bool = false, preview: PixelBuffer? = nil, previewJPEG: [UInt8]? = nil
     ) throws {
         var jpeg = try ImageWriter.encode(pixels, as: .jpeg(quality: 92))
         let tiff = exif(latitude: latitude, longitude: longitude, direction: direction, dateTime: dateTime)
@@ -50,8 +51,7 @@ public enum GeotaggedPhoto {
                 """
             segments += app1(Array("http://ns.adobe.com/xap/1.0/\0".utf8) + Array(xmp.utf8))
         }
-        if let preview {
-            let copy = try ImageWriter.encode(preview, as: .jpeg(quality: 80))
+        if let copy = try previewJPEG ?? preview.map({ try ImageWriter.encode($0, as: .jpeg(quality: 80)) }) {
             let mpfSize = multiPicture(primary: 0, preview: 0, at: 0).count
             let at = 2 + segments.count + 8 // the MP header's byte order mark: after FF E2, the length, "MPF\0"
             let primary = jpeg.count + segments.count + mpfSize
