@@ -4,8 +4,11 @@
 DateTimeOriginal a second apart) into every JPEG of DIR, in name order, the k-th METRES·k metres from LAT,LNG towards
 BEARING (degrees): a photo sequence for the benchmarks. The EXIF block (TIFF, little-endian: IFD0 pointing to an
 Exif IFD and a GPS IFD, per CIPA DC-008) goes in an APP1 segment right after SOI, followed by the XMP packet with
-GPano ProjectionType equirectangular that 360° cameras write. Standard library only."""
-import math, os, struct, sys
+GPano ProjectionType equirectangular that 360° cameras write. With PREVIEW_WIDTH set (a GoPro MAX photo carries a
+1440 x 720 one), each photo also gets the reduced copy cameras store after the image: ffmpeg scales it to that width
+(JPEG, -q:v 5) and an APP2 MPF segment (CIPA DC-007-2009, little-endian) lists it as a Large Thumbnail.
+Standard library and ffmpeg only."""
+import math, os, struct, subprocess, sys
 
 def destination(lat, lng, bearing, metres):
     r = 6371008.8
@@ -51,10 +54,34 @@ def xmp():
     payload = b"http://ns.adobe.com/xap/1.0/\0" + packet
     return b"\xff\xe1" + struct.pack(">H", len(payload) + 2) + payload
 
+def mpf(primary, preview, offset):
+    """An APP2 MPF segment listing the file itself (primary bytes) and a Large Thumbnail (VGA equivalent) of preview
+    bytes stored offset bytes after the segment's byte order mark."""
+    u16, u32 = (lambda v: struct.pack("<H", v)), (lambda v: struct.pack("<I", v))
+    entries = 8 + 2 + 3 * 12 + 4
+    payload = b"MPF\0" + b"II*\0" + u32(8) + u16(3)
+    payload += u16(0xB000) + u16(7) + u32(4) + b"0100"
+    payload += u16(0xB001) + u16(4) + u32(1) + u32(2)
+    payload += u16(0xB002) + u16(7) + u32(32) + u32(entries) + u32(0)
+    payload += u32(0x20030000) + u32(primary) + u32(0) + u16(0) + u16(0)
+    payload += u32(0x00010001) + u32(preview) + u32(offset) + u16(0) + u16(0)
+    return b"\xff\xe2" + struct.pack(">H", len(payload) + 2) + payload
+
+def reduced_copy(path, width):
+    return subprocess.run(["ffmpeg", "-v", "error", "-nostdin", "-i", path, "-vf", f"scale={width}:{width // 2}:flags=area",
+                           "-q:v", "5", "-f", "image2pipe", "-c:v", "mjpeg", "-"], check=True, capture_output=True).stdout
+
 folder, lat, lng, bearing, metres = sys.argv[1], *map(float, sys.argv[2:6])
+preview_width = int(os.environ.get("PREVIEW_WIDTH") or 0)
 for k, name in enumerate(sorted(n for n in os.listdir(folder) if n.lower().endswith((".jpg", ".jpeg")))):
     path = os.path.join(folder, name)
     data = open(path, "rb").read()
     la, ln = destination(lat, lng, bearing, metres * k)
+    head = data[:2] + exif(la, ln, "2026:11:30 10:%02d:%02d" % (k // 60, k % 60)) + xmp()
+    tail = b""
+    if preview_width:
+        tail = reduced_copy(path, preview_width)
+        primary = len(head) + len(mpf(0, 0, 0)) + len(data) - 2
+        head += mpf(primary, len(tail), primary - (len(head) + 8))
     with open(path, "wb") as f:
-        f.write(data[:2] + exif(la, ln, "2026:11:30 10:%02d:%02d" % (k // 60, k % 60)) + xmp() + data[2:])
+        f.write(head + data[2:] + tail)
