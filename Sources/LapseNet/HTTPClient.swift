@@ -20,8 +20,12 @@ import Synchronization
 ///
 /// Every client uses one `URLSession` for the whole process (creating and invalidating many sessions crashes
 /// Foundation on Linux). `timeoutIntervalForResource` is ignored on Linux, so the deadline is enforced here by
-/// cancelling the task. Requests wait for a free slot before each attempt and give it back while they back off,
-/// so a server never sees more than ``Configuration/maxConcurrentRequests`` requests of one client at once.
+/// cancelling the task, in turn with the session delegate's calls: FoundationNetworking (swift-corelibs-foundation's
+/// `_HTTPURLProtocol`) traps when a task cancelled while it waits for the delegate's redirect decision gets the
+/// decision after all, so a task cancelled before its decision was asked never gets one (``Transfers``).
+/// Foundation's own timer, which ends a task the same way, is set 30 s past the deadline, as a backstop only.
+/// Requests wait for a free slot before each attempt and give it back while they back off, so a server never sees
+/// more than ``Configuration/maxConcurrentRequests`` requests of one client at once.
 ///
 /// Redirects are followed within the request's origin (scheme, host and port) as they are. A redirect to another
 /// origin is followed without the request's credentials (`Authorization`, `Proxy-Authorization`, `Cookie`,
@@ -256,7 +260,9 @@ public final class HTTPClient: Sendable {
         urlRequest.httpBody = request.body
         urlRequest.setValue(c.userAgent, forHTTPHeaderField: "User-Agent")
         for (k, v) in request.headers { urlRequest.setValue(v, forHTTPHeaderField: k) }
-        urlRequest.timeoutInterval = c.requestTimeout
+        // Foundation's own timer only backs the deadline up (see ``HTTPClient`` on cancelling): whole seconds, as
+        // FoundationNetworking truncates it.
+        urlRequest.timeoutInterval = (c.requestTimeout + 30).rounded(.up)
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         let limit = request.maxBodyBytes ?? c.maxBodyBytes
 
@@ -408,7 +414,7 @@ public final class HTTPClient: Sendable {
                 guard box.set(continuation) else { return } // already cancelled: send nothing
                 let task = session.dataTask(with: request)
                 Self.transfers.begin(task, Transfer(limit: limit, secrets: secrets, box: box))
-                box.attach(task)
+                box.attach(task) { Self.transfers.cancel($0, in: session) }
                 task.resume()
                 DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
                     box.finish(
@@ -478,8 +484,15 @@ struct Transfer {
     }
 }
 
-/// The delegate of the process's one `URLSession`: collects each task's body up to its limit, and decides what a
-/// redirect may carry (see ``HTTPClient``).
+/// The delegate of the process's one `URLSession`: collects each task's body up to its limit, decides what a
+/// redirect may carry (see ``HTTPClient``), and cancels tasks.
+///
+/// Cancelling safely: FoundationNetworking asks the delegate about a redirect from the task's work queue and waits for
+/// the answer in a state of its own; a task cancelled in that state and answered after is a trap
+/// (`didCompleteRedirectCallback`: "we're not waiting for it"). Its delegate queue is serial, and both the question
+/// and ``cancel(_:in:)`` go through it, so one comes before the other: asked first, the answer is queued on the work
+/// queue before the cancellation is; cancelled first, the task is forgotten, and its question, if it comes, is left
+/// unanswered (the cancelled task is already complete and never reads it).
 final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     // @unchecked: NSObject is not Sendable; the only state is `inFlight`, under its Mutex.
     private let inFlight = Mutex<[ObjectIdentifier: Transfer]>([:])
@@ -491,10 +504,27 @@ final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         inFlight.withLock { $0[ObjectIdentifier(task)] = transfer }
     }
 
-    /// Ends `task`'s transfer with `result` (at most once) and forgets it.
+    /// Cancels `task` (whose waiter was already given its result): forgets its transfer on `session`'s delegate queue,
+    /// in turn with the delegate's calls, then cancels it (see ``Transfers``).
+    func cancel(_ task: URLSessionTask, in session: URLSession) {
+        session.delegateQueue.addOperation { [self] in
+            _ = inFlight.withLock { $0.removeValue(forKey: ObjectIdentifier(task)) }
+            Self.cancelForgotten(task)
+        }
+    }
+
+    /// Cancels a task whose transfer is forgotten, off the delegate queue: `cancel()` waits for the task's work
+    /// queue, which a transfer streaming at full speed keeps busy, and the delegate queue serves every transfer.
+    /// Forgotten first, the task gets no answer to a question asked after this, wherever `cancel()` then runs.
+    private static func cancelForgotten(_ task: URLSessionTask) {
+        DispatchQueue.global().async { task.cancel() }
+    }
+
+    /// Ends `task`'s transfer with `result` (at most once) and forgets it; `cancel` cancels the task too. Every
+    /// caller is a delegate call, on the delegate queue (see ``Transfers``).
     private func end(_ task: URLSessionTask, _ result: Result<HTTPResponse, any Error>, cancel: Bool = false) {
         guard let transfer = inFlight.withLock({ $0.removeValue(forKey: ObjectIdentifier(task)) }) else { return }
-        if cancel { task.cancel() }
+        if cancel { Self.cancelForgotten(task) }
         transfer.box.finish(result)
     }
 
@@ -509,8 +539,8 @@ final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
             return state[ObjectIdentifier(dataTask)]?.limit
         }
         if let limit, let declared, declared > limit {
-            completionHandler(.cancel)
-            end(dataTask, .failure(AttemptError(reason: Self.tooLarge(declared, limit))))
+            completionHandler(.cancel) // FoundationNetworking ignores it: the task is cancelled by `end`
+            end(dataTask, .failure(AttemptError(reason: Self.tooLarge(declared, limit))), cancel: true)
             return
         }
         completionHandler(.allow)
@@ -552,7 +582,8 @@ final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
-        let secrets = inFlight.withLock { $0[ObjectIdentifier(task)]?.secrets } ?? []
+        // A task cancelled before this question came is not answered (see ``Transfers``).
+        guard let secrets = inFlight.withLock({ $0[ObjectIdentifier(task)]?.secrets }) else { return }
         completionHandler(Self.redirect(from: task.originalRequest, to: request, secrets: secrets))
     }
 
@@ -584,11 +615,14 @@ final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     }
 }
 
-/// Resumes a continuation exactly once, from the completion handler, the deadline or cancellation.
+/// Resumes a continuation exactly once, from the completion handler, the deadline or cancellation, and has the task
+/// cancelled (by the canceller ``attach(_:cancel:)`` gave: ``Transfers/cancel(_:in:)``) when the deadline or a
+/// cancellation ends it.
 final class OneShot: Sendable {
     private struct State {
         var continuation: CheckedContinuation<HTTPResponse, any Error>?
         var task: URLSessionDataTask?
+        var cancel: (@Sendable (URLSessionDataTask) -> Void)?
         var done = false
         var pendingCancel = false
     }
@@ -605,25 +639,31 @@ final class OneShot: Sendable {
         return stored
     }
 
-    func attach(_ t: URLSessionDataTask) {
+    /// The task, and how to cancel it; cancelled at once when the waiter was ended with a cancellation before.
+    func attach(_ t: URLSessionDataTask, cancel: @escaping @Sendable (URLSessionDataTask) -> Void) {
         let cancelNow = state.withLock { s in
             s.task = t
+            s.cancel = cancel
             return s.pendingCancel
         }
-        if cancelNow { t.cancel() }
+        if cancelNow { cancel(t) }
     }
 
     func finish(_ result: Result<HTTPResponse, any Error>, cancelTask: Bool = false) {
-        let taken = state.withLock { s -> (CheckedContinuation<HTTPResponse, any Error>?, URLSessionDataTask?)? in
+        let taken = state.withLock {
+            s -> (
+                CheckedContinuation<HTTPResponse, any Error>?, URLSessionDataTask?,
+                (@Sendable (URLSessionDataTask) -> Void)?
+            )? in
             guard !s.done else { return nil }
             s.done = true
             let c = s.continuation
             s.continuation = nil
             if cancelTask && s.task == nil { s.pendingCancel = true }
-            return (c, s.task)
+            return (c, s.task, s.cancel)
         }
-        guard let (c, t) = taken else { return }
-        if cancelTask { t?.cancel() }
+        guard let (c, t, cancel) = taken else { return }
+        if cancelTask, let t { cancel?(t) }
         c?.resume(with: result)
     }
 }

@@ -39,6 +39,35 @@ import Testing
         #expect(http.statistics == HTTPClient.Statistics())
     }
 
+    /// A redirect whose decision the session's delegate has not given yet when the attempt's deadline passes (its
+    /// delegate queue busy, as on a loaded machine): the attempt fails at the deadline, the process goes on, and so
+    /// does the client. FoundationNetworking traps ("Received callback for HTTP redirection, but we're not waiting
+    /// for it") when a task cancelled while it waits for that decision gets the decision after all; it happened once
+    /// in a full test run under load. Here the delegate queue is held for the deadline's length so that it would
+    /// happen every time (the build before crashed in each of two runs).
+    @Test func aDeadlineWhileARedirectWaitsForItsDecision() async throws {
+        let service = try LocalServer(script: "net_standin.py")
+        let http = client(attempts: 1, timeout: 0.5)
+        let target = service.baseURL + "/echo-headers"
+        var c = URLComponents(string: service.baseURL + "/redirect")!
+        c.queryItems = [URLQueryItem(name: "to", value: target), URLQueryItem(name: "code", value: "302")]
+        // The server answering at once (its redirect well within the deadline), then the delegate queue held until
+        // the attempt failed (the other tests' transfers wait that long too).
+        #expect(try await client(attempts: 1).get(URL(string: target)!).status == 200)
+        let held = DispatchSemaphore(value: 0)
+        HTTPClient.session.delegateQueue.addOperation { _ = held.wait(timeout: .now() + 3) }
+        await #expect {
+            _ = try await http.get(c.url!)
+        } throws: { error in
+            (error as? LapseError)?.reason.contains("timed out after 0.5 s") == true
+        }
+        held.signal()
+        // The redirect's decision and the cancellation have their turn; the client is still usable.
+        try await Task.sleep(for: .milliseconds(500))
+        let after = try await client(attempts: 1).get(URL(string: target)!)
+        #expect(after.status == 200)
+    }
+
     /// A redirect to another origin (here another port: curl's rule) gets none of the request's credentials; one
     /// within the origin keeps them.
     @Test func aRedirectToAnotherOriginCarriesNoCredentials() async throws {
