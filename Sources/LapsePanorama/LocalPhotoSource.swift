@@ -221,7 +221,9 @@ public struct LocalPhotoSource: PanoramaSource {
     /// The camera's reduced copy of the photo (``previews``) when it is a 2:1 JPEG at least `width` wide and
     /// narrower than the photo (decoded at ½, ¼ or ⅛ scale as the photo would be), else the photo decoded at ½, ¼ or
     /// ⅛ scale (JPEG `lowres`), the smallest still `width` wide. A copy that cannot be read or decoded is passed
-    /// over for the photo.
+    /// over for the photo. The copy is taken to show what the photo shows: the camera made it, and an editor that
+    /// changes a photo's pixels writes a new file without it (one that only edits metadata, as exiftool does, keeps
+    /// both as they were).
     public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
         if panorama.crop == nil, let pixels = previewPixels(panorama, width: width) {
             return PanoramaImage(metadata: panorama, pixels: pixels)
