@@ -218,12 +218,13 @@ public struct LocalPhotoSource: PanoramaSource {
         return (decoded, w, h)
     }
 
-    /// The camera's reduced copy of the photo (``previews``) when it is a 2:1 JPEG at least `width` wide and
-    /// narrower than the photo (decoded at ½, ¼ or ⅛ scale as the photo would be), else the photo decoded at ½, ¼ or
-    /// ⅛ scale (JPEG `lowres`), the smallest still `width` wide. A copy that cannot be read or decoded is passed
-    /// over for the photo. The copy is taken to show what the photo shows: the camera made it, and an editor that
-    /// changes a photo's pixels writes a new file without it (one that only edits metadata, as exiftool does, keeps
-    /// both as they were).
+    /// The camera's reduced copy of the photo (``previews``) when it serves (a 2:1 JPEG at least `width` wide and
+    /// narrower than the photo, right after it: ``previewPixels(_:width:)``; decoded at ½, ¼ or ⅛ scale as the
+    /// photo would be), else the photo decoded at ½, ¼ or ⅛ scale (JPEG `lowres`), the smallest still `width` wide.
+    /// A copy that cannot be read or decoded is passed over for the photo. The copy is taken to show what the photo
+    /// shows: the camera made it, and an editor that changes a photo's pixels writes a new file without it (one that
+    /// only edits metadata, as exiftool does, keeps both as they were); an index left pointing into a rewritten file
+    /// finds no copy right after the photo's end.
     public func analysisImage(for panorama: PanoramaMetadata, width: Int) async throws -> PanoramaImage {
         if panorama.crop == nil, let pixels = previewPixels(panorama, width: width) {
             return PanoramaImage(metadata: panorama, pixels: pixels)
@@ -243,23 +244,28 @@ public struct LocalPhotoSource: PanoramaSource {
     }
 
     /// The photo's reduced copy (``previews``) as RGBA at the reduction that keeps it `width` wide, or nil when it
-    /// has none, or none that is a 2:1 JPEG at least `width` and less than the photo wide (read and checked here:
-    /// the index that placed it is outside data; more than 16 MB is not a reduced copy).
+    /// has none that serves: read and checked here, as the index that placed it is outside data — at most 16 MB, right
+    /// after the photo's own end of image (`FF D9`: where a camera appends it; an index left pointing into a file
+    /// rewritten since finds something else there), a JPEG at least `width` and less than the photo wide, upright
+    /// (no EXIF orientation of its own) and 2:1 as decoded.
     private func previewPixels(_ panorama: PanoramaMetadata, width: Int) -> PixelBuffer? {
-        guard let range = previews[panorama.id], range.count <= 16 << 20, let file = panorama.file,
-            let handle = FileHandle(forReadingAtPath: file.filePath)
+        guard let range = previews[panorama.id], range.lowerBound >= 4, range.count <= 16 << 20,
+            let file = panorama.file, let handle = FileHandle(forReadingAtPath: file.filePath)
         else { return nil }
         defer { try? handle.close() }
-        guard (try? handle.seek(toOffset: UInt64(range.lowerBound))) != nil,
-            let data = try? handle.read(upToCount: range.count), data.count == range.count
+        guard (try? handle.seek(toOffset: UInt64(range.lowerBound - 2))) != nil,
+            let data = try? handle.read(upToCount: range.count + 2), data.count == range.count + 2,
+            data.starts(with: [0xFF, 0xD9])
         else { return nil }
-        let bytes = [UInt8](data)
-        guard let header = ImageHeader.read(data: bytes), header.reducible, header.width == 2 * header.height,
-            header.width >= width, header.width < panorama.width
+        let bytes = [UInt8](data.dropFirst(2))
+        guard let header = ImageHeader.read(data: bytes), header.reducible, header.width >= width,
+            header.width < panorama.width,
+            let decoded = try? DecodedImage(
+                data: bytes, name: "\(file.filePath) (its reduced copy)",
+                reduction: Self.reduction(from: header.width, to: width)),
+            decoded.orientation == .up, decoded.displayWidth == 2 * decoded.displayHeight
         else { return nil }
-        let name = "\(file.filePath) (its reduced copy)"
-        return try? DecodedImage(data: bytes, name: name, reduction: Self.reduction(from: header.width, to: width))
-            .pixels(accurate: false)
+        return try? decoded.pixels(accurate: false)
     }
 
     /// The largest JPEG `lowres` reduction (0…3) that keeps an image `full` pixels wide at least `width` wide.

@@ -41,7 +41,9 @@ import Testing
     }
 
     /// A copy narrower than the analysis picture (512 wide beside a 2048-wide photo), one whose bytes are not a
-    /// JPEG, one that is not 2:1: the photo is decoded (at ½: 1024 wide) as without a copy, and nothing fails.
+    /// JPEG, one that is not 2:1, one as wide as the photo, one cut short (the file truncated), one whose index points
+    /// a byte off (not right after the photo's end of image): the photo is decoded (at ½: 1024 wide) as without a
+    /// copy, and nothing fails.
     @Test func theCopyIsPassedOverWhenItCannotServe() async throws {
         let photo = try DecodedImage(
             url: URL(fileURLWithPath: Self.walk + "/1.jpg"), reduction: 1
@@ -51,7 +53,10 @@ import Testing
         let copies = [
             ("small.jpg", try photo.resized(width: 512, height: 256)),
             ("broken.jpg", try photo.resized(width: 1024, height: 512)),
-            ("square.jpg", try photo.resized(width: 1024, height: 1024))
+            ("square.jpg", try photo.resized(width: 1024, height: 1024)),
+            ("wide.jpg", photo),
+            ("cut.jpg", try photo.resized(width: 1024, height: 512)),
+            ("off.jpg", try photo.resized(width: 1024, height: 512))
         ]
         for (k, (name, copy)) in copies.enumerated() {
             try GeotaggedPhoto.write(
@@ -65,8 +70,21 @@ import Testing
         for i in (range.lowerBound + 2)..<range.upperBound { bytes[i] = 0x5A }
         try Data(bytes).write(to: broken)
 
+        // The cut one: its last kilobyte gone. The one a byte off: its index's offset one more (in the big-endian
+        // MP entry the writer lays out: the second image's offset, last byte).
+        let cut = folder.appendingPathComponent("cut.jpg")
+        try Data(try Data(contentsOf: cut).dropLast(1000)).write(to: cut)
+        let off = folder.appendingPathComponent("off.jpg")
+        var offBytes = [UInt8](try Data(contentsOf: off))
+        let offRange = try #require(MultiPicture.largeThumbnail(in: offBytes))
+        let mark = try #require(Self.find(Array("MPF\0".utf8), in: offBytes)) + 4
+        let entryOffset = mark + 8 + 2 + 3 * 12 + 4 + 16 + 8 + 3
+        offBytes[entryOffset] &+= 1
+        #expect(MultiPicture.largeThumbnail(in: offBytes) == (offRange.lowerBound + 1)..<(offRange.upperBound + 1))
+        try Data(offBytes).write(to: off)
+
         let source = try LocalPhotoSource(directory: folder)
-        #expect(source.previews.count == 3)
+        #expect(source.previews.count == copies.count)
         for pano in source.panoramas {
             let image = try await source.analysisImage(for: pano, width: 1024)
             let pixels = image.pixels
@@ -74,5 +92,10 @@ import Testing
             #expect(pixels.width == 1024 && pixels.height == 512, "\(pano.id)")
             #expect(pixels.bytes == whole.bytes, "\(pano.id)")
         }
+    }
+
+    static func find(_ needle: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= needle.count else { return nil }
+        return (0...(bytes.count - needle.count)).first { bytes[$0..<$0 + needle.count].elementsEqual(needle) }
     }
 }
