@@ -23,7 +23,9 @@ import Synchronization
 /// cancelling the task, in turn with the session delegate's calls: FoundationNetworking (swift-corelibs-foundation's
 /// `_HTTPURLProtocol`) traps when a task cancelled while it waits for the delegate's redirect decision gets the
 /// decision after all, so a task cancelled before its decision was asked never gets one (``Transfers``).
-/// Foundation's own timer, which ends a task the same way, is set 30 s past the deadline, as a backstop only.
+/// Foundation's own timer, which ends a task the same way, is set 300 s past the deadline, as a backstop only. A
+/// task cancelled at its deadline holds its connection until its turn on the delegate queue comes (the waiter and
+/// its slot are freed at once), so a retry may briefly overlap it.
 /// Requests wait for a free slot before each attempt and give it back while they back off, so a server never sees
 /// more than ``Configuration/maxConcurrentRequests`` requests of one client at once.
 ///
@@ -261,8 +263,9 @@ public final class HTTPClient: Sendable {
         urlRequest.setValue(c.userAgent, forHTTPHeaderField: "User-Agent")
         for (k, v) in request.headers { urlRequest.setValue(v, forHTTPHeaderField: k) }
         // Foundation's own timer only backs the deadline up (see ``HTTPClient`` on cancelling): whole seconds, as
-        // FoundationNetworking truncates it.
-        urlRequest.timeoutInterval = (c.requestTimeout + 30).rounded(.up)
+        // FoundationNetworking truncates it; far enough past the deadline that a delegate queue stalled by load does
+        // not let it fire while a redirect waits for its decision.
+        urlRequest.timeoutInterval = (c.requestTimeout + 300).rounded(.up)
         urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
         let limit = request.maxBodyBytes ?? c.maxBodyBytes
 
