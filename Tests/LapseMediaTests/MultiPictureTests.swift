@@ -38,8 +38,7 @@ import Testing
         let file = try Self.bytes(Self.walk[0])
         let head = Array(file[0..<70_000])
         #expect(MultiPicture.largeThumbnail(in: head) == 3_103_231..<(3_103_231 + 192_884)) // only the headers read
-        let mpf = try #require(Self.find(Array("MPF\0".utf8), in: head))
-        let mark = mpf + 4 // the byte order mark; the IFD at mark + 8 (big-endian here)
+        let mark = try #require(GeotaggedPhoto.multiPictureMark(in: head)) // the IFD at mark + 8, big-endian here
         func changed(_ edit: (inout [UInt8]) -> Void) -> Range<Int>? {
             var h = head
             edit(&h)
@@ -80,10 +79,5 @@ import Testing
         let decoded = try DecodedImage(data: Array(file[range]), name: path).pixels()
         #expect(decoded.width == 512 && decoded.height == 256)
         #expect(ImageMetrics.psnr(decoded, copy) > 28) // quality 80 (31.3 dB)
-    }
-
-    static func find(_ needle: [UInt8], in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= needle.count else { return nil }
-        return (0...(bytes.count - needle.count)).first { bytes[$0..<$0 + needle.count].elementsEqual(needle) }
     }
 }

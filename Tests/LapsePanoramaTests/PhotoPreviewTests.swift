@@ -77,7 +77,7 @@ import Testing
         let off = folder.appendingPathComponent("off.jpg")
         var offBytes = [UInt8](try Data(contentsOf: off))
         let offRange = try #require(MultiPicture.largeThumbnail(in: offBytes))
-        let mark = try #require(Self.find(Array("MPF\0".utf8), in: offBytes)) + 4
+        let mark = try #require(GeotaggedPhoto.multiPictureMark(in: offBytes))
         let entryOffset = mark + 8 + 2 + 3 * 12 + 4 + 16 + 8 + 3
         offBytes[entryOffset] &+= 1
         #expect(MultiPicture.largeThumbnail(in: offBytes) == (offRange.lowerBound + 1)..<(offRange.upperBound + 1))
@@ -92,10 +92,5 @@ import Testing
             #expect(pixels.width == 1024 && pixels.height == 512, "\(pano.id)")
             #expect(pixels.bytes == whole.bytes, "\(pano.id)")
         }
-    }
-
-    static func find(_ needle: [UInt8], in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= needle.count else { return nil }
-        return (0...(bytes.count - needle.count)).first { bytes[$0..<$0 + needle.count].elementsEqual(needle) }
     }
 }

@@ -62,6 +62,14 @@ public enum GeotaggedPhoto {
         try Data(jpeg).write(to: URL(fileURLWithPath: path))
     }
 
+    /// Where the MP header's byte order mark (the base of the Multi-Picture Format index's offsets) is in a file's
+    /// bytes: right after the first `MPF\0`; nil without one.
+    public static func multiPictureMark(in bytes: [UInt8]) -> Int? {
+        let tag = Array("MPF\0".utf8)
+        guard bytes.count >= tag.count else { return nil }
+        return (0...(bytes.count - tag.count)).first { bytes[$0..<$0 + tag.count].elementsEqual(tag) }.map { $0 + 4 }
+    }
+
     /// An APP2 `MPF` segment (CIPA DC-007-2009 5.2, big-endian as a GoPro MAX writes it) listing two images: the
     /// file itself (`primary` bytes, a representative Baseline MP Primary Image, offset 0) and a Large Thumbnail
     /// (VGA equivalent) of `preview` bytes stored `offset` bytes after the segment's byte order mark.
