@@ -42,8 +42,9 @@ package struct ImageHeader: Equatable, Sendable {
     /// `bytes(offset, count)` gives exactly `count` bytes at `offset`, or nil past the end.
     private static func read(_ bytes: (Int, Int) -> [UInt8]?) -> ImageHeader? {
         guard let head = bytes(0, 30) ?? bytes(0, 12) else { return nil }
-        func be(_ b: [UInt8], _ i: Int, _ n: Int) -> Int { (i..<i + n).reduce(0) { $0 << 8 | Int(b[$1]) } }
-        func le(_ b: [UInt8], _ i: Int, _ n: Int) -> Int { (i..<i + n).reversed().reduce(0) { $0 << 8 | Int(b[$1]) } }
+        // Within `head` (30 bytes) everywhere they are read.
+        func be(_ b: [UInt8], _ i: Int, _ n: Int) -> Int { TIFFByteOrder.bigEndian.number(b, at: i, count: n) ?? 0 }
+        func le(_ b: [UInt8], _ i: Int, _ n: Int) -> Int { TIFFByteOrder.littleEndian.number(b, at: i, count: n) ?? 0 }
         func sized(_ w: Int, _ h: Int, jpeg: Bool = false) -> ImageHeader? {
             w > 0 && h > 0 ? ImageHeader(width: w, height: h, reducible: jpeg) : nil
         }
@@ -68,8 +69,8 @@ package struct ImageHeader: Equatable, Sendable {
             default: return nil
             }
         }
-        if head.starts(with: [0x49, 0x49, 0x2A, 0x00]) || head.starts(with: [0x4D, 0x4D, 0x00, 0x2A]) {
-            return tiff(bytes, littleEndian: head[0] == 0x49, ifd: head[0] == 0x49 ? le(head, 4, 4) : be(head, 4, 4))
+        if let order = TIFFByteOrder(mark: head), let ifd = order.number(head, at: 4, count: 4) {
+            return tiff(bytes, order: order, ifd: ifd)
         }
         if head.starts(with: Array("BM".utf8)), le(head, 14, 4) >= 40 {
             let h = Int32(truncatingIfNeeded: le(head, 22, 4))
@@ -79,11 +80,9 @@ package struct ImageHeader: Equatable, Sendable {
     }
 
     /// ImageWidth and ImageLength from the IFD at `ifd`.
-    private static func tiff(_ bytes: (Int, Int) -> [UInt8]?, littleEndian: Bool, ifd: Int) -> ImageHeader? {
-        func number(_ b: [UInt8], _ i: Int, _ n: Int) -> Int {
-            let range = Array(b[i..<i + n])
-            return (littleEndian ? range.reversed() : range).reduce(0) { $0 << 8 | Int($1) }
-        }
+    private static func tiff(_ bytes: (Int, Int) -> [UInt8]?, order: TIFFByteOrder, ifd: Int) -> ImageHeader? {
+        // Read within the bytes read for it (the entries are read whole).
+        func number(_ b: [UInt8], _ i: Int, _ n: Int) -> Int { order.number(b, at: i, count: n) ?? 0 }
         guard let countBytes = bytes(ifd, 2) else { return nil }
         let count = number(countBytes, 0, 2)
         guard count > 0, count < 4096, let entries = bytes(ifd + 2, 12 * count) else { return nil }

@@ -32,21 +32,9 @@ package enum MultiPicture {
     /// The Large Thumbnail of an MP header and index (`bytes`, from the byte order mark, which is at `base` in the
     /// file), as a range of the file.
     static func thumbnail(_ bytes: [UInt8], at base: Int) -> Range<Int>? {
-        guard bytes.count >= 8 else { return nil }
-        let little: Bool
-        switch Array(bytes[0..<4]) {
-        case [0x49, 0x49, 0x2A, 0x00]: little = true
-        case [0x4D, 0x4D, 0x00, 0x2A]: little = false
-        default: return nil
-        }
-        func u16(_ i: Int) -> Int? {
-            guard i >= 0, i + 2 <= bytes.count else { return nil }
-            return little ? Int(bytes[i]) | Int(bytes[i + 1]) << 8 : Int(bytes[i]) << 8 | Int(bytes[i + 1])
-        }
-        func u32(_ i: Int) -> Int? {
-            guard let a = u16(i), let b = u16(i + 2) else { return nil }
-            return little ? a | b << 16 : a << 16 | b
-        }
+        guard let order = TIFFByteOrder(mark: bytes) else { return nil }
+        func u16(_ i: Int) -> Int? { order.number(bytes, at: i, count: 2) }
+        func u32(_ i: Int) -> Int? { order.number(bytes, at: i, count: 4) }
         guard let ifd = u32(4), let count = u16(ifd) else { return nil }
         for k in 0..<count {
             let entry = ifd + 2 + 12 * k
