@@ -94,8 +94,7 @@ slurm-demo: build test-deps
 # Parsers of outside data under libFuzzer with AddressSanitizer (the toolchain's -sanitize=fuzzer): FUZZ_SECONDS each.
 FUZZ_SECONDS ?= 60
 fuzz: test-deps swift
-	./scripts/fuzz-telemetry.sh $(SHARED_DATA) $(FUZZ_SECONDS)
-	./scripts/fuzz-jpeg.sh $(SHARED_DATA) $(FUZZ_SECONDS)
+	./scripts/fuzz.sh $(SHARED_DATA) $(FUZZ_SECONDS)
 
 bench: build test-deps
 	@for b in bench/*.sh; do [ "$$b" = bench/lib.sh ] && continue; echo "== $$b"; bash $$b $(LAPSE) $(SHARED_DATA); done

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// libFuzzer entry point for the GPMF parser (scripts/fuzz-telemetry.sh builds it with the toolchain's -sanitize=fuzzer):
+// libFuzzer entry point for the GPMF parser (scripts/fuzz.sh builds it with the toolchain's -sanitize=fuzzer):
 // any bytes must parse or throw, never crash, read out of bounds or run away.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzGPMF(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {

@@ -1,11 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-3.0-or-later
-# Fuzzes the telemetry parsers (Sources/LapseTelemetry: GoPro's GPMF and Google's CAMM) with libFuzzer and
-# AddressSanitizer, as the toolchain builds them (-sanitize=fuzzer,address), SECONDS each: GPMF from the real payloads
-# in ../shared/data/telemetry/gpmf as the corpus, CAMM from one sample of each packet type the specification defines.
-# usage: scripts/fuzz-telemetry.sh SHARED_DATA [SECONDS (default 60)]
+# Fuzzes the parsers of outside data with libFuzzer and AddressSanitizer, as the toolchain builds them
+# (-sanitize=fuzzer,address), SECONDS each: the telemetry parsers (Sources/LapseTelemetry: GoPro's GPMF, from the real
+# payloads in ../shared/data/telemetry/gpmf as the corpus, and Google's CAMM, from one sample of each packet type the
+# specification defines), and the JPEG header walk with the Multi-Picture Format index (Sources/LapseMedia:
+# JPEGSegments, TIFFByteOrder, MultiPicture; the corpus the headers, first 64 kB, of the real GoPro photos in
+# ../shared/data/pano360 that carry a reduced copy).
+# usage: scripts/fuzz.sh SHARED_DATA [SECONDS (default 60)]
 set -euo pipefail
-SHARED=${1:?usage: fuzz-telemetry.sh SHARED_DATA [SECONDS]}
+SHARED=${1:?usage: fuzz.sh SHARED_DATA [SECONDS]}
 SECONDS_TO_RUN=${2:-60}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/lapse-fuzz.XXXXXX")
@@ -33,3 +36,11 @@ for parser in GPMF CAMM; do
     corpus="$TMP/corpus-$(echo "$parser" | tr A-Z a-z)"
     "$TMP/fuzz-$parser" -max_total_time="$SECONDS_TO_RUN" -max_len=65536 -rss_limit_mb=1024 "$corpus"
 done
+mkdir -p "$TMP/corpus-mpf"
+for f in "$SHARED"/pano360/geovisio_gopromax_walk/1.jpg "$SHARED"/pano360/trekview_360/GSAG2002.JPG; do
+    head -c 65536 "$f" > "$TMP/corpus-mpf/$(basename "$f").head"
+done
+swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name LapseFuzz -package-name Lapse \
+    "$ROOT/Sources/LapseMedia/JPEGSegments.swift" "$ROOT/Sources/LapseMedia/TIFFByteOrder.swift" \
+    "$ROOT/Sources/LapseMedia/MultiPicture.swift" "$ROOT/fuzz/MultiPictureFuzz.swift" -o "$TMP/fuzz-mpf"
+"$TMP/fuzz-mpf" -max_total_time="$SECONDS_TO_RUN" -max_len=65536 -rss_limit_mb=1024 "$TMP/corpus-mpf"
