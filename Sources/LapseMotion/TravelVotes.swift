@@ -384,11 +384,16 @@ public struct MountEstimator: Sendable {
         var deviations: [Double] = []
         var own = [Float](repeating: 0, count: TravelVotes.cellCount)
         for votes in recent {
-            for i in own.indices { own[i] = 0 }
-            for f in votes.flows {
-                let w = f.weight * (weights[f.source] ?? 0)
-                guard w > 0 else { continue }
-                for cell in votes.cells[f.range] { own[Int(cell)] += w }
+            own.withUnsafeMutableBufferPointer { own in
+                own.update(repeating: 0)
+                votes.cells.withUnsafeBufferPointer { cells in
+                    for f in votes.flows {
+                        let w = f.weight * (weights[f.source] ?? 0)
+                        guard w > 0 else { continue }
+                        // Cells are grid indices (TravelVotes.cell(_:)): within the map.
+                        for cell in cells[f.range] { own[Int(cell)] += w }
+                    }
+                }
             }
             let smooth = Self.smoothed(own)
             guard let top = smooth.indices.max(by: { smooth[$0] < smooth[$1] }), smooth[top] > 0 else {
