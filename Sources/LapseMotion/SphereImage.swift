@@ -239,7 +239,11 @@ public struct SphereImage: Sendable {
     /// path clips, which matters: a blown sky is a quarter of a car video's pixels above 255), then as ``init(_:)``
     /// from there. A frame that is not `2048·k × 1024·k` (k ≥ 1) is converted to RGBA and made by ``init(_:)``.
     /// - Throws: ``LapseError`` `.codec` when the conversion to RGBA is needed and fails.
-    public init(_ frame: YUVFrame) throws {
+    public init(_ frame: YUVFrame) throws { try self.init(frame, eightWide: true) }
+
+    /// As ``init(_:)-(YUVFrame)``; `eightWide` false makes a 2048-wide frame's picture pixel by pixel, as the
+    /// eight-wide rows (``reduceRow8(y:yStride:cb:cr:luma:blocks:colour:)``) must, to the last bit.
+    init(_ frame: YUVFrame, eightWide: Bool) throws {
         let w = Self.standardWidth
         let h = w / 2
         guard Self.reducesDirectly(width: frame.width, height: frame.height) else {
@@ -262,7 +266,7 @@ public struct SphereImage: Sendable {
         frame.y.withUnsafeBufferPointer { yp in
             frame.cb.withUnsafeBufferPointer { up in
                 frame.cr.withUnsafeBufferPointer { vp in
-                    if f == 2, block == 8 {
+                    if eightWide, f == 2, block == 8 {
                         // A 2048-wide video: a colour block's eight pixels at a time (the same arithmetic a pixel).
                         luma.withUnsafeMutableBufferPointer { lp in
                             colour.withUnsafeMutableBufferPointer { cp in
@@ -334,8 +338,8 @@ public struct SphereImage: Sendable {
 
     /// One analysis row of a 2048-wide Y′CbCr frame, eight pixels (one colour block) at a time: each pixel the
     /// mean of its 2 × 2 luma and its chroma sample, turned into R′G′B′ (BT.709, limited range, clipped to 0…255) as
-    /// ``init(_:)-(YUVFrame)`` does a pixel; its luma written to `luma`, its R′G′B′ added to its block of `colour`.
-    /// Returns the row's R′G′B′ sum.
+    /// ``init(_:)-(YUVFrame)`` does a pixel; its luma written to `luma`, its R′G′B′ added to its block of `colour`
+    /// pixel by pixel. Returns the row's R′G′B′ sum, added pixel by pixel: every value as the scalar loop makes it.
     @inline(__always)
     private static func reduceRow8(
         y yRow: UnsafePointer<UInt8>, yStride: Int, cb: UnsafePointer<UInt8>, cr: UnsafePointer<UInt8>,
@@ -343,9 +347,7 @@ public struct SphereImage: Sendable {
     ) -> SIMD3<Float> {
         let zero = SIMD8<Float>()
         let top = SIMD8<Float>(repeating: 255)
-        var rowR = zero
-        var rowG = zero
-        var rowB = zero
+        var row = SIMD3<Float>()
         for bx in 0..<blocks {
             let a = UnsafeRawPointer(yRow + 16 * bx).loadUnaligned(as: SIMD16<UInt8>.self)
             let b = UnsafeRawPointer(yRow + yStride + 16 * bx).loadUnaligned(as: SIMD16<UInt8>.self)
@@ -368,12 +370,16 @@ public struct SphereImage: Sendable {
             blue.replace(with: top, where: blue .> top)
             UnsafeMutableRawPointer(luma + 8 * bx).storeBytes(
                 of: 0.2126 * red + 0.7152 * green + 0.0722 * blue, as: SIMD8<Float>.self)
-            colour[bx] += SIMD3(red.sum(), green.sum(), blue.sum())
-            rowR += red
-            rowG += green
-            rowB += blue
+            // The sums pixel by pixel, in the scalar loop's order (the same totals to the last bit).
+            var block = colour[bx]
+            for i in 0..<8 {
+                let c = SIMD3(red[i], green[i], blue[i])
+                block += c
+                row += c
+            }
+            colour[bx] = block
         }
-        return SIMD3(rowR.sum(), rowG.sum(), rowB.sum())
+        return row
     }
 
     /// Whether ``init(_:)-(YUVFrame)`` reduces a Y′CbCr frame of this size straight to the analysis size

@@ -390,7 +390,7 @@ public struct MountEstimator: Sendable {
                     for f in votes.flows {
                         let w = f.weight * (weights[f.source] ?? 0)
                         guard w > 0 else { continue }
-                        // Cells are grid indices (TravelVotes.cell(_:)): within the map.
+                        // Cells are the grid's (row · columns + column, as `measure` rasterises them): in the map.
                         for cell in cells[f.range] { own[Int(cell)] += w }
                     }
                 }

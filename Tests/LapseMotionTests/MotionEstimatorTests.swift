@@ -178,6 +178,27 @@ enum OverpassFrames {
 /// within 1.5 code values (mean absolute difference; swscale's area scaling against block means), colour statistics
 /// within 1.5, and the motions measured between frames the same to 0.1° of rotation and 1° of travel.
 @Suite struct SphereImageYUVTests {
+    /// Real frames of the 2048-wide video reduced eight pixels at a time give every value the pixel-by-pixel loop
+    /// gives, to the last bit: every level's luma, the colour blocks and the channel means.
+    @Test func eightWideRowsAreThePixelByPixelOnes() throws {
+        let reader = try VideoFrameReader(
+            URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")))
+        var compared = 0
+        var k = 0
+        while compared < 4, let (_, frame) = try reader.nextYUVFrame() {
+            defer { k += 1 }
+            guard k % 30 == 0 else { continue }
+            let fast = try SphereImage(frame, eightWide: true)
+            let plain = try SphereImage(frame, eightWide: false)
+            #expect(fast.levels.count == plain.levels.count)
+            for (a, b) in zip(fast.levels, plain.levels) { #expect(a.pixels == b.pixels) }
+            #expect(fast.colour == plain.colour)
+            #expect(fast.channelMean == plain.channelMean)
+            compared += 1
+        }
+        #expect(compared == 4)
+    }
+
     @Test func yuvPicturesAreTheRGBAOnes() throws {
         let reader = try VideoFrameReader(
             URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4")))
