@@ -624,8 +624,8 @@ final class Transfers: NSObject, URLSessionDataDelegate, @unchecked Sendable {
 final class OneShot: Sendable {
     private struct State {
         var continuation: CheckedContinuation<HTTPResponse, any Error>?
-        var task: URLSessionDataTask?
-        var cancel: (@Sendable (URLSessionDataTask) -> Void)?
+        /// Cancels the attached task (nil until one is attached).
+        var cancelTask: (@Sendable () -> Void)?
         var done = false
         var pendingCancel = false
     }
@@ -645,28 +645,23 @@ final class OneShot: Sendable {
     /// The task, and how to cancel it; cancelled at once when the waiter was ended with a cancellation before.
     func attach(_ t: URLSessionDataTask, cancel: @escaping @Sendable (URLSessionDataTask) -> Void) {
         let cancelNow = state.withLock { s in
-            s.task = t
-            s.cancel = cancel
+            s.cancelTask = { cancel(t) }
             return s.pendingCancel
         }
         if cancelNow { cancel(t) }
     }
 
     func finish(_ result: Result<HTTPResponse, any Error>, cancelTask: Bool = false) {
-        let taken = state.withLock {
-            s -> (
-                CheckedContinuation<HTTPResponse, any Error>?, URLSessionDataTask?,
-                (@Sendable (URLSessionDataTask) -> Void)?
-            )? in
+        let taken = state.withLock { s -> (CheckedContinuation<HTTPResponse, any Error>?, (@Sendable () -> Void)?)? in
             guard !s.done else { return nil }
             s.done = true
             let c = s.continuation
             s.continuation = nil
-            if cancelTask && s.task == nil { s.pendingCancel = true }
-            return (c, s.task, s.cancel)
+            if cancelTask && s.cancelTask == nil { s.pendingCancel = true }
+            return (c, s.cancelTask)
         }
-        guard let (c, t, cancel) = taken else { return }
-        if cancelTask, let t { cancel?(t) }
+        guard let (c, cancel) = taken else { return }
+        if cancelTask { cancel?() }
         c?.resume(with: result)
     }
 }
