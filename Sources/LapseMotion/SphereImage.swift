@@ -263,6 +263,13 @@ public struct SphereImage: Sendable {
         var colour = [SIMD3<Float>](repeating: .zero, count: ccw * cch)
         var sum = SIMD3<Double>(repeating: 0)
         var weight = 0.0
+        // Row y's R′G′B′ sum into the channel means, cos-weighted, when it lies within 60° of the horizon.
+        func addRow(_ y: Int, _ rowSum: SIMD3<Float>) {
+            let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
+            guard abs(latitude) <= .pi / 3 else { return }
+            sum += SIMD3<Double>(Double(rowSum.x), Double(rowSum.y), Double(rowSum.z)) * cos(latitude)
+            weight += cos(latitude) * Double(w)
+        }
         frame.y.withUnsafeBufferPointer { yp in
             frame.cb.withUnsafeBufferPointer { up in
                 frame.cr.withUnsafeBufferPointer { vp in
@@ -271,24 +278,17 @@ public struct SphereImage: Sendable {
                         luma.withUnsafeMutableBufferPointer { lp in
                             colour.withUnsafeMutableBufferPointer { cp in
                                 for y in 0..<h {
-                                    let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
                                     let rowSum = Self.reduceRow8(
                                         y: yp.baseAddress! + 2 * y * fw, yStride: fw, cb: up.baseAddress! + y * cw,
                                         cr: vp.baseAddress! + y * cw, luma: lp.baseAddress! + y * w, blocks: ccw,
                                         colour: cp.baseAddress! + (y / block) * ccw)
-                                    if abs(latitude) <= .pi / 3 {
-                                        let c = cos(latitude)
-                                        sum += SIMD3(Double(rowSum.x), Double(rowSum.y), Double(rowSum.z)) * c
-                                        weight += c * Double(w)
-                                    }
+                                    addRow(y, rowSum)
                                 }
                             }
                         }
                         return
                     }
                     for y in 0..<h {
-                        let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
-                        let inBand = abs(latitude) <= .pi / 3
                         var rowSum = SIMD3<Float>(repeating: 0)
                         for x in 0..<w {
                             var ys = 0
@@ -322,12 +322,9 @@ public struct SphereImage: Sendable {
                             c.replace(with: SIMD3(repeating: 255), where: c .> SIMD3(repeating: 255))
                             luma[y * w + x] = 0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z
                             colour[(y / block) * ccw + x / block] += c
-                            if inBand { rowSum += c }
+                            rowSum += c
                         }
-                        if inBand {
-                            sum += SIMD3<Double>(Double(rowSum.x), Double(rowSum.y), Double(rowSum.z)) * cos(latitude)
-                            weight += cos(latitude) * Double(w)
-                        }
+                        addRow(y, rowSum)
                     }
                 }
             }
