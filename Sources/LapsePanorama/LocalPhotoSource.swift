@@ -220,7 +220,9 @@ public struct LocalPhotoSource: PanoramaSource {
 
     /// The camera's reduced copy of the photo (``previews``) when it serves (a 2:1 JPEG at least `width` wide and
     /// narrower than the photo, right after it: ``previewPixels(_:width:)``; decoded at ½, ¼ or ⅛ scale as the
-    /// photo would be), else the photo decoded at ½, ¼ or ⅛ scale (JPEG `lowres`), the smallest still `width` wide.
+    /// photo would be), else the photo decoded at ½, ¼ or ⅛ scale (JPEG `lowres`), the smallest still `width` wide;
+    /// either, when 2:1 and wider than `width`, scaled to `width` wide as it is turned into RGBA
+    /// (``analysisPixels(_:width:)``).
     /// A copy that cannot be read or decoded is passed over for the photo. The copy is taken to show what the photo
     /// shows: the camera made it, and an editor that changes a photo's pixels writes a new file without it (one that
     /// only edits metadata, as exiftool does, keeps both as they were); an index left pointing into a rewritten file
@@ -240,7 +242,7 @@ public struct LocalPhotoSource: PanoramaSource {
         guard let file = panorama.file else { throw LapseError(.invalidInput, panorama.id, "no file") }
         let decoded = try DecodedImage(
             url: file, reduction: Self.reduction(from: panorama.width, to: width))
-        return PanoramaImage(metadata: panorama, pixels: try decoded.pixels(accurate: false))
+        return PanoramaImage(metadata: panorama, pixels: try Self.analysisPixels(decoded, width: width))
     }
 
     /// The photo's reduced copy (``previews``) as RGBA at the reduction that keeps it `width` wide, or nil when it
@@ -265,7 +267,17 @@ public struct LocalPhotoSource: PanoramaSource {
                 reduction: Self.reduction(from: header.width, to: width)),
             decoded.orientation == .up, decoded.displayWidth == 2 * decoded.displayHeight
         else { return nil }
-        return try? decoded.pixels(accurate: false)
+        return try? Self.analysisPixels(decoded, width: width)
+    }
+
+    /// A decoded picture as the analysis takes it: a 2:1 picture wider than `width` scaled to `width × width/2` in
+    /// the pass that turns it into RGBA (one swscale pass, area averaging; converting at the decoded size and
+    /// scaling RGBA to RGBA after costs ten times as much), any other at its decoded size.
+    static func analysisPixels(_ decoded: DecodedImage, width: Int) throws -> PixelBuffer {
+        guard decoded.displayWidth > width, decoded.displayWidth == 2 * decoded.displayHeight, width % 2 == 0 else {
+            return try decoded.pixels(accurate: false)
+        }
+        return try decoded.pixels(width: width, height: width / 2, accurate: false)
     }
 
     /// The largest JPEG `lowres` reduction (0…3) that keeps an image `full` pixels wide at least `width` wide.

@@ -77,24 +77,25 @@ import Testing
     }
 
     /// The real GoPro MAX walk (5 photos, 1–3 m apart) with its compass tags stripped: the direction of travel
-    /// found in each picture, against the one its GPS track (first to last photo, 9.3 m) and the stripped compass
-    /// heading of its centre column give. The two differ by 27° on average (found −14° … −26°, GPS and compass
-    /// −7° … +15°), the same in every photo to within about 10°: a bias of the camera's compass or of 9 m of GPS,
-    /// not of the pictures, which show the walker making for the steps 21° left of the first photo's centre column
-    /// and climbing them in the last. So each photo is held to 40° of what GPS and compass say (their own uncertainty:
-    /// a compass good to 10–15°, and 3 m of GPS noise over 9 m, about 25°), and to 15° of their bias in common
-    /// (1.5 σ of a compass good to 10°; here at most 10.3°).
+    /// found in each picture, against the one the pictures show, read by eye from them at 8 pixels a degree (2880
+    /// wide): the walker crosses a road to the foot of a flight of steps (its foot 18–20° left of the first photo's
+    /// centre column, 27° left of the second's) and climbs it (the flight's axis about 40°, 33° and 21° left in the
+    /// third, fourth and fifth), each read to about 5°. Each found within 20° of that.
+    ///
+    /// Not against what GPS and compass say (the track's bearing from the first photo to the last, 9.3 m, less
+    /// the stripped compass heading of each centre column): they put the way ahead 15° right to 7° left of the
+    /// centre columns, 20–46° right of the steps (34° on average), and the compass's turns from photo to photo
+    /// differ from the clouds' (at infinity, so a pure turn): between the fourth and fifth photos it turns 6° right
+    /// where the clouds shift as for a turn of 5–15° left.
     ///
     /// With `copies`, each photo also carries the camera's own reduced copy (its real 1440 × 720 JPEG, stored as the
-    /// camera stores it), from which the analysis then works: held to the same (when written, it found −11° … −24°
-    /// where the photos themselves gave −14° … −26°).
+    /// camera stores it), from which the analysis then works: held to the same.
     @Test(arguments: [false, true])
     func theWalkWithoutItsCompass(copies: Bool) async throws {
         let folder = dir.appendingPathComponent(copies ? "walk-copies" : "walk")
         var pictures: [PixelBuffer] = []
         var previews: [[UInt8]] = []
         var positions: [(Double, Double)] = []
-        var compass: [Double] = []
         var times: [String] = []
         for k in 1...5 {
             let path = TestData.path("pano360/geovisio_gopromax_walk/\(k).jpg")
@@ -104,7 +105,7 @@ import Testing
             let copy = try #require(m.preview)
             previews.append(Array(file[copy]))
             positions.append((m.coordinate!.latitude, m.coordinate!.longitude))
-            compass.append(try #require(m.gpsImageDirection))
+            #expect(m.gpsImageDirection != nil) // the compass the copies written here leave out
             times.append(try #require(m.dateTime))
         }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -114,24 +115,15 @@ import Testing
                 longitude: positions[k].1, dateTime: times[k], previewJPEG: copies ? previews[k] : nil)
         }
         let (summary, warnings) = try await hyperlapse(folder.path, copies ? "walk-copies" : "walk")
-        let first = Coordinate(uncheckedLatitude: positions[0].0, longitude: positions[0].1)
-        let last = Coordinate(uncheckedLatitude: positions[4].0, longitude: positions[4].1)
-        let bearing = first.initialBearing(to: last)
         let found = summary.orientations.map { angleDifference(from: $0.heading, to: $0.view ?? .nan) }
-        let said = compass.map { angleDifference(from: $0, to: bearing) }
+        let shown: [Double] = [-20, -27, -40, -33, -21]
         print(
             """
             walk\(copies ? " (copies)" : ""): travel in the pictures \(found.map { String(format: "%.1f", $0) }), \
-            GPS and compass say \(said.map { String(format: "%.1f", $0) }); \
-            \(String(describing: summary.stabilization)); \(warnings)
+            the pictures show \(shown); \(String(describing: summary.stabilization)); \(warnings)
             """
         )
         #expect(found.count == 5)
-        let offsets = zip(found, said).map { angleDifference(from: $1, to: $0) }
-        let bias = offsets.reduce(0, +) / Double(offsets.count)
-        for offset in offsets {
-            #expect(abs(offset) <= 40)
-            #expect(abs(offset - bias) <= 15)
-        }
+        for (f, s) in zip(found, shown) { #expect(abs(angleDifference(from: s, to: f)) <= 20) }
     }
 }
