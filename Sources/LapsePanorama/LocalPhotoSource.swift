@@ -270,11 +270,13 @@ public struct LocalPhotoSource: PanoramaSource {
         return try? Self.analysisPixels(decoded, width: width)
     }
 
-    /// A decoded picture as the analysis takes it: a 2:1 picture wider than `width` scaled to `width × width/2` in
-    /// the pass that turns it into RGBA (one swscale pass, area averaging; converting at the decoded size and
-    /// scaling RGBA to RGBA after costs ten times as much), any other at its decoded size.
+    /// A decoded picture as the analysis takes it: a 2:1 picture (to within a pixel: JPEG's reduced decodes round
+    /// up, so a 4100 × 2050 photo at ¼ is 1025 × 513) wider than `width` scaled to `width × width/2` in the pass
+    /// that turns it into RGBA (one swscale pass, area averaging; converting at the decoded size and scaling RGBA
+    /// to RGBA after costs ten times as much), any other at its decoded size.
     static func analysisPixels(_ decoded: DecodedImage, width: Int) throws -> PixelBuffer {
-        guard decoded.displayWidth > width, decoded.displayWidth == 2 * decoded.displayHeight, width % 2 == 0 else {
+        guard decoded.displayWidth > width, abs(decoded.displayWidth - 2 * decoded.displayHeight) <= 1, width % 2 == 0
+        else {
             return try decoded.pixels(accurate: false)
         }
         return try decoded.pixels(width: width, height: width / 2, accurate: false)

@@ -43,6 +43,37 @@ import Testing
         }
     }
 
+    /// Photos without a copy: a real GoPro MAX photo cut short before its copy (the index then points past the
+    /// file's end: no copy serves), decoded at ¼ (1440 × 720), and a 4100 × 2050 photo, whose ¼ decode is
+    /// 1025 × 513 (JPEG's reduced sizes round up): each scaled to 1024 × 512 as it is turned into RGBA, the same
+    /// pixels as the photo decoded at ¼ and converted so, and near (PSNR over 40 dB) what the two passes before
+    /// gave (RGBA at the decoded size, then scaled RGBA to RGBA).
+    @Test func photosWithoutACopyAreScaledAsTheyAreConverted() async throws {
+        let folder = dir.appendingPathComponent("no-copy")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let real = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.walk + "/1.jpg")))
+        let copy = try #require(MultiPicture.largeThumbnail(in: real))
+        try Data(real[..<copy.lowerBound]).write(to: folder.appendingPathComponent("cut.jpg"))
+        let photo = try DecodedImage(data: real, name: "1.jpg", reduction: 1).pixels(width: 4100, height: 2050)
+        try GeotaggedPhoto.write(
+            photo, to: folder.appendingPathComponent("odd.jpg").path, latitude: 52, longitude: 6.0001,
+            dateTime: "2026:12:07 10:00:01", spherical: true)
+        let source = try LocalPhotoSource(directory: folder)
+        #expect(source.panoramas.count == 2)
+        for pano in source.panoramas {
+            let pixels = try await source.analysisImage(for: pano, width: 1024).pixels
+            let decoded = try DecodedImage(url: try #require(pano.file), reduction: 2)
+            #expect(decoded.displayWidth == (pano.id == "cut.jpg" ? 1440 : 1025))
+            #expect(pixels.width == 1024 && pixels.height == 512, "\(pano.id)")
+            let same = pixels.bytes == (try decoded.pixels(width: 1024, height: 512, accurate: false)).bytes
+            #expect(same, "\(pano.id)")
+            let twoPasses = try decoded.pixels(accurate: false).resized(width: 1024, height: 512)
+            let psnr = ImageMetrics.psnr(pixels, twoPasses)
+            print("\(pano.id): one pass against two, PSNR \(String(format: "%.1f", psnr)) dB")
+            #expect(psnr > 40, "\(pano.id)")
+        }
+    }
+
     /// A copy narrower than the analysis picture (512 wide beside a 2048-wide photo), one whose bytes are not a
     /// JPEG, one that is not 2:1, one as wide as the photo, one cut short (the file truncated), one whose index points
     /// a byte off (not right after the photo's end of image): the photo is decoded (at ½: 1024 wide) as without a
