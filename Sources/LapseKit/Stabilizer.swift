@@ -292,8 +292,9 @@ struct Stabilizer {
         }
         return """
             the direction of travel was not found in the pictures in \(framesPosed - framesWithTravel) of \
-            \(framesPosed) frames (\(measured)): those frames are posed as the source says; if the view does not \
-            face the road, give --forward D, the road's direction in degrees right of the pictures' centre column
+            \(framesPosed) frames (\(measured)): those frames look where the source's headings, its positions or \
+            single pairs of pictures that no other confirms put the way ahead; if the view does not face the road, \
+            give --forward D, the road's direction in degrees right of the pictures' centre column
             """
     }
 
