@@ -190,8 +190,6 @@ public struct SphereImage: Sendable {
             small.bytes.withUnsafeBufferPointer { b in
                 blocks.withUnsafeMutableBufferPointer { blocks in
                     for y in 0..<h {
-                        let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
-                        let inBand = abs(latitude) <= .pi / 3
                         var rowR = 0
                         var rowG = 0
                         var rowB = 0
@@ -218,8 +216,7 @@ public struct SphereImage: Sendable {
                             rowB += Int(sumB)
                             blockRow[bx] &+= SIMD3(sumR, sumG, sumB)
                         }
-                        if inBand {
-                            let rowWeight = cos(latitude)
+                        if let rowWeight = Self.meanWeight(row: y, height: h) {
                             sum += SIMD3<Double>(Double(rowR), Double(rowG), Double(rowB)) * rowWeight
                             weight += rowWeight * Double(w)
                         }
@@ -263,12 +260,11 @@ public struct SphereImage: Sendable {
         var colour = [SIMD3<Float>](repeating: .zero, count: ccw * cch)
         var sum = SIMD3<Double>(repeating: 0)
         var weight = 0.0
-        // Row y's R′G′B′ sum into the channel means, cos-weighted, when it lies within 60° of the horizon.
+        // Row y's R′G′B′ sum into the channel means (``meanWeight(row:height:)``).
         func addRow(_ y: Int, _ rowSum: SIMD3<Float>) {
-            let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
-            guard abs(latitude) <= .pi / 3 else { return }
-            sum += SIMD3<Double>(Double(rowSum.x), Double(rowSum.y), Double(rowSum.z)) * cos(latitude)
-            weight += cos(latitude) * Double(w)
+            guard let rowWeight = Self.meanWeight(row: y, height: h) else { return }
+            sum += SIMD3<Double>(Double(rowSum.x), Double(rowSum.y), Double(rowSum.z)) * rowWeight
+            weight += rowWeight * Double(w)
         }
         frame.y.withUnsafeBufferPointer { yp in
             frame.cb.withUnsafeBufferPointer { up in
@@ -294,23 +290,15 @@ public struct SphereImage: Sendable {
                             var ys = 0
                             var us = 0
                             var vs = 0
-                            if f == 2 { // a 2048-wide video: 2 × 2 luma, one chroma sample
-                                let a = 2 * y * fw + 2 * x
-                                let c = y * cw + x
-                                ys = Int(yp[a]) + Int(yp[a + 1]) + Int(yp[a + fw]) + Int(yp[a + fw + 1])
-                                us = Int(up[c])
-                                vs = Int(vp[c])
-                            } else {
-                                for j in 0..<f {
-                                    let row = (y * f + j) * fw + x * f
-                                    for i in 0..<f { ys += Int(yp[row + i]) }
-                                }
-                                for j in 0..<cf {
-                                    let row = (y * cf + j) * cw + x * cf
-                                    for i in 0..<cf {
-                                        us += Int(up[row + i])
-                                        vs += Int(vp[row + i])
-                                    }
+                            for j in 0..<f {
+                                let row = (y * f + j) * fw + x * f
+                                for i in 0..<f { ys += Int(yp[row + i]) }
+                            }
+                            for j in 0..<cf {
+                                let row = (y * cf + j) * cw + x * cf
+                                for i in 0..<cf {
+                                    us += Int(up[row + i])
+                                    vs += Int(vp[row + i])
                                 }
                             }
                             let l = 1.164384 * (Float(ys) * lumaScale - 16)
@@ -377,6 +365,14 @@ public struct SphereImage: Sendable {
             colour[bx] = block
         }
         return row
+    }
+
+    /// The weight of row `y` of an analysis picture `height` rows high in its channel means: the cosine of the row's
+    /// latitude when it lies within 60° of the horizon (each row then counts for the area it covers), nil beyond
+    /// (the sky and the ground nearest the poles left out).
+    static func meanWeight(row y: Int, height h: Int) -> Double? {
+        let latitude = (0.5 - (Double(y) + 0.5) / Double(h)) * .pi
+        return abs(latitude) <= .pi / 3 ? cos(latitude) : nil
     }
 
     /// Whether ``init(_:)-(YUVFrame)`` reduces a Y′CbCr frame of this size straight to the analysis size
