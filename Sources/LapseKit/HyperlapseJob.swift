@@ -637,11 +637,12 @@ private final class FrameRenderer: Sendable {
                     cellHeight: ch)
             }
             guard
-                let made = try await available({ try await feed.yuvImage(for: frame.stop, region: yuvRegion) })
+                var made = try await available({ try await feed.yuvImage(for: frame.stop, region: yuvRegion) })
             else { return .missing(frame) }
-            if let picture = made {
+            if let picture = made.take() {
                 try Task.checkCancellation()
                 var view = try projector.render(picture, pose: frame.stop.pose, camera: frame.camera)
+                feed.recycle(consume picture)
                 let credit = frame.stop.attribution?.credit
                 // Tone and credit as the RGBA path draws them, in the frame's own Y′CbCr; the GIF's frame is
                 // the toned view at the GIF's size, credited there.

@@ -185,6 +185,9 @@ public protocol PanoramaFeed: Sendable {
     /// `region` touches), or nil when this one comes as RGBA only (then ``image(for:region:)`` is asked); only
     /// when ``yuvImages``. Called as ``image(for:region:)`` would be. Default: throws.
     func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> YUVFrame?
+    /// The job is done with a picture ``yuvImage(for:region:)`` gave: a feed that decodes into memory of its own
+    /// may copy a later picture into its planes. Default: nothing (the picture is freed).
+    func recycle(_ picture: consuming YUVFrame)
     /// The whole panorama of a stop, small, for motion analysis (equirectangular, at least
     /// ``SphereImage/standardWidth`` wide where the source has that), as cheaply as the source allows. Called
     /// a few at a time concurrently, in increasing order of stops, ahead of ``image(for:region:)``.
@@ -234,6 +237,8 @@ extension PanoramaFeed {
     public func yuvImage(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> YUVFrame? {
         throw LapseError(.other, name, "no Y′CbCr images")
     }
+    /// Default: nothing.
+    public func recycle(_ picture: consuming YUVFrame) {}
     /// What a route point is called in messages (``PanoramaFeedTraits/pointUnit``).
     public var pointUnit: String { traits.pointUnit }
     /// Tiles downloaded and read from the cache (``PanoramaFeedStatistics/tiles``).

@@ -198,6 +198,12 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         decoding.post { [decoder] in decoder.discard(number: number) }
     }
 
+    /// The render is done with the stop's frame (``yuvImage(for:region:)``): the next frames are copied into its
+    /// planes.
+    public func recycle(_ picture: consuming YUVFrame) {
+        decoder.recycle(consume picture)
+    }
+
     /// The stop's frame, small, from the video's analysis decoder.
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
         let pixels = try await analysisFrame(for: stop).rgba()
@@ -209,8 +215,12 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     /// The stop's frame, reduced straight from its Y′CbCr to the analysis size where it can be.
     public func analysisPicture(for stop: HyperlapseStop) async throws -> SphereImage {
         if case .goproEAC = video.projection { return try SphereImage(try await analysisImage(for: stop)) }
-        switch try await analysisFrame(for: stop) {
-        case .yuv(let frame): return try SphereImage(frame)
+        let decoded = try await analysisFrame(for: stop)
+        switch consume decoded {
+        case .yuv(let frame):
+            let picture = try SphereImage(frame)
+            analysisDecoder.recycle(consume frame)
+            return picture
         case .rgba(let pixels): return try SphereImage(pixels)
         }
     }
@@ -236,6 +246,11 @@ final class SequentialDecoder: Sendable {
     private let name: String
     /// The video, opened again by the probes.
     private let location: URL
+    /// Frames given out and given back (``recycle(_:)``), whose planes the next frames are copied into. A lock of
+    /// their own: a decode holds the state's.
+    private let spares = Mutex<[YUVFrame]>([])
+    /// Spares kept at most: the frames between a decode and the render that gives it back.
+    private static let sparesKept = 4
 
     enum Picture: Sendable {
         case rgba(PixelBuffer)
@@ -325,6 +340,12 @@ final class SequentialDecoder: Sendable {
         }
     }
 
+    /// A frame given out (as Y′CbCr) is no longer wanted: a later frame is copied into its planes.
+    func recycle(_ frame: consuming YUVFrame) {
+        let kept = consume frame
+        spares.withLock { if $0.count < Self.sparesKept { $0.append(kept) } }
+    }
+
     /// Frame `number` will not be asked for: it is not kept (nor converted, when not decoded yet).
     func discard(number: Int) {
         state.withLock { state in
@@ -384,7 +405,9 @@ final class SequentialDecoder: Sendable {
                 let reader = state.reader
                 let decoded: (Double, Picture)? =
                     yuv
-                    ? try reader.nextYUVFrame().map { ($0.time, .yuv($0.frame)) }
+                    ? try reader.nextYUVFrame(reusing: spares.withLock { $0.popLast() }).map {
+                        ($0.time, .yuv($0.frame))
+                    }
                     : try reader.nextFrame().map { ($0.time, .rgba($0.pixels)) }
                 guard let (time, pixels) = decoded else {
                     throw LapseError(.invalidInput, name, "frame \(number) is past the end of the video")

@@ -125,10 +125,20 @@ extension YUVFrame {
         cr = top.cr + bottom.cr
     }
 
-    /// Copies the planes of a decoded `yuv420p` frame of the same size (any line sizes).
-    init(copying frame: Frame) {
-        self.init(width: frame.width, height: frame.height)
+    /// Copies the planes of a decoded `yuv420p` frame (any line sizes) into `spare`'s planes when it is of the
+    /// frame's size (memory already mapped, written over in place where no one else holds it), else into new
+    /// ones.
+    init(copying frame: Frame, reusing spare: consuming YUVFrame? = nil) {
         let planes = frame.planes
+        let whole = planes[0] != nil && planes[1] != nil && planes[2] != nil
+        if whole, let spare = spare.take(), spare.width == frame.width, spare.height == frame.height {
+            self = spare
+        } else if whole {
+            // Every byte is written below.
+            self.init(uninitializedWidth: frame.width, height: frame.height)
+        } else {
+            self.init(width: frame.width, height: frame.height)
+        }
         let strides = frame.lineSizes
         func copy(_ plane: Int, _ w: Int, _ h: Int, into out: inout [UInt8]) {
             guard let src = planes[plane] else { return }

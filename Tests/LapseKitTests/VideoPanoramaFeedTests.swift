@@ -82,4 +82,41 @@ import Testing
         let k = decoded.count
         #expect(k == 120 && pictures.count == analysed.count)
     }
+
+    /// A frame given back is written over by a later one: the real 360° video's frames decoded into the planes of
+    /// the frame before are the frames a decode into new memory gives, byte for byte, in the same memory (no new
+    /// 2 MB luma plane a frame); through the feed, a frame the render gives back holds the next one asked for.
+    @Test func framesGivenBackAreWrittenOver() async throws {
+        let url = URL(fileURLWithPath: TestData.path("pano360/valiant360_overpass/overpass-clip.mp4"))
+        func address(_ frame: YUVFrame) -> UInt { frame.y.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
+        let fresh = try VideoFrameReader(url)
+        let reusing = try VideoFrameReader(url)
+        var spare: YUVFrame?
+        var (frames, same, inPlace) = (0, true, 0)
+        while let (time, frame) = try fresh.nextYUVFrame() {
+            let before = spare.map(address)
+            let (otherTime, other) = try #require(try reusing.nextYUVFrame(reusing: spare.take()))
+            // Compared as a Bool: a failed comparison of two 3 MB frames would be diffed element by element.
+            let equal = time == otherTime && frame == other
+            same = same && equal
+            if before == address(other) { inPlace += 1 }
+            frames += 1
+            spare = consume other
+        }
+        #expect(frames == 120 && same)
+        #expect(inPlace == frames - 1)
+
+        let feed = try VideoPanoramaFeed(url: url)
+        let stops = try await feed.lookup(0..<3).compactMap { $0 }
+        let first = try #require(try await feed.yuvImage(for: stops[0], region: nil))
+        let firstAddress = address(first)
+        feed.recycle(consume first)
+        let second = try #require(try await feed.yuvImage(for: stops[1], region: nil))
+        let check = try VideoFrameReader(url)
+        _ = try check.skipFrame()
+        let expected = try #require(try check.nextYUVFrame()).frame
+        let secondIsFrameOne = second == expected
+        #expect(secondIsFrameOne)
+        #expect(address(second) == firstAddress)
+    }
 }
