@@ -173,6 +173,9 @@ public struct SourcePanoramaFeed: PanoramaFeed {
     /// Tells the source the job is over (it may write its caches).
     public func jobFinished() { source.jobFinished() }
 
+    /// The source may write a later picture into this one's planes (``PanoramaSource/recycle(_:)``).
+    public func recycle(_ picture: consuming YUVFrame) { source.recycle(picture) }
+
     /// The position of route point `index`.
     public func pointCoordinate(_ index: Int) -> Coordinate? {
         points.indices.contains(index) ? points[index].coordinate : nil

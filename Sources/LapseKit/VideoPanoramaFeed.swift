@@ -246,11 +246,9 @@ final class SequentialDecoder: Sendable {
     private let name: String
     /// The video, opened again by the probes.
     private let location: URL
-    /// Frames given out and given back (``recycle(_:)``), whose planes the next frames are copied into. A lock of
-    /// their own: a decode holds the state's.
-    private let spares = Mutex<[YUVFrame]>([])
-    /// Spares kept at most: the frames between a decode and the render that gives it back.
-    private static let sparesKept = 4
+    /// Frames given out and given back (``recycle(_:)``), whose planes the next frames are copied into (about the
+    /// frames between a decode and the render that gives it back).
+    private let spares = SpareFrames(limit: 4)
 
     enum Picture: Sendable {
         case rgba(PixelBuffer)
@@ -342,8 +340,7 @@ final class SequentialDecoder: Sendable {
 
     /// A frame given out (as Y′CbCr) is no longer wanted: a later frame is copied into its planes.
     func recycle(_ frame: consuming YUVFrame) {
-        let kept = consume frame
-        spares.withLock { if $0.count < Self.sparesKept { $0.append(kept) } }
+        spares.give(frame)
     }
 
     /// Frame `number` will not be asked for: it is not kept (nor converted, when not decoded yet).
@@ -405,9 +402,7 @@ final class SequentialDecoder: Sendable {
                 let reader = state.reader
                 let decoded: (Double, Picture)? =
                     yuv
-                    ? try reader.nextYUVFrame(reusing: spares.withLock { $0.popLast() }).map {
-                        ($0.time, .yuv($0.frame))
-                    }
+                    ? try reader.nextYUVFrame(spares: spares).map { ($0.time, .yuv($0.frame)) }
                     : try reader.nextFrame().map { ($0.time, .rgba($0.pixels)) }
                 guard let (time, pixels) = decoded else {
                     throw LapseError(.invalidInput, name, "frame \(number) is past the end of the video")

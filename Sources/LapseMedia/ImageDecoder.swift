@@ -330,9 +330,10 @@ public final class DecodedImage: @unchecked Sendable {
     /// from the decoded planes (scaling, chroma resampling), the range mapped and a 3 × 3 matrix on the result for a
     /// source of another matrix (JPEG's BT.601: luma takes its block's chroma; ITU-T H.273's derivation of E′Y, E′Pb,
     /// E′Pr from each matrix's Kr and Kb). Nil for what needs the RGBA path: alpha, an EXIF orientation other than
-    /// upright, RGB or palette sources, BT.2020.
+    /// upright, RGB or palette sources, BT.2020. A picture of that size kept in `spares` is written over rather than
+    /// new memory mapped.
     /// - Throws: ``LapseError`` `.codec` when swscale cannot convert.
-    public func yuv(width: Int, height: Int) throws -> YUVFrame? {
+    public func yuv(width: Int, height: Int, spares: SpareFrames? = nil) throws -> YUVFrame? {
         guard !hasAlpha, orientation == .up, let descriptor = av_pix_fmt_desc_get(frame.format),
             descriptor.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL) == 0,
             descriptor.pointee.nb_components == 3, descriptor.pointee.comp.0.depth == 8
@@ -347,11 +348,12 @@ public final class DecodedImage: @unchecked Sendable {
             // 4:2:0 at its own size (a JPEG tile): no scaling, the range and matrix in one pass.
             return YUVFrame(
                 planes: planes, lineSizes: strides.map { $0 }, width: width, height: height, kr: kr, kb: kb,
-                fullRange: full)
+                fullRange: full, reusing: spares?.take(width: width, height: height))
         }
         // Scaled (and chroma resampled) to 4:2:0 in its own range and matrix by swscale, then as above: swscale
         // copies a picture of its own format and size without converting it, whatever the range flags say.
-        var scaled = YUVFrame(uninitializedWidth: width, height: height)
+        var scaled =
+            spares?.take(width: width, height: height) ?? YUVFrame(uninitializedWidth: width, height: height)
         let cw = scaled.chromaWidth
         try scaled.y.withUnsafeMutableBufferPointer { y in
             try scaled.cb.withUnsafeMutableBufferPointer { cb in

@@ -414,12 +414,11 @@ public final class VideoFrameReader {
     }
 
     /// The next frame in decoding order as Y′CbCr, as decoded (no conversion), with its time in seconds, or `nil`
-    /// at the end. Only when ``yuvFramesAvailable``. `spare`, a frame given before and no longer wanted, takes the
-    /// new one where it is of its size: its planes' memory is written over rather than new memory mapped (a 2048 ×
-    /// 1024 frame's luma plane is 2 MB, mapped and zeroed by the kernel each time otherwise).
+    /// at the end. Only when ``yuvFramesAvailable``. A picture of the frame's size kept in `spares` (frames given
+    /// back) is written over rather than new memory mapped (a 2048 × 1024 frame's luma plane is 2 MB).
     /// - Throws: ``LapseError`` `.invalidInput` when a frame comes in another form than the stream said (the
     /// hyperlapse leaves that frame out).
-    public func nextYUVFrame(reusing spare: consuming YUVFrame? = nil) throws -> (time: Double, frame: YUVFrame)? {
+    public func nextYUVFrame(spares: SpareFrames? = nil) throws -> (time: Double, frame: YUVFrame)? {
         precondition(yuvFramesAvailable, "nextYUVFrame() on a video whose frames are not BT.709 yuv420p at their size")
         guard let time = try skipFrame() else { return nil }
         let f = current!
@@ -432,7 +431,9 @@ public final class VideoFrameReader {
                 """
             )
         }
-        guard let partner else { return (time, YUVFrame(copying: f, reusing: spare)) }
+        guard let partner else {
+            return (time, YUVFrame(copying: f, reusing: spares?.take(width: f.width, height: f.height)))
+        }
         let below = try partner.yuvFrame(at: time)
         var both = YUVFrame(copying: f)
         both.append(below)

@@ -269,12 +269,16 @@ extension YUVFrame {
     /// limited range in one pass, through a table per input value: full-range code values mapped to limited range
     /// (Y′ 16…235, Cb and Cr 16…240) and the matrix changed by `M = A_709 · A_from⁻¹` on (E′Y, E′Pb, E′Pr), where
     /// `A` is ``yPbPr(kr:kb:)`` (ITU-T H.273). Grey stays grey, so chroma depends on chroma alone; luma takes the
-    /// chroma of its 2 × 2 block. One rounding.
+    /// chroma of its 2 × 2 block. One rounding. Written into `spare`'s planes when it is of that size.
     init(
         planes: [UnsafePointer<UInt8>?], lineSizes: [Int32], width: Int, height: Int, kr: Double, kb: Double,
-        fullRange: Bool
+        fullRange: Bool, reusing spare: consuming YUVFrame? = nil
     ) {
-        self.init(uninitializedWidth: width, height: height)
+        if let spare = spare.take(), spare.width == width, spare.height == height {
+            self = spare
+        } else {
+            self.init(uninitializedWidth: width, height: height)
+        }
         guard planes.count >= 3, lineSizes.count >= 3, planes[0] != nil, planes[1] != nil, planes[2] != nil else {
             return
         }

@@ -28,6 +28,10 @@ public struct LocalPhotoSource: PanoramaSource {
     /// Where each photo that has one keeps the camera's reduced copy of itself (``PhotoMetadata/preview``), by pano
     /// id: what ``analysisImage(for:width:)`` decodes when it is large enough.
     public let previews: [String: Range<Int>]
+    /// Pictures the render gave back (``recycle(_:)``), the next photos of their size converted into their planes
+    /// (a 5760 × 2880 photo's are 25 MB, mapped anew and zeroed by the kernel otherwise): about one a frame in
+    /// flight finishes before the next photo is converted.
+    private let spares = SpareFrames(limit: 2)
 
     /// Reads the folder's photos' headers (the images are decoded only when asked for).
     /// - Parameters:
@@ -198,7 +202,16 @@ public struct LocalPhotoSource: PanoramaSource {
     {
         guard panorama.crop == nil else { return nil } // placed in its frame in RGBA
         let (decoded, w, h) = try Self.decode(panorama, resolution)
-        return try decoded.yuv(width: w, height: h).map { PanoramaImage(metadata: panorama, picture: .yuv($0)) }
+        return try decoded.yuv(width: w, height: h, spares: spares).map {
+            PanoramaImage(metadata: panorama, picture: .yuv($0))
+        }
+    }
+
+    /// The render is done with a photo's picture: a later photo of its size is converted into its planes.
+    public func recycle(_ picture: consuming YUVFrame) { spares.give(picture) }
+
+    /// Lets the pictures kept for later photos go.
+    public func jobFinished() { spares.removeAll()
     }
 
     /// The photo decoded for `resolution`, and the size it is delivered at. A JPEG much larger than the view needs

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 import Foundation
 import LapseGeo
+import LapseMedia
 import LapseRender
 
 /// A place to get street-level panoramas from: Google Street View, Panoramax, Mapillary, a folder of 360° photos,
@@ -52,6 +53,11 @@ public protocol PanoramaSource: Sendable {
     /// metadata (heading, tilt, roll), which is what Google means to be used.
     var analysisRestriction: String? { get }
 
+    /// The caller is done with a picture ``yuvImage(for:resolution:region:)`` gave: a source that makes pictures in
+    /// memory of its own may write a later one into its planes (``LapseMedia/SpareFrames``). Default: nothing (the
+    /// picture is freed).
+    func recycle(_ picture: consuming YUVFrame)
+
     /// The job using this source has finished: content kept only for the job (Google's, without permission to
     /// be cached; see ``HTTPCache``) is removed. Default: nothing.
     func jobFinished()
@@ -65,6 +71,9 @@ public protocol PanoramaSource: Sendable {
 extension PanoramaSource {
     /// Default: nothing to do.
     public func jobFinished() {}
+
+    /// Default: nothing (the picture is freed).
+    public func recycle(_ picture: consuming YUVFrame) {}
 
     /// Default: equirectangular pictures.
     public var projection: SourceProjection { .equirectangular }

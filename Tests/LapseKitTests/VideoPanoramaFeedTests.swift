@@ -91,17 +91,18 @@ import Testing
         func address(_ frame: YUVFrame) -> UInt { frame.y.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
         let fresh = try VideoFrameReader(url)
         let reusing = try VideoFrameReader(url)
-        var spare: YUVFrame?
+        let spares = SpareFrames(limit: 1)
+        var before: UInt?
         var (frames, same, inPlace) = (0, true, 0)
         while let (time, frame) = try fresh.nextYUVFrame() {
-            let before = spare.map(address)
-            let (otherTime, other) = try #require(try reusing.nextYUVFrame(reusing: spare.take()))
+            let (otherTime, other) = try #require(try reusing.nextYUVFrame(spares: spares))
             // Compared as a Bool: a failed comparison of two 3 MB frames would be diffed element by element.
             let equal = time == otherTime && frame == other
             same = same && equal
             if before == address(other) { inPlace += 1 }
             frames += 1
-            spare = consume other
+            before = address(other)
+            spares.give(other)
         }
         #expect(frames == 120 && same)
         #expect(inPlace == frames - 1)

@@ -43,6 +43,31 @@ import Testing
         }
     }
 
+    /// A photo's picture given back by the render is written over by the next photo's: the five real GoPro MAX
+    /// photos, whole (5760 × 2880), each converted into the planes of the one before (the same memory) are byte for
+    /// byte what a conversion into new memory gives.
+    @Test func picturesGivenBackAreWrittenOver() async throws {
+        let url = URL(fileURLWithPath: Self.walk)
+        let fresh = try LocalPhotoSource(directory: url)
+        let recycling = try LocalPhotoSource(directory: url)
+        func address(_ frame: YUVFrame) -> UInt { frame.y.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
+        var before: UInt?
+        var (same, inPlace) = (true, 0)
+        for pano in recycling.panoramas {
+            let expected = try #require(try await fresh.yuvImage(for: pano, resolution: .full, region: nil)?.yuv)
+            let picture = try #require(try await recycling.yuvImage(for: pano, resolution: .full, region: nil)?.yuv)
+            #expect(picture.width == 5760 && picture.height == 2880)
+            // Compared as a Bool: a failed comparison of two 25 MB pictures would be diffed element by element.
+            let equal = picture == expected
+            same = same && equal
+            if before == address(picture) { inPlace += 1 }
+            before = address(picture)
+            recycling.recycle(picture)
+        }
+        #expect(same)
+        #expect(inPlace == recycling.panoramas.count - 1)
+    }
+
     /// Photos without a copy: a real GoPro MAX photo cut short before its copy (the index then points past the
     /// file's end: no copy serves), decoded at ¼ (1440 × 720), and a 4100 × 2050 photo, whose ¼ decode is
     /// 1025 × 513 (JPEG's reduced sizes round up): each scaled to 1024 × 512 as it is turned into RGBA, the same
