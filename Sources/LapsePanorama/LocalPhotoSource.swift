@@ -211,8 +211,7 @@ public struct LocalPhotoSource: PanoramaSource {
     public func recycle(_ picture: consuming YUVFrame) { spares.give(picture) }
 
     /// Lets the pictures kept for later photos go.
-    public func jobFinished() { spares.removeAll()
-    }
+    public func jobFinished() { spares.removeAll() }
 
     /// The photo decoded for `resolution`, and the size it is delivered at. A JPEG much larger than the view needs
     /// is decoded at ½, ¼ or ⅛ size; the size delivered is the full one's.
