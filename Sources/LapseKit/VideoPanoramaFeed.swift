@@ -167,7 +167,10 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
     /// The frame of the stop (stops must be asked for in increasing order, a few at a time: the video is
     /// decoded front to back once). `region` is ignored: frames come whole.
     public func image(for stop: HyperlapseStop, region: PanoramaRegion?) async throws -> PixelBuffer {
-        try await frame(of: stop).rgba()
+        let decoded = try await frame(of: stop)
+        let pixels = try decoded.rgba()
+        if case .yuv(let frame) = consume decoded { decoder.recycle(consume frame) }
+        return pixels
     }
 
     /// The render's frame of `stop`, decoded on ``decoding`` (converted, if at all, by the caller).
@@ -204,9 +207,17 @@ public final class VideoPanoramaFeed: PanoramaFeed, Sendable {
         decoder.recycle(consume picture)
     }
 
+    /// The job is over: the frames kept for later ones go.
+    public func jobFinished() {
+        decoder.releaseSpares()
+        analysisDecoder.releaseSpares()
+    }
+
     /// The stop's frame, small, from the video's analysis decoder.
     public func analysisImage(for stop: HyperlapseStop) async throws -> PixelBuffer {
-        let pixels = try await analysisFrame(for: stop).rgba()
+        let decoded = try await analysisFrame(for: stop)
+        let pixels = try decoded.rgba()
+        if case .yuv(let frame) = consume decoded { analysisDecoder.recycle(consume frame) }
         let w = SphereImage.standardWidth
         if case .goproEAC(let eac) = video.projection { return try eac.equirectangular(pixels, width: w) }
         return pixels.width > w ? try pixels.resized(width: w, height: w / 2) : pixels
@@ -342,6 +353,9 @@ final class SequentialDecoder: Sendable {
     func recycle(_ frame: consuming YUVFrame) {
         spares.give(frame)
     }
+
+    /// Lets the frames given back go.
+    func releaseSpares() { spares.removeAll() }
 
     /// Frame `number` will not be asked for: it is not kept (nor converted, when not decoded yet).
     func discard(number: Int) {

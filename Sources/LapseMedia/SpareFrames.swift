@@ -17,26 +17,36 @@ public final class SpareFrames: Sendable {
     ///   that gives it back).
     public init(limit: Int) { self.limit = max(0, limit) }
 
-    /// Keeps `frame` for a later picture of its size.
+    /// Keeps `frame` for a later picture of its size (moved in: no other reference to its planes stays here).
     public func give(_ frame: consuming YUVFrame) {
-        let kept = consume frame
-        frames.withLock { frames in
-            guard limit > 0 else { return }
-            if frames.count == limit { frames.removeFirst() }
-            frames.append(kept)
+        guard limit > 0 else { return }
+        var kept: YUVFrame? = consume frame
+        // The oldest one out goes after the lock is let go (its planes are unmapped).
+        let evicted: YUVFrame? = frames.withLock { frames in
+            let oldest = frames.count == limit ? frames.removeFirst() : nil
+            frames.append(kept.take()!)
+            return oldest
         }
+        _ = consume evicted
     }
 
-    /// A picture of `width × height` given back, if one is kept (its pixels are the old picture's), else nil.
+    /// A picture of `width × height` given back, if one is kept (its pixels are the old picture's; its planes of
+    /// the sizes such a picture has), else nil.
     public func take(width: Int, height: Int) -> YUVFrame? {
-        frames.withLock { frames in
-            guard let i = frames.lastIndex(where: { $0.width == width && $0.height == height }) else { return nil }
+        let chroma = ((width + 1) / 2) * ((height + 1) / 2)
+        return frames.withLock { frames in
+            guard
+                let i = frames.lastIndex(where: {
+                    $0.width == width && $0.height == height && $0.y.count == width * height
+                        && $0.cb.count == chroma && $0.cr.count == chroma
+                })
+            else { return nil }
             return frames.remove(at: i)
         }
     }
 
     /// Pictures kept (for tests).
-    public var count: Int { frames.withLock { $0.count } }
+    var count: Int { frames.withLock { $0.count } }
 
     /// Lets every picture kept go.
     public func removeAll() { frames.withLock { $0.removeAll() } }

@@ -357,14 +357,15 @@ public final class VideoFrameReader {
     /// The second stream's picture at `time`, RGBA at its output size.
     fileprivate func pixels(at time: Double) throws -> PixelBuffer { try pixels(of: try advance(to: time)) }
 
-    /// The second stream's picture at `time`, as decoded.
-    fileprivate func yuvFrame(at time: Double) throws -> YUVFrame {
+    /// The second stream's decoded frame at `time`, checked to be yuv420p of the stream's size (valid until the
+    /// stream advances).
+    fileprivate func yuvSource(at time: Double) throws -> Frame {
         let f = try advance(to: time)
         guard f.format == AV_PIX_FMT_YUV420P, f.width == codedWidth, f.height == streamHeight else {
             throw LapseError(
                 .invalidInput, name, "the second video stream's frame is not yuv420p \(codedWidth)x\(streamHeight)")
         }
-        return YUVFrame(copying: f)
+        return f
     }
 
     /// `top` with the second stream's picture at `time` below it (or `top` for a one-stream file).
@@ -414,8 +415,9 @@ public final class VideoFrameReader {
     }
 
     /// The next frame in decoding order as Y′CbCr, as decoded (no conversion), with its time in seconds, or `nil`
-    /// at the end. Only when ``yuvFramesAvailable``. A picture of the frame's size kept in `spares` (frames given
-    /// back) is written over rather than new memory mapped (a 2048 × 1024 frame's luma plane is 2 MB).
+    /// at the end. Only when ``yuvFramesAvailable``. A picture of the frame's size (``codedWidth`` ×
+    /// ``codedHeight``: both streams' of a two-stream file) kept in `spares` (frames given back) is written over
+    /// rather than new memory mapped (a 2048 × 1024 frame's luma plane is 2 MB).
     /// - Throws: ``LapseError`` `.invalidInput` when a frame comes in another form than the stream said (the
     /// hyperlapse leaves that frame out).
     public func nextYUVFrame(spares: SpareFrames? = nil) throws -> (time: Double, frame: YUVFrame)? {
@@ -431,13 +433,9 @@ public final class VideoFrameReader {
                 """
             )
         }
-        guard let partner else {
-            return (time, YUVFrame(copying: f, reusing: spares?.take(width: f.width, height: f.height)))
-        }
-        let below = try partner.yuvFrame(at: time)
-        var both = YUVFrame(copying: f)
-        both.append(below)
-        return (time, both)
+        let below = try partner?.yuvSource(at: time)
+        let spare = spares?.take(width: codedWidth, height: codedHeight)
+        return (time, YUVFrame(copying: f, above: below, reusing: spare))
     }
 
     /// Decodes the next frame in decoding order without converting it (for frames not wanted: the decode cannot

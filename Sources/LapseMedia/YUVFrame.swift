@@ -111,45 +111,46 @@ extension YUVFrame {
         }
     }
 
-    /// `other` (as wide, of an even height, as this one) appended below this picture.
-    mutating func append(_ other: YUVFrame) {
-        precondition(other.width == width && height % 2 == 0, "YUVFrame.append: widths differ or odd height")
-        self = YUVFrame(stacking: self, other)
-    }
-
-    private init(stacking top: YUVFrame, _ bottom: YUVFrame) {
-        width = top.width
-        height = top.height + bottom.height
-        y = top.y + bottom.y
-        cb = top.cb + bottom.cb
-        cr = top.cr + bottom.cr
-    }
-
-    /// Copies the planes of a decoded `yuv420p` frame (any line sizes) into `spare`'s planes when it is of the
-    /// frame's size (memory already mapped, written over in place where no one else holds it), else into new
-    /// ones.
-    init(copying frame: Frame, reusing spare: consuming YUVFrame? = nil) {
-        let planes = frame.planes
-        let whole = planes[0] != nil && planes[1] != nil && planes[2] != nil
-        if whole, let spare = spare.take(), spare.width == frame.width, spare.height == frame.height {
+    /// Copies the planes of a decoded `yuv420p` frame (any line sizes), with `bottom`'s below them when given (a
+    /// frame as wide; `top` then of an even height, so that each chroma plane stacks too), into `spare`'s planes
+    /// when it is of the picture's size (memory already mapped, written over in place where no one else holds it),
+    /// else into new ones. A plane missing from a frame is left black.
+    init(copying top: Frame, above bottom: Frame? = nil, reusing spare: consuming YUVFrame? = nil) {
+        precondition(
+            bottom.map { $0.width == top.width && top.height % 2 == 0 } ?? true,
+            "YUVFrame(copying:above:): widths differ or odd height")
+        let frames = [top] + (bottom.map { [$0] } ?? [])
+        let whole = frames.allSatisfy { $0.planes[0] != nil && $0.planes[1] != nil && $0.planes[2] != nil }
+        let height = top.height + (bottom?.height ?? 0)
+        if whole, let spare = spare.take(), spare.width == top.width, spare.height == height {
             self = spare
         } else if whole {
             // Every byte is written below.
-            self.init(uninitializedWidth: frame.width, height: frame.height)
+            self.init(uninitializedWidth: top.width, height: height)
         } else {
-            self.init(width: frame.width, height: frame.height)
+            self.init(width: top.width, height: height)
         }
-        let strides = frame.lineSizes
-        func copy(_ plane: Int, _ w: Int, _ h: Int, into out: inout [UInt8]) {
-            guard let src = planes[plane] else { return }
-            let stride = Int(strides[plane])
-            out.withUnsafeMutableBytes { dst in
-                for row in 0..<h { (dst.baseAddress! + row * w).copyMemory(from: src + row * stride, byteCount: w) }
+        var row = 0
+        for frame in frames {
+            let planes = frame.planes
+            let strides = frame.lineSizes
+            let w = width
+            let cw = chromaWidth
+            let ch = (frame.height + 1) / 2
+            func copy(_ plane: Int, _ w: Int, _ h: Int, from first: Int, into out: inout [UInt8]) {
+                guard let src = planes[plane] else { return }
+                let stride = Int(strides[plane])
+                out.withUnsafeMutableBytes { dst in
+                    for r in 0..<h {
+                        (dst.baseAddress! + (first + r) * w).copyMemory(from: src + r * stride, byteCount: w)
+                    }
+                }
             }
+            copy(0, w, frame.height, from: row, into: &y)
+            copy(1, cw, ch, from: row / 2, into: &cb)
+            copy(2, cw, ch, from: row / 2, into: &cr)
+            row += frame.height
         }
-        copy(0, width, height, into: &y)
-        copy(1, chromaWidth, chromaHeight, into: &cb)
-        copy(2, chromaWidth, chromaHeight, into: &cr)
     }
 }
 
@@ -274,13 +275,14 @@ extension YUVFrame {
         planes: [UnsafePointer<UInt8>?], lineSizes: [Int32], width: Int, height: Int, kr: Double, kb: Double,
         fullRange: Bool, reusing spare: consuming YUVFrame? = nil
     ) {
+        guard planes.count >= 3, lineSizes.count >= 3, planes[0] != nil, planes[1] != nil, planes[2] != nil else {
+            self.init(width: width, height: height)
+            return
+        }
         if let spare = spare.take(), spare.width == width, spare.height == height {
             self = spare
         } else {
             self.init(uninitializedWidth: width, height: height)
-        }
-        guard planes.count >= 3, lineSizes.count >= 3, planes[0] != nil, planes[1] != nil, planes[2] != nil else {
-            return
         }
         convert(from: planes, lineSizes: lineSizes, kr: kr, kb: kb, fullRange: fullRange)
     }

@@ -54,4 +54,37 @@ import Testing
         let one = try VideoFrameReader(input: MediaInput(location: URL(fileURLWithPath: path)), stream: 2)
         #expect(one.streamCount == 1 && one.displayHeight == 736)
     }
+
+    /// The two streams' Y′CbCr frames (of a file in limited range), stacked, written into the planes of the frame before (given back): the
+    /// same memory, byte for byte the frames a reader into new memory gives; the first stream's above the second's.
+    @Test func stackedFramesAreWrittenIntoSpares() throws {
+        let folder = dir.appendingPathComponent("spares")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = URL(fileURLWithPath: try GoProMAXFile.make(in: folder, pixelFormat: "yuv420p"))
+        func address(_ frame: YUVFrame) -> UInt { frame.y.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
+        let fresh = try VideoFrameReader(url)
+        let reusing = try VideoFrameReader(url)
+        let one = try VideoFrameReader(input: MediaInput(location: url), stream: 0)
+        try #require(fresh.yuvFramesAvailable && reusing.streamCount == 2)
+        let spares = SpareFrames(limit: 1)
+        var before: UInt?
+        var (frames, same, inPlace, topOnTop) = (0, true, 0, true)
+        while let (time, frame) = try fresh.nextYUVFrame() {
+            let (otherTime, other) = try #require(try reusing.nextYUVFrame(spares: spares))
+            let equal = time == otherTime && frame == other
+            same = same && equal
+            #expect(other.width == 2272 && other.height == 1472)
+            if let (_, first) = try one.nextYUVFrame() {
+                topOnTop = topOnTop && Array(other.y.prefix(first.y.count)) == first.y
+                    && Array(other.cb.prefix(first.cb.count)) == first.cb
+            }
+            if before == address(other) { inPlace += 1 }
+            before = address(other)
+            frames += 1
+            spares.give(other)
+        }
+        #expect(frames == 4 && same && topOnTop)
+        #expect(inPlace == frames - 1)
+    }
 }
