@@ -76,7 +76,8 @@ import Testing
             same = same && equal
             #expect(other.width == 2272 && other.height == 1472)
             if let (_, first) = try one.nextYUVFrame() {
-                topOnTop = topOnTop && Array(other.y.prefix(first.y.count)) == first.y
+                topOnTop =
+                    topOnTop && Array(other.y.prefix(first.y.count)) == first.y
                     && Array(other.cb.prefix(first.cb.count)) == first.cb
             }
             if before == address(other) { inPlace += 1 }
