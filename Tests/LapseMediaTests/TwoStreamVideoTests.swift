@@ -55,8 +55,9 @@ import Testing
         #expect(one.streamCount == 1 && one.displayHeight == 736)
     }
 
-    /// The two streams' Y′CbCr frames (of a file in limited range), stacked, written into the planes of the frame before (given back): the
-    /// same memory, byte for byte the frames a reader into new memory gives; the first stream's above the second's.
+    /// The two streams' Y′CbCr frames (of a file in limited range), stacked, written into the planes of the frame
+    /// before (given back): the same memory, byte for byte the frames a reader into new memory gives; the first
+    /// stream's above the second's.
     @Test func stackedFramesAreWrittenIntoSpares() throws {
         let folder = dir.appendingPathComponent("spares")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
