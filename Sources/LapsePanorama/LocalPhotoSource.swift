@@ -33,7 +33,7 @@ public struct LocalPhotoSource: PanoramaSource {
     /// gives its picture back about when the next photo is converted, so one is enough to take each photo, and a
     /// second covers two renders finishing together; each more would hold 25 MB for nothing. Let go at
     /// ``jobFinished()`` (a job that fails leaves them to the source's end).
-    private let spares = SpareFrames(limit: 2)
+    private let spares = SpareFrames(limit: 1)
 
     /// Reads the folder's photos' headers (the images are decoded only when asked for).
     /// - Parameters:
