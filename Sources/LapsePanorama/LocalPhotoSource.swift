@@ -29,10 +29,10 @@ public struct LocalPhotoSource: PanoramaSource {
     /// id: what ``analysisImage(for:width:)`` decodes when it is large enough.
     public let previews: [String: Range<Int>]
     /// Pictures the render gave back (``recycle(_:)``), the next photos of their size converted into their planes
-    /// (a 5760 × 2880 photo's are 25 MB, mapped anew and zeroed by the kernel otherwise). Two at most: a render
-    /// gives its picture back about when the next photo is converted, so one is enough to take each photo, and a
-    /// second covers two renders finishing together; each more would hold 25 MB for nothing. Let go at
-    /// ``jobFinished()`` (a job that fails leaves them to the source's end).
+    /// (a 5760 × 2880 photo's are 25 MB, mapped anew and zeroed by the kernel otherwise). One at most: a render
+    /// gives its picture back about when the next photo is converted (40 photos at 5760 × 2880: as much system time
+    /// saved as with two kept, 12–18 MB less at the peak). Let go at ``jobFinished()`` (a job that fails leaves it
+    /// to the source's end).
     private let spares = SpareFrames(limit: 1)
 
     /// Reads the folder's photos' headers (the images are decoded only when asked for).
