@@ -191,6 +191,11 @@ func formatBytes(_ n: Int64) -> String {
     return i == 0 ? "\(n) B" : String(format: "%.1f", v) + " " + units[i]
 }
 
+/// `n` and a unit given in the plural ("route points", "video frames"), singular for one.
+func counted(_ n: Int, plural unit: String) -> String {
+    n == 1 && unit.hasSuffix("s") ? "1 \(unit.dropLast())" : "\(n) \(unit)"
+}
+
 /// "1 frame", "2 frames": a count and its noun (`plural` when the noun is irregular).
 func counted(_ n: Int, _ noun: String, _ plural: String? = nil) -> String {
     "\(n) " + (n == 1 ? noun : plural ?? noun + "s")

@@ -55,8 +55,11 @@ public final class AtomicOutput: Sendable {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw LapseError(.output, url, "directory \(directory) does not exist")
         }
-        if FileManager.default.fileExists(atPath: path), !overwrite {
-            throw LapseError(.output, url, "file exists (use `overwrite` to replace it)")
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) {
+            // A folder is never replaced, with `overwrite` or not: said before any work, not when the file is moved.
+            if isFolder.boolValue { throw LapseError(.output, url, "is a folder, not a file") }
+            if !overwrite { throw LapseError(.output, url, "file exists (use `overwrite` to replace it)") }
         }
         guard access(directory, W_OK) == 0 else {
             throw LapseError(.output, url, "directory \(directory) is not writable")

@@ -405,14 +405,24 @@ public struct HyperlapseJob: Sendable {
                 "no panoramas along the route (\(planner.pointsLookedUp) points looked up, none covered)")
         }
         if segment == nil || segment?.index == 1 {
-            for said in [planner.stationaryWarning, planner.travelWarning].compactMap({ $0 }) {
+            // Own photos are each a point: one whose nearest panorama is the one before (another photo at the same
+            // place, or the same photo again) gives no frame; said when that is half of them or more.
+            let duplicates =
+                feed.traits.followsCamera && 2 * planner.duplicatesDropped >= planner.pointsLookedUp
+                    && planner.duplicatesDropped > 0
+                ? """
+                \(planner.duplicatesDropped) of \(planner.pointsLookedUp) points have the panorama of the one before \
+                (photos at the same position: the same photo again, or taken standing still): they give no frame
+                """ : nil
+            for said in [planner.stationaryWarning, duplicates, planner.travelWarning].compactMap({ $0 }) {
                 warning?("\(feed.name): \(said)")
             }
         }
         if sink.rendered == 1 && segment == nil {
             warning?(
                 """
-                \(feed.name): one frame only (\(planner.pointsLookedUp) points looked up, one panorama along \
+                \(feed.name): one frame only (\(planner.pointsLookedUp) point\(planner.pointsLookedUp == 1 ? "" : "s") \
+                looked up, one panorama along \
                 them): a still picture, not a hyperlapse
                 """
             )
@@ -460,8 +470,11 @@ public struct HyperlapseJob: Sendable {
         if let video = feed as? VideoPanoramaFeed {
             summary.videoFrames = (video.frameStep, video.frameCount)
             if summary.duration > 0 {
-                summary.speed =
-                    Double(video.frameStep) * Double(summary.panoramas) / video.video.frameRate / summary.duration
+                // To a thousandth (the frame counts and rates make long fractions: 2.0020000000000002).
+                let speed =
+                    Double(video.frameStep) * Double(summary.panoramas) / video.video.frameRate
+                    / summary.duration
+                summary.speed = (speed * 1000).rounded() / 1000
             }
         }
         summary.panoramasAtLowerZoom = feed.panoramasAtLowerZoom

@@ -209,6 +209,9 @@ extension HyperlapseSettings {
                 "`frameStep` is for a video without positions: this one's "
                     + (s.track != nil ? "track" : "own GPS") + " places a frame every `spacing` metres instead")
         }
+        if videoPath == nil, let step = self.frameStep, step > 1 {
+            warning?("`frameStep` is for a video: \(source) has no frames to step over, so it is not used")
+        }
         let client = try options.makeClient()
         // Tiles come a panorama at a time, several at once: report them as one running count.
         let made = try options.make(

@@ -46,14 +46,20 @@ public struct LocalPhotoSource: PanoramaSource {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         } catch {
+            var isFolder: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: directory.path, isDirectory: &isFolder)
             throw LapseError(
                 .invalidInput, directory,
-                FileManager.default.fileExists(atPath: directory.path) ? "cannot read the folder" : "no such folder")
+                !exists
+                    ? "no such folder"
+                    : isFolder.boolValue
+                        ? "cannot read the folder"
+                        : "a file, not a folder of photos (a 360° video is read as video:FILE)")
         }
         let jpegs = names.filter { ["jpg", "jpeg"].contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
             .sorted()
         var usable: [(PhotoMetadata, String)] = []
-        var skipped: [(String, String)] = []
+        var skipped: [(file: String, reason: String)] = []
         for file in jpegs {
             guard let m = try? PhotoMetadata(url: directory.appendingPathComponent(file, isDirectory: false)) else {
                 skipped.append((file, "cannot read the file"))
@@ -92,10 +98,7 @@ public struct LocalPhotoSource: PanoramaSource {
             usable.append((m, file))
         }
         guard !usable.isEmpty else {
-            let why =
-                skipped.isEmpty
-                ? "no JPEG files" : "no usable 360° photo (\(skipped.count) skipped: \(skipped.first!.1)…)"
-            throw LapseError(.invalidInput, directory, why)
+            throw LapseError(.invalidInput, directory, Self.noPhotos(in: directory, names: names, skipped: skipped))
         }
         usable.sort { ($0.0.dateTime ?? "", $0.1) < ($1.0.dateTime ?? "", $1.1) }
         var panoramas: [PanoramaMetadata] = []
@@ -207,6 +210,28 @@ public struct LocalPhotoSource: PanoramaSource {
         return try decoded.yuv(width: w, height: h, spares: spares).map {
             PanoramaImage(metadata: panorama, picture: .yuv($0))
         }
+    }
+
+    /// Why a folder gave no photo: no JPEG in it (naming a subfolder that has some: folders are not searched, and a
+    /// camera's card keeps its photos in one, `DCIM/100GOPRO`), or what the photos skipped lacked (the reason when
+    /// all share it, else the first one's, named).
+    static func noPhotos(in directory: URL, names: [String], skipped: [(file: String, reason: String)]) -> String {
+        guard let first = skipped.first else {
+            let nested = names.sorted().first { name in
+                let folder = directory.appendingPathComponent(name, isDirectory: true)
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
+                    let inside = try? FileManager.default.contentsOfDirectory(atPath: folder.path)
+                else { return false }
+                return inside.contains { ["jpg", "jpeg"].contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
+            }
+            guard let nested else { return "no JPEG files" }
+            return "no JPEG files (subfolders are not searched: \(nested) has some; give local:"
+                + directory.appendingPathComponent(nested).path + ")"
+        }
+        let reasons = Set(skipped.map(\.reason))
+        return "no usable 360° photo (\(skipped.count) skipped"
+            + (reasons.count == 1 ? ": \(first.reason))" : "; the first, \(first.file): \(first.reason))")
     }
 
     /// The render is done with a photo's picture: a later photo of its size is converted into its planes.

@@ -209,10 +209,10 @@ extension FirstContactCLITests {
         let (plain, plainFrames) = try speed([])
         #expect(plainFrames == 24)
         #expect(abs((plain ?? 0) - 5) < 1e-6, "\(String(describing: plain))")
-        // 24 frames of the video, 5 apart at 29.97 fps, shown in 47 frames at 29.97 fps: 120/47.
+        // 24 frames of the video, 5 apart at 29.97 fps, shown in 47 frames at 29.97 fps: 120/47, to a thousandth.
         let (faded, fadedFrames) = try speed(["--crossfade"])
         #expect(fadedFrames == 47)
-        #expect(abs((faded ?? 0) - 120.0 / 47) < 1e-6, "\(String(describing: faded))")
+        #expect(faded == (120.0 / 47 * 1000).rounded() / 1000, "\(String(describing: faded))")
     }
 }
 

@@ -306,6 +306,31 @@ import Testing
         #expect(r.stderr.contains(message), "\(r.stderr)")
         #expect(try files().isEmpty)
     }
+
+    /// Own photos that are mostly the same panorama again (a real GoPro MAX photo saved ten times with other XMP, at
+    /// one position: 13 photos, 10 giving no frame) are said in a warning, and `--frame-step`, which is for videos,
+    /// is said to go unused rather than silently ignored; the run succeeds.
+    @Test func duplicatePhotosAndAFrameStepForPhotosAreSaid() throws {
+        let out = dir.appendingPathComponent("poses.mp4").path
+        let r = try Shell.lapse([
+            "hyperlapse", "--source", "local:" + TestData.path("pano360/trekview_gpano_pose"), "--size", "320x180",
+            "--frame-step", "3", "-o", out, "--overwrite"
+        ])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(
+            r.stderr.contains("10 of 13 points have the panorama of the one before")
+                && r.stderr.contains("they give no frame"), "\(r.stderr)")
+        #expect(r.stderr.contains("--frame-step is for a video: local:"), "\(r.stderr)")
+    }
+
+    /// An output path that is a folder is refused before any work (exit 1, one line), with `--overwrite` too.
+    @Test func aFolderAsTheOutputIsRefusedAtOnce() throws {
+        let folder = dir.appendingPathComponent("folder.mp4")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let r = try Shell.lapse(["hyperlapse", "--source", source, "-o", folder.path, "--overwrite"])
+        #expect(r.status == 1)
+        #expect(r.stderr == "error: \(folder.path): is a folder, not a file\n", "\(r.stderr)")
+    }
 }
 
 @Suite struct OutputAppearsCLITests {

@@ -122,4 +122,16 @@ import Testing
         output.discard()
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
     }
+
+    /// A folder at the output's path is never replaced, with `overwrite` or not: said when the output is made.
+    @Test func aFolderIsNeverReplaced() throws {
+        let folder = path("folder.mp4")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for overwrite in [false, true] {
+            let error = try #require(throws: LapseError.self) {
+                _ = try AtomicOutput(url: URL(fileURLWithPath: folder), overwrite: overwrite)
+            }
+            #expect(error.code == .output && error.reason == "is a folder, not a file")
+        }
+    }
 }

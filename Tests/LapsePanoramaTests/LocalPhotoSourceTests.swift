@@ -177,6 +177,43 @@ import Testing
             _ = try PhotoMetadata(url: URL(fileURLWithPath: path)) // no trap, whatever it finds
         }
     }
+
+    /// A folder that gives no photo says why, and where they may be: a file given as the folder; photos one level
+    /// down (a camera card's `DCIM/100GOPRO`: folders are not searched), named with the `local:` to give; photos
+    /// skipped for one reason (said once) or several (the first one's, named).
+    @Test func aFolderWithoutPhotosSaysWhereTheyMayBe() throws {
+        let dir = TestData.scratchDirectory("no-photos")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fm = FileManager.default
+        func reason(_ url: URL) -> String? {
+            do {
+                _ = try LocalPhotoSource(directory: url)
+                return nil
+            } catch {
+                return (error as? LapseError)?.reason
+            }
+        }
+        let file = URL(fileURLWithPath: Self.trekview + "/GSAG2002.JPG")
+        #expect(reason(file) == "a file, not a folder of photos (a 360° video is read as video:FILE)")
+        let card = dir.appendingPathComponent("card")
+        try fm.createDirectory(at: card.appendingPathComponent("100GOPRO"), withIntermediateDirectories: true)
+        try fm.createDirectory(at: card.appendingPathComponent("MISC"), withIntermediateDirectories: true)
+        #expect(reason(card) == "no JPEG files")
+        try fm.createSymbolicLink(
+            atPath: card.appendingPathComponent("100GOPRO/G0010001.JPG").path, withDestinationPath: file.path)
+        let nested = card.appendingPathComponent("100GOPRO").path
+        #expect(
+            reason(card)
+                == "no JPEG files (subfolders are not searched: 100GOPRO has some; give local:\(nested))")
+        let mixed = dir.appendingPathComponent("mixed")
+        try fm.createDirectory(at: mixed, withIntermediateDirectories: true)
+        try fm.createSymbolicLink(
+            atPath: mixed.appendingPathComponent("a.jpg").path,
+            withDestinationPath: TestData.path("images/opensfm_lund/images/01.jpg"))
+        try Data([0xFF, 0xD8, 0xFF]).write(to: mixed.appendingPathComponent("b.jpg"))
+        let said = reason(mixed) ?? ""
+        #expect(said.hasPrefix("no usable 360° photo (2 skipped; the first, a.jpg: not equirectangular"), "\(said)")
+    }
 }
 
 @Suite struct VideoPanoramaSourceTests {

@@ -170,8 +170,9 @@ enum HyperlapseCommand: Command {
 
     static let page = CommandHelp(
         usage: """
-            lapse hyperlapse (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE) --source SOURCE \
+            lapse hyperlapse --source SOURCE [--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE] \
             -o OUT.mp4 [options]
+              (a route for google, panoramax, mapillary; local:DIR and video:FILE follow their own positions)
             """,
         about: """
             Plans a route (or reads one), finds the 360° panorama nearest to every point, renders a perspective frame
@@ -378,8 +379,9 @@ enum HyperlapseCommand: Command {
         lines.append(
             "source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
                 + """
-                \(s.routePoints) \(s.pointUnit)\(taken ?? ""), \(counted(s.panoramas, "panorama")) used, \
-                \(counted(s.duplicatesDropped, "duplicate")) dropped, \(counted(s.gaps, "gap"))
+                \(counted(s.routePoints, plural: s.pointUnit))\(taken ?? ""), \
+                \(counted(s.panoramas, "panorama")) used, \(counted(s.duplicatesDropped, "duplicate")) dropped, \
+                \(counted(s.gaps, "gap"))
                 """
                 + (s.speed.map { "; plays at \(NumberText.compact($0, digits: 2))× the video's speed" } ?? "")
         )

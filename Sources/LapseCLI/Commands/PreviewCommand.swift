@@ -13,8 +13,9 @@ enum PreviewCommand: Command {
 
     static let page = CommandHelp(
         usage: """
-            lapse preview (--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE) --source SOURCE \
+            lapse preview --source SOURCE [--from LAT,LNG --to LAT,LNG [--via LAT,LNG]... | --route FILE] \
             --report OUT.html [options]
+              (a route for google, panoramax, mapillary; local:DIR and video:FILE follow their own positions)
             """,
         about: """
             Plans the route (or reads it) and looks up the panorama nearest to every point, as lapse hyperlapse would,
@@ -91,7 +92,7 @@ enum PreviewCommand: Command {
             "wrote \(report): the preview",
             "source \(s.feed): " + (s.distance > 0 ? String(format: "%.2f km, ", s.distance / 1000) : "")
                 + """
-                \(s.routePoints) \(s.pointUnit), \(counted(s.panoramas, "panorama")), \
+                \(counted(s.routePoints, plural: s.pointUnit)), \(counted(s.panoramas, "panorama")), \
                 \(counted(s.duplicatesDropped, "duplicate")), \(counted(s.gaps, "gap")); done in 
                 """
                 + String(format: "%.1f", seconds) + " s"
