@@ -430,7 +430,7 @@ enum HyperlapseCommand: Command {
         }
         if let b = st.jitterBefore, let a = st.jitterAfter {
             line += String(
-                format: "; turn between frames %.1f° median, %.1f° p90 (source alone %.1f°, %.1f°)",
+                format: "; turn between frames of a measured pair %.1f° median, %.1f° p90 (source alone %.1f°, %.1f°)",
                 a.median, a.p90, b.median, b.p90)
         }
         line += "; \(counted(st.pairsMeasured, "pair")) measured, \(st.pairsUnmeasured) not"
