@@ -53,6 +53,8 @@ final class Console: Sendable {
         }
     }
     private let screen = Mutex(Screen())
+    /// The warnings given so far (with `--quiet` too), for `--json`'s summary.
+    private let warned = Mutex<[String]>([])
 
     /// A line cut to the terminal's width (less one column), so that it never wraps and the lines redrawn in
     /// place stay where they are.
@@ -118,6 +120,7 @@ final class Console: Sendable {
 
     /// A one-line warning on stderr (not shown with --quiet); on a terminal, above the progress lines.
     func warn(_ message: String) {
+        warned.withLock { $0.append(SettingFlags.shown(message)) }
         guard !quiet else { return }
         screen.withLock { s in
             s.clear()
@@ -157,11 +160,16 @@ final class Console: Sendable {
         }
     }
 
+    /// `object` with the warnings given so far (``WarnedSummary``): what `--json` prints.
+    func warned<T: Encodable>(_ object: T) -> WarnedSummary<T> {
+        WarnedSummary(base: object, warnings: warned.withLock { $0 })
+    }
+
     /// The final summary: `lines` as text on stdout (stderr with `--json`), and with `--json` `object` as JSON on
-    /// stdout (``SummaryJSON``).
+    /// stdout (``SummaryJSON``), with the warnings given (``warned(_:)``).
     func summary(_ lines: [String], json object: some Encodable) {
         if json {
-            if let data = try? SummaryJSON.data(object) {
+            if let data = try? SummaryJSON.data(warned(object)) {
                 FileHandle.standardOutput.write(data + Data("\n".utf8))
             }
         }

@@ -59,6 +59,20 @@ struct CommandSummary<Base: Encodable>: Encodable {
     }
 }
 
+/// A summary with the warnings the command gave (`warnings`, as stderr showed them, without `warning: `), for
+/// scripts that read `--json` only, and for the report page's table; the key is left out when there were none.
+struct WarnedSummary<Base: Encodable>: Encodable {
+    var base: Base
+    var warnings: [String]
+
+    func encode(to encoder: any Encoder) throws {
+        try base.encode(to: encoder)
+        guard !warnings.isEmpty else { return }
+        var c = encoder.container(keyedBy: SummaryKey.self)
+        try c.encode(warnings, forKey: "warnings")
+    }
+}
+
 /// The summaries of the commands without a job type, and the error object.
 enum Summary {
     /// `{"error": {...}}` under `--json` when a command fails.

@@ -314,9 +314,15 @@ import Testing
         let out = dir.appendingPathComponent("poses.mp4").path
         let r = try Shell.lapse([
             "hyperlapse", "--source", "local:" + TestData.path("pano360/trekview_gpano_pose"), "--size", "320x180",
-            "--frame-step", "3", "-o", out, "--overwrite"
+            "--frame-step", "3", "-o", out, "--overwrite", "--json"
         ])
         #expect(r.status == 0, "\(r.stderr)")
+        // The same warnings in the JSON summary, for scripts that read it only.
+        let summary = try #require(try JSONSummary.parse(r.stdoutData))
+        let warnings = summary["warnings"] as? [String] ?? []
+        #expect(
+            warnings.contains { $0.contains("10 of 13 points have the panorama of the one before") }
+                && warnings.contains { $0.hasPrefix("--frame-step is for a video") }, "\(warnings)")
         #expect(
             r.stderr.contains("10 of 13 points have the panorama of the one before")
                 && r.stderr.contains("they give no frame"), "\(r.stderr)")

@@ -69,6 +69,10 @@ import Testing
                 #expect(text == "–", "\(key)")
             } else if let s = value as? String {
                 #expect(text == s, "\(key)")
+            } else if let list = value as? [String] {
+                // An array (the warnings) as the page's JSON.stringify wrote it.
+                let read = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String]
+                #expect(read == list, "\(key): \(text)")
             } else if text == "true" || text == "false" {
                 #expect((value as? Bool).map(String.init) == text, "\(key): \(text) vs \(value)")
             } else if let n = value as? NSNumber {

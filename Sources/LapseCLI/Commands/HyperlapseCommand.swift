@@ -338,7 +338,7 @@ enum HyperlapseCommand: Command {
             json.report = reportFile.filePath
             let page = ReportPage(
                 title: "Hyperlapse: " + s.output.lastPathComponent, report: report,
-                summaryJSON: try SummaryJSON.data(json, compact: true),
+                summaryJSON: try SummaryJSON.data(console.warned(json), compact: true),
                 video: s.output, gif: s.gif, credits: s.creditLines)
             let written = try page.write(to: reportFile, overwrite: overwrite)
             let thumbnails =

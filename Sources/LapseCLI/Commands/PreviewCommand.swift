@@ -85,7 +85,7 @@ enum PreviewCommand: Command {
         let json = CommandSummary(s, seconds: seconds, report: report)
         let page = ReportPage(
             title: "Preview: " + s.feed, report: s.report,
-            summaryJSON: try SummaryJSON.data(json, compact: true),
+            summaryJSON: try SummaryJSON.data(console.warned(json), compact: true),
             credits: Set(s.report.panoramas.compactMap(\.credit)).sorted())
         try page.write(to: URL(fileURLWithPath: report), overwrite: overwrite)
         let lines = [
