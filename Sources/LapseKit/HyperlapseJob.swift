@@ -405,16 +405,8 @@ public struct HyperlapseJob: Sendable {
                 "no panoramas along the route (\(planner.pointsLookedUp) points looked up, none covered)")
         }
         if segment == nil || segment?.index == 1 {
-            // Own photos are each a point: one whose nearest panorama is the one before (another photo at the same
-            // place, or the same photo again) gives no frame; said when that is half of them or more.
-            let duplicates =
-                feed.traits.followsCamera && 2 * planner.duplicatesDropped >= planner.pointsLookedUp
-                    && planner.duplicatesDropped > 0
-                ? """
-                \(planner.duplicatesDropped) of \(planner.pointsLookedUp) points have the panorama of the one before \
-                (photos at the same position: the same photo again, or taken standing still): they give no frame
-                """ : nil
-            for said in [planner.stationaryWarning, duplicates, planner.travelWarning].compactMap({ $0 }) {
+            let warnings = [planner.stationaryWarning, planner.duplicateWarning, planner.travelWarning]
+            for said in warnings.compactMap({ $0 }) {
                 warning?("\(feed.name): \(said)")
             }
         }

@@ -102,6 +102,18 @@ struct StopPlanner {
     var travelWarning: String? { stabilizer.travelWarning }
     /// What to tell the user about a camera that stood still (see ``Stabilizer/stationaryWarning``).
     var stationaryWarning: String? { stabilizer.stationaryWarning }
+    /// What to tell the user when half the points or more of a camera's own track have the panorama of the one
+    /// before (own photos are each a point: another photo at the same place, or the same photo again, gives no
+    /// frame); nil otherwise.
+    var duplicateWarning: String? {
+        guard feed.traits.followsCamera, duplicatesDropped > 0, 2 * duplicatesDropped >= pointsLookedUp else {
+            return nil
+        }
+        return """
+            \(duplicatesDropped) of \(pointsLookedUp) points have the panorama of the one before (photos at the same \
+            position: the same photo again, or taken standing still): they give no frame
+            """
+    }
 
     /// What the stabilisation found (nil when it was off).
     var stabilization: StabilizationReport? {

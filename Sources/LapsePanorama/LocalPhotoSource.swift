@@ -56,8 +56,7 @@ public struct LocalPhotoSource: PanoramaSource {
                         ? "cannot read the folder"
                         : "a file, not a folder of photos (a 360° video is read as video:FILE)")
         }
-        let jpegs = names.filter { ["jpg", "jpeg"].contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
-            .sorted()
+        let jpegs = names.filter(Self.isJPEG).sorted()
         var usable: [(PhotoMetadata, String)] = []
         var skipped: [(file: String, reason: String)] = []
         for file in jpegs {
@@ -212,6 +211,11 @@ public struct LocalPhotoSource: PanoramaSource {
         }
     }
 
+    /// Whether a file name is a JPEG's, as the folder is read (`.jpg` or `.jpeg`, any case).
+    static func isJPEG(_ name: String) -> Bool {
+        ["jpg", "jpeg"].contains(URL(fileURLWithPath: name).pathExtension.lowercased())
+    }
+
     /// Why a folder gave no photo: no JPEG in it (naming a subfolder that has some: folders are not searched, and a
     /// camera's card keeps its photos in one, `DCIM/100GOPRO`), or what the photos skipped lacked (the reason when
     /// all share it, else the first one's, named).
@@ -223,7 +227,7 @@ public struct LocalPhotoSource: PanoramaSource {
                 guard FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), isFolder.boolValue,
                     let inside = try? FileManager.default.contentsOfDirectory(atPath: folder.path)
                 else { return false }
-                return inside.contains { ["jpg", "jpeg"].contains(URL(fileURLWithPath: $0).pathExtension.lowercased()) }
+                return inside.contains(where: isJPEG)
             }
             guard let nested else { return "no JPEG files" }
             return "no JPEG files (subfolders are not searched: \(nested) has some; give local:"
