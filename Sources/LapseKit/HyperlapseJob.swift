@@ -405,7 +405,9 @@ public struct HyperlapseJob: Sendable {
                 "no panoramas along the route (\(planner.pointsLookedUp) points looked up, none covered)")
         }
         if segment == nil || segment?.index == 1 {
-            let warnings = [planner.stationaryWarning, planner.duplicateWarning, planner.travelWarning]
+            let warnings = [
+                planner.stationaryWarning, planner.duplicateWarning, planner.headingWarning, planner.travelWarning
+            ]
             for said in warnings.compactMap({ $0 }) {
                 warning?("\(feed.name): \(said)")
             }

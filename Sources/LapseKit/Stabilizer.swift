@@ -247,6 +247,19 @@ struct Stabilizer {
     private var pairTurns: [(frame: Int, yaw: Double)] = []
     /// Whether the camera turns as its track does (``turnsWithTrack()``), as of the last frame added.
     private var turnsAsTrack: Bool?
+    /// The source's heading of the last frame whose heading was kept, with its uncertainty, and the turn measured
+    /// since (degrees, right positive, and its variance): nil when a pair since was not measured.
+    private struct HeadingReference {
+        var heading: Double
+        var sigma: Double
+        var turn = 0.0
+        var turnVariance = 0.0
+    }
+    private var headingReference: HeadingReference?
+    /// Frames whose source heading the turns measured in the pictures contradicted, left out (``checkHeading``), and
+    /// the largest disagreement (degrees).
+    private(set) var headingsLeftOut = 0
+    private var largestHeadingDisagreement = 0.0
     /// Metres from the last frame kept within which a camera whose pictures did not move is standing still (GPS
     /// noise).
     let stationaryDistance = 4.0
@@ -272,6 +285,22 @@ struct Stabilizer {
             \(stationaryDropped) of \(total) panoramas show a camera that did not move since the frame before (nothing \
             in the pictures moved\(positionsKnown ? ", their positions within \(Int(stationaryDistance)) m" : "")): \
             they are left out
+            """
+    }
+
+    /// What to tell the user when the source's headings of frames were left out because the pictures turned
+    /// otherwise (``checkHeading``); nil when none was.
+    var headingWarning: String? {
+        guard headingsLeftOut > 0 else { return nil }
+        let which =
+            headingsLeftOut == 1
+            ? "the source's heading of 1 frame disagrees"
+            : "the source's headings of \(headingsLeftOut) frames disagree"
+        return """
+            \(which) with the turns measured between the pictures (by up to \
+            \(Int(largestHeadingDisagreement.rounded()))°): left out, the pictures' turns followed (a camera that \
+            keeps its picture turned to the world, as GoPro's World Lock does, under headings written from the track; \
+            or a compass thrown off)
             """
     }
 
@@ -318,6 +347,7 @@ struct Stabilizer {
     /// - Returns: false when the stop was dropped (its camera had not moved since the last frame kept).
     @discardableResult
     mutating func add(_ stop: HyperlapseStop, point: Int, picture: SphereImage?, motion measured: PairMotion?) -> Bool {
+        var stop = stop
         guard options.enabled else {
             var posed = stop
             if let f = options.forward, stop.headingUncertainty == nil {
@@ -345,13 +375,7 @@ struct Stabilizer {
             }
             carried = nil
             dropping = false
-            if let m = motion, let before = analysed.last?.stop ?? smoothing.last?.stop ?? oriented.last?.stop,
-                let a = before.headingUncertainty, let b = stop.headingUncertainty
-            {
-                let expected = angleDifference(from: before.pose.heading, to: stop.pose.heading)
-                let limit = max(5, 4 * (a * a + b * b + m.uncertainty * m.uncertainty).squareRoot())
-                if abs(angleDifference(from: expected, to: m.yawPitchRoll.yaw)) > limit { motion = nil }
-            }
+            checkHeading(of: &stop, against: &motion)
             // A pair is the picture before and this one (stops between pictures share the motion measured).
             if picture != nil { if motion == nil { pairsUnmeasured += 1 } else { pairsMeasured += 1 } }
             if followsCamera, picture != nil, let votes = measured?.travelVotes {
@@ -414,6 +438,46 @@ struct Stabilizer {
         if followsCamera, positionsKnown { turnsAsTrack = turnsWithTrack() }
         release()
         return true
+    }
+
+    /// Checks the source's heading of `stop` against the turn measured since the last frame whose heading was kept
+    /// (``headingReference``), by four standard deviations of the difference expected or 5°, whichever is more.
+    /// Where they disagree, the weaker is left out: the stop's heading when it is a compass's or a tag's (10° or
+    /// looser, at both ends) and the turn was measured firmly (50 or more correspondences agreeing, to within 1°): a
+    /// camera that keeps its picture turned to the world (GoPro's World Lock) under headings written from the track,
+    /// or a compass thrown off; else the measured motion (two panoramas whose pictures were matched wrongly).
+    private mutating func checkHeading(of stop: inout HyperlapseStop, against motion: inout PairMotion?) {
+        guard let sigma = stop.headingUncertainty else {
+            // No heading here: the turn adds up to the next one, as long as each pair is measured.
+            if let m = motion, headingReference != nil {
+                headingReference!.turn += m.yawPitchRoll.yaw
+                headingReference!.turnVariance += m.uncertainty * m.uncertainty
+            } else {
+                headingReference = nil
+            }
+            return
+        }
+        defer {
+            if stop.headingUncertainty != nil {
+                headingReference = HeadingReference(heading: stop.pose.heading, sigma: sigma)
+            } else if let m = motion {
+                headingReference!.turn += m.yawPitchRoll.yaw
+                headingReference!.turnVariance += m.uncertainty * m.uncertainty
+            }
+        }
+        guard let m = motion, let r = headingReference else { return }
+        let expected = angleDifference(from: r.heading, to: stop.pose.heading)
+        let variance = r.sigma * r.sigma + sigma * sigma + r.turnVariance + m.uncertainty * m.uncertainty
+        let limit = max(5, 4 * variance.squareRoot())
+        let difference = abs(angleDifference(from: expected, to: r.turn + m.yawPitchRoll.yaw))
+        guard difference > limit else { return }
+        if min(r.sigma, sigma) >= 10, m.inliers >= 50, m.uncertainty <= 1 {
+            stop.headingUncertainty = nil
+            headingsLeftOut += 1
+            largestHeadingDisagreement = max(largestHeadingDisagreement, difference)
+        } else {
+            motion = nil
+        }
     }
 
     /// The frame ending the pair, of those ending at frames `from…through`, whose turn differs most from the track's

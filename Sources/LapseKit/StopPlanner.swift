@@ -102,6 +102,9 @@ struct StopPlanner {
     var travelWarning: String? { stabilizer.travelWarning }
     /// What to tell the user about a camera that stood still (see ``Stabilizer/stationaryWarning``).
     var stationaryWarning: String? { stabilizer.stationaryWarning }
+
+    /// What to tell the user about source headings the pictures contradicted (see ``Stabilizer/headingWarning``).
+    var headingWarning: String? { stabilizer.headingWarning }
     /// What to tell the user when half the points or more of a camera's own track have the panorama of the one
     /// before (own photos are each a point: another photo at the same place, or the same photo again, gives no
     /// frame); nil otherwise.

@@ -127,4 +127,62 @@ import Testing
         #expect(found.count == 5)
         for (f, s) in zip(found, shown) { #expect(abs(angleDifference(from: s, to: f)) <= 20) }
     }
+
+    /// The real ride with World Lock on (the camera keeps its picture turned to the world while the bicycle circles)
+    /// under GPSImgDirection tags written from the track (172° to 18° over the five frames): the pictures' own turns
+    /// are followed, the tags that contradict them left out with a warning, and the view stays on one place in the
+    /// world (it swung 73° and 92° between the last frames when the tags posed them).
+    @Test func theWorldLockRideFollowsThePictures() async throws {
+        let folder = TestData.path("pano360/trekview_worldlock_bike")
+        let names = ["000001", "000006", "000008", "000015", "000029"].map { "GS010013-worldlock_\($0).jpg" }
+        // The turns the sky shows, read independently: the circular shift of the gradients of its band (85° to 47°
+        // above the horizon, 0.25° a column; green) that lines two pictures up.
+        let sky = try names.map { name in
+            try DecodedImage(url: URL(fileURLWithPath: folder + "/" + name)).pixels(width: 1440, height: 720)
+        }
+        func gradients(_ p: PixelBuffer) -> [Float] {
+            func y(_ x: Int, _ r: Int) -> Float { Float(p.bytes[(r * p.width + (x + p.width) % p.width) * 4 + 1]) }
+            var g: [Float] = []
+            for r in 21..<170 {
+                for x in 0..<p.width { g.append(abs(y(x + 1, r) - y(x, r)) + abs(y(x, r) - y(x, r - 1))) }
+            }
+            let mean = g.reduce(0, +) / Float(g.count)
+            return g.map { $0 - mean }
+        }
+        let bands = sky.map(gradients)
+        var skyTurns: [Double] = []
+        for k in 1..<bands.count {
+            var best = (shift: 0, score: -Float.infinity)
+            for shift in -200...200 {
+                var score: Float = 0
+                for r in 0..<149 {
+                    for x in 0..<1440 {
+                        score += bands[k - 1][r * 1440 + x] * bands[k][r * 1440 + (x + shift + 1440) % 1440]
+                    }
+                }
+                if score > best.score { best = (shift, score) }
+            }
+            skyTurns.append(-Double(best.shift) / 4) // the sky moving right: the camera turned left
+        }
+        let (summary, warnings) = try await hyperlapse(folder, "worldlock")
+        let frames = summary.orientations
+        let turns = zip(frames, frames.dropFirst()).map { angleDifference(from: $0.heading, to: $1.heading) }
+        let tags = zip(frames, frames.dropFirst()).map { angleDifference(from: $0.sourceHeading, to: $1.sourceHeading) }
+        let inPicture = frames.map { angleDifference(from: $0.heading, to: $0.view ?? .nan) }
+        print("world lock: sky turns \(skyTurns), posed \(turns), tags \(tags); view in the pictures \(inPicture)")
+        print(warnings)
+        #expect(frames.count == 5)
+        // World Lock: the sky stays in place but for the clouds' drift (1.5–5.3° right between these frames).
+        #expect(skyTurns.allSatisfy { abs($0) <= 6 })
+        #expect(tags.filter { abs($0) > 60 }.count == 2) // what the tags say
+        for (posed, seen) in zip(turns, skyTurns) {
+            #expect(abs(posed) <= 5)
+            #expect(abs(posed - seen) <= 10)
+        }
+        // The same place in the world, so the same place in these world-locked pictures, frame after frame.
+        for (a, b) in zip(inPicture, inPicture.dropFirst()) { #expect(abs(angleDifference(from: a, to: b)) <= 6) }
+        #expect(!frames[3].from.contains("metadata") && !frames[4].from.contains("metadata"))
+        #expect(frames[3].from.contains("pixels") && frames[4].from.contains("pixels"))
+        #expect(warnings.contains { $0.contains("headings of 2 frames disagree") && $0.contains("World Lock") })
+    }
 }
