@@ -185,11 +185,12 @@ public struct HyperlapseJob: Sendable {
         /// With ``HyperlapseJob/recordsReport``: every point, panorama and frame.
         public var report: HyperlapseReport?
 
-        /// The keys: output, bytes, gif, gifBytes, distance (metres), routePoints, panoramas, tilesDownloaded,
-        /// tilesFromCache, panoramasAtLowerZoom, panoramasUnavailable, width, height, fps (a number), frameRate
-        /// (`"24/1"`), duplicatesDropped, gaps, frames, duration, credits, source, speed, segment, stabilization
-        /// (``StabilizationReport``), posedFromMetadata; those that may be absent are `null` then. An empty segment:
-        /// segment, jobFrames, frames (0), firstFrame, written (false), output (`null`).
+        /// The keys: output, bytes, gif, gifBytes, distance (metres; `null` for a video without positions),
+        /// routePoints, panoramas, tilesDownloaded, tilesFromCache, panoramasAtLowerZoom, panoramasUnavailable,
+        /// width, height, fps (a number), frameRate (`"24/1"`), duplicatesDropped, gaps, frames, duration, credits,
+        /// source, speed, segment, stabilization (``StabilizationReport``), posedFromMetadata; those that may be
+        /// absent are `null` then. An empty segment: segment, jobFrames, frames (0), firstFrame, written (false),
+        /// output (`null`).
         public func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: SummaryKey.self)
             if let part = segment, !part.written {
@@ -205,7 +206,8 @@ public struct HyperlapseJob: Sendable {
             try c.encode(bytes, forKey: "bytes")
             try c.encodeNullable(gif?.shown, forKey: "gif")
             try c.encodeNullable(gifBytes, forKey: "gifBytes")
-            try c.encode(distance, forKey: "distance")
+            // A video without positions covers no distance anyone measured: null, not 0.
+            try c.encodeNullable(videoFrames == nil ? distance : nil, forKey: "distance")
             try c.encode(routePoints, forKey: "routePoints")
             try c.encode(panoramas, forKey: "panoramas")
             try c.encodeNullable(tilesDownloaded, forKey: "tilesDownloaded")

@@ -221,6 +221,8 @@ import Testing
         let summary = try run("m", [])
         // Every 10th frame of a 29.97 fps video at 12 fps: 4.004 times as fast as the video.
         #expect(abs((summary["speed"] as? Double ?? 0) - 10 * 12 / 29.97) < 1e-3, "\(summary)")
+        // A video without positions: no distance measured (null, not 0).
+        #expect(summary.keys.contains("distance") && summary["distance"] is NSNull, "\(summary)")
         let measured = try #require(summary["stabilization"] as? [String: Any])
         let travel = try #require(measured["travel_direction"] as? Double)
         // within 15° of ±180
