@@ -259,6 +259,56 @@ public final class MediaInput {
         interrupt.progressed()
         let r = av_seek_frame(context, Int32(index), target, AVSEEK_FLAG_BACKWARD)
         if r < 0 { throw error(r, doing: "cannot seek to \(TimeValue.format(seconds))", since: started) }
+        if seeksByTimestampSearch, index >= 0 { try settleOnKeyframe(before: seconds, stream: index) }
+    }
+
+    /// An MPEG transport or program stream (`.ts`, `.mts`, `.m2ts`, `.mpg`, `.vob`): no index, so libavformat seeks
+    /// by a binary search over the timestamps of any packets (its `mpegts` demuxer takes every packet for a keyframe)
+    /// and lands where a decoder cannot start, or, seeking to the start, after the first keyframe.
+    private var seeksByTimestampSearch: Bool {
+        formatName == "mpegts" || formatName == "mpeg" || formatName == "mpegvideo"
+    }
+
+    /// After a timestamp search (``seeksByTimestampSearch``): moves to the byte position of the last keyframe of
+    /// `stream` at or before `seconds`, found by reading on from where the search landed (and from earlier when it
+    /// landed after it: 2, 6, 14… s back, then the file's first byte).
+    private func settleOnKeyframe(before seconds: Double, stream: Int) throws {
+        guard let context else { return }
+        let packet = try Packet()
+        var back = 0.0
+        while true {
+            var found: Int64?
+            var reachedPast = false
+            while try read(into: packet) {
+                let p = packet.pointer.pointee
+                guard Int(p.stream_index) == stream else { continue }
+                let tb = avStream(stream).pointee.time_base
+                func time(_ ts: Int64) -> Double? {
+                    ts == lapse_nopts_value ? nil : Double(ts) * av_q2d(tb) - startTime
+                }
+                if p.flags & AV_PKT_FLAG_KEY != 0, let shown = time(p.pts) ?? time(p.dts) {
+                    if shown <= seconds + 1e-6, p.pos >= 0 { found = p.pos } else { reachedPast = true }
+                }
+                // Once decoding order passes `seconds`, no later keyframe is shown at or before it.
+                if found != nil || reachedPast, let decoded = time(p.dts) ?? time(p.pts), decoded > seconds + 1e-6 {
+                    break
+                }
+            }
+            let from = found ?? (seconds - back <= 0 ? 0 : nil)
+            if let from {
+                av_packet_unref(packet.pointer)
+                let r = av_seek_frame(context, -1, from, AVSEEK_FLAG_BYTE)
+                if r < 0 { throw error(r, doing: "cannot seek to \(TimeValue.format(seconds))", since: Date()) }
+                return
+            }
+            back = back * 2 + 2
+            let base = startTime + max(0, seconds - back)
+            let tb = avStream(stream).pointee.time_base
+            let r = av_seek_frame(
+                context, Int32(stream), Int64((base * Double(tb.den) / Double(tb.num)).rounded(.down)),
+                AVSEEK_FLAG_BACKWARD)
+            if r < 0 { throw error(r, doing: "cannot seek to \(TimeValue.format(seconds))", since: Date()) }
+        }
     }
 
     /// Reads the next packet (any stream) into `packet`.

@@ -124,6 +124,23 @@ struct ClipperTests {
         try Self.checkGOPCut(TestData.path("video/synthetic/hls/index.m3u8"))
     }
 
+    /// The gop4s file in an MPEG transport stream (`.ts`; camcorders' `.mts`): no index, timestamps from 1.467 s,
+    /// seeks that land on any packet, or past the first keyframe when asked for the start (where a cut from 0 s
+    /// failed, "no video keyframe found", and one from 1 s found no frames). The same cuts as from the MP4, and
+    /// cuts from its first keyframe: frame for frame the source's.
+    @Test func transportStream() throws {
+        let ts = TestData.scratchDirectory("ts-clip").appendingPathComponent("gop.ts").path
+        let r = try Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-i", Self.gop, "-c", "copy", ts])
+        try #require(r.status == 0, "\(r.stderr)")
+        try Self.checkGOPCut(ts)
+        for (start, first) in [(0.0, 0), (1.0, 30)] {
+            let (copy, result) = try Self.clip(ts, start, start + 1)
+            #expect(abs(result.keyframeTime) < 0.001, "\(start) s")
+            #expect(try FFmpegReference.frameTimes(copy).count == 30, "\(start) s")
+            #expect(ImageMetrics.psnr(try Self.frame(copy, 0), try Self.sourceFrame(Self.gop, first)) == .infinity)
+        }
+    }
+
     @Test func readsOnlyWhatItNeeds() throws {
         // A 1 s cut at the start of a moov-first file needs the index and about a tenth of the samples.
         let path = TestData.path("video/synthetic/gop4s_bframes_av_10s_faststart.mp4")

@@ -218,6 +218,28 @@ private func named(_ c: (r: Int, g: Int, b: Int)) -> String {
         #expect(ImageMetrics.psnr(p, reference[0]) >= 40)
     }
 
+    /// The same video in an MPEG transport stream (`.ts`; camcorders' `.mts`, recorded broadcasts): no index and
+    /// timestamps from 1.467 s, so libavformat's seek lands on any packet — here a predicted frame after the
+    /// keyframe at 0 s, whose decoding started at the next keyframe (4 s: a GIF from 2 s showed 4 s). Every seek
+    /// starts at the frame asked for, as in the MP4.
+    @Test(arguments: [0.0, 2.0, 4.5, 6.5])
+    func seekingATransportStreamStartsAtTheRequestedTime(_ seconds: Double) throws {
+        let path = TestData.path("video/synthetic/gop4s_bframes_av_10s.mp4")
+        let ts = TestData.scratchDirectory("ts").appendingPathComponent("gop.ts").path
+        if !FileManager.default.fileExists(atPath: ts) {
+            let r = try Shell.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-i", path, "-c", "copy", ts])
+            try #require(r.status == 0, "\(r.stderr)")
+        }
+        let reader = try VideoFrameReader(URL(fileURLWithPath: ts))
+        try reader.seek(to: seconds)
+        let p = try reader.frame(at: seconds)
+        let n = Int((seconds * 30).rounded())
+        let reference = try FFmpegReference.frames(
+            path, filters: "select='eq(n\\,\(n))+eq(n\\,\(n + 60))',\(toRGBA)", size: (320, 240))
+        #expect(ImageMetrics.psnr(p, reference[0]) >= 40, "\(seconds) s")
+        #expect(ImageMetrics.psnr(p, reference[1]) < 25, "\(seconds) s: not the frame 2 s later")
+    }
+
     @Test func notAVideoIsAnError() throws {
         let dir = TestData.scratchDirectory("vfr")
         let text = dir.appendingPathComponent("notes.mp4").path
