@@ -105,6 +105,37 @@ import Testing
         #expect(again.status == 1)
     }
 
+    /// A video named as no video is (`.insv`, `.vid`, no extension: many downloads) is still a video: the same
+    /// GIF, byte for byte, as from the file under its own name (it was refused: "a video …, not a still image");
+    /// a JPEG without an extension is still a picture.
+    @Test(arguments: ["clip.vid", "clip"])
+    func aVideoUnderAnyName(name: String) throws {
+        let dir = TestData.scratchDirectory("gif-cli-names")
+        let renamed = dir.appendingPathComponent(name).path
+        try? FileManager.default.removeItem(atPath: renamed)
+        try FileManager.default.copyItem(atPath: TestData.path("video/regift-test-file.mov"), toPath: renamed)
+        let arguments = ["--fps", "5", "--duration", "2", "--width", "120", "--quiet"]
+        let named = dir.appendingPathComponent("named.gif").path
+        let other = dir.appendingPathComponent("\(name).gif").path
+        let a = try Shell.lapse(
+            ["gif", TestData.path("video/regift-test-file.mov"), "-o", named, "--overwrite"] + arguments)
+        let b = try Shell.lapse(["gif", renamed, "-o", other, "--overwrite"] + arguments)
+        #expect(a.status == 0 && b.status == 0, "\(a.stderr) \(b.stderr)")
+        let same = FileManager.default.contents(atPath: named) == FileManager.default.contents(atPath: other)
+        #expect(same && FileManager.default.fileExists(atPath: other))
+        let picture = dir.appendingPathComponent("hopper").path
+        try? FileManager.default.removeItem(atPath: picture)
+        try FileManager.default.copyItem(atPath: TestData.path("images/pillow/hopper.jpg"), toPath: picture)
+        let still = dir.appendingPathComponent("hopper.gif").path
+        let jpeg = dir.appendingPathComponent("hopper-jpg.gif").path
+        let c = try Shell.lapse(["gif", picture, "-o", still, "--overwrite", "--quiet"])
+        let d = try Shell.lapse(["gif", TestData.path("images/pillow/hopper.jpg"), "-o", jpeg, "--overwrite", "--quiet"]
+        )
+        #expect(c.status == 0 && d.status == 0, "\(c.stderr) \(d.stderr)")
+        let alike = FileManager.default.contents(atPath: still) == FileManager.default.contents(atPath: jpeg)
+        #expect(alike && FileManager.default.fileExists(atPath: still))
+    }
+
     @Test func imagesWithDelay() throws {
         let dir = TestData.scratchDirectory("gif-cli")
         let out = dir.appendingPathComponent("seq.gif").path

@@ -84,6 +84,18 @@ enum GIFCommand: Command {
         "flv", "wmv", "mpg", "mpeg", "3gp", "ogv", "gif"
     ]
 
+    /// Whether `path`, a local file named as neither a video nor an image (`.insv`, `.vid`, no extension: many
+    /// downloads), holds moving pictures as FFmpeg reads it (a video stream, not a still image's demuxer).
+    static func holdsVideo(_ path: String) -> Bool {
+        guard !path.hasPrefix("@"), !ImageInputs.imageExtensions.contains((path as NSString).pathExtension.lowercased())
+        else { return false }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
+            let input = try? MediaInput(location: URL(fileURLWithPath: path))
+        else { return false }
+        return !input.isStillImage && input.videoStream != nil
+    }
+
     static func run(_ arguments: inout Arguments, console: Console) async throws {
         let out = try OutputOptions(&arguments)
         let start = try arguments.time(Self.start)
@@ -112,6 +124,7 @@ enum GIFCommand: Command {
         }
         let looksLikeVideo: (String) -> Bool = {
             $0.contains("://") || videoExtensions.contains(($0 as NSString).pathExtension.lowercased())
+                || inputs.count == 1 && Self.holdsVideo($0)
         }
         if inputs.count > 1, let video = inputs.first(where: looksLikeVideo) {
             throw LapseError.usage("\(video) is a video: give one video, or only images")
