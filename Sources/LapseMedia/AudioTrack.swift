@@ -4,7 +4,8 @@ import Foundation
 import LapseCore
 
 /// A soundtrack made from the audio of one or more inputs: decoded, each taken from its own start time,
-/// resampled to one rate and stereo, mixed with libavfilter `amix` when there are several, padded with silence
+/// resampled to one rate and to mono when every source is mono (else stereo, as ffmpeg's `-ac 2` downmixes), mixed
+/// with libavfilter `amix` when there are several, padded with silence
 /// or cut to exactly `duration` seconds, and encoded to AAC (FFmpeg's native encoder).
 ///
 /// The packets come out in order with timestamps in ``timeBase`` (1/sample rate), starting at 0 (minus the AAC
@@ -32,6 +33,8 @@ public final class AudioTrack {
     public let duration: Double
     /// Output sample rate in Hz (the first source's rate).
     public let sampleRate: Int
+    /// Output channels: 1 when every source is mono (a mono soundtrack stays mono, at its level), else 2.
+    public let channels: Int
     /// AAC packets handed out so far.
     public private(set) var packetsWritten = 0
 
@@ -66,6 +69,7 @@ public final class AudioTrack {
         decoders = try sources.map { try SourceDecoder(source: $0, options: inputOptions) }
         let rate = decoders[0].sampleRate
         sampleRate = [8000, 11025, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000].contains(rate) ? rate : 48000
+        channels = decoders.allSatisfy { $0.channelCount == 1 } ? 1 : 2
         try openEncoder(bitRate: bitRate)
         try buildGraph()
     }
@@ -133,7 +137,7 @@ public final class AudioTrack {
         encoder = c
         c.pointee.sample_rate = Int32(sampleRate)
         c.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
-        av_channel_layout_default(&c.pointee.ch_layout, 2)
+        av_channel_layout_default(&c.pointee.ch_layout, Int32(channels))
         c.pointee.bit_rate = Int64(bitRate)
         c.pointee.time_base = AVRational(num: 1, den: Int32(sampleRate))
         // MP4, MOV and Matroska keep the AudioSpecificConfig in the stream header.
@@ -181,7 +185,8 @@ public final class AudioTrack {
         sinkIO.pointee.next = nil
         let d = String(format: "%.6f", duration)
         let format =
-            "aresample=\(sampleRate),aformat=sample_fmts=fltp:sample_rates=\(sampleRate):channel_layouts=stereo"
+            "aresample=\(sampleRate),aformat=sample_fmts=fltp:sample_rates=\(sampleRate):channel_layouts="
+            + (channels == 1 ? "mono" : "stereo")
         var description = ""
         for i in decoders.indices {
             // Each input begins at its own start (its frames are timed from there): trim the samples before it.
@@ -288,6 +293,9 @@ private final class SourceDecoder {
         }
         if start > 0 { try input.seek(to: start, stream: a) }
     }
+
+    /// The source's channels (as its stream says).
+    var channelCount: Int { Int(decoder.channelLayout.nb_channels) }
 
     /// `abuffer` arguments: the decoder's format, with time base 1/sample rate (frames are re-timed from `start`).
     var abufferArguments: String {

@@ -100,6 +100,25 @@ struct ClipperTests {
         let ea = try #require(try stream(exact, "audio"))
         #expect(abs((double(ev["start_time"]) ?? 9) - (double(ea["start_time"]) ?? 9)) < 1.0 / 30)
         #expect(abs((double(ea["duration"]) ?? 0) - 2) < 0.03)
+        // The re-encoded soundtrack keeps the source's mono at its level (it was made stereo, 3 dB quieter).
+        #expect(ea["channels"] as? Int == 1, "\(ea)")
+        let level = try Self.meanVolume(exact, from: 0, duration: 2)
+        let sourceLevel = try Self.meanVolume(gop, from: 5, duration: 2)
+        #expect(abs(level - sourceLevel) < 0.5, "\(level) dB against the source's \(sourceLevel) dB")
+    }
+
+    /// The mean level (dBFS) of the audio of `path` from `from` for `duration` seconds, by ffmpeg's `volumedetect`.
+    static func meanVolume(_ path: String, from: Double, duration: Double) throws -> Double {
+        let r = try Shell.run(
+            "ffmpeg",
+            [
+                "-v", "info", "-nostdin", "-ss", "\(from)", "-t", "\(duration)", "-i", path, "-vn", "-af",
+                "volumedetect", "-f", "null", "-"
+            ])
+        try #require(r.status == 0, "\(r.stderr)")
+        let line = try #require(r.stderr.split(separator: "\n").first { $0.contains("mean_volume:") })
+        let value = line.split(separator: ":").last?.replacingOccurrences(of: "dB", with: "")
+        return try #require(value.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) })
     }
 
     // MARK: the test lines
