@@ -75,7 +75,7 @@ struct AccurateClip {
             sourceColour.color_trc == AVCOL_TRC_UNSPECIFIED
                 ? (sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_TRC_BT709 : AVCOL_TRC_SMPTE170M)
                 : sourceColour.color_trc,
-            sourceColour.color_space == AVCOL_SPC_BT709 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M
+            Self.passedThrough.contains(sourceColour.color_space) ? sourceColour.color_space : AVCOL_SPC_SMPTE170M
         )
         // The source's side data and tags go to the output's streams as the encoder sets them up (during its init).
         let encoder = try input.withStream(video) { stream in
@@ -182,10 +182,27 @@ struct AccurateClip {
         }
         if let track { try track.write(upTo: .infinity, into: encoder) }
         try encoder.finish()
-        return ClipResult(
+        var result = ClipResult(
             start: options.start, end: options.end, keyframeTime: firstTime ?? options.start,
             usesEditList: false, duration: length, videoFrames: written,
             audioPackets: track?.packetsWritten ?? 0, hasAudio: track != nil, mediaDuration: nil,
             bytesRead: input.bytesRead, container: container)
+        let depth = av_pix_fmt_desc_get(AVPixelFormat(par.format)).map { Int($0.pointee.comp.0.depth) } ?? 8
+        if depth > 8 {
+            let hdr = [AVCOL_TRC_SMPTE2084, AVCOL_TRC_ARIB_STD_B67].contains(par.color_trc)
+            result.warnings.append(
+                """
+                the video is \(depth)-bit\(hdr ? " HDR" : ""); --accurate re-encodes it as 8-bit H.264\
+                \(hdr ? ", its HDR tags kept" : "") (smooth gradients may band): without --accurate the cut keeps \
+                the original stream
+                """)
+        }
+        return result
     }
+
+    /// Matrices whose tag the re-encoded pixels keep (they pass through in the source's matrix); any other is
+    /// described as BT.601 (`smpte170m`), as FFmpeg's decoders take an untagged one.
+    static let passedThrough: Set<AVColorSpace> = [
+        AVCOL_SPC_BT709, AVCOL_SPC_SMPTE170M, AVCOL_SPC_BT470BG, AVCOL_SPC_BT2020_NCL
+    ]
 }
