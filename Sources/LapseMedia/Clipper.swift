@@ -200,6 +200,16 @@ public enum Clipper {
             result.mediaDuration = duration
             result.output = output
             result.accurate = options.accurate
+            if options.end.isFinite, let duration, options.end > duration + 0.005 {
+                // Asked for past the end: say what is made instead of a shorter clip without a word (as `lapse gif`).
+                result.warnings.append(
+                    """
+                    the end \(TimeValue.format(options.end)) runs past the end of the media \
+                    (\(TimeValue.format(duration))): the clip is \(TimeValue.format(duration - options.start)), from \
+                    \(TimeValue.format(options.start)) to the end
+                    """
+                )
+            }
             if container == .matroska, let rotation = input.videoStream?.rotation, rotation != 0 {
                 // FFmpeg 5.1's Matroska muxer writes no display matrix.
                 result.warnings.append(

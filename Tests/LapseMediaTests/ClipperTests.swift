@@ -273,6 +273,10 @@ struct ClipperTests {
         let (out, r) = try Self.clip(Self.gop, 9, 30)
         #expect(abs(r.end - 10) < 0.001)
         #expect(try FFmpegReference.frameTimes(out).count == 30)
+        // Said, as `lapse gif` says it: the clip is shorter than asked for.
+        #expect(r.warnings.contains { $0.contains("0:30.000 runs past the end") && $0.contains("the clip is 0:01.0") })
+        let (_, within) = try Self.clip(Self.gop, 8, 10)
+        #expect(within.warnings.isEmpty, "\(within.warnings)")
     }
 
     @Test func startBeyondTheEnd() throws {
