@@ -30,6 +30,15 @@ struct ClipCLITests {
         #expect(json?["video_frames"] as? Int == 60)
         #expect(json?["hidden_frames"] as? Int == 30)
         #expect(over.stderr.contains("60 video frames (+30 before the start"), "\(over.stderr)")
+        // A cut of that cut, whose keyframe lies before its start (hidden by its own edit list): said so, not as a
+        // negative time.
+        let twice = dir.appendingPathComponent("twice.mp4").path
+        let t = try Shell.lapse(["clip", out, "-o", twice, "--start", "0.5", "--duration", "1"])
+        #expect(t.status == 0, "\(t.stderr)")
+        #expect(
+            t.stdout.contains("keyframe used: 1.000 s before the media's start (hidden by its edit list)"),
+            "\(t.stdout)")
+        #expect(!t.stdout.contains("-0:"), "\(t.stdout)")
     }
 
     /// As ffmpeg's -ss and -to: without --end the clip runs to the end of the media, without --start from its

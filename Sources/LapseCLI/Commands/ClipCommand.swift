@@ -113,12 +113,12 @@ enum ClipCommand: Command {
                 result.usesEditList
                 ? "playback starts at \(TimeValue.format(result.start)) (edit list)"
                 : "playback starts at the keyframe"
-            lines.append(
-                """
-                keyframe used: \(TimeValue.format(result.keyframeTime)) \
-                (\(String(format: "%.3f", result.keyframeTime)) s); \(note)
-                """
-            )
+            // A keyframe before the media's start: the input's own edit list hides the frames from it.
+            let keyframe =
+                result.keyframeTime < -0.0005
+                ? "\(String(format: "%.3f", -result.keyframeTime)) s before the media's start (hidden by its edit list)"
+                : "\(TimeValue.format(result.keyframeTime)) (\(String(format: "%.3f", result.keyframeTime)) s)"
+            lines.append("keyframe used: \(keyframe); \(note)")
         }
         let hiddenParts = [
             result.hiddenFrames > 0 ? "+\(result.hiddenFrames) before the start" : nil,
