@@ -105,7 +105,8 @@ public struct VideoJob: Sendable {
     public static func container(for output: URL) throws -> MediaContainer {
         // MP4 and MOV (`.mp4`, `.m4v`, `.mov`); not Matroska, which `lapse clip` writes.
         guard let c = MediaContainer(fileExtension: output.pathExtension), c.isISOBaseMedia else {
-            throw LapseError.usage("\(output.shown): the output must end in .mp4, .m4v or .mov")
+            let gif = output.pathExtension.lowercased() == "gif" ? " (an animated GIF: lapse gif)" : ""
+            throw LapseError.usage("\(output.shown): the output must end in .mp4, .m4v or .mov\(gif)")
         }
         return c
     }

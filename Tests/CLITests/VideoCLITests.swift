@@ -29,6 +29,7 @@ import Testing
     @Test(arguments: [
         (["video"], "no output (-o OUT.mp4)"),
         (["video", "-o", "x.avi", "a.png"], "must end in .mp4"),
+        (["video", "-o", "x.gif", "a.png"], "must end in .mp4, .m4v or .mov (an animated GIF: lapse gif)"),
         (["video", "--fps", "0", "-o", "x.mp4", "a.png"], "--fps takes"),
         (["video", "--bogus", "-o", "x.mp4", "a.png"], "unknown option --bogus"),
         (["video", "--size", "12", "-o", "x.mp4", "a.png"], "--size takes"),
