@@ -80,7 +80,7 @@ format:
 leakcheck: test-deps
 	swift build -c debug --sanitize=address --build-path .build/asan --build-tests -Xswiftc -use-ld=lld
 	LAPSE_SHARED_DATA=$(SHARED_DATA) ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp \
-	  swift test -c debug --sanitize=address --build-path .build/asan --skip-build --filter "FailingInit|AsyncFrames|PictureMemory|SpareFrames|TwoStreamVideo"
+	  swift test -c debug --sanitize=address --build-path .build/asan --skip-build --filter "FailingInit|AsyncFrames|PictureMemory|SpareFrames|TwoStreamVideo|ransportStream"
 
 demo: build
 	@mkdir -p demo

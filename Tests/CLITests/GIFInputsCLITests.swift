@@ -22,7 +22,8 @@ import Testing
     }
 
     /// A frame the same as the one before (or shown under 2 cs) is not written but lengthens the one before's
-    /// delay; the summary says so, so that "3 frames sampled" beside "2 frames" written is not a riddle.
+    /// delay; the summary says so, so that "3 images read" beside "2 frames" written is not a riddle (images are
+    /// read, a video's frames sampled).
     @Test func repeatedFramesAreCountedInTheSummary() throws {
         let dir = TestData.scratchDirectory("gifinputs")
         let out = dir.appendingPathComponent("repeat.gif").path
@@ -31,7 +32,7 @@ import Testing
         let r = try Shell.lapse(["gif", hopper, hopper, red, "-o", out, "-y"])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains(", 2 frames, "), "\(r.stdout)")
-        #expect(r.stdout.contains("3 frames sampled in "), "\(r.stdout)")
+        #expect(r.stdout.contains("3 images read in "), "\(r.stdout)")
         #expect(r.stdout.contains("; 1 merged into the one before (unchanged or too short)"), "\(r.stdout)")
     }
 

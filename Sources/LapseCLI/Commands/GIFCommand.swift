@@ -179,7 +179,9 @@ enum GIFCommand: Command {
             [
                 "wrote \(gif.url.shown): \(gif.width)x\(gif.height), \(counted(gif.frameCount, "frame")), "
                     + String(format: "%.2f", gif.duration) + " s, \(loopText), \(formatBytes(gif.bytes))",
-                "\(counted(summary.framesSampled, "frame")) sampled in " + String(format: "%.1f", seconds) + " s"
+                (isVideo
+                    ? "\(counted(summary.framesSampled, "frame")) sampled in "
+                    : "\(counted(summary.framesSampled, "image")) read in ") + String(format: "%.1f", seconds) + " s"
                     + (summary.framesSampled > gif.frameCount
                         ? "; \(summary.framesSampled - gif.frameCount) merged into the one before "
                             + "(unchanged or too short)"
