@@ -252,6 +252,16 @@ public struct GIFJob: Sendable {
         guard !images.isEmpty else { throw LapseError.usage("no input images") }
         let delay = imageDelay ?? 1 / frameRate.value
         guard delay > 0, delay.isFinite else { throw LapseError.usage("`delay` must be more than 0 seconds") }
+        let own = images.filter { $0.duration != nil }.count
+        if let imageDelay, own > 0 {
+            // Both given: the list's own seconds win where a line has them; say so rather than leave it a riddle.
+            warning?(
+                """
+                \(own) of \(images.count) images have their own seconds in the list, which win over `delay` \
+                (\(NumberText.compact(imageDelay, digits: 3)) s, kept for the others)
+                """
+            )
+        }
         // Images are decoded at reduced size where the decoder can and they are shown much smaller (a JPEG at
         // ½, ¼ or ⅛); the first one's full size decides the GIF's.
         var firstSize: (width: Int, height: Int)?

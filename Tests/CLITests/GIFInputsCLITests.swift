@@ -36,6 +36,23 @@ import Testing
         #expect(r.stdout.contains("; 1 merged into the one before (unchanged or too short)"), "\(r.stdout)")
     }
 
+    /// A list's own seconds and `--delay` together: each line's seconds where it has them, `--delay` for the rest,
+    /// and a warning that says so (the list won without a word).
+    @Test func aListsSecondsWinOverDelayAndItIsSaid() throws {
+        let dir = TestData.scratchDirectory("gifinputs")
+        let list = dir.appendingPathComponent("list.txt")
+        let lines = [
+            "\(TestData.path("images/pillow/hopper.png"))\t0.5", TestData.path("images/generated/red_100x100.png")
+        ]
+        try (lines.joined(separator: "\n") + "\n").write(to: list, atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("list.gif").path
+        let r = try Shell.lapse(["gif", "@" + list.path, "--delay", "0.3", "-o", out, "-y", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("1 of 2 images have their own seconds in the list, which win over --delay (0.3 s"))
+        let json = try #require(try JSONSummary.parse(r.stdoutData))
+        #expect(json["delays"] as? [Int] == [50, 30], "\(json)")
+    }
+
     /// A GIF upscaled past what memory holds is refused before anything is decoded: 65535 wide from a 320×240
     /// video is 65535×49151, 12.9 GB a frame (the allocation failed: signal 6).
     @Test func aGIFTooLargeForMemoryIsAUsageError() throws {
