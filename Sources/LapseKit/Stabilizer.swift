@@ -423,6 +423,10 @@ struct Stabilizer {
                 if travels.count > 500 { travels.removeFirst(travels.count - 500) }
             }
         }
+        if !started, let sigma = stop.headingUncertainty {
+            // The first frame's heading, so that the first pair is checked too.
+            headingReference = HeadingReference(heading: stop.pose.heading, sigma: sigma)
+        }
         started = true
         var tone: ToneCorrection?
         if options.toneMatch, let picture {

@@ -271,8 +271,7 @@ public final class MediaInput {
 
     /// After a timestamp search (``seeksByTimestampSearch``): moves to the byte position of the last keyframe of
     /// `stream` at or before `seconds`, found by reading on from where the search landed (and from earlier when it
-    /// landed after it: 2, 6, 14… s back, then the file's first byte; the first byte at once when no keyframe at all
-    /// followed).
+    /// landed after it: 2, 6, 14… s back, then the file's first byte).
     private func settleOnKeyframe(before seconds: Double, stream: Int) throws {
         guard let context else { return }
         let packet = try Packet()
@@ -295,9 +294,9 @@ public final class MediaInput {
                     break
                 }
             }
-            // No keyframe at all from where the search landed to the end (flags the muxer did not set): from the
-            // first byte, not read again from earlier and earlier.
-            let from = found ?? (seconds - back <= 0 || !reachedPast ? 0 : nil)
+            // None at or before `seconds` from here (or none to the end: the search may have landed in the last group
+            // of pictures): from earlier, and from the first byte once earlier is the start.
+            let from = found ?? (seconds - back <= 0 ? 0 : nil)
             if let from {
                 av_packet_unref(packet.pointer)
                 let r = av_seek_frame(context, -1, from, AVSEEK_FLAG_BYTE)
