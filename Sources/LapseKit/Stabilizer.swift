@@ -423,10 +423,7 @@ struct Stabilizer {
                 if travels.count > 500 { travels.removeFirst(travels.count - 500) }
             }
         }
-        if !started, let sigma = stop.headingUncertainty {
-            // The first frame's heading, so that the first pair is checked too.
-            headingReference = HeadingReference(heading: stop.pose.heading, sigma: sigma)
-        }
+        if !started { keepHeadingReference(for: stop, motion: nil) } // the first pair is checked too
         started = true
         var tone: ToneCorrection?
         if options.toneMatch, let picture {
@@ -451,36 +448,32 @@ struct Stabilizer {
     /// camera that keeps its picture turned to the world (GoPro's World Lock) under headings written from the track,
     /// or a compass thrown off; else the measured motion (two panoramas whose pictures were matched wrongly).
     private mutating func checkHeading(of stop: inout HyperlapseStop, against motion: inout PairMotion?) {
-        guard let sigma = stop.headingUncertainty else {
-            // No heading here: the turn adds up to the next one, as long as each pair is measured.
-            if let m = motion, headingReference != nil {
-                headingReference!.turn += m.yawPitchRoll.yaw
-                headingReference!.turnVariance += m.uncertainty * m.uncertainty
-            } else {
-                headingReference = nil
-            }
-            return
-        }
-        defer {
-            if stop.headingUncertainty != nil {
-                headingReference = HeadingReference(heading: stop.pose.heading, sigma: sigma)
-            } else if let m = motion {
-                headingReference!.turn += m.yawPitchRoll.yaw
-                headingReference!.turnVariance += m.uncertainty * m.uncertainty
+        if let sigma = stop.headingUncertainty, let m = motion, let r = headingReference {
+            let expected = angleDifference(from: r.heading, to: stop.pose.heading)
+            let variance = r.sigma * r.sigma + sigma * sigma + r.turnVariance + m.uncertainty * m.uncertainty
+            let limit = max(5, 4 * variance.squareRoot())
+            let difference = abs(angleDifference(from: expected, to: r.turn + m.yawPitchRoll.yaw))
+            if difference > limit, min(r.sigma, sigma) >= 10, m.inliers >= 50, m.uncertainty <= 1 {
+                stop.headingUncertainty = nil
+                headingsLeftOut += 1
+                largestHeadingDisagreement = max(largestHeadingDisagreement, difference)
+            } else if difference > limit {
+                motion = nil
             }
         }
-        guard let m = motion, let r = headingReference else { return }
-        let expected = angleDifference(from: r.heading, to: stop.pose.heading)
-        let variance = r.sigma * r.sigma + sigma * sigma + r.turnVariance + m.uncertainty * m.uncertainty
-        let limit = max(5, 4 * variance.squareRoot())
-        let difference = abs(angleDifference(from: expected, to: r.turn + m.yawPitchRoll.yaw))
-        guard difference > limit else { return }
-        if min(r.sigma, sigma) >= 10, m.inliers >= 50, m.uncertainty <= 1 {
-            stop.headingUncertainty = nil
-            headingsLeftOut += 1
-            largestHeadingDisagreement = max(largestHeadingDisagreement, difference)
+        keepHeadingReference(for: stop, motion: motion)
+    }
+
+    /// The reference for the next heading (``headingReference``): `stop`'s heading when it has one (kept), else the
+    /// reference so far with `motion`'s turn added, or none when the pair to `stop` was not measured.
+    private mutating func keepHeadingReference(for stop: HyperlapseStop, motion: PairMotion?) {
+        if let sigma = stop.headingUncertainty {
+            headingReference = HeadingReference(heading: stop.pose.heading, sigma: sigma)
+        } else if let m = motion {
+            headingReference?.turn += m.yawPitchRoll.yaw
+            headingReference?.turnVariance += m.uncertainty * m.uncertainty
         } else {
-            motion = nil
+            headingReference = nil
         }
     }
 

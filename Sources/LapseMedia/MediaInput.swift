@@ -245,8 +245,15 @@ public final class MediaInput {
     /// (MP4/MOV, MKV cues) or the playlist; nothing is scanned.
     /// - Throws: ``LapseError`` `.invalidInput` when the input cannot seek there, `.network`, `.cancelled`.
     public func seek(to seconds: Double, stream: Int? = nil) throws {
-        guard let context else { return }
         let index = stream ?? videoStreamIndex ?? -1
+        try seekBackward(to: seconds, stream: index, naming: seconds)
+        if seeksByTimestampSearch, index >= 0 { try settleOnKeyframe(before: seconds, stream: index) }
+    }
+
+    /// libavformat's seek to the keyframe it takes to be at or before `seconds` (from ``startTime``) of stream
+    /// `index` (−1: any); an error names the time `naming` asked for.
+    private func seekBackward(to seconds: Double, stream index: Int, naming: Double) throws {
+        guard let context else { return }
         let target: Int64
         let base = startTime + seconds
         if index >= 0 {
@@ -258,8 +265,7 @@ public final class MediaInput {
         let started = Date()
         interrupt.progressed()
         let r = av_seek_frame(context, Int32(index), target, AVSEEK_FLAG_BACKWARD)
-        if r < 0 { throw error(r, doing: "cannot seek to \(TimeValue.format(seconds))", since: started) }
-        if seeksByTimestampSearch, index >= 0 { try settleOnKeyframe(before: seconds, stream: index) }
+        if r < 0 { throw error(r, doing: "cannot seek to \(TimeValue.format(naming))", since: started) }
     }
 
     /// An MPEG transport or program stream (`.ts`, `.mts`, `.m2ts`, `.mpg`, `.vob`): no index, so libavformat seeks
@@ -275,6 +281,8 @@ public final class MediaInput {
     private func settleOnKeyframe(before seconds: Double, stream: Int) throws {
         guard let context else { return }
         let packet = try Packet()
+        let tb = avStream(stream).pointee.time_base
+        let origin = startTime
         var back = 0.0
         while true {
             var found: Int64?
@@ -282,15 +290,14 @@ public final class MediaInput {
             while try read(into: packet) {
                 let p = packet.pointer.pointee
                 guard Int(p.stream_index) == stream else { continue }
-                let tb = avStream(stream).pointee.time_base
-                func time(_ ts: Int64) -> Double? {
-                    ts == lapse_nopts_value ? nil : Double(ts) * av_q2d(tb) - startTime
-                }
-                if p.flags & AV_PKT_FLAG_KEY != 0, let shown = time(p.pts) ?? time(p.dts) {
+                if p.flags & AV_PKT_FLAG_KEY != 0, let shown = time(of: packet.pointer) {
                     if shown <= seconds + 1e-6, p.pos >= 0 { found = p.pos } else { reachedPast = true }
                 }
                 // Once decoding order passes `seconds`, no later keyframe is shown at or before it.
-                if found != nil || reachedPast, let decoded = time(p.dts) ?? time(p.pts), decoded > seconds + 1e-6 {
+                let dts = p.dts != lapse_nopts_value ? p.dts : p.pts
+                if found != nil || reachedPast, dts != lapse_nopts_value,
+                    Double(dts) * av_q2d(tb) - origin > seconds + 1e-6
+                {
                     break
                 }
             }
@@ -304,12 +311,7 @@ public final class MediaInput {
                 return
             }
             back = back * 2 + 2
-            let base = startTime + max(0, seconds - back)
-            let tb = avStream(stream).pointee.time_base
-            let r = av_seek_frame(
-                context, Int32(stream), Int64((base * Double(tb.den) / Double(tb.num)).rounded(.down)),
-                AVSEEK_FLAG_BACKWARD)
-            if r < 0 { throw error(r, doing: "cannot seek to \(TimeValue.format(seconds))", since: Date()) }
+            try seekBackward(to: max(0, seconds - back), stream: stream, naming: seconds)
         }
     }
 
